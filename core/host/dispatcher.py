@@ -1,0 +1,156 @@
+"""The dispatcher: one protocol message in, exactly one answer out (SPEC §4, STYLE §4).
+
+Order for every message: bound and parse the envelope → find the operation → validate its
+arguments strictly → check the body → SAFE mode for writes → run the handler → audit the
+decision → answer. Any :class:`~core.refusals.Refused` becomes a refusal answer; any other
+exception becomes ``internal-error`` with no trace (the trace goes to the host's log only).
+Writes are serialised (one at a time); reads run alongside.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from pydantic import ValidationError
+
+# Importing the operation modules registers their operations.
+from core.host import audit_ops, file_ops, info_ops, project_ops  # noqa: F401
+from core.host.context import HostContext
+from core.host.operations import OPERATIONS, Call, Operation, Outcome
+from core.protocol import (
+    HUMAN_UI,
+    MAX_BODY_BYTES,
+    RefusalAnswer,
+    ResultAnswer,
+    describe_validation_error,
+    parse_envelope,
+    salvage_id,
+)
+from core.refusals import Code, Refused
+
+__all__ = ["Host"]
+
+log = logging.getLogger("voicebox.host")
+
+
+def _scalar_details(details: dict[str, Any]) -> dict[str, str | int | bool | None]:
+    out: dict[str, str | int | bool | None] = {}
+    for key, value in list(details.items())[:24]:
+        if isinstance(value, bool | int) or value is None:
+            out[str(key)[:64]] = value
+        else:
+            out[str(key)[:64]] = str(value)[:1000]
+    return out
+
+
+class Host:
+    """Answers host-protocol messages for one :class:`HostContext`.
+
+    ``handle(text, body)`` returns ``(answer_json, answer_body)``; it never raises.
+    """
+
+    def __init__(self, ctx: HostContext) -> None:
+        self.ctx = ctx
+        self._write_lock = asyncio.Lock()
+
+    async def handle(
+        self, text: str | bytes, body: bytes | None = None
+    ) -> tuple[str, bytes | None]:
+        """Answer one message (see module docstring). ``body`` is the binary payload, if any."""
+        request_id: str | None = None
+        op_name = "(malformed)"
+        actor = "page"
+        try:
+            env = parse_envelope(text)
+            request_id, op_name = env.id, env.op
+            if env.origin == HUMAN_UI:
+                actor = HUMAN_UI
+            op = OPERATIONS.get(env.op)
+            if op is None:
+                raise Refused(Code.OPERATION_UNKNOWN, f"There is no operation '{env.op[:64]}'.")
+            call = self._admit(op, env.args, body, env.origin, actor)
+            outcome = await self._run(op, call)
+        except Refused as refusal:
+            if request_id is None:
+                request_id = salvage_id(text)
+            logged = await self._audit_refusal(op_name, actor, refusal)
+            return RefusalAnswer(
+                id=request_id, refusal=refusal.body(), logged=logged
+            ).model_dump_json(), None
+        except Exception:
+            log.exception("internal error in %s", op_name)
+            refusal = Refused(Code.INTERNAL_ERROR)
+            logged = await self._audit_refusal(op_name, actor, refusal)
+            return RefusalAnswer(
+                id=request_id, refusal=refusal.body(), logged=logged
+            ).model_dump_json(), None
+        logged = None
+        if op.audited:
+            logged = await self._safe_append(
+                actor=actor,
+                op=op.name,
+                decision="admitted",
+                rule=outcome.rule,
+                project=outcome.project,
+                details=_scalar_details(outcome.details),
+            )
+        answer = ResultAnswer(
+            id=request_id,
+            result=outcome.result.model_dump(mode="json", by_alias=True),
+            logged=logged,
+        )
+        return answer.model_dump_json(), outcome.body
+
+    def _admit(
+        self,
+        op: Operation,
+        args: dict[str, Any],
+        body: bytes | None,
+        origin: str | None,
+        actor: str,
+    ) -> Call:
+        try:
+            parsed = op.args.model_validate(args)
+        except ValidationError as exc:
+            raise Refused(
+                Code.MESSAGE_MALFORMED, describe_validation_error(exc, prefix="args.")
+            ) from None
+        if body is not None and len(body) > MAX_BODY_BYTES:
+            raise Refused(
+                Code.MESSAGE_TOO_LARGE, f"The body is larger than {MAX_BODY_BYTES} bytes."
+            )
+        if op.body_in == "required" and body is None:
+            raise Refused(Code.MESSAGE_MALFORMED, f"'{op.name}' needs a body.")
+        if op.body_in == "none" and body is not None:
+            raise Refused(Code.MESSAGE_MALFORMED, f"'{op.name}' takes no body.")
+        if op.writes and self.ctx.policy.read_only:
+            raise Refused(Code.READ_ONLY_MODE)
+        return Call(self.ctx, parsed, body, origin, actor)
+
+    async def _run(self, op: Operation, call: Call) -> Outcome:
+        if not op.writes:
+            return await op.handler(call)
+        async with self._write_lock:
+            return await op.handler(call)
+
+    async def _audit_refusal(self, op_name: str, actor: str, refusal: Refused) -> int | None:
+        details = _scalar_details(refusal.details)
+        if refusal.field:
+            details["field"] = refusal.field
+        return await self._safe_append(
+            actor=actor,
+            op=op_name[:200],
+            decision="refused",
+            rule=str(refusal.code),
+            project=None,
+            details=details,
+        )
+
+    async def _safe_append(self, **fields: Any) -> int | None:
+        try:
+            return await self.ctx.audit.append(**fields)
+        except Exception:
+            log.exception("audit append failed")
+            return None

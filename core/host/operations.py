@@ -1,0 +1,95 @@
+"""The registry of host-protocol operations: name → argument model, result model, handler.
+
+An operation declares whether it writes (refused in SAFE mode), whether it takes or returns a
+binary body, and whether its decisions are audited. The dispatcher is the only caller of
+handlers; the JSON Schema in ``docs/`` is generated from this registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from core.host.context import HostContext
+from core.model import Contract
+
+__all__ = ["OPERATIONS", "Call", "Operation", "Outcome", "operation"]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One admitted request as a handler sees it.
+
+    ``args`` is an instance of the operation's argument model; ``body`` is the binary body
+    (bytes) or ``None``; ``origin`` is ``"human-ui"`` or ``None``; ``actor`` names the seat.
+    """
+
+    ctx: HostContext
+    args: Any
+    body: bytes | None
+    origin: str | None
+    actor: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a handler hands back: its result model, an optional binary body, audit context.
+
+    ``rule`` names the rule that admitted (audit ``rule``); ``details`` are non-secret audit
+    details; ``project`` is the project the call concerned.
+    """
+
+    result: Contract
+    body: bytes | None = None
+    project: str | None = None
+    rule: str = "admitted"
+    details: dict[str, str | int | bool | None] = field(default_factory=dict)
+
+
+Handler = Callable[[Call], Awaitable[Outcome]]
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """A registered operation (see module docstring)."""
+
+    name: str
+    args: type[Contract]
+    result: type[Contract]
+    handler: Handler
+    summary: str
+    writes: bool = False
+    audited: bool = True
+    body_in: Literal["none", "optional", "required"] = "none"
+    body_out: bool = False
+
+
+OPERATIONS: dict[str, Operation] = {}
+
+
+def operation(
+    name: str,
+    *,
+    args: type[Contract],
+    result: type[Contract],
+    summary: str,
+    writes: bool = False,
+    audited: bool = True,
+    body_in: Literal["none", "optional", "required"] = "none",
+    body_out: bool = False,
+) -> Callable[[Handler], Handler]:
+    """Register the decorated coroutine as the handler of operation ``name``.
+
+    Raises ``ValueError`` if ``name`` is taken (a programming error, found at import).
+    """
+
+    def register(handler: Handler) -> Handler:
+        if name in OPERATIONS:
+            raise ValueError(f"operation {name!r} registered twice")
+        OPERATIONS[name] = Operation(
+            name, args, result, handler, summary, writes, audited, body_in, body_out
+        )
+        return handler
+
+    return register

@@ -1,0 +1,227 @@
+"""In-memory implementations of every port (real implementations, not mocks) — STYLE §1.
+
+The test suite runs the whole core over these on CPython and inside Pyodide. They keep the
+same promises as the browser adapters: atomic writes (a write replaces the bytes in one step),
+listings sorted by name, refusals with the same codes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Union
+
+from core.paths import ProjectPath
+from core.ports import Entry, StoredAuditRecord
+from core.refusals import Code, Refused
+
+__all__ = [
+    "FixedClock",
+    "MemoryAuditSink",
+    "MemoryHostState",
+    "MemoryProjectFiles",
+    "MemoryProjectRoots",
+    "SeededRandomness",
+]
+
+Node = Union[bytes, "dict[str, Node]"]
+
+
+class MemoryProjectFiles:
+    """:class:`~core.ports.ProjectFiles` over nested dicts (folder = dict, file = bytes).
+
+    ``quota`` (bytes, optional) makes writes past the total refuse ``storage-quota-exceeded``
+    with nothing changed, like the browser's quota.
+    """
+
+    def __init__(self, quota: int | None = None) -> None:
+        self.tree: dict[str, Node] = {}
+        self.quota = quota
+
+    def _folder(self, parts: tuple[str, ...], *, create: bool = False) -> dict[str, Node]:
+        node: dict[str, Node] = self.tree
+        for seg in parts:
+            child = node.get(seg)
+            if child is None:
+                if not create:
+                    raise Refused(Code.FILE_NOT_FOUND, f"No folder '{'/'.join(parts)}'.")
+                child = node[seg] = {}
+            if isinstance(child, bytes):
+                raise Refused(Code.NOT_A_DIRECTORY, f"'{seg}' is a file, not a folder.")
+            node = child
+        return node
+
+    def _used(self, node: dict[str, Node] | None = None) -> int:
+        node = self.tree if node is None else node
+        return sum(len(v) if isinstance(v, bytes) else self._used(v) for v in node.values())
+
+    async def read(self, path: ProjectPath) -> bytes:
+        """See :meth:`core.ports.ProjectFiles.read`."""
+        value = self._folder(path.parent).get(path.name)
+        if value is None:
+            raise Refused(Code.FILE_NOT_FOUND, f"No file '{path}'.")
+        if not isinstance(value, bytes):
+            raise Refused(Code.IS_A_DIRECTORY, f"'{path}' is a folder.")
+        return value
+
+    async def read_chunks(
+        self, path: ProjectPath, chunk_size: int = 1 << 20
+    ) -> AsyncIterator[bytes]:
+        """See :meth:`core.ports.ProjectFiles.read_chunks`."""
+        data = await self.read(path)
+        for start in range(0, len(data), chunk_size):
+            yield data[start : start + chunk_size]
+
+    async def write(self, path: ProjectPath, data: bytes) -> None:
+        """See :meth:`core.ports.ProjectFiles.write`."""
+        if self.quota is not None:
+            old = await self.stat(path)
+            growth = len(data) - (old.size or 0 if old and old.kind == "file" else 0)
+            if self._used() + growth > self.quota:
+                raise Refused(Code.STORAGE_QUOTA_EXCEEDED)
+        folder = self._folder(path.parent, create=True)
+        if isinstance(folder.get(path.name), dict):
+            raise Refused(Code.IS_A_DIRECTORY, f"'{path}' is a folder.")
+        folder[path.name] = bytes(data)
+
+    async def stat(self, path: ProjectPath) -> Entry | None:
+        """See :meth:`core.ports.ProjectFiles.stat`."""
+        try:
+            value = self._folder(path.parent).get(path.name)
+        except Refused:
+            return None
+        if value is None:
+            return None
+        if isinstance(value, bytes):
+            return Entry(path.name, "file", len(value))
+        return Entry(path.name, "dir")
+
+    async def list_dir(self, folder: tuple[str, ...]) -> list[Entry]:
+        """See :meth:`core.ports.ProjectFiles.list_dir`."""
+        node = self._folder(folder)
+        return [
+            Entry(k, "file", len(v)) if isinstance(v, bytes) else Entry(k, "dir")
+            for k, v in sorted(node.items())
+        ]
+
+    async def mkdir(self, path: ProjectPath) -> None:
+        """See :meth:`core.ports.ProjectFiles.mkdir`."""
+        self._folder(path.parts, create=True)
+
+    async def delete(self, path: ProjectPath, *, recursive: bool = False) -> None:
+        """See :meth:`core.ports.ProjectFiles.delete`."""
+        folder = self._folder(path.parent)
+        value = folder.get(path.name)
+        if value is None:
+            raise Refused(Code.FILE_NOT_FOUND, f"No file or folder '{path}'.")
+        if isinstance(value, dict) and value and not recursive:
+            raise Refused(Code.DIRECTORY_NOT_EMPTY, f"'{path}' is not empty.")
+        del folder[path.name]
+
+    async def move(self, src: ProjectPath, dst: ProjectPath) -> None:
+        """See :meth:`core.ports.ProjectFiles.move`."""
+        data = await self.read(src)
+        if await self.stat(dst) is not None:
+            raise Refused(Code.ALREADY_EXISTS, f"'{dst}' already exists.")
+        self._folder(dst.parent, create=True)[dst.name] = data
+        del self._folder(src.parent)[src.name]
+
+
+class MemoryProjectRoots:
+    """:class:`~core.ports.ProjectRoots` holding :class:`MemoryProjectFiles` by id."""
+
+    def __init__(self) -> None:
+        self.roots: dict[str, MemoryProjectFiles] = {}
+
+    async def create(self, project_id: str) -> MemoryProjectFiles:
+        """See :meth:`core.ports.ProjectRoots.create`."""
+        if project_id in self.roots:
+            raise Refused(Code.ALREADY_EXISTS, "That project id exists.")
+        root = self.roots[project_id] = MemoryProjectFiles()
+        return root
+
+    async def open(self, project_id: str) -> MemoryProjectFiles:
+        """See :meth:`core.ports.ProjectRoots.open`."""
+        try:
+            return self.roots[project_id]
+        except KeyError:
+            raise Refused(Code.PROJECT_NOT_FOUND) from None
+
+    async def remove(self, project_id: str) -> None:
+        """See :meth:`core.ports.ProjectRoots.remove`."""
+        if self.roots.pop(project_id, None) is None:
+            raise Refused(Code.PROJECT_NOT_FOUND)
+
+    async def list_ids(self) -> list[str]:
+        """See :meth:`core.ports.ProjectRoots.list_ids`."""
+        return sorted(self.roots)
+
+
+class MemoryHostState:
+    """:class:`~core.ports.HostState` over a dict of named documents."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, bytes] = {}
+
+    async def load(self, name: str) -> bytes | None:
+        """See :meth:`core.ports.HostState.load`."""
+        return self.docs.get(name)
+
+    async def store(self, name: str, data: bytes) -> None:
+        """See :meth:`core.ports.HostState.store`."""
+        self.docs[name] = bytes(data)
+
+
+class MemoryAuditSink:
+    """:class:`~core.ports.AuditSink` over a dict keyed by sequence number."""
+
+    def __init__(self) -> None:
+        self.records: dict[int, dict[str, object]] = {}
+
+    async def append(self, seq: int, record: dict[str, object]) -> None:
+        """See :meth:`core.ports.AuditSink.append`."""
+        if seq in self.records:
+            raise Refused(Code.STORAGE_FAILED, "That audit sequence number is taken.")
+        self.records[seq] = dict(record)
+
+    async def last(self) -> StoredAuditRecord | None:
+        """See :meth:`core.ports.AuditSink.last`."""
+        if not self.records:
+            return None
+        seq = max(self.records)
+        return StoredAuditRecord(seq, self.records[seq])
+
+    async def range(self, first: int, last: int) -> list[StoredAuditRecord]:
+        """See :meth:`core.ports.AuditSink.range`."""
+        return [
+            StoredAuditRecord(s, self.records[s])
+            for s in sorted(self.records)
+            if first <= s <= last
+        ]
+
+
+class FixedClock:
+    """:class:`~core.ports.Clock` that stands still until told to move (``advance``)."""
+
+    def __init__(self, now_ms: int = 1_767_225_600_000) -> None:
+        self.ms = now_ms
+
+    def now_ms(self) -> int:
+        """The current fixed time."""
+        return self.ms
+
+    def advance(self, ms: int) -> None:
+        """Move the clock forward by ``ms`` milliseconds."""
+        self.ms += ms
+
+
+class SeededRandomness:
+    """:class:`~core.ports.Randomness` that is deterministic (tests only: NOT a CSPRNG)."""
+
+    def __init__(self, seed: int = 7) -> None:
+        import random
+
+        self._rng = random.Random(seed)
+
+    def token_bytes(self, n: int) -> bytes:
+        """``n`` pseudo-random bytes from the seed."""
+        return self._rng.randbytes(n)

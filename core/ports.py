@@ -1,0 +1,165 @@
+"""The ports: every capability ``core`` needs from its runtime, as small Protocols (STYLE §1).
+
+``browser_host`` implements them over OPFS, picked directories and IndexedDB; ``core.memory``
+implements them in memory (real implementations, used by the tests and by anything that wants
+the core without a browser). Nothing in ``core`` asks which runtime it is in.
+
+All storage methods are ``async`` because the browser's storage is. Paths are always
+:class:`~core.paths.ProjectPath` values (already validated) or tuples of validated segments
+(a folder, ``()`` being the project root).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+from core.paths import ProjectPath
+
+__all__ = [
+    "AuditSink",
+    "Clock",
+    "Entry",
+    "HostState",
+    "ProjectFiles",
+    "ProjectRoots",
+    "Randomness",
+    "StoredAuditRecord",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One item of a folder listing: ``name``, ``kind`` and, for files, ``size`` in bytes."""
+
+    name: str
+    kind: Literal["file", "dir"]
+    size: int | None = None
+
+
+@runtime_checkable
+class ProjectFiles(Protocol):
+    """One project's root folder (an OPFS folder or a picked directory), SPEC §3.
+
+    Errors are :class:`~core.refusals.Refused`: ``file-not-found``, ``not-a-directory``,
+    ``is-a-directory``, ``already-exists``, ``directory-not-empty``,
+    ``storage-quota-exceeded``, ``storage-failed``, ``permission-required``.
+    Every write is atomic: a reader sees the old bytes or the new bytes, never a torn file.
+    Listing is one folder at a time and never reads file contents (lazy open).
+    """
+
+    async def read(self, path: ProjectPath) -> bytes:
+        """The whole content of the file at ``path``."""
+        ...
+
+    def read_chunks(self, path: ProjectPath, chunk_size: int = 1 << 20) -> AsyncIterator[bytes]:
+        """The file's content in chunks of at most ``chunk_size`` bytes (streaming reads)."""
+        ...
+
+    async def write(self, path: ProjectPath, data: bytes) -> None:
+        """Replace (or create) the file at ``path`` atomically; missing parents are created."""
+        ...
+
+    async def stat(self, path: ProjectPath) -> Entry | None:
+        """The entry at ``path``, or ``None`` when nothing is there."""
+        ...
+
+    async def list_dir(self, folder: tuple[str, ...]) -> list[Entry]:
+        """The entries directly inside ``folder`` (``()`` = root), sorted by name."""
+        ...
+
+    async def mkdir(self, path: ProjectPath) -> None:
+        """Create the folder ``path`` and any missing parents (no error if it exists)."""
+        ...
+
+    async def delete(self, path: ProjectPath, *, recursive: bool = False) -> None:
+        """Remove the file or folder at ``path`` (a non-empty folder needs ``recursive``)."""
+        ...
+
+    async def move(self, src: ProjectPath, dst: ProjectPath) -> None:
+        """Rename the file ``src`` to ``dst`` atomically (``already-exists`` if ``dst`` does)."""
+        ...
+
+
+@runtime_checkable
+class ProjectRoots(Protocol):
+    """Where projects live: one folder per project id (``projects/<id>/`` in OPFS), SPEC §3."""
+
+    async def create(self, project_id: str) -> ProjectFiles:
+        """Make an empty root for ``project_id`` (``already-exists`` if there is one)."""
+        ...
+
+    async def open(self, project_id: str) -> ProjectFiles:
+        """The root of ``project_id`` (``project-not-found`` if there is none)."""
+        ...
+
+    async def remove(self, project_id: str) -> None:
+        """Delete ``project_id`` and everything in it."""
+        ...
+
+    async def list_ids(self) -> list[str]:
+        """Every project id present, sorted."""
+        ...
+
+
+@runtime_checkable
+class HostState(Protocol):
+    """HOST_DIR: the host's own documents (token, environments, pairings), SPEC §3, seed 002 §2.
+
+    Names are plain file names chosen by ``core`` (e.g. ``"pairings.json"``); nothing outside
+    the host reaches this store. ``store`` is atomic.
+    """
+
+    async def load(self, name: str) -> bytes | None:
+        """The bytes stored under ``name``, or ``None``."""
+        ...
+
+    async def store(self, name: str, data: bytes) -> None:
+        """Replace the document ``name`` atomically."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAuditRecord:
+    """An audit record as the sink keeps it: its sequence number and its JSON object."""
+
+    seq: int
+    record: dict[str, object]
+
+
+@runtime_checkable
+class AuditSink(Protocol):
+    """Append-only storage of audit records keyed by sequence number (IndexedDB in E1), SPEC §5.
+
+    ``append`` is durable when it returns (IndexedDB ``durability: "strict"``) and refuses a
+    sequence number that is already taken (a second writer is detected, never merged).
+    """
+
+    async def append(self, seq: int, record: dict[str, object]) -> None:
+        """Store ``record`` under ``seq``; raise ``storage-failed`` if ``seq`` exists."""
+        ...
+
+    async def last(self) -> StoredAuditRecord | None:
+        """The record with the highest sequence number, or ``None`` when empty."""
+        ...
+
+    async def range(self, first: int, last: int) -> list[StoredAuditRecord]:
+        """Records with ``first <= seq <= last``, ascending."""
+        ...
+
+
+class Clock(Protocol):
+    """Time as the host sees it."""
+
+    def now_ms(self) -> int:
+        """Milliseconds since the Unix epoch (UTC)."""
+        ...
+
+
+class Randomness(Protocol):
+    """A cryptographically secure random source (``crypto.getRandomValues`` in the browser)."""
+
+    def token_bytes(self, n: int) -> bytes:
+        """``n`` bytes from a CSPRNG."""
+        ...

@@ -1,0 +1,149 @@
+"""The host protocol's envelope: how a request and its one answer look on the wire (SPEC §4).
+
+A request is one JSON text plus an optional binary body (file bytes travel beside the JSON,
+never inside it)::
+
+    {"v": 1, "id": "r17", "op": "file.write", "args": {...}, "origin": "human-ui"}
+
+Every request gets exactly one answer, a result or a refusal::
+
+    {"v": 1, "id": "r17", "ok": true,  "result": {...}, "logged": 42}
+    {"v": 1, "id": "r17", "ok": false, "refusal": {"code": "...", "status": 403,
+                                                   "message": "..."}, "logged": 43}
+
+``logged`` is the audit sequence number of the decision, or ``null`` for the few
+introspection operations that are not audited. ``origin`` is ``"human-ui"`` only when the page
+sends the message on behalf of a person's gesture (SPEC §4); nothing arriving from a peer,
+plugin or sandbox can carry it.
+
+Bounds: the JSON text is at most :data:`MAX_MESSAGE_BYTES`, the body at most
+:data:`MAX_BODY_BYTES`; ids are short tokens; unknown envelope fields are refused.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StringConstraints, ValidationError
+
+from core.model import Contract
+from core.refusals import Code, RefusalBody, Refused
+
+__all__ = [
+    "HUMAN_UI",
+    "MAX_BODY_BYTES",
+    "MAX_MESSAGE_BYTES",
+    "PROTOCOL_VERSION",
+    "Envelope",
+    "RefusalAnswer",
+    "RequestId",
+    "ResultAnswer",
+    "describe_validation_error",
+    "parse_envelope",
+    "salvage_id",
+]
+
+PROTOCOL_VERSION = 1
+MAX_MESSAGE_BYTES = 1 << 20
+MAX_BODY_BYTES = 256 << 20
+HUMAN_UI = "human-ui"
+"""The origin token a person's gesture carries (seed 004 §8; SPEC §4). Only the page sets it."""
+
+RequestId = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[\w.:-]+$")]
+OpName = Annotated[
+    str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-z][a-z0-9_.-]*$")
+]
+
+
+class Envelope(Contract):
+    """A request's envelope. ``args`` is validated afterwards by the operation's own model."""
+
+    v: int = Field(description="Protocol version; this host speaks 1.")
+    id: RequestId
+    op: OpName
+    args: dict[str, Any] = Field(default_factory=dict)
+    origin: Literal["human-ui"] | None = Field(
+        default=None, description="'human-ui' when a person's gesture in the page sent this."
+    )
+
+
+class ResultAnswer(Contract):
+    """A successful answer. ``result`` follows the operation's result schema."""
+
+    v: Literal[1] = 1
+    id: str | None
+    ok: Literal[True] = True
+    result: dict[str, Any]
+    logged: int | None = None
+
+
+class RefusalAnswer(Contract):
+    """A refusal answer; ``id`` is ``null`` only when the request's id could not be read."""
+
+    v: Literal[1] = 1
+    id: str | None
+    ok: Literal[False] = False
+    refusal: RefusalBody
+    logged: int | None = None
+
+
+def salvage_id(text: str | bytes) -> str | None:
+    """Best-effort read of a request's ``id`` from a message that failed to validate.
+
+    Returns the id only when it is itself valid (a short token); otherwise ``None``. Never
+    raises.
+    """
+    try:
+        raw = json.loads(text)
+    except (ValueError, RecursionError, TypeError):
+        return None
+    if isinstance(raw, dict):
+        rid = raw.get("id")
+        if (
+            isinstance(rid, str)
+            and 0 < len(rid) <= 64
+            and all(c.isalnum() or c in "_.:-" for c in rid)
+        ):
+            return rid
+    return None
+
+
+def describe_validation_error(exc: ValidationError, *, prefix: str = "", limit: int = 3) -> str:
+    """A short human sentence naming the first invalid fields, without echoing input values.
+
+    Input values are never echoed: they could be large, hostile or secret.
+    """
+    parts = []
+    for err in exc.errors(include_input=False, include_url=False)[:limit]:
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "(message)"
+        parts.append(f"{prefix}{loc}: {err.get('msg', 'invalid')}")
+    more = exc.error_count() - len(parts)
+    tail = f" (and {more} more)" if more > 0 else ""
+    return "; ".join(parts)[:1500] + tail
+
+
+def parse_envelope(text: str | bytes) -> Envelope:
+    """Parse and bound-check a request's JSON text.
+
+    Raises :class:`~core.refusals.Refused` with ``message-too-large``,
+    ``message-malformed`` or ``protocol-version-unsupported``. Never lets a parser exception
+    or trace escape.
+    """
+    size = len(text.encode("utf-8") if isinstance(text, str) else text)
+    if size > MAX_MESSAGE_BYTES:
+        raise Refused(
+            Code.MESSAGE_TOO_LARGE, f"The message is {size} bytes; at most {MAX_MESSAGE_BYTES}."
+        )
+    try:
+        env = Envelope.model_validate_json(text)
+    except ValidationError as exc:
+        raise Refused(Code.MESSAGE_MALFORMED, describe_validation_error(exc)) from None
+    except (ValueError, RecursionError):
+        raise Refused(Code.MESSAGE_MALFORMED, "The message is not valid JSON.") from None
+    if env.v != PROTOCOL_VERSION:
+        raise Refused(
+            Code.PROTOCOL_VERSION_UNSUPPORTED,
+            f"This host speaks protocol version {PROTOCOL_VERSION}, not {env.v}.",
+        )
+    return env
