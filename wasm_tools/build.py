@@ -103,8 +103,9 @@ def clang_version() -> str:
 def compile_module(source: Path, out: Path, options: LinkOptions | None = None) -> bytes:
     """Compile one freestanding C file to a Wasm module at ``out``; return its bytes.
 
-    The compile runs in a fresh temporary folder on a copy of the source named ``module.c``,
-    so neither the source's folder nor its name can reach the output. Raises
+    The compile runs in a fresh temporary folder on a copy of the source named ``module.c``
+    (and of the ``*.h`` beside it), so neither the source's folder nor its name can reach the
+    output. Raises
     :class:`BuildError` with the compiler's message on failure.
     """
     options = options or LinkOptions()
@@ -117,6 +118,8 @@ def compile_module(source: Path, out: Path, options: LinkOptions | None = None) 
     with tempfile.TemporaryDirectory(prefix="vbx-wasm-") as tmp:
         work = Path(tmp)
         shutil.copyfile(source, work / "module.c")
+        for header in source.parent.glob("*.h"):
+            shutil.copyfile(header, work / header.name)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
         proc = subprocess.run(
             [_tool("clang"), *flags, "-o", "module.wasm", "module.c"],
