@@ -33,6 +33,8 @@ class Code(StrEnum):
     INTERNAL_ERROR = "internal-error"
     HOST_NOT_READY = "host-not-ready"
     HOST_ACTIVE_ELSEWHERE = "host-active-elsewhere"
+    BOOT_FAILED = "boot-failed"
+    WHEEL_REFUSED = "wheel-refused"
 
     # storage and paths (SPEC §3, §7)
     PATH_INVALID = "path-invalid"
@@ -75,8 +77,12 @@ class Code(StrEnum):
     CAPABILITY_UNDECLARED = "capability-undeclared"
     NETWORK_EGRESS_REFUSED = "network-egress-refused"
     REGISTRATION_CONFLICT = "registration-conflict"
+    REGISTRATION_INVALID = "registration-invalid"
+    EFFECT_CLASS_EXCEEDED = "effect-class-exceeded"
     RECEIPT_FORGERY_REFUSED = "receipt-forgery-refused"
     RECEIPT_WINDOW_INVALID = "receipt-window-invalid"
+    RECEIPT_SCOPE_INVALID = "receipt-scope-invalid"
+    STORE_VERSION_CONFLICT = "store-version-conflict"
 
     # the create-asset sandbox (SPEC §8)
     TOOL_TIMEOUT = "tool-timeout"
@@ -132,6 +138,10 @@ REFUSALS: dict[Code, RefusalInfo] = {
     Code.HOST_ACTIVE_ELSEWHERE: _I(
         423, "Another tab of this site owns the storage; this tab does not write."
     ),
+    Code.BOOT_FAILED: _I(503, "The host could not start; the message names the file and cause."),
+    Code.WHEEL_REFUSED: _I(
+        503, "A Python wheel did not match its pinned sha256; the host refuses to start."
+    ),
     Code.PATH_INVALID: _I(400, "The path is empty, too long, or holds a forbidden character."),
     Code.PATH_OUTSIDE_ROOT: _I(403, "The path leaves the project root."),
     Code.PATH_RESERVED: _I(403, "The path names a place the file operations may not touch."),
@@ -178,8 +188,18 @@ REFUSALS: dict[Code, RefusalInfo] = {
     Code.CAPABILITY_UNDECLARED: _I(403, "The operation did not declare that capability."),
     Code.NETWORK_EGRESS_REFUSED: _I(403, "Network egress is not available in this placement."),
     Code.REGISTRATION_CONFLICT: _I(409, "Another origin already holds that operation name."),
+    Code.REGISTRATION_INVALID: _I(422, "The operation's registration is not self-consistent."),
+    Code.EFFECT_CLASS_EXCEEDED: _I(
+        403, "The request goes beyond the effect class its operation declared."
+    ),
     Code.RECEIPT_FORGERY_REFUSED: _I(422, "A result may not supply its own receipt."),
     Code.RECEIPT_WINDOW_INVALID: _I(422, "The receipt's execution window is not acceptable."),
+    Code.RECEIPT_SCOPE_INVALID: _I(
+        409, "The receipt was proved at a boundary or contract the block no longer has."
+    ),
+    Code.STORE_VERSION_CONFLICT: _I(
+        409, "The system-block store changed since the version this request names."
+    ),
     Code.TOOL_TIMEOUT: _I(504, "The tool ran past its time limit and was stopped."),
     Code.TOOL_MEMORY_EXCEEDED: _I(507, "The tool needed more memory than it may use."),
     Code.TOOL_OUTPUT_INVALID: _I(502, "The tool returned bytes the host will not write."),
@@ -216,6 +236,8 @@ class RefusalBody(BaseModel):
     """A refusal as it crosses a boundary: ``{code, status, message}`` (SPEC §4).
 
     ``field`` names the offending input field where one is known (seed 004 §8 refusals name it).
+    ``details`` is present only when the refusing rule chose to show its non-secret context to
+    the caller (e.g. ``stale_head`` carries the mission's actual head, seed 004 §1e).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -224,6 +246,7 @@ class RefusalBody(BaseModel):
     status: int = Field(description="HTTP-like status of the code (see REFUSALS).")
     message: str = Field(max_length=2000, description="A human sentence; never a secret.")
     field: str | None = Field(default=None, max_length=200)
+    details: dict[str, str | int | bool | None] | None = None
 
 
 class Refused(Exception):
@@ -231,7 +254,8 @@ class Refused(Exception):
 
     ``code`` is from :class:`Code`; ``message`` is a human sentence (defaults to the code's
     meaning); ``field`` optionally names the input field; ``details`` carries non-secret,
-    JSON-safe context for the audit record (e.g. the actual head for ``stale_head``).
+    JSON-safe context for the audit record (e.g. the actual head for ``stale_head``);
+    ``show_details`` also puts those details in the answer the caller receives.
     """
 
     def __init__(
@@ -241,11 +265,13 @@ class Refused(Exception):
         *,
         field: str | None = None,
         details: dict[str, Any] | None = None,
+        show_details: bool = False,
     ) -> None:
         self.code = Code(code)
         self.message = message or REFUSALS[self.code].meaning
         self.field = field
         self.details = details or {}
+        self.show_details = show_details
         super().__init__(f"{self.code}: {self.message}")
 
     @property
@@ -254,7 +280,17 @@ class Refused(Exception):
         return REFUSALS[self.code].status
 
     def body(self) -> RefusalBody:
-        """The boundary form ``{code, status, message[, field]}``."""
+        """The boundary form ``{code, status, message[, field][, details]}``."""
+        shown = None
+        if self.show_details and self.details:
+            shown = {
+                str(k)[:64]: v if isinstance(v, bool | int) or v is None else str(v)[:1000]
+                for k, v in list(self.details.items())[:24]
+            }
         return RefusalBody(
-            code=self.code, status=self.status, message=self.message[:2000], field=self.field
+            code=self.code,
+            status=self.status,
+            message=self.message[:2000],
+            field=self.field,
+            details=shown,
         )
