@@ -1,0 +1,85 @@
+"""Wiring for the E1 host: OPFS + IndexedDB adapters into a core :class:`~core.host.dispatcher.Host`.
+
+The worker's JavaScript calls :func:`start` once (after Pyodide and the wheels are loaded and
+the storage lock is held) and then ``bridge.handle(text, body)`` for each page message. OPFS
+layout (SPEC §3): ``host/`` is HOST_DIR, ``projects/<id>/`` holds projects.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import js
+import pyodide
+from pyodide.ffi import to_js
+
+import core
+from browser_host.idb_audit import IdbAuditSink
+from browser_host.opfs import HandleHostState, HandleProjectRoots, subfolder
+from core.audit import AuditLog
+from core.host.context import HostContext
+from core.host.dispatcher import Host
+from core.policy import Policy
+from core.runtime import SystemClock, SystemRandomness
+
+__all__ = ["HostBridge", "start"]
+
+HOST_DIR = "host"
+PROJECTS_DIR = "projects"
+
+
+class HostBridge:
+    """What the worker's JavaScript holds: one method, ``handle``."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    async def handle(self, text: str, body: Any = None) -> Any:
+        """Answer one page message. ``body`` is a JS ``Uint8Array`` or null.
+
+        Returns a JS array ``[answerJsonText, Uint8Array | undefined]``. Never raises.
+        """
+        data = body.to_bytes() if hasattr(body, "to_bytes") else None
+        answer, out = await self.host.handle(str(text), data)
+        return to_js([answer, out])
+
+    def versions(self) -> str:
+        """The versions shown on ready, as JSON text."""
+        return json.dumps(self.host.ctx.versions)
+
+
+async def _load_policy(state: HandleHostState) -> Policy:
+    raw = await state.load("policy.json")
+    if raw is None:
+        return Policy()
+    try:
+        return Policy.model_validate_json(raw)
+    except ValueError:
+        return Policy()
+
+
+async def start(idb: Any) -> HostBridge:
+    """Open OPFS and IndexedDB and return the bridge. ``idb`` is the worker's ``idb.mjs``."""
+    opfs = await js.navigator.storage.getDirectory()
+    state = HandleHostState(await subfolder(opfs, HOST_DIR, create=True))
+    roots = HandleProjectRoots(await subfolder(opfs, PROJECTS_DIR, create=True))
+    clock = SystemClock()
+    audit = AuditLog(IdbAuditSink(idb), clock)
+    versions = {
+        "python": sys.version.split()[0],
+        "pyodide": pyodide.__version__,
+        "core": core.__version__,
+    }
+    ctx = HostContext(
+        roots=roots,
+        state=state,
+        audit=audit,
+        clock=clock,
+        random=SystemRandomness(),
+        policy=await _load_policy(state),
+        versions=versions,
+    )
+    await audit.head_seq()
+    return HostBridge(Host(ctx))

@@ -1,0 +1,240 @@
+"""Project and host-state storage over ``FileSystemDirectoryHandle`` (OPFS or a picked folder).
+
+SPEC §3. Per-file access, never a mounted copy: listing walks one folder, reading reads one
+file, so opening a project costs the same for 10 files as for 10,000, and memory does not grow
+with project bytes. (``pyodide.mountNativeFS`` is deliberately not used: it copies the tree into
+memory and its ``syncfs`` deletes what memory lacks — PLATFORM.md.)
+
+Atomic writes: bytes go to a temporary sibling named ``.vbx-tmp-<random>`` through
+``createWritable()`` (itself committed only on ``close()``), then
+``FileSystemFileHandle.move(name)`` replaces the target in one step. A tab closed mid-write
+leaves the old file; a leftover temporary is hidden from listings and swept when its folder is
+next listed.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+from pyodide.ffi import JsException, to_js
+
+from browser_host.jsutil import js_options, refusal_from_js
+from core.paths import TEMP_PREFIX, ProjectPath
+from core.ports import Entry
+from core.refusals import Code, Refused
+
+__all__ = ["HandleHostState", "HandleProjectFiles", "HandleProjectRoots", "subfolder"]
+
+
+async def subfolder(handle: Any, name: str, *, create: bool) -> Any:
+    """The child folder ``name`` of ``handle`` (created if ``create``)."""
+    return await handle.getDirectoryHandle(name, js_options(create=create))
+
+
+async def _write_atomic(folder: Any, name: str, data: bytes, inflight: set[str]) -> None:
+    tmp = TEMP_PREFIX + secrets.token_hex(8)
+    inflight.add(tmp)
+    handle = None
+    try:
+        handle = await folder.getFileHandle(tmp, js_options(create=True))
+        writable = await handle.createWritable()
+        try:
+            await writable.write(to_js(data))
+            await writable.close()
+        except JsException:
+            try:
+                await writable.abort()
+            except JsException:
+                pass
+            raise
+        await handle.move(name)
+        handle = None
+    except JsException as exc:
+        raise refusal_from_js(
+            exc, f"Writing '{name}' failed", TypeMismatchError=Code.IS_A_DIRECTORY,
+            InvalidModificationError=Code.IS_A_DIRECTORY,
+        ) from None
+    finally:
+        inflight.discard(tmp)
+        if handle is not None:
+            try:
+                await folder.removeEntry(tmp)
+            except JsException:
+                pass
+
+
+class HandleProjectFiles:
+    """:class:`core.ports.ProjectFiles` over one ``FileSystemDirectoryHandle`` (a project root)."""
+
+    def __init__(self, root: Any) -> None:
+        self._root = root
+        self._inflight: set[str] = set()
+
+    async def _dir(self, parts: tuple[str, ...], *, create: bool = False) -> Any:
+        handle = self._root
+        for i, seg in enumerate(parts):
+            try:
+                handle = await subfolder(handle, seg, create=create)
+            except JsException as exc:
+                where = "/".join(parts[: i + 1])
+                raise refusal_from_js(
+                    exc, f"No folder '{where}'", TypeMismatchError=Code.NOT_A_DIRECTORY
+                ) from None
+        return handle
+
+    async def _file(self, path: ProjectPath) -> Any:
+        folder = await self._dir(path.parent)
+        try:
+            return await folder.getFileHandle(path.name)
+        except JsException as exc:
+            raise refusal_from_js(
+                exc, f"No file '{path}'", TypeMismatchError=Code.IS_A_DIRECTORY
+            ) from None
+
+    async def read(self, path: ProjectPath) -> bytes:
+        """See :meth:`core.ports.ProjectFiles.read`."""
+        handle = await self._file(path)
+        try:
+            blob = await handle.getFile()
+            return (await blob.arrayBuffer()).to_bytes()
+        except JsException as exc:
+            raise refusal_from_js(exc, f"Reading '{path}' failed") from None
+
+    async def read_chunks(
+        self, path: ProjectPath, chunk_size: int = 1 << 20
+    ) -> AsyncIterator[bytes]:
+        """See :meth:`core.ports.ProjectFiles.read_chunks` (one slice in memory at a time)."""
+        handle = await self._file(path)
+        blob = await handle.getFile()
+        size = int(blob.size)
+        for start in range(0, size, chunk_size):
+            part = blob.slice(start, min(size, start + chunk_size))
+            yield (await part.arrayBuffer()).to_bytes()
+
+    async def write(self, path: ProjectPath, data: bytes) -> None:
+        """See :meth:`core.ports.ProjectFiles.write` (temporary + atomic move)."""
+        folder = await self._dir(path.parent, create=True)
+        await _write_atomic(folder, path.name, data, self._inflight)
+
+    async def stat(self, path: ProjectPath) -> Entry | None:
+        """See :meth:`core.ports.ProjectFiles.stat`."""
+        try:
+            folder = await self._dir(path.parent)
+        except Refused:
+            return None
+        try:
+            handle = await folder.getFileHandle(path.name)
+        except JsException as exc:
+            if getattr(exc, "name", "") == "TypeMismatchError":
+                return Entry(path.name, "dir")
+            if getattr(exc, "name", "") == "NotFoundError":
+                return None
+            raise refusal_from_js(exc, f"Reading '{path}' failed") from None
+        blob = await handle.getFile()
+        return Entry(path.name, "file", int(blob.size))
+
+    async def list_dir(self, folder: tuple[str, ...]) -> list[Entry]:
+        """See :meth:`core.ports.ProjectFiles.list_dir`; sweeps stale temporaries."""
+        handle = await self._dir(folder)
+        entries: list[Entry] = []
+        stale: list[str] = []
+        async for child in handle.values():
+            name = str(child.name)
+            if name.startswith(TEMP_PREFIX):
+                if name not in self._inflight:
+                    stale.append(name)
+                continue
+            if child.kind == "directory":
+                entries.append(Entry(name, "dir"))
+            else:
+                entries.append(Entry(name, "file", int((await child.getFile()).size)))
+        for name in stale:
+            try:
+                await handle.removeEntry(name)
+            except JsException:
+                pass
+        return sorted(entries, key=lambda e: e.name)
+
+    async def mkdir(self, path: ProjectPath) -> None:
+        """See :meth:`core.ports.ProjectFiles.mkdir`."""
+        await self._dir(path.parts, create=True)
+
+    async def delete(self, path: ProjectPath, *, recursive: bool = False) -> None:
+        """See :meth:`core.ports.ProjectFiles.delete`."""
+        folder = await self._dir(path.parent)
+        try:
+            await folder.removeEntry(path.name, js_options(recursive=recursive))
+        except JsException as exc:
+            raise refusal_from_js(exc, f"Deleting '{path}' failed") from None
+
+    async def move(self, src: ProjectPath, dst: ProjectPath) -> None:
+        """See :meth:`core.ports.ProjectFiles.move` (``FileSystemFileHandle.move``)."""
+        handle = await self._file(src)
+        if await self.stat(dst) is not None:
+            raise Refused(Code.ALREADY_EXISTS, f"'{dst}' already exists.")
+        target = await self._dir(dst.parent, create=True)
+        try:
+            await handle.move(target, dst.name)
+        except JsException as exc:
+            raise refusal_from_js(exc, f"Moving '{src}' failed") from None
+
+
+class HandleProjectRoots:
+    """:class:`core.ports.ProjectRoots` over OPFS ``projects/``: one folder per project id."""
+
+    def __init__(self, projects: Any) -> None:
+        self._projects = projects
+
+    async def create(self, project_id: str) -> HandleProjectFiles:
+        """See :meth:`core.ports.ProjectRoots.create`."""
+        try:
+            await subfolder(self._projects, project_id, create=False)
+        except JsException:
+            return HandleProjectFiles(await subfolder(self._projects, project_id, create=True))
+        raise Refused(Code.ALREADY_EXISTS, "That project id exists.")
+
+    async def open(self, project_id: str) -> HandleProjectFiles:
+        """See :meth:`core.ports.ProjectRoots.open`."""
+        try:
+            return HandleProjectFiles(await subfolder(self._projects, project_id, create=False))
+        except JsException:
+            raise Refused(Code.PROJECT_NOT_FOUND) from None
+
+    async def remove(self, project_id: str) -> None:
+        """See :meth:`core.ports.ProjectRoots.remove`."""
+        try:
+            await self._projects.removeEntry(project_id, js_options(recursive=True))
+        except JsException as exc:
+            raise refusal_from_js(
+                exc, "Deleting the project failed", NotFoundError=Code.PROJECT_NOT_FOUND
+            ) from None
+
+    async def list_ids(self) -> list[str]:
+        """See :meth:`core.ports.ProjectRoots.list_ids`."""
+        ids = []
+        async for child in self._projects.values():
+            if child.kind == "directory":
+                ids.append(str(child.name))
+        return sorted(ids)
+
+
+class HandleHostState:
+    """:class:`core.ports.HostState` over OPFS ``host/`` (HOST_DIR). Atomic ``store``."""
+
+    def __init__(self, host_dir: Any) -> None:
+        self._dir = host_dir
+        self._inflight: set[str] = set()
+
+    async def load(self, name: str) -> bytes | None:
+        """See :meth:`core.ports.HostState.load`."""
+        try:
+            handle = await self._dir.getFileHandle(name)
+        except JsException:
+            return None
+        return (await (await handle.getFile()).arrayBuffer()).to_bytes()
+
+    async def store(self, name: str, data: bytes) -> None:
+        """See :meth:`core.ports.HostState.store`."""
+        await _write_atomic(self._dir, name, data, self._inflight)

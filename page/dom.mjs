@@ -1,0 +1,49 @@
+// The only way this page builds DOM: createElement, createTextNode, setAttribute, textContent.
+// Strings are always text, never markup — a file called <img src=x onerror=…> shows as those
+// characters.
+
+/**
+ * el("button", {class: "primary", onclick: fn, "aria-label": "Save"}, "Save")
+ * Attribute values are set with setAttribute; keys starting with "on" attach listeners;
+ * `hidden`/`disabled`/`checked`/`value` are set as properties. Children may be nodes,
+ * strings, numbers, arrays or null/false (skipped).
+ */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") node.addEventListener(key.slice(2), value);
+    else if (key === "hidden" || key === "disabled" || key === "checked" || key === "value" || key === "indeterminate") node[key] = value;
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  append(node, children);
+  return node;
+}
+
+export function append(node, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+export function replace(node, ...children) {
+  node.replaceChildren();
+  return append(node, children);
+}
+
+export function formatBytes(n) {
+  if (n == null) return "";
+  if (n < 1024) return `${n} B`;
+  const units = ["KB", "MB", "GB"];
+  let value = n / 1024;
+  let i = 0;
+  while (value >= 1024 && i < units.length - 1) { value /= 1024; i += 1; }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+export function formatTime(iso) {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleString();
+}

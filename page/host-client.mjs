@@ -1,0 +1,90 @@
+// The page's side of the host protocol (SPEC §4): one dedicated module worker, one answer per
+// request id. This module holds no secret and makes no decision: it sends what the UI asks,
+// and hands back the host's answer (result or refusal) unchanged.
+
+import { trustedWorkerUrl } from "./trusted-types.mjs";
+
+export class Refusal extends Error {
+  constructor(refusal) {
+    super(refusal.message);
+    this.code = refusal.code;
+    this.status = refusal.status;
+    this.field = refusal.field ?? null;
+  }
+}
+
+export class HostClient extends EventTarget {
+  #worker = null;
+  #next = 0;
+  #waiting = new Map();
+  #queue = [];
+  state = "booting";
+  versions = null;
+  failure = null;
+
+  start() {
+    this.#worker = new Worker(trustedWorkerUrl(), { type: "module", name: "voicebox-host" });
+    this.#worker.onmessage = (event) => this.#receive(event.data);
+    this.#worker.onerror = (event) => {
+      event.preventDefault();
+      this.#fail({ code: "boot-failed", message: `The host worker failed: ${event.message || "script error"}`, file: "worker/host.mjs" });
+    };
+  }
+
+  #emit(type, detail) {
+    this.dispatchEvent(new CustomEvent(type, { detail }));
+  }
+
+  #fail(failure) {
+    this.state = "error";
+    this.failure = failure;
+    this.#emit("fatal", failure);
+    for (const { reject } of this.#waiting.values()) reject(new Refusal({ code: failure.code, status: 503, message: failure.message }));
+    this.#waiting.clear();
+  }
+
+  #receive(data) {
+    if (!data || typeof data !== "object") return;
+    if (data.kind === "boot") this.#emit("boot", data);
+    else if (data.kind === "ready") {
+      this.state = "ready";
+      this.versions = data.versions;
+      this.#emit("ready", data.versions);
+    } else if (data.kind === "fatal") this.#fail(data);
+    else if (data.kind === "answer") {
+      const answer = JSON.parse(data.text);
+      const waiter = this.#waiting.get(answer.id);
+      if (!waiter) return;
+      this.#waiting.delete(answer.id);
+      if (answer.ok) waiter.resolve({ result: answer.result, body: data.body ?? null, logged: answer.logged });
+      else waiter.reject(new Refusal(answer.refusal));
+    }
+  }
+
+  /**
+   * Send `op` with `args`; resolve {result, body, logged} or reject with a Refusal.
+   * `body` (ArrayBuffer) is transferred; `human: true` marks a person's gesture ("human-ui").
+   */
+  call(op, args = {}, { body = null, human = false } = {}) {
+    const id = `p${++this.#next}`;
+    const message = { v: 1, id, op, args };
+    if (human) message.origin = "human-ui";
+    const text = JSON.stringify(message);
+    return new Promise((resolve, reject) => {
+      if (this.state === "error") {
+        reject(new Refusal({ code: this.failure.code, status: 503, message: this.failure.message }));
+        return;
+      }
+      this.#waiting.set(id, { resolve, reject });
+      this.#worker.postMessage({ kind: "call", text, body }, body ? [body] : []);
+    });
+  }
+
+  /** Post a raw text message (used only to show that malformed input gets a refusal). */
+  callRaw(text, id) {
+    return new Promise((resolve, reject) => {
+      this.#waiting.set(id, { resolve, reject });
+      this.#worker.postMessage({ kind: "call", text, body: null });
+    });
+  }
+}

@@ -1,0 +1,77 @@
+// Audit surface: newest first, filter by operation / decision / rule, verify the hash chain
+// (SPEC §5, §11).
+
+import { el, formatTime, replace } from "../dom.mjs";
+import { guarded } from "./alerts.mjs";
+
+function detailText(details) {
+  return Object.entries(details ?? {}).map(([k, v]) => `${k}=${v}`).join(" ");
+}
+
+export async function renderAudit(node, app) {
+  const filters = { op: "", decision: "", rule: "" };
+  const tbody = el("tbody", { id: "audit-rows" });
+  const verdict = el("p", { id: "verify-result", role: "status", "aria-live": "polite" });
+  const more = el("button", { type: "button", hidden: true }, "Show older records");
+  let before = null;
+
+  async function load(reset) {
+    if (reset) { before = null; tbody.replaceChildren(); }
+    const args = { limit: 100 };
+    if (before) args.before = before;
+    for (const [k, v] of Object.entries(filters)) if (v) args[k] = v;
+    const page = await guarded("Reading the audit", () => app.host.call("audit.list", args));
+    if (!page) return;
+    for (const r of page.result.records) {
+      tbody.appendChild(el("tr", { "data-seq": r.seq, class: `decision-${r.decision}` },
+        el("td", {}, String(r.seq)),
+        el("td", {}, formatTime(r.at)),
+        el("td", {}, r.actor),
+        el("td", {}, r.op),
+        el("td", {}, r.decision),
+        el("td", {}, el("code", {}, r.rule)),
+        el("td", { class: "details" }, detailText(r.details)),
+      ));
+    }
+    before = page.result.next_before;
+    more.hidden = !before;
+    if (!tbody.children.length) tbody.appendChild(el("tr", {}, el("td", { colspan: "7", class: "empty" }, "No records match.")));
+  }
+
+  more.addEventListener("click", () => load(false));
+  const field = (key, label, options) => {
+    const id = `audit-filter-${key}`;
+    const control = options
+      ? el("select", { id, onchange: (e) => { filters[key] = e.target.value; load(true); } },
+          options.map(([value, text]) => el("option", { value }, text)))
+      : el("input", { id, type: "text", placeholder: "any", onchange: (e) => { filters[key] = e.target.value.trim(); load(true); } });
+    return el("div", { class: "field" }, el("label", { for: id }, label), control);
+  };
+
+  replace(node,
+    el("h2", {}, "Audit"),
+    el("p", { class: "muted" }, "Every host decision, newest first. Each record carries the hash of the one before it, so an edited or removed record is found by Verify."),
+    el("div", { class: "toolbar", role: "group", "aria-label": "Audit filters" },
+      field("op", "Operation"),
+      field("decision", "Decision", [["", "any"], ["admitted", "admitted"], ["refused", "refused"], ["recorded", "recorded"]]),
+      field("rule", "Rule or refusal code"),
+      el("button", { type: "button", id: "verify-audit", class: "primary", onclick: async () => {
+        verdict.textContent = "Verifying…";
+        const res = await guarded("Verifying the audit", () => app.host.call("audit.verify"));
+        if (!res) { verdict.textContent = ""; return; }
+        const v = res.result;
+        verdict.className = v.ok ? "ok" : "bad";
+        verdict.textContent = v.ok
+          ? `Chain verified: ${v.checked} records, none edited or missing.`
+          : `Chain broken at record ${v.broken_seq}: ${v.reason}.`;
+      } }, "Verify chain"),
+    ),
+    verdict,
+    el("table", { class: "table", id: "audit-table" },
+      el("caption", { class: "visually-hidden" }, "Audit records, newest first"),
+      el("thead", {}, el("tr", {}, ...["#", "Time", "Actor", "Operation", "Decision", "Rule", "Details"].map((h) => el("th", { scope: "col" }, h)))),
+      tbody),
+    more,
+  );
+  await load(true);
+}

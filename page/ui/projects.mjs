@@ -1,0 +1,51 @@
+// Projects surface: create, open, rename, delete (SPEC §11).
+
+import { el, formatTime, replace } from "../dom.mjs";
+import { guarded, clearAlerts } from "./alerts.mjs";
+import { confirmDialog, promptDialog } from "./dialog.mjs";
+
+export async function renderProjects(node, app) {
+  const list = await guarded("Listing projects", () => app.host.call("project.list"));
+  const projects = list?.result.projects ?? [];
+  const nameInput = el("input", { id: "new-project-name", type: "text", required: true, autocomplete: "off", maxlength: "200" });
+  const form = el("form", { class: "inline-form", "aria-label": "Create a project",
+    onsubmit: async (event) => {
+      event.preventDefault();
+      const created = await guarded("Creating the project", () => app.host.call("project.create", { name: nameInput.value }));
+      if (created) { clearAlerts(); app.openProject(created.result.project.id); }
+    } },
+    el("label", { for: "new-project-name" }, "New project name"),
+    nameInput,
+    el("button", { type: "submit", class: "primary" }, "Create project"),
+  );
+
+  const rows = projects.map((p) => el("tr", { "data-project-id": p.id },
+    el("td", {}, el("button", { type: "button", class: "link project-open", onclick: () => app.openProject(p.id) }, p.name)),
+    el("td", {}, p.kind === "opfs" ? "browser storage (OPFS)" : "folder on disk"),
+    el("td", {}, formatTime(p.created_at)),
+    el("td", { class: "row-actions" },
+      el("button", { type: "button", "aria-label": `Rename project ${p.name}`, onclick: async () => {
+        const name = await promptDialog({ title: "Rename project", label: "New name", value: p.name, confirmLabel: "Rename" });
+        if (name === null) return;
+        if (await guarded("Renaming the project", () => app.host.call("project.rename", { project: p.id, name }))) app.refresh();
+      } }, "Rename"),
+      el("button", { type: "button", class: "danger", "aria-label": `Delete project ${p.name}`, onclick: async () => {
+        const sure = await confirmDialog({ title: "Delete project", danger: true, confirmLabel: "Delete",
+          text: `This deletes the project “${p.name}” and every file in it from this browser's storage. It cannot be undone.` });
+        if (!sure) return;
+        if (await guarded("Deleting the project", () => app.host.call("project.delete", { project: p.id }, { human: true }))) app.refresh();
+      } }, "Delete"),
+    ),
+  ));
+
+  replace(node,
+    el("h2", {}, "Projects"),
+    form,
+    projects.length
+      ? el("table", { class: "table", id: "project-table" },
+          el("caption", { class: "visually-hidden" }, "Your projects"),
+          el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Name"), el("th", { scope: "col" }, "Stored in"), el("th", { scope: "col" }, "Created"), el("th", { scope: "col" }, el("span", { class: "visually-hidden" }, "Actions")))),
+          el("tbody", {}, rows))
+      : el("p", { class: "empty" }, "No projects yet — create one above."),
+  );
+}

@@ -1,0 +1,84 @@
+"""Serve ``dist/`` on 127.0.0.1 with the recommended headers (SPEC §2).
+
+The site works from any static host with no special headers; this server adds the ones that
+harden it, which a host that can set headers should copy (see docs/operations.md):
+
+- worker scripts get their own CSP — a worker's CSP can only come from its response header:
+  ``default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; worker-src
+  'self'`` (Pyodide needs ``'wasm-unsafe-eval'``, nothing needs ``'unsafe-eval'``);
+- every response: ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer``;
+- HTML: ``frame-ancestors 'none'`` (only possible as a header).
+
+``python -m worker.sitebuild.serve [--port 8000] [--dir dist]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import socketserver
+from pathlib import Path
+
+__all__ = ["WORKER_CSP", "headers_for", "serve"]
+
+WORKER_CSP = (
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; "
+    "worker-src 'self'"
+)
+WORKER_SCRIPTS = ("worker/host.mjs", "worker/peer.mjs")
+
+
+def headers_for(path: str) -> dict[str, str]:
+    """The extra response headers for the site-relative ``path`` (no leading slash)."""
+    out = {
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-cache",
+    }
+    if path.endswith(WORKER_SCRIPTS):
+        out["Content-Security-Policy"] = WORKER_CSP
+    if path == "" or path.endswith(".html"):
+        out["Content-Security-Policy"] = "frame-ancestors 'none'"
+    return out
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    def end_headers(self) -> None:
+        rel = self.path.split("?", 1)[0].lstrip("/")
+        for key, value in headers_for(rel).items():
+            self.send_header(key, value)
+        super().end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def make_server(directory: Path, port: int = 0, host: str = "127.0.0.1") -> _Server:
+    """A server for ``directory`` bound to ``host:port`` (0 = any free port), not started."""
+    handler = functools.partial(_Handler, directory=str(directory))
+    return _Server((host, port), handler)
+
+
+def serve(directory: Path, port: int) -> None:
+    """Serve until interrupted, printing the URL."""
+    with make_server(directory, port) as server:
+        host, bound = server.server_address[:2]
+        print(f"Serving {directory} at http://{host}:{bound}/  (Ctrl+C to stop)", flush=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python -m worker.sitebuild.serve")
+    parser.add_argument("--dir", type=Path, default=Path("dist"))
+    parser.add_argument("--port", type=int, default=8000)
+    ns = parser.parse_args()
+    serve(ns.dir, ns.port)

@@ -1,0 +1,170 @@
+"""Assemble ``dist/``: one self-contained folder of static files with relative URLs only.
+
+Layout::
+
+    dist/index.html, app files      ← page/
+    dist/worker/*.mjs               ← worker/*.mjs
+    dist/pyodide/                   ← the pinned npm ``pyodide`` runtime (no CDN, ever)
+    dist/pyodide/*.whl              ← the locked wheels and our own wheel
+    dist/pyodide/pyodide-lock.json  ← written here: our wheels with sha256 (browser SRI)
+    dist/tools/                     ← the create-asset module and its sandbox
+    dist/site-manifest.json         ← every file with size and sha256 (progress, precache)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from pyodide_lock.spec import InfoSpec, PackageSpec, PyodideLockSpec
+
+from worker.sitebuild.wheels import (
+    SOURCE_DATE_EPOCH,
+    BuildError,
+    WheelLock,
+    check_requirements,
+    fetch_all,
+    load_lock,
+    sha256_of,
+    wheel_metadata,
+)
+
+__all__ = ["build_site"]
+
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
+OWN_IMPORTS = ["core", "browser_host"]
+
+
+def _pinned_pyodide(root: Path) -> str:
+    pkg = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    return pkg["dependencies"]["pyodide"]
+
+
+def _check_runtime(root: Path, lock: WheelLock) -> Path:
+    runtime = root / "node_modules" / "pyodide"
+    pinned = _pinned_pyodide(root)
+    if pinned != lock.target.pyodide:
+        raise BuildError(
+            f"package.json pins pyodide {pinned} but worker/wheels.lock.json targets "
+            f"{lock.target.pyodide}"
+        )
+    if not (runtime / "package.json").exists():
+        raise BuildError("node_modules/pyodide is missing: run `npm ci` first")
+    installed = json.loads((runtime / "package.json").read_text(encoding="utf-8"))["version"]
+    if installed != pinned:
+        raise BuildError(f"node_modules has pyodide {installed}, package.json pins {pinned}")
+    return runtime
+
+
+def build_own_wheel(root: Path, out: Path) -> Path:
+    """Build our pure wheel (``core`` + ``browser_host``) reproducibly; return its path."""
+    env = dict(os.environ, SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH)
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run(
+            [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", tmp, str(root)],
+            env=env, capture_output=True, text=True, check=False,
+        )
+        if done.returncode != 0:
+            raise BuildError(f"building our wheel failed:\n{done.stdout}\n{done.stderr}")
+        (wheel,) = Path(tmp).glob("*.whl")
+        if not wheel.name.endswith("-py3-none-any.whl"):
+            raise BuildError(f"{wheel.name}: our wheel must be pure (py3-none-any)")
+        out.mkdir(parents=True, exist_ok=True)
+        return Path(shutil.copy2(wheel, out / wheel.name))
+
+
+def _write_pyodide_lock(
+    runtime: Path, dest: Path, lock: WheelLock, wheels: dict[str, Path], own: Path
+) -> list[str]:
+    upstream = json.loads((runtime / "pyodide-lock.json").read_text(encoding="utf-8"))["info"]
+    info = InfoSpec(
+        arch=upstream.get("arch", "wasm32"),
+        platform=upstream["platform"],
+        version=lock.target.pyodide,
+        python=upstream["python"],
+        abi_version=upstream.get("abi_version"),
+    )
+    all_wheels = {**wheels, "voicebox-e1": own}
+    depends = check_requirements(all_wheels, lock.target.python_version)
+    imports = {w.name: w.imports for w in lock.wheels} | {"voicebox-e1": OWN_IMPORTS}
+    packages = {}
+    for name, path in sorted(all_wheels.items()):
+        meta_name, version, _ = wheel_metadata(path)
+        packages[name] = PackageSpec(
+            name=name,
+            version=version,
+            file_name=path.name,
+            install_dir="site",
+            sha256=sha256_of(path),
+            package_type="package",
+            imports=imports[name],
+            depends=sorted(depends[name]),
+        )
+    spec = PyodideLockSpec(info=info, packages=packages)
+    spec.check_wheel_filenames()
+    spec.to_json(dest / "pyodide-lock.json", indent=1)
+    return sorted(packages)
+
+
+def _copy_tree(src: Path, dst: Path, patterns: tuple[str, ...]) -> None:
+    for pattern in patterns:
+        for f in sorted(src.glob(pattern)):
+            if f.is_file():
+                target = dst / f.relative_to(src)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(f, target)
+
+
+def _manifest(dist: Path, pyodide_version: str, packages: list[str], own: Path) -> None:
+    files = []
+    for f in sorted(p for p in dist.rglob("*") if p.is_file()):
+        rel = f.relative_to(dist).as_posix()
+        if rel == "site-manifest.json":
+            continue
+        files.append({"path": rel, "size": f.stat().st_size, "sha256": sha256_of(f)})
+    digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+    manifest = {
+        "schema": "voicebox-site-manifest-v1",
+        "build": digest[:16],
+        "pyodide": pyodide_version,
+        "own_wheel": own.name,
+        "packages": packages,
+        "files": files,
+    }
+    (dist / "site-manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+
+
+def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
+    """Build the whole static site into ``dist`` (replaced); return a summary of what shipped.
+
+    Raises :class:`BuildError` naming the file and cause when a pin, a hash or a requirement
+    does not hold.
+    """
+    lock = load_lock(root)
+    runtime = _check_runtime(root, lock)
+    wheels = fetch_all(lock, cache)
+    if dist.exists():
+        shutil.rmtree(dist)
+    pyo = dist / "pyodide"
+    pyo.mkdir(parents=True)
+    for name in PYODIDE_FILES:
+        shutil.copy2(runtime / name, pyo / name)
+    for path in wheels.values():
+        shutil.copy2(path, pyo / path.name)
+    own = build_own_wheel(root, pyo)
+    packages = _write_pyodide_lock(runtime, pyo, lock, wheels, own)
+    _copy_tree(root / "page", dist, ("*.html", "*.mjs", "*.css", "*.svg", "*.png", "ui/*.mjs"))
+    _copy_tree(root / "worker", dist / "worker", ("*.mjs",))
+    tools = root / "wasm_tools" / "out"
+    if tools.exists():
+        _copy_tree(tools, dist / "tools", ("*.wasm",))
+    _copy_tree(root / "wasm_tools", dist / "tools", ("sandbox.html", "sandbox.js"))
+    _manifest(dist, lock.target.pyodide, packages, own)
+    total = sum(f.stat().st_size for f in dist.rglob("*") if f.is_file())
+    return {"dist": str(dist), "bytes": total, "packages": packages, "own_wheel": own.name}
