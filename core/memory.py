@@ -18,9 +18,11 @@ __all__ = [
     "FixedClock",
     "MemoryAuditSink",
     "MemoryHostState",
+    "MemoryPeerChannel",
     "MemoryProjectFiles",
     "MemoryProjectRoots",
     "SeededRandomness",
+    "memory_channel_pair",
 ]
 
 Node = Union[bytes, "dict[str, Node]"]
@@ -225,3 +227,42 @@ class SeededRandomness:
     def token_bytes(self, n: int) -> bytes:
         """``n`` pseudo-random bytes from the seed."""
         return self._rng.randbytes(n)
+
+
+class MemoryPeerChannel:
+    """:class:`~core.ports.PeerChannel` end whose frames land in the other end's ``inbox``.
+
+    Build two connected ends with :func:`memory_channel_pair`. ``closed`` is ``(code, reason)``
+    once either end closed; both ends see the same close, and sending after it refuses
+    ``environment-unreachable``. A peer that never reads its inbox is a silent peer.
+    """
+
+    def __init__(self) -> None:
+        self.inbox: list[str] = []
+        self.closed: tuple[int, str] | None = None
+        self.other: MemoryPeerChannel | None = None
+
+    async def send(self, frame: str) -> None:
+        """See :meth:`core.ports.PeerChannel.send`."""
+        if self.closed is not None or self.other is None:
+            raise Refused(Code.ENVIRONMENT_UNREACHABLE, "The channel is closed.")
+        self.other.inbox.append(str(frame))
+
+    async def close(self, code: int, reason: str) -> None:
+        """See :meth:`core.ports.PeerChannel.close`."""
+        if self.closed is None:
+            self.closed = (code, reason)
+            if self.other is not None and self.other.closed is None:
+                self.other.closed = (code, reason)
+
+    def take(self) -> list[str]:
+        """Remove and return every frame received so far, oldest first."""
+        frames, self.inbox = self.inbox, []
+        return frames
+
+
+def memory_channel_pair() -> tuple[MemoryPeerChannel, MemoryPeerChannel]:
+    """Two connected :class:`MemoryPeerChannel` ends (caller end, peer end)."""
+    a, b = MemoryPeerChannel(), MemoryPeerChannel()
+    a.other, b.other = b, a
+    return a, b

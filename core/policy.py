@@ -11,10 +11,43 @@ from pydantic import Field
 
 from core.model import Contract
 
-__all__ = ["Policy"]
+__all__ = ["DEFAULT_HELLO_BOUND_MS", "DEFAULT_PEER_DEADLINE_MS", "Policy"]
+
+DEFAULT_HELLO_BOUND_MS = 5000
+DEFAULT_PEER_DEADLINE_MS = 30_000
 
 
 class Policy(Contract):
-    """Operator switches. ``read_only`` is SAFE mode: every write is refused ``read-only-mode``."""
+    """Operator switches. ``read_only`` is SAFE mode: every write is refused ``read-only-mode``.
+
+    Admission and the broker (seed 003, SPEC §7) read:
+
+    - ``disabled_tools``: operation names switched off (``tool-disabled``); others are on;
+    - ``admitted_plugins``: plugin id → the one release the operator admitted
+      (``plugin-not-admitted`` for any other release, or for a plugin not listed);
+    - ``files_grants``: origins (``builtin``, ``plugin:<id>``) the operator granted file access
+      (``files-grant-missing`` otherwise); the host's own tools have it unless it is removed.
+
+    Peer channels (seed 002 §4, SPEC §6) read ``hello_bound_ms`` — how long a new channel may
+    take to send its hello frame — and ``peer_deadline_ms`` — how long a forwarded call may wait
+    for its answer before it is ``environment-unreachable``. Both in milliseconds.
+    """
 
     read_only: bool = Field(default=False, description="SAFE mode: refuse every write.")
+    disabled_tools: tuple[str, ...] = Field(default=(), max_length=1000)
+    admitted_plugins: dict[str, str] = Field(default_factory=dict, max_length=1000)
+    files_grants: tuple[str, ...] = Field(default=("builtin",), max_length=1000)
+    hello_bound_ms: int = Field(default=DEFAULT_HELLO_BOUND_MS, ge=1, le=600_000)
+    peer_deadline_ms: int = Field(default=DEFAULT_PEER_DEADLINE_MS, ge=1, le=3_600_000)
+
+    def tool_enabled(self, name: str) -> bool:
+        """False when the operator switched the operation ``name`` off."""
+        return name not in self.disabled_tools
+
+    def release_admitted(self, plugin_id: str, release: str | None) -> bool:
+        """True when ``release`` is the release of ``plugin_id`` the operator admitted."""
+        return release is not None and self.admitted_plugins.get(plugin_id) == release
+
+    def has_files_grant(self, origin: str) -> bool:
+        """True when the operator granted file access to ``origin``."""
+        return origin in self.files_grants

@@ -22,6 +22,7 @@ __all__ = [
     "Clock",
     "Entry",
     "HostState",
+    "PeerChannel",
     "ProjectFiles",
     "ProjectRoots",
     "Randomness",
@@ -146,6 +147,27 @@ class AuditSink(Protocol):
 
     async def range(self, first: int, last: int) -> list[StoredAuditRecord]:
         """Records with ``first <= seq <= last``, ascending."""
+        ...
+
+
+@runtime_checkable
+class PeerChannel(Protocol):
+    """One open channel to a peer environment (a ``MessagePort`` in E1, a WebSocket for a
+    network peer), SPEC §6, seed 002 §4.
+
+    Frames are JSON texts. Core sends with :meth:`send` and closes with :meth:`close`; the
+    adapter delivers incoming frames and the other side's close to core (it calls the hello
+    gate, :class:`core.channels.LiveChannels` and :class:`core.execute.PeerCaller`), so the port
+    itself has no receive method and no timer.
+    """
+
+    async def send(self, frame: str) -> None:
+        """Send one frame; refuse ``environment-unreachable`` when the channel is closed."""
+        ...
+
+    async def close(self, code: int, reason: str) -> None:
+        """Close the channel with a WebSocket-like ``code`` (1008 for refusals) and ``reason``
+        (the refusal code). Closing a closed channel does nothing."""
         ...
 
 

@@ -1,0 +1,215 @@
+"""Custody of secret text: a wrapper that never shows its value, and error text that never
+echoes input (seed 002 §2 and §5; SPEC §6 last line, §4).
+
+A bearer, a host token or a key travels inside ``core`` only as a :class:`Secret`. Its
+``repr``, ``str`` and ``format`` are the fixed text :data:`REDACTED`; a pydantic model that
+holds one dumps :data:`REDACTED` in its place, unless the caller dumps with the context
+``{REVEAL: True}`` — which only the HOST_DIR persistence code does. Two secrets compare in
+constant time over their sha256 digests (equal length, so not even the length leaks).
+
+:func:`quiet_error_text` turns a pydantic ``ValidationError`` into a short sentence built only
+from our own field names and fixed phrases: never an input value, never an unexpected key, never
+an unexpected discriminator tag (pydantic's own messages echo those).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import typing
+from collections.abc import Iterable
+from typing import Any, Literal, get_args, get_origin
+
+from pydantic import BaseModel, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import core_schema
+
+__all__ = [
+    "MAX_SECRET_CHARS",
+    "REDACTED",
+    "REVEAL",
+    "Secret",
+    "known_names",
+    "quiet_error_text",
+    "sha256_hex",
+]
+
+REDACTED = "[redacted]"
+"""What a :class:`Secret` shows wherever it is printed, logged or dumped."""
+
+REVEAL = "reveal_secrets"
+"""Serialisation-context key: ``model_dump_json(context={REVEAL: True})`` writes the values."""
+
+MAX_SECRET_CHARS = 512
+
+
+def sha256_hex(text: str) -> str:
+    """Lower-case hex sha256 of ``text`` encoded as UTF-8 (64 characters)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Secret:
+    """A secret string (bearer, host token, key) that does not reveal itself.
+
+    ``reveal()`` returns the value; it is called only where the value must leave as itself
+    (presenting a bearer to its peer, persisting HOST_DIR). ``digest()`` is its sha256 hex.
+    Equality is constant-time; ``bool(secret)`` is false for the empty string.
+    """
+
+    __slots__ = ("__value",)
+
+    def __init__(self, value: str) -> None:
+        if not isinstance(value, str):
+            raise TypeError("a secret is text")
+        self.__value = value
+
+    def reveal(self) -> str:
+        """The secret value itself. Never put it in a message, log line or audit record."""
+        return self.__value
+
+    def digest(self) -> str:
+        """sha256 hex of the value (what HOST_DIR stores for issued bearers, seed 002 §3)."""
+        return sha256_hex(self.__value)
+
+    def __repr__(self) -> str:
+        return f"Secret({REDACTED!r})"
+
+    def __str__(self) -> str:
+        return REDACTED
+
+    def __format__(self, spec: str) -> str:
+        return REDACTED
+
+    def __bool__(self) -> bool:
+        return self.__value != ""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Secret):
+            return NotImplemented
+        return hmac.compare_digest(
+            hashlib.sha256(self.__value.encode("utf-8", "surrogatepass")).digest(),
+            hashlib.sha256(other.__value.encode("utf-8", "surrogatepass")).digest(),
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.digest())
+
+    def __reduce__(self) -> typing.NoReturn:
+        raise TypeError("a Secret is not pickled")
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        from_text = core_schema.no_info_after_validator_function(
+            cls, core_schema.str_schema(max_length=MAX_SECRET_CHARS, strict=True)
+        )
+        return core_schema.json_or_python_schema(
+            json_schema=from_text,
+            python_schema=core_schema.union_schema(
+                [core_schema.is_instance_schema(cls), from_text]
+            ),
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                _serialize, info_arg=True
+            ),
+        )
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {"type": "string", "maxLength": MAX_SECRET_CHARS, "writeOnly": True}
+
+
+def _serialize(value: Secret, info: core_schema.SerializationInfo) -> str:
+    context = info.context
+    if isinstance(context, dict) and context.get(REVEAL) is True:
+        return value.reveal()
+    return REDACTED
+
+
+_PHRASES = {
+    "missing": "is required",
+    "extra_forbidden": "is not allowed",
+    "literal_error": "is not an allowed value",
+    "enum": "is not an allowed value",
+    "string_pattern_mismatch": "does not have the required form",
+    "string_too_long": "is too long",
+    "string_too_short": "is too short",
+    "too_long": "has too many items",
+    "too_short": "has too few items",
+    "greater_than_equal": "is too small",
+    "greater_than": "is too small",
+    "less_than_equal": "is too large",
+    "less_than": "is too large",
+    "union_tag_invalid": "names no known message type",
+    "union_tag_not_found": "lacks its 'type'",
+    "json_invalid": "is not valid JSON",
+    "json_type": "is not JSON text",
+}
+
+
+def known_names(*models: type[BaseModel]) -> frozenset[str]:
+    """Every field name, alias and ``Literal`` value reachable from ``models``.
+
+    These are the only words :func:`quiet_error_text` will repeat from an error location.
+    """
+    names: set[str] = set()
+    seen: set[type[BaseModel]] = set()
+    stack: list[Any] = list(models)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, type) and issubclass(item, BaseModel):
+            if item in seen:
+                continue
+            seen.add(item)
+            for name, info in item.model_fields.items():
+                names.add(name)
+                if info.alias:
+                    names.add(info.alias)
+                stack.append(info.annotation)
+            continue
+        if get_origin(item) is Literal:
+            names.update(str(v) for v in get_args(item))
+            continue
+        stack.extend(get_args(item))
+    return frozenset(names)
+
+
+def _loc_text(loc: Iterable[int | str], names: frozenset[str]) -> str:
+    parts = []
+    for part in loc:
+        if isinstance(part, str) and "[" in part:
+            continue  # a schema label such as 'function-after[...]', not input
+        if isinstance(part, int):
+            parts.append(str(part))
+        elif part in names:
+            parts.append(part)
+        else:
+            parts.append("(field)")
+    return ".".join(parts) or "(message)"
+
+
+def quiet_error_text(
+    exc: ValidationError, names: frozenset[str], *, prefix: str = "", limit: int = 3
+) -> str:
+    """A sentence naming what was wrong, built from ``names`` and fixed phrases only.
+
+    Input values, unknown keys and unknown tags are never repeated (they may be secrets, seed
+    002 §2). ``prefix`` is put before every location (e.g. ``"args."``).
+    """
+    out: list[str] = []
+    errors = exc.errors(include_input=False, include_url=False, include_context=False)
+    for err in errors:
+        err_type = str(err.get("type", ""))
+        if err_type.endswith("_type") and err_type not in _PHRASES:
+            phrase = "has the wrong type"
+        else:
+            phrase = _PHRASES.get(err_type, "is invalid")
+        line = f"{prefix}{_loc_text(err.get('loc', ()), names)} {phrase}"
+        if line not in out:
+            out.append(line)
+    more = len(out) - limit
+    out = out[:limit]
+    tail = f" (and {more} more)" if more > 0 else ""
+    return "; ".join(out)[:1500] + tail + "."
