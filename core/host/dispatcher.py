@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 # Importing the operation modules registers their operations.
-from core.host import audit_ops, file_ops, info_ops, project_ops  # noqa: F401
+from core.host import audit_ops, file_ops, info_ops, mission_ops, project_ops  # noqa: F401
 from core.host.context import HostContext
 from core.host.operations import OPERATIONS, Call, Operation, Outcome
 from core.protocol import (

@@ -1,0 +1,110 @@
+"""The one sanitizer for names and purposes that come from the runner seat (seed 004 §8).
+
+A runner (an agent, a model) may propose block names and purposes through ``candidate_edit``.
+Each such text passes :func:`check_runner_text`; the owner seat — the person at the page — is
+never sanitized. The sanitizer validates only: a text it accepts is stored byte for byte, never
+rewritten. It refuses ``sanitizer_refused`` naming the field and the first class found, in this
+order:
+
+- ``control character`` — any Unicode control (``Cc``: NUL, newline, tab, DEL, C1), format
+  character (``Cf``: bidi overrides, zero-width joiners and spaces, soft hyphen) or line/paragraph
+  separator (``Zl``/``Zp``). A runner name is one line of plain text;
+- ``URL`` — a scheme followed by ``//`` (``https://``, ``ftp://``…), a ``www.`` host, or one of
+  the schemes ``javascript:``, ``data:``, ``vbscript:``, ``file:``, ``mailto:``;
+- ``path separator`` — ``/`` or ``\\``;
+- ``token-like string`` — a word (split on whitespace) that looks like a credential: it starts
+  with a well-known secret prefix (``vbx_``, ``sk-``, ``sk_live_``, ``ghp_``, ``gho_``,
+  ``ghs_``, ``github_pat_``, ``xoxb-``, ``xoxp-``, ``AKIA``, ``AIza``, ``eyJ``) and is at least
+  16 characters; or it is at least 32 hex digits; or it is at least 24 characters of
+  ``[A-Za-z0-9+/=_-]`` mixing upper case, lower case and digits, with a character entropy of at
+  least 4 bits and lower-case runs shorter than 3 letters on average (random text; a CamelCase
+  identifier such as ``ParseHttpRequestHeadersV2024`` reads as words and passes).
+
+Ordinary names — ``Receipt importer``, ``handle_oauth2_callback_v2``, ``Élan vital — 2º``,
+``data: pipeline`` — pass unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from typing import Literal
+
+from core.refusals import Code, Refused
+
+__all__ = ["HazardClass", "check_runner_text", "hazard_in"]
+
+HazardClass = Literal["control character", "path separator", "URL", "token-like string"]
+
+_URL = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*://|(?:^|[^\w.])www\.[^\s.]|\b(?:javascript|data|vbscript|file|mailto):(?=\S)",
+    re.IGNORECASE,
+)
+_SECRET_PREFIXES = (
+    "vbx_",
+    "sk-",
+    "sk_live_",
+    "ghp_",
+    "gho_",
+    "ghs_",
+    "github_pat_",
+    "xoxb-",
+    "xoxp-",
+    "AKIA",
+    "AIza",
+    "eyJ",
+)
+_HEX_RUN = re.compile(r"[0-9a-fA-F]{32,}")
+_BLOB = re.compile(r"[A-Za-z0-9+/=_-]{24,}")
+_LOWER_RUN = re.compile(r"[a-z]+")
+
+
+def _entropy(word: str) -> float:
+    counts = Counter(word)
+    n = len(word)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def _token_like(word: str) -> bool:
+    if len(word) >= 16 and word.startswith(_SECRET_PREFIXES):
+        return True
+    if _HEX_RUN.fullmatch(word):
+        return True
+    if _BLOB.fullmatch(word):
+        mixed = (
+            any(c.isupper() for c in word)
+            and any(c.islower() for c in word)
+            and any(c.isdigit() for c in word)
+        )
+        runs = [len(run) for run in _LOWER_RUN.findall(word)]
+        wordy = bool(runs) and sum(runs) / len(runs) >= 3
+        return mixed and not wordy and _entropy(word) >= 4.0
+    return False
+
+
+def hazard_in(text: str) -> HazardClass | None:
+    """The first hazard class found in ``text`` (order in the module docstring), or ``None``."""
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text):
+        return "control character"
+    if _URL.search(text):
+        return "URL"
+    if "/" in text or "\\" in text:
+        return "path separator"
+    if any(_token_like(word) for word in text.split()):
+        return "token-like string"
+    return None
+
+
+def check_runner_text(field: str, text: str) -> str:
+    """Return ``text`` unchanged when it is clean; else refuse.
+
+    ``field`` is how the refusal names the input (``ops[2].name``). Raises
+    :class:`~core.refusals.Refused` ``sanitizer_refused`` with the message
+    ``"<field>: <class>"`` (e.g. ``ops[0].name: path separator``) and ``field`` set.
+    """
+    hazard = hazard_in(text)
+    if hazard is not None:
+        raise Refused(Code.SANITIZER_REFUSED, f"{field}: {hazard}", field=field)
+    return text
