@@ -1,0 +1,134 @@
+"""A page of the running site, with what the tests watch and a way to call the host.
+
+Watched from before the page's own scripts run (an init script): ``securitypolicyviolation``
+events, console errors (page and worker), uncaught page errors and dialogs (any ``alert`` would
+be an injection). :meth:`HostPage.call` sends a host-protocol request the same way the page's
+UI does, through the page's own client.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from playwright.sync_api import ConsoleMessage, Dialog, Page
+
+from e2e.site import BASE_URL
+
+BOOT_TIMEOUT_MS = 90_000
+
+WATCH_SCRIPT = """
+(() => {
+  const seen = [];
+  Object.defineProperty(window, "__cspViolations", { value: seen });
+  document.addEventListener("securitypolicyviolation", (e) => {
+    seen.push({ directive: e.violatedDirective, blocked: e.blockedURI, sample: e.sample });
+  });
+})();
+"""
+
+CALL_SCRIPT = """
+async ([op, args, b64, human]) => {
+  const body = b64 === null ? null : Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)).buffer;
+  try {
+    const answer = await window.voicebox.host.call(op, args, { body, human });
+    let out = null, digest = null;
+    if (answer.body) {
+      const bytes = new Uint8Array(answer.body);
+      let s = "";
+      for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+      out = btoa(s);
+      const d = await crypto.subtle.digest("SHA-256", bytes);
+      digest = [...new Uint8Array(d)].map((x) => x.toString(16).padStart(2, "0")).join("");
+    }
+    return { ok: true, result: answer.result, logged: answer.logged, body: out, body_sha256: digest };
+  } catch (err) {
+    return { ok: false, refusal: { code: err.code, status: err.status, message: err.message, field: err.field } };
+  }
+}
+"""
+
+
+@dataclass
+class HostPage:
+    """Wraps a Playwright page of the site (see module docstring)."""
+
+    page: Page
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.page.add_init_script(WATCH_SCRIPT)
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda err: self.page_errors.append(str(err)))
+        self.page.on("dialog", self._dialog)
+        self.page.on("worker", lambda w: w.on("console", self._console))
+
+    def _console(self, msg: ConsoleMessage) -> None:
+        if msg.type == "error":
+            self.console_errors.append(msg.text)
+
+    def _dialog(self, dialog: Dialog) -> None:
+        self.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    def open(self, url: str = BASE_URL) -> None:
+        """Navigate to the site and wait until the host is ready (or fail with its error)."""
+        self.page.goto(url)
+        self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Wait for the status element to leave 'booting'; fail unless it says ready."""
+        self.page.wait_for_function(
+            "() => document.getElementById('status')?.dataset.state !== 'booting'",
+            timeout=BOOT_TIMEOUT_MS,
+        )
+        state = self.page.get_attribute("#status", "data-state")
+        assert state == "ready", self.page.text_content("body")
+
+    def reload(self) -> None:
+        """Reload and wait for the host again."""
+        self.page.reload()
+        self.wait_ready()
+
+    def call(
+        self, op: str, args: dict[str, Any] | None = None, body: bytes | None = None,
+        human: bool = False,
+    ) -> dict[str, Any]:
+        """Send ``op`` through the page's host client; returns ``{ok, result|refusal, ...}``.
+
+        A returned body comes back base64-decoded as ``bytes`` in ``"body"``, with
+        ``"body_sha256"`` computed in the page.
+        """
+        b64 = None if body is None else base64.b64encode(body).decode()
+        answer = self.page.evaluate(CALL_SCRIPT, [op, args or {}, b64, human])
+        if answer.get("body") is not None:
+            answer["body"] = base64.b64decode(answer["body"])
+        return answer
+
+    def ok(self, op: str, args: dict[str, Any] | None = None, body: bytes | None = None,
+           human: bool = False) -> dict[str, Any]:
+        """Call and return the result; fail the test on a refusal."""
+        answer = self.call(op, args, body, human)
+        assert answer["ok"], answer
+        return answer
+
+    def refused(self, op: str, args: dict[str, Any] | None = None,
+                body: bytes | None = None) -> dict[str, Any]:
+        """Call and return the refusal; fail the test if the host admitted it."""
+        answer = self.call(op, args, body)
+        assert not answer["ok"], answer
+        return answer["refusal"]
+
+    def csp_violations(self) -> list[dict[str, Any]]:
+        """Every ``securitypolicyviolation`` the page saw since it loaded."""
+        return self.page.evaluate("() => window.__cspViolations.slice()")
+
+    def assert_clean(self) -> None:
+        """No CSP violation, console error, page error or dialog happened."""
+        assert self.csp_violations() == []
+        assert self.console_errors == []
+        assert self.page_errors == []
+        assert self.dialogs == []

@@ -1,0 +1,113 @@
+"""Every session a user or CI runs (README). Plain ``nox`` runs lint, tests, pyodide_tests, e2e.
+
+- ``lint``: ruff check + ruff format --check, and a syntax check of the JavaScript.
+- ``tests``: the core suite on CPython.
+- ``pyodide_tests``: the same core suite inside real Pyodide (the pinned npm runtime, Node).
+- ``build``: ``npm ci``, the create-asset Wasm module (sha256-pinned), then ``dist/``.
+- ``e2e``: build, then pytest-playwright in headless Debian Chromium.
+- ``serve``: build, then serve ``dist/`` on 127.0.0.1 and print the URL.
+- ``bench``: benchmarks that print figures and ratios (no timing assertions anywhere else).
+
+Chromium: Debian's ``/usr/bin/chromium`` (``apt-get install chromium``); never
+``playwright install``. Override with ``VOICEBOX_CHROMIUM=/path/to/chromium``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+nox.options.sessions = ["lint", "tests", "pyodide_tests", "e2e"]
+nox.options.reuse_existing_virtualenvs = True
+nox.options.default_venv_backend = "venv"
+
+PYTHON = "3.11"
+RUNTIME = ["pydantic==2.14.4", "jinja2==3.1.6"]
+TEST = [*RUNTIME, "pytest==9.2.0", "hypothesis==6.170.17", "jsonschema==4.26.0", "pillow==13.0.0"]
+BUILD = ["build==1.6.1", "hatchling==1.33.0", "pyodide-lock==0.1.2", "packaging>=24"]
+E2E = [*TEST, "playwright==1.65.2", "pytest-playwright==0.10.0"]
+
+
+def _npm_ci(session: nox.Session) -> None:
+    lock = ROOT / "package-lock.json"
+    stamp = ROOT / "node_modules" / ".package-lock.json"
+    if stamp.exists() and stamp.stat().st_mtime >= lock.stat().st_mtime:
+        return
+    session.run("npm", "ci", "--no-audit", "--no-fund", external=True)
+
+
+def _build(session: nox.Session) -> None:
+    _npm_ci(session)
+    if (ROOT / "wasm_tools" / "build.py").exists():
+        session.run("python", "wasm_tools/build.py")
+    session.run("python", "-m", "worker.sitebuild")
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff lint and format check; ``node --check`` on every shipped JavaScript module."""
+    session.install("ruff==0.17.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    scripts = sorted(
+        str(p.relative_to(ROOT))
+        for folder in ("page", "worker", "wasm_tools")
+        for p in (ROOT / folder).rglob("*")
+        if p.suffix in {".mjs", ".js"}
+    )
+    for script in scripts:
+        session.run("node", "--check", script, external=True, silent=True)
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """The core and build suites on CPython (tests/)."""
+    session.install(*TEST, *BUILD)
+    session.run("python", "-m", "pytest", "tests", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def pyodide_tests(session: nox.Session) -> None:
+    """The pure core suite inside real Pyodide under Node (tests/pyodide_runner.mjs)."""
+    session.install(*BUILD, *RUNTIME)
+    _npm_ci(session)
+    session.run("python", "-m", "tests.pyodide_wheels")
+    session.run("node", "tests/pyodide_runner.mjs", *session.posargs, external=True)
+
+
+@nox.session(python=PYTHON)
+def build(session: nox.Session) -> None:
+    """Build ``dist/`` (static site, relative URLs only)."""
+    session.install(*BUILD, *RUNTIME)
+    _build(session)
+
+
+@nox.session(python=PYTHON)
+def e2e(session: nox.Session) -> None:
+    """Build, then the end-to-end journeys in headless Chromium (e2e/)."""
+    session.install(*BUILD, *E2E)
+    _build(session)
+    chromium = os.environ.get("VOICEBOX_CHROMIUM", "/usr/bin/chromium")
+    if not shutil.which(chromium):
+        session.error(f"{chromium} not found: apt-get install -y chromium (never playwright install)")
+    session.run("python", "-m", "pytest", "e2e", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def serve(session: nox.Session) -> None:
+    """Build, then serve ``dist/`` on 127.0.0.1 (port from ``--port N`` or 8000)."""
+    session.install(*BUILD, *RUNTIME)
+    _build(session)
+    session.run("python", "-m", "worker.sitebuild.serve", "--dir", "dist", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Benchmarks: print figures and ratios, write bench/results/ (see bench/README.md)."""
+    session.install(*BUILD, *E2E)
+    _build(session)
+    session.run("python", "-m", "bench", *session.posargs)
