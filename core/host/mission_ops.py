@@ -230,13 +230,14 @@ async def mission_deliver(call: Call) -> Outcome:
 
 
 class SendArgs(Contract):
-    """``mailbox.send``: a plain letter from ``agent_id`` to the inbox ``to``."""
+    """``mailbox.send``: a plain letter from ``agent_id`` to the inbox ``to``; ``text`` is
+    stored as the letter's ``body`` (the protocol's ``body`` is the binary payload)."""
 
     project: ProjectId = _PROJECT
     agent_id: AgentId
     to: AgentId
     subject: str | None = Field(default=None, max_length=300)
-    body: str = Field(max_length=MAX_NOTE_CHARS)
+    text: str = Field(max_length=MAX_NOTE_CHARS)
 
 
 class SendAnswer(Contract):
@@ -260,7 +261,7 @@ async def mailbox_send(call: Call) -> Outcome:
     _, mailbox = await _open(call)
     try:
         line = note_line(
-            args.agent_id, args.to, args.subject, args.body, instant_iso(call.ctx.clock.now_ms())
+            args.agent_id, args.to, args.subject, args.text, instant_iso(call.ctx.clock.now_ms())
         )
     except ValueError:
         raise Refused(
