@@ -93,7 +93,9 @@ def e2e(session: nox.Session) -> None:
     _build(session)
     chromium = os.environ.get("VOICEBOX_CHROMIUM", "/usr/bin/chromium")
     if not shutil.which(chromium):
-        session.error(f"{chromium} not found: apt-get install -y chromium (never playwright install)")
+        session.error(
+            f"{chromium} not found: apt-get install -y chromium (never playwright install)"
+        )
     session.run("python", "-m", "pytest", "e2e", *session.posargs)
 
 

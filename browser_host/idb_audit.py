@@ -35,7 +35,9 @@ class IdbAuditSink:
                 if getattr(exc, "name", "") == "QuotaExceededError"
                 else Code.STORAGE_FAILED
             )
-            raise Refused(code, f"The audit could not be written ({getattr(exc, 'name', '')}).") from None
+            raise Refused(
+                code, f"The audit could not be written ({getattr(exc, 'name', '')})."
+            ) from None
 
     async def last(self) -> StoredAuditRecord | None:
         """See :meth:`core.ports.AuditSink.last`."""

@@ -1,4 +1,4 @@
-"""Wiring for the E1 host: OPFS + IndexedDB adapters into a core :class:`~core.host.dispatcher.Host`.
+"""Wiring for the E1 host: OPFS and IndexedDB adapters into a core ``Host``.
 
 The worker's JavaScript calls :func:`start` once (after Pyodide and the wheels are loaded and
 the storage lock is held) and then ``bridge.handle(text, body)`` for each page message. OPFS

@@ -14,6 +14,7 @@ next listed.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import AsyncIterator
 from typing import Any
@@ -44,25 +45,23 @@ async def _write_atomic(folder: Any, name: str, data: bytes, inflight: set[str])
             await writable.write(to_js(data))
             await writable.close()
         except JsException:
-            try:
+            with contextlib.suppress(JsException):
                 await writable.abort()
-            except JsException:
-                pass
             raise
         await handle.move(name)
         handle = None
     except JsException as exc:
         raise refusal_from_js(
-            exc, f"Writing '{name}' failed", TypeMismatchError=Code.IS_A_DIRECTORY,
+            exc,
+            f"Writing '{name}' failed",
+            TypeMismatchError=Code.IS_A_DIRECTORY,
             InvalidModificationError=Code.IS_A_DIRECTORY,
         ) from None
     finally:
         inflight.discard(tmp)
         if handle is not None:
-            try:
+            with contextlib.suppress(JsException):
                 await folder.removeEntry(tmp)
-            except JsException:
-                pass
 
 
 class HandleProjectFiles:
@@ -151,10 +150,8 @@ class HandleProjectFiles:
             else:
                 entries.append(Entry(name, "file", int((await child.getFile()).size)))
         for name in stale:
-            try:
+            with contextlib.suppress(JsException):
                 await handle.removeEntry(name)
-            except JsException:
-                pass
         return sorted(entries, key=lambda e: e.name)
 
     async def mkdir(self, path: ProjectPath) -> None:

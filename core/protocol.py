@@ -91,9 +91,11 @@ class RefusalAnswer(Contract):
 def salvage_id(text: str | bytes) -> str | None:
     """Best-effort read of a request's ``id`` from a message that failed to validate.
 
-    Returns the id only when it is itself valid (a short token); otherwise ``None``. Never
-    raises.
+    Returns the id only when it is itself valid (a short token); otherwise ``None``. An
+    oversized text is not parsed at all. Never raises.
     """
+    if len(text) > MAX_MESSAGE_BYTES:
+        return None
     try:
         raw = json.loads(text)
     except (ValueError, RecursionError, TypeError):

@@ -69,11 +69,17 @@ def host(site_context: BrowserContext) -> HostPage:
     return page
 
 
-def launch_persistent(playwright: Playwright, user_data: Path, router: SiteRouter) -> BrowserContext:
+def launch_persistent(
+    playwright: Playwright, user_data: Path, router: SiteRouter
+) -> BrowserContext:
     """A persistent-profile Chromium (for restart journeys) routed through ``router``."""
     context = playwright.chromium.launch_persistent_context(
-        str(user_data), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
-        viewport={"width": 1280, "height": 860}, accept_downloads=True,
+        str(user_data),
+        executable_path=CHROMIUM,
+        args=CHROMIUM_ARGS,
+        headless=True,
+        viewport={"width": 1280, "height": 860},
+        accept_downloads=True,
     )
     router.install(context)
     return context
@@ -84,8 +90,19 @@ def real_sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real source distribution from PyPI (jinja2 3.1.6), unpacked: the upload's input."""
     where = tmp_path_factory.mktemp("sdist")
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary=:all:", "-q",
-         "--disable-pip-version-check", "-d", str(where), "jinja2==3.1.6"],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary=:all:",
+            "-q",
+            "--disable-pip-version-check",
+            "-d",
+            str(where),
+            "jinja2==3.1.6",
+        ],
         check=True,
     )
     (archive,) = where.glob("*.tar.gz")

@@ -94,7 +94,10 @@ class HostPage:
         self.wait_ready()
 
     def call(
-        self, op: str, args: dict[str, Any] | None = None, body: bytes | None = None,
+        self,
+        op: str,
+        args: dict[str, Any] | None = None,
+        body: bytes | None = None,
         human: bool = False,
     ) -> dict[str, Any]:
         """Send ``op`` through the page's host client; returns ``{ok, result|refusal, ...}``.
@@ -108,15 +111,21 @@ class HostPage:
             answer["body"] = base64.b64decode(answer["body"])
         return answer
 
-    def ok(self, op: str, args: dict[str, Any] | None = None, body: bytes | None = None,
-           human: bool = False) -> dict[str, Any]:
+    def ok(
+        self,
+        op: str,
+        args: dict[str, Any] | None = None,
+        body: bytes | None = None,
+        human: bool = False,
+    ) -> dict[str, Any]:
         """Call and return the result; fail the test on a refusal."""
         answer = self.call(op, args, body, human)
         assert answer["ok"], answer
         return answer
 
-    def refused(self, op: str, args: dict[str, Any] | None = None,
-                body: bytes | None = None) -> dict[str, Any]:
+    def refused(
+        self, op: str, args: dict[str, Any] | None = None, body: bytes | None = None
+    ) -> dict[str, Any]:
         """Call and return the refusal; fail the test if the host admitted it."""
         answer = self.call(op, args, body)
         assert not answer["ok"], answer

@@ -60,5 +60,6 @@ class SiteRouter:
             route.fulfill(status=404, body="not found")
             return
         ctype = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
-        route.fulfill(status=200, body=file.read_bytes(),
-                      headers={"Content-Type": ctype, **headers_for(rel)})
+        route.fulfill(
+            status=200, body=file.read_bytes(), headers={"Content-Type": ctype, **headers_for(rel)}
+        )

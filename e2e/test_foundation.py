@@ -141,7 +141,7 @@ def test_bad_paths_and_malformed_messages_are_refused_by_name_and_write_nothing(
     )
     assert "x" not in host_dir
     malformed = host.page.evaluate(
-        "() => window.voicebox.host.callRaw('{\"v\":1,\"id\":\"m1\",\"op\":5}', 'm1')"
+        '() => window.voicebox.host.callRaw(\'{"v":1,"id":"m1","op":5}\', \'m1\')'
         ".then(() => 'answered-ok', (e) => e.code)"
     )
     assert malformed == "message-malformed"
@@ -170,7 +170,9 @@ def test_real_sdist_survives_reload_and_browser_restart_and_the_audit_verifies(
     page.click("button.project-open:text-is('jinja2 sdist')")
     page.wait_for_selector("#file-tree details[data-path='jinja2-3.1.6']")
     project = next(
-        p["id"] for p in host.ok("project.list")["result"]["projects"] if p["name"] == "jinja2 sdist"
+        p["id"]
+        for p in host.ok("project.list")["result"]["projects"]
+        if p["name"] == "jinja2 sdist"
     )
     assert _host_files(host, project) == expected
 
@@ -221,8 +223,12 @@ def test_real_sdist_survives_reload_and_browser_restart_and_the_audit_verifies(
         target,
     )
     verdict = host.ok("audit.verify")["result"]
-    assert verdict == {"ok": False, "checked": target, "broken_seq": target,
-                       "reason": "record content does not match its hash"}
+    assert verdict == {
+        "ok": False,
+        "checked": target,
+        "broken_seq": target,
+        "reason": "record content does not match its hash",
+    }
     host.page.click("nav >> text=Audit")
     host.page.click("#verify-audit")
     host.page.wait_for_selector("#verify-result.bad")

@@ -22,7 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     root = args.root.resolve()
     started = time.monotonic()
     try:
-        summary = build_site(root, args.out or root / "dist", args.cache or root / ".cache" / "wheels")
+        summary = build_site(
+            root, args.out or root / "dist", args.cache or root / ".cache" / "wheels"
+        )
     except BuildError as exc:
         print(f"build failed: {exc}", file=sys.stderr)
         return 1

@@ -15,6 +15,7 @@ harden it, which a host that can set headers should copy (see docs/operations.md
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import http.server
 import socketserver
@@ -50,7 +51,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.send_header(key, value)
         super().end_headers()
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
@@ -70,10 +71,8 @@ def serve(directory: Path, port: int) -> None:
     with make_server(directory, port) as server:
         host, bound = server.server_address[:2]
         print(f"Serving {directory} at http://{host}:{bound}/  (Ctrl+C to stop)", flush=True)
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()
-        except KeyboardInterrupt:
-            pass
 
 
 if __name__ == "__main__":

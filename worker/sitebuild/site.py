@@ -67,8 +67,20 @@ def build_own_wheel(root: Path, out: Path) -> Path:
     env = dict(os.environ, SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH)
     with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run(
-            [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", tmp, str(root)],
-            env=env, capture_output=True, text=True, check=False,
+            [
+                sys.executable,
+                "-m",
+                "build",
+                "--wheel",
+                "--no-isolation",
+                "--outdir",
+                tmp,
+                str(root),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if done.returncode != 0:
             raise BuildError(f"building our wheel failed:\n{done.stdout}\n{done.stderr}")
@@ -95,7 +107,7 @@ def _write_pyodide_lock(
     imports = {w.name: w.imports for w in lock.wheels} | {"voicebox-e1": OWN_IMPORTS}
     packages = {}
     for name, path in sorted(all_wheels.items()):
-        meta_name, version, _ = wheel_metadata(path)
+        _, version, _ = wheel_metadata(path)
         packages[name] = PackageSpec(
             name=name,
             version=version,

@@ -112,8 +112,16 @@ def _download_wheel(w: LockedWheel, target: Target, cache: Path) -> Path:
     dest = cache / w.file
     if not dest.exists():
         with tempfile.TemporaryDirectory() as tmp:
-            args = ["download", "--only-binary=:all:", "--python-version", target.python_version,
-                    "--implementation", target.implementation, "-d", tmp]
+            args = [
+                "download",
+                "--only-binary=:all:",
+                "--python-version",
+                target.python_version,
+                "--implementation",
+                target.implementation,
+                "-d",
+                tmp,
+            ]
             if "wasm32" in w.file:
                 args += ["--platform", target.platform, "--abi", target.abi]
             _pip(*args, f"{w.name}=={w.version}")
@@ -141,8 +149,12 @@ def _build_pure(w: LockedWheel, cache: Path) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         constraints = Path(tmp) / "constraints.txt"
         constraints.write_text("\n".join(w.build_constraints) + "\n", encoding="utf-8")
-        env = dict(os.environ, CC="/bin/false", SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH,
-                   PIP_CONSTRAINT=str(constraints))
+        env = dict(
+            os.environ,
+            CC="/bin/false",
+            SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH,
+            PIP_CONSTRAINT=str(constraints),
+        )
         _pip("wheel", "--no-cache-dir", "-w", tmp, str(sdist), env=env)
         built = Path(tmp) / w.file
         if not built.exists():
@@ -187,9 +199,15 @@ def check_requirements(wheels: dict[str, Path], python_version: str) -> dict[str
         name, version, requires = wheel_metadata(path)
         versions[canonicalize_name(name)] = version
         reqs[canonicalize_name(name)] = requires
-    env = {"python_version": python_version, "python_full_version": python_version + ".0",
-           "sys_platform": "emscripten", "platform_system": "Emscripten",
-           "implementation_name": "cpython", "platform_machine": "wasm32", "extra": ""}
+    env = {
+        "python_version": python_version,
+        "python_full_version": python_version + ".0",
+        "sys_platform": "emscripten",
+        "platform_system": "Emscripten",
+        "implementation_name": "cpython",
+        "platform_machine": "wasm32",
+        "extra": "",
+    }
     depends: dict[str, list[str]] = {}
     for name, lines in reqs.items():
         depends[name] = []
@@ -201,7 +219,9 @@ def check_requirements(wheels: dict[str, Path], python_version: str) -> dict[str
             if dep not in versions:
                 raise BuildError(f"{name} requires {line!r}, which is not in the lock")
             if not req.specifier.contains(versions[dep], prereleases=True):
-                raise BuildError(f"{name} requires {line!r}, but the lock pins {dep} {versions[dep]}")
+                raise BuildError(
+                    f"{name} requires {line!r}, but the lock pins {dep} {versions[dep]}"
+                )
             depends[name].append(dep)
     return depends
 

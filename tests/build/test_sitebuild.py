@@ -1,0 +1,96 @@
+"""The site build's own checks (worker/sitebuild; SPEC §2): pins, hashes, requirements, and the
+page's code never reaching storage or another origin."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from worker.sitebuild.wheels import BuildError, _check, check_requirements, load_lock
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def fake_wheel(where: Path, name: str, version: str, requires: list[str]) -> Path:
+    path = where / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+    meta = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+    meta += [f"Requires-Dist: {r}" for r in requires]
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(
+            f"{name.replace('-', '_')}-{version}.dist-info/METADATA", "\n".join(meta) + "\n"
+        )
+    return path
+
+
+def test_requirements_are_checked_against_the_pinned_versions(tmp_path: Path) -> None:
+    wheels = {
+        "a": fake_wheel(
+            tmp_path, "a", "1.0", ["b==2.0", "c; extra == 'x'", "d; sys_platform == 'win32'"]
+        ),
+        "b": fake_wheel(tmp_path, "b", "2.0", []),
+    }
+    assert check_requirements(wheels, "3.14") == {"a": ["b"], "b": []}
+
+
+def test_an_unmet_pin_stops_the_build_naming_it(tmp_path: Path) -> None:
+    wheels = {
+        "pydantic": fake_wheel(tmp_path, "pydantic", "2.14.4", ["pydantic-core==2.50.5"]),
+        "pydantic-core": fake_wheel(tmp_path, "pydantic-core", "2.41.5", []),
+    }
+    with pytest.raises(BuildError, match=r"pydantic-core==2\.50\.5.*2\.41\.5"):
+        check_requirements(wheels, "3.14")
+
+
+def test_a_file_whose_hash_differs_is_refused_by_name(tmp_path: Path) -> None:
+    f = tmp_path / "x-1.0-py3-none-any.whl"
+    f.write_bytes(b"not the pinned bytes")
+    with pytest.raises(
+        BuildError, match=r"x-1.0-py3-none-any.whl: sha256 [0-9a-f]{64} does not match"
+    ):
+        _check(f, "0" * 64)
+
+
+def test_the_lock_pins_pydantic_with_its_matching_core_and_a_wasm_wheel() -> None:
+    lock = load_lock(ROOT)
+    by_name = {w.name: w for w in lock.wheels}
+    assert by_name["pydantic"].version.startswith("2.14.")
+    assert by_name["pydantic-core"].file.endswith(f"-{lock.target.platform}.whl")
+    assert by_name["markupsafe"].file.endswith("-py3-none-any.whl")
+    assert all(re.fullmatch("[0-9a-f]{64}", w.sha256) for w in lock.wheels)
+
+
+def _code(path: Path) -> str:
+    """The file's text without comments (full-line ``//`` and ``/* */`` blocks)."""
+    text = re.sub(r"/\*.*?\*/", "", path.read_text(), flags=re.S)
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+
+
+def _page_sources() -> list[Path]:
+    return sorted(p for p in (ROOT / "page").rglob("*") if p.suffix in {".mjs", ".js", ".html"})
+
+
+def test_the_page_never_touches_storage_apis() -> None:
+    forbidden = re.compile(
+        r"navigator\.storage|getDirectory|indexedDB|localStorage|sessionStorage|document\.cookie"
+    )
+    hits = {p.name: forbidden.findall(_code(p)) for p in _page_sources()}
+    assert {k: v for k, v in hits.items() if v} == {}
+
+
+def test_the_page_never_parses_html_from_strings() -> None:
+    sinks = re.compile(
+        r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|DOMParser"
+        r"|createContextualFragment|\beval\(|new Function"
+    )
+    hits = {p.name: sinks.findall(_code(p)) for p in _page_sources()}
+    assert {k: v for k, v in hits.items() if v} == {}
+
+
+def test_shipped_code_uses_relative_urls_only() -> None:
+    absolute = re.compile(r"""["'`](?:https?:)?//[^"'`]+""")
+    sources = _page_sources() + sorted((ROOT / "worker").glob("*.mjs"))
+    hits = {p.name: absolute.findall(_code(p)) for p in sources}
+    assert {k: v for k, v in hits.items() if v} == {}

@@ -1,0 +1,132 @@
+"""File operations through the dispatcher over in-memory ports (core/host/file_ops.py; SPEC §3)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from core.policy import Policy
+from tests.support import HostHarness
+
+
+@pytest.fixture
+def h() -> HostHarness:
+    return HostHarness()
+
+
+def project(h: HostHarness, name: str = "p") -> str:
+    return h.ok("project.create", name=name)["project"]["id"]
+
+
+def test_write_then_read_round_trips_bytes_and_reports_sha256(h: HostHarness) -> None:
+    pid = project(h)
+    data = bytes(range(256)) * 3
+    written = h.ok("file.write", data, project=pid, path="bin/blob.dat")
+    assert written == {
+        "path": "bin/blob.dat",
+        "size": 768,
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+    answer, body = h.call("file.read", project=pid, path="bin/blob.dat")
+    assert body == data and answer["result"] == written
+
+
+def test_listing_is_one_folder_sorted_and_hides_metadata(h: HostHarness) -> None:
+    pid = project(h)
+    for path in ["b.txt", "a/x.txt", "a/y/z.txt"]:
+        h.ok("file.write", b"1", project=pid, path=path)
+    root = h.ok("file.list", project=pid)["entries"]
+    assert [(e["name"], e["kind"]) for e in root] == [("a", "dir"), ("b.txt", "file")]
+    assert [e["name"] for e in h.ok("file.list", project=pid, folder="a")["entries"]] == [
+        "x.txt",
+        "y",
+    ]
+    assert [f["path"] for f in h.ok("file.walk", project=pid)["files"]] == [
+        "a/x.txt",
+        "a/y/z.txt",
+        "b.txt",
+    ]
+
+
+def test_refused_writes_leave_storage_byte_identical(h: HostHarness) -> None:
+    pid = project(h)
+    h.ok("file.write", b"keep", project=pid, path="keep.txt")
+    before = repr(h.roots.roots[pid].tree)
+    for path, code in [
+        ("../escape", "path-outside-root"),
+        ("/abs", "path-outside-root"),
+        ("a\x00b", "path-invalid"),
+        (".voicebox/manifest.json", "path-reserved"),
+        (".vbx-tmp-1", "path-reserved"),
+    ]:
+        assert h.refused("file.write", b"x", project=pid, path=path)["code"] == code
+    assert repr(h.roots.roots[pid].tree) == before
+
+
+def test_if_absent_refuses_to_overwrite(h: HostHarness) -> None:
+    pid = project(h)
+    h.ok("file.write", b"1", project=pid, path="a.txt")
+    assert (
+        h.refused("file.write", b"2", project=pid, path="a.txt", if_absent=True)["code"]
+        == "already-exists"
+    )
+    assert h.call("file.read", project=pid, path="a.txt")[1] == b"1"
+
+
+def test_writing_over_a_folder_is_refused(h: HostHarness) -> None:
+    pid = project(h)
+    h.ok("file.mkdir", project=pid, path="d")
+    assert h.refused("file.write", b"x", project=pid, path="d")["code"] == "is-a-directory"
+
+
+def test_move_renames_files_and_refuses_folders_and_clobbering(h: HostHarness) -> None:
+    pid = project(h)
+    h.ok("file.write", b"1", project=pid, path="a.txt")
+    h.ok("file.write", b"2", project=pid, path="b.txt")
+    assert h.refused("file.move", project=pid, src="a.txt", dst="b.txt")["code"] == "already-exists"
+    h.ok("file.move", project=pid, src="a.txt", dst="sub/c.txt")
+    assert h.call("file.read", project=pid, path="sub/c.txt")[1] == b"1"
+    assert h.refused("file.move", project=pid, src="sub", dst="other")["code"] == "is-a-directory"
+    assert h.refused("file.move", project=pid, src="nope", dst="x")["code"] == "file-not-found"
+
+
+def test_deleting_a_non_empty_folder_needs_recursive(h: HostHarness) -> None:
+    pid = project(h)
+    h.ok("file.write", b"1", project=pid, path="d/a.txt")
+    assert h.refused("file.delete", project=pid, path="d")["code"] == "directory-not-empty"
+    h.ok("file.delete", project=pid, path="d", recursive=True)
+    assert h.ok("file.list", project=pid)["entries"] == []
+
+
+def test_read_only_mode_refuses_every_write_and_allows_reads(h: HostHarness) -> None:
+    pid = project(h)
+    h.ok("file.write", b"1", project=pid, path="a.txt")
+    h.ctx.policy = Policy(read_only=True)
+    assert h.refused("file.write", b"2", project=pid, path="a.txt")["code"] == "read-only-mode"
+    assert h.refused("project.create", name="x")["code"] == "read-only-mode"
+    assert h.call("file.read", project=pid, path="a.txt")[1] == b"1"
+
+
+def test_unknown_projects_are_refused(h: HostHarness) -> None:
+    assert h.refused("file.list", project="p_0000000000000000")["code"] == "project-not-found"
+
+
+def test_project_lifecycle_create_rename_delete(h: HostHarness) -> None:
+    pid = project(h, "first")
+    assert h.ok("project.rename", project=pid, name="second")["project"]["name"] == "second"
+    assert [p["name"] for p in h.ok("project.list")["projects"]] == ["second"]
+    h.ok("project.delete", project=pid)
+    assert h.ok("project.list")["projects"] == []
+    assert h.refused("project.open", project=pid)["code"] == "project-not-found"
+
+
+def test_a_quota_failure_is_named_and_writes_nothing(h: HostHarness) -> None:
+    pid = project(h)
+    h.roots.roots[pid].quota = 1000
+    h.ok("file.write", b"x" * 100, project=pid, path="small.bin")
+    assert (
+        h.refused("file.write", b"y" * 5000, project=pid, path="small.bin")["code"]
+        == "storage-quota-exceeded"
+    )
+    assert h.call("file.read", project=pid, path="small.bin")[1] == b"x" * 100
