@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from core.bearer import bearer_hash
@@ -24,6 +24,7 @@ from core.memory import SeededRandomness, memory_channel_pair
 from core.refusals import REFUSALS, Code, Refused
 from core.secret import Secret
 from core.wire import ExecuteRequest, ExecuteResult, frame_text, parse_peer_message
+from tests.contracts.strategies import fuzz
 from tests.contracts.world import World
 from tests.support import run
 
@@ -103,7 +104,7 @@ ENV_CASES = ("known", "unknown")
 BEARER_CASES = ("missing", "valid", "revoked", "foreign-env", "never-issued")
 
 
-@settings(max_examples=60, deadline=None)
+@fuzz(60)
 @given(
     env_case=st.sampled_from(ENV_CASES),
     bearer_case=st.sampled_from(BEARER_CASES),
