@@ -27,7 +27,7 @@ nox.options.default_venv_backend = "venv"
 
 PYTHON = "3.11"
 RUNTIME = ["pydantic==2.14.4", "jinja2==3.1.6"]
-TEST = [*RUNTIME, "pytest==9.2.0", "hypothesis==6.170.17", "jsonschema==4.26.0", "pillow==13.0.0"]
+TEST = [*RUNTIME, "pytest==9.2.0", "hypothesis==6.155.2", "jsonschema==4.26.0", "pillow==13.0.0"]
 BUILD = ["build==1.6.1", "hatchling==1.33.0", "pyodide-lock==0.1.2", "packaging>=24"]
 E2E = [*TEST, "playwright==1.65.2", "pytest-playwright==0.10.0"]
 
