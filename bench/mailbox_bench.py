@@ -30,6 +30,7 @@ from core.audit import AuditLog
 from core.host.context import HostContext
 from core.host.dispatcher import Host
 from core.letters import sha12
+from core.mailbox import Mailbox
 from core.memory import (
     FixedClock,
     MemoryAuditSink,
@@ -96,8 +97,6 @@ class Bench:
         missions = max(1, size // CHAIN)
         self.missions = [f"msn_{i:012x}" for i in range(missions)]
         files = drive(self.ctx.roots.open(self.project))
-        from core.mailbox import Mailbox
-
         box = drive(Mailbox.open(files))
         for i in range(size):
             self._core_post(box, self.missions[i % missions])
@@ -111,7 +110,7 @@ class Bench:
     def _record(self, mission: str, seq: int, content_id: str) -> None:
         self.heads[mission] = (seq, sha12(content_id))
 
-    def _core_post(self, box: Any, mission: str) -> None:
+    def _core_post(self, box: Mailbox, mission: str) -> None:
         body = self._next(mission)
         posted = drive(
             post_mission_letter(
@@ -128,15 +127,13 @@ class Bench:
         assert not posted.duplicate
         self._record(mission, posted.letter.mission_seq, posted.letter_id)
 
-    def open_mailbox(self) -> tuple[Any, float]:
+    def open_mailbox(self) -> tuple[Mailbox, float]:
         """Open the mailbox from storage (the one full read); seconds taken."""
-        from core.mailbox import Mailbox
-
         start = time.perf_counter()
         box = drive(Mailbox.open(self.files))
         return box, time.perf_counter() - start
 
-    def core_latencies(self, box: Any, count: int) -> list[float]:
+    def core_latencies(self, box: Mailbox, count: int) -> list[float]:
         """Seconds per core post, extending random missions' heads."""
         out = []
         for _ in range(count):

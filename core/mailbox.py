@@ -57,6 +57,7 @@ __all__ = [
     "MAILBOX_DIR",
     "MAX_LINE_BYTES",
     "MAX_NOTE_CHARS",
+    "MAX_PAGE_BYTES",
     "SEGMENT_BYTES",
     "AgentId",
     "Mailbox",
@@ -77,6 +78,8 @@ MAX_LINE_BYTES = 1 << 20
 MAX_NOTE_CHARS = 256 * 1024
 MAX_SCAN_SEGMENTS = 32
 """A plain read looks at no more than this many segments per page."""
+MAX_PAGE_BYTES = 4 << 20
+"""A plain read stops adding letters once a page holds this many bytes of lines."""
 
 _SEGMENT_NAME = re.compile(r"^(\d{8})\.jsonl$")
 
@@ -314,12 +317,14 @@ class Mailbox:
         to: str | None = None,
     ) -> MailboxPage:
         """Plain letters in log order, after ``cursor`` (from a previous page), filtered by
-        ``kind`` and inbox ``to``. Looks at no more than :data:`MAX_SCAN_SEGMENTS` segments per
-        page; ``next_cursor`` continues. Refuses ``args-invalid`` for a malformed cursor."""
+        ``kind`` and inbox ``to``. Looks at no more than :data:`MAX_SCAN_SEGMENTS` segments and
+        returns at most ``limit`` letters and about :data:`MAX_PAGE_BYTES` bytes per page;
+        ``next_cursor`` continues. Refuses ``args-invalid`` for a malformed cursor."""
         start_seg, start_line = _parse_cursor(cursor)
         indexes = [i for i in await self._segment_indexes() if i >= start_seg]
         found: list[MailboxLine] = []
         skipped = 0
+        size = 0
         for scanned, index in enumerate(indexes):
             if scanned == MAX_SCAN_SEGMENTS:
                 return MailboxPage(found, f"{index}.0", skipped)
@@ -332,7 +337,8 @@ class Mailbox:
                     continue
                 if (kind is None or line.kind == kind) and (to is None or line.to == to):
                     found.append(line)
-                    if len(found) == limit:
+                    size += len(raw_lines[n])
+                    if len(found) == limit or size >= MAX_PAGE_BYTES:
                         return MailboxPage(found, f"{index}.{n + 1}", skipped)
         return MailboxPage(found, None, skipped)
 

@@ -342,3 +342,14 @@ def test_a_refused_archive_leaves_every_segment_identical():
         archived_via=HUMAN,
     )
     assert kit.segments() != segments
+
+
+def test_a_plain_page_is_bounded_in_bytes_and_continues(monkeypatch):
+    monkeypatch.setattr(mailbox_module, "MAX_PAGE_BYTES", 600)
+    kit = Kit()
+    for n in range(3):
+        kit.ok("mailbox.send", agent_id="operator", to="hand-1", text=f"{n} " + "x" * 400)
+    first = kit.ok("mailbox.read")
+    assert [x["body"][0] for x in first["letters"]] == ["0", "1"]
+    rest = kit.ok("mailbox.read", cursor=first["next_cursor"])
+    assert [x["body"][0] for x in rest["letters"]] == ["2"]
