@@ -218,14 +218,14 @@ class OperationRegistry:
         """
         limit = max(0, min(limit, MAX_OFFERED_SEATS))
 
-        def live(e: OperationEntry) -> bool:
+        def _live(e: OperationEntry) -> bool:
             if e.withdrawn or not policy.tool_enabled(e.name):
                 return False
             return e.plugin_id is None or policy.release_admitted(e.plugin_id, e.release)
 
         rank = {name: i for i, name in enumerate(prefer)}
         chosen = sorted(
-            (e for e in self._entries.values() if live(e)),
+            (e for e in self._entries.values() if _live(e)),
             key=lambda e: (rank.get(e.name, len(rank)), e.origin != "builtin", e.name),
         )
         return tuple(e.describe() for e in chosen[:limit])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -273,13 +271,3 @@ def test_close_by_revocation_fails_pending_calls_with_pairing_revoked() -> None:
         ("r1", Code.PAIRING_REVOKED, "not-blindly"),
         ("r2", Code.PAIRING_REVOKED, "safe"),
     ]
-
-
-def test_answers_carry_no_secret_and_parse_as_json() -> None:
-    answer = ExecuteResult(type="result", id="r1", result={"ok": True})
-    assert json.loads(frame_text(answer)) == {
-        "type": "result",
-        "id": "r1",
-        "result": {"ok": True},
-        "receipt": None,
-    }

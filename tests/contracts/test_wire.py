@@ -156,7 +156,7 @@ def test_deeply_nested_json_is_refused_not_crashed() -> None:
     assert refused("[" * 100_000).code == Code.MESSAGE_MALFORMED
 
 
-def test_json_schemas_are_valid_and_hide_nothing_secret() -> None:
+def test_json_schemas_are_valid_and_mark_the_bearer_write_only() -> None:
     jsonschema = pytest.importorskip("jsonschema")
     schemas = json_schemas()
     for schema in schemas.values():
