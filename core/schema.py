@@ -94,5 +94,24 @@ def render() -> str:
     return json.dumps(protocol_schema(), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
 
 
+def render_markdown() -> str:
+    """The operations and refusal-code tables of ``docs/protocol.md`` (generated section)."""
+    schema = protocol_schema()
+    lines = [
+        "| operation | what it does | writes | audited | body in / out |",
+        "|---|---|---|---|---|",
+    ]
+    for name, op in schema["x-operations"].items():
+        body = f"{op['body_in']} / {'bytes' if op['body_out'] else 'none'}"
+        lines.append(
+            f"| `{name}` | {op['summary']} | {'yes' if op['writes'] else 'no'} "
+            f"| {'yes' if op['audited'] else 'no'} | {body} |"
+        )
+    lines += ["", "| refusal code | status | close | meaning |", "|---|---|---|---|"]
+    for code, i in schema["x-refusal-codes"].items():
+        lines.append(f"| `{code}` | {i['status']} | {i['ws'] or ''} | {i['meaning']} |")
+    return "\n".join(lines) + "\n"
+
+
 if __name__ == "__main__":
-    sys.stdout.write(render())
+    sys.stdout.write(render_markdown() if "--markdown" in sys.argv else render())

@@ -63,3 +63,12 @@ def test_refusal_codes_are_listed_with_statuses() -> None:
         "ws": 1008,
         "meaning": "The pairing with that environment was revoked.",
     }
+
+
+def test_protocol_doc_tables_are_current() -> None:
+    from core.schema import render_markdown
+
+    doc = (COMMITTED.parent / "protocol.md").read_text(encoding="utf-8")
+    start = doc.index("<!-- generated:start -->\n") + len("<!-- generated:start -->\n")
+    end = doc.index("<!-- generated:end -->")
+    assert doc[start:end] == render_markdown(), "regenerate: python -m core.schema --markdown"
