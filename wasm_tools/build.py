@@ -6,8 +6,6 @@ Usage (from anywhere; paths are resolved from this file)::
     python wasm_tools/build.py --out DIR         # same, into DIR
     python wasm_tools/build.py --repin           # build and deliberately rewrite the pin file
     python wasm_tools/build.py --test-modules DIR  # build testdata/*.c into DIR (never shipped)
-    python wasm_tools/build.py --check-sandbox   # sandbox.html's CSP hash matches sandbox.js
-    python wasm_tools/build.py --stamp-sandbox   # rewrite that hash after editing sandbox.js
 
 The compiler is Debian's clang 14 with lld (``wasm-ld``): freestanding C, no libc, no imports,
 no debug info (``-g`` would embed the build path), ``--strip-all``, a declared memory maximum.
@@ -19,7 +17,6 @@ with exit status 1 (a different compiler version is the usual cause: the message
 from __future__ import annotations
 
 import argparse
-import base64
 import hashlib
 import os
 import re
@@ -40,7 +37,6 @@ __all__ = [
     "build_module",
     "build_test_modules",
     "compile_module",
-    "sandbox_script_hash",
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -48,8 +44,6 @@ SOURCE = HERE / "create_asset.c"
 PIN_FILE = HERE / "create_asset.wasm.sha256"
 TESTDATA = HERE / "testdata"
 DEFAULT_OUT = HERE / "out"
-SANDBOX_HTML = HERE / "sandbox.html"
-SANDBOX_JS = HERE / "sandbox.js"
 
 #: The compiler the pin was made with (``clang --version``, first line).
 CLANG_VERSION = "Debian clang version 14.0.6"
@@ -201,49 +195,13 @@ def build_module(source: Path, out: Path) -> bytes:
     return compile_module(source, out, LinkOptions())
 
 
-def sandbox_script_hash() -> str:
-    """The CSP/SRI hash of ``sandbox.js``: ``sha256-<base64>``."""
-    digest = hashlib.sha256(SANDBOX_JS.read_bytes()).digest()
-    return "sha256-" + base64.b64encode(digest).decode("ascii")
-
-
-_HASH_RE = re.compile(r"sha256-[A-Za-z0-9+/]{43}=")
-
-
-def check_sandbox(*, stamp: bool = False) -> None:
-    """Check (or, with ``stamp``, rewrite) every ``sha256-…`` in sandbox.html against sandbox.js.
-
-    sandbox.html names sandbox.js twice: in its CSP ``script-src`` and in the script tag's
-    ``integrity``. Raises :class:`BuildError` if either differs (and ``stamp`` is false).
-    """
-    html = SANDBOX_HTML.read_text(encoding="utf-8")
-    want = sandbox_script_hash()
-    found = _HASH_RE.findall(html)
-    if len(found) != 2:
-        raise BuildError(f"sandbox.html should hold exactly 2 sha256 hashes, holds {len(found)}")
-    if stamp:
-        SANDBOX_HTML.write_text(_HASH_RE.sub(want, html), encoding="utf-8")
-        return
-    if any(h != want for h in found):
-        raise BuildError(
-            f"sandbox.html names {found[0]}, but sandbox.js hashes to {want}: "
-            "run wasm_tools/build.py --stamp-sandbox"
-        )
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
     parser.add_argument("--repin", action="store_true", help="rewrite the sha256 pin")
     parser.add_argument("--test-modules", type=Path, metavar="DIR", help="build test modules")
-    parser.add_argument("--check-sandbox", action="store_true")
-    parser.add_argument("--stamp-sandbox", action="store_true")
     args = parser.parse_args(argv)
     try:
-        if args.check_sandbox or args.stamp_sandbox:
-            check_sandbox(stamp=args.stamp_sandbox)
-            print(f"sandbox.html: script {sandbox_script_hash()}")
-            return 0
         if args.test_modules:
             for name, path in build_test_modules(args.test_modules).items():
                 print(f"{name}: {path} ({path.stat().st_size} bytes)")
