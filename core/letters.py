@@ -85,6 +85,7 @@ __all__ = [
     "Gate",
     "MissionId",
     "MissionLetter",
+    "OneLine",
     "Phase",
     "ReceiptCandidate",
     "ReceiptState",

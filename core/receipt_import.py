@@ -91,7 +91,8 @@ def import_receipt(
     except Refused as exc:
         exc.field = f"candidate.evidence.window.{exc.field}"
         raise
-    if store is None or store.block(parsed.block_id) is None:
+    block = None if store is None else store.block(parsed.block_id)
+    if store is None or block is None:
         raise Refused(
             Code.UNKNOWN_BLOCK,
             "The candidate names a block this project's store does not have.",
@@ -100,11 +101,8 @@ def import_receipt(
     cid = candidate_id(candidate)
     earlier = next((r for r in store.receipts if r.candidate_id == cid), None)
     if earlier is not None:
-        color = store.block(parsed.block_id).color  # type: ignore[union-attr]
-        return ImportOutcome(store, earlier, True, color, color)
+        return ImportOutcome(store, earlier, True, block.color, block.color)
     check_store_version(store, if_store_version)
-    block = store.block(parsed.block_id)
-    assert block is not None
     if (
         parsed.scope.boundary_version != block.boundary_version
         or parsed.scope.contract_version != CONTRACT_VERSION
