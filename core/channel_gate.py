@@ -10,9 +10,10 @@ the operator's :attr:`~core.policy.Policy.hello_bound_ms`). Otherwise the gate c
   ``executor-unauthenticated`` on an executor channel (the connecting side will run routed
   actions), ``unauthenticated-call`` on a call channel (the connecting side will send calls —
   the E1 host-to-peer channel);
-- a revoked bearer → ``pairing-revoked``; a bearer never issued here → ``bearer-refused``;
-- a bearer bound to an environment this host no longer serves (removed or re-keyed) →
-  ``unknown-environment``.
+- a revoked bearer → ``pairing-revoked``; a bearer never issued here, or bound to an
+  environment this host no longer serves (removed or re-keyed) → ``bearer-refused``. The hello
+  names no ``envKey``, so ``unknown-environment`` belongs to the execute frames that do; the
+  channel close codes stay those the seed lists with a WebSocket status.
 
 The gate is pure logic on the clock: it holds no timer. The adapter asks :meth:`HelloGate.expired`
 when its timer fires (at :attr:`HelloGate.deadline_ms`) and passes each early frame to
@@ -112,10 +113,8 @@ class HelloGate:
         if standing == "revoked":
             return self._close(Code.PAIRING_REVOKED)
         env_key = bound_env(pairings, hello.bearer)
-        if standing != "valid" or env_key is None:
+        served = None if env_key is None else environments.find(env_key)
+        if standing != "valid" or env_key is None or served is None or served.kind != "local":
             return self._close(Code.BEARER_REFUSED)
-        served = environments.find(env_key)
-        if served is None or served.kind != "local":
-            return self._close(Code.UNKNOWN_ENVIRONMENT)
         self.decision = GateOpen(self.channel_id, bearer_hash(hello.bearer), env_key)
         return self.decision

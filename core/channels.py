@@ -39,7 +39,6 @@ _CLOSE_REASONS = frozenset(
         Code.BEARER_REFUSED,
         Code.UNAUTHENTICATED_CALL,
         Code.EXECUTOR_UNAUTHENTICATED,
-        Code.UNKNOWN_ENVIRONMENT,
     }
 )
 

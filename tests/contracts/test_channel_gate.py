@@ -107,13 +107,14 @@ def test_hello_with_unknown_bearer_closes_bearer_refused() -> None:
     assert (closed.code, closed.reason) == (1008, Code.BEARER_REFUSED)
 
 
-def test_hello_for_a_removed_environment_closes_unknown_environment() -> None:
+def test_hello_for_a_removed_or_rekeyed_environment_closes_bearer_refused() -> None:
     world = World()
-    bearer = world.issue(world.alpha)
-    world.set_envs(world.envs().removed(world.alpha))
-    closed = decide(world, hello(bearer))
-    assert isinstance(closed, ChannelClose)
-    assert (closed.code, closed.reason) == (1008, Code.UNKNOWN_ENVIRONMENT)
+    alpha, beta = world.issue(world.alpha), world.issue(world.beta)
+    world.set_envs(world.envs().removed(world.alpha).rekeyed(world.beta, "ek_" + "e" * 32))
+    for bearer in (alpha, beta):
+        closed = decide(world, hello(bearer))
+        assert isinstance(closed, ChannelClose)
+        assert (closed.code, closed.reason) == (1008, Code.BEARER_REFUSED)
 
 
 def test_gate_decides_once() -> None:
