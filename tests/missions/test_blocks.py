@@ -92,9 +92,10 @@ HOSTILE = [
 
 
 def batch(kit: Kit, field: str, hostile: str) -> list[dict]:
-    first = {"op": "rename", "block_id": kit.block, "name": "Receipt importer v2"}
+    """A clean op, then a rename (or repurpose) of the existing block carrying ``hostile``."""
+    first = {"op": "add", "name": "Audit trail", "purpose": "Keeps the record."}
     if field == "name":
-        second = {"op": "add", "name": hostile, "purpose": "plain"}
+        second = {"op": "rename", "block_id": kit.block, "name": hostile}
     else:
         second = {"op": "repurpose", "block_id": kit.block, "purpose": hostile}
     return [first, second]
@@ -110,8 +111,9 @@ def test_runner_hostile_rename_refused_naming_field(field, hostile, hazard):
     assert refusal["field"] == f"ops[1].{field}"
     assert refusal["message"] == f"ops[1].{field}: {hazard}"
     # the whole batch was refused: the clean first op did not apply either
-    assert kit.store()["blocks"][0]["name"] == "Receipt importer"
-    assert kit.store()["store_version"] == 1
+    store = kit.store()
+    assert [b["name"] for b in store["blocks"]] == ["Receipt importer"]
+    assert store["store_version"] == 1
 
 
 def test_runner_seat_is_the_default_without_a_gesture():
@@ -127,11 +129,9 @@ def test_same_batch_as_owner_applies(field, hostile):
     kit = Kit()
     answer = kit.human("blocks.candidate_edit", ops=batch(kit, field, hostile))
     assert answer["store_version"] == 2
-    store = kit.store()
-    names = {b["name"] for b in store["blocks"]}
-    purposes = {b["purpose"] for b in store["blocks"]}
-    assert "Receipt importer v2" in names
-    assert hostile in (names if field == "name" else purposes)
+    renamed = next(b for b in kit.store()["blocks"] if b["id"] == kit.block)
+    assert renamed[field] == hostile
+    assert [b["name"] for b in kit.store()["blocks"]].count("Audit trail") == 1
 
 
 def test_owner_text_is_stored_verbatim_including_a_slash():

@@ -84,7 +84,7 @@ def reparsed_heads(kit: Kit) -> dict[str, str]:
     return {s.head.letter.mission_id: s.head.letter_id for s in box.missions()}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, database=None)
 @given(st.lists(action, min_size=1, max_size=25))
 def test_random_posts_keep_one_head_per_mission_and_never_append_on_refusal(steps):
     kit = Kit()
