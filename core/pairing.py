@@ -186,7 +186,11 @@ async def load_pairings(state: HostState) -> Pairings:
 
 
 class Issued(Contract):
-    """The answer to issue: the new bearer (for the pairing peer only) and the audit number."""
+    """The answer to issue: the new bearer and the audit number.
+
+    The bearer dumps as ``[redacted]``; only the answer to the pairing peer that asked for it is
+    dumped with ``context={REVEAL: True}``. It is never shown to a page.
+    """
 
     model_config = _ALIASED
 
