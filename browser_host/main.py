@@ -16,6 +16,7 @@ import pyodide
 from pyodide.ffi import to_js
 
 import core
+from browser_host.folders import IdbFolderProjects
 from browser_host.idb_audit import IdbAuditSink
 from browser_host.opfs import HandleHostState, HandleProjectRoots, subfolder
 from core.audit import AuditLog
@@ -36,14 +37,16 @@ class HostBridge:
     def __init__(self, host: Host) -> None:
         self.host = host
 
-    async def handle(self, text: str, body: Any = None) -> Any:
-        """Answer one page message. ``body`` is a JS ``Uint8Array`` or null.
+    async def handle(self, text: str, body: Any = None, attachment: Any = None) -> Any:
+        """Answer one page message. ``body`` is a JS ``Uint8Array`` or undefined;
+        ``attachment`` a structured-cloned object (a folder handle) or undefined.
 
-        Returns a JS array ``[answerJsonText, Uint8Array | undefined]``. Never raises.
+        Returns a JS array ``[answerJsonText, Uint8Array | undefined, attachment |
+        undefined]``. Never raises.
         """
         data = body.to_bytes() if hasattr(body, "to_bytes") else None
-        answer, out = await self.host.handle(str(text), data)
-        return to_js([answer, out])
+        answer, out, handed = await self.host.handle_full(str(text), data, attachment)
+        return to_js([answer, out, handed])
 
     def versions(self) -> str:
         """The versions shown on ready, as JSON text."""
@@ -80,6 +83,7 @@ async def start(idb: Any) -> HostBridge:
         random=SystemRandomness(),
         policy=await _load_policy(state),
         versions=versions,
+        folders=IdbFolderProjects(idb),
     )
     await audit.head_seq()
     return HostBridge(Host(ctx))

@@ -11,12 +11,13 @@ from collections.abc import AsyncIterator
 from typing import Union
 
 from core.paths import ProjectPath
-from core.ports import Entry, StoredAuditRecord
+from core.ports import Entry, FolderEntry, StoredAuditRecord
 from core.refusals import Code, Refused
 
 __all__ = [
     "FixedClock",
     "MemoryAuditSink",
+    "MemoryFolderProjects",
     "MemoryHostState",
     "MemoryPeerChannel",
     "MemoryProjectFiles",
@@ -156,6 +157,58 @@ class MemoryProjectRoots:
     async def list_ids(self) -> list[str]:
         """See :meth:`core.ports.ProjectRoots.list_ids`."""
         return sorted(self.roots)
+
+
+class MemoryFolderProjects:
+    """:class:`~core.ports.FolderProjects` whose "handles" are :class:`MemoryProjectFiles`.
+
+    ``permission[project_id]`` plays the browser's permission state: ``"granted"``,
+    ``"prompt"`` or ``"denied"`` (default granted).
+    """
+
+    def __init__(self) -> None:
+        self.folders: dict[str, tuple[str, MemoryProjectFiles, int]] = {}
+        self.permission: dict[str, str] = {}
+
+    async def add(self, project_id: str, name: str, handle: object, now_ms: int) -> None:
+        """See :meth:`core.ports.FolderProjects.add`."""
+        if not isinstance(handle, MemoryProjectFiles):
+            raise Refused(Code.MESSAGE_MALFORMED, "That is not a folder handle.")
+        self.folders[project_id] = (name, handle, now_ms)
+
+    async def entries(self) -> list[FolderEntry]:
+        """See :meth:`core.ports.FolderProjects.entries`."""
+        return [FolderEntry(pid, name, at) for pid, (name, _, at) in sorted(self.folders.items())]
+
+    def _get(self, project_id: str) -> tuple[str, MemoryProjectFiles, int]:
+        try:
+            return self.folders[project_id]
+        except KeyError:
+            raise Refused(Code.PROJECT_NOT_FOUND) from None
+
+    async def open(self, project_id: str) -> MemoryProjectFiles:
+        """See :meth:`core.ports.FolderProjects.open`."""
+        _, files, _ = self._get(project_id)
+        state = self.permission.get(project_id, "granted")
+        if state == "denied":
+            raise Refused(Code.PERMISSION_DENIED)
+        if state != "granted":
+            raise Refused(Code.PERMISSION_REQUIRED)
+        return files
+
+    async def handle(self, project_id: str) -> object:
+        """See :meth:`core.ports.FolderProjects.handle`."""
+        return self._get(project_id)[1]
+
+    async def rename(self, project_id: str, name: str) -> None:
+        """See :meth:`core.ports.FolderProjects.rename`."""
+        _, files, at = self._get(project_id)
+        self.folders[project_id] = (name, files, at)
+
+    async def forget(self, project_id: str) -> None:
+        """See :meth:`core.ports.FolderProjects.forget`."""
+        self._get(project_id)
+        del self.folders[project_id]
 
 
 class MemoryHostState:

@@ -21,6 +21,8 @@ __all__ = [
     "AuditSink",
     "Clock",
     "Entry",
+    "FolderEntry",
+    "FolderProjects",
     "HostState",
     "PeerChannel",
     "ProjectFiles",
@@ -101,6 +103,52 @@ class ProjectRoots(Protocol):
 
     async def list_ids(self) -> list[str]:
         """Every project id present, sorted."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class FolderEntry:
+    """A picked folder registered as a project: its project id, display name, when added (ms)."""
+
+    project_id: str
+    name: str
+    added_at: int
+
+
+@runtime_checkable
+class FolderProjects(Protocol):
+    """Folders the user picked (``showDirectoryPicker``), kept as projects of kind ``directory``.
+
+    SPEC §3. The registry keeps each folder's ``FileSystemDirectoryHandle`` (IndexedDB in E1)
+    so the project is listed after reload and restart. ``handle`` is an opaque runtime object
+    to ``core``. ``open`` checks the folder's permission first and refuses
+    ``permission-required`` (access must be granted again by a gesture) or
+    ``permission-denied``; it never caches file contents, so changes made outside the browser
+    are seen on the next read.
+    """
+
+    async def add(self, project_id: str, name: str, handle: object, now_ms: int) -> None:
+        """Register ``handle`` under ``project_id``."""
+        ...
+
+    async def entries(self) -> list[FolderEntry]:
+        """Every registered folder."""
+        ...
+
+    async def open(self, project_id: str) -> ProjectFiles:
+        """The folder's files, if access is granted; refuses as described above."""
+        ...
+
+    async def handle(self, project_id: str) -> object:
+        """The stored handle (for the page's permission gesture); ``project-not-found``."""
+        ...
+
+    async def rename(self, project_id: str, name: str) -> None:
+        """Change the display name kept in the registry."""
+        ...
+
+    async def forget(self, project_id: str) -> None:
+        """Drop the registration; nothing on disk is touched."""
         ...
 
 

@@ -3,7 +3,8 @@
 
 import { el, replace } from "./dom.mjs";
 import { HostClient } from "./host-client.mjs";
-import { mountAlerts, clearAlerts, guarded } from "./ui/alerts.mjs";
+import { mountAlerts, clearAlerts, guarded, showRefusal } from "./ui/alerts.mjs";
+import { renderGrantAccess } from "./ui/permission.mjs";
 import { renderAudit } from "./ui/audit.mjs";
 import { renderBoot, renderBootFailure } from "./ui/boot.mjs";
 import { FilesView } from "./ui/files.mjs";
@@ -49,8 +50,14 @@ const app = {
     else if (this.surface === "files" && this.project) await new FilesView(main, this, this.project).render();
   },
   async openProject(id) {
-    const opened = await guarded("Opening the project", () => host.call("project.open", { project: id }));
-    if (!opened) return;
+    let opened;
+    try {
+      opened = await host.call("project.open", { project: id });
+    } catch (err) {
+      if (err.code === "permission-required") return renderGrantAccess(main, this, id, err);
+      showRefusal(err, "Opening the project");
+      return;
+    }
     this.project = opened.result.project;
     await this.go("files");
   },

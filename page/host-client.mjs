@@ -56,16 +56,17 @@ export class HostClient extends EventTarget {
       const waiter = this.#waiting.get(answer.id);
       if (!waiter) return;
       this.#waiting.delete(answer.id);
-      if (answer.ok) waiter.resolve({ result: answer.result, body: data.body ?? null, logged: answer.logged });
+      if (answer.ok) waiter.resolve({ result: answer.result, body: data.body ?? null, attachment: data.attachment ?? null, logged: answer.logged });
       else waiter.reject(new Refusal(answer.refusal));
     }
   }
 
   /**
    * Send `op` with `args`; resolve {result, body, logged} or reject with a Refusal.
-   * `body` (ArrayBuffer) is transferred; `human: true` marks a person's gesture ("human-ui").
+   * `body` (ArrayBuffer) is transferred; `human: true` marks a person's gesture ("human-ui");
+   * `attachment` (a FileSystemDirectoryHandle the person picked) is structured-cloned.
    */
-  call(op, args = {}, { body = null, human = false } = {}) {
+  call(op, args = {}, { body = null, human = false, attachment = null } = {}) {
     const id = `p${++this.#next}`;
     const message = { v: 1, id, op, args };
     if (human) message.origin = "human-ui";
@@ -76,7 +77,7 @@ export class HostClient extends EventTarget {
         return;
       }
       this.#waiting.set(id, { resolve, reject });
-      this.#worker.postMessage({ kind: "call", text, body }, body ? [body] : []);
+      this.#worker.postMessage({ kind: "call", text, body, attachment }, body ? [body] : []);
     });
   }
 

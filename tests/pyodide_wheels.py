@@ -33,12 +33,11 @@ def main() -> int:
     for path in runtime.values():
         shutil.copy2(path, OUT / path.name)
     own = build_own_wheel(ROOT, OUT)
+    pinned = ROOT / "tests" / "pyodide-requirements.txt"
+    pip = "download -q --disable-pip-version-check --no-deps --only-binary=:all:"
+    pip += " --python-version 3.14 --implementation py --abi none --platform any --require-hashes"
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check",
-         "--no-deps", "--only-binary=:all:", "--python-version", "3.14", "--implementation",
-         "py", "--abi", "none", "--platform", "any", "--require-hashes",
-         "-r", str(ROOT / "tests" / "pyodide-requirements.txt"), "-d", str(OUT)],
-        check=True,
+        [sys.executable, "-m", "pip", *pip.split(), "-r", str(pinned), "-d", str(OUT)], check=True
     )
     wheels = sorted(p.name for p in OUT.glob("*.whl"))
     micropip = [w for w in wheels if w.startswith("micropip-")]

@@ -17,6 +17,7 @@ from core.host.dispatcher import Host
 from core.memory import (
     FixedClock,
     MemoryAuditSink,
+    MemoryFolderProjects,
     MemoryHostState,
     MemoryProjectRoots,
     SeededRandomness,
@@ -45,12 +46,14 @@ class HostHarness:
         self.sink = MemoryAuditSink()
         self.roots = MemoryProjectRoots()
         self.state = MemoryHostState()
+        self.folders = MemoryFolderProjects()
         self.ctx = HostContext(
             roots=self.roots,
             state=self.state,
             audit=AuditLog(self.sink, self.clock),
             clock=self.clock,
             random=SeededRandomness(),
+            folders=self.folders,
         )
         self.host = Host(self.ctx)
         self._n = 0
@@ -61,6 +64,13 @@ class HostHarness:
         """Send a raw message text; return the parsed answer and its body."""
         answer, out = run(self.host.handle(text, body))
         return json.loads(answer), out
+
+    def attach(self, op: str, attachment: object, **args: Any) -> dict[str, Any]:
+        """Send ``op`` with an attachment (e.g. a folder handle); return the parsed answer."""
+        self._n += 1
+        msg = json.dumps({"v": 1, "id": f"t{self._n}", "op": op, "args": args})
+        answer, _, _ = run(self.host.handle_full(msg, None, attachment))
+        return json.loads(answer)
 
     def call(
         self, op: str, body: bytes | None = None, origin: str | None = None, **args: Any

@@ -2,11 +2,11 @@
 // pinned wheels with integrity checks, starts the Python host and relays page messages to it.
 // Thin glue: every decision about a request is made in Python (core/host/dispatcher.py).
 //
-// Page → worker: {kind: "call", text, body?: ArrayBuffer}
+// Page → worker: {kind: "call", text, body?: ArrayBuffer, attachment?: FileSystemDirectoryHandle}
 // Worker → page: {kind: "boot", stage, loaded, total}  progress while booting
 //                {kind: "ready", versions}             the host answers calls from now on
 //                {kind: "fatal", code, message, file?}  boot failed; nothing will answer
-//                {kind: "answer", text, body?}         exactly one per call
+//                {kind: "answer", text, body?, attachment?}  exactly one per call
 
 import { installFetchGuard } from "./fetch-guard.mjs";
 import * as idb from "./idb.mjs";
@@ -33,11 +33,11 @@ self.onmessage = (event) => {
   else pending.push(data);
 };
 
-async function relay({ text, body }) {
+async function relay({ text, body, attachment }) {
   const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : null;
-  const [answer, out] = await bridge.handle(text, bytes ?? undefined);
+  const [answer, out, handed] = await bridge.handle(text, bytes ?? undefined, attachment ?? undefined);
   const buffer = out ? out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength) : null;
-  post({ kind: "answer", text: answer, body: buffer }, buffer ? [buffer] : []);
+  post({ kind: "answer", text: answer, body: buffer, attachment: handed ?? null }, buffer ? [buffer] : []);
 }
 
 function holdStorageLock() {

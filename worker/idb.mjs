@@ -97,3 +97,11 @@ export async function kvKeys(storeName) {
   const db = await openDb();
   return request(db.transaction(storeName, "readonly").objectStore(storeName).getAllKeys());
 }
+
+/** Every [key, value] of a store (values are structured clones: handles stay live). */
+export async function kvEntries(storeName) {
+  const db = await openDb();
+  const store = db.transaction(storeName, "readonly").objectStore(storeName);
+  const [keys, values] = await Promise.all([request(store.getAllKeys()), request(store.getAll())]);
+  return keys.map((key, i) => [key, values[i]]);
+}

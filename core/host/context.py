@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from core.audit import AuditLog
 from core.catalog import ProjectCatalog
 from core.policy import Policy
-from core.ports import Clock, HostState, ProjectRoots, Randomness
+from core.ports import Clock, FolderProjects, HostState, ProjectRoots, Randomness
 
 __all__ = ["HostContext"]
 
@@ -27,8 +27,9 @@ class HostContext:
     random: Randomness
     policy: Policy = field(default_factory=Policy)
     versions: dict[str, str] = field(default_factory=dict)
+    folders: FolderProjects | None = None
 
     @property
     def catalog(self) -> ProjectCatalog:
-        """The project catalog over :attr:`roots`."""
-        return ProjectCatalog(self.roots, self.clock, self.random)
+        """The project catalog over :attr:`roots` and the picked :attr:`folders`."""
+        return ProjectCatalog(self.roots, self.clock, self.random, self.folders)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -19,6 +20,7 @@ from pydantic import ValidationError
 from core.host import audit_ops, file_ops, info_ops, mission_ops, project_ops  # noqa: F401
 from core.host.context import HostContext
 from core.host.operations import OPERATIONS, Call, Operation, Outcome
+from core.project import PROJECT_ID_PATTERN
 from core.protocol import (
     HUMAN_UI,
     MAX_BODY_BYTES,
@@ -45,10 +47,16 @@ def _scalar_details(details: dict[str, Any]) -> dict[str, str | int | bool | Non
     return out
 
 
+def _project_of(args: dict[str, Any]) -> str | None:
+    value = args.get("project")
+    return value if isinstance(value, str) and re.fullmatch(PROJECT_ID_PATTERN, value) else None
+
+
 class Host:
     """Answers host-protocol messages for one :class:`HostContext`.
 
-    ``handle(text, body)`` returns ``(answer_json, answer_body)``; it never raises.
+    ``handle(text, body)`` returns ``(answer_json, answer_body)``; ``handle_full`` also takes
+    and returns an opaque attachment (a folder handle, a port). Neither ever raises.
     """
 
     def __init__(self, ctx: HostContext) -> None:
@@ -59,33 +67,40 @@ class Host:
         self, text: str | bytes, body: bytes | None = None
     ) -> tuple[str, bytes | None]:
         """Answer one message (see module docstring). ``body`` is the binary payload, if any."""
+        answer, out, _ = await self.handle_full(text, body)
+        return answer, out
+
+    async def handle_full(
+        self, text: str | bytes, body: bytes | None = None, attachment: object = None
+    ) -> tuple[str, bytes | None, object]:
+        """Answer one message: ``(answer_json, answer_body, answer_attachment)``."""
         request_id: str | None = None
         op_name = "(malformed)"
         actor = "page"
+        project: str | None = None
         try:
             env = parse_envelope(text)
             request_id, op_name = env.id, env.op
+            project = _project_of(env.args)
             if env.origin == HUMAN_UI:
                 actor = HUMAN_UI
             op = OPERATIONS.get(env.op)
             if op is None:
                 raise Refused(Code.OPERATION_UNKNOWN, f"There is no operation '{env.op[:64]}'.")
-            call = self._admit(op, env.args, body, env.origin, actor)
+            call = self._admit(op, env.args, body, env.origin, actor, attachment)
             outcome = await self._run(op, call)
         except Refused as refusal:
             if request_id is None:
                 request_id = salvage_id(text)
-            logged = await self._audit_refusal(op_name, actor, refusal)
-            return RefusalAnswer(
-                id=request_id, refusal=refusal.body(), logged=logged
-            ).model_dump_json(), None
+            logged = await self._audit_refusal(op_name, actor, refusal, project)
+            answer = RefusalAnswer(id=request_id, refusal=refusal.body(), logged=logged)
+            return answer.model_dump_json(), None, None
         except Exception:
             log.exception("internal error in %s", op_name)
             refusal = Refused(Code.INTERNAL_ERROR)
-            logged = await self._audit_refusal(op_name, actor, refusal)
-            return RefusalAnswer(
-                id=request_id, refusal=refusal.body(), logged=logged
-            ).model_dump_json(), None
+            logged = await self._audit_refusal(op_name, actor, refusal, project)
+            answer = RefusalAnswer(id=request_id, refusal=refusal.body(), logged=logged)
+            return answer.model_dump_json(), None, None
         logged = None
         if op.audited:
             logged = await self._safe_append(
@@ -101,7 +116,7 @@ class Host:
             result=outcome.result.model_dump(mode="json", by_alias=True),
             logged=logged,
         )
-        return answer.model_dump_json(), outcome.body
+        return answer.model_dump_json(), outcome.body, outcome.attachment
 
     def _admit(
         self,
@@ -110,6 +125,7 @@ class Host:
         body: bytes | None,
         origin: str | None,
         actor: str,
+        attachment: object = None,
     ) -> Call:
         try:
             parsed = op.args.model_validate(args)
@@ -125,9 +141,11 @@ class Host:
             raise Refused(Code.MESSAGE_MALFORMED, f"'{op.name}' needs a body.")
         if op.body_in == "none" and body is not None:
             raise Refused(Code.MESSAGE_MALFORMED, f"'{op.name}' takes no body.")
+        if attachment is not None and not op.attachment_in:
+            raise Refused(Code.MESSAGE_MALFORMED, f"'{op.name}' takes no attachment.")
         if op.writes and self.ctx.policy.read_only:
             raise Refused(Code.READ_ONLY_MODE)
-        return Call(self.ctx, parsed, body, origin, actor)
+        return Call(self.ctx, parsed, body, origin, actor, attachment)
 
     async def _run(self, op: Operation, call: Call) -> Outcome:
         if not op.writes:
@@ -135,7 +153,9 @@ class Host:
         async with self._write_lock:
             return await op.handler(call)
 
-    async def _audit_refusal(self, op_name: str, actor: str, refusal: Refused) -> int | None:
+    async def _audit_refusal(
+        self, op_name: str, actor: str, refusal: Refused, project: str | None = None
+    ) -> int | None:
         details = _scalar_details(refusal.details)
         if refusal.field:
             details["field"] = refusal.field
@@ -144,7 +164,7 @@ class Host:
             op=op_name[:200],
             decision="refused",
             rule=str(refusal.code),
-            project=None,
+            project=project,
             details=details,
         )
 

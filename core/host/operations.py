@@ -22,7 +22,9 @@ class Call:
     """One admitted request as a handler sees it.
 
     ``args`` is an instance of the operation's argument model; ``body`` is the binary body
-    (bytes) or ``None``; ``origin`` is ``"human-ui"`` or ``None``; ``actor`` names the seat.
+    (bytes) or ``None``; ``origin`` is ``"human-ui"`` or ``None``; ``actor`` names the seat;
+    ``attachment`` is an opaque runtime object sent beside the message (a picked folder's
+    handle, a port) for the few operations that take one.
     """
 
     ctx: HostContext
@@ -30,6 +32,7 @@ class Call:
     body: bytes | None
     origin: str | None
     actor: str
+    attachment: object = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,11 +40,14 @@ class Outcome:
     """What a handler hands back: its result model, an optional binary body, audit context.
 
     ``rule`` names the rule that admitted (audit ``rule``); ``details`` are non-secret audit
-    details; ``project`` is the project the call concerned.
+    details; ``project`` is the project the call concerned; ``attachment`` is an opaque
+    runtime object handed back beside the answer (e.g. a folder handle for a permission
+    gesture).
     """
 
     result: Contract
     body: bytes | None = None
+    attachment: object = None
     project: str | None = None
     rule: str = "admitted"
     details: dict[str, str | int | bool | None] = field(default_factory=dict)
@@ -63,6 +69,7 @@ class Operation:
     audited: bool = True
     body_in: Literal["none", "optional", "required"] = "none"
     body_out: bool = False
+    attachment_in: bool = False
 
 
 OPERATIONS: dict[str, Operation] = {}
@@ -78,6 +85,7 @@ def operation(
     audited: bool = True,
     body_in: Literal["none", "optional", "required"] = "none",
     body_out: bool = False,
+    attachment_in: bool = False,
 ) -> Callable[[Handler], Handler]:
     """Register the decorated coroutine as the handler of operation ``name``.
 
@@ -88,7 +96,16 @@ def operation(
         if name in OPERATIONS:
             raise ValueError(f"operation {name!r} registered twice")
         OPERATIONS[name] = Operation(
-            name, args, result, handler, summary, writes, audited, body_in, body_out
+            name,
+            args,
+            result,
+            handler,
+            summary,
+            writes,
+            audited,
+            body_in,
+            body_out,
+            attachment_in,
         )
         return handler
 

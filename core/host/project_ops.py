@@ -8,6 +8,7 @@ from pydantic import Field
 from core.host.operations import Call, Outcome, operation
 from core.model import Contract, NoArgs
 from core.project import PROJECT_ID_PATTERN, ProjectKind, ProjectManifest
+from core.refusals import Code, Refused
 
 __all__ = ["ProjectInfo", "ProjectRef"]
 
@@ -104,14 +105,63 @@ async def project_rename(call: Call) -> Outcome:
     return Outcome(ProjectAnswer(project=ProjectInfo.of(m)), project=m.id)
 
 
+class ProjectRemoved(Contract):
+    """The project removed; ``files_deleted`` is false for a picked folder (only forgotten)."""
+
+    project: ProjectInfo
+    files_deleted: bool
+
+
 @operation(
     "project.delete",
     args=ProjectRef,
-    result=ProjectAnswer,
-    summary="Delete a project and its files.",
+    result=ProjectRemoved,
+    summary="Delete an OPFS project and its files, or forget a picked folder (files stay).",
     writes=True,
 )
 async def project_delete(call: Call) -> Outcome:
-    """Delete; refuses ``project-not-found``."""
+    """Delete or forget; refuses ``project-not-found``."""
     m = await call.ctx.catalog.delete(call.args.project)
-    return Outcome(ProjectAnswer(project=ProjectInfo.of(m)), project=m.id)
+    deleted = m.kind == "opfs"
+    return Outcome(
+        ProjectRemoved(project=ProjectInfo.of(m), files_deleted=deleted),
+        project=m.id,
+        details={"kind": m.kind, "files_deleted": deleted},
+    )
+
+
+class AddFolderArgs(Contract):
+    """``project.add_folder``: the display name; the folder's handle rides as the attachment."""
+
+    name: str = Field(max_length=1000)
+
+
+@operation(
+    "project.add_folder",
+    args=AddFolderArgs,
+    result=ProjectAnswer,
+    summary="Register a folder the user picked as a project (its handle is the attachment).",
+    attachment_in=True,
+)
+async def project_add_folder(call: Call) -> Outcome:
+    """Refuses ``message-malformed`` without a handle, ``name-invalid``,
+    ``permission-required``/``permission-denied``. Writes nothing into the folder."""
+    if call.attachment is None:
+        raise Refused(Code.MESSAGE_MALFORMED, "'project.add_folder' needs the folder's handle.")
+    m = await call.ctx.catalog.add_folder(call.attachment, call.args.name)
+    return Outcome(
+        ProjectAnswer(project=ProjectInfo.of(m)), project=m.id, details={"kind": "directory"}
+    )
+
+
+@operation(
+    "project.folder_handle",
+    args=ProjectRef,
+    result=ProjectAnswer,
+    summary="Hand the page a picked folder's handle so a person can grant access again.",
+)
+async def project_folder_handle(call: Call) -> Outcome:
+    """Refuses ``project-not-found`` (also for OPFS projects)."""
+    handle = await call.ctx.catalog.folder_handle(call.args.project)
+    m = next(p for p in await call.ctx.catalog.list() if p.id == call.args.project)
+    return Outcome(ProjectAnswer(project=ProjectInfo.of(m)), project=m.id, attachment=handle)

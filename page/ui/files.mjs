@@ -184,7 +184,7 @@ export class FilesView {
         el("button", { type: "button", class: "primary", id: "save-file", onclick: async () => {
           const body = new TextEncoder().encode(area.value).buffer;
           const saved = await guarded(`Saving ${path}`, () => this.call("file.write", { path }, { body }));
-          if (saved) { showNotice(`Saved ${path} (${formatBytes(saved.result.size)}).`); await this.open(path); await this.refreshTree(); }
+          if (saved) { await this.open(path); await this.refreshTree(); showNotice(`Saved ${path} (${formatBytes(saved.result.size)}).`); }
         } }, "Save"),
         el("button", { type: "button", onclick: () => this.open(path) }, "Cancel"),
       ),

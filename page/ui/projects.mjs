@@ -1,7 +1,7 @@
 // Projects surface: create, open, rename, delete (SPEC §11).
 
 import { el, formatTime, replace } from "../dom.mjs";
-import { guarded, clearAlerts } from "./alerts.mjs";
+import { guarded, clearAlerts, showRefusal } from "./alerts.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
 
 export async function renderProjects(node, app) {
@@ -19,7 +19,22 @@ export async function renderProjects(node, app) {
     el("button", { type: "submit", class: "primary" }, "Create project"),
   );
 
-  const rows = projects.map((p) => el("tr", { "data-project-id": p.id },
+  const canPick = typeof globalThis.showDirectoryPicker === "function";
+  const pickFolder = el("button", { type: "button", id: "open-folder", disabled: !canPick,
+    title: canPick ? null : "This browser cannot open folders on disk (File System Access API missing).",
+    onclick: async () => {
+      let handle;
+      try {
+        handle = await showDirectoryPicker({ mode: "readwrite" });
+      } catch (err) {
+        if (err?.name !== "AbortError") showRefusal({ code: "permission-denied", message: "The folder could not be opened." }, "Opening a folder");
+        return;
+      }
+      const added = await guarded("Opening the folder", () => app.host.call("project.add_folder", { name: handle.name }, { attachment: handle, human: true }));
+      if (added) { clearAlerts(); app.openProject(added.result.project.id); }
+    } }, "Open a folder…");
+
+  const rows = projects.map((p) => el("tr", { "data-project-id": p.id, "data-kind": p.kind },
     el("td", {}, el("button", { type: "button", class: "link project-open", onclick: () => app.openProject(p.id) }, p.name)),
     el("td", {}, p.kind === "opfs" ? "browser storage (OPFS)" : "folder on disk"),
     el("td", {}, formatTime(p.created_at)),
@@ -30,17 +45,22 @@ export async function renderProjects(node, app) {
         if (await guarded("Renaming the project", () => app.host.call("project.rename", { project: p.id, name }))) app.refresh();
       } }, "Rename"),
       el("button", { type: "button", class: "danger", "aria-label": `Delete project ${p.name}`, onclick: async () => {
-        const sure = await confirmDialog({ title: "Delete project", danger: true, confirmLabel: "Delete",
-          text: `This deletes the project “${p.name}” and every file in it from this browser's storage. It cannot be undone.` });
+        const sure = p.kind === "directory"
+          ? await confirmDialog({ title: "Remove folder from the list", confirmLabel: "Remove",
+              text: `This removes “${p.name}” from your projects and forgets the folder. Nothing on disk is deleted; open the folder again to bring it back.` })
+          : await confirmDialog({ title: "Delete project", danger: true, confirmLabel: "Delete",
+              text: `This deletes the project “${p.name}” and every file in it from this browser's storage. It cannot be undone.` });
         if (!sure) return;
         if (await guarded("Deleting the project", () => app.host.call("project.delete", { project: p.id }, { human: true }))) app.refresh();
-      } }, "Delete"),
+      } }, p.kind === "directory" ? "Remove" : "Delete"),
     ),
   ));
 
   replace(node,
     el("h2", {}, "Projects"),
     form,
+    el("p", { class: "toolbar" }, pickFolder,
+      el("span", { class: "muted" }, canPick ? "Use a folder on your disk as a project; its files stay where they are." : "Folders on disk need a browser with the File System Access API.")),
     projects.length
       ? el("table", { class: "table", id: "project-table" },
           el("caption", { class: "visually-hidden" }, "Your projects"),
