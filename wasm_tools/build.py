@@ -2,7 +2,7 @@
 
 Usage (from anywhere; paths are resolved from this file)::
 
-    python wasm_tools/build.py                   # build out/create_asset.wasm and check the pin
+    python wasm_tools/build.py                   # out/create_asset.wasm (pinned) + out/sandbox.html
     python wasm_tools/build.py --out DIR         # same, into DIR
     python wasm_tools/build.py --repin           # build and deliberately rewrite the pin file
     python wasm_tools/build.py --test-modules DIR  # build testdata/*.c into DIR (never shipped)
@@ -12,11 +12,17 @@ no debug info (``-g`` would embed the build path), ``--strip-all``, a declared m
 The same source gives the same bytes in any folder; the pin file
 ``create_asset.wasm.sha256`` holds the expected sha256 and a build whose bytes differ fails
 with exit status 1 (a different compiler version is the usual cause: the message says which).
+
+``out/sandbox.html`` is ``sandbox.template.html`` with ``sandbox.js`` inlined and that script's
+sha256 as the only ``script-src`` source (an opaque-origin document cannot check an external
+script's integrity without CORS, and ``'self'`` would let it load anything from our own site).
+The shipped pair is ``out/create_asset.wasm`` and ``out/sandbox.html``.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import os
 import re
@@ -35,6 +41,7 @@ __all__ = [
     "BuildError",
     "build_create_asset",
     "build_module",
+    "build_sandbox",
     "build_test_modules",
     "compile_module",
 ]
@@ -43,6 +50,8 @@ HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "create_asset.c"
 PIN_FILE = HERE / "create_asset.wasm.sha256"
 TESTDATA = HERE / "testdata"
+SANDBOX_TEMPLATE = HERE / "sandbox.template.html"
+SANDBOX_SCRIPT = HERE / "sandbox.js"
 DEFAULT_OUT = HERE / "out"
 
 #: The compiler the pin was made with (``clang --version``, first line).
@@ -195,6 +204,27 @@ def build_module(source: Path, out: Path) -> bytes:
     return compile_module(source, out, LinkOptions())
 
 
+def build_sandbox(out_dir: Path = DEFAULT_OUT) -> Path:
+    """Write ``out_dir/sandbox.html``: the template with sandbox.js inlined and its CSP hash.
+
+    The script's hash is ``sha256-<base64>`` of its UTF-8 bytes, exactly as inlined. Raises
+    :class:`BuildError` if the script could end its own ``<script>`` element early or the
+    template lost a placeholder.
+    """
+    script = SANDBOX_SCRIPT.read_text(encoding="utf-8")
+    if re.search(r"</script|<!--", script, re.I):
+        raise BuildError("sandbox.js must not contain '</script' or '<!--' (it is inlined)")
+    template = SANDBOX_TEMPLATE.read_text(encoding="utf-8")
+    if template.count("@SCRIPT_HASH@") != 1 or template.count("<script>@SCRIPT@</script>") != 1:
+        raise BuildError("sandbox.template.html lost its @SCRIPT_HASH@ or @SCRIPT@ placeholder")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    html = template.replace("@SCRIPT_HASH@", digest).replace("@SCRIPT@", script)
+    out = Path(out_dir) / "sandbox.html"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html, encoding="utf-8", newline="\n")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
@@ -210,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         data = out.read_bytes()
         verb = "pinned" if args.repin else "matches pin"
         print(f"{out}: {len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()} ({verb})")
+        page = build_sandbox(args.out)
+        print(f"{page}: {page.stat().st_size} bytes")
         return 0
     except BuildError as exc:
         print(f"build.py: {exc}", file=sys.stderr)

@@ -1,6 +1,10 @@
 // The create-asset sandbox (SPEC §8; docs/security-sandbox.md). Trusted code, kept minimal.
 //
-// Loaded by sandbox.html inside <iframe sandbox="allow-scripts"> (opaque origin). The page
+// build.py inlines this file into out/sandbox.html, whose CSP admits exactly this script by its
+// sha256 (no 'self': nothing else can load here, not even from our own site). It never
+// navigates and never creates anything but its own blob worker.
+//
+// Runs inside <iframe sandbox="allow-scripts"> (opaque origin). The page
 // posts ONE message {type: "voicebox-sandbox-connect"} with one transferred MessagePort; from
 // then on only that port is heard. On the port (usually held by the host worker):
 //   sandbox → host  {type: "ready", v: 1, limits: {...}}                       once, at connect
@@ -9,8 +13,9 @@
 //   sandbox → host  {id, ok: true, bytes: Uint8Array}                          (transferred)
 //                 | {id, ok: false, code, message}
 // code ∈ tool-timeout | tool-memory-exceeded | tool-output-invalid | sandbox-unavailable |
-//        message-malformed. Requests run one at a time, each in a fresh classic worker made
-// from a blob URL, instantiated with an EMPTY import object, terminated afterwards.
+//        message-malformed. Each request runs in a fresh classic worker made from a blob URL,
+// instantiated with an EMPTY import object and terminated afterwards; answers may come back
+// in any order (match them by id).
 "use strict";
 
 // 1. Before anything else: WebRTC ignores connect-src, so make it unreachable in this realm.
@@ -30,19 +35,12 @@ for (const name of Object.getOwnPropertyNames(self)) {
     maxMemoryBytes: 16 * 1024 * 1024, // a module must declare a memory maximum within this
     maxModuleBytes: 1024 * 1024,
     maxArgsBytes: 4096,
-    maxPending: 8,
+    maxRunning: 4, // runs at once, each in its own worker; more are answered sandbox-unavailable
   });
   const PAGE = 65536;
 
   // 2. Work only when framed, with an opaque origin (sandboxed without allow-same-origin).
   if (window.parent === window || self.origin !== "null") return;
-
-  // 3. Never navigate: cancel any navigation this document could start itself.
-  if (self.navigation) {
-    self.navigation.addEventListener("navigate", (event) => {
-      if (event.cancelable) event.preventDefault();
-    });
-  }
 
   // The worker's whole program. It runs once: instantiate with {}, write args, create, reply.
   const workerProgram = () => {
@@ -190,9 +188,12 @@ for (const name of Object.getOwnPropertyNames(self)) {
     worker.postMessage(job, [job.wasm, job.args]);
   });
 
+  // A request's id when it is a string of at most 64 characters or a safe integer, else null.
+  const idOf = (request) => request && (typeof request.id === "string" &&
+    request.id.length <= 64 || Number.isSafeInteger(request.id)) ? request.id : null;
+
   const handle = async (request) => {
-    const id = request && (typeof request.id === "string" && request.id.length <= 64 ||
-      Number.isSafeInteger(request.id)) ? request.id : null;
+    const id = idOf(request);
     const malformed = (message) => ({ id, ok: false, code: "message-malformed", message });
     if (id === null) return malformed("the request needs an id (string or integer)");
     const wasm = asBuffer(request.wasm, LIMITS.maxModuleBytes);
@@ -228,28 +229,28 @@ for (const name of Object.getOwnPropertyNames(self)) {
   };
 
   const serve = (port) => {
-    let pending = 0;
-    let queue = Promise.resolve();
-    port.onmessage = (event) => {
+    let running = 0;
+    port.onmessage = async (event) => {
       const request = event.data;
-      if (pending >= LIMITS.maxPending) {
-        const id = request && request.id;
-        port.postMessage({ id: typeof id === "string" || Number.isSafeInteger(id) ? id : null,
-          ok: false, code: "sandbox-unavailable", message: "too many requests waiting" });
-        return;
+      const failed = (message) => ({ id: idOf(request), ok: false, code: "sandbox-unavailable", message });
+      let answer;
+      if (running >= LIMITS.maxRunning) {
+        answer = failed("too many runs at once");
+      } else {
+        running++;
+        try {
+          answer = await handle(request);
+        } catch {
+          answer = failed("the sandbox failed");
+        }
+        running--;
       }
-      pending++;
-      queue = queue.then(() => handle(request)).catch(() => ({
-        id: null, ok: false, code: "sandbox-unavailable", message: "the sandbox failed",
-      })).then((answer) => {
-        pending--;
-        port.postMessage(answer, answer.ok ? [answer.bytes.buffer] : []);
-      });
+      port.postMessage(answer, answer.ok ? [answer.bytes.buffer] : []);
     };
     port.postMessage({ type: "ready", v: 1, limits: LIMITS });
   };
 
-  // 4. The first message from the parent carrying exactly one port is the connection;
+  // 3. The first message from the parent carrying exactly one port is the connection;
   //    everything before it, after it, or from anyone else is ignored.
   const connect = (event) => {
     if (event.source !== window.parent || event.ports.length !== 1 ||
