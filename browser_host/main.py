@@ -37,15 +37,24 @@ class HostBridge:
     def __init__(self, host: Host) -> None:
         self.host = host
 
-    async def handle(self, text: str, body: Any = None, attachment: Any = None) -> Any:
+    async def handle(
+        self, text: str, body: Any = None, attachment: Any = None, emit: Any = None
+    ) -> Any:
         """Answer one page message. ``body`` is a JS ``Uint8Array`` or undefined;
-        ``attachment`` a structured-cloned object (a folder handle) or undefined.
+        ``attachment`` a structured-cloned object (a folder handle) or undefined; ``emit`` a
+        JS function that posts one chunk of a streaming answer to the page.
 
         Returns a JS array ``[answerJsonText, Uint8Array | undefined, attachment |
         undefined]``. Never raises.
         """
         data = body.to_bytes() if hasattr(body, "to_bytes") else None
-        answer, out, handed = await self.host.handle_full(str(text), data, attachment)
+
+        async def sink(chunk: bytes) -> None:
+            emit(to_js(chunk))
+
+        answer, out, handed = await self.host.handle_full(
+            str(text), data, attachment, sink if emit is not None else None
+        )
         return to_js([answer, out, handed])
 
     def versions(self) -> str:

@@ -51,12 +51,19 @@ export class HostClient extends EventTarget {
       this.versions = data.versions;
       this.#emit("ready", data.versions);
     } else if (data.kind === "fatal") this.#fail(data);
-    else if (data.kind === "answer") {
+    else if (data.kind === "chunk") {
+      const waiter = this.#waiting.get(data.id);
+      if (!waiter) return;
+      waiter.chunks.push(data.data);
+      waiter.received += data.data.byteLength;
+      waiter.onChunk?.(waiter.received);
+    } else if (data.kind === "answer") {
       const answer = JSON.parse(data.text);
       const waiter = this.#waiting.get(answer.id);
       if (!waiter) return;
       this.#waiting.delete(answer.id);
-      if (answer.ok) waiter.resolve({ result: answer.result, body: data.body ?? null, attachment: data.attachment ?? null, logged: answer.logged });
+      const stream = waiter.chunks.length ? new Blob(waiter.chunks) : null;
+      if (answer.ok) waiter.resolve({ result: answer.result, body: data.body ?? null, stream, attachment: data.attachment ?? null, logged: answer.logged });
       else waiter.reject(new Refusal(answer.refusal));
     }
   }
@@ -65,8 +72,10 @@ export class HostClient extends EventTarget {
    * Send `op` with `args`; resolve {result, body, logged} or reject with a Refusal.
    * `body` (ArrayBuffer) is transferred; `human: true` marks a person's gesture ("human-ui");
    * `attachment` (a FileSystemDirectoryHandle the person picked) is structured-cloned.
+   * A streaming answer (e.g. an archive) arrives as chunks, reported to `onChunk(bytesSoFar)`
+   * and resolved as `stream` (a Blob).
    */
-  call(op, args = {}, { body = null, human = false, attachment = null } = {}) {
+  call(op, args = {}, { body = null, human = false, attachment = null, onChunk = null } = {}) {
     const id = `p${++this.#next}`;
     const message = { v: 1, id, op, args };
     if (human) message.origin = "human-ui";
@@ -76,16 +85,16 @@ export class HostClient extends EventTarget {
         reject(new Refusal({ code: this.failure.code, status: 503, message: this.failure.message }));
         return;
       }
-      this.#waiting.set(id, { resolve, reject });
-      this.#worker.postMessage({ kind: "call", text, body, attachment }, body ? [body] : []);
+      this.#waiting.set(id, { resolve, reject, onChunk, chunks: [], received: 0 });
+      this.#worker.postMessage({ kind: "call", id, text, body, attachment }, body ? [body] : []);
     });
   }
 
   /** Post a raw text message (used only to show that malformed input gets a refusal). */
   callRaw(text, id) {
     return new Promise((resolve, reject) => {
-      this.#waiting.set(id, { resolve, reject });
-      this.#worker.postMessage({ kind: "call", text, body: null });
+      this.#waiting.set(id, { resolve, reject, chunks: [], received: 0 });
+      this.#worker.postMessage({ kind: "call", id, text, body: null });
     });
   }
 }

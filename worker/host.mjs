@@ -2,10 +2,11 @@
 // pinned wheels with integrity checks, starts the Python host and relays page messages to it.
 // Thin glue: every decision about a request is made in Python (core/host/dispatcher.py).
 //
-// Page → worker: {kind: "call", text, body?: ArrayBuffer, attachment?: FileSystemDirectoryHandle}
+// Page → worker: {kind: "call", id, text, body?: ArrayBuffer, attachment?: FileSystemDirectoryHandle}
 // Worker → page: {kind: "boot", stage, loaded, total}  progress while booting
 //                {kind: "ready", versions}             the host answers calls from now on
 //                {kind: "fatal", code, message, file?}  boot failed; nothing will answer
+//                {kind: "chunk", id, data}             streaming answers, before their answer
 //                {kind: "answer", text, body?, attachment?}  exactly one per call
 
 import { installFetchGuard } from "./fetch-guard.mjs";
@@ -33,9 +34,14 @@ self.onmessage = (event) => {
   else pending.push(data);
 };
 
-async function relay({ text, body, attachment }) {
+async function relay({ id, text, body, attachment }) {
   const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : null;
-  const [answer, out, handed] = await bridge.handle(text, bytes ?? undefined, attachment ?? undefined);
+  // A streaming answer's chunks go to the page as they come (transferred, not copied).
+  const emit = (chunk) => {
+    const buffer = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength);
+    post({ kind: "chunk", id, data: buffer }, [buffer]);
+  };
+  const [answer, out, handed] = await bridge.handle(text, bytes ?? undefined, attachment ?? undefined, emit);
   const buffer = out ? out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength) : null;
   post({ kind: "answer", text: answer, body: buffer, attachment: handed ?? null }, buffer ? [buffer] : []);
 }

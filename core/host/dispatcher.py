@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -71,9 +72,17 @@ class Host:
         return answer, out
 
     async def handle_full(
-        self, text: str | bytes, body: bytes | None = None, attachment: object = None
+        self,
+        text: str | bytes,
+        body: bytes | None = None,
+        attachment: object = None,
+        sink: Callable[[bytes], Awaitable[None]] | None = None,
     ) -> tuple[str, bytes | None, object]:
-        """Answer one message: ``(answer_json, answer_body, answer_attachment)``."""
+        """Answer one message: ``(answer_json, answer_body, answer_attachment)``.
+
+        A streaming operation's chunks go to ``sink`` as they are produced, before the answer;
+        without a sink they are gathered into ``answer_body`` (tests, small streams).
+        """
         request_id: str | None = None
         op_name = "(malformed)"
         actor = "page"
@@ -89,6 +98,8 @@ class Host:
                 raise Refused(Code.OPERATION_UNKNOWN, f"There is no operation '{env.op[:64]}'.")
             call = self._admit(op, env.args, body, env.origin, actor, attachment)
             outcome = await self._run(op, call)
+            if outcome.stream is not None:
+                outcome = await self._drain(outcome, sink)
         except Refused as refusal:
             if request_id is None:
                 request_id = salvage_id(text)
@@ -117,6 +128,25 @@ class Host:
             logged=logged,
         )
         return answer.model_dump_json(), outcome.body, outcome.attachment
+
+    async def _drain(
+        self, outcome: Outcome, sink: Callable[[bytes], Awaitable[None]] | None
+    ) -> Outcome:
+        gathered: list[bytes] = []
+        assert outcome.stream is not None
+        async for chunk in outcome.stream:
+            if sink is None:
+                gathered.append(chunk)
+            else:
+                await sink(chunk)
+        result = await outcome.finish() if outcome.finish is not None else outcome.result
+        return Outcome(
+            result,
+            body=b"".join(gathered) if sink is None else None,
+            project=outcome.project,
+            rule=outcome.rule,
+            details=outcome.details,
+        )
 
     def _admit(
         self,

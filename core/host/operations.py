@@ -7,7 +7,7 @@ handlers; the JSON Schema in ``docs/`` is generated from this registry.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -43,11 +43,18 @@ class Outcome:
     details; ``project`` is the project the call concerned; ``attachment`` is an opaque
     runtime object handed back beside the answer (e.g. a folder handle for a permission
     gesture).
+
+    A streaming operation (e.g. an archive export) sets ``stream``: the dispatcher hands each
+    chunk to the transport as it is produced — memory does not grow with the stream's size —
+    and, once the stream is exhausted, awaits ``finish()`` for the final result (which then
+    replaces ``result``) and audits it with ``details``.
     """
 
     result: Contract
     body: bytes | None = None
     attachment: object = None
+    stream: AsyncIterator[bytes] | None = None
+    finish: Callable[[], Awaitable[Contract]] | None = None
     project: str | None = None
     rule: str = "admitted"
     details: dict[str, str | int | bool | None] = field(default_factory=dict)
