@@ -3,7 +3,9 @@ against the committed sha256 pin, loud when it differs, and test-only modules ke
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import re
 import shutil
 import subprocess
 import sys
@@ -12,7 +14,14 @@ from pathlib import Path
 import pytest
 
 from wasm_tools import build
-from wasm_tools.build import DEFAULT_OUT, PIN_FILE, BuildError, build_test_modules, read_pin
+from wasm_tools.build import (
+    DEFAULT_OUT,
+    PIN_FILE,
+    BuildError,
+    build_sandbox,
+    build_test_modules,
+    read_pin,
+)
 
 WASM_TOOLS = Path(build.__file__).resolve().parent
 
@@ -113,3 +122,35 @@ def test_every_test_module_builds(test_modules: dict[str, Path]) -> None:
     }
     for path in test_modules.values():
         assert path.read_bytes().startswith(b"\0asm")
+
+
+SANDBOX_CSP = (
+    "default-src 'none'; script-src 'sha256-{hash}' 'wasm-unsafe-eval'; worker-src blob:; "
+    "connect-src 'none'; base-uri 'none'; form-action 'none'; "
+    "require-trusted-types-for 'script'; trusted-types vbx-sandbox"
+)
+
+
+def test_sandbox_page_admits_exactly_its_inlined_script(tmp_path: Path) -> None:
+    html = build_sandbox(tmp_path).read_text(encoding="utf-8")
+    script = (WASM_TOOLS / "sandbox.js").read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    (csp,) = re.findall(r'http-equiv="Content-Security-Policy" content="([^"]*)"', html)
+    assert csp == SANDBOX_CSP.format(hash=digest)
+    scripts = re.findall(r"<script>(.*?)</script>", html, re.S)
+    assert scripts == [script]
+    assert "<script src" not in html
+    assert "@SCRIPT" not in html
+
+
+def test_sandbox_page_is_reproducible(tmp_path: Path) -> None:
+    first = build_sandbox(tmp_path / "a").read_bytes()
+    assert build_sandbox(tmp_path / "b").read_bytes() == first
+
+
+def test_a_script_that_could_end_its_element_is_refused(tmp_path: Path) -> None:
+    tools = copy_tools(tmp_path / "wasm_tools")
+    (tools / "sandbox.js").write_text('const s = "</script>";\n')
+    result = run_build(tools)
+    assert result.returncode == 1
+    assert "</script" in result.stderr

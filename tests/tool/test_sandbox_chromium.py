@@ -320,6 +320,15 @@ EGRESS_PROBES = """async (base) => {
     window.RTCPeerConnection = function () {};
     return typeof RTCPeerConnection === "undefined" ? "blocked: frozen" : "open";
   });
+  await attempt("child-frame-rtc", async () => {
+    // a fresh realm would have its own RTCPeerConnection: a child frame is another opaque origin
+    const child = document.createElement("iframe");
+    document.body.appendChild(child);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return typeof child.contentWindow.RTCPeerConnection === "function" ? "open" : "blocked: no";
+  });
+  await attempt("tt-policy", () => {
+    trustedTypes.createPolicy("probe", { createScriptURL: (url) => url }); return "open"; });
   await attempt("import", async () => { await import(`${base}/probe/import.js`); return "open"; });
   await attempt("opfs", async () => { await navigator.storage.getDirectory(); return "open"; });
   await attempt("indexeddb", () => new Promise((resolve) => {
@@ -355,6 +364,8 @@ def test_every_egress_and_storage_path_fails_inside_the_sandbox(page: Page, site
         "beacon",
         "rtc",
         "rtc-restore",
+        "child-frame-rtc",
+        "tt-policy",
         "import",
         "opfs",
         "indexeddb",
