@@ -292,6 +292,7 @@ class MemoryPeerChannel:
 
     def __init__(self) -> None:
         self.inbox: list[str] = []
+        self.data: list[tuple[str, bytes]] = []
         self.closed: tuple[int, str] | None = None
         self.other: MemoryPeerChannel | None = None
 
@@ -307,6 +308,12 @@ class MemoryPeerChannel:
             self.closed = (code, reason)
             if self.other is not None and self.other.closed is None:
                 self.other.closed = (code, reason)
+
+    async def send_data(self, request_id: str, data: bytes) -> None:
+        """See :meth:`core.ports.PeerChannel.send_data` (lands in the other end's ``data``)."""
+        if self.closed is not None or self.other is None:
+            raise Refused(Code.ENVIRONMENT_UNREACHABLE, "The channel is closed.")
+        self.other.data.append((request_id, bytes(data)))
 
     def take(self) -> list[str]:
         """Remove and return every frame received so far, oldest first."""

@@ -11,7 +11,7 @@ All storage methods are ``async`` because the browser's storage is. Paths are al
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
@@ -21,6 +21,7 @@ __all__ = [
     "AuditSink",
     "Clock",
     "Entry",
+    "EnvironmentServers",
     "FolderEntry",
     "FolderProjects",
     "HostState",
@@ -216,6 +217,46 @@ class PeerChannel(Protocol):
     async def close(self, code: int, reason: str) -> None:
         """Close the channel with a WebSocket-like ``code`` (1008 for refusals) and ``reason``
         (the refusal code). Closing a closed channel does nothing."""
+        ...
+
+    async def send_data(self, request_id: str, data: bytes) -> None:
+        """Send one chunk of a streaming answer to ``request_id`` (binary, outside the JSON
+        frames); refuse ``environment-unreachable`` when the channel is closed."""
+        ...
+
+
+class EnvironmentServers(Protocol):
+    """The environment servers this host runs for its peers (SPEC §6): in E1, dedicated workers
+    the host worker spawns — the page has no handle to them. Named by environment name.
+
+    ``admin`` carries one admin request (JSON text, :class:`core.env_server.AdminRequest`) to
+    the server ``name`` and returns its JSON answer; only this host can send one. ``connect``
+    opens a fresh execute channel to it; the adapter delivers what arrives on it to the three
+    callbacks: ``on_frame(text)``, ``on_data(request_id, chunk)`` (a streaming answer's bytes)
+    and ``on_close(code, reason)``. A server that is not running refuses
+    ``environment-unreachable``.
+    """
+
+    async def start(self, name: str) -> None:
+        """Start the server ``name`` (creating its fenced storage on first start); idempotent."""
+        ...
+
+    def running(self, name: str) -> bool:
+        """True while the server ``name`` is up and answering."""
+        ...
+
+    async def admin(self, name: str, request: str) -> str:
+        """One admin request to ``name`` (see above)."""
+        ...
+
+    async def connect(
+        self,
+        name: str,
+        on_frame: Callable[[str], Awaitable[None]],
+        on_data: Callable[[str, bytes], Awaitable[None]],
+        on_close: Callable[[int, str], Awaitable[None]],
+    ) -> PeerChannel:
+        """A new execute channel to ``name``."""
         ...
 
 

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from core.audit import AuditLog
 from core.catalog import ProjectCatalog
 from core.policy import Policy
-from core.ports import Clock, FolderProjects, HostState, ProjectRoots, Randomness
+from core.ports import (
+    Clock,
+    EnvironmentServers,
+    FolderProjects,
+    HostState,
+    ProjectRoots,
+    Randomness,
+)
 
 __all__ = ["HostContext"]
 
@@ -17,7 +25,11 @@ class HostContext:
     """The ports and services a host operation is given; nothing else is reachable.
 
     ``versions`` is shown by ``host.info`` (e.g. Python, Pyodide, core). ``policy`` is the
-    current operator policy snapshot holder; operations read it per call.
+    current operator policy snapshot holder; operations read it per call. ``folders`` holds
+    picked folders, ``servers`` the environment servers this host runs for its peers (both
+    optional); ``env_key`` is the envKey of the environment this host serves; ``dispatcher``
+    is the :class:`~core.host.dispatcher.Host` answering for this context (set by it), and
+    ``cache`` keeps long-lived services (tool box, peer channels) built on first use.
     """
 
     roots: ProjectRoots
@@ -28,6 +40,10 @@ class HostContext:
     policy: Policy = field(default_factory=Policy)
     versions: dict[str, str] = field(default_factory=dict)
     folders: FolderProjects | None = None
+    servers: EnvironmentServers | None = None
+    env_key: str = "local"
+    dispatcher: Any = None
+    cache: dict[str, Any] = field(default_factory=dict)
 
     @property
     def catalog(self) -> ProjectCatalog:

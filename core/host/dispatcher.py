@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 # Importing the operation modules registers their operations.
-from core.host import audit_ops, file_ops, info_ops, mission_ops, project_ops  # noqa: F401
+from core.host import audit_ops, env_ops, file_ops, info_ops, mission_ops, project_ops  # noqa: F401
 from core.host.context import HostContext
 from core.host.operations import OPERATIONS, Call, Operation, Outcome
 from core.project import PROJECT_ID_PATTERN
@@ -62,6 +62,7 @@ class Host:
 
     def __init__(self, ctx: HostContext) -> None:
         self.ctx = ctx
+        ctx.dispatcher = self
         self._write_lock = asyncio.Lock()
 
     async def handle(
@@ -77,20 +78,31 @@ class Host:
         body: bytes | None = None,
         attachment: object = None,
         sink: Callable[[bytes], Awaitable[None]] | None = None,
+        *,
+        actor: str = "page",
     ) -> tuple[str, bytes | None, object]:
         """Answer one message: ``(answer_json, answer_body, answer_attachment)``.
 
         A streaming operation's chunks go to ``sink`` as they are produced, before the answer;
         without a sink they are gathered into ``answer_body`` (tests, small streams).
+        ``actor`` names who sent it for the audit: ``"page"`` for the page (which alone may
+        mark a message ``origin: "human-ui"``); a tool call arriving from a peer is run with
+        ``actor="peer:…"`` and an origin is then refused, never honoured.
         """
         request_id: str | None = None
         op_name = "(malformed)"
-        actor = "page"
+        from_page = actor == "page"
         project: str | None = None
         try:
             env = parse_envelope(text)
             request_id, op_name = env.id, env.op
             project = _project_of(env.args)
+            if env.origin is not None and not from_page:
+                raise Refused(
+                    Code.HUMAN_GESTURE_REQUIRED,
+                    "Only a person's gesture in the page may carry the human origin.",
+                    field="origin",
+                )
             if env.origin == HUMAN_UI:
                 actor = HUMAN_UI
             op = OPERATIONS.get(env.op)

@@ -1,0 +1,240 @@
+"""Peer environments end to end in one process: pairing, calls, revocation, refusals
+(seed 002; SPEC §6). The browser journey is e2e/test_peers.py; these pin the laws fast."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import re
+from collections.abc import AsyncIterator
+
+import pytest
+
+from core.host.operations import OPERATIONS, Call, Outcome, operation
+from core.model import Contract, NoArgs
+from core.pairing import PAIRINGS_DOC, load_pairings
+from core.policy import Policy
+from core.registry import OperationEntry
+from core.secret import Secret
+from core.tools import _Binding, _same
+from tests.peers.harness import World, run
+
+SECRET = re.compile(r"vb[xh]_[A-Za-z0-9_-]{20,}")
+
+
+class Slow(Contract):
+    """Test result."""
+
+    done: bool
+
+
+@pytest.fixture(scope="module", autouse=True)
+def slow_operation() -> AsyncIterator[None]:
+    """A test-only host operation that waits, exposed as a peer tool by the tests below."""
+
+    @operation("test.slow", args=NoArgs, result=Slow, summary="test only: waits 2 s")
+    async def slow(call: Call) -> Outcome:  # type: ignore[no-untyped-def]
+        await asyncio.sleep(2)
+        return Outcome(Slow(done=True))
+
+    yield
+    OPERATIONS.pop("test.slow")
+
+
+def add_slow_tool(world: World, name: str) -> None:
+    tools = world.servers.servers[name].tools
+    assert tools is not None
+    entry = OperationEntry(
+        name="test.slow",
+        origin="builtin",
+        summary="test only",
+        args_model=NoArgs,
+        effect="read",
+        receipt_rule="internal-read",
+    )
+    tools.registry.register(entry)
+    tools._bindings["test.slow"] = _Binding(entry, "test.slow", _same)
+
+
+async def paired_world() -> tuple[World, str]:
+    world = World()
+    await world.start()
+    key = (await world.ok("env.create", name="studio"))["result"]["environment"]["envKey"]
+    await world.ok("env.pair", envKey=key)
+    return world, key
+
+
+def no_secret_in(world: World) -> None:
+    for answer in world.answers:
+        assert not SECRET.search(answer), answer
+
+
+def test_unknown_environment_is_refused_before_anything_else() -> None:
+    async def go() -> None:
+        world, _ = await paired_world()
+        answer = await world.call(
+            "tool.call",
+            envKey="ek_" + "0" * 32,
+            tool="projects.list",
+            descriptorId="d_" + "0" * 24,
+            args={},
+        )
+        assert answer["refusal"]["code"] == "unknown-environment"
+        assert answer["refusal"]["status"] == 404
+
+    run(go())
+
+
+def test_a_peer_without_a_stored_bearer_is_environment_not_paired() -> None:
+    async def go() -> None:
+        world = World()
+        await world.start()
+        key = (await world.ok("env.create", name="studio"))["result"]["environment"]["envKey"]
+        refusal = await world.refused("tool.discover", envKey=key)
+        assert (refusal["code"], refusal["status"]) == ("environment-not-paired", 403)
+
+    run(go())
+
+
+def test_paired_calls_run_in_the_peer_and_writes_carry_a_host_receipt() -> None:
+    async def go() -> None:
+        world, key = await paired_world()
+        made = await world.tool(key, "project.create", name="Проект-ü-📦")
+        pid = made["result"]["result"]["project"]["id"]
+        data = bytes(range(256))
+        wrote = await world.tool(
+            key,
+            "file.write",
+            project=pid,
+            path="bin/blob.dat",
+            content_b64=base64.b64encode(data).decode(),
+        )
+        receipt = wrote["result"]["receipt"]
+        assert receipt["rung"] == "local-write" and receipt["env"] == key
+        assert receipt["size"] == 256 and receipt["path"] == "bin/blob.dat"
+        assert receipt["sha256"] == hashlib.sha256(data).hexdigest()
+        # the peer's own storage has it; the local host's does not
+        peer = world.servers.servers["studio"].ctx
+        assert pid in await peer.roots.list_ids()
+        assert pid not in await world.ctx.roots.list_ids()
+        no_secret_in(world)
+
+    run(go())
+
+
+def test_revoke_answers_the_pending_call_closes_the_channel_and_stays_revoked() -> None:
+    async def go() -> None:
+        world, key = await paired_world()
+        add_slow_tool(world, "studio")
+        pending = asyncio.ensure_future(world.tool(key, "test.slow"))
+        await asyncio.sleep(0.3)
+        assert world.ctx.cache["peers"].is_connected(key)
+        revoked = await world.ok("env.revoke", envKey=key)
+        answer = await pending
+        assert answer["refusal"]["code"] == "pairing-revoked"
+        assert answer["refusal"]["details"]["outcome"] == "unknown"
+        assert revoked["result"]["channelsClosed"] == 1
+        record = world.sink.records[revoked["logged"]]
+        assert (record["rule"], record["op"]) == ("pairing-revoked", "env.revoke")
+        peer_record = world.servers.servers["studio"].ctx.audit
+        assert (await peer_record.page(limit=1))[0]["rule"] == "pairing-revoked"
+        # the next call: still pairing-revoked (the peer kept the bearer in revokedBearers)
+        again = await world.call_tool(key, "projects.list")
+        assert again["refusal"]["code"] == "pairing-revoked"
+        no_secret_in(world)
+
+    run(go())
+
+
+def test_a_silent_peer_is_environment_unreachable_with_the_outcome_unknown() -> None:
+    async def go() -> None:
+        world, key = await paired_world()
+        world.ctx.policy = Policy(peer_deadline_ms=300)
+        world.servers.silent.add("studio")
+        refusal = (await world.call_tool(key, "project.create", name="x"))["refusal"]
+        assert (refusal["code"], refusal["status"]) == ("environment-unreachable", 502)
+        assert refusal["details"] == {"outcome": "unknown", "retry": "not-blindly"}
+
+    run(go())
+
+
+def test_a_channel_that_never_says_hello_is_closed_within_the_bound() -> None:
+    async def go() -> None:
+        world, _ = await paired_world()
+        server = world.servers.servers["studio"]
+        server.ctx.policy = Policy(hello_bound_ms=200)
+        closed: list[tuple[int, str]] = []
+        heard = asyncio.Event()
+
+        async def on_close(code: int, reason: str) -> None:
+            closed.append((code, reason))
+            heard.set()
+
+        async def nothing(*_: object) -> None:
+            return None
+
+        started = asyncio.get_running_loop().time()
+        await world.servers.connect("studio", nothing, nothing, on_close)
+        await asyncio.wait_for(heard.wait(), 2)
+        assert closed == [(1008, "unauthenticated-call")]
+        assert asyncio.get_running_loop().time() - started < 0.2 + 0.5
+
+    run(go())
+
+
+def test_a_hello_with_a_bearer_the_peer_never_issued_is_bearer_refused() -> None:
+    async def go() -> None:
+        world, key = await paired_world()
+        # replace the stored outbound bearer with a well-formed stranger
+        pairings = await load_pairings(world.state)
+        forged = pairings.with_outbound(key, Secret("vbx_" + "A" * 43), 0)
+        await world.state.store(PAIRINGS_DOC, forged.to_json())
+        refusal = (await world.call_tool(key, "projects.list"))["refusal"]
+        assert (refusal["code"], refusal["status"]) == ("bearer-refused", 403)
+
+    run(go())
+
+
+def test_admin_acts_need_the_peers_host_token() -> None:
+    async def go() -> None:
+        world, key = await paired_world()
+        wrong = json.dumps({"op": "pair.issue", "hostToken": "vbh_" + "B" * 43, "envKey": key})
+        answer = json.loads(await world.servers.admin("studio", wrong))
+        assert answer["refusal"]["code"] == "host-token-required"
+        claim_again = json.loads(await world.servers.admin("studio", '{"op": "claim"}'))
+        assert claim_again["refusal"]["code"] == "host-token-required"
+
+    run(go())
+
+
+def test_unpair_forgets_the_bearer_and_the_next_call_is_environment_not_paired() -> None:
+    async def go() -> None:
+        world, key = await paired_world()
+        await world.ok("env.unpair", envKey=key)
+        listed = (await world.ok("env.list"))["result"]["environments"]
+        assert [e["paired"] for e in listed if e["envKey"] == key] == [False]
+        assert (await world.refused("tool.discover", envKey=key))[
+            "code"
+        ] == "environment-not-paired"
+
+    run(go())
+
+
+def test_env_list_shows_local_first_and_never_a_secret() -> None:
+    async def go() -> None:
+        world, key = await paired_world()
+        envs = (await world.ok("env.list"))["result"]["environments"]
+        assert [e["kind"] for e in envs] == ["local", "peer"]
+        assert envs[1] == {
+            "name": "studio",
+            "envKey": key,
+            "kind": "peer",
+            "paired": True,
+            "running": True,
+            "connected": False,
+        }
+        no_secret_in(world)
+
+    run(go())
