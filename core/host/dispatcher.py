@@ -18,7 +18,17 @@ from typing import Any
 from pydantic import ValidationError
 
 # Importing the operation modules registers their operations.
-from core.host import audit_ops, env_ops, file_ops, info_ops, mission_ops, project_ops  # noqa: F401
+from core.host import (  # noqa: F401
+    audit_ops,
+    compose_ops,
+    env_ops,
+    file_ops,
+    info_ops,
+    mission_ops,
+    project_ops,
+    settings_ops,
+    tray_ops,
+)
 from core.host.context import HostContext
 from core.host.operations import OPERATIONS, Call, Operation, Outcome
 from core.project import PROJECT_ID_PATTERN

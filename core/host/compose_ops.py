@@ -1,0 +1,145 @@
+"""Compose: the packet a person hands an agent, and the modes it can travel by (seed 004 §4).
+
+``compose.packet`` renders the packet for a block and a target agent (:mod:`core.packet`), and
+drafts the seq-1 ``judging`` letter that opens the mission with ``packet_ref`` = sha256 of that
+exact text. It writes nothing: ``clipboard`` mode is the page copying the text; ``direct`` mode
+is the page sending the packet and the letter to ``mission.deliver``, which checks every rule
+again and puts the packet in the agent's inbox (delivery is not execution). ``spawn`` is listed
+as unavailable, with its reason (no runner daemon in this placement, SPEC §12).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from core.blocks import load_store
+from core.host.operations import Call, Outcome, operation
+from core.letters import SCHEMA, BlockRef, Capability, Seat
+from core.mailbox import AgentId
+from core.missions import packet_ref
+from core.model import Contract
+from core.packet import (
+    MAX_NOTE_CHARS,
+    ModeOption,
+    PacketBlock,
+    PacketInputs,
+    compose_modes,
+    render_packet,
+)
+from core.project import PROJECT_ID_PATTERN
+from core.receipt_window import instant_iso
+from core.refusals import Code, Refused
+
+__all__ = ["ComposeAnswer", "ComposeArgs"]
+
+RunnerId = Field(default=None, pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
+
+
+class ComposeArgs(Contract):
+    """``compose.packet``: the block (or the store's skeleton id, for a whole-skeleton
+    mission), the agent it is for (``to``), its seat and capability, an optional pinned runner
+    id, the operator's note, and the mode the packet will travel by."""
+
+    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    block_id: BlockRef
+    to: AgentId
+    seat: Seat = "hand"
+    capability: Capability = "build-runner"
+    runner_id: str | None = RunnerId
+    note: str = Field(default="", max_length=MAX_NOTE_CHARS)
+    mode: Literal["clipboard", "direct"] = "direct"
+
+
+class ComposeAnswer(Contract):
+    """The packet text, its ``packet_ref``, the mission id it opens, the seq-1 ``judging``
+    letter (JSON data) that ``direct`` would post, and every mode with its availability."""
+
+    mission_id: str
+    packet: str
+    packet_ref: str
+    letter: dict[str, Any]
+    modes: list[ModeOption]
+    read_only: bool
+
+
+@operation(
+    "compose.packet",
+    args=ComposeArgs,
+    result=ComposeAnswer,
+    audited=False,
+    summary="Render a mission packet for a block and an agent, and draft its first letter.",
+)
+async def compose_packet(call: Call) -> Outcome:
+    """Refuses ``project-not-found`` and ``unknown_block`` (the project has no store, or the
+    block is not in it). Writes nothing."""
+    args: ComposeArgs = call.args
+    opened = await call.ctx.catalog.open(args.project)
+    store = await load_store(opened.files)
+    block = None if store is None else store.block(args.block_id)
+    if store is not None and block is None and args.block_id == store.skeleton_id:
+        brief = PacketBlock(
+            id=store.skeleton_id,
+            name="the whole skeleton",
+            purpose="Every block of this project's system-block store, taken together.",
+            boundary_version=1,
+        )
+    elif block is not None:
+        brief = PacketBlock(
+            id=block.id,
+            name=block.name,
+            purpose=block.purpose,
+            boundary_version=block.boundary_version,
+        )
+    else:
+        raise Refused(
+            Code.UNKNOWN_BLOCK,
+            "Compose needs a block of this project's store; add one on the Blocks surface.",
+            field="block_id",
+        )
+    now = instant_iso(call.ctx.clock.now_ms())
+    mission_id = "msn_" + call.ctx.random.token_bytes(6).hex()
+    packet = render_packet(
+        PacketInputs(
+            mission_id=mission_id,
+            brain_ref=opened.manifest.name,
+            block=brief,
+            store_version=None if store is None else store.store_version,
+            to=args.to,
+            seat=args.seat,
+            capability=args.capability,
+            runner_id=args.runner_id,
+            note=args.note,
+            issued_at=now,
+            mode=args.mode,
+        )
+    )
+    ref = packet_ref(packet)
+    letter = {
+        "schema": SCHEMA,
+        "mission_id": mission_id,
+        "mission_seq": 1,
+        "prev_letter_id": None,
+        "block_id": brief.id,
+        "brain_ref": opened.manifest.name,
+        "seat": args.seat,
+        "runner_id": args.runner_id,
+        "capability": args.capability,
+        "phase": "judging",
+        "packet_ref": ref,
+        "started_at": now,
+        "updated_at": now,
+    }
+    read_only = call.ctx.policy.read_only
+    return Outcome(
+        ComposeAnswer(
+            mission_id=mission_id,
+            packet=packet,
+            packet_ref=ref,
+            letter=letter,
+            modes=compose_modes(read_only=read_only),
+            read_only=read_only,
+        ),
+        project=args.project,
+    )

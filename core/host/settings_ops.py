@@ -1,0 +1,156 @@
+"""Settings: the operator's policy, read and changed from the page (seed 003; SPEC §7, §11).
+
+``policy.get`` shows every switch of :class:`core.policy.Policy` with how the page should
+offer it (a switch, a number with its bounds, a list of names, a map). ``policy.set`` changes
+some of them: an operator action, so a person's gesture only, audited with the names of the
+fields it changed. The new policy is validated whole, stored in HOST_DIR as ``policy.json``
+(the file the browser host loads at start) and takes effect on the very next request — every
+admission reads a fresh snapshot.
+
+``policy.set`` is deliberately *not* a write in SAFE mode's sense: SAFE refuses writes to
+projects and tools, and turning SAFE off must stay possible while it is on. Nothing here is a
+secret: the policy holds switches, names and bounds only, never a token or a bearer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import weakref
+from typing import Any, Literal, get_origin
+
+from pydantic import Field, ValidationError
+
+from core.gestures import is_human
+from core.host.context import HostContext
+from core.host.operations import Call, Outcome, operation
+from core.model import Contract, NoArgs, canonical_json
+from core.policy import Policy
+from core.refusals import Code, Refused
+
+__all__ = ["POLICY_NAME", "PolicyAnswer", "PolicyField"]
+
+POLICY_NAME = "policy.json"
+_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
+_FALLBACK_LOCK = asyncio.Lock()
+
+
+def _lock(ctx: HostContext) -> asyncio.Lock:
+    try:
+        return _LOCKS.setdefault(ctx.state, asyncio.Lock())
+    except TypeError:
+        return _FALLBACK_LOCK
+
+
+class PolicyField(Contract):
+    """How one policy switch is offered: ``kind`` (``bool``, ``int``, ``list`` of names,
+    ``map`` of name → value), bounds for numbers, the description the model gives."""
+
+    name: str
+    kind: Literal["bool", "int", "list", "map"]
+    description: str | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+
+
+class PolicyAnswer(Contract):
+    """The policy now, how each field is offered, and (after a change) which fields changed."""
+
+    policy: dict[str, Any]
+    fields: list[PolicyField]
+    changed: list[str] = Field(default_factory=list)
+
+
+def _kind(annotation: Any) -> Literal["bool", "int", "list", "map"]:
+    origin = get_origin(annotation) or annotation
+    if origin is bool:
+        return "bool"
+    if origin is int:
+        return "int"
+    if origin in (dict,):
+        return "map"
+    return "list"
+
+
+def _fields() -> list[PolicyField]:
+    out = []
+    for name, info in Policy.model_fields.items():
+        minimum = maximum = None
+        for meta in info.metadata:
+            minimum = getattr(meta, "ge", minimum)
+            maximum = getattr(meta, "le", maximum)
+        out.append(
+            PolicyField(
+                name=name,
+                kind=_kind(info.annotation),
+                description=info.description,
+                minimum=minimum,
+                maximum=maximum,
+            )
+        )
+    return out
+
+
+def _answer(policy: Policy, changed: list[str] | None = None) -> PolicyAnswer:
+    return PolicyAnswer(
+        policy=policy.model_dump(mode="json"), fields=_fields(), changed=changed or []
+    )
+
+
+@operation(
+    "policy.get",
+    args=NoArgs,
+    result=PolicyAnswer,
+    audited=False,
+    summary="The operator's policy: every switch, and how to offer it.",
+)
+async def policy_get(call: Call) -> Outcome:
+    """Never refuses."""
+    return Outcome(_answer(call.ctx.policy))
+
+
+class PolicySetArgs(Contract):
+    """``policy.set``: the fields to change (name → new value); the others are kept."""
+
+    changes: dict[str, Any] = Field(min_length=1, max_length=32)
+
+
+@operation(
+    "policy.set",
+    args=PolicySetArgs,
+    result=PolicyAnswer,
+    summary="Change the operator's policy (a person's gesture; audited; works in SAFE mode).",
+)
+async def policy_set(call: Call) -> Outcome:
+    """Refuses ``human_gesture_required`` (not from the page's gesture) and ``args-invalid``
+    (an unknown field or a value out of its bounds, naming the field); nothing is stored on
+    refusal."""
+    if not is_human(call.origin):
+        raise Refused(
+            Code.HUMAN_GESTURE_REQUIRED,
+            "Changing the policy is the operator's act in the page; agents never do it.",
+            field="origin",
+        )
+    changes: dict[str, Any] = call.args.changes
+    async with _lock(call.ctx):
+        current = call.ctx.policy
+        merged = current.model_dump(mode="json") | changes
+        try:
+            new = Policy.model_validate_json(json.dumps(merged))
+        except ValidationError as exc:
+            err = exc.errors(include_input=False, include_url=False)[0]
+            where = ".".join(str(x) for x in err.get("loc", ())) or "changes"
+            raise Refused(
+                Code.ARGS_INVALID, f"{where}: {err.get('msg', 'invalid')}"[:500], field=where
+            ) from None
+        before = current.model_dump(mode="json")
+        after = new.model_dump(mode="json")
+        changed = sorted(k for k in after if after[k] != before[k])
+        if changed:
+            await call.ctx.state.store(POLICY_NAME, canonical_json(after))
+            call.ctx.policy = new
+    details: dict[str, str | int | bool | None] = {"changed": ",".join(changed) or "-"}
+    for name in changed:
+        value = after[name]
+        details[name] = value if isinstance(value, bool | int) else f"{len(value)} entries"
+    return Outcome(_answer(new, changed), rule="policy-changed", details=details)
