@@ -19,10 +19,14 @@ import core
 from browser_host.folders import IdbFolderProjects
 from browser_host.idb_audit import IdbAuditSink
 from browser_host.opfs import HandleHostState, HandleProjectRoots, subfolder
+from browser_host.sealed_state import SealedHostState
+from browser_host.servers import WorkerEnvironmentServers
 from core.audit import AuditLog
+from core.env_server import ensure_identity
 from core.host.context import HostContext
 from core.host.dispatcher import Host
 from core.policy import Policy
+from core.ports import HostState
 from core.runtime import SystemClock, SystemRandomness
 
 __all__ = ["HostBridge", "start"]
@@ -62,7 +66,7 @@ class HostBridge:
         return json.dumps(self.host.ctx.versions)
 
 
-async def _load_policy(state: HandleHostState) -> Policy:
+async def _load_policy(state: HostState) -> Policy:
     raw = await state.load("policy.json")
     if raw is None:
         return Policy()
@@ -72,10 +76,15 @@ async def _load_policy(state: HandleHostState) -> Policy:
         return Policy()
 
 
-async def start(idb: Any) -> HostBridge:
-    """Open OPFS and IndexedDB and return the bridge. ``idb`` is the worker's ``idb.mjs``."""
+async def start(idb: Any, sealer: Any, peer_script: str) -> HostBridge:
+    """Open OPFS and IndexedDB and return the bridge.
+
+    ``idb`` is the worker's ``Database`` (``worker/idb.mjs``), ``sealer`` its ``Sealer``
+    (``worker/sealed.mjs``: HOST_DIR sealed at rest), ``peer_script`` the URL of
+    ``worker/peer.mjs`` (environment servers).
+    """
     opfs = await js.navigator.storage.getDirectory()
-    state = HandleHostState(await subfolder(opfs, HOST_DIR, create=True))
+    state = SealedHostState(HandleHostState(await subfolder(opfs, HOST_DIR, create=True)), sealer)
     roots = HandleProjectRoots(await subfolder(opfs, PROJECTS_DIR, create=True))
     clock = SystemClock()
     audit = AuditLog(IdbAuditSink(idb), clock)
@@ -93,6 +102,11 @@ async def start(idb: Any) -> HostBridge:
         policy=await _load_policy(state),
         versions=versions,
         folders=IdbFolderProjects(idb),
+        servers=WorkerEnvironmentServers(peer_script),
     )
+    host = Host(ctx)
+    envs = await ensure_identity(host, "local")
+    ctx.env_key = next(e.key for e in envs.environments if e.kind == "local")
+    audit.env = ctx.env_key
     await audit.head_seq()
-    return HostBridge(Host(ctx))
+    return HostBridge(host)

@@ -78,13 +78,14 @@ def _iso(ms: int) -> str:
 class AuditLog:
     """Appends hash-chained records to an :class:`~core.ports.AuditSink` and verifies them.
 
-    ``env`` is the environment this host acts for; ``clock`` stamps records.
+    ``env`` is the environment this host acts for (``"local"`` until the host knows its
+    envKey; settable); ``clock`` stamps records.
     """
 
     def __init__(self, sink: AuditSink, clock: Clock, env: str = "local") -> None:
         self._sink = sink
         self._clock = clock
-        self._env = env
+        self.env = env
         self._lock = asyncio.Lock()
         self._head: tuple[int, str] | None = None
 
@@ -115,7 +116,7 @@ class AuditLog:
             fields: dict[str, object] = {
                 "seq": seq_prev + 1,
                 "at": _iso(self._clock.now_ms()),
-                "env": self._env,
+                "env": self.env,
                 "actor": actor,
                 "op": op,
                 "decision": decision,

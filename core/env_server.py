@@ -24,6 +24,7 @@ audit (the host token leaves only through the one-time ``claim``, to the creator
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import Awaitable, Callable
@@ -89,7 +90,7 @@ class _Chan:
     channel: PeerChannel
     gate: HelloGate
     bearer: Secret | None = None
-    tasks: set[Any] = field(default_factory=set)
+    hello: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 Sender = Callable[[str, bytes], Awaitable[None]]
@@ -205,9 +206,14 @@ class EnvironmentServer:
         chan = self._chans.get(channel_id)
         if chan is None:
             return
-        if chan.bearer is None:
-            await self._hello(channel_id, chan, frame)
-            return
+        # Frames are handled concurrently, but nothing on a channel runs before its hello is
+        # decided: a frame that arrives meanwhile waits, then finds the channel open or gone.
+        async with chan.hello:
+            if channel_id not in self._chans:
+                return
+            if chan.bearer is None:
+                await self._hello(channel_id, chan, frame)
+                return
         try:
             message = parse_peer_message(frame)
         except Refused:

@@ -3,11 +3,8 @@
 // (PLATFORM.md). Values cross to Python as JSON text. No rule lives here: the hash chain,
 // sequence numbers and record shapes are decided in core/audit.py.
 
-const DB_NAME = "voicebox-host";
-const DB_VERSION = 1;
 export const STORES = Object.freeze({ audit: "audit", handles: "handles", keys: "keys" });
-
-let dbPromise = null;
+const DB_VERSION = 1;
 
 function request(req) {
   return new Promise((resolve, reject) => {
@@ -24,84 +21,89 @@ function done(tx) {
   });
 }
 
-export function openDb() {
-  if (dbPromise) return dbPromise;
-  dbPromise = new Promise((resolve, reject) => {
-    const req = indexedDB.open(DB_NAME, DB_VERSION);
-    req.onupgradeneeded = () => {
-      const db = req.result;
-      for (const name of Object.values(STORES)) {
-        if (!db.objectStoreNames.contains(name)) db.createObjectStore(name);
-      }
-    };
-    req.onblocked = () => reject(new DOMException("IndexedDB upgrade blocked by another tab", "InvalidStateError"));
-    req.onsuccess = () => {
-      const db = req.result;
-      // Another tab upgrading the schema: close at once so its open never hangs; the next
-      // call here reopens.
-      db.onversionchange = () => { db.close(); dbPromise = null; };
-      db.onclose = () => { dbPromise = null; };
-      resolve(db);
-    };
-    req.onerror = () => { dbPromise = null; reject(req.error); };
-  });
-  return dbPromise;
-}
+/** One IndexedDB database of the host (or of an environment server). */
+export class Database {
+  #name;
+  #db = null;
 
-/** Store one audit record (JSON text) under `seq`; durable when it resolves; fails if taken. */
-export async function auditAppend(seq, json) {
-  const db = await openDb();
-  const tx = db.transaction(STORES.audit, "readwrite", { durability: "strict" });
-  tx.objectStore(STORES.audit).add(JSON.parse(json), seq);
-  await done(tx);
-}
+  constructor(name) {
+    this.#name = name;
+  }
 
-/** The newest record as JSON text `{"seq": n, "record": {...}}`, or the text `null`. */
-export async function auditLast() {
-  const db = await openDb();
-  const tx = db.transaction(STORES.audit, "readonly");
-  const cursor = await request(tx.objectStore(STORES.audit).openCursor(null, "prev"));
-  return JSON.stringify(cursor ? { seq: cursor.key, record: cursor.value } : null);
-}
+  open() {
+    if (this.#db) return this.#db;
+    this.#db = new Promise((resolve, reject) => {
+      const req = indexedDB.open(this.#name, DB_VERSION);
+      req.onupgradeneeded = () => {
+        const db = req.result;
+        for (const name of Object.values(STORES)) {
+          if (!db.objectStoreNames.contains(name)) db.createObjectStore(name);
+        }
+      };
+      req.onblocked = () => reject(new DOMException("IndexedDB upgrade blocked by another tab", "InvalidStateError"));
+      req.onsuccess = () => {
+        const db = req.result;
+        // Another tab upgrading the schema: close at once so its open never hangs; the next
+        // call here reopens.
+        db.onversionchange = () => { db.close(); this.#db = null; };
+        db.onclose = () => { this.#db = null; };
+        resolve(db);
+      };
+      req.onerror = () => { this.#db = null; reject(req.error); };
+    });
+    return this.#db;
+  }
 
-/** Records with first <= seq <= last, ascending, as JSON text `[{"seq", "record"}, ...]`. */
-export async function auditRange(first, last) {
-  const db = await openDb();
-  const store = db.transaction(STORES.audit, "readonly").objectStore(STORES.audit);
-  const range = IDBKeyRange.bound(first, last);
-  const [keys, values] = await Promise.all([request(store.getAllKeys(range)), request(store.getAll(range))]);
-  return JSON.stringify(keys.map((seq, i) => ({ seq, record: values[i] })));
-}
+  /** Store one audit record (JSON text) under `seq`; durable when it resolves; fails if taken. */
+  async auditAppend(seq, json) {
+    const db = await this.open();
+    const tx = db.transaction(STORES.audit, "readwrite", { durability: "strict" });
+    tx.objectStore(STORES.audit).add(JSON.parse(json), seq);
+    await done(tx);
+  }
 
-/** Get / put / delete a structured-clonable value (e.g. a directory handle, a CryptoKey). */
-export async function kvGet(storeName, key) {
-  const db = await openDb();
-  return request(db.transaction(storeName, "readonly").objectStore(storeName).get(key));
-}
+  /** The newest record as JSON text `{"seq": n, "record": {...}}`, or the text `null`. */
+  async auditLast() {
+    const db = await this.open();
+    const tx = db.transaction(STORES.audit, "readonly");
+    const cursor = await request(tx.objectStore(STORES.audit).openCursor(null, "prev"));
+    return JSON.stringify(cursor ? { seq: cursor.key, record: cursor.value } : null);
+  }
 
-export async function kvPut(storeName, key, value) {
-  const db = await openDb();
-  const tx = db.transaction(storeName, "readwrite", { durability: "strict" });
-  tx.objectStore(storeName).put(value, key);
-  await done(tx);
-}
+  /** Records with first <= seq <= last, ascending, as JSON text `[{"seq", "record"}, ...]`. */
+  async auditRange(first, last) {
+    const db = await this.open();
+    const store = db.transaction(STORES.audit, "readonly").objectStore(STORES.audit);
+    const range = IDBKeyRange.bound(first, last);
+    const [keys, values] = await Promise.all([request(store.getAllKeys(range)), request(store.getAll(range))]);
+    return JSON.stringify(keys.map((seq, i) => ({ seq, record: values[i] })));
+  }
 
-export async function kvDelete(storeName, key) {
-  const db = await openDb();
-  const tx = db.transaction(storeName, "readwrite", { durability: "strict" });
-  tx.objectStore(storeName).delete(key);
-  await done(tx);
-}
+  /** Get / put / delete a structured-clonable value (a directory handle, a CryptoKey). */
+  async kvGet(storeName, key) {
+    const db = await this.open();
+    return request(db.transaction(storeName, "readonly").objectStore(storeName).get(key));
+  }
 
-export async function kvKeys(storeName) {
-  const db = await openDb();
-  return request(db.transaction(storeName, "readonly").objectStore(storeName).getAllKeys());
-}
+  async kvPut(storeName, key, value) {
+    const db = await this.open();
+    const tx = db.transaction(storeName, "readwrite", { durability: "strict" });
+    tx.objectStore(storeName).put(value, key);
+    await done(tx);
+  }
 
-/** Every [key, value] of a store (values are structured clones: handles stay live). */
-export async function kvEntries(storeName) {
-  const db = await openDb();
-  const store = db.transaction(storeName, "readonly").objectStore(storeName);
-  const [keys, values] = await Promise.all([request(store.getAllKeys()), request(store.getAll())]);
-  return keys.map((key, i) => [key, values[i]]);
+  async kvDelete(storeName, key) {
+    const db = await this.open();
+    const tx = db.transaction(storeName, "readwrite", { durability: "strict" });
+    tx.objectStore(storeName).delete(key);
+    await done(tx);
+  }
+
+  /** Every [key, value] of a store (values are structured clones: handles stay live). */
+  async kvEntries(storeName) {
+    const db = await this.open();
+    const store = db.transaction(storeName, "readonly").objectStore(storeName);
+    const [keys, values] = await Promise.all([request(store.getAllKeys()), request(store.getAll())]);
+    return keys.map((key, i) => [key, values[i]]);
+  }
 }

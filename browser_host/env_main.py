@@ -1,0 +1,95 @@
+"""Wiring for an environment-server worker (``worker/peer.mjs``), SPEC §6.
+
+The server of environment ``name`` lives in OPFS ``environments/<name>/`` — its own ``host/``
+(HOST_DIR, sealed at rest with its own key) and ``projects/`` — with its own IndexedDB
+database for its audit and keys. It answers admin requests from its parent (the host worker)
+and serves execute channels handed to it as ``MessagePort``s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+import js
+
+from browser_host.idb_audit import IdbAuditSink
+from browser_host.opfs import HandleHostState, HandleProjectRoots, subfolder
+from browser_host.port_channel import MessagePortChannel
+from browser_host.sealed_state import SealedHostState
+from core.audit import AuditLog
+from core.env_server import EnvironmentServer
+from core.host.context import HostContext
+from core.host.dispatcher import Host
+from core.policy import Policy
+from core.runtime import SystemClock, SystemRandomness
+
+__all__ = ["ServerBridge", "start"]
+
+_TASKS: set[asyncio.Future[None]] = set()
+
+
+def _spawn(coro: Any) -> None:
+    task = asyncio.ensure_future(coro)
+    _TASKS.add(task)
+    task.add_done_callback(_TASKS.discard)
+
+
+class ServerBridge:
+    """What ``worker/peer.mjs`` holds: admin requests and new channels."""
+
+    def __init__(self, server: EnvironmentServer) -> None:
+        self.server = server
+        self._ids = itertools.count(1)
+
+    @property
+    def env_key(self) -> str:
+        """This environment's envKey."""
+        return self.server.env_key
+
+    async def admin(self, text: str) -> str:
+        """Answer one admin request from the parent host."""
+        return await self.server.admin(str(text))
+
+    def accept(self, port: Any) -> None:
+        """Serve a new execute channel on ``port``; close it if no hello comes in time."""
+        channel_id = f"p{next(self._ids)}"
+        server = self.server
+
+        async def on_frame(text: str) -> None:
+            await server.on_frame(channel_id, text, channel.send_data)
+
+        async def on_close(code: int, reason: str) -> None:
+            await server.closed(channel_id)
+
+        channel = MessagePortChannel(port, on_frame, None, on_close)
+        server.accept(channel_id, channel)
+
+        async def gate() -> None:
+            await asyncio.sleep(server.ctx.policy.hello_bound_ms / 1000)
+            await server.tick()
+
+        _spawn(gate())
+
+
+async def start(name: str, idb: Any, sealer: Any) -> ServerBridge:
+    """Open the environment's fenced storage and identity; return the bridge."""
+    opfs = await js.navigator.storage.getDirectory()
+    root = await subfolder(await subfolder(opfs, "environments", create=True), name, create=True)
+    state = SealedHostState(HandleHostState(await subfolder(root, "host", create=True)), sealer)
+    roots = HandleProjectRoots(await subfolder(root, "projects", create=True))
+    clock = SystemClock()
+    raw = await state.load("policy.json")
+    ctx = HostContext(
+        roots=roots,
+        state=state,
+        audit=AuditLog(IdbAuditSink(idb), clock),
+        clock=clock,
+        random=SystemRandomness(),
+        policy=Policy.model_validate_json(raw) if raw else Policy(),
+    )
+    server = EnvironmentServer(Host(ctx), name)
+    ctx.env_key = await server.start()
+    ctx.audit.env = ctx.env_key  # records name the environment that decided
+    return ServerBridge(server)

@@ -1,0 +1,128 @@
+// Booting Python in a worker from this site's own files (SPEC §2), shared by the host worker
+// and the environment-server workers. Thin glue: it loads, checks and reports; it decides
+// nothing about requests.
+//
+// bootPython({site, report}) resolves {pyodide, manifest} or throws a BootFailure
+// {code, message, file}. `report({stage, loaded, total})` gets progress (bytes so far).
+
+import { installFetchGuard } from "./fetch-guard.mjs";
+
+const PYODIDE_TIMEOUT_MS = 90_000;
+
+export class BootFailure extends Error {
+  constructor(code, message, file = null) {
+    super(message);
+    this.code = code;
+    this.file = file;
+  }
+}
+
+function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+async function sha256Hex(buffer) {
+  const digest = await crypto.subtle.digest("SHA-256", buffer);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// loadPackage never rejects (PLATFORM.md): find which wheel failed and why, by name.
+async function diagnoseWheel(site, realFetch, lockPackages, name) {
+  const entry = lockPackages[name];
+  if (!entry) return { file: name, message: `package ${name} is not in the site's lock file` };
+  const url = new URL(`pyodide/${entry.file_name}`, site);
+  try {
+    const response = await realFetch(url, { cache: "no-store" });
+    if (!response.ok) return { file: entry.file_name, message: `HTTP ${response.status} fetching ${entry.file_name}` };
+    const actual = await sha256Hex(await response.arrayBuffer());
+    if (actual !== entry.sha256) {
+      return {
+        file: entry.file_name,
+        message: `${entry.file_name} failed its integrity check: its sha256 is ${actual}, the lock pins ${entry.sha256}`,
+      };
+    }
+    return { file: entry.file_name, message: `${entry.file_name} could not be installed` };
+  } catch (err) {
+    return { file: entry.file_name, message: `${entry.file_name} could not be fetched: ${err.message}` };
+  }
+}
+
+export async function bootPython({ site, report }) {
+  const manifestResponse = await fetch(new URL("site-manifest.json", site), { cache: "no-cache" });
+  if (!manifestResponse.ok) {
+    throw new BootFailure("boot-failed", `site-manifest.json: HTTP ${manifestResponse.status}`, "site-manifest.json");
+  }
+  const manifest = await manifestResponse.json();
+  const sizes = new Map(manifest.files.map((f) => [f.path, f.size]));
+  const counted = ["pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "pyodide/pyodide-lock.json"];
+  const wheels = manifest.files.filter((f) => f.path.startsWith("pyodide/") && f.path.endsWith(".whl"));
+  const total = [...counted.map((p) => sizes.get(p) ?? 0), ...wheels.map((f) => f.size)].reduce((a, b) => a + b, 0);
+  let loaded = 0;
+  let stage = "runtime";
+  let lastPost = 0;
+  const realFetch = installFetchGuard(site.origin, (_url, n) => {
+    loaded += n;
+    const now = Date.now();
+    if (now - lastPost > 50) {
+      lastPost = now;
+      report({ stage, loaded, total });
+    }
+  });
+
+  report({ stage, loaded, total });
+  let pyodide;
+  try {
+    const { loadPyodide } = await import(new URL("pyodide/pyodide.mjs", site).href);
+    pyodide = await withTimeout(
+      loadPyodide({
+        indexURL: new URL("pyodide/", site).href,
+        lockFileURL: new URL("pyodide/pyodide-lock.json", site).href,
+        stdout: (line) => console.log(line),
+        stderr: (line) => console.warn(line),
+      }),
+      PYODIDE_TIMEOUT_MS,
+      "Loading pyodide.asm.wasm",
+    );
+  } catch (err) {
+    throw new BootFailure("boot-failed", `Python runtime failed to load: ${err.message}`, "pyodide/pyodide.asm.wasm");
+  }
+
+  stage = "packages";
+  report({ stage, loaded, total });
+  const errors = [];
+  const wanted = manifest.packages;
+  const installed = await pyodide.loadPackage(wanted, {
+    checkIntegrity: true,
+    messageCallback: () => {},
+    errorCallback: (msg) => errors.push(String(msg)),
+  });
+  const installedNames = new Set((installed ?? []).map((p) => p.name));
+  const missing = wanted.filter((name) => !installedNames.has(name));
+  if (missing.length || errors.length) {
+    const lock = JSON.parse(await (await realFetch(new URL("pyodide/pyodide-lock.json", site))).text()).packages;
+    for (const name of missing.length ? missing : wanted) {
+      const why = await diagnoseWheel(site, realFetch, lock, name);
+      if (why.message.includes("integrity") || why.message.includes("HTTP") || missing.includes(name)) {
+        throw new BootFailure("wheel-refused", `${why.message}. The host refuses to start with it.`, why.file);
+      }
+    }
+    throw new BootFailure("wheel-refused", `Installing packages failed: ${errors.join("; ")}`);
+  }
+  report({ stage: "host", loaded: total, total });
+  return { pyodide, manifest };
+}
+
+/** Hold the Web Lock `name` for this worker's life; resolves false if another holds it. */
+export function holdLock(name) {
+  if (!navigator.locks) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    navigator.locks.request(name, { ifAvailable: true }, (lock) => {
+      resolve(lock !== null);
+      return lock ? new Promise(() => {}) : undefined;
+    });
+  });
+}
