@@ -19,6 +19,7 @@ import core
 from browser_host.folders import IdbFolderProjects
 from browser_host.idb_audit import IdbAuditSink
 from browser_host.opfs import HandleHostState, HandleProjectRoots, subfolder
+from browser_host.sandbox import PortSandbox, SiteModules
 from browser_host.sealed_state import SealedHostState
 from browser_host.servers import WorkerEnvironmentServers
 from core.audit import AuditLog
@@ -103,6 +104,8 @@ async def start(idb: Any, sealer: Any, peer_script: str) -> HostBridge:
         versions=versions,
         folders=IdbFolderProjects(idb),
         servers=WorkerEnvironmentServers(peer_script),
+        modules=SiteModules(js.URL.new("../tools/", js.location.href).href),
+        connect_sandbox=PortSandbox,
     )
     host = Host(ctx)
     envs = await ensure_identity(host, "local")

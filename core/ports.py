@@ -25,10 +25,12 @@ __all__ = [
     "FolderEntry",
     "FolderProjects",
     "HostState",
+    "ModuleStore",
     "PeerChannel",
     "ProjectFiles",
     "ProjectRoots",
     "Randomness",
+    "Sandbox",
     "StoredAuditRecord",
 ]
 
@@ -257,6 +259,30 @@ class EnvironmentServers(Protocol):
         on_close: Callable[[int, str], Awaitable[None]],
     ) -> PeerChannel:
         """A new execute channel to ``name``."""
+        ...
+
+
+class Sandbox(Protocol):
+    """Where a tool's WebAssembly module runs, with nothing granted (SPEC §8).
+
+    E1: an ``<iframe sandbox="allow-scripts">`` with CSP ``default-src 'none'; connect-src
+    'none'``, reached through a ``MessagePort``; each run in a fresh worker with an empty import
+    object, stopped after ``time_ms``. The module gets ``args`` and returns bytes; it never
+    writes anything. Refuses ``tool-timeout``, ``tool-memory-exceeded``, ``tool-output-invalid``
+    or ``sandbox-unavailable``.
+    """
+
+    async def run(self, module: bytes, args: bytes, *, time_ms: int, max_output: int) -> bytes:
+        """Run ``module`` on ``args``; return its output bytes (at most ``max_output``)."""
+        ...
+
+
+class ModuleStore(Protocol):
+    """The tool modules this host may run, each with its pinned sha256 (hex)."""
+
+    async def load(self, name: str) -> tuple[bytes, str]:
+        """``(module bytes, pinned sha256)`` of tool ``name``; ``sandbox-unavailable`` if
+        there is none."""
         ...
 
 

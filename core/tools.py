@@ -133,6 +133,13 @@ def _bindings() -> list[_Binding]:
             capabilities=frozenset({"files"}),
         ),
         _builtin(
+            "create-asset",
+            "asset.create",
+            "Generate a PNG in the Wasm sandbox (nothing granted); the host writes it.",
+            write=True,
+            capabilities=frozenset({"files"}),
+        ),
+        _builtin(
             "project.export",
             "project.export",
             "Export a project as a deterministic zip archive (streamed).",

@@ -86,7 +86,9 @@ export class HostClient extends EventTarget {
         return;
       }
       this.#waiting.set(id, { resolve, reject, onChunk, chunks: [], received: 0 });
-      this.#worker.postMessage({ kind: "call", id, text, body, attachment }, body ? [body] : []);
+      const transfer = body ? [body] : [];
+      if (attachment instanceof MessagePort) transfer.push(attachment);
+      this.#worker.postMessage({ kind: "call", id, text, body, attachment }, transfer);
     });
   }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,8 +14,10 @@ from core.ports import (
     EnvironmentServers,
     FolderProjects,
     HostState,
+    ModuleStore,
     ProjectRoots,
     Randomness,
+    Sandbox,
 )
 
 __all__ = ["HostContext"]
@@ -41,6 +44,9 @@ class HostContext:
     versions: dict[str, str] = field(default_factory=dict)
     folders: FolderProjects | None = None
     servers: EnvironmentServers | None = None
+    sandbox: Sandbox | None = None
+    modules: ModuleStore | None = None
+    connect_sandbox: Callable[[object], Sandbox] | None = None
     env_key: str = "local"
     dispatcher: Any = None
     cache: dict[str, Any] = field(default_factory=dict)

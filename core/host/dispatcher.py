@@ -19,6 +19,8 @@ from pydantic import ValidationError
 
 # Importing the operation modules registers their operations.
 from core.host import (  # noqa: F401
+    archive_ops,
+    asset_ops,
     audit_ops,
     compose_ops,
     env_ops,

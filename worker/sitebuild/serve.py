@@ -40,7 +40,9 @@ def headers_for(path: str) -> dict[str, str]:
     if path.endswith(WORKER_SCRIPTS):
         out["Content-Security-Policy"] = WORKER_CSP
     if path == "" or path.endswith(".html"):
-        out["Content-Security-Policy"] = "frame-ancestors 'none'"
+        # the sandbox page is framed by our own page; nothing else is ever framed
+        ancestors = "'self'" if path.endswith("tools/sandbox.html") else "'none'"
+        out["Content-Security-Policy"] = f"frame-ancestors {ancestors}"
     return out
 
 

@@ -133,6 +133,23 @@ def _copy_tree(src: Path, dst: Path, patterns: tuple[str, ...]) -> None:
                 shutil.copy2(f, target)
 
 
+def _copy_tools(root: Path, dest: Path) -> None:
+    """The create-asset module (checked against its pin) and the sandbox page, both built by
+    ``wasm_tools/build.py`` (``nox -s build`` runs it first)."""
+    out = root / "wasm_tools" / "out"
+    module, sandbox = out / "create_asset.wasm", out / "sandbox.html"
+    if not module.exists() or not sandbox.exists():
+        raise BuildError("wasm_tools/out/ is missing: run `python wasm_tools/build.py` first")
+    pin = (root / "wasm_tools" / "create_asset.wasm.sha256").read_text().split()[0]
+    if sha256_of(module) != pin:
+        raise BuildError(
+            f"wasm_tools/out/create_asset.wasm: sha256 {sha256_of(module)} is not the pinned {pin}"
+        )
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(module, dest / module.name)
+    shutil.copy2(sandbox, dest / sandbox.name)
+
+
 def _manifest(dist: Path, pyodide_version: str, packages: list[str], own: Path) -> None:
     files = []
     for f in sorted(p for p in dist.rglob("*") if p.is_file()):
@@ -173,10 +190,7 @@ def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
     packages = _write_pyodide_lock(runtime, pyo, lock, wheels, own)
     _copy_tree(root / "page", dist, ("*.html", "*.mjs", "*.css", "*.svg", "*.png", "ui/*.mjs"))
     _copy_tree(root / "worker", dist / "worker", ("*.mjs",))
-    tools = root / "wasm_tools" / "out"
-    if tools.exists():
-        _copy_tree(tools, dist / "tools", ("*.wasm",))
-    _copy_tree(root / "wasm_tools", dist / "tools", ("sandbox.html", "sandbox.js"))
+    _copy_tools(root, dist / "tools")
     _manifest(dist, lock.target.pyodide, packages, own)
     total = sum(f.stat().st_size for f in dist.rglob("*") if f.is_file())
     return {"dist": str(dist), "bytes": total, "packages": packages, "own_wheel": own.name}

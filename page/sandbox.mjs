@@ -1,0 +1,26 @@
+// The create-asset sandbox frame (SPEC §8): an <iframe sandbox="allow-scripts"> — an opaque
+// origin with its own CSP (default-src 'none'; connect-src 'none') — connected by a
+// MessageChannel whose other end goes to the host worker. The page only makes the
+// introduction; it never sends the sandbox work and never sees what runs there.
+
+import { el } from "./dom.mjs";
+
+export async function connectSandbox(host) {
+  const frame = el("iframe", {
+    sandbox: "allow-scripts",
+    src: "tools/sandbox.html",
+    title: "create-asset sandbox (no network, no storage)",
+    class: "sandbox-frame",
+    "aria-hidden": "true",
+    tabindex: "-1",
+  });
+  const loaded = new Promise((resolve) => frame.addEventListener("load", resolve, { once: true }));
+  document.body.appendChild(frame);
+  await loaded;
+  const channel = new MessageChannel();
+  // An opaque origin cannot be named as a target: "*" is the only way to reach it, and the
+  // sandbox accepts only the first connect from its parent.
+  frame.contentWindow.postMessage({ type: "voicebox-sandbox-connect" }, "*", [channel.port2]);
+  await host.call("sandbox.connect", {}, { attachment: channel.port1 });
+  return frame;
+}

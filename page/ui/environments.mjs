@@ -1,0 +1,168 @@
+// Environments surface (SPEC §6, §11): the local environment and each peer — name, envKey
+// prefix, paired, reachable — with create, pair, unpair, revoke, and a peer's projects:
+// list, create, add files, export as a .zip that downloads through this page. The page asks as
+// the local operator; it never holds a bearer or a host token (the host does).
+
+import { el, formatBytes, replace } from "../dom.mjs";
+import { clearAlerts, guarded, showNotice } from "./alerts.mjs";
+import { confirmDialog } from "./dialog.mjs";
+
+const MAX_TOOL_FILE = 180 * 1024; // bytes of one file sent inside a call envelope (base64 ≤ 256 KiB)
+
+function prefix(envKey) {
+  return `${envKey.slice(0, 11)}…`;
+}
+
+function b64(bytes) {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+
+function download(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const a = el("a", { href: url, download: name, hidden: true });
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+export async function renderEnvironments(node, app, params = {}) {
+  const listed = await guarded("Listing environments", () => app.host.call("env.list"));
+  const envs = listed?.result.environments ?? [];
+  const local = envs.find((e) => e.kind === "local");
+  const peers = envs.filter((e) => e.kind === "peer");
+  const nameInput = el("input", { id: "new-env-name", type: "text", required: true, autocomplete: "off", pattern: "[a-z][a-z0-9-]{0,31}", "aria-describedby": "new-env-hint" });
+  const creating = el("p", { class: "muted", role: "status", "aria-live": "polite" });
+  const form = el("form", { class: "inline-form", "aria-label": "Create a peer environment",
+    onsubmit: async (event) => {
+      event.preventDefault();
+      creating.textContent = "Starting the environment server (it boots its own Python; a few seconds)…";
+      const made = await guarded("Creating the environment", () => app.host.call("env.create", { name: nameInput.value }, { human: true }));
+      creating.textContent = "";
+      if (made) { clearAlerts(); showNotice(`Environment ${made.result.environment.name} is running.`); app.refresh(); }
+    } },
+    el("label", { for: "new-env-name" }, "New peer environment"),
+    nameInput,
+    el("button", { type: "submit", class: "primary" }, "Create environment"),
+    el("span", { id: "new-env-hint", class: "muted" }, "lower-case letters, digits, '-'"),
+  );
+
+  const act = (label, op, env, text, danger = false) => el("button", {
+    type: "button", class: danger ? "danger" : null, "aria-label": `${label} ${env.name}`,
+    onclick: async () => {
+      if (text && !(await confirmDialog({ title: `${label} ${env.name}`, text, confirmLabel: label, danger }))) return;
+      const done = await guarded(`${label} ${env.name}`, () => app.host.call(op, { envKey: env.envKey }, { human: true }));
+      if (done) {
+        if (op === "env.revoke") showNotice(`Revoked: ${done.result.channelsClosed} live channel(s) closed. Audit record #${done.logged}.`);
+        app.refresh();
+      }
+    },
+  }, label);
+
+  const rows = peers.map((env) => el("tr", { "data-env": env.name },
+    el("td", {}, el("button", { type: "button", class: "link env-open", onclick: () => app.go("environments", { env: env.envKey }) }, env.name)),
+    el("td", {}, el("code", { title: env.envKey }, prefix(env.envKey))),
+    el("td", { class: "env-paired" }, env.paired ? "paired" : "not paired"),
+    el("td", { class: "env-reach" }, env.connected ? "connected" : env.running ? "running" : "stopped (starts on use)"),
+    el("td", { class: "row-actions" },
+      env.paired
+        ? [act("Unpair", "env.unpair", env, `This host forgets its bearer for ${env.name}. Calls will be refused until you pair again.`),
+           act("Revoke", "env.revoke", env, `${env.name} revokes this pairing now: every live channel using it is closed (1008 pairing-revoked), calls in flight are answered pairing-revoked, and the bearer stays revoked.`, true)]
+        : act("Pair", "env.pair", env, null)),
+  ));
+
+  const detail = el("section", { id: "env-detail", "aria-label": "Environment projects" });
+  replace(node,
+    el("h2", {}, "Environments"),
+    local ? el("p", {}, "This browser: ", el("strong", {}, "local"), " — ", el("code", { title: local.envKey }, prefix(local.envKey)),
+      el("span", { class: "muted" }, " · serves the projects on the Projects surface")) : null,
+    form, creating,
+    peers.length
+      ? el("table", { class: "table", id: "env-table" },
+          el("caption", { class: "visually-hidden" }, "Peer environments"),
+          el("thead", {}, el("tr", {}, ...["Name", "envKey", "Pairing", "Reachable", ""].map((h) => el("th", { scope: "col" }, h)))),
+          el("tbody", {}, rows))
+      : el("p", { class: "empty" }, "No peer environments yet — create one above."),
+    detail,
+  );
+  const chosen = peers.find((e) => e.envKey === params.env);
+  if (chosen) await renderPeer(detail, app, chosen);
+}
+
+async function toolCall(app, env, tool, args, options = {}) {
+  const tools = await app.host.call("tool.discover", { envKey: env.envKey });
+  const found = tools.result.tools.find((t) => t.name === tool);
+  if (!found) throw Object.assign(new Error(`${env.name} offers no tool ${tool}`), { code: "tool-unknown" });
+  return app.host.call("tool.call", { envKey: env.envKey, tool, descriptorId: found.descriptorId, args }, options);
+}
+
+async function renderPeer(node, app, env) {
+  if (!env.paired) {
+    replace(node, el("p", { class: "empty" }, `Pair with ${env.name} to see its projects.`));
+    return;
+  }
+  const listing = await guarded(`Listing ${env.name}'s projects`, () => toolCall(app, env, "projects.list", {}));
+  const projects = listing?.result.result.projects ?? [];
+  const name = el("input", { id: "peer-project-name", type: "text", required: true, autocomplete: "off" });
+  const progress = el("div", { class: "upload-progress", id: "peer-progress", hidden: true });
+  const showProgress = (label, value, max) => {
+    progress.hidden = false;
+    replace(progress, el("span", {}, label), el("progress", { max: String(Math.max(max, 1)), value: String(value), "aria-label": label }));
+  };
+
+  const upload = (project) => el("input", { type: "file", multiple: true, class: "visually-hidden-input", id: `peer-upload-${project.id}`,
+    onchange: async (e) => {
+      const files = [...e.target.files];
+      e.target.value = "";
+      let done = 0;
+      for (const file of files) {
+        if (file.size > MAX_TOOL_FILE) {
+          guarded(`Uploading ${file.name}`, () => Promise.reject(Object.assign(new Error(`A file sent to a peer inside a call is at most ${formatBytes(MAX_TOOL_FILE)}.`), { code: "message-too-large" })));
+          continue;
+        }
+        showProgress(`Sending ${file.name} to ${env.name}`, done, files.length);
+        const bytes = new Uint8Array(await file.arrayBuffer());
+        const path = file.webkitRelativePath || file.name;
+        if (await guarded(`Uploading ${path}`, () => toolCall(app, env, "file.write", { project: project.id, path, content_b64: b64(bytes) }))) done += 1;
+      }
+      showProgress(`Sent ${done} of ${files.length} files to ${env.name}`, done, files.length);
+      await renderPeer(node, app, env);
+    } });
+
+  const exportProject = async (project) => {
+    const walk = await guarded("Sizing the export", () => toolCall(app, env, "file.walk", { project: project.id }));
+    const total = (walk?.result.result.files ?? []).reduce((n, f) => n + f.size, 0);
+    showProgress(`Exporting ${project.name} from ${env.name}`, 0, total);
+    const bar = progress.querySelector("progress");
+    const answer = await guarded(`Exporting ${project.name}`, () => toolCall(app, env, "project.export", { project: project.id },
+      { onChunk: (received) => { bar.value = Math.min(received, total); } }));
+    if (!answer) return;
+    const blob = answer.stream ?? new Blob([]);
+    bar.value = total;
+    download(blob, `${project.name}.zip`);
+    showNotice(`Exported ${project.name}: ${formatBytes(blob.size)}, sha256 ${answer.result.result.sha256 ?? ""}.`);
+  };
+
+  replace(node,
+    el("h3", {}, `Projects in ${env.name}`),
+    el("form", { class: "inline-form", "aria-label": `Create a project in ${env.name}`,
+      onsubmit: async (e) => {
+        e.preventDefault();
+        if (await guarded("Creating the project", () => toolCall(app, env, "project.create", { name: name.value }))) await renderPeer(node, app, env);
+      } },
+      el("label", { for: "peer-project-name" }, "New project"), name, el("button", { type: "submit" }, "Create in peer")),
+    progress,
+    projects.length
+      ? el("table", { class: "table", id: "peer-projects" },
+          el("caption", { class: "visually-hidden" }, `Projects in ${env.name}`),
+          el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Project"), el("th", { scope: "col" }, ""))),
+          el("tbody", {}, projects.map((p) => el("tr", { "data-project": p.id },
+            el("td", {}, p.name),
+            el("td", { class: "row-actions" },
+              el("label", { class: "button", for: `peer-upload-${p.id}` }, "Add files"), upload(p),
+              el("button", { type: "button", class: "primary", onclick: () => exportProject(p), "aria-label": `Export ${p.name} as a zip archive` }, "Export .zip"))))))
+      : el("p", { class: "empty" }, `${env.name} has no projects yet.`),
+  );
+}
