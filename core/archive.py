@@ -257,7 +257,7 @@ class _Spool:
         """Nothing to flush: bytes leave through :meth:`drain`."""
 
     def drain(self) -> bytes:
-        out = b"".join(self._parts)
+        out = self._parts[0] if len(self._parts) == 1 else b"".join(self._parts)
         self._parts, self.pending = [], 0
         return out
 

@@ -1,0 +1,188 @@
+"""Archive operations: ``project.export`` and ``project.import`` (SPEC §10, §11; docs/archives.md).
+
+Both are thin: the rules live in :mod:`core.archive`.
+
+- ``project.export {project}`` streams the project's deterministic ``.zip`` as the answer's
+  body (chunks reach the page as they are produced); the final result is the
+  :class:`~core.archive.ArchiveSummary` ``{name, filename, size, sha256, files, bytes,
+  folders, skipped}``, and the audit record carries size, sha256 and counts.
+- ``project.import {name?, case_sensitive?}`` takes the zip as the message body, validates
+  every entry first (:func:`~core.archive.plan_import`: nothing is created on a refusal), then
+  creates a NEW local OPFS project through the catalog and writes the plan into it
+  (:func:`~core.archive.apply_import`). If anything fails after the project was created, the
+  project is deleted again, so the project list is unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pydantic import Field
+
+from core.archive import (
+    ArchiveSummary,
+    ExportSource,
+    ImportBounds,
+    apply_import,
+    export_archive,
+    plan_import,
+)
+from core.environment import load_environments
+from core.host.context import HostContext
+from core.host.operations import Call, Outcome, operation
+from core.host.project_ops import ProjectInfo
+from core.model import Contract
+from core.project import PROJECT_ID_PATTERN
+from core.refusals import Refused
+
+__all__ = ["IMPORT_BOUNDS", "ExportArgs", "ImportAnswer", "ImportArgs"]
+
+log = logging.getLogger("voicebox.host")
+
+IMPORT_BOUNDS = ImportBounds()
+"""The bounds every ``project.import`` is held to (see :class:`core.archive.ImportBounds`)."""
+
+FALLBACK_NAME = "Imported project"
+
+
+class ExportArgs(Contract):
+    """``project.export``: the project to export."""
+
+    project: str = Field(pattern=PROJECT_ID_PATTERN)
+
+
+class ImportArgs(Contract):
+    """``project.import``: the new project's display name (default: the archive manifest's
+    name, else "Imported project"); ``case_sensitive`` lets names that differ only by case
+    both be imported (OPFS keeps them apart; off by default, the safe choice)."""
+
+    name: str | None = Field(default=None, max_length=1000)
+    case_sensitive: bool = False
+
+
+class ImportAnswer(Contract):
+    """The new project, what was written into it, and the archive it came from."""
+
+    project: ProjectInfo
+    files: int
+    folders: int
+    bytes: int
+    archive_size: int
+    archive_sha256: str
+    manifest: bool = Field(description="True when the archive carried a manifest (checked).")
+    source_env_key: str | None = None
+
+
+async def local_env_key(ctx: HostContext) -> str | None:
+    """The envKey of the environment this host serves, or ``None`` when it has none yet."""
+    try:
+        envs = await load_environments(ctx.state)
+    except Refused:
+        return None
+    return next((e.key for e in envs.environments if e.kind == "local"), None)
+
+
+@operation(
+    "project.export",
+    args=ExportArgs,
+    result=ArchiveSummary,
+    body_out=True,
+    summary="Export a project as a deterministic .zip, streamed as the answer's body.",
+)
+async def project_export(call: Call) -> Outcome:
+    """Refuses ``project-not-found``, ``permission-required`` (picked folder); a storage
+    refusal while streaming (a file vanished) refuses the whole answer."""
+    opened = await call.ctx.catalog.open(call.args.project)
+    source = ExportSource(
+        name=opened.manifest.name,
+        exported_at_ms=call.ctx.clock.now_ms(),
+        env_key=await local_env_key(call.ctx),
+        project_id=opened.manifest.id,
+    )
+    export = export_archive(opened.files, source)
+    # The audit record is written after the stream ends; finish() fills its details then.
+    details: dict[str, str | int | bool | None] = {}
+
+    async def finish() -> ArchiveSummary:
+        summary = await export.finish()
+        details.update(
+            size=summary.size,
+            sha256=summary.sha256,
+            files=summary.files,
+            bytes=summary.bytes,
+            folders=summary.folders,
+            skipped=summary.skipped,
+        )
+        return summary
+
+    placeholder = ArchiveSummary(
+        name=source.name,
+        filename="",
+        size=0,
+        sha256="0" * 64,
+        files=0,
+        bytes=0,
+        folders=0,
+        skipped=0,
+    )
+    return Outcome(
+        placeholder,
+        stream=export.chunks(),
+        finish=finish,
+        project=opened.manifest.id,
+        details=details,
+    )
+
+
+@operation(
+    "project.import",
+    args=ImportArgs,
+    result=ImportAnswer,
+    writes=True,
+    body_in="required",
+    summary="Import a .zip (the body) as a new project; every entry is checked first.",
+)
+async def project_import(call: Call) -> Outcome:
+    """Refuses the archive codes (``archive-invalid``, ``archive-entry-*``,
+    ``archive-ratio-exceeded``, ``archive-too-large``) with nothing created, ``name-invalid``,
+    ``storage-quota-exceeded``/``storage-failed`` (the new project is removed again)."""
+    plan = plan_import(
+        call.body or b"",
+        bounds=IMPORT_BOUNDS,
+        case_insensitive_target=not call.args.case_sensitive,
+    )
+    name = call.args.name or (plan.manifest.name if plan.manifest else FALLBACK_NAME)
+    catalog = call.ctx.catalog
+    manifest = await catalog.create(name)
+    try:
+        opened = await catalog.open(manifest.id)
+        written = await apply_import(plan, opened.files)
+    except BaseException:
+        try:
+            await catalog.delete(manifest.id)
+        except Exception:
+            log.exception("could not remove the half-imported project %s", manifest.id)
+        raise
+    source_env = plan.manifest.source_env_key if plan.manifest else None
+    answer = ImportAnswer(
+        project=ProjectInfo.of(manifest),
+        files=written.files,
+        folders=written.folders,
+        bytes=written.bytes,
+        archive_size=plan.archive_size,
+        archive_sha256=plan.archive_sha256,
+        manifest=plan.manifest is not None,
+        source_env_key=source_env,
+    )
+    return Outcome(
+        answer,
+        project=manifest.id,
+        details={
+            "files": written.files,
+            "bytes": written.bytes,
+            "archive_size": plan.archive_size,
+            "archive_sha256": plan.archive_sha256,
+            "manifest": plan.manifest is not None,
+            "source_env_key": source_env,
+        },
+    )

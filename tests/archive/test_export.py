@@ -1,0 +1,221 @@
+"""Export: a deterministic zip with a manifest, readable by any zip reader (SPEC §10)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+
+import pytest
+
+from core.archive import (
+    FIXED_DATE_TIME,
+    MANIFEST_NAME,
+    ArchiveManifest,
+    ExportSource,
+    download_filename,
+    export_archive,
+    iso_instant,
+)
+from core.paths import parse_path
+from core.refusals import Code, Refused
+from tests.archive.kit import (
+    BINARY,
+    ENV_KEY,
+    NOW_MS,
+    SOURCE,
+    UNICODE_PATH,
+    export,
+    mem_path,
+    project,
+    sample,
+)
+from tests.support import run
+
+
+def test_two_exports_of_the_same_project_are_byte_identical() -> None:
+    files = sample()
+    first, _, _ = export(files)
+    second, _, _ = export(files)
+    assert first == second
+
+
+def test_export_does_not_depend_on_the_order_files_were_written() -> None:
+    content = {"b/2.txt": b"2", "a.txt": b"1", "b/1.txt": b"11", "Z.txt": b"z", "é.txt": b"e"}
+    forward = project(content)
+    backward = project(dict(reversed(list(content.items()))))
+    assert export(forward)[0] == export(backward)[0]
+
+
+def test_same_project_exported_at_another_time_differs_only_by_its_manifest() -> None:
+    files = sample()
+    early, _, _ = export(files)
+    late, _, _ = export(files, ExportSource(SOURCE.name, NOW_MS + 1, ENV_KEY, SOURCE.project_id))
+    assert early != late
+    a, b = zipfile.ZipFile(io.BytesIO(early)), zipfile.ZipFile(io.BytesIO(late))
+    assert a.namelist() == b.namelist()
+    for name in a.namelist()[:-1]:
+        assert a.read(name) == b.read(name)
+    assert json.loads(b.read(MANIFEST_NAME))["exported_at"] == iso_instant(NOW_MS + 1)
+
+
+def test_entries_are_sorted_by_name_and_the_manifest_is_last() -> None:
+    data, _, _ = export(sample())
+    names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    assert names[-1] == MANIFEST_NAME
+    assert names[:-1] == sorted(names[:-1])
+    assert names[:-1] == [
+        "README.md",
+        "assets/logo.bin",
+        "docs/a b/c.txt",
+        "empty/inner/",
+        UNICODE_PATH,
+    ]
+
+
+def test_every_entry_has_fixed_time_attributes_and_a_utf8_flagged_name() -> None:
+    data, _, _ = export(sample())
+    for zi in zipfile.ZipFile(io.BytesIO(data)).infolist():
+        assert zi.date_time == FIXED_DATE_TIME
+        assert zi.create_system == 3
+        assert zi.flag_bits & 0x800, zi.filename
+        assert zi.compress_type == zipfile.ZIP_STORED
+        if zi.is_dir():
+            assert zi.external_attr >> 16 == 0o040755
+        else:
+            assert zi.external_attr >> 16 == 0o100644
+
+
+def test_utf8_flag_is_in_the_bytes_of_every_local_and_central_header() -> None:
+    data, _, _ = export(sample())
+    count = len(zipfile.ZipFile(io.BytesIO(data)).namelist())
+    for signature, flag_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        starts = [i for i in range(len(data)) if data.startswith(signature, i)]
+        assert len(starts) == count
+        for start in starts:
+            flags = int.from_bytes(data[start + flag_at : start + flag_at + 2], "little")
+            assert flags & 0x800
+
+
+def test_python_zipfile_opens_the_export_and_the_manifest_sha256s_match() -> None:
+    files = sample()
+    data, summary, _ = export(files)
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    assert archive.testzip() is None
+    manifest = json.loads(archive.read(MANIFEST_NAME))
+    assert manifest["schema"] == "voicebox-archive-v1"
+    assert manifest["name"] == SOURCE.name
+    assert manifest["source_env_key"] == ENV_KEY
+    assert manifest["source_project"] == SOURCE.project_id
+    assert manifest["exported_at"] == "2026-01-01T00:00:00.000Z"
+    assert manifest["folders"] == ["empty/inner"]
+    listed = {f["path"]: f for f in manifest["files"]}
+    assert set(listed) == {UNICODE_PATH, "assets/logo.bin", "README.md", "docs/a b/c.txt"}
+    for path, item in listed.items():
+        content = archive.read(path)
+        assert content == run(files.read(parse_path(path)))
+        assert item["size"] == len(content)
+        assert item["sha256"] == hashlib.sha256(content).hexdigest()
+    assert manifest["total_bytes"] == sum(f["size"] for f in manifest["files"])
+    assert summary.files == 4 and summary.folders == 1 and summary.skipped == 0
+    assert summary.bytes == manifest["total_bytes"]
+
+
+def test_summary_describes_the_archive_bytes() -> None:
+    data, summary, _ = export(sample())
+    assert summary.size == len(data)
+    assert summary.sha256 == hashlib.sha256(data).hexdigest()
+    assert summary.name == SOURCE.name
+    assert summary.filename == "Проект-ü-📦.zip"
+
+
+def test_manifest_entry_is_the_manifest_model_serialised_canonically() -> None:
+    data, _, _ = export(sample())
+    raw = zipfile.ZipFile(io.BytesIO(data)).read(MANIFEST_NAME)
+    assert ArchiveManifest.model_validate_json(raw).to_bytes() == raw
+    assert raw.endswith(b"}\n")
+
+
+def test_project_metadata_and_write_temporaries_are_not_exported() -> None:
+    files = sample()
+
+    async def add() -> None:
+        await files.write(parse_path(".voicebox/manifest.json", allow_meta=True), b"{}")
+        await files.write(parse_path(".voicebox/mailbox/00000000.jsonl", allow_meta=True), b"x")
+        await files.write(mem_path("docs", ".vbx-tmp-123"), b"half-written")
+
+    run(add())
+    names = zipfile.ZipFile(io.BytesIO(export(files)[0])).namelist()
+    assert [n for n in names if n.startswith(".voicebox/")] == [MANIFEST_NAME]
+    assert not any(".vbx-tmp-" in n for n in names)
+
+
+def test_names_that_fail_the_path_rule_are_skipped_and_counted() -> None:
+    files = project({"ok.txt": b"ok"})
+    run(files.write(mem_path("Icon\r"), b"mac"))
+    run(files.write(mem_path("back\\slash"), b"win"))
+    data, summary, _ = export(files)
+    assert summary.skipped == 2
+    assert zipfile.ZipFile(io.BytesIO(data)).namelist() == ["ok.txt", MANIFEST_NAME]
+
+
+def test_an_empty_project_exports_a_manifest_only() -> None:
+    data, summary, _ = export(project({}))
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    assert archive.namelist() == [MANIFEST_NAME]
+    assert json.loads(archive.read(MANIFEST_NAME))["files"] == []
+    assert summary.files == 0
+
+
+def test_deflate_is_an_option_and_stays_deterministic() -> None:
+    files = project({"text.txt": b"abc" * 10_000, "bin": BINARY})
+    first, _, _ = export(files, deflate_level=6)
+    second, _, _ = export(files, deflate_level=6)
+    assert first == second
+    archive = zipfile.ZipFile(io.BytesIO(first))
+    assert archive.getinfo("text.txt").compress_type == zipfile.ZIP_DEFLATED
+    assert archive.read("text.txt") == b"abc" * 10_000
+    assert len(first) < len(export(files)[0])
+
+
+def test_an_export_streams_once_and_finishes_only_at_its_end() -> None:
+    job = export_archive(sample(), SOURCE)
+    with pytest.raises(RuntimeError):
+        run(job.finish())
+
+    async def twice() -> None:
+        async for _ in job.chunks():
+            pass
+        async for _ in job.chunks():
+            pass
+
+    with pytest.raises(RuntimeError):
+        run(twice())
+
+
+def test_a_file_that_vanishes_mid_export_refuses_the_export() -> None:
+    files = sample()
+    job = export_archive(files, SOURCE, chunk_size=16)
+
+    async def drain() -> None:
+        async for _ in job.chunks():
+            if await files.stat(parse_path("assets/logo.bin")) is not None:
+                await files.delete(parse_path("assets/logo.bin"))
+
+    with pytest.raises(Refused) as caught:
+        run(drain())
+    assert caught.value.code == Code.FILE_NOT_FOUND
+
+
+def test_exported_at_is_an_exact_iso_instant_in_utc() -> None:
+    assert iso_instant(0) == "1970-01-01T00:00:00.000Z"
+    assert iso_instant(1_767_225_600_999) == "2026-01-01T00:00:00.999Z"
+
+
+def test_download_filename_is_safe_for_any_project_name() -> None:
+    assert download_filename('a/b\\c:d*e?f"g<h>i|j') == "a_b_c_d_e_f_g_h_i_j.zip"
+    assert download_filename("<img src=x onerror=1>") == "_img src=x onerror=1_.zip"
+    assert download_filename("..") == "project.zip"
+    assert download_filename("line\nbreak") == "line_break.zip"
+    assert len(download_filename("x" * 300)) == 104
