@@ -1,26 +1,41 @@
-// The page: boots the host worker, then shows one surface at a time. UI only — it holds no
-// secret and decides nothing; every operation is a host-protocol call (SPEC §1, §4, §11).
+// The page: boots the host worker, then shows one surface at a time, with the mission tray on
+// every surface. UI only — it holds no secret and decides nothing; every operation is a
+// host-protocol call (SPEC §1, §4, §11).
+//
+// Surfaces are one list (SURFACES): an id, a label, whether it needs an open project, and a
+// render(node, app, params) function. Adding a surface is adding one entry.
 
-import { el, replace } from "./dom.mjs";
+import { el, literal, replace } from "./dom.mjs";
 import { HostClient } from "./host-client.mjs";
-import { mountAlerts, clearAlerts, guarded, showRefusal } from "./ui/alerts.mjs";
+import { connectSandbox } from "./sandbox.mjs";
+import { mountAlerts, clearAlerts, showRefusal } from "./ui/alerts.mjs";
 import { renderGrantAccess } from "./ui/permission.mjs";
 import { renderAudit } from "./ui/audit.mjs";
+import { renderBlocks } from "./ui/blocks.mjs";
 import { renderBoot, renderBootFailure } from "./ui/boot.mjs";
+import { renderCompose } from "./ui/compose.mjs";
 import { FilesView } from "./ui/files.mjs";
 import { renderProjects } from "./ui/projects.mjs";
+import { renderSettings } from "./ui/settings.mjs";
+import { Tray } from "./ui/tray.mjs";
 
 const status = document.getElementById("status");
 const bootRegion = document.getElementById("boot");
 const main = document.getElementById("main");
 const nav = document.getElementById("surfaces");
+const projectBar = document.getElementById("project-bar");
+const safeBadge = document.getElementById("safe-badge");
 mountAlerts(document.getElementById("alerts"));
 
 const host = new HostClient();
 
-const SURFACES = [
-  ["projects", "Projects"],
-  ["audit", "Audit"],
+export const SURFACES = [
+  { id: "projects", label: "Projects", render: (node, app) => renderProjects(node, app) },
+  { id: "files", label: "Files", needsProject: true, render: (node, app) => new FilesView(node, app, app.project).render() },
+  { id: "blocks", label: "Blocks", needsProject: true, render: renderBlocks },
+  { id: "compose", label: "Compose", needsProject: true, render: renderCompose },
+  { id: "audit", label: "Audit", render: renderAudit },
+  { id: "settings", label: "Settings", render: renderSettings },
 ];
 
 function setStatus(state, text) {
@@ -28,27 +43,47 @@ function setStatus(state, text) {
   status.textContent = text;
 }
 
+function needsProject(node, app, surface) {
+  replace(node,
+    el("h2", {}, surface.label),
+    el("p", { class: "empty" }, `${surface.label} belong to a project: open one first.`),
+    el("button", { type: "button", class: "primary", onclick: () => app.go("projects") }, "Choose a project"));
+}
+
 const app = {
   host,
   surface: "projects",
+  params: {},
   project: null,
-  async go(surface) {
+  readOnly: false,
+  tray: null,
+
+  /** Show `surface` (an id from SURFACES) with optional `params` (e.g. {focus: blockId}). */
+  async go(surface, params = {}) {
     this.surface = surface;
-    if (surface !== "files") this.project = null;
+    this.params = params;
     clearAlerts();
     for (const button of nav.querySelectorAll("button")) {
-      if (button.dataset.surface === surface || (surface === "files" && button.dataset.surface === "projects")) button.setAttribute("aria-current", "page");
+      if (button.dataset.surface === surface) button.setAttribute("aria-current", "page");
       else button.removeAttribute("aria-current");
     }
-    await this.refresh();
-    main.focus({ preventScroll: true });
+    const focused = await this.refresh();
+    if (!focused) main.focus({ preventScroll: true });
   },
+
+  /** Re-render the current surface; resolves true when the surface placed focus itself. */
   async refresh() {
-    if (host.state !== "ready") return;
-    if (this.surface === "projects") await renderProjects(main, this);
-    else if (this.surface === "audit") await renderAudit(main, this);
-    else if (this.surface === "files" && this.project) await new FilesView(main, this, this.project).render();
+    if (host.state !== "ready") return false;
+    const surface = SURFACES.find((s) => s.id === this.surface) ?? SURFACES[0];
+    if (surface.needsProject && !this.project) { needsProject(main, this, surface); return false; }
+    return Boolean(await surface.render(main, this, this.params));
   },
+
+  /** The host changed something another surface shows: re-render it if it is on screen. */
+  surfaceChanged(id) {
+    if (this.surface === id) this.refresh();
+  },
+
   async openProject(id) {
     let opened;
     try {
@@ -58,25 +93,59 @@ const app = {
       showRefusal(err, "Opening the project");
       return;
     }
-    this.project = opened.result.project;
+    this.setProject(opened.result.project);
     await this.go("files");
+  },
+
+  setProject(project) {
+    this.project = project;
+    renderProjectBar();
+    this.tray?.refresh({ force: true });
+  },
+
+  closeProject() {
+    this.setProject(null);
+    this.go("projects");
+  },
+
+  /** The policy changed (Settings): show SAFE mode and let the tray and compose follow. */
+  policyChanged(policy) {
+    this.readOnly = Boolean(policy.read_only);
+    safeBadge.hidden = !this.readOnly;
   },
 };
 
-replace(nav, SURFACES.map(([id, label]) =>
-  el("button", { type: "button", "data-surface": id, onclick: () => app.go(id), disabled: true }, label)));
+function renderProjectBar() {
+  const p = app.project;
+  replace(projectBar, p
+    ? [el("span", { class: "muted" }, "Project "), el("strong", { id: "open-project-name" }, literal(p.name)), " ",
+        el("button", { type: "button", class: "link", id: "close-project", "aria-label": `Close project ${p.name}`, onclick: () => app.closeProject() }, "Close")]
+    : el("span", { class: "muted" }, "No project open"));
+}
+
+replace(nav, SURFACES.map((s) =>
+  el("button", { type: "button", "data-surface": s.id, onclick: () => app.go(s.id), disabled: true }, s.label)));
+renderProjectBar();
+app.tray = new Tray(document.getElementById("tray"), app);
 
 host.addEventListener("boot", (event) => {
   setStatus("booting", "Booting…");
   renderBoot(bootRegion, event.detail);
 });
-host.addEventListener("ready", (event) => {
+host.addEventListener("ready", async (event) => {
   const v = event.detail;
   setStatus("ready", `Ready — Python ${v.python}, Pyodide ${v.pyodide}, core ${v.core}`);
   bootRegion.replaceChildren();
   bootRegion.hidden = true;
   for (const button of nav.querySelectorAll("button")) button.disabled = false;
+  try {
+    app.policyChanged({ read_only: (await host.call("host.info")).result.read_only });
+  } catch (err) {
+    showRefusal(err, "Reading the host's policy");
+  }
+  app.tray.start();
   app.go("projects");
+  connectSandbox(host).catch((err) => showRefusal(err, "Connecting the create-asset sandbox"));
 });
 host.addEventListener("fatal", (event) => {
   setStatus("error", `Error: ${event.detail.code}`);

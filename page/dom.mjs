@@ -47,3 +47,30 @@ export function formatTime(iso) {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleString();
 }
+
+/** A span of text that came from outside (a name, a gist, an agent id), isolated for bidi so
+ * an RTL override inside it cannot reorder the text around it. Always text, never markup. */
+export function literal(text, attrs = {}) {
+  return el("bdi", { class: "literal", ...attrs }, String(text ?? ""));
+}
+
+/** "45s", "12m", "3h 12m", "2d 4h" for a duration in milliseconds (negative reads as 0). */
+export function formatDuration(ms) {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h ${m % 60}m`;
+  return `${Math.floor(h / 24)}d ${h % 24}h`;
+}
+
+/** Save `blob` as a download named `name` (a temporary object URL, revoked after). */
+export function downloadBlob(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const a = el("a", { href: url, download: name, hidden: true });
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

@@ -1,8 +1,27 @@
-// Audit surface: newest first, filter by operation / decision / rule, verify the hash chain
-// (SPEC §5, §11).
+// Audit surface: newest first, filter by operation / decision / rule, verify the hash chain,
+// export what the filters select as JSON Lines (SPEC §5, §11).
 
-import { el, formatTime, replace } from "../dom.mjs";
-import { guarded } from "./alerts.mjs";
+import { downloadBlob, el, formatTime, replace } from "../dom.mjs";
+import { guarded, showNotice, showRefusal } from "./alerts.mjs";
+
+/** Every record the filters select, newest first, one JSON object per line (a Blob). */
+async function exportRecords(app, filters, onProgress) {
+  const lines = [];
+  let before = null;
+  let head = null;
+  for (;;) {
+    const args = { limit: 1000 };
+    if (before) args.before = before;
+    for (const [k, v] of Object.entries(filters)) if (v) args[k] = v;
+    const page = (await app.host.call("audit.list", args)).result;
+    head ??= page.head;
+    for (const r of page.records) lines.push(`${JSON.stringify(r)}\n`);
+    onProgress(lines.length, page.next_before, head);
+    before = page.next_before;
+    if (!before) break;
+  }
+  return { blob: new Blob(lines, { type: "application/x-ndjson" }), count: lines.length };
+}
 
 function detailText(details) {
   return Object.entries(details ?? {}).map(([k, v]) => `${k}=${v}`).join(" ");
@@ -13,6 +32,30 @@ export async function renderAudit(node, app) {
   const tbody = el("tbody", { id: "audit-rows" });
   const verdict = el("p", { id: "verify-result", role: "status", "aria-live": "polite" });
   const more = el("button", { type: "button", hidden: true }, "Show older records");
+  const exportBar = el("progress", { id: "export-progress", max: "1", value: "0", hidden: true, "aria-label": "Export progress" });
+  const exportStatus = el("span", { id: "export-status", role: "status", class: "muted" });
+  const exportButton = el("button", { type: "button", id: "export-audit", onclick: async () => {
+    exportButton.disabled = true;
+    exportBar.hidden = false;
+    exportStatus.textContent = "Exporting…";
+    try {
+      const { blob, count } = await exportRecords(app, filters, (n, next, head) => {
+        exportBar.max = Math.max(head, 1);
+        exportBar.value = next ? head - next : head;
+        exportStatus.textContent = `Exporting… ${n} records`;
+      });
+      const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+      downloadBlob(blob, `voicebox-audit-${stamp}.jsonl`);
+      exportStatus.textContent = `Exported ${count} record${count === 1 ? "" : "s"} as JSON Lines.`;
+      showNotice(`Audit exported: ${count} record${count === 1 ? "" : "s"}.`);
+    } catch (err) {
+      exportStatus.textContent = "";
+      showRefusal(err, "Exporting the audit");
+    } finally {
+      exportButton.disabled = false;
+      exportBar.hidden = true;
+    }
+  } }, "Export JSON Lines");
   let before = null;
 
   async function load(reset) {
@@ -65,6 +108,7 @@ export async function renderAudit(node, app) {
           ? `Chain verified: ${v.checked} records, none edited or missing.`
           : `Chain broken at record ${v.broken_seq}: ${v.reason}.`;
       } }, "Verify chain"),
+      exportButton, exportBar, exportStatus,
     ),
     verdict,
     el("table", { class: "table", id: "audit-table" },

@@ -1,24 +1,38 @@
-// Modal dialogs built on <dialog> (focus handling and Escape come from the browser).
+// Modal dialogs built on <dialog> (focus handling and Escape come from the browser). Every
+// confirm says exactly what will happen; Cancel is first, so Enter on open never confirms a
+// destructive act by accident.
 
 import { el } from "../dom.mjs";
 
 function open(dialog, onClose) {
   document.body.appendChild(dialog);
-  dialog.addEventListener("close", () => { onClose(dialog.returnValue); dialog.remove(); }, { once: true });
+  const opener = document.activeElement;
+  dialog.addEventListener("close", () => {
+    onClose(dialog.returnValue);
+    dialog.remove();
+    if (opener && opener.isConnected && typeof opener.focus === "function") opener.focus();
+  }, { once: true });
   dialog.showModal();
 }
 
-/** Ask a yes/no question; resolves true when confirmed. `text` says exactly what happens. */
-export function confirmDialog({ title, text, confirmLabel = "Confirm", danger = false }) {
+let counter = 0;
+const nextId = () => `dlg-${++counter}`;
+
+/**
+ * Ask a yes/no question; resolves true when confirmed. `text` (a string) or `body` (nodes)
+ * says exactly what happens; `confirmLabel` names the act.
+ */
+export function confirmDialog({ title, text = null, body = null, confirmLabel = "Confirm", danger = false, id = null }) {
   return new Promise((resolve) => {
-    const titleId = `dlg-${Math.random().toString(36).slice(2)}`;
-    const dialog = el("dialog", { class: "dialog", "aria-labelledby": titleId },
+    const titleId = nextId();
+    const descId = `${titleId}-desc`;
+    const dialog = el("dialog", { class: "dialog", id, "aria-labelledby": titleId, "aria-describedby": descId },
       el("form", { method: "dialog" },
         el("h2", { id: titleId }, title),
-        el("p", {}, text),
+        el("div", { id: descId, class: "dialog-body" }, text !== null ? el("p", {}, text) : null, body),
         el("div", { class: "actions" },
-          el("button", { value: "cancel", type: "submit" }, "Cancel"),
-          el("button", { value: "ok", type: "submit", class: danger ? "danger" : "primary" }, confirmLabel),
+          el("button", { value: "cancel", type: "submit", class: "dialog-cancel" }, "Cancel"),
+          el("button", { value: "ok", type: "submit", class: `dialog-confirm ${danger ? "danger" : "primary"}` }, confirmLabel),
         ),
       ),
     );
@@ -27,11 +41,14 @@ export function confirmDialog({ title, text, confirmLabel = "Confirm", danger = 
 }
 
 /** Ask for one line of text; resolves the text, or null when cancelled. */
-export function promptDialog({ title, label, value = "", confirmLabel = "Save" }) {
+export function promptDialog({ title, label, value = "", confirmLabel = "Save", multiline = false }) {
   return new Promise((resolve) => {
-    const titleId = `dlg-${Math.random().toString(36).slice(2)}`;
+    const titleId = nextId();
     const inputId = `${titleId}-input`;
-    const input = el("input", { id: inputId, type: "text", value, required: true, autocomplete: "off" });
+    const input = multiline
+      ? el("textarea", { id: inputId, rows: "6", autocomplete: "off" })
+      : el("input", { id: inputId, type: "text", value, required: true, autocomplete: "off" });
+    if (multiline) input.value = value;
     const dialog = el("dialog", { class: "dialog", "aria-labelledby": titleId },
       el("form", { method: "dialog" },
         el("h2", { id: titleId }, title),
@@ -43,6 +60,10 @@ export function promptDialog({ title, label, value = "", confirmLabel = "Save" }
         ),
       ),
     );
+    // Enter in a one-line field confirms (implicit submission would pick Cancel, the first button)
+    if (!multiline) input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") { event.preventDefault(); dialog.close("ok"); }
+    });
     open(dialog, (result) => resolve(result === "ok" ? input.value : null));
     input.select();
   });

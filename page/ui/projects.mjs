@@ -34,7 +34,7 @@ export async function renderProjects(node, app) {
       if (added) { clearAlerts(); app.openProject(added.result.project.id); }
     } }, "Open a folder…");
 
-  const rows = projects.map((p) => el("tr", { "data-project-id": p.id, "data-kind": p.kind },
+  const rows = projects.map((p) => el("tr", { "data-project-id": p.id, "data-kind": p.kind, class: app.project?.id === p.id ? "current" : null },
     el("td", {}, el("button", { type: "button", class: "link project-open", onclick: () => app.openProject(p.id) }, p.name)),
     el("td", {}, p.kind === "opfs" ? "browser storage (OPFS)" : "folder on disk"),
     el("td", {}, formatTime(p.created_at)),
@@ -42,7 +42,10 @@ export async function renderProjects(node, app) {
       el("button", { type: "button", "aria-label": `Rename project ${p.name}`, onclick: async () => {
         const name = await promptDialog({ title: "Rename project", label: "New name", value: p.name, confirmLabel: "Rename" });
         if (name === null) return;
-        if (await guarded("Renaming the project", () => app.host.call("project.rename", { project: p.id, name }))) app.refresh();
+        const renamed = await guarded("Renaming the project", () => app.host.call("project.rename", { project: p.id, name }));
+        if (!renamed) return;
+        if (app.project?.id === p.id) app.setProject(renamed.result.project ?? { ...app.project, name });
+        app.refresh();
       } }, "Rename"),
       el("button", { type: "button", class: "danger", "aria-label": `Delete project ${p.name}`, onclick: async () => {
         const sure = p.kind === "directory"
@@ -51,7 +54,9 @@ export async function renderProjects(node, app) {
           : await confirmDialog({ title: "Delete project", danger: true, confirmLabel: "Delete",
               text: `This deletes the project “${p.name}” and every file in it from this browser's storage. It cannot be undone.` });
         if (!sure) return;
-        if (await guarded("Deleting the project", () => app.host.call("project.delete", { project: p.id }, { human: true }))) app.refresh();
+        if (!await guarded("Deleting the project", () => app.host.call("project.delete", { project: p.id }, { human: true }))) return;
+        if (app.project?.id === p.id) app.setProject(null);
+        app.refresh();
       } }, p.kind === "directory" ? "Remove" : "Delete"),
     ),
   ));

@@ -1,0 +1,175 @@
+// Compose: point an agent at a block (seed 004 §4; SPEC §9). The host renders the packet
+// (core/packet.py, a jinja2 template — a pure function of what is chosen here) and drafts the
+// mission's first letter; this surface shows the packet exactly and sends it by the chosen mode:
+//   clipboard — copy the text (with a visible fallback when the browser refuses);
+//   direct    — mission.deliver: the seq-1 judging letter plus the packet in the agent's inbox;
+//   spawn     — unavailable here, with the host's reason.
+// Which modes are offered is the host's answer (read-only host: clipboard only, and why).
+
+import { el, literal, replace } from "../dom.mjs";
+import { clearAlerts, guarded, showRefusal } from "./alerts.mjs";
+
+const CAPABILITIES = ["build-runner", "naming-runner", "loop-runner", "hand-runner", "review-runner"];
+const DIRECT_NOTICE = "direct: posted to the agent's inbox — delivery is not execution.";
+const OPERATOR = "operator";
+
+export async function renderCompose(node, app, params = {}) {
+  const project = app.project;
+  const blocks = await guarded("Reading the blocks", () => app.host.call("blocks.get", { project: project.id }));
+  const store = blocks?.result.store ?? null;
+  if (!store || !store.blocks.length) {
+    replace(node,
+      el("h2", {}, "Compose a mission"),
+      el("p", { class: "empty" }, "This project has no blocks yet. A mission is always about a block: add one first."),
+      el("button", { type: "button", class: "primary", onclick: () => app.go("blocks") }, "Go to Blocks"));
+    return;
+  }
+  const state = { drafted: null, mode: app.readOnly ? "clipboard" : "direct", seq: 0 };
+  const field = (id, label, control, hint = null) => el("div", { class: "field" },
+    el("label", { for: id }, label), control, hint ? el("span", { class: "hint muted", id: `${id}-hint` }, hint) : null);
+
+  const blockSelect = el("select", { id: "compose-block" },
+    store.blocks.map((b) => el("option", { value: b.id, selected: params.block === b.id }, `${b.name} — boundary v${b.boundary_version}`)),
+    el("option", { value: store.skeleton_id }, "The whole skeleton"));
+  if (params.block) blockSelect.value = params.block;
+  const agentInput = el("input", { id: "compose-agent", type: "text", value: params.to ?? "hand-1", autocomplete: "off", spellcheck: "false", "aria-describedby": "compose-agent-hint" });
+  const seatSelect = el("select", { id: "compose-seat" }, el("option", { value: "hand" }, "hand"), el("option", { value: "oracle" }, "oracle"));
+  const capSelect = el("select", { id: "compose-capability" }, CAPABILITIES.map((c) => el("option", { value: c }, c)));
+  const runnerInput = el("input", { id: "compose-runner", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "none", "aria-describedby": "compose-runner-hint" });
+  const noteInput = el("textarea", { id: "compose-note", rows: "4", maxlength: "8000" });
+
+  const modeBox = el("fieldset", { class: "modes", id: "compose-modes" }, el("legend", {}, "Mode"));
+  const preview = el("pre", { id: "packet-preview", class: "text-view packet", tabindex: "0", "aria-label": "Packet text" });
+  const refLine = el("p", { class: "muted packet-line", id: "packet-ref" });
+  const metaLine = el("p", { class: "muted packet-line", id: "packet-meta" });
+  const status = el("div", { id: "compose-status", role: "status", "aria-live": "polite", class: "compose-status" });
+  const fallback = el("div", { id: "clipboard-fallback", hidden: true });
+  const send = el("button", { type: "button", class: "primary", id: "compose-send", onclick: () => sendPacket() }, "Deliver to the inbox");
+
+  function currentArgs() {
+    const args = { project: project.id, block_id: blockSelect.value, to: agentInput.value.trim(), seat: seatSelect.value,
+      capability: capSelect.value, note: noteInput.value, mode: state.mode === "clipboard" ? "clipboard" : "direct" };
+    if (runnerInput.value.trim()) args.runner_id = runnerInput.value.trim();
+    return args;
+  }
+
+  let modesShown = "";
+  function renderModes(modes, readOnly) {
+    send.textContent = state.mode === "clipboard" ? "Copy the packet" : "Deliver to the inbox";
+    const signature = JSON.stringify([modes, readOnly]);
+    if (signature === modesShown) {
+      for (const radio of modeBox.querySelectorAll("input[type=radio]")) radio.checked = radio.value === state.mode;
+      return;
+    }
+    modesShown = signature;
+    replace(modeBox, el("legend", {}, "Mode"),
+      modes.map((m) => {
+        const id = `mode-${m.mode}`;
+        const reasonId = `${id}-reason`;
+        return el("div", { class: `mode${m.available ? "" : " unavailable"}` },
+          el("input", { type: "radio", name: "compose-mode", id, value: m.mode, disabled: !m.available, checked: state.mode === m.mode,
+            "aria-describedby": m.reason ? reasonId : null,
+            onchange: () => { state.mode = m.mode; draft(); } }),
+          el("label", { for: id }, m.mode),
+          m.reason ? el("span", { class: "mode-reason muted", id: reasonId }, m.reason) : null);
+      }));
+    if (readOnly) modeBox.append(el("p", { class: "warn", id: "read-only-note" }, "This host is read-only (SAFE mode): only the clipboard is offered, because direct delivery writes a letter."));
+  }
+
+  async function draft() {
+    const seq = ++state.seq;
+    fallback.hidden = true;
+    if (!state.drafted) replace(status);
+    const args = currentArgs();
+    if (!args.to) { state.drafted = null; preview.textContent = ""; refLine.textContent = "Name the agent to render the packet."; send.disabled = true; return; }
+    refLine.textContent = "Rendering…";
+    let answer;
+    try {
+      answer = await app.host.call("compose.packet", args);
+    } catch (err) {
+      if (seq !== state.seq) return;
+      state.drafted = null;
+      send.disabled = true;
+      preview.textContent = "";
+      refLine.replaceChildren(el("code", { class: "refusal-code" }, err.code), " — ", err.message);
+      return;
+    }
+    if (seq !== state.seq) return;
+    const d = answer.result;
+    state.drafted = d;
+    const usable = d.modes.find((m) => m.mode === state.mode && m.available);
+    if (!usable) state.mode = "clipboard";
+    renderModes(d.modes, d.read_only);
+    preview.textContent = d.packet;
+    replace(refLine, "packet_ref ", el("code", { id: "packet-ref-value" }, d.packet_ref));
+    replace(metaLine, "mission ", el("code", { id: "packet-mission" }, d.mission_id), ` · ${d.packet.length} characters · ${d.letter.capability}, seat ${d.letter.seat}`);
+    send.disabled = false;
+  }
+
+  async function sendPacket() {
+    const d = state.drafted;
+    if (!d) return;
+    clearAlerts();
+    if (state.mode === "clipboard") {
+      try {
+        await navigator.clipboard.writeText(d.packet);
+        replace(status, el("p", { class: "ok" }, `Copied the packet (${d.packet.length} characters) to the clipboard. No letter was posted: the agent opens the mission itself.`));
+      } catch (err) {
+        const area = el("textarea", { id: "clipboard-fallback-text", readonly: true, rows: "10", "aria-label": "Packet text to copy" });
+        area.value = d.packet;
+        replace(fallback,
+          el("p", { class: "warn" }, `The browser refused clipboard access (${err?.name ?? "error"}). The packet is selected below: copy it with Ctrl+C (⌘C on a Mac).`),
+          area);
+        fallback.hidden = false;
+        replace(status, el("p", {}, "Clipboard refused — use the text below."));
+        area.focus();
+        area.select();
+      }
+      return;
+    }
+    send.disabled = true;
+    replace(status, el("p", {}, el("progress", { "aria-label": "Delivering" }), " Delivering…"));
+    try {
+      const done = await app.host.call("mission.deliver", { project: project.id, agent_id: OPERATOR, to: agentInput.value.trim(), letter: d.letter, packet: d.packet }, { human: true });
+      const posted = done.result.posted;
+      replace(status,
+        el("p", { class: "ok", id: "direct-notice" }, DIRECT_NOTICE),
+        el("p", { class: "muted" }, "Mission ", el("code", { id: "delivered-mission" }, posted.mission_id), ` opened as letter ${posted.mission_seq} (${posted.phase}); the packet is in `,
+          literal(agentInput.value.trim()), "'s inbox. ", done.result.notice));
+      app.tray?.refresh({ force: true });
+      // The preview keeps showing exactly what was delivered; the next change (or "Compose
+      // another") drafts a new mission.
+      state.drafted = null;
+      send.textContent = "Delivered";
+      status.append(el("button", { type: "button", id: "compose-another", onclick: () => draft() }, "Compose another"));
+    } catch (err) {
+      replace(status);
+      showRefusal(err, "Delivering the packet");
+      send.disabled = false;
+    }
+  }
+
+  let timer = null;
+  const soon = () => { clearTimeout(timer); timer = setTimeout(draft, 250); };
+  for (const control of [blockSelect, seatSelect, capSelect]) control.addEventListener("change", draft);
+  for (const control of [agentInput, runnerInput, noteInput]) control.addEventListener("input", soon);
+
+  replace(node,
+    el("h2", {}, "Compose a mission"),
+    el("p", { class: "muted" }, "Point an agent at a block. The host renders the packet; direct delivery opens the mission with its first letter and puts the packet in the agent's inbox."),
+    el("div", { class: "compose-layout" },
+      el("div", { class: "compose-form", role: "group", "aria-label": "Packet inputs" },
+        field("compose-block", "Block", blockSelect),
+        field("compose-agent", "Agent id", agentInput, "Letters, digits and . _ : @ - (up to 64)."),
+        el("div", { class: "field-row" }, field("compose-seat", "Seat", seatSelect), field("compose-capability", "Capability", capSelect)),
+        field("compose-runner", "Runner id (optional)", runnerInput, "The owner-pinned runner, if any."),
+        field("compose-note", "What you ask of the agent", noteInput),
+        modeBox,
+        el("div", { class: "toolbar" }, send),
+        status,
+        fallback),
+      el("section", { class: "compose-preview", "aria-label": "Packet preview" },
+        el("h3", {}, "Packet"), refLine, metaLine, preview)),
+  );
+  await draft();
+}

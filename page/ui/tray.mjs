@@ -1,0 +1,401 @@
+// The mission tray (seed 004 §3; SPEC §9): fixed at the right edge on every surface. Collapsed,
+// a thin strip of per-phase counts; expanded, one card per mission head of the open project.
+// It is read-only over letters: its only writes are a person's gestures — import a receipt
+// (then post the landed letter), archive a merge_wait mission, hide a failed or stalled card.
+// Every rule (what is pinned, stagnant, dismissible; the letters it posts; the archive preview)
+// is the host's (core/tray.py); this module shows what the host answers. Dismissals and the
+// expanded/collapsed state are kept by the host (HOST_DIR ui-state.json), never in the page.
+
+import { el, formatDuration, formatTime, literal, replace } from "../dom.mjs";
+import { showNotice, showRefusal } from "./alerts.mjs";
+import { confirmDialog } from "./dialog.mjs";
+import { PHASES, PHASE_MEANING } from "./phases.mjs";
+
+const POLL_MS = 2500;
+const HUMAN = "human-ui";
+const OPERATOR = "operator";
+
+function instantMs(iso) {
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? null : t;
+}
+
+export class Tray {
+  constructor(node, app) {
+    this.node = node;
+    this.app = app;
+    this.view = null;
+    this.signature = "";
+    this.open = true;
+    this.fetchedAt = 0;
+    this.expanded = new Set(); // missions whose provenance is shown
+    this.busy = new Map(); // mission id -> what is running
+    this.errors = new Map(); // mission id -> refusal shown on its card
+    this.timer = null;
+    this.loading = false;
+    node.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && this.open && !event.defaultPrevented && !document.querySelector("dialog[open]")) {
+        event.preventDefault();
+        this.setOpen(false);
+      }
+    });
+    this.render();
+  }
+
+  get project() {
+    return this.app.project;
+  }
+
+  start() {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      if (document.visibilityState === "visible") this.refresh();
+    }, POLL_MS);
+    this.refresh();
+  }
+
+  /** Fetch the open project's tray; re-render only when something changed. */
+  async refresh({ force = false } = {}) {
+    if (this.app.host.state !== "ready") return;
+    const project = this.project;
+    if (!project) {
+      this.view = null;
+      this.render();
+      return;
+    }
+    if (this.loading && !force) return;
+    this.loading = true;
+    try {
+      const answer = await this.app.host.call("tray.read", { project: project.id });
+      if (this.project?.id !== project.id) return;
+      this.view = answer.result;
+      this.fetchedAt = Date.now();
+      if (this.firstLoad !== project.id) {
+        this.firstLoad = project.id;
+        this.open = this.view.tray_open;
+      }
+      this.render(force);
+    } catch (err) {
+      if (err.code === "project-not-found") { this.view = null; this.render(true); return; }
+      this.loadError = err;
+      this.render(true);
+    } finally {
+      this.loading = false;
+    }
+  }
+
+  async setOpen(open) {
+    this.open = open;
+    this.render(true);
+    const toggle = this.node.querySelector("#tray-toggle");
+    toggle?.focus();
+    try {
+      await this.app.host.call("tray.layout", { open });
+    } catch (err) {
+      showRefusal(err, "Remembering the tray layout");
+    }
+  }
+
+  // ---------------------------------------------------------------- rendering
+
+  nowMs() {
+    const base = this.view ? instantMs(this.view.now) : null;
+    return base === null ? Date.now() : base + (Date.now() - this.fetchedAt);
+  }
+
+  render(force = false) {
+    const signature = JSON.stringify([this.open, this.project?.id ?? null, this.view && { ...this.view, now: null },
+      [...this.expanded], [...this.busy], [...this.errors].map(([k, e]) => [k, e.code]), this.loadError?.code ?? null,
+      Math.floor(this.nowMs() / 60000)]);
+    if (!force && signature === this.signature) return;
+    this.signature = signature;
+    const focusKey = this.node.contains(document.activeElement) ? document.activeElement?.dataset?.key : null;
+    document.documentElement.dataset.tray = this.open ? "open" : "closed";
+    this.node.dataset.open = String(this.open);
+    replace(this.node, this.open ? this.renderOpen() : this.renderClosed());
+    if (focusKey) this.node.querySelector(`[data-key="${CSS.escape(focusKey)}"]`)?.focus();
+  }
+
+  toggleButton() {
+    return el("button", {
+      type: "button", id: "tray-toggle", class: "tray-toggle", "data-key": "toggle",
+      "aria-expanded": String(this.open), "aria-controls": "tray-body",
+      onclick: () => this.setOpen(!this.open),
+    },
+    el("span", { "aria-hidden": "true", class: "tray-toggle-icon" }, this.open ? "▸" : "◂"),
+    el("span", {}, this.open ? "Collapse" : "Missions"));
+  }
+
+  counts() {
+    const counts = this.view?.counts ?? {};
+    return el("ul", { id: "tray-counts", class: "tray-counts", "aria-label": "Missions by phase" },
+      PHASES.map((phase) => {
+        const n = counts[phase] ?? 0;
+        return el("li", { "data-phase": phase, class: `count phase-${phase}${n ? " nonzero" : ""}`, title: PHASE_MEANING[phase] },
+          el("span", { class: "count-n" }, String(n)),
+          el("span", { class: "count-phase" }, phase));
+      }));
+  }
+
+  renderClosed() {
+    return [
+      el("h2", { id: "tray-title", class: "visually-hidden" }, "Missions"),
+      this.toggleButton(),
+      this.project && this.view ? this.counts() : el("p", { class: "tray-strip-note" }, this.project ? "…" : "no project"),
+      el("div", { id: "tray-body", hidden: true }),
+    ];
+  }
+
+  renderOpen() {
+    const head = el("div", { class: "tray-head" },
+      el("div", {},
+        el("h2", { id: "tray-title" }, "Missions"),
+        el("p", { class: "tray-project muted" }, this.project ? literal(this.project.name) : "no project open")),
+      this.toggleButton());
+    const body = el("div", { id: "tray-body", class: "tray-body" });
+    if (!this.project) {
+      body.append(el("div", { class: "tray-empty" },
+        el("p", {}, "Open a project to see its missions."),
+        el("button", { type: "button", "data-key": "to-projects", onclick: () => this.app.go("projects") }, "Projects")));
+      return [head, body];
+    }
+    if (!this.view) {
+      body.append(this.loadError
+        ? el("p", { class: "card-error", role: "alert" }, el("code", { class: "refusal-code" }, this.loadError.code), " — ", this.loadError.message)
+        : el("p", { class: "muted", role: "status" }, el("progress", { "aria-label": "Loading missions" }), " Loading missions…"));
+      return [head, body];
+    }
+    const v = this.view;
+    const waiting = v.counts.merge_wait ?? 0;
+    body.append(this.counts());
+    if (waiting) body.append(el("p", { class: "tray-bell", id: "tray-bell" }, `${waiting} waiting for a receipt import`));
+    if (v.skipped) body.append(el("p", { class: "muted small" }, `${v.skipped} unreadable mailbox line${v.skipped === 1 ? "" : "s"} skipped.`));
+    const shown = v.cards.filter((c) => !c.hidden);
+    const hidden = v.cards.filter((c) => c.hidden);
+    if (!v.cards.length) {
+      body.append(el("div", { class: "tray-empty", id: "tray-empty" },
+        el("p", {}, "no missions yet — point an agent at a block"),
+        el("button", { type: "button", class: "link", "data-key": "to-compose", onclick: () => this.app.go("compose") }, "Compose a mission")));
+    } else if (!shown.length) {
+      body.append(el("p", { class: "tray-empty muted" }, "Every mission here is hidden."));
+    }
+    body.append(el("ol", { class: "tray-cards", id: "tray-cards", "aria-label": "Mission heads" }, shown.map((c) => el("li", {}, this.card(c)))));
+    if (hidden.length) {
+      body.append(el("details", { class: "tray-hidden", id: "tray-hidden" },
+        el("summary", { "data-key": "hidden-summary" }, `${hidden.length} hidden`),
+        el("ul", {}, hidden.map((c) => el("li", { "data-mission": c.mission_id, class: "hidden-row" },
+          el("span", { class: `phase-badge phase-${c.letter.phase}` }, c.letter.phase), " ",
+          this.blockLabel(c), " ",
+          el("button", { type: "button", class: "link", "data-key": `show-${c.mission_id}`,
+            "aria-label": `Show mission ${c.mission_id} again`, onclick: () => this.restore(c) }, "Show again"))))));
+    }
+    return [head, body];
+  }
+
+  blockLabel(card) {
+    if (card.anchor === "block") return literal(card.block_name);
+    if (card.anchor === "skeleton") return el("span", {}, "the whole skeleton");
+    return el("span", {}, el("code", {}, card.letter.block_id), " (not in the store)");
+  }
+
+  card(c) {
+    const l = c.letter;
+    const id = c.mission_id;
+    const titleId = `card-${id}-title`;
+    const now = this.nowMs();
+    const started = instantMs(l.started_at);
+    const updated = instantMs(l.updated_at);
+    const busy = this.busy.get(id);
+    const error = this.errors.get(id);
+    const blockButton = c.anchor === "block"
+      ? el("button", { type: "button", class: "link block-link", "data-key": `block-${id}`,
+          onclick: () => this.app.go("blocks", { focus: l.block_id }) }, literal(c.block_name))
+      : this.blockLabel(c);
+    const actions = [];
+    if (l.phase === "merge_wait" && l.receipt_candidate) {
+      actions.push(el("button", { type: "button", class: "primary", "data-key": `import-${id}`, disabled: Boolean(busy),
+        onclick: () => this.importReceipt(c) }, "Import this receipt"));
+    }
+    if (l.phase === "merge_wait") {
+      actions.push(el("button", { type: "button", "data-key": `archive-${id}`, disabled: Boolean(busy),
+        onclick: () => this.archive(c) }, "Archive…"));
+    }
+    if (l.phase === "landed") {
+      const open = this.expanded.has(id);
+      actions.push(el("button", { type: "button", "data-key": `prov-${id}`, "aria-expanded": String(open),
+        "aria-controls": `prov-${id}`, onclick: () => this.toggleProvenance(c) }, open ? "Hide provenance" : "Provenance"));
+    }
+    if (c.dismissible) {
+      actions.push(el("button", { type: "button", class: "subtle", "data-key": `dismiss-${id}`, disabled: Boolean(busy),
+        onclick: () => this.dismiss(c) }, "Dismiss…"));
+    }
+    const receipt = l.phase === "landed" && l.receipt?.imported
+      ? el("p", { class: "card-receipt" }, `receipt ✓ store v${l.receipt.store_version}`) : null;
+    return el("article", {
+      class: `card phase-${l.phase}${c.pinned ? " pinned" : ""}${c.stagnant ? " stagnant" : ""}`,
+      "data-mission": id, "data-phase": l.phase, "data-letter": c.letter_id, "aria-labelledby": titleId,
+    },
+    el("div", { class: "card-top" },
+      el("span", { class: `phase-badge phase-${l.phase}` }, l.phase),
+      c.pinned ? el("span", { class: "pin" }, "pinned") : null,
+      el("span", { class: "card-elapsed muted", title: `started ${formatTime(l.started_at)}` },
+        started === null ? "" : `elapsed ${formatDuration(now - started)}`)),
+    el("h3", { id: titleId, class: "card-title" }, blockButton),
+    el("p", { class: "card-seat" }, `${l.seat} · ${l.capability} · `,
+      l.runner_id ? el("span", {}, "runner ", literal(l.runner_id, { class: "literal runner-id" })) : el("span", { class: "muted" }, "no runner")),
+    el("p", { class: "card-meta muted" }, "from ", literal(c.agent_id, { class: "literal agent-id" }),
+      ` · letter ${l.mission_seq}`, c.superseded_count ? ` (${c.superseded_count} earlier)` : "",
+      c.off_chain_count ? ` · ${c.off_chain_count} off-chain` : ""),
+    el("p", { class: "card-phase-meaning muted" }, PHASE_MEANING[l.phase] ?? ""),
+    l.verdict ? el("p", { class: "card-verdict" }, el("strong", {}, l.verdict.decision), " — ", literal(l.verdict.gist, { class: "literal gist" })) : null,
+    l.gate ? el("p", { class: "card-gate" }, el("code", {}, literal(l.gate.command, { class: "literal gate-command" }), ` · exit ${l.gate.exit_status}`)) : null,
+    receipt,
+    c.stagnant ? el("p", { class: "card-stagnant" }, `No movement for ${formatDuration(now - updated)}.`) : null,
+    busy ? el("p", { class: "card-busy", role: "status" }, el("progress", { "aria-label": busy }), ` ${busy}`) : null,
+    error ? el("p", { class: "card-error", role: "alert" }, el("code", { class: "refusal-code" }, error.code), " — ", error.message) : null,
+    actions.length ? el("div", { class: "card-actions" }, actions) : null,
+    this.expanded.has(id) ? this.provenanceBlock(c) : null);
+  }
+
+  provenanceBlock(c) {
+    const id = c.mission_id;
+    const p = this.provenance?.[id];
+    const box = el("div", { class: "provenance", id: `prov-${id}` });
+    if (!p) { box.append(el("p", { class: "muted", role: "status" }, "Loading the chain…")); return box; }
+    if (p.error) { box.append(el("p", { class: "card-error" }, el("code", { class: "refusal-code" }, p.error.code), " — ", p.error.message)); return box; }
+    const hash = (h) => (h ? el("code", { class: "hash" }, h) : el("span", { class: "muted" }, "none"));
+    box.append(
+      el("h4", {}, "Provenance"),
+      el("ol", { class: "prov-chain" },
+        el("li", { "data-step": "packet" }, el("span", { class: "prov-label" }, "packet"), hash(p.packet_ref)),
+        el("li", { "data-step": "runner" }, el("span", { class: "prov-label" }, "runner"),
+          p.runner_id ? literal(p.runner_id) : el("span", { class: "muted" }, "none"), ` (${p.capability}, seat ${p.seat})`),
+        el("li", { "data-step": "gate" }, el("span", { class: "prov-label" }, "gate artifact"), hash(p.gate_artifact_hash)),
+        el("li", { "data-step": "receipt" }, el("span", { class: "prov-label" }, "receipt"),
+          p.receipt ? el("span", {}, `✓ store v${p.receipt.store_version} · imported ${formatTime(p.receipt.imported_at)} · `, hash(p.receipt.candidate_id))
+            : el("span", { class: "muted" }, "not in the store"))),
+      el("p", { class: "prov-letters muted" }, "Letters: ",
+        p.chain.map((s, i) => [i ? " → " : "", el("span", { title: `${s.sha12} by ${s.agent_id}` }, s.phase)])));
+    return box;
+  }
+
+  // ---------------------------------------------------------------- gestures
+
+  async run(card, label, work) {
+    const id = card.mission_id;
+    this.busy.set(id, label);
+    this.errors.delete(id);
+    this.render(true);
+    try {
+      return await work();
+    } catch (err) {
+      this.errors.set(id, { code: err.code ?? "internal-error", message: err.message ?? String(err) });
+      showRefusal(err, label.replace(/…$/, ""));
+      return null;
+    } finally {
+      this.busy.delete(id);
+      await this.refresh({ force: true });
+    }
+  }
+
+  async importReceipt(card) {
+    const l = card.letter;
+    const cand = l.receipt_candidate;
+    const v = this.view;
+    const window = cand.evidence?.window;
+    const body = [
+      el("p", {}, "This imports the receipt the mission's gate produced into the block store. It is your gesture: the host records it, the block ",
+        literal(card.block_name ?? cand.block_id), " may turn green, and the store moves from version ",
+        String(v.store_version ?? 0), " to ", String((v.store_version ?? 0) + 1), ". Then the tray posts the mission's landed letter."),
+      el("dl", { class: "candidate" },
+        el("dt", {}, "block"), el("dd", {}, el("code", {}, cand.block_id)),
+        el("dt", {}, "type"), el("dd", {}, cand.type),
+        el("dt", {}, "scope"), el("dd", {}, `boundary v${cand.scope.boundary_version}, contract v${cand.scope.contract_version}`),
+        el("dt", {}, "artifact"), el("dd", {}, el("code", { class: "hash" }, cand.evidence.artifact_hash)),
+        el("dt", {}, "window"), el("dd", {}, window ? `${formatTime(window.started_at)} → ${formatTime(window.finished_at)}` : "none (the host will refuse it)"),
+        cand.evidence.evidence_refs?.length ? [el("dt", {}, "evidence"), el("dd", {}, cand.evidence.evidence_refs.map((r, i) => [i ? ", " : "", literal(r)]))] : null),
+    ];
+    const sure = await confirmDialog({ title: "Import this receipt?", body, confirmLabel: "Import receipt", id: "import-dialog" });
+    if (!sure) return;
+    const project = this.project.id;
+    await this.run(card, "Importing the receipt…", async () => {
+      const imported = await this.app.host.call("receipt.import", {
+        project, candidate: cand, mission_id: card.mission_id, imported_via: HUMAN,
+        ...(v.store_version ? { if_store_version: v.store_version } : {}),
+      }, { human: true });
+      const sv = imported.result.store_version;
+      const draft = await this.app.host.call("tray.next_letter", { project, mission_id: card.mission_id, phase: "landed", store_version: sv });
+      await this.app.host.call("mission.post", { project, agent_id: OPERATOR, letter: draft.result.letter }, { human: true });
+      showNotice(`Receipt imported: the store is at version ${sv}, and the mission landed.`);
+      this.app.surfaceChanged?.("blocks");
+    });
+  }
+
+  async archive(card) {
+    const project = this.project.id;
+    let preview;
+    try {
+      preview = (await this.app.host.call("tray.archive_preview", { project, mission_id: card.mission_id })).result;
+    } catch (err) {
+      this.errors.set(card.mission_id, { code: err.code, message: err.message });
+      showRefusal(err, "Checking the mission before archiving");
+      this.render(true);
+      return;
+    }
+    const p = preview;
+    const boundaries = p.proved_boundary === null
+      ? "This mission carries no receipt candidate."
+      : p.block_boundary === null
+        ? `Proved at boundary v${p.proved_boundary} — the block is no longer in the store.`
+        : p.proved_boundary === p.block_boundary
+          ? `Proved at boundary v${p.proved_boundary} — the block is still at v${p.block_boundary}.`
+          : `Proved at boundary v${p.proved_boundary} — the block is at v${p.block_boundary}.`;
+    const body = [
+      el("p", { class: "boundaries", id: "archive-boundaries" }, boundaries),
+      p.would_import
+        ? el("p", { class: "still-imports", id: "archive-still-imports" }, el("strong", {}, "This receipt would still import right now."), " Archiving sets it aside anyway.")
+        : el("p", { id: "archive-would-not" }, "The receipt would not import now: ", el("code", { class: "refusal-code" }, p.import_code ?? "—"), " — ", p.import_message ?? ""),
+      el("p", {}, "Archiving posts an archived letter over this merge_wait head, signed as your gesture. The earlier letters and the receipt candidate stay in the mailbox, nothing can extend an archived mission, and the landing count drops by one."),
+    ];
+    const sure = await confirmDialog({ title: "Archive this mission?", body, confirmLabel: p.would_import ? "Archive anyway" : "Archive", danger: true, id: "archive-dialog" });
+    if (!sure) return;
+    await this.run(card, "Archiving…", async () => {
+      await this.app.host.call("mission.post", { project, agent_id: OPERATOR, letter: p.letter, archived_via: HUMAN }, { human: true });
+      showNotice("The mission is archived.");
+    });
+  }
+
+  async dismiss(card) {
+    const stalled = card.dismissible === "stagnant";
+    const text = stalled
+      ? "Hides this mission from the tray. The letter itself stays in the mailbox — moving a stalled judging or executing mission to an end state is not part of this version. If the mission moves again (to merge_wait or landed, say), it shows again."
+      : "Hides this failed mission from the tray. Its letters stay in the mailbox and nothing else changes. If the mission moves again, it shows again.";
+    const sure = await confirmDialog({ title: stalled ? "Hide this stalled mission?" : "Hide this failed mission?", text, confirmLabel: "Hide from the tray", id: "dismiss-dialog" });
+    if (!sure) return;
+    await this.run(card, "Hiding…", async () => {
+      await this.app.host.call("tray.dismiss", { project: this.project.id, mission_id: card.mission_id, letter_id: card.letter_id }, { human: true });
+    });
+    this.node.querySelector("#tray-toggle")?.focus();
+  }
+
+  async restore(card) {
+    await this.run(card, "Showing again…", async () => {
+      await this.app.host.call("tray.dismiss", { project: this.project.id, mission_id: card.mission_id, letter_id: card.letter_id, hide: false }, { human: true });
+    });
+  }
+
+  async toggleProvenance(card) {
+    const id = card.mission_id;
+    if (this.expanded.has(id)) { this.expanded.delete(id); this.render(true); return; }
+    this.expanded.add(id);
+    this.provenance ??= {};
+    delete this.provenance[id];
+    this.render(true);
+    try {
+      this.provenance[id] = (await this.app.host.call("tray.provenance", { project: this.project.id, mission_id: id })).result;
+    } catch (err) {
+      this.provenance[id] = { error: { code: err.code, message: err.message } };
+    }
+    this.render(true);
+  }
+}
