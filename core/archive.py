@@ -49,7 +49,9 @@ Entry rules, in the order they are checked (codes from :class:`~core.refusals.Co
    a folder entry carrying data → ``archive-entry-size-mismatch``;
 4. the same name twice, or a name that is both a file and a folder
    (``archive-entry-duplicate``); two names equal after Unicode NFC and case folding, when the
-   target is case-insensitive (the default) (``archive-entry-case-collision``);
+   target is case-insensitive (the default) (``archive-entry-case-collision``); on such a
+   target a case variant of ``.voicebox`` or of a temporary's prefix is reserved too
+   (``archive-entry-name-invalid``);
 5. declared sizes: one entry over ``max_entry_bytes`` or all over ``max_total``
    (``archive-too-large``); expansion over ``max_ratio`` × the archive's size once it passes
    ``ratio_floor`` (``archive-ratio-exceeded``);
@@ -91,6 +93,7 @@ from core.refusals import Code, Refused
 
 __all__ = [
     "ARCHIVE_SCHEMA",
+    "CHUNK_BYTES",
     "FIXED_DATE_TIME",
     "MANIFEST_NAME",
     "ArchiveExport",
@@ -103,7 +106,9 @@ __all__ = [
     "ManifestFile",
     "PlannedEntry",
     "apply_import",
+    "download_filename",
     "export_archive",
+    "iso_instant",
     "plan_import",
 ]
 
@@ -338,10 +343,21 @@ class ArchiveExport:
     ) -> None:
         if chunk_size <= 0:
             raise ValueError("chunk_size must be positive")
+        if source.exported_at_ms < 0:
+            raise ValueError("exported_at_ms must not be negative")
         if deflate_level is not None and not 0 <= deflate_level <= 9:
             raise ValueError("deflate_level is 0..9 or None")
         self._files = files
         self._source = source
+        # the manifest's head, validated now rather than after the last byte was streamed
+        self._head = ArchiveManifest(
+            name=source.name,
+            source_project=source.project_id,
+            source_env_key=source.env_key,
+            exported_at=iso_instant(source.exported_at_ms),
+            files=[],
+            total_bytes=0,
+        )
         self._chunk_size = chunk_size
         self._deflate_level = deflate_level
         self._started = False
@@ -383,14 +399,8 @@ class ArchiveExport:
                 )
             if spool.pending >= self._chunk_size:
                 yield spool.drain()
-        self.manifest = ArchiveManifest(
-            name=self._source.name,
-            source_project=self._source.project_id,
-            source_env_key=self._source.env_key,
-            exported_at=iso_instant(self._source.exported_at_ms),
-            files=listed,
-            folders=folders,
-            total_bytes=sum(f.size for f in listed),
+        self.manifest = self._head.model_copy(
+            update={"files": listed, "folders": folders, "total_bytes": sum(f.size for f in listed)}
         )
         data = self.manifest.to_bytes()
         archive.writestr(
@@ -430,7 +440,8 @@ def export_archive(
     ``await export.finish()``. Nothing is read until the stream is iterated. ``chunk_size``
     (bytes) is the read size and the hand-out threshold; ``deflate_level`` (0–9) compresses
     entries instead of storing them. Independent of the host protocol: a host operation and
-    an environment server's operation call it alike.
+    an environment server's operation call it alike. An invalid ``source`` (name, envKey,
+    project id, negative time) raises ``ValueError`` here, before anything is streamed.
     """
     return ArchiveExport(files, source, chunk_size=chunk_size, deflate_level=deflate_level)
 

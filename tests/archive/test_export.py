@@ -219,3 +219,17 @@ def test_download_filename_is_safe_for_any_project_name() -> None:
     assert download_filename("..") == "project.zip"
     assert download_filename("line\nbreak") == "line_break.zip"
     assert len(download_filename("x" * 300)) == 104
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        ExportSource("bad\x00name", NOW_MS),
+        ExportSource("ok", NOW_MS, env_key="vbx_not_an_env_key"),
+        ExportSource("ok", NOW_MS, project_id="../p"),
+        ExportSource("ok", -1),
+    ],
+)
+def test_an_invalid_source_is_refused_before_anything_streams(source: ExportSource) -> None:
+    with pytest.raises(ValueError, match=r"validation error|must not be negative"):
+        export_archive(sample(), source)
