@@ -141,8 +141,7 @@ class PeerCalls:
     ) -> ExecuteResult:
         """Forward ``envelope`` to the peer of ``route``; return its result or raise its
         refusal (or ``environment-unreachable`` / the close reason, see module docstring)."""
-        if not self._servers.running(route.env.name):
-            raise Refused(Code.ENVIRONMENT_UNREACHABLE, "The environment server is not running.")
+        await self._servers.start(route.env.name)  # after a reload it starts on first use
         conn = await self._connect(route)
         request_id = f"x{next(self._ids)}"
         loop = asyncio.get_running_loop()

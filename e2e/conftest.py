@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from playwright.sync_api import Browser, BrowserContext, Playwright
 
 from e2e.hostpage import HostPage
 from e2e.site import SiteRouter
+from worker.sitebuild.serve import make_server
 
 ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
@@ -109,3 +111,26 @@ def real_sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with tarfile.open(archive) as tar:
         tar.extractall(where, filter="data")
     return where / "jinja2-3.1.6"
+
+
+@pytest.fixture(scope="session")
+def static_server(dist: Path) -> Iterator[str]:
+    """``dist/`` on a real static server at 127.0.0.1 (with our recommended headers).
+
+    Only for journeys that spawn nested workers (environment servers): Playwright routing does
+    not serve a worker's own workers (microsoft/playwright#27376). The product needs no
+    server; the test harness does here.
+    """
+    server = make_server(dist, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.fixture
+def served_context(browser: Browser) -> Iterator[BrowserContext]:
+    """A fresh context for pages of :func:`static_server` (no routing)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 860}, accept_downloads=True)
+    yield context
+    context.close()

@@ -25,6 +25,24 @@ WATCH_SCRIPT = """
   document.addEventListener("securitypolicyviolation", (e) => {
     seen.push({ directive: e.violatedDirective, blocked: e.blockedURI, sample: e.sample });
   });
+  // The custody recorder: every message any worker posts to this page, as text (binary
+  // payloads decoded byte-for-byte), so a test can scan all of it for secrets.
+  const received = [];
+  Object.defineProperty(window, "__received", { value: received });
+  const latin1 = new TextDecoder("latin1");
+  const flatten = (value) => JSON.stringify(value, (key, v) => {
+    if (v instanceof ArrayBuffer) return latin1.decode(new Uint8Array(v));
+    if (ArrayBuffer.isView(v)) return latin1.decode(new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
+    if (v instanceof Blob) return "[blob]";
+    return v;
+  });
+  const Original = window.Worker;
+  window.Worker = class RecordedWorker extends Original {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (event) => received.push(flatten(event.data)));
+    }
+  };
 })();
 """
 
@@ -130,6 +148,10 @@ class HostPage:
         answer = self.call(op, args, body)
         assert not answer["ok"], answer
         return answer["refusal"]
+
+    def received(self) -> list[str]:
+        """Every message the page received from a worker since it loaded, as text."""
+        return self.page.evaluate("() => window.__received.slice()")
 
     def csp_violations(self) -> list[dict[str, Any]]:
         """Every ``securitypolicyviolation`` the page saw since it loaded."""
