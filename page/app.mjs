@@ -14,9 +14,11 @@ import { renderAudit } from "./ui/audit.mjs";
 import { renderBlocks } from "./ui/blocks.mjs";
 import { renderBoot, renderBootFailure } from "./ui/boot.mjs";
 import { renderCompose } from "./ui/compose.mjs";
+import { renderEnvironments } from "./ui/environments.mjs";
 import { FilesView } from "./ui/files.mjs";
 import { renderProjects } from "./ui/projects.mjs";
 import { renderSettings } from "./ui/settings.mjs";
+import { renderTools } from "./ui/tools.mjs";
 import { Tray } from "./ui/tray.mjs";
 
 const status = document.getElementById("status");
@@ -34,6 +36,8 @@ export const SURFACES = [
   { id: "files", label: "Files", needsProject: true, render: (node, app) => new FilesView(node, app, app.project).render() },
   { id: "blocks", label: "Blocks", needsProject: true, render: renderBlocks },
   { id: "compose", label: "Compose", needsProject: true, render: renderCompose },
+  { id: "tools", label: "Tools", render: renderTools },
+  { id: "environments", label: "Environments", render: renderEnvironments },
   { id: "audit", label: "Audit", render: renderAudit },
   { id: "settings", label: "Settings", render: renderSettings },
 ];

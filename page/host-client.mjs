@@ -45,7 +45,9 @@ export class HostClient extends EventTarget {
 
   #receive(data) {
     if (!data || typeof data !== "object") return;
-    if (data.kind === "boot") this.#emit("boot", data);
+    if (data.kind === "boot") {
+      if (this.state === "booting") this.#emit("boot", data);
+    }
     else if (data.kind === "ready") {
       this.state = "ready";
       this.versions = data.versions;

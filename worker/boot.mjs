@@ -64,7 +64,9 @@ export async function bootPython({ site, report }) {
   let loaded = 0;
   let stage = "runtime";
   let lastPost = 0;
+  let booted = false;
   const realFetch = installFetchGuard(site.origin, (_url, n) => {
+    if (booted) return; // later fetches (a tool module) are not boot progress
     loaded += n;
     const now = Date.now();
     if (now - lastPost > 50) {
@@ -112,6 +114,7 @@ export async function bootPython({ site, report }) {
     }
     throw new BootFailure("wheel-refused", `Installing packages failed: ${errors.join("; ")}`);
   }
+  booted = true;
   report({ stage: "host", loaded: total, total });
   return { pyodide, manifest };
 }

@@ -33,7 +33,7 @@ export async function renderEnvironments(node, app, params = {}) {
   const envs = listed?.result.environments ?? [];
   const local = envs.find((e) => e.kind === "local");
   const peers = envs.filter((e) => e.kind === "peer");
-  const nameInput = el("input", { id: "new-env-name", type: "text", required: true, autocomplete: "off", pattern: "[a-z][a-z0-9-]{0,31}", "aria-describedby": "new-env-hint" });
+  const nameInput = el("input", { id: "new-env-name", type: "text", required: true, autocomplete: "off", pattern: "[a-z][a-z0-9\\-]{0,31}", "aria-describedby": "new-env-hint" });
   const creating = el("p", { class: "muted", role: "status", "aria-live": "polite" });
   const form = el("form", { class: "inline-form", "aria-label": "Create a peer environment",
     onsubmit: async (event) => {

@@ -1,0 +1,153 @@
+// Tools surface (SPEC §7, §11): discovery for an environment — name, origin, effect class,
+// receipt rule, confirmation — and a run form generated from each tool's JSON Schema. Results
+// and the host's receipts are shown as text; an image the tool produced is shown through a
+// blob: URL. A description is not an entitlement: the host admits every call afresh.
+
+import { el, formatBytes, replace } from "../dom.mjs";
+import { clearAlerts, guarded } from "./alerts.mjs";
+import { confirmDialog } from "./dialog.mjs";
+
+const IMAGE = /\.(png|svg)$/i;
+
+function resolve(schema, root) {
+  if (schema?.$ref) return root.$defs?.[schema.$ref.split("/").pop()] ?? {};
+  return schema ?? {};
+}
+
+// One input for one schema property. Returns {node, read()} — read() gives the JSON value or
+// undefined (left out, so the host applies its default).
+function field(name, schema, root, required, projects) {
+  const s = resolve(schema, root);
+  const id = `tool-arg-${name}`;
+  const label = el("label", { for: id }, `${s.title ?? name}${required ? " (required)" : ""}`);
+  const hint = s.description ? el("span", { class: "muted hint", id: `${id}-hint` }, s.description) : null;
+  const described = hint ? `${id}-hint` : null;
+  if (name === "project" && projects.length) {
+    const select = el("select", { id, "aria-describedby": described },
+      projects.map((p) => el("option", { value: p.id }, p.name)));
+    return { node: el("div", { class: "field" }, label, select, hint), read: () => select.value };
+  }
+  const choices = s.enum ?? s.anyOf?.map((b) => resolve(b, root)).find((b) => b.enum)?.enum;
+  const freeform = s.anyOf?.map((b) => resolve(b, root)).find((b) => b.type === "array");
+  if (choices && !freeform) {
+    const select = el("select", { id, "aria-describedby": described },
+      choices.map((c) => el("option", { value: String(c), selected: c === s.default ? true : null }, String(c))));
+    return { node: el("div", { class: "field" }, label, select, hint), read: () => select.value };
+  }
+  if (choices && freeform) {
+    // a named choice, or a list typed as "a, b, c"
+    const input = el("input", { id, type: "text", list: `${id}-list`, value: s.default ?? "", "aria-describedby": described });
+    const list = el("datalist", { id: `${id}-list` }, choices.map((c) => el("option", { value: String(c) })));
+    return {
+      node: el("div", { class: "field" }, label, input, list, el("span", { class: "muted hint" }, `one of ${choices.join(", ")}, or colours like #ff8800, #0055aa`), hint),
+      read: () => {
+        const v = input.value.trim();
+        if (!v) return undefined;
+        return choices.includes(v) ? v : v.split(",").map((x) => x.trim()).filter(Boolean);
+      },
+    };
+  }
+  if (s.type === "boolean") {
+    const box = el("input", { id, type: "checkbox", checked: s.default === true, "aria-describedby": described });
+    return { node: el("div", { class: "field field-check" }, box, label, hint), read: () => box.checked };
+  }
+  if (s.type === "integer" || s.type === "number") {
+    const input = el("input", { id, type: "number", value: s.default ?? "", min: s.minimum ?? null, max: s.maximum ?? null, step: s.type === "integer" ? "1" : "any", "aria-describedby": described });
+    return { node: el("div", { class: "field" }, label, input, hint), read: () => (input.value === "" ? undefined : Number(input.value)) };
+  }
+  const input = el("input", { id, type: "text", value: s.default ?? "", required: required || null, maxlength: s.maxLength ?? null, "aria-describedby": described });
+  return { node: el("div", { class: "field" }, label, input, hint), read: () => (input.value === "" && !required ? undefined : input.value) };
+}
+
+async function showImage(app, envKey, localKey, project, path, into) {
+  if (envKey !== localKey) return;
+  const read = await guarded(`Reading ${path}`, () => app.host.call("file.read", { project, path }));
+  if (!read?.body) return;
+  const url = URL.createObjectURL(new Blob([read.body], { type: path.toLowerCase().endsWith(".svg") ? "image/svg+xml" : "image/png" }));
+  into.appendChild(el("figure", { class: "tool-image" },
+    el("img", { src: url, alt: `The image ${path} the tool produced`, class: "preview", id: "tool-image" }),
+    el("figcaption", { class: "muted" }, `${path} · ${formatBytes(read.body.byteLength)}`)));
+}
+
+function renderOutcome(node, outcome) {
+  const { result, receipt } = outcome;
+  replace(node,
+    el("h4", {}, "Result"),
+    el("pre", { class: "text-view", id: "tool-result", tabindex: "0" }, JSON.stringify(result, null, 2)),
+    receipt
+      ? el("div", { class: "receipt", id: "tool-receipt" },
+          el("h4", {}, `Host receipt — ${receipt.rung}`),
+          el("dl", {}, ...Object.entries(receipt).flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, String(v))])))
+      : el("p", { class: "muted" }, "No host receipt: this tool's result is the environment's own account (nothing the host wrote)."),
+  );
+}
+
+export async function renderTools(node, app, params = {}) {
+  const listed = await guarded("Listing environments", () => app.host.call("env.list"));
+  const envs = (listed?.result.environments ?? []).filter((e) => e.kind === "local" || e.paired);
+  const local = envs.find((e) => e.kind === "local");
+  const chosen = envs.find((e) => e.envKey === params.env) ?? local;
+  if (!chosen) return;
+  const discovered = await guarded(`Discovering ${chosen.name}'s tools`, () => app.host.call("tool.discover", { envKey: chosen.envKey }));
+  const tools = discovered?.result.tools ?? [];
+  const projectsAnswer = chosen === local ? await guarded("Listing projects", () => app.host.call("project.list")) : null;
+  const projects = projectsAnswer?.result.projects ?? [];
+  const envSelect = el("select", { id: "tool-env", onchange: () => app.go("tools", { env: envSelect.value }) },
+    envs.map((e) => el("option", { value: e.envKey, selected: e === chosen ? true : null }, e.kind === "local" ? "local (this browser)" : e.name)));
+  const runner = el("section", { id: "tool-runner", "aria-label": "Run a tool" });
+
+  const open = (tool) => {
+    const root = tool.argsSchema;
+    const required = new Set(root.required ?? []);
+    const fields = Object.entries(root.properties ?? {}).map(([name, s]) => [name, field(name, s, root, required.has(name), projects)]);
+    const out = el("div", { class: "tool-outcome", "aria-live": "polite" });
+    const busy = el("progress", { hidden: true, "aria-label": `${tool.name} running` });
+    const form = el("form", { class: "tool-form", "aria-label": `Run ${tool.name}`,
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const args = {};
+        for (const [name, f] of fields) {
+          const value = f.read();
+          if (value !== undefined) args[name] = value;
+        }
+        if (tool.needsConfirmation && !(await confirmDialog({ title: `Run ${tool.name}`, text: `${tool.summary} This tool asks for your confirmation before it runs.`, confirmLabel: "Run" }))) return;
+        busy.hidden = false;
+        clearAlerts();
+        const answer = await guarded(`Running ${tool.name}`, () => app.host.call("tool.call",
+          { envKey: chosen.envKey, tool: tool.name, descriptorId: tool.descriptorId, args }, { human: tool.needsConfirmation }));
+        busy.hidden = true;
+        if (!answer) return;
+        renderOutcome(out, answer.result);
+        const path = answer.result.result?.path;
+        if (path && IMAGE.test(path) && args.project) await showImage(app, chosen.envKey, local.envKey, args.project, path, out);
+      } },
+      el("h3", {}, `Run ${tool.name}`),
+      el("p", { class: "muted" }, tool.summary),
+      ...fields.map(([, f]) => f.node),
+      el("div", { class: "toolbar" }, el("button", { type: "submit", class: "primary", id: "run-tool" }, "Run"), busy),
+    );
+    replace(runner, form, out);
+    form.querySelector("input, select")?.focus();
+  };
+
+  replace(node,
+    el("h2", {}, "Tools"),
+    el("div", { class: "toolbar" }, el("label", { for: "tool-env" }, "Environment"), envSelect,
+      el("span", { class: "muted" }, "Discovery describes; the host admits each call afresh.")),
+    tools.length
+      ? el("table", { class: "table", id: "tool-table" },
+          el("caption", { class: "visually-hidden" }, `Tools offered by ${chosen.name}`),
+          el("thead", {}, el("tr", {}, ...["Tool", "Origin", "Effect", "Receipt rule", "Confirmation", ""].map((h) => el("th", { scope: "col" }, h)))),
+          el("tbody", {}, tools.filter((t) => t.name !== "tools.describe").map((t) => el("tr", { "data-tool": t.name },
+            el("td", {}, el("strong", {}, t.name), el("div", { class: "muted" }, t.summary)),
+            el("td", {}, t.origin),
+            el("td", {}, t.effect),
+            el("td", {}, el("code", {}, t.receiptRule)),
+            el("td", {}, t.needsConfirmation ? "asks first" : "—"),
+            el("td", {}, el("button", { type: "button", onclick: () => open(t), "aria-label": `Run ${t.name}` }, "Run…"))))))
+      : el("p", { class: "empty" }, "This environment offers no tools."),
+    runner,
+  );
+  const preset = tools.find((t) => t.name === params.tool);
+  if (preset) open(preset);
+}
