@@ -108,6 +108,7 @@ async def start(idb: Any, sealer: Any, peer_script: str) -> HostBridge:
         connect_sandbox=PortSandbox,
     )
     host = Host(ctx)
+    await ctx.catalog.sweep_unfinished()  # we hold the storage lock: nothing is mid-write
     envs = await ensure_identity(host, "local")
     ctx.env_key = next(e.key for e in envs.environments if e.kind == "local")
     audit.env = ctx.env_key

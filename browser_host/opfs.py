@@ -148,7 +148,8 @@ class HandleProjectFiles:
             if child.kind == "directory":
                 entries.append(Entry(name, "dir"))
             else:
-                entries.append(Entry(name, "file", int((await child.getFile()).size)))
+                blob = await child.getFile()
+                entries.append(Entry(name, "file", int(blob.size), int(blob.lastModified)))
         for name in stale:
             with contextlib.suppress(JsException):
                 await handle.removeEntry(name)

@@ -188,14 +188,17 @@ def iso_instant(ms: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ExportSource:
-    """Who is exported and when: the project's display ``name``, ``exported_at_ms`` (ms since
-    the epoch, from the caller's clock — fix it and two exports are byte-identical), the
-    exporting environment's ``env_key`` and the project's id, when known."""
+    """Who is exported and as of when: the project's display ``name``; ``exported_at_ms`` (ms
+    since the epoch) — or ``None`` to take the instant of the newest change the archive
+    contains (the latest file modification, at least ``changed_at_ms``), so that exporting an
+    unchanged project twice gives byte-identical archives (issue 4); the exporting
+    environment's ``env_key`` and the project's id, when known."""
 
     name: str
-    exported_at_ms: int
+    exported_at_ms: int | None
     env_key: str | None = None
     project_id: str | None = None
+    changed_at_ms: int = 0
 
 
 class ArchiveSummary(Contract):
@@ -275,6 +278,7 @@ class _Found:
     path: ProjectPath
     size: int
     folder: bool
+    modified_ms: int = 0
 
     @property
     def entry_name(self) -> str:
@@ -308,7 +312,7 @@ async def _walk(files: ProjectFiles) -> tuple[list[_Found], int]:
             if entry.kind == "dir":
                 stack.append(path.parts)
             else:
-                found.append(_Found(path, entry.size or 0, False))
+                found.append(_Found(path, entry.size or 0, False, entry.modified_ms or 0))
     found.sort(key=lambda f: f.entry_name)
     return found, skipped
 
@@ -343,7 +347,7 @@ class ArchiveExport:
     ) -> None:
         if chunk_size <= 0:
             raise ValueError("chunk_size must be positive")
-        if source.exported_at_ms < 0:
+        if (source.exported_at_ms or 0) < 0 or source.changed_at_ms < 0:
             raise ValueError("exported_at_ms must not be negative")
         if deflate_level is not None and not 0 <= deflate_level <= 9:
             raise ValueError("deflate_level is 0..9 or None")
@@ -354,7 +358,7 @@ class ArchiveExport:
             name=source.name,
             source_project=source.project_id,
             source_env_key=source.env_key,
-            exported_at=iso_instant(source.exported_at_ms),
+            exported_at=iso_instant(source.exported_at_ms or source.changed_at_ms),
             files=[],
             total_bytes=0,
         )
@@ -399,9 +403,15 @@ class ArchiveExport:
                 )
             if spool.pending >= self._chunk_size:
                 yield spool.drain()
-        self.manifest = self._head.model_copy(
-            update={"files": listed, "folders": folders, "total_bytes": sum(f.size for f in listed)}
-        )
+        update: dict[str, object] = {
+            "files": listed,
+            "folders": folders,
+            "total_bytes": sum(f.size for f in listed),
+        }
+        if self._source.exported_at_ms is None:
+            newest = max([self._source.changed_at_ms, *(f.modified_ms for f in found)])
+            update["exported_at"] = iso_instant(newest)
+        self.manifest = self._head.model_copy(update=update)
         data = self.manifest.to_bytes()
         archive.writestr(
             _entry_info(MANIFEST_NAME, folder=False, size=len(data), deflate_level=None), data

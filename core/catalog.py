@@ -70,6 +70,37 @@ class ProjectCatalog:
             raise
         return manifest
 
+    async def create_staged(self, name: str) -> tuple[ProjectManifest, ProjectFiles]:
+        """A new OPFS project root with NO manifest yet: invisible to :meth:`list` and
+        :meth:`open` until :meth:`commit` writes its manifest (the last write). A tab closed
+        before that leaves only an unfinished root, removed by :meth:`sweep_unfinished`."""
+        check_name(name)
+        project_id = new_project_id(self._random)
+        now = self._clock.now_ms()
+        manifest = ProjectManifest(id=project_id, name=name, created_at=now, updated_at=now)
+        return manifest, await self._roots.create(project_id)
+
+    async def commit(self, manifest: ProjectManifest, files: ProjectFiles) -> None:
+        """Make a staged project exist: write its manifest."""
+        await write_manifest(files, manifest)
+
+    async def abandon(self, project_id: str) -> None:
+        """Remove a staged project root (after a failed import)."""
+        await self._roots.remove(project_id)
+
+    async def sweep_unfinished(self) -> list[str]:
+        """Remove OPFS project roots that have no readable manifest (an import or create cut
+        short). Call only while holding the storage lock, before serving requests."""
+        removed = []
+        for project_id in await self._roots.list_ids():
+            try:
+                await read_manifest(await self._roots.open(project_id), project_id)
+            except Refused as exc:
+                if exc.code == Code.PROJECT_NOT_FOUND:
+                    await self._roots.remove(project_id)
+                    removed.append(project_id)
+        return removed
+
     async def _folder_ids(self) -> dict[str, tuple[str, int]]:
         if self._folders is None:
             return {}

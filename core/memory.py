@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from typing import Union
 
 from core.paths import ProjectPath
-from core.ports import Entry, FolderEntry, StoredAuditRecord
+from core.ports import Clock, Entry, FolderEntry, StoredAuditRecord
 from core.refusals import Code, Refused
 
 __all__ = [
@@ -36,9 +36,11 @@ class MemoryProjectFiles:
     with nothing changed, like the browser's quota.
     """
 
-    def __init__(self, quota: int | None = None) -> None:
+    def __init__(self, quota: int | None = None, clock: Clock | None = None) -> None:
         self.tree: dict[str, Node] = {}
         self.quota = quota
+        self.clock = clock
+        self.modified: dict[tuple[str, ...], int] = {}
 
     def _folder(self, parts: tuple[str, ...], *, create: bool = False) -> dict[str, Node]:
         node: dict[str, Node] = self.tree
@@ -85,6 +87,7 @@ class MemoryProjectFiles:
         if isinstance(folder.get(path.name), dict):
             raise Refused(Code.IS_A_DIRECTORY, f"'{path}' is a folder.")
         folder[path.name] = bytes(data)
+        self.modified[path.parts] = self.clock.now_ms() if self.clock is not None else 0
 
     async def stat(self, path: ProjectPath) -> Entry | None:
         """See :meth:`core.ports.ProjectFiles.stat`."""
@@ -102,7 +105,9 @@ class MemoryProjectFiles:
         """See :meth:`core.ports.ProjectFiles.list_dir`."""
         node = self._folder(folder)
         return [
-            Entry(k, "file", len(v)) if isinstance(v, bytes) else Entry(k, "dir")
+            Entry(k, "file", len(v), self.modified.get((*folder, k), 0))
+            if isinstance(v, bytes)
+            else Entry(k, "dir")
             for k, v in sorted(node.items())
         ]
 

@@ -37,11 +37,13 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One item of a folder listing: ``name``, ``kind`` and, for files, ``size`` in bytes."""
+    """One item of a folder listing: ``name``, ``kind`` and, for files, ``size`` in bytes and
+    ``modified_ms`` (last modification, ms since the epoch) where the storage knows it."""
 
     name: str
     kind: Literal["file", "dir"]
     size: int | None = None
+    modified_ms: int | None = None
 
 
 @runtime_checkable

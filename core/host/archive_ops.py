@@ -95,7 +95,8 @@ async def project_export(call: Call) -> Outcome:
     opened = await call.ctx.catalog.open(call.args.project)
     source = ExportSource(
         name=opened.manifest.name,
-        exported_at_ms=call.ctx.clock.now_ms(),
+        exported_at_ms=None,  # as of the newest change it contains: re-exports are identical
+        changed_at_ms=opened.manifest.updated_at,
         env_key=await local_env_key(call.ctx),
         project_id=opened.manifest.id,
     )
@@ -153,13 +154,15 @@ async def project_import(call: Call) -> Outcome:
     )
     name = call.args.name or (plan.manifest.name if plan.manifest else FALLBACK_NAME)
     catalog = call.ctx.catalog
-    manifest = await catalog.create(name)
+    # Staged: the project has no manifest (is not listed) until every file is written; a tab
+    # closed mid-import leaves an unfinished root that the next start sweeps away.
+    manifest, files = await catalog.create_staged(name)
     try:
-        opened = await catalog.open(manifest.id)
-        written = await apply_import(plan, opened.files)
+        written = await apply_import(plan, files)
+        await catalog.commit(manifest, files)
     except BaseException:
         try:
-            await catalog.delete(manifest.id)
+            await catalog.abandon(manifest.id)
         except Exception:
             log.exception("could not remove the half-imported project %s", manifest.id)
         raise

@@ -233,3 +233,35 @@ def test_download_filename_is_safe_for_any_project_name() -> None:
 def test_an_invalid_source_is_refused_before_anything_streams(source: ExportSource) -> None:
     with pytest.raises(ValueError, match=r"validation error|must not be negative"):
         export_archive(sample(), source)
+
+
+def test_exported_at_is_the_newest_change_so_an_unchanged_project_re_exports_identically() -> None:
+    """Issue 4: the same project exported twice is byte-identical, whenever it is exported;
+    any change to a file moves ``exported_at`` (and so the bytes)."""
+    from core.archive import ExportSource, export_archive
+    from core.memory import FixedClock, MemoryProjectFiles
+    from core.paths import ProjectPath
+    from tests.support import run
+
+    clock = FixedClock(1_700_000_000_000)
+    files = MemoryProjectFiles(clock=clock)
+    run(files.write(ProjectPath(("a.txt",)), b"one"))
+    clock.advance(5_000)
+    run(files.write(ProjectPath(("b.txt",)), b"two"))
+
+    async def export() -> tuple[bytes, str]:
+        job = export_archive(files, ExportSource("p", None, changed_at_ms=1_600_000_000_000))
+        data = b"".join([c async for c in job.chunks()])
+        await job.finish()
+        assert job.manifest is not None
+        return data, job.manifest.exported_at
+
+    first, at = run(export())
+    clock.advance(60_000)  # time passes, nothing changes
+    second, _ = run(export())
+    assert first == second
+    assert at == "2023-11-14T22:13:25.000Z"  # b.txt's write, the newest change
+    clock.advance(1_000)
+    run(files.write(ProjectPath(("a.txt",)), b"one, edited"))
+    third, later = run(export())
+    assert third != first and later > at

@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from core.policy import Policy
-from tests.support import HostHarness
+from tests.support import HostHarness, run
 
 
 @pytest.fixture
@@ -130,3 +130,16 @@ def test_a_quota_failure_is_named_and_writes_nothing(h: HostHarness) -> None:
         == "storage-quota-exceeded"
     )
     assert h.call("file.read", project=pid, path="small.bin")[1] == b"x" * 100
+
+
+def test_a_project_without_its_manifest_is_never_listed_and_is_swept_at_start() -> None:
+    from core.catalog import ProjectCatalog
+
+    h = HostHarness()
+    catalog = ProjectCatalog(h.roots, h.clock, h.ctx.random)
+    staged, _ = run(catalog.create_staged("half"))
+    assert h.ok("project.list")["projects"] == []
+    assert h.refused("project.open", project=staged.id)["code"] == "project-not-found"
+    kept = h.ok("project.create", name="whole")["project"]["id"]
+    assert run(catalog.sweep_unfinished()) == [staged.id]
+    assert run(h.roots.list_ids()) == [kept]
