@@ -39,7 +39,7 @@ export async function renderCompose(node, app, params = {}) {
   const noteInput = el("textarea", { id: "compose-note", rows: "4", maxlength: "8000" });
 
   const modeBox = el("fieldset", { class: "modes", id: "compose-modes" }, el("legend", {}, "Mode"));
-  const preview = el("pre", { id: "packet-preview", class: "text-view packet", tabindex: "0", "aria-label": "Packet text" });
+  const preview = el("pre", { id: "packet-preview", class: "text-view packet", tabindex: "0", role: "region", "aria-label": "Packet text" });
   const refLine = el("p", { class: "muted packet-line", id: "packet-ref" });
   const metaLine = el("p", { class: "muted packet-line", id: "packet-meta" });
   const status = el("div", { id: "compose-status", role: "status", "aria-live": "polite", class: "compose-status" });

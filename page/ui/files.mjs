@@ -157,7 +157,7 @@ export class FilesView {
       this.objectUrls.push(url);
       content = el("img", { src: url, alt: `Image ${name}`, class: "preview" });
     } else if (text !== null) {
-      content = el("pre", { class: "text-view", id: "text-view", tabindex: "0", "aria-label": `Content of ${name}` }, text);
+      content = el("pre", { class: "text-view", id: "text-view", tabindex: "0", role: "region", "aria-label": `Content of ${name}` }, text);
     } else {
       content = el("p", { class: "muted" }, `Binary file (${formatBytes(size)}) — download it to open it.`);
     }
