@@ -51,8 +51,19 @@ export function formatTime(iso) {
 /** A span of text that came from outside (a name, a gist, an agent id), isolated for bidi so
  * an RTL override inside it cannot reorder the text around it. Always text, never markup. */
 export function literal(text, attrs = {}) {
-  return el("bdi", { class: "literal", ...attrs }, String(text ?? ""));
+  const value = String(text ?? "");
+  const hidden = [...new Set(value.match(HIDDEN_CHARS) ?? [])];
+  const node = el("bdi", { class: "literal", ...attrs }, value);
+  if (hidden.length) {
+    // Shown as they are (never stripped), but flagged: the mark is CSS-generated, so the
+    // element's text stays exactly the string.
+    node.classList.add("has-hidden-chars");
+    node.title = `Contains invisible or direction-changing characters: ${hidden.map((c) => `U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`).join(", ")}`;
+  }
+  return node;
 }
+
+const HIDDEN_CHARS = /[\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF]/g;
 
 /** "45s", "12m", "3h 12m", "2d 4h" for a duration in milliseconds (negative reads as 0). */
 export function formatDuration(ms) {

@@ -72,7 +72,7 @@ export async function renderSettings(node, app) {
   function intField(f) {
     const id = `setting-${f.name}`;
     const input = el("input", { type: "number", id, value: String(policy[f.name]), min: f.minimum ?? null, max: f.maximum ?? null, step: "1", "aria-describedby": `${id}-help` });
-    return el("form", { class: "setting setting-int", "data-setting": f.name, "aria-label": label(f.name),
+    return el("form", { class: "setting setting-int", "data-setting": f.name, "aria-label": label(f.name), novalidate: true,
       onsubmit: async (event) => { event.preventDefault(); await change({ [f.name]: Number(input.value) }, label(f.name)); } },
     el("label", { for: id }, label(f.name)),
     el("div", { class: "inline-form" }, input, el("button", { type: "submit" }, "Save")),
