@@ -133,6 +133,13 @@ def _bindings() -> list[_Binding]:
             capabilities=frozenset({"files"}),
         ),
         _builtin(
+            "contact.deliver",
+            "inbox.deliver",
+            "Deliver a message to an agent's inbox here (delivery is not execution).",
+            write=True,
+            capabilities=frozenset({"storage"}),
+        ),
+        _builtin(
             "create-asset",
             "asset.create",
             "Generate a PNG in the Wasm sandbox (nothing granted); the host writes it.",

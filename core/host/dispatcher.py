@@ -25,6 +25,7 @@ from core.host import (  # noqa: F401
     compose_ops,
     env_ops,
     file_ops,
+    inbox_ops,
     info_ops,
     mission_ops,
     project_ops,

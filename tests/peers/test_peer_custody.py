@@ -238,3 +238,41 @@ def test_env_list_shows_local_first_and_never_a_secret() -> None:
         no_secret_in(world)
 
     run(go())
+
+
+def test_contact_messages_route_by_environment_key_and_agent_id() -> None:
+    async def go() -> None:
+        world, key = await paired_world()
+        here = await world.ok(
+            "fleet.contact",
+            environmentKey=world.ctx.env_key,
+            agentId="scribe",
+            text="hello locally",
+        )
+        there = await world.ok(
+            "fleet.contact", environmentKey=key, agentId="builder-1", text="hello studio"
+        )
+        assert (here["result"]["route"], there["result"]["route"]) == ("local", "peer")
+        local_inbox = (await world.ok("inbox.read"))["result"]["messages"]
+        assert [(m["agent_id"], m["text"]) for m in local_inbox] == [("scribe", "hello locally")]
+        peer = world.servers.servers["studio"]
+        peer_inbox = json.loads(await peer.ctx.state.load("inbox.json"))["messages"]
+        assert [(m["agent_id"], m["text"]) for m in peer_inbox] == [("builder-1", "hello studio")]
+        assert peer_inbox[0]["from_env"].startswith("peer:")
+        await world.ok("env.unpair", envKey=key)
+        refusal = await world.refused("fleet.contact", environmentKey=key, agentId="x", text="y")
+        assert refusal["code"] == "environment-not-paired"
+
+    run(go())
+
+
+def test_contact_in_safe_mode_is_refused_read_only_mode_by_the_delivery() -> None:
+    async def go() -> None:
+        world, _ = await paired_world()
+        world.ctx.policy = Policy(read_only=True)
+        refusal = await world.refused(
+            "fleet.contact", environmentKey=world.ctx.env_key, agentId="scribe", text="hi"
+        )
+        assert refusal["code"] == "read-only-mode"
+
+    run(go())

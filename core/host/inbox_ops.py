@@ -1,0 +1,175 @@
+"""Fleet contact: messages to an agent, addressed ``environmentKey/agentId`` (seed 002 §4
+"fleet"; SPEC §6).
+
+Each environment keeps its agents' inbox in its host state (``inbox.json``: the newest
+:data:`MAX_MESSAGES` messages, each with a content id). ``fleet.contact`` routes a message:
+to this host's own inbox when the ``environmentKey`` is the local one, else to the paired peer
+as the built-in tool ``contact.deliver`` — over the same admitted, authenticated channel as
+any call (``environment-not-paired``, ``pairing-revoked``… apply). Delivery is not execution:
+nothing runs because a message arrived.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from pydantic import Field
+
+from core.host.operations import Call, Outcome, operation
+from core.model import Contract, canonical_json
+from core.refusals import Code, Refused
+
+__all__ = ["AGENT_ID_PATTERN", "INBOX_DOC", "Inbox", "InboxMessage"]
+
+INBOX_DOC = "inbox.json"
+MAX_MESSAGES = 1000
+AGENT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+
+
+class InboxMessage(Contract):
+    """One message: content id (sha256, 16 hex), recipient, text, sender environment, time."""
+
+    id: str
+    agent_id: str = Field(pattern=AGENT_ID_PATTERN)
+    text: str = Field(max_length=20_000)
+    from_env: str = Field(max_length=64)
+    at: int = Field(ge=0, description="Milliseconds since the epoch.")
+
+
+class Inbox(Contract):
+    """``inbox.json``: the newest messages, oldest first."""
+
+    messages: list[InboxMessage] = Field(default_factory=list, max_length=MAX_MESSAGES)
+
+
+class DeliverArgs(Contract):
+    """``inbox.deliver``: a message for ``agent_id`` in this environment."""
+
+    agent_id: str = Field(pattern=AGENT_ID_PATTERN)
+    text: str = Field(min_length=1, max_length=20_000)
+
+
+class ContactArgs(Contract):
+    """``fleet.contact``: ``environmentKey/agentId`` and the text."""
+
+    environment_key: str = Field(alias="environmentKey", max_length=64)
+    agent_id: str = Field(alias="agentId", pattern=AGENT_ID_PATTERN)
+    text: str = Field(min_length=1, max_length=20_000)
+
+    model_config = Contract.model_config | {"populate_by_name": True}
+
+
+class ReadArgs(Contract):
+    """``inbox.read``: optionally one agent's messages only."""
+
+    agent_id: str | None = Field(default=None, pattern=AGENT_ID_PATTERN)
+
+
+class Delivered(Contract):
+    """Where a message went and its content id. Delivery is not execution."""
+
+    environment_key: str = Field(alias="environmentKey")
+    agent_id: str = Field(alias="agentId")
+    id: str
+    route: str
+
+    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+
+
+async def _load(call: Call) -> Inbox:
+    raw = await call.ctx.state.load(INBOX_DOC)
+    return Inbox() if raw is None else Inbox.model_validate_json(raw)
+
+
+@operation(
+    "inbox.deliver",
+    args=DeliverArgs,
+    result=InboxMessage,
+    writes=True,
+    summary="Put a message in an agent's inbox in this environment.",
+)
+async def inbox_deliver(call: Call) -> Outcome:
+    """Appends (dropping the oldest past 1000); the sender is the calling actor."""
+    inbox = await _load(call)
+    at = call.ctx.clock.now_ms()
+    body = {"agent_id": call.args.agent_id, "text": call.args.text, "from": call.actor, "at": at}
+    message = InboxMessage(
+        id=hashlib.sha256(canonical_json(body)).hexdigest()[:16],
+        agent_id=call.args.agent_id,
+        text=call.args.text,
+        from_env=call.actor[:64],
+        at=at,
+    )
+    kept = [*inbox.messages, message][-MAX_MESSAGES:]
+    await call.ctx.state.store(INBOX_DOC, Inbox(messages=kept).model_dump_json().encode())
+    return Outcome(message, details={"agentId": message.agent_id, "id": message.id})
+
+
+@operation(
+    "inbox.read",
+    args=ReadArgs,
+    result=Inbox,
+    audited=False,
+    summary="Read this environment's agent inbox (newest last).",
+)
+async def inbox_read(call: Call) -> Outcome:
+    """Never refuses."""
+    inbox = await _load(call)
+    wanted = call.args.agent_id
+    return Outcome(Inbox(messages=[m for m in inbox.messages if wanted in (None, m.agent_id)]))
+
+
+@operation(
+    "fleet.contact",
+    args=ContactArgs,
+    result=Delivered,
+    summary="Send a message to environmentKey/agentId (local, or a paired peer).",
+)
+async def fleet_contact(call: Call) -> Outcome:
+    """Routes only (so it does not hold the write lock itself): the delivery it causes is the
+    write — ``inbox.deliver`` here or ``contact.deliver`` at the peer — and is admitted,
+    SAFE-mode checked and audited there. Refuses ``unknown-environment``,
+    ``environment-not-paired``, ``pairing-revoked``, ``environment-unreachable`` (peer route)
+    like any call."""
+    from core.environment import load_environments
+    from core.host.env_ops import services
+    from core.wire import CallEnvelope
+
+    args: ContactArgs = call.args
+    env = (await load_environments(call.ctx.state)).resolve(args.environment_key)
+    text = json.dumps(
+        {
+            "v": 1,
+            "id": "contact",
+            "op": "inbox.deliver",
+            "args": {"agent_id": args.agent_id, "text": args.text},
+        }
+    )
+    if env.kind == "local":
+        answer = json.loads((await call.ctx.dispatcher.handle_full(text, actor=call.actor))[0])
+        if not answer["ok"]:
+            raise Refused(Code(answer["refusal"]["code"]), answer["refusal"]["message"])
+        message_id, route = answer["result"]["id"], "local"
+    else:
+        s = services(call)
+        entry = s.tools.registry.get("contact.deliver")
+        assert entry is not None
+        from core.execute import route_call
+        from core.pairing import load_pairings
+
+        peer = route_call(
+            await load_environments(call.ctx.state), await load_pairings(call.ctx.state), env.key
+        )
+        envelope = CallEnvelope(
+            envKey=env.key,
+            tool="contact.deliver",
+            descriptorId=entry.descriptor_id,
+            args={"agent_id": args.agent_id, "text": args.text},
+        )
+        result = await s.peers.call(peer, envelope)  # type: ignore[arg-type]
+        message_id, route = str(result.result.get("id", "")), "peer"
+    return Outcome(
+        Delivered(environmentKey=env.key, agentId=args.agent_id, id=message_id, route=route),
+        details={"environmentKey": env.key, "agentId": args.agent_id, "route": route},
+    )
