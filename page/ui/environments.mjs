@@ -74,6 +74,7 @@ export async function renderEnvironments(node, app, params = {}) {
   ));
 
   const detail = el("section", { id: "env-detail", "aria-label": "Environment projects" });
+  const contact = contactForm(app, [local, ...peers.filter((e) => e.paired)].filter(Boolean));
   replace(node,
     el("h2", {}, "Environments"),
     local ? el("p", {}, "This browser: ", el("strong", {}, "local"), " — ", el("code", { title: local.envKey }, prefix(local.envKey)),
@@ -85,10 +86,31 @@ export async function renderEnvironments(node, app, params = {}) {
           el("thead", {}, el("tr", {}, ...["Name", "envKey", "Pairing", "Reachable", ""].map((h) => el("th", { scope: "col" }, h)))),
           el("tbody", {}, rows))
       : el("p", { class: "empty" }, "No peer environments yet — create one above."),
+    contact,
     detail,
   );
   const chosen = peers.find((e) => e.envKey === params.env);
   if (chosen) await renderPeer(detail, app, chosen);
+}
+
+// Fleet contact: a message to an agent, addressed environmentKey/agentId. Delivery is not
+// execution — the host puts it in that environment's agent inbox.
+function contactForm(app, envs) {
+  if (!envs.length) return null;
+  const target = el("select", { id: "contact-env" }, envs.map((e) => el("option", { value: e.envKey }, e.kind === "local" ? "local" : e.name)));
+  const agent = el("input", { id: "contact-agent", type: "text", required: true, autocomplete: "off", placeholder: "agent id" });
+  const text = el("input", { id: "contact-text", type: "text", required: true, autocomplete: "off" });
+  return el("form", { class: "inline-form", id: "contact-form", "aria-label": "Message an agent",
+    onsubmit: async (e) => {
+      e.preventDefault();
+      const sent = await guarded("Sending the message", () => app.host.call("fleet.contact",
+        { environmentKey: target.value, agentId: agent.value, text: text.value }, { human: true }));
+      if (sent) { text.value = ""; showNotice(`Delivered to ${sent.result.agentId} (${sent.result.route}) — delivery is not execution.`); }
+    } },
+    el("label", { for: "contact-env" }, "Message an agent in"), target,
+    el("label", { for: "contact-agent", class: "visually-hidden" }, "Agent id"), agent,
+    el("label", { for: "contact-text", class: "visually-hidden" }, "Message"), text,
+    el("button", { type: "submit" }, "Send"));
 }
 
 async function toolCall(app, env, tool, args, options = {}) {
