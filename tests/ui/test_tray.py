@@ -11,6 +11,7 @@ from core.letters import parse_letter
 from core.tray import STAGNANT_AFTER_MS, dismiss_reason, is_stagnant, phase_counts
 from core.ui_state import UI_STATE_NAME
 from tests.missions.kit import HUMAN, M1, M2, Kit, candidate, letter
+from tests.support import run
 
 OLD = "2025-12-30T20:00:00Z"  # more than 24 h before the harness clock (2026-01-01T00:00Z)
 NOW_MS = 1_767_225_600_000
@@ -293,3 +294,28 @@ def test_tray_operations_on_an_unknown_mission_refuse():
     kit = Kit()
     refusal = kit.refused("tray.provenance", mission_id=M1)
     assert refusal["code"] == "args-invalid"
+
+
+def test_an_import_from_a_peer_channel_carrying_the_human_origin_is_refused_and_changes_nothing():
+    kit = Kit()
+    cand = candidate(kit.block)
+    kit.chain(receipt_candidate=cand)
+    before = untouched(kit)
+    message = json.dumps(
+        {
+            "v": 1,
+            "id": "peer-1",
+            "op": "receipt.import",
+            "origin": HUMAN,
+            "args": {
+                "project": kit.project,
+                "candidate": cand,
+                "mission_id": M1,
+                "imported_via": HUMAN,
+            },
+        }
+    )
+    answer, _, _ = run(kit.h.host.handle_full(message, actor="peer:env-1"))
+    refusal = json.loads(answer)["refusal"]
+    assert refusal["code"] == "human_gesture_required"
+    assert untouched(kit) == before
