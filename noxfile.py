@@ -27,9 +27,17 @@ nox.options.default_venv_backend = "venv"
 
 PYTHON = "3.11"
 RUNTIME = ["pydantic==2.14.4", "jinja2==3.1.6"]
-TEST = [*RUNTIME, "pytest==9.2.0", "hypothesis==6.155.2", "jsonschema==4.26.0", "pillow==13.0.0"]
+TEST = [
+    *RUNTIME,
+    "pytest==9.2.0",
+    "hypothesis==6.155.2",
+    "jsonschema==4.26.0",
+    "pillow==13.0.0",
+    "wasmtime==50.0.1",  # runs the create-asset module on CPython (tests/tool)
+]
 BUILD = ["build==1.6.1", "hatchling==1.33.0", "pyodide-lock==0.1.2", "packaging>=24"]
-E2E = [*TEST, "playwright==1.65.2", "pytest-playwright==0.10.0"]
+BROWSER = ["playwright==1.65.2", "pytest-playwright==0.10.0"]
+E2E = [*TEST, *BROWSER]
 
 
 def _npm_ci(session: nox.Session) -> None:
@@ -65,8 +73,9 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """The core and build suites on CPython (tests/)."""
-    session.install(*TEST, *BUILD)
+    """The core, build and tool suites on CPython (tests/); tests/tool also drives the sandbox
+    page in headless Chromium, so it builds the Wasm module and needs Debian's chromium."""
+    session.install(*TEST, *BUILD, *BROWSER)
     session.run("python", "-m", "pytest", "tests", *session.posargs)
 
 

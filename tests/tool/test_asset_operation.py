@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+
 import pytest
 from PIL import Image
 
