@@ -8,6 +8,7 @@
 import { el, literal, replace } from "./dom.mjs";
 import { HostClient } from "./host-client.mjs";
 import { connectSandbox } from "./sandbox.mjs";
+import { registerServiceWorker } from "./sw-register.mjs";
 import { mountAlerts, clearAlerts, showRefusal } from "./ui/alerts.mjs";
 import { renderGrantAccess } from "./ui/permission.mjs";
 import { renderAudit } from "./ui/audit.mjs";
@@ -150,6 +151,7 @@ host.addEventListener("ready", async (event) => {
   app.tray.start();
   app.go("projects");
   connectSandbox(host).catch((err) => showRefusal(err, "Connecting the create-asset sandbox"));
+  registerServiceWorker();
 });
 host.addEventListener("fatal", (event) => {
   setStatus("error", `Error: ${event.detail.code}`);

@@ -1,22 +1,28 @@
-// The page's one Trusted Types policy (SPEC §2). Its only function turns the known
-// same-origin worker URL into a TrustedScriptURL; any other URL is refused. There is no
-// createHTML and no default policy, so every HTML-string sink (innerHTML, outerHTML,
-// insertAdjacentHTML, document.write, string timers) throws under the page's CSP.
+// The page's one Trusted Types policy (SPEC §2). Its only function turns one of the known
+// same-origin script URLs — the host worker and the offline cache's service worker — into a
+// TrustedScriptURL; any other URL is refused. There is no createHTML and no default policy, so
+// every HTML-string sink (innerHTML, outerHTML, insertAdjacentHTML, document.write, string
+// timers) throws under the page's CSP.
 
 export const POLICY_NAME = "voicebox-worker";
-const WORKER_PATH = "worker/host.mjs";
 
-export const workerUrl = new URL(WORKER_PATH, document.baseURI).href;
+export const workerUrl = new URL("worker/host.mjs", document.baseURI).href;
+export const serviceWorkerUrl = new URL("sw.js", document.baseURI).href;
+const ALLOWED = new Set([workerUrl, serviceWorkerUrl]);
 
 const policy = globalThis.trustedTypes
   ? trustedTypes.createPolicy(POLICY_NAME, {
       createScriptURL(url) {
-        if (url === workerUrl) return url;
+        if (ALLOWED.has(url)) return url;
         throw new TypeError(`refused script URL ${url}`);
       },
     })
-  : { createScriptURL: (url) => (url === workerUrl ? url : null) };
+  : { createScriptURL: (url) => (ALLOWED.has(url) ? url : null) };
 
 export function trustedWorkerUrl() {
   return policy.createScriptURL(workerUrl);
+}
+
+export function trustedServiceWorkerUrl() {
+  return policy.createScriptURL(serviceWorkerUrl);
 }

@@ -6,6 +6,8 @@ harden it, which a host that can set headers should copy (see docs/operations.md
 - worker scripts get their own CSP — a worker's CSP can only come from its response header:
   ``default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; worker-src
   'self'`` (Pyodide needs ``'wasm-unsafe-eval'``, nothing needs ``'unsafe-eval'``);
+- the service worker (``sw.js``, the offline cache) gets ``default-src 'self'; script-src
+  'self'; connect-src 'self'`` (it only reads this site's own files into its cache);
 - every response: ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer``;
 - HTML: ``frame-ancestors 'none'`` (only possible as a header).
 
@@ -21,13 +23,14 @@ import http.server
 import socketserver
 from pathlib import Path
 
-__all__ = ["WORKER_CSP", "headers_for", "serve"]
+__all__ = ["SERVICE_WORKER_CSP", "WORKER_CSP", "headers_for", "serve"]
 
 WORKER_CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; "
     "worker-src 'self'"
 )
 WORKER_SCRIPTS = ("worker/host.mjs", "worker/peer.mjs")
+SERVICE_WORKER_CSP = "default-src 'self'; script-src 'self'; connect-src 'self'"
 
 
 def headers_for(path: str) -> dict[str, str]:
@@ -39,6 +42,8 @@ def headers_for(path: str) -> dict[str, str]:
     }
     if path.endswith(WORKER_SCRIPTS):
         out["Content-Security-Policy"] = WORKER_CSP
+    if path == "sw.js":
+        out["Content-Security-Policy"] = SERVICE_WORKER_CSP
     if path == "" or path.endswith(".html"):
         # the sandbox page is framed by our own page; nothing else is ever framed
         ancestors = "'self'" if path.endswith("tools/sandbox.html") else "'none'"

@@ -8,6 +8,7 @@ Layout::
     dist/pyodide/*.whl              ← the locked wheels and our own wheel
     dist/pyodide/pyodide-lock.json  ← written here: our wheels with sha256 (browser SRI)
     dist/tools/                     ← the create-asset module and its sandbox
+    dist/sw.js                      ← page/sw.js stamped with the build and its files
     dist/site-manifest.json         ← every file with size and sha256 (progress, precache)
 """
 
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from pyodide_lock.spec import InfoSpec, PackageSpec, PyodideLockSpec
 
+from worker.sitebuild.offline import SW_NAME, stamp_service_worker
 from worker.sitebuild.wheels import (
     SOURCE_DATE_EPOCH,
     BuildError,
@@ -150,21 +152,28 @@ def _copy_tools(root: Path, dest: Path) -> None:
     shutil.copy2(sandbox, dest / sandbox.name)
 
 
-def _manifest(dist: Path, pyodide_version: str, packages: list[str], own: Path) -> None:
+def _entries(dist: Path, skip: set[str]) -> list[dict[str, object]]:
     files = []
     for f in sorted(p for p in dist.rglob("*") if p.is_file()):
         rel = f.relative_to(dist).as_posix()
-        if rel == "site-manifest.json":
-            continue
-        files.append({"path": rel, "size": f.stat().st_size, "sha256": sha256_of(f)})
+        if rel not in skip:
+            files.append({"path": rel, "size": f.stat().st_size, "sha256": sha256_of(f)})
+    return files
+
+
+def _manifest(root: Path, dist: Path, pyodide_version: str, packages: list[str], own: Path) -> None:
+    """Write ``site-manifest.json`` and the stamped ``sw.js`` (see :mod:`.offline`)."""
+    files = _entries(dist, {"site-manifest.json", SW_NAME})
     digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+    build = digest[:16]
+    stamp_service_worker(root / "page" / SW_NAME, dist, build, files)
     manifest = {
         "schema": "voicebox-site-manifest-v1",
-        "build": digest[:16],
+        "build": build,
         "pyodide": pyodide_version,
         "own_wheel": own.name,
         "packages": packages,
-        "files": files,
+        "files": _entries(dist, {"site-manifest.json"}),
     }
     (dist / "site-manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
 
@@ -191,6 +200,6 @@ def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
     _copy_tree(root / "page", dist, ("*.html", "*.mjs", "*.css", "*.svg", "*.png", "ui/*.mjs"))
     _copy_tree(root / "worker", dist / "worker", ("*.mjs",))
     _copy_tools(root, dist / "tools")
-    _manifest(dist, lock.target.pyodide, packages, own)
+    _manifest(root, dist, lock.target.pyodide, packages, own)
     total = sum(f.stat().st_size for f in dist.rglob("*") if f.is_file())
     return {"dist": str(dist), "bytes": total, "packages": packages, "own_wheel": own.name}

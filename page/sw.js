@@ -1,0 +1,85 @@
+// The offline cache (SPEC §2): after one successful load the site boots and opens projects
+// with every network request failing. Thin glue — a cache, no rule about requests.
+//
+// - The build stamps BUILD (the site manifest's build hash) and FILES (every pinned file of
+//   site-manifest.json with its sha256) into the copy it ships, so a new build — a new lock,
+//   a new wheel, any changed file — is a new script, which the browser installs.
+// - install: fetch EXACTLY those files, each with browser SRI (integrity = its sha256), plus
+//   site-manifest.json (checked to be this build's), into the cache "voicebox-site-<BUILD>".
+//   One failure fails the install; the previous version keeps serving. A new version waits
+//   until the page, once its host is ready, says "skip-waiting" (page/sw-register.mjs): a
+//   booting host never has its files switched under it; the next load uses the new build.
+// - activate: delete every other "voicebox-site-*" cache and every "voicebox-snapshot-*"
+//   cache of another build (worker/snapshot.mjs), then control the open pages.
+// - fetch: a GET for one of those files (or for the site folder itself, i.e. index.html) is
+//   answered from the cache, falling back to the network; every other request is left alone.
+//
+// Scope: this file sits in the site's root folder, so its scope is that folder, whatever path
+// the site is served under.
+
+const BUILD = "__VOICEBOX_BUILD__";
+const FILES = /*__VOICEBOX_FILES__*/ [];
+
+const SITE_PREFIX = "voicebox-site-";
+const SNAPSHOT_PREFIX = "voicebox-snapshot-";
+const CACHE = SITE_PREFIX + BUILD;
+const ROOT = new URL("./", self.location.href);
+const MANIFEST = new URL("site-manifest.json", ROOT).href;
+const INDEX = new URL("index.html", ROOT).href;
+const PINNED = new Map(FILES.map(([path, sha256]) => [new URL(path, ROOT).href, sha256]));
+const PARALLEL = 6;
+
+function sri(hex) {
+  const bytes = hex.match(/../g).map((h) => parseInt(h, 16));
+  return `sha256-${btoa(String.fromCharCode(...bytes))}`;
+}
+
+async function precache() {
+  const manifestResponse = await fetch(MANIFEST, { cache: "no-cache" });
+  if (!manifestResponse.ok) throw new Error(`site-manifest.json: HTTP ${manifestResponse.status}`);
+  const manifest = await manifestResponse.clone().json();
+  if (manifest.build !== BUILD) throw new Error(`site-manifest.json is build ${manifest.build}, this worker is ${BUILD}`);
+  const cache = await caches.open(CACHE);
+  const queue = [...PINNED.entries()];
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const [url, sha256] = next;
+      const response = await fetch(new Request(url, { cache: "no-cache", integrity: sri(sha256) }));
+      if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+      await cache.put(url, response);
+    }
+  };
+  await Promise.all(Array.from({ length: PARALLEL }, worker));
+  await cache.put(MANIFEST, manifestResponse);
+}
+
+self.addEventListener("install", (event) => {
+  event.waitUntil(precache());
+});
+
+self.addEventListener("message", (event) => {
+  if (event.data === "skip-waiting") self.skipWaiting();
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil((async () => {
+    for (const name of await caches.keys()) {
+      const ours = name.startsWith(SITE_PREFIX) || name.startsWith(SNAPSHOT_PREFIX);
+      if (ours && !name.endsWith(`-${BUILD}`)) await caches.delete(name);
+    }
+    await self.clients.claim();
+  })());
+});
+
+self.addEventListener("fetch", (event) => {
+  const request = event.request;
+  if (request.method !== "GET") return;
+  const url = new URL(request.url);
+  url.hash = "";
+  const key = url.href === ROOT.href ? INDEX : url.href;
+  if (!PINNED.has(key) && key !== MANIFEST) return;
+  event.respondWith((async () => {
+    const hit = await (await caches.open(CACHE)).match(key);
+    return hit ?? fetch(request);
+  })());
+});

@@ -1,0 +1,45 @@
+"""The offline cache's service worker, stamped for one build (SPEC §2).
+
+``page/sw.js`` is a template: the build replaces its ``BUILD`` placeholder with the site
+manifest's build hash and its ``FILES`` marker with every pinned file (``[path, sha256]``), and
+writes the result to the site's root folder (a service worker's scope is its own folder). A new
+build therefore ships a different ``sw.js``; the browser installs it, it precaches the new
+files and deletes the old caches.
+
+The build hash covers every file of the site except ``sw.js`` itself and
+``site-manifest.json`` (which would make it depend on itself); ``sw.js`` is listed in the
+manifest with its size and sha256 like every other file, and is not precached (the browser
+keeps the service worker script itself).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+__all__ = ["BUILD_MARK", "FILES_MARK", "SW_NAME", "stamp_service_worker"]
+
+SW_NAME = "sw.js"
+BUILD_MARK = '"__VOICEBOX_BUILD__"'
+FILES_MARK = "/*__VOICEBOX_FILES__*/ []"
+
+
+class StampError(ValueError):
+    """The template lacks a placeholder (the build refuses to ship an unstamped worker)."""
+
+
+def stamp_service_worker(template: Path, dest: Path, build: str, files: list[dict]) -> Path:
+    """Write ``dest/sw.js`` from ``template`` for ``build`` and ``files`` (manifest entries
+    ``{path, size, sha256}``); return its path. Raises :class:`StampError` if a placeholder
+    is missing."""
+    text = template.read_text(encoding="utf-8")
+    for mark in (BUILD_MARK, FILES_MARK):
+        if text.count(mark) != 1:
+            raise StampError(f"{template}: expected exactly one {mark}")
+    pinned = [[f["path"], f["sha256"]] for f in files if f["path"] != SW_NAME]
+    text = text.replace(BUILD_MARK, json.dumps(build)).replace(
+        FILES_MARK, json.dumps(pinned, separators=(",", ":"))
+    )
+    out = dest / SW_NAME
+    out.write_text(text, encoding="utf-8")
+    return out
