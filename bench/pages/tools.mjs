@@ -1,0 +1,57 @@
+// Bench only (never shipped): helpers the benchmark calls from Python through page.evaluate.
+// - benchPopulate(name, projectId): a worker writes bench-data/<name> into OPFS
+//   projects/<projectId>/ (sync access handles), resolves {files, bytes, ms}.
+// - benchAudit(count): a worker boots Python exactly as the host does (worker/boot.mjs) and
+//   times audit appends (core AuditLog over worker/idb.mjs) against raw IndexedDB puts with
+//   the same durability; resolves the figures.
+
+function runWorker(script, message) {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(script, { type: "module", name: script });
+    worker.onmessage = (event) => {
+      const data = event.data;
+      if (data.kind === "ready") {
+        worker.postMessage(message);
+        return;
+      }
+      worker.terminate();
+      if (data.ok) resolve(data);
+      else reject(new Error(data.message));
+    };
+    worker.onerror = (event) => reject(new Error(event.message || `${script} failed`));
+  });
+}
+
+globalThis.benchPopulate = (name, projectId) =>
+  runWorker("./populate-worker.mjs", { name, projectId });
+
+globalThis.benchAudit = (count) => runWorker("./audit-worker.mjs", { count });
+
+// benchLab(code): run a Python snippet in a long-lived lab worker booted like the host
+// (lab-worker.mjs); resolves the snippet's value (text).
+let lab = null;
+const labWaiting = new Map();
+let labNext = 0;
+globalThis.benchLab = (code) => {
+  if (!lab) {
+    lab = new Promise((resolve, reject) => {
+      const worker = new Worker("./lab-worker.mjs", { type: "module", name: "lab-worker.mjs" });
+      worker.onmessage = (event) => {
+        const data = event.data;
+        if (data.kind === "ready") resolve(worker);
+        else if (data.kind === "fatal") reject(new Error(data.message));
+        else {
+          const waiter = labWaiting.get(data.id);
+          labWaiting.delete(data.id);
+          if (data.ok) waiter.resolve(data.value);
+          else waiter.reject(new Error(data.message));
+        }
+      };
+    });
+  }
+  return lab.then((worker) => new Promise((resolve, reject) => {
+    const id = ++labNext;
+    labWaiting.set(id, { resolve, reject });
+    worker.postMessage({ id, code });
+  }));
+};
