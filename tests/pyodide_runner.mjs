@@ -12,7 +12,7 @@ import { loadPyodide } from "../node_modules/pyodide/pyodide.mjs";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const wheelDir = join(root, ".cache", "pyodide-tests");
 const list = JSON.parse(readFileSync(join(wheelDir, "wheels.json"), "utf8"));
-const suites = ["tests/core", "tests/contracts", "tests/missions", "tests/archive"];
+const suites = ["tests/core", "tests/contracts", "tests/missions", "tests/archive", "tests/ui"];
 const args = process.argv.slice(2);
 
 const started = Date.now();
