@@ -33,7 +33,7 @@ import core
 assert core.__file__.startswith("/repo/core"), core.__file__
 import pytest
 start = time.monotonic()
-code = pytest.main(${JSON.stringify([...suites, "-q", "-p", "no:cacheprovider", ...args])})
+code = pytest.main(${JSON.stringify([...suites, "-q", "-p", "no:cacheprovider", "-m", "not cpython_only", ...args])})
 print(f"pytest inside Pyodide {sys.version.split()[0]}: {time.monotonic() - start:.1f} s")
 int(code)
 `);
