@@ -30,6 +30,7 @@ from pydantic import Field
 from core.blocks import load_store
 from core.gestures import is_human
 from core.host.context import HostContext
+from core.host.mission_ops import MissionHeadView
 from core.host.mission_ops import _open as open_mailbox
 from core.host.operations import Call, Outcome, operation
 from core.letters import MissionId, sha12
@@ -83,8 +84,9 @@ class TrayArgs(Contract):
     project: str = _PROJECT
 
 
-class TrayCard(Contract):
-    """One mission head as the tray shows it.
+class TrayCard(MissionHeadView):
+    """One mission head as the tray shows it: the head as ``mailbox.read kind=mission`` gives
+    it, plus the rest below.
 
     ``letter`` is the head letter (wire form); ``block_name``/``block_color`` come from the
     store now (``anchor`` says whether ``block_id`` is a block, the skeleton id, or unknown);
@@ -92,14 +94,6 @@ class TrayCard(Contract):
     person dismissed exactly this head) are the tray's presentation rules (:mod:`core.tray`).
     """
 
-    mission_id: str
-    letter_id: str
-    sha12: str
-    agent_id: str
-    posted_at: str
-    superseded_count: int
-    off_chain_count: int
-    letter: dict[str, Any]
     anchor: Literal["block", "skeleton", "unknown"]
     block_name: str | None
     block_color: str | None
