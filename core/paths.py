@@ -1,23 +1,60 @@
-"""The one path rule: what a project-relative path may be (SPEC §3, §7; seed 003 file admission).
+"""The one name rule: what a file path and a display name may be (SPEC §3, §7, §11).
 
 Every file operation, archive import and tool write names its target with a
-:class:`ProjectPath`, built only by :func:`parse_path`. The rule, in order:
+:class:`ProjectPath`, built only by :func:`parse_path`; every project and environment display
+name passes :func:`check_name`. Both share one character rule, and a path segment adds the
+file-system part. A name is either refused by name (a code and a sentence saying which rule)
+or stored exactly as given and shown as exactly those characters — never silently rewritten
+(no normalisation, no case folding, no trimming).
 
-1. the text is a ``str`` of at most :data:`MAX_PATH_BYTES` UTF-8 bytes, not empty;
+**Characters (paths and display names alike):**
+
+a. valid Unicode text: no lone surrogate (a browser would store U+FFFD instead — a
+   different name);
+b. no NUL, C0/C1 control character or DEL (Chromium's OPFS truncates a name at NUL, so
+   ``"a\\x00b"`` would silently be the file ``"a"``);
+c. no bidirectional formatting control (U+202A–U+202E, U+2066–U+2069): ``"evil\\u202etxt.exe"``
+   would *display* as ``"evilexe.txt"`` (Trojan Source, CVE-2021-42574);
+d. in Unicode NFC: ``"caf\\u00e9"`` (NFC) and ``"cafe\\u0301"`` (NFD) look identical but OPFS
+   keeps them as two files, and macOS folders treat them as one — so only the NFC spelling is
+   accepted, and a name never has a twin that looks the same.
+
+**A path** (``path-invalid``, ``path-outside-root``, ``path-reserved``), in order:
+
+1. the text is a ``str`` of at most :data:`MAX_PATH_BYTES` UTF-8 bytes, not empty, at most
+   :data:`MAX_DEPTH` segments;
 2. it is not absolute: no leading ``/``, no leading ``\\``, no drive letter (``C:``) →
    ``path-outside-root``;
 3. it is split on ``/``; a ``\\`` anywhere is refused (``path-invalid``) so a Windows
    separator can never smuggle a second meaning;
 4. no segment is ``..`` (``path-outside-root``), ``.`` or empty (``path-invalid``);
-5. no segment holds NUL, a C0/C1 control character or DEL, and no segment is longer than
-   :data:`MAX_SEGMENT_BYTES` UTF-8 bytes (``path-invalid``);
-6. the first segment is not the project's metadata folder :data:`META_DIR` and no segment
+5. every segment passes the character rule (a–d) and is at most :data:`MAX_SEGMENT_BYTES`
+   UTF-8 bytes (``path-invalid``) — OPFS itself takes names of 1,000 bytes and more, but a
+   picked folder, a zip extracted elsewhere and every common file system stop at 255;
+6. no segment ends with ``.`` or a space (``path-invalid``): Windows drops them, so ``"a."``,
+   ``"a "`` and ``"a"`` — three files in OPFS — would be one file there (``"..."`` too);
+7. no segment is a Windows device name — ``CON``, ``PRN``, ``AUX``, ``NUL``, ``COM0``–``COM9``,
+   ``LPT0``–``LPT9`` (and their superscript-digit forms), ``CONIN$``, ``CONOUT$``, in any case,
+   with or without an extension (``nul.txt``) → ``path-reserved``: on Windows they open a
+   device, not a file, so a project exported and unpacked there would lose them;
+8. the first segment is not the project's metadata folder :data:`META_DIR` and no segment
    starts with the atomic-write prefix :data:`TEMP_PREFIX` (``path-reserved``) — unless the
    caller is the operation that owns the metadata (``allow_meta=True``).
 
-Unicode is otherwise allowed and kept exactly as given (no normalisation, no case folding):
-the name a person typed is the name stored and shown. A path never reaches the host-state
-folder, because project storage is rooted at the project and ``..`` never passes.
+What OPFS in Chromium 156 itself refuses (checked): only ``""``, ``"."``, ``".."`` and names
+holding ``/`` or ``\\`` (``TypeError``) — all refused here first. Everything else OPFS takes,
+including the names rules b, c, d, 6 and 7 refuse; those rules exist for the hazards listed,
+not because storage would fail. Markup (``<img src=x onerror=…>``), ``:*?"<>|``, emoji and
+every script are allowed and shown literally. Letter case is kept and not folded: ``"a"`` and
+``"A"`` are two files (a case-insensitive target is checked where one is written — archive
+import, ``core/archive.py``).
+
+**A display name** (``name-invalid``): 1..``max_chars`` characters, not only whitespace, and
+the character rule (a–d). Device names, dots and slashes are fine in a display name: it is
+shown, never used as a file name (a project's folder is its generated id).
+
+A path never reaches the host-state folder, because project storage is rooted at the project
+and ``..`` never passes.
 """
 
 from __future__ import annotations
@@ -28,6 +65,7 @@ from dataclasses import dataclass
 from core.refusals import Code, Refused
 
 __all__ = [
+    "BIDI_CONTROLS",
     "MAX_PATH_BYTES",
     "MAX_SEGMENT_BYTES",
     "META_DIR",
@@ -42,6 +80,12 @@ TEMP_PREFIX = ".vbx-tmp-"
 MAX_SEGMENT_BYTES = 255
 MAX_PATH_BYTES = 4096
 MAX_DEPTH = 64
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Bidirectional embedding, override and isolate controls (rule c)."""
+_DEVICE_STEMS = frozenset(
+    {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
+    | {f"{kind}{digit}" for kind in ("COM", "LPT") for digit in "0123456789\u00b9\u00b2\u00b3"}
+)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -80,6 +124,25 @@ def _is_control(ch: str) -> bool:
     return unicodedata.category(ch) == "Cc"
 
 
+def _text_problem(text: str) -> str | None:
+    """The character rule (a–d of the module docstring): what is wrong with ``text``, or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not valid Unicode text"
+    if any(_is_control(ch) for ch in text):
+        return "holds a NUL or control character"
+    if any(ch in BIDI_CONTROLS for ch in text):
+        return "holds a bidirectional control character (it would change how the name reads)"
+    if not unicodedata.is_normalized("NFC", text):
+        return "is not in Unicode NFC form (send its composed spelling)"
+    return None
+
+
+def _is_device_name(seg: str) -> bool:
+    return seg.split(".", 1)[0].rstrip(" ").upper() in _DEVICE_STEMS
+
+
 def _check_segment(seg: str, *, what: str) -> None:
     if seg == "":
         raise Refused(Code.PATH_INVALID, f"The {what} has an empty segment.")
@@ -87,18 +150,24 @@ def _check_segment(seg: str, *, what: str) -> None:
         raise Refused(Code.PATH_OUTSIDE_ROOT, f"The {what} climbs out of the project with '..'.")
     if seg == ".":
         raise Refused(Code.PATH_INVALID, f"The {what} has a '.' segment.")
-    if any(_is_control(ch) for ch in seg):
-        raise Refused(Code.PATH_INVALID, f"The {what} holds a NUL or control character.")
     if "\\" in seg:
         raise Refused(Code.PATH_INVALID, f"The {what} holds a backslash.")
-    if len(seg.encode("utf-8", "surrogatepass")) > MAX_SEGMENT_BYTES:
+    problem = _text_problem(seg)
+    if problem is not None:
+        raise Refused(Code.PATH_INVALID, f"A name in the {what} {problem}.")
+    if len(seg.encode("utf-8")) > MAX_SEGMENT_BYTES:
         raise Refused(
             Code.PATH_INVALID, f"A segment of the {what} is longer than {MAX_SEGMENT_BYTES} bytes."
         )
-    try:
-        seg.encode("utf-8")
-    except UnicodeEncodeError:
-        raise Refused(Code.PATH_INVALID, f"The {what} is not valid Unicode text.") from None
+    if seg.endswith((".", " ")):
+        raise Refused(
+            Code.PATH_INVALID,
+            f"A name in the {what} ends with a dot or a space (Windows would drop it).",
+        )
+    if _is_device_name(seg):
+        raise Refused(
+            Code.PATH_RESERVED, f"A name in the {what} is a Windows device name ({seg[:16]!r})."
+        )
 
 
 def _looks_like_drive(text: str) -> bool:
@@ -140,18 +209,16 @@ def parse_path(text: object, *, allow_meta: bool = False) -> ProjectPath:
 def check_name(text: object, *, max_chars: int = 200) -> str:
     """Validate a display name (project name, environment name) and return it unchanged.
 
-    A name is 1..``max_chars`` characters, not only whitespace, with no control character.
-    Anything else — markup, RTL overrides, emoji — is kept and always shown literally.
+    A name is 1..``max_chars`` characters, not only whitespace, and passes the character rule
+    (valid Unicode, no control character, no bidirectional control, NFC). Anything else —
+    markup, slashes, device names, emoji — is kept and always shown literally.
     Raises :class:`~core.refusals.Refused` ``name-invalid``.
     """
     if not isinstance(text, str) or not text.strip():
         raise Refused(Code.NAME_INVALID, "The name is empty.", field="name")
     if len(text) > max_chars:
         raise Refused(Code.NAME_INVALID, f"The name is longer than {max_chars} characters.")
-    if any(_is_control(ch) for ch in text):
-        raise Refused(Code.NAME_INVALID, "The name holds a control character.", field="name")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise Refused(Code.NAME_INVALID, "The name is not valid Unicode text.") from None
+    problem = _text_problem(text)
+    if problem is not None:
+        raise Refused(Code.NAME_INVALID, f"The name {problem}.", field="name")
     return text

@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from core.archive import apply_import, plan_import
 from core.memory import MemoryProjectFiles
-from core.paths import MAX_SEGMENT_BYTES, META_DIR, TEMP_PREFIX
+from core.paths import META_DIR, parse_path
+from core.refusals import Refused
 from tests.archive.kit import BINARY, UNICODE_PATH, export, new_project, project, sample, tree
 from tests.support import HostHarness, run
 
@@ -54,11 +55,18 @@ def test_a_reimported_export_exports_to_the_same_files() -> None:
 _alphabet = st.characters(
     blacklist_categories=("Cc", "Cs"), blacklist_characters="/\\", max_codepoint=0x1FFFF
 )
-_segment = (
-    st.text(_alphabet, min_size=1, max_size=12)
-    .filter(lambda s: s not in (".", "..") and not (s.count(".") >= 2 and s.strip(". ") == ""))
-    .filter(lambda s: not s.startswith(TEMP_PREFIX) and len(s.encode()) <= MAX_SEGMENT_BYTES)
-)
+
+
+def _a_valid_name(segment: str) -> bool:
+    """The one name rule (core/paths.py) decides which random names a project can hold."""
+    try:
+        parse_path(segment)
+    except Refused:
+        return False
+    return True
+
+
+_segment = st.text(_alphabet, min_size=1, max_size=12).filter(_a_valid_name)
 _path = st.lists(_segment, min_size=1, max_size=4).filter(lambda p: p[0] != META_DIR)
 _trees = st.dictionaries(_path.map(tuple), st.binary(max_size=300), max_size=12).filter(
     # a path may not be both a file and the folder of another file

@@ -1,12 +1,14 @@
-"""The one path rule (core/paths.py; SPEC §3, §7)."""
+"""The one name rule (core/paths.py; SPEC §3, §7, §11): paths and display names."""
 
 from __future__ import annotations
+
+import unicodedata
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.paths import MAX_SEGMENT_BYTES, ProjectPath, check_name, parse_path
+from core.paths import BIDI_CONTROLS, MAX_SEGMENT_BYTES, ProjectPath, check_name, parse_path
 from core.refusals import Code, Refused
 
 
@@ -60,12 +62,17 @@ def test_escape_is_named_as_escape_even_inside_reserved_folder() -> None:
         "Проект-ü-📦/файл.txt",
         "host/x",
         "..a",
-        "a..",
+        "a..b",
         ".hidden",
         "<img src=x onerror=alert(1)>",
         "x" * MAX_SEGMENT_BYTES,
         "a b/c d",
-        "\u202eevil.txt",
+        " leading space",
+        'note-a:b*c?d"e<f>g|h',
+        "CONSOLE.txt",
+        "con-notes/COM10",
+        "caf\u00e9",
+        "👩\u200d💻",
     ],
 )
 def test_ordinary_unicode_paths_are_kept_exactly(text: str) -> None:
@@ -82,9 +89,67 @@ def test_metadata_owner_may_name_voicebox_paths() -> None:
     assert parse_path(".voicebox/mailbox.jsonl", allow_meta=True).is_meta
 
 
-def test_names_are_not_normalised_nfc_and_nfd_stay_distinct() -> None:
+# The hostile-name corpus (SPEC §3, §11): each name with the code the one rule gives it.
+HOSTILE_SEGMENTS = [
+    ("CON", Code.PATH_RESERVED),
+    ("con", Code.PATH_RESERVED),
+    ("NUL", Code.PATH_RESERVED),
+    ("nul.txt", Code.PATH_RESERVED),
+    ("Aux.tar.gz", Code.PATH_RESERVED),
+    ("COM1", Code.PATH_RESERVED),
+    ("lpt9.log", Code.PATH_RESERVED),
+    ("COM\u00b9", Code.PATH_RESERVED),
+    ("CONIN$", Code.PATH_RESERVED),
+    ("CON .txt", Code.PATH_RESERVED),
+    ("a.", Code.PATH_INVALID),
+    ("a ", Code.PATH_INVALID),
+    ("...", Code.PATH_INVALID),
+    ("a..", Code.PATH_INVALID),
+    (". .", Code.PATH_INVALID),
+    (" ", Code.PATH_INVALID),
+    ("x" * (MAX_SEGMENT_BYTES + 1), Code.PATH_INVALID),
+    ("é" * 128, Code.PATH_INVALID),
+    ("😀" * 64, Code.PATH_INVALID),
+    ("a\x00b", Code.PATH_INVALID),
+    ("a\x1b[2J", Code.PATH_INVALID),
+    ("\u202eevil.txt", Code.PATH_INVALID),
+    ("evil\u202etxt.exe", Code.PATH_INVALID),
+    ("\u2066isolate\u2069", Code.PATH_INVALID),
+    ("cafe\u0301", Code.PATH_INVALID),
+    ("x\ud800y", Code.PATH_INVALID),
+    (".", Code.PATH_INVALID),
+    ("..", Code.PATH_OUTSIDE_ROOT),
+]
+
+
+@pytest.mark.parametrize(("segment", "code"), HOSTILE_SEGMENTS)
+def test_hostile_names_are_refused_by_the_one_rule(segment: str, code: Code) -> None:
+    assert code_of(segment) == code
+    assert code_of(f"folder/{segment}") == code
+    if code != Code.PATH_OUTSIDE_ROOT:
+        assert code_of(f"{segment}/inside.txt") == code
+
+
+def test_nfc_and_nfd_spellings_never_both_exist() -> None:
     nfc, nfd = "caf\u00e9", "cafe\u0301"
-    assert parse_path(nfc) != parse_path(nfd)
+    assert str(parse_path(nfc)) == nfc
+    assert code_of(nfd) == Code.PATH_INVALID
+    with pytest.raises(Refused) as caught:
+        check_name(f"Project {nfd}")
+    assert caught.value.code == Code.NAME_INVALID
+
+
+def test_a_refusal_says_which_rule() -> None:
+    for segment, words in [
+        ("CON", "device name"),
+        ("a.", "ends with a dot or a space"),
+        ("cafe\u0301", "NFC"),
+        ("a\u202eb", "bidirectional"),
+        ("a\x00b", "control character"),
+    ]:
+        with pytest.raises(Refused) as caught:
+            parse_path(segment)
+        assert words in caught.value.message
 
 
 @given(st.text(max_size=300))
@@ -98,15 +163,24 @@ def test_parse_path_yields_a_safe_path_or_a_refusal(text: str) -> None:
     assert all(seg not in ("", ".", "..") for seg in path.parts)
     assert not path.is_meta
     assert "/".join(path.parts) == text
+    for seg in path.parts:
+        assert unicodedata.is_normalized("NFC", seg)
+        assert not BIDI_CONTROLS & set(seg)
+        assert not seg.endswith((".", " "))
+        assert len(seg.encode("utf-8")) <= MAX_SEGMENT_BYTES
+        assert seg.split(".")[0].rstrip(" ").upper() not in {"CON", "PRN", "AUX", "NUL"}
 
 
-@pytest.mark.parametrize("bad", ["", "   ", "a\nb", "x" * 201, None, 3])
-def test_display_names_refuse_empty_control_and_overlong(bad: object) -> None:
+@pytest.mark.parametrize(
+    "bad",
+    ["", "   ", "a\nb", "x" * 201, None, 3, "a\x00b", "\u202eRTL", "cafe\u0301", "x\udc00"],
+)
+def test_display_names_refuse_empty_control_bidi_denormalised_and_overlong(bad: object) -> None:
     with pytest.raises(Refused) as caught:
         check_name(bad)
     assert caught.value.code == Code.NAME_INVALID
 
 
-def test_display_names_keep_markup_and_slashes_literally() -> None:
-    for name in ["<b>x</b>", "a/b", "..", "\u202eRTL"]:
+def test_display_names_keep_markup_slashes_and_device_names_literally() -> None:
+    for name in ["<b>x</b>", "a/b", "..", "CON", "a.", " padded ", "caf\u00e9", "👩\u200d💻"]:
         assert check_name(name) == name
