@@ -8,8 +8,8 @@ install``).
 Timing is taken in the page (``performance.now()``, ms since navigation), never through the
 driver: an init script records when each worker message kind first arrives (the host's boot
 stages, ``ready``). Worker memory comes from CDP: the page session auto-attaches to its
-dedicated workers (non-flat sessions) and asks them ``Runtime.getHeapUsage`` (JS heap and
-ArrayBuffer backing stores, which hold the Wasm memory) after ``HeapProfiler.collectGarbage``.
+dedicated workers (non-flat sessions) and asks them for their JS heap
+(:meth:`Profile.worker_memory`); the host's Wasm memory comes from ``host.info``.
 """
 
 from __future__ import annotations
@@ -139,8 +139,10 @@ class Profile:
         raise TimeoutError(f"{method} on worker {url_part!r}: no reply")
 
     def worker_memory(self, url_part: str, gc: bool = True) -> dict[str, int]:
-        """The worker's JS heap: ``{"js_heap_used_bytes", "js_heap_total_bytes",
-        "backing_store_bytes"}`` (ArrayBuffer backing stores include the Wasm memory)."""
+        """The worker's JS heap, bytes: ``js_heap_used_bytes`` / ``js_heap_total_bytes`` and
+        ``backing_store_bytes`` (ArrayBuffers outside the Wasm memory, e.g. chunks in flight),
+        from ``Runtime.getHeapUsage``; ``gc`` collects garbage first. The Wasm memory is not
+        in these figures (the host reports it in ``host.info``)."""
         if gc:
             self._worker_send(url_part, "HeapProfiler.collectGarbage")
         usage = self._worker_send(url_part, "Runtime.getHeapUsage")

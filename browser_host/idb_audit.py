@@ -3,7 +3,8 @@
 Each call is one IndexedDB transaction in JavaScript (a Python ``await`` between two requests
 would end it — PLATFORM.md); records cross as JSON text. Appends use ``durability:
 "strict"`` and ``add`` (never ``put``), so a taken sequence number fails instead of
-overwriting.
+overwriting. ``append_many`` (:class:`core.audit.BatchAuditSink`) writes a group commit's
+records in one such transaction, all or nothing.
 """
 
 from __future__ import annotations
@@ -27,8 +28,17 @@ class IdbAuditSink:
 
     async def append(self, seq: int, record: dict[str, object]) -> None:
         """See :meth:`core.ports.AuditSink.append`."""
+        await self._write(self._idb.auditAppend, seq, json.dumps(record, ensure_ascii=False))
+
+    async def append_many(self, records: list[tuple[int, dict[str, object]]]) -> None:
+        """See :meth:`core.audit.BatchAuditSink.append_many`."""
+        rows = [[seq, record] for seq, record in records]
+        await self._write(self._idb.auditAppendMany, json.dumps(rows, ensure_ascii=False))
+
+    @staticmethod
+    async def _write(method: Any, *args: object) -> None:
         try:
-            await self._idb.auditAppend(seq, json.dumps(record, ensure_ascii=False))
+            await method(*args)
         except JsException as exc:
             code = (
                 Code.STORAGE_QUOTA_EXCEEDED

@@ -16,6 +16,7 @@ import pyodide
 from pyodide.ffi import to_js
 
 import core
+from browser_host.diagnostics import runtime_figures
 from browser_host.folders import IdbFolderProjects
 from browser_host.idb_audit import IdbAuditSink
 from browser_host.opfs import HandleHostState, HandleProjectRoots, subfolder
@@ -26,6 +27,7 @@ from core.audit import AuditLog
 from core.env_server import ensure_identity
 from core.host.context import HostContext
 from core.host.dispatcher import Host
+from core.host.info_ops import RUNTIME_PROBE
 from core.policy import Policy
 from core.ports import HostState
 from core.runtime import SystemClock, SystemRandomness
@@ -107,6 +109,7 @@ async def start(idb: Any, sealer: Any, peer_script: str) -> HostBridge:
         modules=SiteModules(js.URL.new("../tools/", js.location.href).href),
         connect_sandbox=PortSandbox,
     )
+    ctx.cache[RUNTIME_PROBE] = runtime_figures
     host = Host(ctx)
     await ctx.catalog.sweep_unfinished()  # we hold the storage lock: nothing is mid-write
     envs = await ensure_identity(host, "local")

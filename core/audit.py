@@ -6,9 +6,19 @@ details. Each record carries ``prev``, the hash of the record before it, and ``h
 sha256 of its own canonical JSON without ``hash`` — so editing or deleting any record breaks the
 chain at that record, and :meth:`AuditLog.verify` names the first broken sequence number.
 
-One :class:`AuditLog` writes at a time (the host holds the storage lock, SPEC §3); appends are
-serialised and each is durable before ``append`` returns, so the sequence number it returns can
-be reported as ``logged`` (seed 002 §3).
+One :class:`AuditLog` writes at a time (the host holds the storage lock, SPEC §3). Each
+``append`` is durable before it returns, so the sequence number it returns can be reported as
+``logged`` (seed 002 §3).
+
+**Group commit.** Records are chained (sequence number, ``prev``, ``hash``) the moment
+``append`` is called, in call order, and written by one writer: while a write is in flight,
+later appends queue, and the next write takes the whole queue (at most :data:`MAX_BATCH`
+records) in one durable transaction when the sink offers :class:`BatchAuditSink`. Calls that
+arrive together (concurrent host calls) thus share one commit instead of paying one each; a
+lone call still waits only for its own. A batch is written only after every earlier one is
+durable, and each ``append`` returns only once its own record is. If a write fails, that
+record and every record chained after it fail (their callers get the error and no ``logged``),
+and the head is read again from the sink — the chain on disk never has a gap.
 """
 
 from __future__ import annotations
@@ -16,17 +26,30 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Protocol, runtime_checkable
 
 from pydantic import Field, StringConstraints, ValidationError
 
 from core.model import Contract, canonical_json
 from core.ports import AuditSink, Clock
+from core.refusals import Code, Refused
 
-__all__ = ["GENESIS", "AuditLog", "AuditRecord", "Decision", "Verification", "record_hash"]
+__all__ = [
+    "GENESIS",
+    "MAX_BATCH",
+    "AuditLog",
+    "AuditRecord",
+    "BatchAuditSink",
+    "Decision",
+    "Verification",
+    "record_hash",
+]
 
 GENESIS = "0" * 64
 """The ``prev`` of the first record."""
+
+MAX_BATCH = 256
+"""At most this many records go to the sink in one write."""
 
 Decision = Literal["admitted", "refused", "recorded"]
 DetailValue = Annotated[str, StringConstraints(max_length=1000)] | int | bool | None
@@ -65,6 +88,45 @@ class Verification(Contract):
     reason: str | None = None
 
 
+@runtime_checkable
+class BatchAuditSink(AuditSink, Protocol):
+    """An :class:`~core.ports.AuditSink` that can also store several records in one durable,
+    all-or-nothing write (IndexedDB: one ``strict`` transaction)."""
+
+    async def append_many(self, records: list[tuple[int, dict[str, object]]]) -> None:
+        """Store every ``(seq, record)`` or none; raise ``storage-failed`` if any ``seq`` is
+        taken."""
+        ...
+
+
+class _Queued:
+    """One chained record waiting to be written, and how its ``append`` learns the outcome:
+    ``turn`` (only when it had to wait) resolves True to make it the writer, or False once
+    another writer settled it."""
+
+    __slots__ = ("data", "error", "seq", "settled", "turn")
+
+    def __init__(self, seq: int, data: dict[str, object]) -> None:
+        self.seq = seq
+        self.data = data
+        self.settled = False
+        self.error: Exception | None = None
+        self.turn: asyncio.Future[bool] | None = None
+
+    def settle(self, error: Exception | None = None) -> None:
+        if self.settled:
+            return
+        self.settled = True
+        self.error = error
+        if self.turn is not None and not self.turn.done():
+            self.turn.set_result(False)
+
+    def result(self) -> int:
+        if self.error is not None:
+            raise self.error
+        return self.seq
+
+
 def record_hash(fields: dict[str, object]) -> str:
     """sha256 hex of the canonical JSON of ``fields`` without its ``hash`` key."""
     body = {k: v for k, v in fields.items() if k != "hash"}
@@ -88,6 +150,8 @@ class AuditLog:
         self.env = env
         self._lock = asyncio.Lock()
         self._head: tuple[int, str] | None = None
+        self._queue: list[_Queued] = []
+        self._writing = False
 
     async def _load_head(self) -> tuple[int, str]:
         if self._head is None:
@@ -109,7 +173,8 @@ class AuditLog:
 
         ``details`` must be non-secret scalars (at most 32 keys). Raises ``storage-failed``
         when the sink refuses (e.g. another writer took the sequence number); the in-memory
-        head is then reloaded from the sink.
+        head is then reloaded from the sink. Concurrent appends share writes (module
+        docstring); an uncontended append needs no running event loop.
         """
         async with self._lock:
             seq_prev, hash_prev = await self._load_head()
@@ -127,14 +192,71 @@ class AuditLog:
             }
             fields["hash"] = record_hash(fields)
             record = AuditRecord.model_validate(fields)
-            data = record.model_dump(mode="json")
-            try:
-                await self._sink.append(record.seq, data)
-            except Exception:
-                self._head = None
-                raise
+            mine = _Queued(record.seq, record.model_dump(mode="json"))
+            self._queue.append(mine)
             self._head = (record.seq, record.hash)
-            return record.seq
+            if self._writing:
+                mine.turn = asyncio.get_running_loop().create_future()
+            else:
+                self._writing = True
+        if mine.turn is not None and not await mine.turn:
+            return mine.result()  # another writer wrote it
+        try:
+            await self._write_until(mine)
+        finally:
+            self._hand_over()
+        return mine.result()
+
+    async def _write_until(self, mine: _Queued) -> None:
+        """As the writer: write queued batches, in order, until ``mine`` is settled."""
+        while not mine.settled:
+            batch = self._queue[:MAX_BATCH]
+            del self._queue[:MAX_BATCH]
+            written = 0
+            try:
+                if len(batch) > 1 and isinstance(self._sink, BatchAuditSink):
+                    await self._sink.append_many([(q.seq, q.data) for q in batch])
+                    written = len(batch)
+                else:
+                    for q in batch:
+                        await self._sink.append(q.seq, q.data)
+                        q.settle()
+                        written += 1
+            except Exception as exc:
+                self._fail(batch, written, exc)
+                continue
+            except BaseException:  # cancelled mid-write: the outcome is unknown
+                self._fail(batch, written, Refused(Code.STORAGE_FAILED))
+                raise
+            for q in batch:
+                q.settle()
+
+    def _fail(self, batch: list[_Queued], written: int, error: Exception) -> None:
+        """``batch[:written]`` is durable; the rest, and everything queued after it, failed
+        with ``error``; the head is read again from the sink on the next append."""
+        for q in batch[:written]:
+            q.settle()
+        failed = batch[written:] + self._queue
+        self._queue = []
+        self._head = None
+        for q in failed:
+            q.settle(error)
+
+    def _hand_over(self) -> None:
+        """Pass the writer's role to the oldest queued append still waiting for its turn."""
+        self._writing = False
+        while self._queue:
+            head = self._queue[0]
+            if head.turn is not None and not head.turn.done():
+                self._writing = True
+                head.turn.set_result(True)
+                return
+            # its caller stopped waiting; the record is chained all the same: fail it and
+            # everything after it, and read the head again
+            failed, self._queue = self._queue, []
+            self._head = None
+            for q in failed:
+                q.settle(Refused(Code.STORAGE_FAILED, "The audit record was abandoned."))
 
     async def head_seq(self) -> int:
         """The sequence number of the newest record (0 when empty)."""

@@ -6,6 +6,7 @@
 // {code, message, file}. `report({stage, loaded, total})` gets progress (bytes so far).
 
 import { installFetchGuard } from "./fetch-guard.mjs";
+import { AFTER_RESTORE_CODE, PRELOAD_CODE, UNPROXY_CODE, dropSnapshot, readSnapshot, writeSnapshot } from "./snapshot.mjs";
 
 const PYODIDE_TIMEOUT_MS = 90_000;
 
@@ -23,6 +24,23 @@ function withTimeout(promise, ms, what) {
     timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms / 1000} s`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+// Precompiled bytecode of the wheels (worker/sitebuild/bytecode.py); absent from older builds.
+const BYTECODE = "pyodide/site-bytecode.zip";
+
+function sri(hex) {
+  const bytes = hex.match(/../g).map((h) => parseInt(h, 16));
+  return `sha256-${btoa(String.fromCharCode(...bytes))}`;
+}
+
+/** The bytecode archive's bytes (checked by the browser against its pinned sha256), or null. */
+async function fetchBytecode(site, manifest) {
+  const entry = manifest.files.find((f) => f.path === BYTECODE);
+  if (!entry) return null;
+  const response = await fetch(new URL(BYTECODE, site), { integrity: sri(entry.sha256) });
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  return response.arrayBuffer();
 }
 
 async function sha256Hex(buffer) {
@@ -58,7 +76,7 @@ export async function bootPython({ site, report }) {
   }
   const manifest = await manifestResponse.json();
   const sizes = new Map(manifest.files.map((f) => [f.path, f.size]));
-  const counted = ["pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "pyodide/pyodide-lock.json"];
+  const counted = ["pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "pyodide/pyodide-lock.json", BYTECODE];
   const wheels = manifest.files.filter((f) => f.path.startsWith("pyodide/") && f.path.endsWith(".whl"));
   const total = [...counted.map((p) => sizes.get(p) ?? 0), ...wheels.map((f) => f.size)].reduce((a, b) => a + b, 0);
   let loaded = 0;
@@ -76,19 +94,49 @@ export async function bootPython({ site, report }) {
   });
 
   report({ stage, loaded, total });
-  let pyodide;
+  // the wheels' precompiled bytecode (worker/sitebuild/bytecode.py), fetched while Python starts
+  const bytecode = fetchBytecode(site, manifest);
+  bytecode.catch(() => {}); // awaited (and reported) after the packages
+  const snapshot = await readSnapshot(site, manifest.build);
+  let pyodide = null;
   try {
     const { loadPyodide } = await import(new URL("pyodide/pyodide.mjs", site).href);
-    pyodide = await withTimeout(
-      loadPyodide({
-        indexURL: new URL("pyodide/", site).href,
-        lockFileURL: new URL("pyodide/pyodide-lock.json", site).href,
-        stdout: (line) => console.log(line),
-        stderr: (line) => console.warn(line),
-      }),
-      PYODIDE_TIMEOUT_MS,
-      "Loading pyodide.asm.wasm",
-    );
+    const start = (extra) =>
+      withTimeout(
+        loadPyodide({
+          indexURL: new URL("pyodide/", site).href,
+          lockFileURL: new URL("pyodide/pyodide-lock.json", site).href,
+          stdout: (line) => console.log(line),
+          stderr: (line) => console.warn(line),
+          ...extra,
+        }),
+        PYODIDE_TIMEOUT_MS,
+        "Loading pyodide.asm.wasm",
+      );
+    if (snapshot) {
+      // a snapshot of this build's freshly started Python (worker/snapshot.mjs)
+      try {
+        pyodide = await start({ _loadSnapshot: snapshot });
+        pyodide.runPython(AFTER_RESTORE_CODE);
+      } catch (err) {
+        console.warn(`The Python snapshot did not restore (${err.message}); starting Python anew.`);
+        pyodide = null;
+        await dropSnapshot(manifest.build);
+      }
+    }
+    if (!pyodide) {
+      pyodide = await start({ _makeSnapshot: true });
+      pyodide.runPython(PRELOAD_CODE);
+      try {
+        writeSnapshot(site, manifest.build, pyodide.makeMemorySnapshot());
+      } catch (err) {
+        console.warn(`No Python snapshot for the next boot: ${err.message}`);
+      }
+      // snapshot mode hands Python a recording proxy of the globals (native getters refuse
+      // it): from here on `js` is the real global scope again
+      pyodide.registerJsModule("js", globalThis);
+      pyodide.runPython(UNPROXY_CODE);
+    }
   } catch (err) {
     throw new BootFailure("boot-failed", `Python runtime failed to load: ${err.message}`, "pyodide/pyodide.asm.wasm");
   }
@@ -113,6 +161,16 @@ export async function bootPython({ site, report }) {
       }
     }
     throw new BootFailure("wheel-refused", `Installing packages failed: ${errors.join("; ")}`);
+  }
+  try {
+    const archive = await bytecode;
+    if (archive) {
+      const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
+      pyodide.unpackArchive(archive, "zip", { extractDir: sitePackages });
+      pyodide.runPython("import importlib; importlib.invalidate_caches()");
+    }
+  } catch (err) {
+    throw new BootFailure("wheel-refused", `${BYTECODE}: ${err.message}. The host refuses to start with it.`, BYTECODE);
   }
   booted = true;
   report({ stage: "host", loaded: total, total });

@@ -62,6 +62,19 @@ export class Database {
     await done(tx);
   }
 
+  /**
+   * Store several audit records in ONE strict transaction: `json` is `[[seq, record], ...]`.
+   * All or nothing — any taken `seq` aborts the whole write. Durable when it resolves.
+   */
+  async auditAppendMany(json) {
+    const rows = JSON.parse(json);
+    const db = await this.open();
+    const tx = db.transaction(STORES.audit, "readwrite", { durability: "strict" });
+    const store = tx.objectStore(STORES.audit);
+    for (const [seq, record] of rows) store.add(record, seq);
+    await done(tx);
+  }
+
   /** The newest record as JSON text `{"seq": n, "record": {...}}`, or the text `null`. */
   async auditLast() {
     const db = await this.open();

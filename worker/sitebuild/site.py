@@ -7,6 +7,7 @@ Layout::
     dist/pyodide/                   ← the pinned npm ``pyodide`` runtime (no CDN, ever)
     dist/pyodide/*.whl              ← the locked wheels and our own wheel
     dist/pyodide/pyodide-lock.json  ← written here: our wheels with sha256 (browser SRI)
+    dist/pyodide/site-bytecode.zip  ← the wheels' modules compiled by the pinned CPython
     dist/tools/                     ← the create-asset module and its sandbox
     dist/sw.js                      ← page/sw.js stamped with the build and its files
     dist/site-manifest.json         ← every file with size and sha256 (progress, precache)
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from pyodide_lock.spec import InfoSpec, PackageSpec, PyodideLockSpec
 
+from worker.sitebuild.bytecode import compile_bytecode
 from worker.sitebuild.offline import SW_NAME, stamp_service_worker
 from worker.sitebuild.wheels import (
     SOURCE_DATE_EPOCH,
@@ -197,6 +199,7 @@ def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
         shutil.copy2(path, pyo / path.name)
     own = build_own_wheel(root, pyo)
     packages = _write_pyodide_lock(runtime, pyo, lock, wheels, own)
+    compile_bytecode(root, pyo)
     _copy_tree(root / "page", dist, ("*.html", "*.mjs", "*.css", "*.svg", "*.png", "ui/*.mjs"))
     _copy_tree(root / "worker", dist / "worker", ("*.mjs",))
     _copy_tools(root, dist / "tools")

@@ -1,0 +1,24 @@
+"""``host.info`` runtime figures (core/host/info_ops.py): read through the placement's probe,
+absent without one, and never audited."""
+
+from __future__ import annotations
+
+from core.host.info_ops import RUNTIME_PROBE
+from tests.support import HostHarness
+
+
+def test_host_info_has_no_runtime_figures_without_a_probe() -> None:
+    assert HostHarness().ok("host.info")["runtime"] is None
+
+
+def test_host_info_reports_the_probes_figures() -> None:
+    h = HostHarness()
+    h.ctx.cache[RUNTIME_PROBE] = lambda: {
+        "wasm_memory_bytes": 48 * 2**20,
+        "python_allocated_blocks": 123_456,
+    }
+    assert h.ok("host.info")["runtime"] == {
+        "wasm_memory_bytes": 48 * 2**20,
+        "python_allocated_blocks": 123_456,
+    }
+    assert h.sink.records == {}

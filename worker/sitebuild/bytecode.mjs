@@ -1,0 +1,62 @@
+// Build step (Node, never shipped): compile every module of the site's wheels to bytecode with
+// the pinned Pyodide's own CPython, so the browser never compiles them at boot.
+//
+//   node worker/sitebuild/bytecode.mjs <dist/pyodide/> <out.zip>
+//
+// Loads the pinned runtime from <dist/pyodide/>, installs the site's wheels by name from its
+// pyodide-lock.json (sha256-checked as in the browser), compiles site-packages with
+// py_compile's CHECKED_HASH mode (a .pyc is used only if its source's hash matches, so a stale
+// one is ignored, never run), and writes the .pyc files as one zip with sorted names and fixed
+// times: paths relative to site-packages, e.g. "jinja2/__pycache__/nodes.cpython-314.pyc".
+
+import { readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [dir, out] = process.argv.slice(2);
+if (!dir || !out) {
+  console.error("usage: node worker/sitebuild/bytecode.mjs <dist/pyodide/> <out.zip>");
+  process.exit(2);
+}
+const indexURL = resolve(dir) + "/";
+const { loadPyodide } = await import(pathToFileURL(`${indexURL}pyodide.mjs`).href);
+const pyodide = await loadPyodide({
+  indexURL,
+  lockFileURL: `${indexURL}pyodide-lock.json`,
+  packageBaseUrl: indexURL,
+  stdout: () => {},
+});
+const lock = JSON.parse(readFileSync(`${indexURL}pyodide-lock.json`, "utf8"));
+const wanted = Object.keys(lock.packages);
+const errors = [];
+const installed = await pyodide.loadPackage(wanted, { messageCallback: () => {}, errorCallback: (m) => errors.push(m) });
+if (errors.length || installed.length !== wanted.length) {
+  console.error(`installing the wheels failed: ${errors.join("; ")}`);
+  process.exit(1);
+}
+const count = pyodide.runPython(`
+import os, py_compile, site, zipfile
+root = site.getsitepackages()[0]
+sources = sorted(
+    os.path.join(folder, name)
+    for folder, _, names in os.walk(root)
+    for name in names
+    if name.endswith(".py")
+)
+compiled = []
+for path in sources:
+    pyc = py_compile.compile(
+        path, doraise=True, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH
+    )
+    compiled.append(pyc)
+with zipfile.ZipFile("/tmp/bytecode.zip", "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+    for pyc in sorted(compiled):
+        info = zipfile.ZipInfo(os.path.relpath(pyc, root), date_time=(1980, 1, 1, 0, 0, 0))
+        info.compress_type = zipfile.ZIP_DEFLATED
+        info.external_attr = 0o644 << 16
+        with open(pyc, "rb") as fh:
+            zf.writestr(info, fh.read())
+len(compiled)
+`);
+writeFileSync(out, pyodide.FS.readFile("/tmp/bytecode.zip"));
+console.log(JSON.stringify({ compiled: count, bytes: pyodide.FS.stat("/tmp/bytecode.zip").size }));

@@ -1,0 +1,77 @@
+// A memory snapshot of a freshly started Python, kept per build (SPEC §2, warm boot).
+//
+// Starting CPython in Pyodide (initialising the interpreter, importing the standard library
+// modules the host needs) is the same work on every boot. The first boot of a build takes a
+// snapshot of the Wasm memory right after that — before any wheel is installed, any host code
+// runs or any storage is opened, so it holds no secret and no project data — and keeps it in
+// Cache Storage ("voicebox-snapshot-<build>"). Later boots of the same build restore it instead
+// of starting Python again. A snapshot that fails to restore is deleted and the boot starts
+// Python the ordinary way. The offline service worker (page/sw.js) deletes other builds'
+// snapshots when it activates.
+//
+// Pyodide calls these options private (`_makeSnapshot`, `_loadSnapshot`, `makeMemorySnapshot`):
+// they are used here only with the pinned Pyodide 314.0.7, whose loader also refuses a snapshot
+// of another Pyodide build. Shared libraries cannot be in a snapshot, which is why it is taken
+// before the wheels (pydantic-core) are loaded.
+
+const PREFIX = "voicebox-snapshot-";
+
+// Standard-library modules the host imports (measured with `python -X importtime`): importing
+// them before the snapshot makes every later boot skip that work. Only modules compiled into
+// the runtime — none loads a shared library.
+export const PRELOAD = [
+  "ast", "base64", "collections.abc", "contextlib", "dataclasses", "datetime", "decimal",
+  "email.parser", "enum", "fractions", "functools", "hashlib", "hmac", "importlib.metadata",
+  "importlib.resources", "inspect", "ipaddress", "itertools", "json", "logging", "numbers",
+  "pickle", "re", "secrets", "string", "struct", "sysconfig", "tarfile", "textwrap", "typing",
+  "unicodedata", "urllib.parse", "uuid", "zipfile", "zlib", "zoneinfo",
+];
+
+function key(site) {
+  return new URL("pyodide/.memory-snapshot", site).href;
+}
+
+/** The build's snapshot (Uint8Array), or null when there is none (or no Cache Storage). */
+export async function readSnapshot(site, build) {
+  if (!globalThis.caches || !build) return null;
+  try {
+    const hit = await (await caches.open(PREFIX + build)).match(key(site));
+    return hit ? new Uint8Array(await hit.arrayBuffer()) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Keep `bytes` as the build's snapshot; failures are ignored (the next boot starts Python). */
+export async function writeSnapshot(site, build, bytes) {
+  if (!globalThis.caches || !build) return;
+  try {
+    const response = new Response(bytes, { headers: { "Content-Type": "application/octet-stream" } });
+    await (await caches.open(PREFIX + build)).put(key(site), response);
+  } catch {
+    // no space or no Cache Storage: boots stay cold, nothing else changes
+  }
+}
+
+/** Forget the build's snapshot (it did not restore). */
+export async function dropSnapshot(build) {
+  if (globalThis.caches && build) await caches.delete(PREFIX + build).catch(() => false);
+}
+
+/** Python run once before taking the snapshot: the standard library the host needs. */
+export const PRELOAD_CODE = `
+import importlib
+for _name in ${JSON.stringify(PRELOAD)}:
+    try:
+        importlib.import_module(_name)
+    except ImportError:
+        pass
+del _name
+`;
+
+/** Python run once after restoring a snapshot: no two sessions share `random`'s state. */
+export const AFTER_RESTORE_CODE = "import random\nrandom.seed()\n";
+
+/** Python run after the snapshot is taken, once `js` is registered again as the real global
+ * scope: forget the module object that still holds the snapshot's recording proxy. */
+export const UNPROXY_CODE = "import sys\nsys.modules.pop('js', None)\n";
