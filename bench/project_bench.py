@@ -14,14 +14,20 @@ the page), ``runs`` times, each timed in the page; the worker's memory is sample
 during the first export (peak extra = the growth of Wasm memory, JS heap and ArrayBuffers over
 the figures before, summed). The baseline is CPython's ``zipfile`` (stored) on this machine writing
 the same files, read from disk, to a zip on disk. Throughput is project bytes / s (MB = 10⁶).
+The export hashes every byte twice (each file's sha256 for the manifest, the archive's sha256
+for the summary) where ``zipfile`` only computes a crc32, so the section also measures sha256
+and crc32 throughput in the host's Python and in CPython (``hash_limits``).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import statistics
 import tempfile
 import time
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +82,45 @@ def _memory(profile: Profile, gc: bool = True) -> dict[str, int]:
         "wasm_memory_bytes": int(runtime.get("wasm_memory_bytes") or 0),
         **profile.worker_memory(HOST_WORKER, gc=gc),
     }
+
+
+LIMITS = """
+import hashlib, json, time, zlib
+data = bytes(range(256)) * 4096 * 16
+
+def rate(fn):
+    best = 1e9
+    for _ in range(3):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return round(len(data) / 1e6 / best, 1)
+
+json.dumps({"sha256_mb_per_s": rate(lambda: hashlib.sha256(data).digest()),
+            "crc32_mb_per_s": rate(lambda: zlib.crc32(data))})
+"""
+
+
+def _rate(fn: Any, size: int) -> float:
+    best = 1e9
+    for _ in range(3):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return round(size / 1e6 / best, 1)
+
+
+def _limits(profile: Profile, site: BenchSite) -> dict[str, Any]:
+    """What bounds export speed: sha256 and crc32 throughput (MB/s) of the same 16 MiB in the
+    host's Python (Pyodide, a lab worker booted like the host) and in CPython here."""
+    profile.open_tools(site.url)
+    inside = json.loads(profile.evaluate("(code) => window.benchLab(code)", LIMITS))
+    data = bytes(range(256)) * 4096 * 16
+    native = {
+        "sha256_mb_per_s": _rate(lambda: hashlib.sha256(data).digest(), len(data)),
+        "crc32_mb_per_s": _rate(lambda: zlib.crc32(data), len(data)),
+    }
+    return {"pyodide": inside, "cpython": native}
 
 
 def _cpython_zipfile(site: BenchSite, name: str, run_count: int) -> dict[str, Any]:
@@ -187,6 +232,7 @@ def measure(
             "peak_extra_bytes": max(peak["backing_store_bytes"] - base["backing_store_bytes"], 0)
             + max(peak["js_heap_used_bytes"] - base["js_heap_used_bytes"], 0),
         }
+        export_figures["hash_limits"] = _limits(profile, site)
         errors = list(profile.console_errors)
     export_figures["cpython_zipfile"] = _cpython_zipfile(site, "export", run_count)
 

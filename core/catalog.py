@@ -9,7 +9,12 @@
   on the project's first write (:class:`AdoptOnWrite`), never on open.
   Removing one forgets the registration and deletes nothing on disk.
 
-Opening reads the manifest only (never every file): lazy by construction.
+Opening reads the manifest only (never every file): lazy by construction. An OPFS project
+once opened is remembered in ``opened`` (a dict the host keeps between calls), so a file
+operation does not read the manifest again on every call: this host is the only writer of
+OPFS (it holds the storage lock, SPEC §3) and every manifest change goes through
+:meth:`ProjectCatalog.rename` / :meth:`ProjectCatalog.delete`, which update it. Picked folders
+are never remembered: their permission is checked on every open.
 """
 
 from __future__ import annotations
@@ -50,11 +55,13 @@ class ProjectCatalog:
         clock: Clock,
         random: Randomness,
         folders: FolderProjects | None = None,
+        opened: dict[str, OpenProject] | None = None,
     ) -> None:
         self._roots = roots
         self._clock = clock
         self._random = random
         self._folders = folders
+        self._opened: dict[str, OpenProject] = {} if opened is None else opened
 
     async def create(self, name: str) -> ProjectManifest:
         """Create an empty OPFS project called ``name``; refuses ``name-invalid``."""
@@ -160,10 +167,15 @@ class ProjectCatalog:
         """Open ``project_id``; refuses ``project-not-found`` (and, for a picked folder,
         ``permission-required`` / ``permission-denied``)."""
         check_project_id(project_id)
+        known = self._opened.get(project_id)
+        if known is not None:
+            return known
         folders = await self._folder_ids()
         if project_id not in folders:
             files = await self._roots.open(project_id)
-            return OpenProject(await read_manifest(files, project_id), files)
+            opened = OpenProject(await read_manifest(files, project_id), files)
+            self._opened[project_id] = opened
+            return opened
         assert self._folders is not None
         files = await self._folders.open(project_id)
         existing = await _existing_manifest(files)
@@ -183,6 +195,8 @@ class ProjectCatalog:
             update={"name": name, "updated_at": self._clock.now_ms()}
         )
         await write_manifest(opened.files, manifest)
+        if project_id in self._opened:
+            self._opened[project_id] = OpenProject(manifest, opened.files)
         if manifest.kind == "directory" and self._folders is not None:
             await self._folders.rename(project_id, name)
         return manifest
@@ -204,6 +218,7 @@ class ProjectCatalog:
                 updated_at=added_at,
             )
         opened = await self.open(project_id)
+        self._opened.pop(project_id, None)
         await self._roots.remove(project_id)
         return opened.manifest
 

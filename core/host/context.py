@@ -53,5 +53,7 @@ class HostContext:
 
     @property
     def catalog(self) -> ProjectCatalog:
-        """The project catalog over :attr:`roots` and the picked :attr:`folders`."""
-        return ProjectCatalog(self.roots, self.clock, self.random, self.folders)
+        """The project catalog over :attr:`roots` and the picked :attr:`folders`; the OPFS
+        projects it opened are remembered in :attr:`cache` between calls."""
+        opened = self.cache.setdefault("opened-projects", {})
+        return ProjectCatalog(self.roots, self.clock, self.random, self.folders, opened)

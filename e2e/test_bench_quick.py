@@ -1,0 +1,59 @@
+"""The benchmark harness works (issue 9): ``python -m bench --quick`` against the built site
+runs every section with tiny sizes and writes one JSON report with every figure and goal.
+
+This proves the harness, not the product's speed: there is no timing assertion here (or
+anywhere in the tests). The real run is ``nox -s bench``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTIONS = {"boot", "call", "projects", "mailbox", "audit"}
+GOALS = {
+    "boot_cold_vs_bare_cold",
+    "boot_warm_vs_bare_warm",
+    "boot_warm_vs_cold",
+    "call_overhead_p50_ms",
+    "open_most_vs_fewest_files",
+    "export_vs_cpython_zipfile",
+    "export_peak_extra_memory",
+    "mailbox_post_large_vs_small_browser",
+    "mailbox_post_large_vs_small_cpython",
+    "audit_vs_raw_idb_sequential",
+    "audit_vs_raw_idb_concurrent",
+}
+
+
+def test_the_quick_harness_runs_every_section_and_writes_its_report(
+    dist: Path, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--dist", str(dist), "--out", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    (written,) = tmp_path.glob("*-quick.json")
+    report = json.loads(written.read_text(encoding="utf-8"))
+    assert report == json.loads(done.stdout)
+    assert report["schema"] == "voicebox-bench-v1" and report["quick"] is True
+    assert set(report["sections"]) == SECTIONS
+    assert {name: s.get("error") for name, s in report["sections"].items()} == dict.fromkeys(
+        SECTIONS
+    )
+    assert set(report["goals"]) >= GOALS
+    for name, goal in report["goals"].items():
+        assert "ratio" in goal or "value" in goal or "value_bytes" in goal, name
+    boot = report["sections"]["boot"]["figures"]
+    assert set(boot["host_cold_stages_ms"]) >= {"runtime", "packages", "host", "ready"}
+    exported = report["sections"]["projects"]["figures"]["export"]
+    assert exported["archive_bytes"] > exported["project_bytes"] > 0
+    assert report["sections"]["audit"]["figures"]["sequential"]["chain_verified"] is True

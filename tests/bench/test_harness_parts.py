@@ -1,0 +1,57 @@
+"""The benchmark harness's pure parts (bench/): summaries and generated project layouts.
+No timing is asserted here; ``e2e/test_bench_quick.py`` runs the whole harness."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.site import BenchSite, layout_files
+from bench.stats import percentile, ratio, runs, samples
+
+
+def test_percentiles_interpolate_between_ranks() -> None:
+    values = [4.0, 1.0, 3.0, 2.0]
+    assert percentile(values, 0.0) == 1.0
+    assert percentile(values, 0.5) == 2.5
+    assert percentile(values, 1.0) == 4.0
+    with pytest.raises(ValueError, match="no values"):
+        percentile([], 0.5)
+
+
+def test_runs_and_samples_keep_median_min_and_max() -> None:
+    assert runs([3.0, 1.0, 2.0]) == {
+        "median": 2.0,
+        "min": 1.0,
+        "max": 3.0,
+        "n": 3,
+        "values": [3.0, 1.0, 2.0],
+    }
+    assert samples([1.0, 2.0, 3.0])["p50"] == 2.0
+    assert ratio(3.0, 2.0) == 1.5
+    assert ratio(1.0, 0.0) == float("inf")
+
+
+def test_a_generated_project_has_the_asked_count_bytes_and_a_shallow_root() -> None:
+    files = list(layout_files(1_000, 1_000_000))
+    assert len(files) == 1_000
+    assert sum(len(d) for _, d in files) == 1_000_000
+    roots = {path.split("/")[0] for path, _ in files}
+    assert len(roots) == 1 + 10  # README.md and d000..d009, 100 files each at most
+    assert len({path for path, _ in files}) == 1_000
+
+
+def test_a_project_blob_round_trips_through_the_bench_site(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    (dist / "site-manifest.json").write_text(json.dumps({"build": "x", "files": []}))
+    site = BenchSite(dist, workdir=tmp_path / "work")
+    try:
+        files = [("a.txt", b"alpha"), ("d/b.bin", bytes(range(256)))]
+        assert site.add_project("p", files) == {"files": 2, "bytes": 261}
+        assert list(site.project_files("p")) == files
+        assert (site.root / "bench" / "bare.html").is_file()
+    finally:
+        site.close()
