@@ -55,7 +55,7 @@ def _plan(quick: bool, run_count: int | None) -> dict[str, Any]:
         }
     return {
         "runs": run_count or 5,
-        "reloads": 2,
+        "reloads": 4,
         "calls": 200,
         "open_cases": [(10, MB), (1_000, MB), (10_000, MB), (10, 200 * MB), (10_000, 200 * MB)],
         "export_mb": 200,
