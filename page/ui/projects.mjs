@@ -1,7 +1,8 @@
-// Projects surface: create, open, rename, delete (SPEC §11).
+// Projects surface: create, open, rename, delete, export as a .zip, import a .zip (SPEC §10,
+// §11). Archives stream: the export arrives in chunks (progress bar) and is saved as a Blob.
 
-import { el, formatTime, replace } from "../dom.mjs";
-import { guarded, clearAlerts, showRefusal } from "./alerts.mjs";
+import { el, formatBytes, formatTime, replace } from "../dom.mjs";
+import { guarded, clearAlerts, showNotice, showRefusal } from "./alerts.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
 
 export async function renderProjects(node, app) {
@@ -34,11 +35,51 @@ export async function renderProjects(node, app) {
       if (added) { clearAlerts(); app.openProject(added.result.project.id); }
     } }, "Open a folder…");
 
+  const progress = el("div", { class: "upload-progress", id: "archive-progress", hidden: true });
+  const showProgress = (label, value, max) => {
+    progress.hidden = false;
+    replace(progress, el("span", {}, label), el("progress", { max: String(Math.max(max, 1)), value: String(value), "aria-label": label }));
+    return progress.querySelector("progress");
+  };
+
+  const exportProject = async (p) => {
+    const walk = await guarded("Sizing the export", () => app.host.call("file.walk", { project: p.id }));
+    const total = (walk?.result.files ?? []).reduce((n, f) => n + f.size, 0);
+    const bar = showProgress(`Exporting ${p.name}`, 0, total);
+    const answer = await guarded(`Exporting ${p.name}`, () => app.host.call("project.export", { project: p.id },
+      { onChunk: (received) => { bar.value = Math.min(received, total); } }));
+    if (!answer) return;
+    bar.value = total;
+    const blob = answer.stream ?? new Blob([]);
+    const url = URL.createObjectURL(blob);
+    const a = el("a", { href: url, download: answer.result.filename || `${p.name}.zip`, hidden: true });
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    showNotice(`Exported ${p.name}: ${answer.result.files} files, ${formatBytes(blob.size)}, sha256 ${answer.result.sha256}.`);
+  };
+
+  const importInput = el("input", { id: "import-archive", type: "file", accept: ".zip,application/zip", class: "visually-hidden-input",
+    onchange: async (e) => {
+      const file = e.target.files[0];
+      e.target.value = "";
+      if (!file) return;
+      showProgress(`Importing ${file.name} (${formatBytes(file.size)})`, 0, 1).removeAttribute("value");
+      const imported = await guarded(`Importing ${file.name}`, async () => app.host.call("project.import",
+        { name: file.name.replace(/\.zip$/i, "") }, { body: await file.arrayBuffer() }));
+      progress.hidden = true;
+      if (!imported) return;
+      showNotice(`Imported ${imported.result.files} files (${formatBytes(imported.result.bytes)}) into “${imported.result.project.name}”.`);
+      app.refresh();
+    } });
+
   const rows = projects.map((p) => el("tr", { "data-project-id": p.id, "data-kind": p.kind, class: app.project?.id === p.id ? "current" : null },
     el("td", {}, el("button", { type: "button", class: "link project-open", onclick: () => app.openProject(p.id) }, p.name)),
     el("td", {}, p.kind === "opfs" ? "browser storage (OPFS)" : "folder on disk"),
     el("td", {}, formatTime(p.created_at)),
     el("td", { class: "row-actions" },
+      el("button", { type: "button", "aria-label": `Export project ${p.name} as a zip archive`, class: "project-export", onclick: () => exportProject(p) }, "Export .zip"),
       el("button", { type: "button", "aria-label": `Rename project ${p.name}`, onclick: async () => {
         const name = await promptDialog({ title: "Rename project", label: "New name", value: p.name, confirmLabel: "Rename" });
         if (name === null) return;
@@ -65,7 +106,9 @@ export async function renderProjects(node, app) {
     el("h2", {}, "Projects"),
     form,
     el("p", { class: "toolbar" }, pickFolder,
-      el("span", { class: "muted" }, canPick ? "Use a folder on your disk as a project; its files stay where they are." : "Folders on disk need a browser with the File System Access API.")),
+      el("span", { class: "muted" }, canPick ? "Use a folder on your disk as a project; its files stay where they are." : "Folders on disk need a browser with the File System Access API."),
+      el("label", { for: "import-archive", class: "button" }, "Import a .zip…"), importInput),
+    progress,
     projects.length
       ? el("table", { class: "table", id: "project-table" },
           el("caption", { class: "visually-hidden" }, "Your projects"),
