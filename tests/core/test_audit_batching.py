@@ -48,6 +48,12 @@ class SlowSink(MemoryAuditSink):
         await super().append(seq, record)
 
 
+# These scenarios run their own event loop (asyncio.run); inside Pyodide the test runner already
+# runs in the one loop there is, so they are CPython-only. The browser exercises the same code
+# with real concurrency in the benchmark's audit section.
+needs_own_loop = pytest.mark.cpython_only
+
+
 def _one(log: AuditLog, i: int) -> object:
     return log.append(actor="page", op=f"op{i}", decision="admitted", rule="admitted")
 
@@ -57,6 +63,7 @@ def test_the_batch_sink_is_recognised_and_the_plain_one_is_not() -> None:
     assert not isinstance(MemoryAuditSink(), BatchAuditSink)
 
 
+@needs_own_loop
 def test_concurrent_appends_share_writes_and_keep_call_order() -> None:
     async def scenario() -> tuple[list[int], BatchSink, bool]:
         sink = BatchSink()
@@ -72,6 +79,7 @@ def test_concurrent_appends_share_writes_and_keep_call_order() -> None:
     assert len(sink.writes) < 50  # the first write goes alone, the rest share
 
 
+@needs_own_loop
 def test_an_append_returns_only_once_its_record_is_durable() -> None:
     async def scenario() -> list[bool]:
         sink = BatchSink()
@@ -88,6 +96,7 @@ def test_an_append_returns_only_once_its_record_is_durable() -> None:
     assert asyncio.run(scenario()) == [True] * 20
 
 
+@needs_own_loop
 def test_a_failed_write_fails_its_records_and_every_later_one_and_leaves_no_gap() -> None:
     async def scenario() -> tuple[list[object], AuditLog, BatchSink]:
         sink = BatchSink(fail_at=5)
@@ -108,6 +117,7 @@ def test_a_failed_write_fails_its_records_and_every_later_one_and_leaves_no_gap(
     assert asyncio.run(log.verify()).ok
 
 
+@needs_own_loop
 def test_without_batch_writes_records_before_a_failure_are_still_logged() -> None:
     async def scenario() -> list[object]:
         sink = SlowSink()
@@ -121,6 +131,7 @@ def test_without_batch_writes_records_before_a_failure_are_still_logged() -> Non
     assert all(isinstance(o, Refused) for o in outcomes[3:])
 
 
+@needs_own_loop
 def test_no_write_holds_more_than_max_batch_records() -> None:
     async def scenario() -> BatchSink:
         sink = BatchSink()
@@ -133,6 +144,7 @@ def test_no_write_holds_more_than_max_batch_records() -> None:
     assert sum(sink.writes) == MAX_BATCH + 40
 
 
+@needs_own_loop
 def test_a_caller_that_stops_waiting_never_leaves_a_gap() -> None:
     async def scenario() -> tuple[list[object], BatchSink, AuditLog]:
         sink = BatchSink()
