@@ -61,8 +61,14 @@ def harness(module: bytes, sandbox: object, pin: str | None = None) -> tuple[Hos
     return h, pid
 
 
-ARGS = {"path": "assets/icon.png", "width": 96, "height": 64, "seed": 7, "pattern": "identicon",
-        "palette": "ocean"}
+ARGS = {
+    "path": "assets/icon.png",
+    "width": 96,
+    "height": 64,
+    "seed": 7,
+    "pattern": "identicon",
+    "palette": "ocean",
+}
 
 
 def test_create_asset_writes_a_png_of_the_requested_size_and_reports_its_sha256(
