@@ -1,5 +1,5 @@
-// Registers the offline cache (page/sw.js; SPEC §2) once the host is ready, so the first
-// visit's precache never competes with the boot. When a newer build's service worker has
+// Registers the offline cache (page/sw.js; SPEC §2) once the host is ready and the page is
+// idle, so the first visit's precache never competes with the boot or the first interactions. When a newer build's service worker has
 // installed (its files all cached), it is told to take over: this page's host has already
 // booted from the old files, and the next load uses the new ones. A browser without service
 // workers (or a refused registration) just stays online-only; nothing else depends on it.
@@ -19,6 +19,9 @@ function promote(registration) {
 /** Register the site's service worker (scope: the site folder); resolves the registration or null. */
 export async function registerServiceWorker() {
   if (!("serviceWorker" in navigator)) return null;
+  await new Promise((resolve) =>
+    globalThis.requestIdleCallback ? requestIdleCallback(resolve, { timeout: 3000 }) : setTimeout(resolve, 500),
+  );
   try {
     const registration = await navigator.serviceWorker.register(trustedServiceWorkerUrl(), {
       scope: "./",
