@@ -112,7 +112,11 @@ def test_a_corpus_of_hostile_strings_is_shown_literally_everywhere_with_no_csp_v
     host: HostPage,
 ) -> None:
     assert len(CORPUS) >= 50 and len(set(CORPUS)) == len(CORPUS)
-    brain = "Repo <b onclick=alert(1)>B1 \u202eevil"
+    # A display name with a bidi control is refused by the one name rule (core/paths.py);
+    # the project gets the same hostile markup without it.
+    refused = host.call("project.create", {"name": "Repo B1 \u202eevil"})["refusal"]
+    assert refused["code"] == "name-invalid"
+    brain = "Repo <b onclick=alert(1)>B1 evil"
     pid, blocks = new_project(host, brain, [(s, s) for s in CORPUS])
     assert len(blocks) == len(CORPUS)  # every string is an admissible block name (owner seat)
     names = dict(zip(blocks, CORPUS, strict=True))

@@ -184,7 +184,7 @@ async function renderPeer(node, app, env) {
             el("td", {}, p.name),
             el("td", { class: "row-actions" },
               el("label", { class: "button", for: `peer-upload-${p.id}` }, "Add files"), upload(p),
-              el("button", { type: "button", class: "primary", onclick: () => exportProject(p), "aria-label": `Export ${p.name} as a zip archive` }, "Export .zip"))))))
+              el("button", { type: "button", class: "primary", onclick: () => exportProject(p), "aria-label": `Export .zip of ${p.name}` }, "Export .zip"))))))
       : el("p", { class: "empty" }, `${env.name} has no projects yet.`),
   );
 }
