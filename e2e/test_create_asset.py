@@ -36,12 +36,15 @@ def test_modules(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def _sandbox(page: Page) -> Frame:
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('iframe')].some((f) => f.src.endsWith('tools/sandbox.html'))"
-    )
-    frame = next(f for f in page.frames if f.url.endswith("tools/sandbox.html"))
-    frame.wait_for_load_state()
-    return frame
+    """The page's own sandbox frame, once it exists and has loaded (its URL is set only when
+    the navigation commits, so poll the frame list rather than taking it once)."""
+    for _ in range(200):
+        found = [f for f in page.frames if f.url.endswith("tools/sandbox.html")]
+        if found:
+            found[0].wait_for_load_state()
+            return found[0]
+        page.wait_for_timeout(50)
+    raise AssertionError("the page never made its sandbox frame")
 
 
 def _call_tool(host: HostPage, tool: str, args: dict) -> dict:
