@@ -1,15 +1,17 @@
-"""Small helpers at the JavaScript edge: option objects and DOMException → refusal codes."""
+"""Small helpers at the JavaScript edge: option objects, awaiting browser promises, and
+DOMException → refusal codes (SPEC §3, §4: every storage failure is a named refusal)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import js
 from js import Object
 from pyodide.ffi import JsException, to_js
 
 from core.refusals import Code, Refused
 
-__all__ = ["js_options", "refusal_from_js"]
+__all__ = ["JS_ERRORS", "BrowserError", "js_options", "refusal_from_js", "settle"]
 
 _BY_NAME = {
     "NotFoundError": Code.FILE_NOT_FOUND,
@@ -22,16 +24,49 @@ _BY_NAME = {
 }
 
 
+class BrowserError(Exception):
+    """A browser promise that rejected, as the rejection's ``name`` and ``message`` (text)."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(f"{name}: {message}")
+        self.name = name
+        self.message = message
+
+
+JS_ERRORS = (JsException, BrowserError)
+"""What a call into the browser raises: a synchronous throw, or a settled rejection."""
+
+
+async def settle(promise: Any) -> Any:
+    """Await a browser promise; return its value, or raise :class:`BrowserError`.
+
+    Why not a plain ``await``: Pyodide 314 never resumes an ``await`` on a promise rejected
+    with a value it does not take for an ``Error`` — a string, a plain object, or Chromium
+    156's ``QuotaExceededError`` class, which is what a full disk gives (checked: the coroutine
+    hangs forever, and the host's write lock with it). ``then(Array.of, String)`` turns both
+    outcomes into plain values in JavaScript before Python sees them: ``[value]`` when the
+    promise fulfils, the text ``"Name: message"`` when it rejects.
+    """
+    outcome = await promise.then(js.Array.of, js.String)
+    if isinstance(outcome, str):
+        name, sep, message = outcome.partition(": ")
+        if not sep or not name.isidentifier():
+            name, message = "Error", outcome
+        raise BrowserError(name, message)
+    return outcome[0]
+
+
 def js_options(**kwargs: Any) -> Any:
     """A plain JS object from keyword arguments (for ``{create: true}`` and the like)."""
     return to_js(kwargs, dict_converter=Object.fromEntries)
 
 
-def refusal_from_js(exc: JsException, what: str, **overrides: Code) -> Refused:
+def refusal_from_js(exc: JsException | BrowserError, what: str, **overrides: Code) -> Refused:
     """Map a DOMException from a storage call to a :class:`Refused`.
 
     ``overrides`` maps DOMException names to codes for this call site (e.g.
-    ``TypeMismatchError=Code.IS_A_DIRECTORY``). Unknown names become ``storage-failed``; the
+    ``TypeMismatchError=Code.IS_A_DIRECTORY``). ``QuotaExceededError`` is
+    ``storage-quota-exceeded`` (507); unknown names become ``storage-failed`` (500). The
     browser's message is kept short and never holds a secret (it names our own paths only).
     """
     name = str(getattr(exc, "name", "") or "")

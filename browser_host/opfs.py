@@ -10,6 +10,15 @@ Atomic writes: bytes go to a temporary sibling named ``.vbx-tmp-<random>`` throu
 ``FileSystemFileHandle.move(name)`` replaces the target in one step. A tab closed mid-write
 leaves the old file; a leftover temporary is hidden from listings and swept when its folder is
 next listed.
+
+A full disk (SPEC §3, §4): the write is refused ``storage-quota-exceeded`` (507) and nothing is
+left — the temporary is removed, the target keeps its old bytes. Chromium reports it as
+``QuotaExceededError``, or — for one large ``write()`` from a worker — as ``AbortError: Failed
+to write data to data pipe``; an ``AbortError`` is therefore checked against the quota (see
+:func:`_fits`) before it is named. The bytes themselves are written from JavaScript
+(``worker/opfs-io.mjs``), and every other browser promise here is awaited through
+:func:`browser_host.jsutil.settle`: Pyodide 314 mishandles a ``QuotaExceededError``
+rejection (the ``await`` never resumes).
 """
 
 from __future__ import annotations
@@ -19,9 +28,9 @@ import secrets
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pyodide.ffi import JsException, to_js
+from pyodide.ffi import to_js
 
-from browser_host.jsutil import js_options, refusal_from_js
+from browser_host.jsutil import JS_ERRORS, BrowserError, js_options, refusal_from_js, settle
 from core.paths import TEMP_PREFIX, ProjectPath
 from core.ports import Entry
 from core.refusals import Code, Refused
@@ -31,26 +40,62 @@ __all__ = ["HandleHostState", "HandleProjectFiles", "HandleProjectRoots", "subfo
 
 async def subfolder(handle: Any, name: str, *, create: bool) -> Any:
     """The child folder ``name`` of ``handle`` (created if ``create``)."""
-    return await handle.getDirectoryHandle(name, js_options(create=create))
+    return await settle(handle.getDirectoryHandle(name, js_options(create=create)))
+
+
+def _io() -> Any:
+    """The worker's ``voicebox_io`` module (``worker/opfs-io.mjs``), or None where it is not
+    registered."""
+    try:
+        import voicebox_io  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return voicebox_io
+
+
+async def _fits(handle: Any, size: int) -> bool:
+    """Whether ``size`` more bytes fit the origin's storage quota, asked of the browser itself
+    (``canReserve`` in ``worker/opfs-io.mjs``: ``navigator.storage.estimate()``, then growing a
+    never-committed writable of the empty temporary ``handle`` — the estimate alone does not
+    show every limit, a DevTools override for one)."""
+    io = _io()
+    if io is None:
+        return True
+    return bool(await io.canReserve(handle, size))
 
 
 async def _write_atomic(folder: Any, name: str, data: bytes, inflight: set[str]) -> None:
+    """Write ``data`` as ``name`` in ``folder``: temporary + ``createWritable`` + ``move``.
+
+    Refuses ``storage-quota-exceeded`` when the bytes do not fit, ``is-a-directory`` when
+    ``name`` is a folder, ``storage-failed`` otherwise; in every case the temporary is gone and
+    ``name`` keeps its old bytes. The bytes are written by ``writeAll`` in
+    ``worker/opfs-io.mjs``: a write that fails for lack of quota never settles when Python
+    calls ``write()`` itself (checked, Pyodide 314 in Chromium 156).
+    """
     tmp = TEMP_PREFIX + secrets.token_hex(8)
     inflight.add(tmp)
     handle = None
+    io = _io()
     try:
-        handle = await folder.getFileHandle(tmp, js_options(create=True))
-        writable = await handle.createWritable()
+        handle = await settle(folder.getFileHandle(tmp, js_options(create=True)))
+        writable = await settle(handle.createWritable())
         try:
-            await writable.write(to_js(data))
-            await writable.close()
-        except JsException:
-            with contextlib.suppress(JsException):
-                await writable.abort()
+            if io is not None:
+                await io.writeAll(writable, to_js(data))
+            else:
+                await settle(writable.write(to_js(data)))
+                await settle(writable.close())
+        except JS_ERRORS as exc:
+            if io is None:
+                with contextlib.suppress(*JS_ERRORS):
+                    await settle(writable.abort())
+            if exc.name == "AbortError" and not await _fits(handle, len(data)):
+                raise BrowserError("QuotaExceededError", str(exc.message)) from None
             raise
-        await handle.move(name)
+        await settle(handle.move(name))
         handle = None
-    except JsException as exc:
+    except JS_ERRORS as exc:
         raise refusal_from_js(
             exc,
             f"Writing '{name}' failed",
@@ -60,8 +105,8 @@ async def _write_atomic(folder: Any, name: str, data: bytes, inflight: set[str])
     finally:
         inflight.discard(tmp)
         if handle is not None:
-            with contextlib.suppress(JsException):
-                await folder.removeEntry(tmp)
+            with contextlib.suppress(*JS_ERRORS):
+                await settle(folder.removeEntry(tmp))
 
 
 class HandleProjectFiles:
@@ -76,7 +121,7 @@ class HandleProjectFiles:
         for i, seg in enumerate(parts):
             try:
                 handle = await subfolder(handle, seg, create=create)
-            except JsException as exc:
+            except JS_ERRORS as exc:
                 where = "/".join(parts[: i + 1])
                 raise refusal_from_js(
                     exc, f"No folder '{where}'", TypeMismatchError=Code.NOT_A_DIRECTORY
@@ -86,8 +131,8 @@ class HandleProjectFiles:
     async def _file(self, path: ProjectPath) -> Any:
         folder = await self._dir(path.parent)
         try:
-            return await folder.getFileHandle(path.name)
-        except JsException as exc:
+            return await settle(folder.getFileHandle(path.name))
+        except JS_ERRORS as exc:
             raise refusal_from_js(
                 exc, f"No file '{path}'", TypeMismatchError=Code.IS_A_DIRECTORY
             ) from None
@@ -96,9 +141,9 @@ class HandleProjectFiles:
         """See :meth:`core.ports.ProjectFiles.read`."""
         handle = await self._file(path)
         try:
-            blob = await handle.getFile()
-            return (await blob.arrayBuffer()).to_bytes()
-        except JsException as exc:
+            blob = await settle(handle.getFile())
+            return (await settle(blob.arrayBuffer())).to_bytes()
+        except JS_ERRORS as exc:
             raise refusal_from_js(exc, f"Reading '{path}' failed") from None
 
     async def read_chunks(
@@ -106,11 +151,11 @@ class HandleProjectFiles:
     ) -> AsyncIterator[bytes]:
         """See :meth:`core.ports.ProjectFiles.read_chunks` (one slice in memory at a time)."""
         handle = await self._file(path)
-        blob = await handle.getFile()
+        blob = await settle(handle.getFile())
         size = int(blob.size)
         for start in range(0, size, chunk_size):
             part = blob.slice(start, min(size, start + chunk_size))
-            yield (await part.arrayBuffer()).to_bytes()
+            yield (await settle(part.arrayBuffer())).to_bytes()
 
     async def write(self, path: ProjectPath, data: bytes) -> None:
         """See :meth:`core.ports.ProjectFiles.write` (temporary + atomic move)."""
@@ -124,14 +169,14 @@ class HandleProjectFiles:
         except Refused:
             return None
         try:
-            handle = await folder.getFileHandle(path.name)
-        except JsException as exc:
+            handle = await settle(folder.getFileHandle(path.name))
+        except JS_ERRORS as exc:
             if getattr(exc, "name", "") == "TypeMismatchError":
                 return Entry(path.name, "dir")
             if getattr(exc, "name", "") == "NotFoundError":
                 return None
             raise refusal_from_js(exc, f"Reading '{path}' failed") from None
-        blob = await handle.getFile()
+        blob = await settle(handle.getFile())
         return Entry(path.name, "file", int(blob.size))
 
     async def list_dir(self, folder: tuple[str, ...]) -> list[Entry]:
@@ -148,11 +193,11 @@ class HandleProjectFiles:
             if child.kind == "directory":
                 entries.append(Entry(name, "dir"))
             else:
-                blob = await child.getFile()
+                blob = await settle(child.getFile())
                 entries.append(Entry(name, "file", int(blob.size), int(blob.lastModified)))
         for name in stale:
-            with contextlib.suppress(JsException):
-                await handle.removeEntry(name)
+            with contextlib.suppress(*JS_ERRORS):
+                await settle(handle.removeEntry(name))
         return sorted(entries, key=lambda e: e.name)
 
     async def mkdir(self, path: ProjectPath) -> None:
@@ -163,8 +208,8 @@ class HandleProjectFiles:
         """See :meth:`core.ports.ProjectFiles.delete`."""
         folder = await self._dir(path.parent)
         try:
-            await folder.removeEntry(path.name, js_options(recursive=recursive))
-        except JsException as exc:
+            await settle(folder.removeEntry(path.name, js_options(recursive=recursive)))
+        except JS_ERRORS as exc:
             raise refusal_from_js(exc, f"Deleting '{path}' failed") from None
 
     async def move(self, src: ProjectPath, dst: ProjectPath) -> None:
@@ -174,8 +219,8 @@ class HandleProjectFiles:
             raise Refused(Code.ALREADY_EXISTS, f"'{dst}' already exists.")
         target = await self._dir(dst.parent, create=True)
         try:
-            await handle.move(target, dst.name)
-        except JsException as exc:
+            await settle(handle.move(target, dst.name))
+        except JS_ERRORS as exc:
             raise refusal_from_js(exc, f"Moving '{src}' failed") from None
 
 
@@ -189,7 +234,7 @@ class HandleProjectRoots:
         """See :meth:`core.ports.ProjectRoots.create`."""
         try:
             await subfolder(self._projects, project_id, create=False)
-        except JsException:
+        except JS_ERRORS:
             return HandleProjectFiles(await subfolder(self._projects, project_id, create=True))
         raise Refused(Code.ALREADY_EXISTS, "That project id exists.")
 
@@ -197,14 +242,14 @@ class HandleProjectRoots:
         """See :meth:`core.ports.ProjectRoots.open`."""
         try:
             return HandleProjectFiles(await subfolder(self._projects, project_id, create=False))
-        except JsException:
+        except JS_ERRORS:
             raise Refused(Code.PROJECT_NOT_FOUND) from None
 
     async def remove(self, project_id: str) -> None:
         """See :meth:`core.ports.ProjectRoots.remove`."""
         try:
-            await self._projects.removeEntry(project_id, js_options(recursive=True))
-        except JsException as exc:
+            await settle(self._projects.removeEntry(project_id, js_options(recursive=True)))
+        except JS_ERRORS as exc:
             raise refusal_from_js(
                 exc, "Deleting the project failed", NotFoundError=Code.PROJECT_NOT_FOUND
             ) from None
@@ -228,10 +273,10 @@ class HandleHostState:
     async def load(self, name: str) -> bytes | None:
         """See :meth:`core.ports.HostState.load`."""
         try:
-            handle = await self._dir.getFileHandle(name)
-        except JsException:
+            handle = await settle(self._dir.getFileHandle(name))
+        except JS_ERRORS:
             return None
-        return (await (await handle.getFile()).arrayBuffer()).to_bytes()
+        return (await settle((await settle(handle.getFile())).arrayBuffer())).to_bytes()
 
     async def store(self, name: str, data: bytes) -> None:
         """See :meth:`core.ports.HostState.store`."""

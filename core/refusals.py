@@ -33,6 +33,7 @@ class Code(StrEnum):
     INTERNAL_ERROR = "internal-error"
     HOST_NOT_READY = "host-not-ready"
     HOST_ACTIVE_ELSEWHERE = "host-active-elsewhere"
+    HOST_RESTARTED = "host-restarted"
     BOOT_FAILED = "boot-failed"
     WHEEL_REFUSED = "wheel-refused"
 
@@ -136,7 +137,10 @@ REFUSALS: dict[Code, RefusalInfo] = {
     Code.INTERNAL_ERROR: _I(500, "The host failed unexpectedly; nothing was changed by this call."),
     Code.HOST_NOT_READY: _I(503, "The host is still starting."),
     Code.HOST_ACTIVE_ELSEWHERE: _I(
-        423, "Another tab of this site owns the storage; this tab does not write."
+        423, "Another tab owns the storage; this tab does not write until that tab closes."
+    ),
+    Code.HOST_RESTARTED: _I(
+        503, "The host stopped during this call and was restarted; its outcome is unknown."
     ),
     Code.BOOT_FAILED: _I(503, "The host could not start; the message names the file and cause."),
     Code.WHEEL_REFUSED: _I(

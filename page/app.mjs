@@ -13,7 +13,7 @@ import { mountAlerts, clearAlerts, showRefusal } from "./ui/alerts.mjs";
 import { renderGrantAccess } from "./ui/permission.mjs";
 import { renderAudit } from "./ui/audit.mjs";
 import { renderBlocks } from "./ui/blocks.mjs";
-import { renderBoot, renderBootFailure } from "./ui/boot.mjs";
+import { renderBoot, renderBootFailure, renderHostLoss, renderStandby, renderTakeover } from "./ui/boot.mjs";
 import { renderCompose } from "./ui/compose.mjs";
 import { renderEnvironments } from "./ui/environments.mjs";
 import { FilesView } from "./ui/files.mjs";
@@ -133,24 +133,61 @@ replace(nav, SURFACES.map((s) =>
 renderProjectBar();
 app.tray = new Tray(document.getElementById("tray"), app);
 
+// Host life (docs/security.md, "Two tabs" and "Host crash"): boot → ready; or standby while
+// another tab's host owns the storage, then takeover → ready; a stopped host is restarted.
+let sandboxFrame = null;
+let started = false;
+
+function setNavEnabled(enabled) {
+  for (const button of nav.querySelectorAll("button")) button.disabled = !enabled;
+}
+
 host.addEventListener("boot", (event) => {
-  setStatus("booting", "Booting…");
+  if (host.state === "restarting" && host.lastLoss) {
+    setStatus("restarting", "The host stopped — restarting…");
+    renderHostLoss(bootRegion, host.lastLoss, { progress: event.detail });
+    return;
+  }
+  setStatus("booting", event.detail.stage === "takeover" ? "Taking over the host…" : "Booting…");
   renderBoot(bootRegion, event.detail);
+});
+host.addEventListener("standby", () => {
+  setStatus("standby", "Standby — the host is active in another tab");
+  bootRegion.hidden = false;
+  renderStandby(bootRegion);
+  setNavEnabled(false);
+});
+host.addEventListener("lost", (event) => {
+  setStatus("restarting", "The host stopped — restarting…");
+  setNavEnabled(false);
+  bootRegion.hidden = false;
+  renderHostLoss(bootRegion, event.detail);
 });
 host.addEventListener("ready", async (event) => {
   const v = event.detail;
   setStatus("ready", `Ready — Python ${v.python}, Pyodide ${v.pyodide}, core ${v.core}`);
-  bootRegion.replaceChildren();
-  bootRegion.hidden = true;
-  for (const button of nav.querySelectorAll("button")) button.disabled = false;
+  if (v.restarted && host.lastLoss) renderHostLoss(bootRegion, host.lastLoss, { restarted: true });
+  else if (v.tookOver) renderTakeover(bootRegion);
+  else {
+    bootRegion.replaceChildren();
+    bootRegion.hidden = true;
+  }
+  setNavEnabled(true);
   try {
     app.policyChanged({ read_only: (await host.call("host.info")).result.read_only });
   } catch (err) {
     showRefusal(err, "Reading the host's policy");
   }
+  sandboxFrame?.remove();
+  connectSandbox(host).then((frame) => { sandboxFrame = frame; }, (err) => showRefusal(err, "Connecting the create-asset sandbox"));
+  if (started) {
+    app.refresh(); // a restarted host: stay where the person was
+    app.tray.refresh({ force: true });
+    return;
+  }
+  started = true;
   app.tray.start();
   app.go("projects");
-  connectSandbox(host).catch((err) => showRefusal(err, "Connecting the create-asset sandbox"));
   registerServiceWorker();
 });
 host.addEventListener("fatal", (event) => {

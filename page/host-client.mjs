@@ -1,8 +1,25 @@
 // The page's side of the host protocol (SPEC §4): one dedicated module worker, one answer per
 // request id. This module holds no secret and makes no decision: it sends what the UI asks,
 // and hands back the host's answer (result or refusal) unchanged.
+//
+// It also keeps the worker alive (docs/security.md, "Host crash"):
+// - death: the worker holds a Web Lock named by this page (`voicebox-alive-<uuid>`) for its
+//   whole life, and the page queues a request for the same lock — granted the moment the
+//   worker is gone, however it went (closed itself, crashed, was killed). No event fires on a
+//   `Worker` that closes itself; the lock does.
+// - hang: a ping every second, answered by the worker's JavaScript; a ping unanswered for
+//   `hangAfterMs` (60 s: longer than any synchronous step of the host) means it is stuck.
+// - an uncaught error in the worker after boot, or a call its glue could not answer.
+// Each ends the worker and starts a new one; every call in flight is answered with the
+// refusal host-restarted (503, core/refusals.py): its outcome is unknown, never silence. Data
+// written before survives — every write is atomic (browser_host/opfs.py).
 
 import { trustedWorkerUrl } from "./trusted-types.mjs";
+
+/** core/refusals.py Code.HOST_RESTARTED — the only refusal the page itself gives. */
+export const HOST_RESTARTED = Object.freeze({ code: "host-restarted", status: 503 });
+const PING_MS = 1000;
+const RESTARTS_PER_MINUTE = 3;
 
 export class Refusal extends Error {
   constructor(refusal) {
@@ -15,20 +32,43 @@ export class Refusal extends Error {
 
 export class HostClient extends EventTarget {
   #worker = null;
+  #generation = 0;
   #next = 0;
   #waiting = new Map();
-  #queue = [];
+  #ping = { n: 0, sentAt: null };
+  #ticker = null;
+  #restarts = [];
+  /** "booting" | "standby" | "ready" | "restarting" | "error" */
   state = "booting";
   versions = null;
   failure = null;
+  /** The last time the host stopped: {reason, detail, pending, at}, or null. */
+  lastLoss = null;
+  /** A ping unanswered this long means the worker is stuck (ms). */
+  hangAfterMs = 60_000;
 
   start() {
-    this.#worker = new Worker(trustedWorkerUrl(), { type: "module", name: "voicebox-host" });
-    this.#worker.onmessage = (event) => this.#receive(event.data);
-    this.#worker.onerror = (event) => {
-      event.preventDefault();
-      this.#fail({ code: "boot-failed", message: `The host worker failed: ${event.message || "script error"}`, file: "worker/host.mjs" });
+    this.#spawn();
+    this.#ticker = setInterval(() => this.#tick(), PING_MS);
+  }
+
+  #spawn() {
+    const generation = ++this.#generation;
+    const worker = new Worker(trustedWorkerUrl(), { type: "module", name: "voicebox-host" });
+    this.#worker = worker;
+    this.#ping = { n: 0, sentAt: null };
+    worker.onmessage = (event) => {
+      if (generation === this.#generation) this.#receive(event.data, generation);
     };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      if (generation !== this.#generation) return;
+      const message = event.message || "script error";
+      if (this.state === "booting" || this.state === "restarting") {
+        this.#fail({ code: "boot-failed", message: `The host worker failed: ${message}`, file: "worker/host.mjs" });
+      } else this.#lost("uncaught-error", message);
+    };
+    if (navigator.locks) worker.postMessage({ kind: "watch", lock: `voicebox-alive-${crypto.randomUUID()}` });
   }
 
   #emit(type, detail) {
@@ -38,21 +78,75 @@ export class HostClient extends EventTarget {
   #fail(failure) {
     this.state = "error";
     this.failure = failure;
+    clearInterval(this.#ticker);
+    this.#worker?.terminate();
+    this.#generation += 1;
     this.#emit("fatal", failure);
-    for (const { reject } of this.#waiting.values()) reject(new Refusal({ code: failure.code, status: 503, message: failure.message }));
-    this.#waiting.clear();
+    this.#rejectAll({ code: failure.code, status: 503, message: failure.message });
   }
 
-  #receive(data) {
+  #rejectAll(refusal) {
+    const waiting = [...this.#waiting.values()];
+    this.#waiting.clear();
+    for (const { reject } of waiting) reject(new Refusal(refusal));
+    return waiting.length;
+  }
+
+  /** The worker is gone or unusable: answer what was in flight, start a new one. */
+  #lost(reason, detail = "") {
+    if (this.state === "error") return;
+    const now = Date.now();
+    this.#restarts = this.#restarts.filter((t) => now - t < 60_000);
+    this.#restarts.push(now);
+    if (this.#restarts.length > RESTARTS_PER_MINUTE) {
+      this.#fail({ code: "boot-failed", message: `The host stopped ${this.#restarts.length} times within a minute (last: ${reason}); reload the page to try again.`, file: null });
+      return;
+    }
+    this.#worker.terminate();
+    const wasStandby = this.state === "standby";
+    this.state = "restarting";
+    this.#spawn();
+    const pending = this.#rejectAll({
+      ...HOST_RESTARTED,
+      message: "The host stopped while this call was in flight and was restarted; whether the call took effect is unknown, so check before repeating it.",
+    });
+    this.lastLoss = { reason, detail, pending, at: now, wasStandby };
+    this.#emit("lost", this.lastLoss);
+  }
+
+  #tick() {
+    if (this.state !== "ready" && this.state !== "standby") return;
+    const ping = this.#ping;
+    if (ping.sentAt !== null) {
+      if (performance.now() - ping.sentAt > this.hangAfterMs) this.#lost("hung", `no answer to a ping for ${Math.round(this.hangAfterMs / 1000)} s`);
+      return;
+    }
+    ping.n += 1;
+    ping.sentAt = performance.now();
+    this.#worker.postMessage({ kind: "ping", n: ping.n });
+  }
+
+  #receive(data, generation) {
     if (!data || typeof data !== "object") return;
     if (data.kind === "boot") {
-      if (this.state === "booting") this.#emit("boot", data);
-    }
-    else if (data.kind === "ready") {
+      if (this.state === "standby" && data.stage === "takeover") this.state = "booting";
+      if (this.state === "booting" || this.state === "restarting") this.#emit("boot", data);
+    } else if (data.kind === "standby") {
+      this.state = "standby";
+      this.#emit("standby", data);
+    } else if (data.kind === "ready") {
+      const restarted = this.state === "restarting";
       this.state = "ready";
       this.versions = data.versions;
-      this.#emit("ready", data.versions);
+      this.#emit("ready", { ...data.versions, tookOver: Boolean(data.tookOver), restarted, startMs: data.startMs });
     } else if (data.kind === "fatal") this.#fail(data);
+    else if (data.kind === "watching") {
+      navigator.locks.request(data.lock, () => {
+        if (generation === this.#generation) this.#lost("stopped");
+      });
+    } else if (data.kind === "pong") {
+      if (data.n === this.#ping.n) this.#ping.sentAt = null;
+    } else if (data.kind === "broken") this.#lost("broken", data.message);
     else if (data.kind === "chunk") {
       const waiter = this.#waiting.get(data.id);
       if (!waiter) return;
@@ -61,13 +155,27 @@ export class HostClient extends EventTarget {
       waiter.onChunk?.(waiter.received);
     } else if (data.kind === "answer") {
       const answer = JSON.parse(data.text);
-      const waiter = this.#waiting.get(answer.id);
+      const id = data.id ?? answer.id;
+      const waiter = this.#waiting.get(id);
       if (!waiter) return;
-      this.#waiting.delete(answer.id);
+      this.#waiting.delete(id);
       const stream = waiter.chunks.length ? new Blob(waiter.chunks) : null;
       if (answer.ok) waiter.resolve({ result: answer.result, body: data.body ?? null, stream, attachment: data.attachment ?? null, logged: answer.logged });
       else waiter.reject(new Refusal(answer.refusal));
     }
+  }
+
+  #post(id, text, { body = null, attachment = null, onChunk = null } = {}) {
+    return new Promise((resolve, reject) => {
+      if (this.state === "error") {
+        reject(new Refusal({ code: this.failure.code, status: 503, message: this.failure.message }));
+        return;
+      }
+      this.#waiting.set(id, { resolve, reject, onChunk, chunks: [], received: 0 });
+      const transfer = body ? [body] : [];
+      if (attachment instanceof MessagePort) transfer.push(attachment);
+      this.#worker.postMessage({ kind: "call", id, text, body, attachment }, transfer);
+    });
   }
 
   /**
@@ -81,24 +189,11 @@ export class HostClient extends EventTarget {
     const id = `p${++this.#next}`;
     const message = { v: 1, id, op, args };
     if (human) message.origin = "human-ui";
-    const text = JSON.stringify(message);
-    return new Promise((resolve, reject) => {
-      if (this.state === "error") {
-        reject(new Refusal({ code: this.failure.code, status: 503, message: this.failure.message }));
-        return;
-      }
-      this.#waiting.set(id, { resolve, reject, onChunk, chunks: [], received: 0 });
-      const transfer = body ? [body] : [];
-      if (attachment instanceof MessagePort) transfer.push(attachment);
-      this.#worker.postMessage({ kind: "call", id, text, body, attachment }, transfer);
-    });
+    return this.#post(id, JSON.stringify(message), { body, attachment, onChunk });
   }
 
-  /** Post a raw text message (used only to show that malformed input gets a refusal). */
-  callRaw(text, id) {
-    return new Promise((resolve, reject) => {
-      this.#waiting.set(id, { resolve, reject, chunks: [], received: 0 });
-      this.#worker.postMessage({ kind: "call", id, text, body: null });
-    });
+  /** Post raw `text` (any string) under the transport id `id`, with an optional body (tests). */
+  callRaw(text, id, body = null) {
+    return this.#post(id, text, { body });
   }
 }

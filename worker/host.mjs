@@ -1,22 +1,41 @@
-// The host worker (E1 placement, SPEC §1–§2): boots Pyodide from this site, installs the
+// The host worker (E1 placement, SPEC §1–§3): boots Pyodide from this site, installs the
 // pinned wheels with integrity checks, starts the Python host and relays page messages to it.
 // Thin glue: every decision about a request is made in Python (core/host/dispatcher.py).
 //
-// Page → worker: {kind: "call", id, text, body?: ArrayBuffer, attachment?: FileSystemDirectoryHandle}
+// Page → worker: {kind: "call", id, text, body?: ArrayBuffer, attachment?}  one request
+//                {kind: "watch", lock}   hold the Web Lock `lock` (voicebox-alive-…) for this
+//                                        worker's life: the page learns of its death by it
+//                {kind: "ping", n}       answered {kind: "pong", n} at once: the page learns
+//                                        of a hang by its absence
 // Worker → page: {kind: "boot", stage, loaded, total}  progress while booting
-//                {kind: "ready", versions}             the host answers calls from now on
+//                {kind: "standby"}                     another tab's host owns the storage:
+//                                                      every call is answered
+//                                                      host-active-elsewhere (by Python) until
+//                                                      that tab closes; then boot stage
+//                                                      "takeover" and ready
+//                {kind: "ready", versions, tookOver, startMs}  the host answers calls now
 //                {kind: "fatal", code, message, file?}  boot failed; nothing will answer
+//                {kind: "watching", lock} / {kind: "pong", n}
 //                {kind: "chunk", id, data}             streaming answers, before their answer
-//                {kind: "answer", text, body?, attachment?}  exactly one per call
+//                {kind: "answer", id, text, body?, attachment?}  exactly one per call; `id`
+//                                                      is the call's own (transport) id
+//                {kind: "broken", id, message}         a call could not be answered: the page
+//                                                      restarts this worker
+//
+// One host owns the storage (SPEC §3): the Web Lock `voicebox-host`, held for this worker's
+// life. A second tab does not fail: it waits in the lock's queue (standby) and takes over
+// the moment the first tab's worker is gone (docs/security.md, "Two tabs").
 
-import { BootFailure, bootPython, holdLock } from "./boot.mjs";
+import { BootFailure, bootPython } from "./boot.mjs";
 import { Database } from "./idb.mjs";
+import * as io from "./opfs-io.mjs";
 import { Sealer } from "./sealed.mjs";
 
 const SITE = new URL("../", import.meta.url);
 const LOCK_NAME = "voicebox-host";
+const ALIVE_PREFIX = "voicebox-alive-";
 
-let bridge = null;
+let bridge = null; // answers calls: Python's standby answerer, then the host
 const pending = [];
 
 function post(message, transfer = []) {
@@ -25,37 +44,95 @@ function post(message, transfer = []) {
 
 self.onmessage = (event) => {
   const data = event.data;
-  if (!data || data.kind !== "call" || typeof data.text !== "string") return;
-  if (bridge) relay(data);
-  else pending.push(data);
+  if (!data || typeof data !== "object") return;
+  if (data.kind === "ping") post({ kind: "pong", n: data.n });
+  else if (data.kind === "watch") watch(data.lock);
+  else if (data.kind === "call" && typeof data.id === "string") {
+    const call = { ...data, text: typeof data.text === "string" ? data.text : "" };
+    if (bridge) relay(bridge, call);
+    else pending.push(call);
+  }
 };
 
-async function relay({ id, text, body, attachment }) {
-  const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : null;
-  // A streaming answer's chunks go to the page as they come (transferred, not copied).
-  const emit = (chunk) => {
-    const buffer = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength);
-    post({ kind: "chunk", id, data: buffer }, [buffer]);
-  };
-  const [answer, out, handed] = await bridge.handle(text, bytes ?? undefined, attachment ?? undefined, emit);
-  const buffer = out ? out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength) : null;
-  post({ kind: "answer", text: answer, body: buffer, attachment: handed ?? null }, buffer ? [buffer] : []);
+function flush() {
+  for (const call of pending.splice(0)) relay(bridge, call);
+}
+
+/** Hold `lock` until this worker ends, so the page's queued request for it is granted then. */
+function watch(lock) {
+  if (typeof lock !== "string" || !lock.startsWith(ALIVE_PREFIX) || !navigator.locks) return;
+  navigator.locks.request(lock, () => {
+    post({ kind: "watching", lock });
+    return new Promise(() => {});
+  });
+}
+
+async function relay(answerer, { id, text, body, attachment }) {
+  try {
+    const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : null;
+    // A streaming answer's chunks go to the page as they come (transferred, not copied).
+    const emit = (chunk) => {
+      const buffer = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength);
+      post({ kind: "chunk", id, data: buffer }, [buffer]);
+    };
+    const [answer, out, handed] = await answerer.handle(text, bytes ?? undefined, attachment ?? undefined, emit);
+    const buffer = out ? out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength) : null;
+    post({ kind: "answer", id, text: answer, body: buffer, attachment: handed ?? null }, buffer ? [buffer] : []);
+  } catch (err) {
+    // Python answers every message, so this is a fault of the glue itself: say so, and the
+    // page restarts this worker (every call in flight is answered host-restarted).
+    post({ kind: "broken", id, message: String(err?.message ?? err).split("\n").slice(-2).join(" ") });
+  }
+}
+
+/**
+ * Claim the storage lock: `owned` resolves at once (true: held now), `granted` when this worker
+ * holds it — at once, or when the tab holding it closes. Held until this worker ends.
+ */
+function claimStorage(name) {
+  if (!navigator.locks) return { owned: Promise.resolve(true), granted: Promise.resolve() };
+  let grant;
+  const granted = new Promise((resolve) => { grant = resolve; });
+  const hold = () => { grant(); return new Promise(() => {}); };
+  const owned = new Promise((resolve) => {
+    navigator.locks.request(name, { ifAvailable: true }, (lock) => {
+      resolve(lock !== null);
+      if (lock) return hold();
+      navigator.locks.request(name, hold); // queued: granted when the other tab lets go
+      return undefined;
+    });
+  });
+  return { owned, granted };
 }
 
 async function boot() {
   post({ kind: "boot", stage: "lock", loaded: 0, total: 0 });
-  if (!(await holdLock(LOCK_NAME))) {
-    post({ kind: "fatal", code: "host-active-elsewhere", message: "The host is already running in another tab of this site; close it to use this one.", file: null });
-    return;
-  }
+  const storage = claimStorage(LOCK_NAME);
+  const owned = await storage.owned;
+  if (!owned) post({ kind: "standby" });
   const { pyodide, manifest } = await bootPython({ site: SITE, report: (p) => post({ kind: "boot", ...p }) });
+  pyodide.registerJsModule("voicebox_io", io);
+  // A fatal error inside Python (a Wasm trap, a stack overflow) leaves this worker running but
+  // Python unusable, and the call that caused it unanswered: say so, and the page restarts it.
+  if (pyodide._api) {
+    pyodide._api.on_fatal = (err) => post({ kind: "broken", id: null, message: `Python failed fatally: ${String(err?.message ?? err).slice(0, 200)}` });
+  }
+  if (!owned) {
+    bridge = pyodide.pyimport("browser_host.standby").StandbyBridge();
+    flush();
+    await storage.granted;
+    bridge = null; // calls from here wait for the host
+    post({ kind: "boot", stage: "takeover", loaded: 0, total: 0 });
+  }
+  const started = performance.now();
   const db = new Database("voicebox-host");
   const main = pyodide.pyimport("browser_host.main");
-  bridge = await main.start(db, new Sealer(db), new URL("peer.mjs", import.meta.url).href);
-  const versions = JSON.parse(bridge.versions());
+  const host = await main.start(db, new Sealer(db), new URL("peer.mjs", import.meta.url).href);
+  const versions = JSON.parse(host.versions());
   versions.build = manifest.build;
-  post({ kind: "ready", versions });
-  for (const call of pending.splice(0)) relay(call);
+  post({ kind: "ready", versions, tookOver: !owned, startMs: Math.round(performance.now() - started) });
+  bridge = host;
+  flush();
 }
 
 boot().catch((err) => {

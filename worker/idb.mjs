@@ -4,20 +4,52 @@
 // sequence numbers and record shapes are decided in core/audit.py.
 
 export const STORES = Object.freeze({ audit: "audit", handles: "handles", keys: "keys" });
-const DB_VERSION = 1;
+
+// Every failure reaches Python as a plain DOMException of the same name: Pyodide 314 never
+// resumes an `await` on a promise rejected with anything else — and a full disk rejects with
+// Chromium's QuotaExceededError class (browser_host/jsutil.py `settle`).
+function plain(err) {
+  return new DOMException(String(err?.message ?? err), String(err?.name ?? "Error"));
+}
 
 function request(req) {
   return new Promise((resolve, reject) => {
     req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error);
+    req.onerror = () => reject(plain(req.error));
   });
 }
 
 function done(tx) {
   return new Promise((resolve, reject) => {
     tx.oncomplete = () => resolve();
-    tx.onerror = () => reject(tx.error);
-    tx.onabort = () => reject(tx.error ?? new DOMException("transaction aborted", "AbortError"));
+    tx.onerror = () => reject(plain(tx.error));
+    tx.onabort = () => reject(plain(tx.error ?? new DOMException("transaction aborted", "AbortError")));
+  });
+}
+
+/**
+ * Open `name` at `version` (undefined: whatever version it has now, creating it if new),
+ * creating any missing store during an upgrade. Never hangs: an upgrade blocked by a
+ * connection that will not close rejects (InvalidStateError).
+ */
+function openAt(name, version) {
+  return new Promise((resolve, reject) => {
+    const req = version === undefined ? indexedDB.open(name) : indexedDB.open(name, version);
+    let gaveUp = false;
+    req.onupgradeneeded = () => {
+      for (const store of Object.values(STORES)) {
+        if (!req.result.objectStoreNames.contains(store)) req.result.createObjectStore(store);
+      }
+    };
+    req.onblocked = () => {
+      gaveUp = true;
+      reject(new DOMException("IndexedDB upgrade blocked by a connection that does not close", "InvalidStateError"));
+    };
+    req.onsuccess = () => {
+      if (gaveUp) req.result.close();
+      else resolve(req.result);
+    };
+    req.onerror = () => reject(plain(req.error));
   });
 }
 
@@ -30,28 +62,35 @@ export class Database {
     this.#name = name;
   }
 
+  /**
+   * The open connection (a promise). It follows the database's version rather than pinning
+   * one: when any other connection (another tab, a newer build) asks for a version change,
+   * this one closes at once so that open never waits, and the next call reopens at whatever
+   * version the database then has.
+   */
   open() {
-    if (this.#db) return this.#db;
-    this.#db = new Promise((resolve, reject) => {
-      const req = indexedDB.open(this.#name, DB_VERSION);
-      req.onupgradeneeded = () => {
-        const db = req.result;
-        for (const name of Object.values(STORES)) {
-          if (!db.objectStoreNames.contains(name)) db.createObjectStore(name);
-        }
-      };
-      req.onblocked = () => reject(new DOMException("IndexedDB upgrade blocked by another tab", "InvalidStateError"));
-      req.onsuccess = () => {
-        const db = req.result;
-        // Another tab upgrading the schema: close at once so its open never hangs; the next
-        // call here reopens.
-        db.onversionchange = () => { db.close(); this.#db = null; };
-        db.onclose = () => { this.#db = null; };
-        resolve(db);
-      };
-      req.onerror = () => { this.#db = null; reject(req.error); };
-    });
+    if (!this.#db) {
+      this.#db = this.#connect().catch((err) => {
+        this.#db = null;
+        throw plain(err);
+      });
+    }
     return this.#db;
+  }
+
+  async #connect() {
+    let db = await openAt(this.#name);
+    if (Object.values(STORES).some((store) => !db.objectStoreNames.contains(store))) {
+      const next = db.version + 1;
+      db.close();
+      db = await openAt(this.#name, next);
+    }
+    db.onversionchange = () => {
+      db.close();
+      this.#db = null;
+    };
+    db.onclose = () => { this.#db = null; };
+    return db;
   }
 
   /** Store one audit record (JSON text) under `seq`; durable when it resolves; fails if taken. */

@@ -9,6 +9,7 @@
 
 import { BootFailure, bootPython, holdLock } from "./boot.mjs";
 import { Database } from "./idb.mjs";
+import * as io from "./opfs-io.mjs";
 import { Sealer } from "./sealed.mjs";
 
 const SITE = new URL("../", import.meta.url);
@@ -36,6 +37,7 @@ async function start(name) {
     throw new BootFailure("host-active-elsewhere", `environment ${name} is served elsewhere`);
   }
   const { pyodide } = await bootPython({ site: SITE, report: () => {} });
+  pyodide.registerJsModule("voicebox_io", io); // browser_host/opfs.py writes through it
   const db = new Database(`voicebox-env-${name}`);
   const main = pyodide.pyimport("browser_host.env_main");
   bridge = await main.start(name, db, new Sealer(db));

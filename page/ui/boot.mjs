@@ -7,6 +7,7 @@ const STAGES = {
   runtime: "Loading the Python runtime",
   packages: "Installing pinned Python packages",
   host: "Starting the host",
+  takeover: "The other tab closed: taking over the host",
 };
 
 export function renderBoot(node, event) {
@@ -28,4 +29,54 @@ export function renderBootFailure(node, failure) {
       el("p", { class: "muted" }, "Reload to try again. If it keeps failing, rebuild the site (nox -s build) and check the file named above."),
     ),
   );
+}
+
+/** Another tab's host owns the storage: this tab waits, writes nothing, and says so. */
+export function renderStandby(node) {
+  replace(node,
+    el("div", { class: "alert alert-info host-standby", id: "host-standby", role: "status" },
+      el("h2", {}, "The host is active in another tab"),
+      el("p", {}, "This site is open in another tab of this browser, and that tab's host owns the storage. "
+        + "This tab does not write: anything asked of it is refused with ", el("code", { class: "refusal-code" }, "host-active-elsewhere"), "."),
+      el("p", {}, "Close the other tab (or keep working there). This tab takes over by itself the moment the other one closes."),
+    ),
+  );
+}
+
+/** This tab took over the host after the other tab closed. */
+export function renderTakeover(node) {
+  replace(node,
+    el("div", { class: "alert alert-info", id: "host-notice", role: "status" },
+      el("p", {}, "The other tab closed; this tab's host now owns the storage."),
+      el("button", { type: "button", class: "link", onclick: () => { node.replaceChildren(); node.hidden = true; } }, "Dismiss"),
+    ),
+  );
+}
+
+const LOSS = {
+  stopped: "the host worker ended",
+  hung: "the host stopped answering",
+  "uncaught-error": "the host hit an uncaught error",
+  broken: "the host could not answer a call",
+};
+
+/**
+ * The host stopped: say when and why, what happened to the calls in flight, and that it
+ * restarts — with the restart's boot progress under it (`progress`, a boot event) meanwhile.
+ */
+export function renderHostLoss(node, loss, { restarted = false, progress = null } = {}) {
+  const when = new Date(loss.at).toLocaleTimeString();
+  const one = loss.pending === 1;
+  const calls = one ? "1 call in flight was" : `${loss.pending} calls in flight were`;
+  const notice = el("div", { class: `alert ${restarted ? "alert-info" : "alert-error"}`, id: "host-notice", role: "alert", "data-reason": loss.reason },
+    el("h2", {}, restarted ? "The host was restarted" : "The host stopped — restarting it"),
+    el("p", {}, `At ${when} ${LOSS[loss.reason] ?? loss.reason}${loss.detail ? ` (${loss.detail})` : ""}. `,
+      `${calls} answered `, el("code", { class: "refusal-code" }, "host-restarted"),
+      loss.pending ? `: whether ${one ? "it" : "they"} took effect is unknown, so check before repeating ${one ? "it" : "them"}.` : "."),
+    el("p", { class: "muted" }, "Everything written before is kept: every write is all or nothing."),
+    restarted ? el("button", { type: "button", class: "link", onclick: () => { node.replaceChildren(); node.hidden = true; } }, "Dismiss") : null,
+  );
+  const bar = el("div", { class: "host-restart-progress" });
+  if (progress) renderBoot(bar, progress);
+  replace(node, notice, progress ? bar : null);
 }

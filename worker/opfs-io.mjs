@@ -1,0 +1,45 @@
+// Two storage steps that browser_host/opfs.py cannot safely make from Python, so the worker
+// registers them as the Python module `voicebox_io` (worker/host.mjs, worker/peer.mjs).
+//
+// Why (checked in Chromium 156 with Pyodide 314): when Python itself calls
+// FileSystemWritableFileStream.write() and the write fails for lack of quota, the promise it
+// gets back never settles — the host's write lock would be held for ever. The same write
+// made here, in JavaScript, rejects at once. Every failure leaves as a plain DOMException of
+// the same name (Pyodide does not resume an `await` on Chromium's QuotaExceededError class).
+// No rule lives here: what a failure means is decided in opfs.py.
+
+function plain(err) {
+  return new DOMException(String(err?.message ?? err), String(err?.name ?? "Error"));
+}
+
+/** Write `bytes` (Uint8Array) to `writable` and commit it; on failure abort it (nothing is committed) and reject. */
+export async function writeAll(writable, bytes) {
+  try {
+    await writable.write(bytes);
+    await writable.close();
+  } catch (err) {
+    await writable.abort().catch(() => {});
+    throw plain(err);
+  }
+}
+
+/**
+ * Whether `size` more bytes fit this origin's quota: the browser is asked to reserve them by
+ * growing a fresh, never-committed writable of `fileHandle` (an empty temporary). Resolves
+ * true or false; rejects (plain) only when the question itself fails.
+ */
+export async function canReserve(fileHandle, size) {
+  const estimate = await navigator.storage.estimate();
+  if ((estimate.usage ?? 0) + size > (estimate.quota ?? 0)) return false;
+  let probe;
+  try {
+    probe = await fileHandle.createWritable();
+    await probe.truncate(size);
+    return true;
+  } catch (err) {
+    if (err?.name === "QuotaExceededError") return false;
+    throw plain(err);
+  } finally {
+    await probe?.abort().catch(() => {});
+  }
+}
