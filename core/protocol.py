@@ -22,10 +22,10 @@ Bounds: the JSON text is at most :data:`MAX_MESSAGE_BYTES`, the body at most
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
+from pydantic_core import from_json
 
 from core.model import Contract
 from core.refusals import Code, RefusalBody, Refused
@@ -97,7 +97,10 @@ def salvage_id(text: str | bytes) -> str | None:
     if len(text) > MAX_MESSAGE_BYTES:
         return None
     try:
-        raw = json.loads(text)
+        # pydantic-core's parser, not json.loads: its nesting limit refuses deep input as a
+        # value, while the stdlib's C scanner overflows the small Wasm stack in Pyodide
+        # (a fatal error that takes the whole host down — found by e2e/test_hostile_input.py).
+        raw = from_json(text)
     except (ValueError, RecursionError, TypeError):
         return None
     if isinstance(raw, dict):
@@ -132,7 +135,9 @@ def parse_envelope(text: str | bytes) -> Envelope:
     ``message-malformed`` or ``protocol-version-unsupported``. Never lets a parser exception
     or trace escape.
     """
-    size = len(text.encode("utf-8") if isinstance(text, str) else text)
+    # "surrogatepass": a lone surrogate (a JS string can hold one) is counted, then refused by
+    # the parser below as malformed — never an exception
+    size = len(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
     if size > MAX_MESSAGE_BYTES:
         raise Refused(
             Code.MESSAGE_TOO_LARGE, f"The message is {size} bytes; at most {MAX_MESSAGE_BYTES}."

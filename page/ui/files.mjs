@@ -2,7 +2,7 @@
 // save text, download, rename, delete (SPEC §11). Folders load when opened — never the whole
 // project at once.
 
-import { el, formatBytes, replace } from "../dom.mjs";
+import { el, formatBytes, literal, replace } from "../dom.mjs";
 import { clearAlerts, guarded, showNotice } from "./alerts.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
 
@@ -76,7 +76,7 @@ export class FilesView {
       if (entry.kind === "dir") {
         const children = el("ul", { class: "tree" });
         const details = el("details", { "data-path": path },
-          el("summary", {}, el("span", { class: "icon", "aria-hidden": "true" }, "▸ "), entry.name, "/"));
+          el("summary", {}, el("span", { class: "icon", "aria-hidden": "true" }, "▸ "), literal(entry.name), "/"));
         details.addEventListener("toggle", () => {
           if (details.open) {
             this.setFolder(path);
@@ -90,7 +90,7 @@ export class FilesView {
         return el("li", { class: "tree-dir" }, details);
       }
       return el("li", { class: "tree-file" },
-        el("button", { type: "button", class: "link file-entry", "data-path": path, onclick: () => this.open(path) }, entry.name),
+        el("button", { type: "button", class: "link file-entry literal", "data-path": path, onclick: () => this.open(path) }, entry.name),
         el("span", { class: "muted size" }, ` ${formatBytes(entry.size)}`));
     });
     replace(list, items.length ? items : el("li", { class: "muted" }, "(empty folder)"));

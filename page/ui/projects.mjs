@@ -1,7 +1,7 @@
 // Projects surface: create, open, rename, delete, export as a .zip, import a .zip (SPEC §10,
 // §11). Archives stream: the export arrives in chunks (progress bar) and is saved as a Blob.
 
-import { el, formatBytes, formatTime, literal, replace } from "../dom.mjs";
+import { el, formatBytes, formatTime, replace } from "../dom.mjs";
 import { guarded, clearAlerts, showNotice, showRefusal } from "./alerts.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
 
@@ -75,7 +75,7 @@ export async function renderProjects(node, app) {
     } });
 
   const rows = projects.map((p) => el("tr", { "data-project-id": p.id, "data-kind": p.kind, class: app.project?.id === p.id ? "current" : null },
-    el("td", {}, el("button", { type: "button", class: "link project-open", onclick: () => app.openProject(p.id) }, literal(p.name))),
+    el("td", {}, el("button", { type: "button", class: "link project-open literal", onclick: () => app.openProject(p.id) }, p.name)),
     el("td", {}, p.kind === "opfs" ? "browser storage (OPFS)" : "folder on disk"),
     el("td", {}, formatTime(p.created_at)),
     el("td", { class: "row-actions" },

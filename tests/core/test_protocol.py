@@ -130,3 +130,21 @@ def test_random_arguments_to_every_operation_yield_a_result_or_a_named_refusal(
 
 def test_outcome_is_a_plain_value() -> None:
     assert Outcome(NoArgs()).rule == "admitted"
+
+
+def test_a_lone_surrogate_in_the_text_is_malformed_not_an_internal_error() -> None:
+    # a JavaScript string can hold one; found by the browser fuzz (e2e/test_hostile_input.py)
+    text = '{"v": 1, "id": "s1", "op": "project.create", "args": {"name": "a\ud800b"}}'
+    answer, _ = HostHarness().raw(text)
+    assert answer["refusal"]["code"] == "message-malformed"
+
+
+def test_the_id_of_a_very_deeply_nested_message_is_salvaged_without_recursion() -> None:
+    # json.loads recurses in C and overflowed the Wasm stack in Pyodide (a fatal error)
+    from core.protocol import salvage_id
+
+    deep = '{"id": "d1", "args": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    assert salvage_id(deep) is None
+    assert salvage_id('{"id": "d2", "args": [[[]]]}') == "d2"
+    answer, _ = HostHarness().raw(deep)
+    assert answer["refusal"]["code"] == "message-malformed"
