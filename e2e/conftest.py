@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Playwright
 
-from e2e.hostpage import HostPage
+from e2e.hostpage import HostPage, assert_custody_of_every_page
 from e2e.site import SiteRouter
 from worker.sitebuild.serve import make_server
 
 ROOT = Path(__file__).resolve().parent.parent
-DIST = ROOT / "dist"
+DIST = Path(os.environ.get("VOICEBOX_DIST", ROOT / "dist"))
 CHROMIUM = os.environ.get("VOICEBOX_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless=new",
@@ -34,9 +34,18 @@ CHROMIUM_ARGS = [
 ]
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> object:
+    """Custody across every journey (SPEC §1, §4): after each test's body, while its pages are
+    still open, no message any of its pages received holds a bearer or a host token."""
+    result = yield
+    assert_custody_of_every_page()
+    return result
+
+
 @pytest.fixture(scope="session")
 def dist() -> Path:
-    """The built site; fails clearly when ``nox -s build`` has not run."""
+    """The built site (``VOICEBOX_DIST`` overrides ``dist/``); fails clearly when missing."""
     if not (DIST / "site-manifest.json").exists():
         pytest.fail("dist/ is missing: run `nox -s e2e` (it builds the site first)")
     return DIST

@@ -4,19 +4,29 @@ Watched from before the page's own scripts run (an init script): ``securitypolic
 events, console errors (page and worker), uncaught page errors and dialogs (any ``alert`` would
 be an injection). :meth:`HostPage.call` sends a host-protocol request the same way the page's
 UI does, through the page's own client.
+
+Custody (SPEC §1, §4): every message the page receives — from its workers, frames and service
+worker — is recorded, and :meth:`HostPage.assert_custody` finds no bearer (``vbx_…``) or host
+token (``vbh_…``) in any of them. :meth:`HostPage.assert_clean` runs it, and so does every e2e
+test, after its body, for every page still open (``e2e/conftest.py``).
 """
 
 from __future__ import annotations
 
 import base64
+import re
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 from playwright.sync_api import ConsoleMessage, Dialog, Page
+from playwright.sync_api import Error as PlaywrightError
 
 from e2e.site import BASE_URL
 
 BOOT_TIMEOUT_MS = 90_000
+SECRET_SHAPE = re.compile(r"vb[xh]_[A-Za-z0-9_-]{20,}")
+"""A bearer (``vbx_`` + 256 bits) or a host token (``vbh_`` + …), URL-safe base64."""
 
 WATCH_SCRIPT = """
 (() => {
@@ -43,6 +53,11 @@ WATCH_SCRIPT = """
       this.addEventListener("message", (event) => received.push(flatten(event.data)));
     }
   };
+  // frames (the sandbox) and the service worker can post to the page too
+  window.addEventListener("message", (event) => received.push(flatten(event.data)));
+  try {
+    navigator.serviceWorker?.addEventListener("message", (event) => received.push(flatten(event.data)));
+  } catch {} // an opaque-origin frame (the sandbox) may not even look
 })();
 """
 
@@ -78,6 +93,7 @@ class HostPage:
     dialogs: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        _LIVE.append(weakref.ref(self))
         self.page.add_init_script(WATCH_SCRIPT)
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda err: self.page_errors.append(str(err)))
@@ -100,7 +116,8 @@ class HostPage:
     def wait_ready(self) -> None:
         """Wait for the status element to leave 'booting'; fail unless it says ready."""
         self.page.wait_for_function(
-            "() => document.getElementById('status')?.dataset.state !== 'booting'",
+            "() => !['booting', 'restarting', undefined].includes("
+            "document.getElementById('status')?.dataset.state)",
             timeout=BOOT_TIMEOUT_MS,
         )
         state = self.page.get_attribute("#status", "data-state")
@@ -150,16 +167,46 @@ class HostPage:
         return answer["refusal"]
 
     def received(self) -> list[str]:
-        """Every message the page received from a worker since it loaded, as text."""
-        return self.page.evaluate("() => window.__received.slice()")
+        """Every message the page received (workers, frames, service worker) since it loaded,
+        as text."""
+        return self.page.evaluate("() => (window.__received || []).slice()")
+
+    def assert_custody(self) -> int:
+        """No message the page received holds a bearer or host token; returns how many were
+        scanned (0 when the page is already closed)."""
+        if self.page.is_closed():
+            return 0
+        try:
+            received = self.received()
+        except PlaywrightError as err:
+            if "closed" in str(err) or "destroyed" in str(err):
+                return 0
+            raise
+        leaks = [m[:200] for m in received if SECRET_SHAPE.search(m)]
+        assert leaks == [], f"a secret reached the page: {leaks}"
+        return len(received)
 
     def csp_violations(self) -> list[dict[str, Any]]:
         """Every ``securitypolicyviolation`` the page saw since it loaded."""
         return self.page.evaluate("() => window.__cspViolations.slice()")
 
     def assert_clean(self) -> None:
-        """No CSP violation, console error, page error or dialog happened."""
+        """No CSP violation, console error, page error or dialog happened, and no secret
+        reached the page (:meth:`assert_custody`)."""
+        self.assert_custody()
         assert self.csp_violations() == []
         assert self.console_errors == []
         assert self.page_errors == []
         assert self.dialogs == []
+
+
+_LIVE: list[weakref.ref[HostPage]] = []
+
+
+def assert_custody_of_every_page() -> None:
+    """Run :meth:`HostPage.assert_custody` on every HostPage made so far, then forget them."""
+    pages = [ref() for ref in _LIVE]
+    _LIVE.clear()
+    for host in pages:
+        if host is not None:
+            host.assert_custody()
