@@ -11,6 +11,7 @@ scan looks for the actual values, not only their shape."""
 
 from __future__ import annotations
 
+import pytest
 from playwright.sync_api import BrowserContext
 
 from e2e.hostpage import SECRET_SHAPE, HostPage
@@ -99,3 +100,16 @@ def test_no_secret_is_readable_in_clear_in_any_opfs_file_or_indexeddb_value(
     assert records["exported"] and set(records["exported"]) == {"InvalidAccessError"}
     assert host.assert_custody() > 10
     host.assert_clean()
+
+
+def test_the_custody_scan_catches_a_token_shaped_message_wherever_it_comes_from(
+    host: HostPage,
+) -> None:
+    """The scan every journey runs can fail: a token-shaped string reaching the page — here
+    posted to the window, as a frame could — is caught and named."""
+    assert host.assert_custody() > 0
+    host.page.evaluate("() => window.postMessage({ note: 'vbx_' + 'A'.repeat(43) }, '*')")
+    host.page.wait_for_function("() => window.__received.some((m) => m.includes('vbx_'))")
+    with pytest.raises(AssertionError, match="a secret reached the page"):
+        host.assert_custody()
+    host.page.close()  # what it received must not fail the after-test scan of this journey
