@@ -10,14 +10,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import re
 import zipfile
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import BrowserContext, Page
 
-from e2e.hostpage import HostPage
+from e2e.hostpage import SECRET_SHAPE, HostPage
 
 FILES = {
     "Проект-ü-📦/файл.txt": "Привет, мир — ünïcode ✓\n".encode(),
@@ -51,8 +50,6 @@ async ([dbName, folder]) => {
   return { opened: out, raw };
 }
 """
-
-SECRET_SHAPE = re.compile(r"vb[xh]_[A-Za-z0-9_-]{20,}")
 
 
 def _boot(context: BrowserContext, url: str) -> HostPage:
