@@ -15,25 +15,16 @@ dedicated workers (non-flat sessions) and asks them for their JS heap
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from typing import Any
 
 from playwright.sync_api import BrowserContext, CDPSession, Page, Playwright
 
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS
+
 __all__ = ["CHROMIUM", "CHROMIUM_ARGS", "Profile"]
 
-CHROMIUM = os.environ.get("VOICEBOX_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 BOOT_TIMEOUT_MS = 180_000
 
 MARKS_SCRIPT = """

@@ -64,6 +64,27 @@ async def _fits(handle: Any, size: int) -> bool:
     return bool(await io.canReserve(handle, size))
 
 
+async def _list_entries(handle: Any) -> list[dict[str, Any]]:
+    """The children of the folder ``handle`` as ``{name, kind, size, lastModified}`` rows
+    (``kind`` ``"file"`` or ``"directory"``; ``size`` in bytes, ``lastModified`` in ms)."""
+    io = _io()
+    if io is not None:
+        return list((await settle(io.listEntries(handle))).to_py())
+    rows: list[dict[str, Any]] = []
+    async for child in handle.values():
+        blob = await settle(child.getFile()) if child.kind == "file" else None
+        size, modified = (int(blob.size), int(blob.lastModified)) if blob else (0, 0)
+        rows.append(
+            {
+                "name": str(child.name),
+                "kind": str(child.kind),
+                "size": size,
+                "lastModified": modified,
+            }
+        )
+    return rows
+
+
 async def _write_atomic(folder: Any, name: str, data: bytes, inflight: set[str]) -> None:
     """Write ``data`` as ``name`` in ``folder``: temporary + ``createWritable`` + ``move``.
 
@@ -180,21 +201,20 @@ class HandleProjectFiles:
         return Entry(path.name, "file", int(blob.size))
 
     async def list_dir(self, folder: tuple[str, ...]) -> list[Entry]:
-        """See :meth:`core.ports.ProjectFiles.list_dir`; sweeps stale temporaries."""
+        """See :meth:`core.ports.ProjectFiles.list_dir`; sweeps stale temporaries. The sizes
+        are asked in parallel by ``listEntries`` in ``worker/opfs-io.mjs``."""
         handle = await self._dir(folder)
         entries: list[Entry] = []
         stale: list[str] = []
-        async for child in handle.values():
-            name = str(child.name)
+        for row in await _list_entries(handle):
+            name = str(row["name"])
             if name.startswith(TEMP_PREFIX):
                 if name not in self._inflight:
                     stale.append(name)
-                continue
-            if child.kind == "directory":
+            elif row["kind"] == "directory":
                 entries.append(Entry(name, "dir"))
             else:
-                blob = await settle(child.getFile())
-                entries.append(Entry(name, "file", int(blob.size), int(blob.lastModified)))
+                entries.append(Entry(name, "file", int(row["size"]), int(row["lastModified"])))
         for name in stale:
             with contextlib.suppress(*JS_ERRORS):
                 await settle(handle.removeEntry(name))

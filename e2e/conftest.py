@@ -18,20 +18,11 @@ from playwright.sync_api import Browser, BrowserContext, Playwright
 
 from e2e.hostpage import HostPage, assert_custody_of_every_page
 from e2e.site import SiteRouter
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS
 from worker.sitebuild.serve import make_server
 
 ROOT = Path(__file__).resolve().parent.parent
 DIST = Path(os.environ.get("VOICEBOX_DIST", ROOT / "dist"))
-CHROMIUM = os.environ.get("VOICEBOX_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 @pytest.hookimpl(wrapper=True)

@@ -159,7 +159,16 @@ def test_a_tab_killed_at_random_moments_of_a_20_mb_write_leaves_old_or_new_bytes
 # ------------------------------------------------------------------------------- full disk
 
 
+# The offline cache precaches the whole site (~18 MB) once the page is idle after ready; its
+# bytes count against the same quota, so the room is measured after it has installed.
+OFFLINE_CACHE_INSTALLED = """() => Promise.race([
+  navigator.serviceWorker.ready.then(() => true),
+  new Promise((resolve) => setTimeout(() => resolve(false), 60000)),
+])"""
+
+
 def _lower_quota(host: HostPage, room: int) -> None:
+    assert host.page.evaluate(OFFLINE_CACHE_INSTALLED), "the offline cache never installed"
     cdp = host.page.context.new_cdp_session(host.page)
     usage = cdp.send("Storage.getUsageAndQuota", {"origin": ORIGIN})["usage"]
     cdp.send("Storage.overrideQuotaForOrigin", {"origin": ORIGIN, "quotaSize": usage + room})

@@ -67,16 +67,23 @@ function watch(lock) {
   });
 }
 
+/** An ArrayBuffer holding exactly `view`'s bytes that may be transferred: its own buffer when
+ * the view spans all of it (a fresh copy out of Python), else a copy of the span. */
+function owned(view) {
+  const whole = view.byteOffset === 0 && view.byteLength === view.buffer.byteLength;
+  return whole && view.buffer instanceof ArrayBuffer ? view.buffer : view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength);
+}
+
 async function relay(answerer, { id, text, body, attachment }) {
   try {
     const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : null;
     // A streaming answer's chunks go to the page as they come (transferred, not copied).
     const emit = (chunk) => {
-      const buffer = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength);
+      const buffer = owned(chunk);
       post({ kind: "chunk", id, data: buffer }, [buffer]);
     };
     const [answer, out, handed] = await answerer.handle(text, bytes ?? undefined, attachment ?? undefined, emit);
-    const buffer = out ? out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength) : null;
+    const buffer = out ? owned(out) : null;
     post({ kind: "answer", id, text: answer, body: buffer, attachment: handed ?? null }, buffer ? [buffer] : []);
   } catch (err) {
     // Python answers every message, so this is a fault of the glue itself: say so, and the

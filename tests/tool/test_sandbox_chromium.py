@@ -26,19 +26,10 @@ from playwright.sync_api import Browser, Frame, Page, sync_playwright
 
 from core.asset_check import CreateAssetArgs, check_png
 from core.refusals import Code, Refused
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.tool.wasm_runner import run_create
 from wasm_tools.build import build_sandbox
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 HARNESS = Path(__file__).parent / "sandbox_harness"
 ICON = CreateAssetArgs(path="icon.png", width=96, height=64, seed=7, pattern="identicon")
 ARGS = list(ICON.module_input())
