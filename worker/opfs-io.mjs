@@ -1,7 +1,8 @@
-// Two storage steps that browser_host/opfs.py cannot safely make from Python, so the worker
-// registers them as the Python module `voicebox_io` (worker/host.mjs, worker/peer.mjs).
+// Storage steps that browser_host/opfs.py cannot safely or quickly make from Python, so the
+// worker registers them as the Python module `voicebox_io` (worker/host.mjs, worker/peer.mjs):
+// writing and reserving bytes (safely), and listing a folder (quickly: one wait, not one per file).
 //
-// Why (checked in Chromium 156 with Pyodide 314): when Python itself calls
+// Why the writes (checked in Chromium 156 with Pyodide 314): when Python itself calls
 // FileSystemWritableFileStream.write() and the write fails for lack of quota, the promise it
 // gets back never settles — the host's write lock would be held for ever. The same write
 // made here, in JavaScript, rejects at once. Every failure leaves as a plain DOMException of
@@ -46,8 +47,8 @@ export async function canReserve(fileHandle, size) {
 
 /**
  * Every child of `dirHandle` as `{name, kind: "file"|"directory", size, lastModified}`, the
- * files' sizes asked in parallel (one wait per folder instead of one per file: 200 entries
- * 105 → 19 ms, measured). A child removed while being listed (a temporary just moved into
+ * files' sizes asked in parallel (one wait per folder instead of one per file; figures in
+ * docs/operations.md). A child removed while being listed (a temporary just moved into
  * place) is left out; any other failure rejects (plain).
  */
 export async function listEntries(dirHandle) {

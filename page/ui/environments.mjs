@@ -99,7 +99,7 @@ function contactForm(app, envs) {
   if (!envs.length) return null;
   const target = el("select", { id: "contact-env" }, envs.map((e) => el("option", { value: e.envKey }, e.kind === "local" ? "local" : e.name)));
   const agent = el("input", { id: "contact-agent", type: "text", required: true, autocomplete: "off", placeholder: "agent id" });
-  const text = el("input", { id: "contact-text", type: "text", required: true, autocomplete: "off" });
+  const text = el("input", { id: "contact-text", type: "text", required: true, autocomplete: "off", placeholder: "message" });
   return el("form", { class: "inline-form", id: "contact-form", "aria-label": "Message an agent",
     onsubmit: async (e) => {
       e.preventDefault();
