@@ -41,7 +41,7 @@ from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from core.letters import BlockId, MissionId
 from core.model import Contract, canonical_json
-from core.paths import META_DIR, ProjectPath
+from core.paths import META_DIR, ProjectPath, check_name
 from core.ports import ProjectFiles
 from core.receipt_window import Instant
 from core.refusals import Code, Refused
@@ -262,6 +262,18 @@ def _sanitize_batch(ops: Sequence[EditOp]) -> None:
             check_runner_text(f"ops[{i}].purpose", op.purpose)
 
 
+def _check_block_name(name: str, where: str) -> None:
+    """The one name rule of ``core.paths.check_name`` (no control or bidirectional control
+    character, NFC, 1–200 characters) for a name a person or an agent gives a block; refuses
+    ``name-invalid`` naming ``ops[i].name``. Names already in a store are read as they are."""
+    try:
+        check_name(name)
+    except Refused as exc:
+        raise Refused(
+            Code.NAME_INVALID, f"{where}.name: {exc.message}", field=f"{where}.name"
+        ) from None
+
+
 def _checked_block(fields: dict[str, Any], where: str) -> Block:
     try:
         return Block.model_validate(fields)
@@ -287,9 +299,10 @@ def apply_candidate_edit(
 
     All or nothing: raises :class:`~core.refusals.Refused` on the first bad op and the caller
     writes nothing — ``sanitizer_refused`` (runner seat; ``"ops[i].name: path separator"``),
-    ``unknown_block`` (``ops[i].block_id``), ``name-invalid`` (empty, too long or control
-    characters), ``args-invalid`` (more than 10,000 blocks). The result has ``store_version``
-    one higher (1 for a new store).
+    ``unknown_block`` (``ops[i].block_id``), ``name-invalid`` (``ops[i].name`` fails the one
+    name rule of ``core.paths.check_name``: empty, too long, control or bidirectional control
+    characters, not NFC), ``args-invalid`` (more than 10,000 blocks). The result has
+    ``store_version`` one higher (1 for a new store).
     """
     if seat == "runner":
         _sanitize_batch(ops)
@@ -297,6 +310,8 @@ def apply_candidate_edit(
     added: list[str] = []
     for i, op in enumerate(ops):
         where = f"ops[{i}]"
+        if isinstance(op, AddBlock | RenameBlock):
+            _check_block_name(op.name, where)
         if isinstance(op, AddBlock):
             block_id = new_block_id()
             blocks[block_id] = _checked_block(

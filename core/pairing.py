@@ -74,6 +74,10 @@ class OutboundBearer(Contract):
     env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
     bearer: Secret
     recorded_at: int = Field(alias="recordedAt", ge=0)
+    revoked_at: int | None = Field(default=None, alias="revokedAt", ge=0)
+    """When the peer said it revoked this bearer (ms), or ``None``. The bearer is kept, so a
+    call that still presents it is answered ``pairing-revoked`` by the peer (seed 002), and the
+    page can say "revoked" rather than "paired"; pairing again replaces the record."""
 
 
 class RevokedBearer(Contract):
@@ -112,6 +116,25 @@ class Pairings(Contract):
     def outbound_for(self, env_key: object) -> Secret | None:
         """The bearer this host presents to ``env_key``, or ``None`` when not paired."""
         return next((o.bearer for o in self.outbound if o.env_key == env_key), None)
+
+    def with_outbound_revoked(self, env_key: str, now_ms: int) -> Pairings:
+        """A copy where the bearer this host presents to ``env_key`` is marked revoked by the
+        peer at ``now_ms`` (kept, see :attr:`OutboundBearer.revoked_at`); unchanged when this
+        host holds none or it is already marked."""
+        outbound = tuple(
+            o.model_copy(update={"revoked_at": now_ms})
+            if o.env_key == env_key and o.revoked_at is None
+            else o
+            for o in self.outbound
+        )
+        return self.model_copy(update={"outbound": outbound})
+
+    def outbound_standing(self, env_key: object) -> Literal["unpaired", "paired", "revoked"]:
+        """Whether this host holds a bearer for ``env_key``, and whether the peer revoked it."""
+        found = next((o for o in self.outbound if o.env_key == env_key), None)
+        if found is None:
+            return "unpaired"
+        return "revoked" if found.revoked_at is not None else "paired"
 
     def with_revoked(self, env_key: str, now_ms: int) -> tuple[Pairings, tuple[str, ...]]:
         """A copy where every bearer issued for ``env_key`` is revoked; and their hashes.

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -108,7 +108,13 @@ class PeerAdmin:
         refuses.
         """
         envs = await self.environments()
-        if not re.fullmatch(ENV_NAME_PATTERN, name) or name == "local":
+        if name == "local":
+            raise Refused(
+                Code.NAME_INVALID,
+                "'local' names this browser's own environment; choose another name.",
+                field="name",
+            )
+        if not re.fullmatch(ENV_NAME_PATTERN, name):
             raise Refused(
                 Code.NAME_INVALID,
                 "An environment name is 1–32 lower-case letters, digits or '-'.",
@@ -142,6 +148,10 @@ class PeerAdmin:
         """Have the peer revoke this pairing now; return its answer (counts, no secret)."""
         name, token = await self.peer(env_key)
         answer = await self._admin(name, op="pair.revoke", hostToken=token, envKey=env_key)
+        pairings = await load_pairings(self._state)
+        marked = pairings.with_outbound_revoked(env_key, self._clock.now_ms())
+        if marked != pairings:
+            await self._state.store(PAIRINGS_DOC, marked.to_json())
         return {k: answer[k] for k in ("revoked", "channelsClosed", "logged") if k in answer}
 
     async def unpair(self, env_key: str) -> None:
@@ -151,6 +161,7 @@ class PeerAdmin:
         changed, _ = pairings.with_revoked(env_key, self._clock.now_ms())
         await self._state.store(PAIRINGS_DOC, changed.to_json())
 
-    async def paired(self, env_key: str) -> bool:
-        """True when this host holds an outbound bearer for ``env_key``."""
-        return (await load_pairings(self._state)).outbound_for(env_key) is not None
+    async def standing(self, env_key: str) -> Literal["unpaired", "paired", "revoked"]:
+        """Whether this host holds a bearer for ``env_key`` and whether the peer revoked it
+        (see :meth:`core.pairing.Pairings.outbound_standing`)."""
+        return (await load_pairings(self._state)).outbound_standing(env_key)

@@ -14,7 +14,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from core.letters import OneLine, absolute_path_in
 from core.mailbox import AgentId
-from core.paths import parse_path
+from core.paths import check_name, parse_path
 from core.refusals import Refused
 from e2e.hostpage import HostPage
 from e2e.tray_kit import Missions, expand_tray, go, new_project, open_in_ui, refresh_tray, shot
@@ -92,6 +92,14 @@ def admits_agent(text: str) -> bool:
     return True
 
 
+def admits_name(text: str) -> bool:
+    try:
+        check_name(text)
+    except Refused:
+        return False
+    return True
+
+
 def admits_gist(text: str) -> bool:
     try:
         GIST.validate_python(text)
@@ -117,9 +125,20 @@ def test_a_corpus_of_hostile_strings_is_shown_literally_everywhere_with_no_csp_v
     refused = host.call("project.create", {"name": "Repo B1 \u202eevil"})["refusal"]
     assert refused["code"] == "name-invalid"
     brain = "Repo <b onclick=alert(1)>B1 evil"
-    pid, blocks = new_project(host, brain, [(s, s) for s in CORPUS])
-    assert len(blocks) == len(CORPUS)  # every string is an admissible block name (owner seat)
-    names = dict(zip(blocks, CORPUS, strict=True))
+    # block names follow the same rule (a bidi control in a <select> option cannot be isolated)
+    block_names = [s for s in CORPUS if admits_name(s)]
+    assert 40 <= len(block_names) < len(CORPUS)
+    pid, blocks = new_project(host, brain, [(s, s) for s in block_names])
+    assert len(blocks) == len(block_names)
+    names = dict(zip(blocks, block_names, strict=True))
+    for s in CORPUS:
+        if not admits_name(s):
+            refusal = host.call(
+                "blocks.candidate_edit",
+                {"project": pid, "ops": [{"op": "add", "name": s}]},
+                human=True,
+            )["refusal"]
+            assert (refusal["code"], refusal["field"]) == ("name-invalid", "ops[0].name")
 
     gists = [s for s in CORPUS if admits_gist(s)]
     agents = [s for s in CORPUS if admits_agent(s)]
@@ -130,7 +149,7 @@ def test_a_corpus_of_hostile_strings_is_shown_literally_everywhere_with_no_csp_v
     for i, gist in enumerate(gists):
         mission = f"msn_{i:012x}"
         agent = agents[i % len(agents)]
-        block = blocks[i]
+        block = blocks[i % len(blocks)]
         m.post(
             mission,
             "judging",

@@ -60,6 +60,9 @@ class EnvInfo(Contract):
     env_key: str = Field(alias="envKey")
     kind: str
     paired: bool
+    revoked: bool = False
+    """The peer revoked the bearer this host holds: calls are refused ``pairing-revoked``
+    until it pairs again (``paired`` is then false)."""
     running: bool
     connected: bool
 
@@ -134,13 +137,14 @@ class _Services:
     async def info(self, env_key: str) -> EnvInfo:
         envs = await load_environments(self.ctx.state)
         env = envs.resolve(env_key)
-        paired = env.kind == "local" or await self.admin.paired(env.key)
+        standing = "paired" if env.kind == "local" else await self.admin.standing(env.key)
         running = env.kind == "local" or self.ctx.servers.running(env.name)  # type: ignore[union-attr]
         return EnvInfo(
             name=env.name,
             envKey=env.key,
             kind=env.kind,
-            paired=paired,
+            paired=standing == "paired",
+            revoked=standing == "revoked",
             running=running,
             connected=env.kind == "local" or self.peers.is_connected(env.key),
         )

@@ -240,3 +240,18 @@ def test_an_unreadable_store_refuses_rather_than_guesses():
     kit.files.tree[".voicebox"]["skeleton.json"] = b"{not json"
     refusal = kit.refused("mission.post", agent_id="hand-1", letter=kit.letter())
     assert refusal["code"] == "storage-failed"
+
+
+@pytest.mark.parametrize("op", ["add", "rename"])
+@pytest.mark.parametrize("name", ["x\u202eevil", "a\u2066b", "e\u0301", "   "])
+def test_a_block_name_follows_the_one_name_rule(op, name):
+    """A block name is shown in lists and options where it cannot be isolated: a
+    bidirectional control would reverse the page's own text after it (core/paths.py rule)."""
+    kit = Kit()
+    edit = (
+        {"op": "add", "name": name}
+        if op == "add"
+        else {"op": op, "block_id": kit.block, "name": name}
+    )
+    refusal = store_unchanged_refusal(kit, "blocks.candidate_edit", HUMAN, ops=[edit])
+    assert (refusal["code"], refusal["field"]) == ("name-invalid", "ops[0].name")

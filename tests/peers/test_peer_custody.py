@@ -148,6 +148,24 @@ def test_revoke_answers_the_pending_call_closes_the_channel_and_stays_revoked() 
     run(go())
 
 
+def test_a_revoked_peer_is_listed_revoked_not_paired_until_it_pairs_again() -> None:
+    async def go() -> None:
+        world, key = await paired_world()
+        await world.ok("env.revoke", envKey=key)
+
+        def standing(listed: dict) -> list[tuple[bool, bool]]:
+            envs = listed["result"]["environments"]
+            return [(e["paired"], e["revoked"]) for e in envs if e["envKey"] == key]
+
+        assert standing(await world.ok("env.list")) == [(False, True)]
+        assert (await world.ok("fleet.list"))["result"]["environments"] == []
+        await world.ok("env.pair", envKey=key)
+        assert standing(await world.ok("env.list")) == [(True, False)]
+        assert (await world.call_tool(key, "projects.list")).get("refusal") is None
+
+    run(go())
+
+
 def test_a_silent_peer_is_environment_unreachable_with_the_outcome_unknown() -> None:
     async def go() -> None:
         world, key = await paired_world()
@@ -232,6 +250,7 @@ def test_env_list_shows_local_first_and_never_a_secret() -> None:
             "envKey": key,
             "kind": "peer",
             "paired": True,
+            "revoked": False,
             "running": True,
             "connected": False,
         }
