@@ -9,7 +9,7 @@ import js
 from js import Object
 from pyodide.ffi import JsException, to_js
 
-from core.refusals import Code, Refused
+from core.refusals import REFUSALS, Code, Refused
 
 __all__ = ["JS_ERRORS", "BrowserError", "js_options", "refusal_from_js", "settle"]
 
@@ -66,10 +66,13 @@ def refusal_from_js(exc: JsException | BrowserError, what: str, **overrides: Cod
 
     ``overrides`` maps DOMException names to codes for this call site (e.g.
     ``TypeMismatchError=Code.IS_A_DIRECTORY``). ``QuotaExceededError`` is
-    ``storage-quota-exceeded`` (507); unknown names become ``storage-failed`` (500). The
+    ``storage-quota-exceeded`` (507); unknown names become ``storage-failed`` (500). An
+    overridden name is told in the refusal's own words, not the browser's. The
     browser's message is kept short and never holds a secret (it names our own paths only).
     """
     name = str(getattr(exc, "name", "") or "")
-    code = overrides.get(name) or _BY_NAME.get(name) or Code.STORAGE_FAILED
+    if name in overrides:  # this call site knows what the browser meant: say it in our words
+        return Refused(overrides[name], f"{what}: {REFUSALS[overrides[name]].meaning}")
+    code = _BY_NAME.get(name) or Code.STORAGE_FAILED
     detail = str(getattr(exc, "message", "") or "")[:200]
     return Refused(code, f"{what}: {name or 'error'}{': ' + detail if detail else ''}")

@@ -31,6 +31,10 @@ from core.refusals import Code, Refused
 __all__ = ["PortSandbox", "SiteModules"]
 
 MARGIN_S = 2.0
+READY_WAIT_S = 3.0
+"""How long a run waits for the sandbox's ``ready`` before refusing ``sandbox-unavailable``:
+a frame that never loaded (offline, Chromium's error page instead of tools/sandbox.html)
+never says it, and would otherwise look like a tool past its time limit."""
 
 
 def _obj(**kwargs: Any) -> Any:
@@ -44,7 +48,7 @@ class PortSandbox:
         self._port = port
         self._waiting: dict[str, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
-        self.ready = False
+        self._ready = asyncio.Event()
         self._listener = create_proxy(self._message)
         port.onmessage = self._listener
         port.start()
@@ -52,14 +56,22 @@ class PortSandbox:
     def _message(self, event: Any) -> None:
         data = event.data
         if getattr(data, "type", None) == "ready":
-            self.ready = True
+            self._ready.set()
             return
         future = self._waiting.pop(str(getattr(data, "id", "")), None)
         if future is not None and not future.done():
             future.set_result(data)
 
     async def run(self, module: bytes, args: bytes, *, time_ms: int, max_output: int) -> bytes:
-        """See :meth:`core.ports.Sandbox.run`."""
+        """See :meth:`core.ports.Sandbox.run`; ``sandbox-unavailable`` when the sandbox never
+        said it was ready (within :data:`READY_WAIT_S`)."""
+        try:
+            await asyncio.wait_for(self._ready.wait(), READY_WAIT_S)
+        except TimeoutError:
+            raise Refused(
+                Code.SANDBOX_UNAVAILABLE,
+                "The tool sandbox never started (offline, its frame cannot load).",
+            ) from None
         request_id = f"s{next(self._ids)}"
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = future

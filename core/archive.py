@@ -574,7 +574,7 @@ def _classify_name(raw: str) -> tuple[ProjectPath, bool]:
         raise _refuse(
             Code.ARCHIVE_ENTRY_NAME_INVALID,
             raw,
-            f"is not a valid path ({exc.message})",
+            f"is not a valid path ({exc.message.rstrip('.')})",
             path_code=str(exc.code),
         ) from None
     return path, folder

@@ -91,6 +91,21 @@ def test_after_one_load_the_site_boots_and_opens_a_project_with_the_network_gone
     # after the reload nothing reached the (failing) network but the create-asset sandbox
     # frame: an opaque-origin sandboxed frame's navigation never goes through a service worker
     assert [u[len(BASE_URL) :] for u in router.requests[seen_online:]] == ["tools/sandbox.html"]
+    # …so create-asset says its sandbox is unavailable (not that the tool ran out of time)
+    local = host.ok("env.list")["result"]["environments"][0]["envKey"]
+    tools = host.ok("tool.discover", {"envKey": local})["result"]["tools"]
+    descriptor = next(t["descriptorId"] for t in tools if t["name"] == "create-asset")
+    args = {
+        "project": project,
+        "path": "mark.png",
+        "width": 32,
+        "height": 32,
+        "seed": 1,
+        "pattern": "identicon",
+    }
+    call = {"envKey": local, "tool": "create-asset", "descriptorId": descriptor, "args": args}
+    refused = host.call("tool.call", call)["refusal"]
+    assert refused["code"] == "sandbox-unavailable", refused
     assert host.csp_violations() == []
     assert host.page_errors == []
     # Playwright names the service worker as the requester of its own fetches
