@@ -51,9 +51,14 @@ export function formatTime(iso) {
 /** A span of text that came from outside (a name, a gist, an agent id), isolated for bidi so
  * an RTL override inside it cannot reorder the text around it. Always text, never markup. */
 export function literal(text, attrs = {}) {
-  const value = String(text ?? "");
-  const hidden = [...new Set(value.match(HIDDEN_CHARS) ?? [])];
-  const node = el("bdi", { class: "literal", ...attrs }, value);
+  return flagHidden(el("bdi", { class: "literal", ...attrs }, String(text ?? "")));
+}
+
+/** Flag `node` (an element whose whole text came from outside, e.g. a button or heading
+ * showing a name) as `literal` does, when its text holds invisible or direction-changing
+ * characters. Returns `node`. */
+export function flagHidden(node) {
+  const hidden = [...new Set(node.textContent.match(HIDDEN_CHARS) ?? [])];
   if (hidden.length) {
     // Shown as they are (never stripped), but flagged: the mark is CSS-generated, so the
     // element's text stays exactly the string.

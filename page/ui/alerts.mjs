@@ -34,6 +34,11 @@ export function clearAlerts() {
   if (region) region.replaceChildren();
 }
 
+/** Clear an error left on screen (a notice stays). */
+export function clearError() {
+  if (region?.querySelector(".alert-error")) region.replaceChildren();
+}
+
 /** Run `fn`; show its refusal (if any) with `context`. Resolves to fn's value or null. */
 export async function guarded(context, fn) {
   try {
@@ -41,5 +46,28 @@ export async function guarded(context, fn) {
   } catch (err) {
     showRefusal(err, context);
     return null;
+  }
+}
+
+/** A person's act (create, save, move, delete…): like `guarded`, and when it succeeds an error
+ * left by an earlier act is cleared, so a stale refusal never sits next to a success. */
+export async function acted(context, fn) {
+  const done = await guarded(context, fn);
+  if (done !== null) clearError();
+  return done;
+}
+
+/** A form's submit that makes a host call: `button` is disabled while the call is in flight,
+ * so a double click or a second Enter sends it once. Resolves like `acted` (null when a call
+ * was already in flight). */
+export async function submitting(button, context, fn) {
+  if (button.disabled) return null;
+  button.disabled = true;
+  button.setAttribute("aria-busy", "true");
+  try {
+    return await acted(context, fn);
+  } finally {
+    button.disabled = false;
+    button.removeAttribute("aria-busy");
   }
 }

@@ -67,12 +67,12 @@ export async function renderAudit(node, app) {
     if (!page) return;
     for (const r of page.result.records) {
       tbody.appendChild(el("tr", { "data-seq": r.seq, class: `decision-${r.decision}` },
-        el("td", {}, String(r.seq)),
+        el("td", { class: "nowrap" }, String(r.seq)),
         el("td", {}, formatTime(r.at)),
         el("td", {}, r.actor),
-        el("td", {}, r.op),
-        el("td", {}, r.decision),
-        el("td", {}, el("code", {}, r.rule)),
+        el("td", { class: "nowrap" }, r.op),
+        el("td", { class: "nowrap" }, r.decision),
+        el("td", { class: "nowrap" }, el("code", {}, r.rule)),
         el("td", { class: "details" }, detailText(r.details)),
       ));
     }

@@ -4,7 +4,7 @@
 // gate). A colour changes only by a receipt import, so nothing here can set one.
 
 import { el, formatTime, literal, replace } from "../dom.mjs";
-import { clearAlerts, guarded, showNotice } from "./alerts.mjs";
+import { acted, clearAlerts, guarded, showNotice, submitting } from "./alerts.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
 
 const HUMAN = "human-ui";
@@ -16,22 +16,27 @@ export async function renderBlocks(node, app, params = {}) {
   if (!answer) { replace(node, el("h2", {}, "Blocks")); return; }
   const { store, ratified_current: ratifiedCurrent } = answer.result;
 
-  const edit = (ops, what) => guarded(what, () => app.host.call("blocks.candidate_edit", {
-    project: project.id, ops, seat: "owner", ...(store ? { if_store_version: store.store_version } : {}),
-  }, { human: true }));
+  // `button`: the form's submit, disabled while the edit is in flight
+  const edit = (ops, what, button = null) => {
+    const call = () => app.host.call("blocks.candidate_edit", {
+      project: project.id, ops, seat: "owner", ...(store ? { if_store_version: store.store_version } : {}),
+    }, { human: true });
+    return button ? submitting(button, what, call) : acted(what, call);
+  };
   const again = async (focus) => { await renderBlocks(node, app, { focus }); app.tray?.refresh({ force: true }); };
 
   const nameInput = el("input", { id: "new-block-name", type: "text", maxlength: "200", autocomplete: "off", required: true });
   const purposeInput = el("textarea", { id: "new-block-purpose", rows: "2", maxlength: "2000" });
+  const addButton = el("button", { type: "submit", class: "primary", id: "add-block" }, "Add block");
   const addForm = el("form", { class: "block-add", "aria-label": "Add a block",
     onsubmit: async (event) => {
       event.preventDefault();
-      const done = await edit([{ op: "add", name: nameInput.value, purpose: purposeInput.value }], "Adding the block");
+      const done = await edit([{ op: "add", name: nameInput.value, purpose: purposeInput.value }], "Adding the block", addButton);
       if (done) { clearAlerts(); showNotice(`Added the block (store version ${done.result.store_version}).`); await again(done.result.added[0]); }
     } },
   el("div", { class: "field" }, el("label", { for: "new-block-name" }, "New block name"), nameInput),
   el("div", { class: "field grow" }, el("label", { for: "new-block-purpose" }, "Purpose"), purposeInput),
-  el("button", { type: "submit", class: "primary", id: "add-block" }, "Add block"));
+  addButton);
 
   const head = el("div", { class: "surface-head" },
     el("div", {},
@@ -48,7 +53,7 @@ export async function renderBlocks(node, app, params = {}) {
         const sure = await confirmDialog({ title: `Ratify store version ${store.store_version}?`, confirmLabel: "Ratify",
           text: `Ratifying records that you accept the block store as it stands at version ${store.store_version}: ${store.blocks.length} block${store.blocks.length === 1 ? "" : "s"}. It changes no block and no colour; the audit records it as your gesture.` });
         if (!sure) return;
-        const done = await guarded("Ratifying", () => app.host.call("blocks.ratify", { project: project.id, store_version: store.store_version, ratified_via: HUMAN }, { human: true }));
+        const done = await acted("Ratifying", () => app.host.call("blocks.ratify", { project: project.id, store_version: store.store_version, ratified_via: HUMAN }, { human: true }));
         if (done) { showNotice(`Ratified store version ${done.result.store_version}.`); await again(); }
       } }, ratifiedCurrent ? "Ratified" : `Ratify store v${store.store_version}`) : null);
 

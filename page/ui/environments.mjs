@@ -3,8 +3,8 @@
 // list, create, add files, export as a .zip that downloads through this page. The page asks as
 // the local operator; it never holds a bearer or a host token (the host does).
 
-import { el, formatBytes, replace } from "../dom.mjs";
-import { clearAlerts, guarded, showNotice } from "./alerts.mjs";
+import { el, formatBytes, literal, replace } from "../dom.mjs";
+import { acted, clearAlerts, guarded, showNotice, submitting } from "./alerts.mjs";
 import { confirmDialog } from "./dialog.mjs";
 
 const MAX_TOOL_FILE = 180 * 1024; // bytes of one file sent inside a call envelope (base64 ≤ 256 KiB)
@@ -35,17 +35,18 @@ export async function renderEnvironments(node, app, params = {}) {
   const peers = envs.filter((e) => e.kind === "peer");
   const nameInput = el("input", { id: "new-env-name", type: "text", required: true, autocomplete: "off", pattern: "[a-z][a-z0-9\\-]{0,31}", "aria-describedby": "new-env-hint" });
   const creating = el("p", { class: "muted", role: "status", "aria-live": "polite" });
+  const createButton = el("button", { type: "submit", class: "primary", id: "create-env" }, "Create environment");
   const form = el("form", { class: "inline-form", "aria-label": "Create a peer environment",
     onsubmit: async (event) => {
       event.preventDefault();
       creating.textContent = "Starting the environment server (it boots its own Python; a few seconds)…";
-      const made = await guarded("Creating the environment", () => app.host.call("env.create", { name: nameInput.value }, { human: true }));
+      const made = await submitting(createButton, "Creating the environment", () => app.host.call("env.create", { name: nameInput.value }, { human: true }));
       creating.textContent = "";
       if (made) { clearAlerts(); showNotice(`Environment ${made.result.environment.name} is running.`); app.refresh(); }
     } },
     el("label", { for: "new-env-name" }, "New peer environment"),
     nameInput,
-    el("button", { type: "submit", class: "primary" }, "Create environment"),
+    createButton,
     el("span", { id: "new-env-hint", class: "muted" }, "lower-case letters, digits, '-'"),
   );
 
@@ -53,7 +54,7 @@ export async function renderEnvironments(node, app, params = {}) {
     type: "button", class: danger ? "danger" : null, "aria-label": `${label} ${env.name}`,
     onclick: async () => {
       if (text && !(await confirmDialog({ title: `${label} ${env.name}`, text, confirmLabel: label, danger }))) return;
-      const done = await guarded(`${label} ${env.name}`, () => app.host.call(op, { envKey: env.envKey }, { human: true }));
+      const done = await acted(`${label} ${env.name}`, () => app.host.call(op, { envKey: env.envKey }, { human: true }));
       if (done) {
         if (op === "env.revoke") showNotice(`Revoked: ${done.result.channelsClosed} live channel(s) closed. Audit record #${done.logged}.`);
         app.refresh();
@@ -100,17 +101,18 @@ function contactForm(app, envs) {
   const target = el("select", { id: "contact-env" }, envs.map((e) => el("option", { value: e.envKey }, e.kind === "local" ? "local" : e.name)));
   const agent = el("input", { id: "contact-agent", type: "text", required: true, autocomplete: "off", placeholder: "agent id" });
   const text = el("input", { id: "contact-text", type: "text", required: true, autocomplete: "off", placeholder: "message" });
+  const sendButton = el("button", { type: "submit" }, "Send");
   return el("form", { class: "inline-form", id: "contact-form", "aria-label": "Message an agent",
     onsubmit: async (e) => {
       e.preventDefault();
-      const sent = await guarded("Sending the message", () => app.host.call("fleet.contact",
+      const sent = await submitting(sendButton, "Sending the message", () => app.host.call("fleet.contact",
         { environmentKey: target.value, agentId: agent.value, text: text.value }, { human: true }));
       if (sent) { text.value = ""; showNotice(`Delivered to ${sent.result.agentId} (${sent.result.route}) — delivery is not execution.`); }
     } },
     el("label", { for: "contact-env" }, "Message an agent in"), target,
     el("label", { for: "contact-agent", class: "visually-hidden" }, "Agent id"), agent,
     el("label", { for: "contact-text", class: "visually-hidden" }, "Message"), text,
-    el("button", { type: "submit" }, "Send"));
+    sendButton);
 }
 
 async function toolCall(app, env, tool, args, options = {}) {
@@ -128,6 +130,7 @@ async function renderPeer(node, app, env) {
   const listing = await guarded(`Listing ${env.name}'s projects`, () => toolCall(app, env, "projects.list", {}));
   const projects = listing?.result.result.projects ?? [];
   const name = el("input", { id: "peer-project-name", type: "text", required: true, autocomplete: "off" });
+  const createButton = el("button", { type: "submit", id: "create-peer-project" }, "Create in peer");
   const progress = el("div", { class: "upload-progress", id: "peer-progress", hidden: true });
   const showProgress = (label, value, max) => {
     progress.hidden = false;
@@ -158,11 +161,11 @@ async function renderPeer(node, app, env) {
     const total = (walk?.result.result.files ?? []).reduce((n, f) => n + f.size, 0);
     showProgress(`Exporting ${project.name} from ${env.name}`, 0, total);
     const bar = progress.querySelector("progress");
-    const answer = await guarded(`Exporting ${project.name}`, () => toolCall(app, env, "project.export", { project: project.id },
+    const answer = await acted(`Exporting ${project.name}`, () => toolCall(app, env, "project.export", { project: project.id },
       { onChunk: (received) => { bar.value = Math.min(received, total); } }));
-    if (!answer) return;
+    if (!answer) { progress.hidden = true; return; }
     const blob = answer.stream ?? new Blob([]);
-    bar.value = total;
+    showProgress(`Exported ${project.name} from ${env.name} (${formatBytes(blob.size)}) — done`, total, total);
     download(blob, `${project.name}.zip`);
     showNotice(`Exported ${project.name}: ${formatBytes(blob.size)}, sha256 ${answer.result.result.sha256 ?? ""}.`);
   };
@@ -172,16 +175,16 @@ async function renderPeer(node, app, env) {
     el("form", { class: "inline-form", "aria-label": `Create a project in ${env.name}`,
       onsubmit: async (e) => {
         e.preventDefault();
-        if (await guarded("Creating the project", () => toolCall(app, env, "project.create", { name: name.value }))) await renderPeer(node, app, env);
+        if (await submitting(createButton, "Creating the project", () => toolCall(app, env, "project.create", { name: name.value }))) await renderPeer(node, app, env);
       } },
-      el("label", { for: "peer-project-name" }, "New project"), name, el("button", { type: "submit" }, "Create in peer")),
+      el("label", { for: "peer-project-name" }, "New project"), name, createButton),
     progress,
     projects.length
       ? el("table", { class: "table", id: "peer-projects" },
           el("caption", { class: "visually-hidden" }, `Projects in ${env.name}`),
           el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Project"), el("th", { scope: "col" }, ""))),
           el("tbody", {}, projects.map((p) => el("tr", { "data-project": p.id },
-            el("td", {}, p.name),
+            el("td", {}, literal(p.name)),
             el("td", { class: "row-actions" },
               el("label", { class: "button", for: `peer-upload-${p.id}` }, "Add files"), upload(p),
               el("button", { type: "button", class: "primary", onclick: () => exportProject(p), "aria-label": `Export .zip of ${p.name}` }, "Export .zip"))))))

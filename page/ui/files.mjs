@@ -2,8 +2,8 @@
 // save text, download, rename, delete (SPEC §11). Folders load when opened — never the whole
 // project at once.
 
-import { el, formatBytes, literal, replace } from "../dom.mjs";
-import { clearAlerts, guarded, showNotice } from "./alerts.mjs";
+import { el, flagHidden, formatBytes, literal, replace } from "../dom.mjs";
+import { acted, clearAlerts, guarded, showNotice } from "./alerts.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
 
 const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp", svg: "image/svg+xml" };
@@ -43,7 +43,7 @@ export class FilesView {
       onchange: (e) => this.upload([...e.target.files], true).finally(() => { e.target.value = ""; }) });
     replace(this.node,
       el("div", { class: "surface-head" },
-        el("h2", { id: "project-title" }, this.project.name),
+        flagHidden(el("h2", { id: "project-title" }, this.project.name)),
         el("button", { type: "button", onclick: () => this.app.go("projects") }, "All projects"),
       ),
       el("div", { class: "toolbar", role: "group", "aria-label": "File actions" },
@@ -90,7 +90,7 @@ export class FilesView {
         return el("li", { class: "tree-dir" }, details);
       }
       return el("li", { class: "tree-file" },
-        el("button", { type: "button", class: "link file-entry literal", "data-path": path, onclick: () => this.open(path) }, entry.name),
+        flagHidden(el("button", { type: "button", class: "link file-entry literal", "data-path": path, onclick: () => this.open(path) }, entry.name)),
         el("span", { class: "muted size" }, ` ${formatBytes(entry.size)}`));
     });
     replace(list, items.length ? items : el("li", { class: "muted" }, "(empty folder)"));
@@ -162,7 +162,7 @@ export class FilesView {
       content = el("p", { class: "muted" }, `Binary file (${formatBytes(size)}) — download it to open it.`);
     }
     replace(this.viewer,
-      el("h3", { id: "viewer-path" }, path),
+      flagHidden(el("h3", { id: "viewer-path", class: "literal" }, path)),
       el("p", { class: "muted" }, `${formatBytes(size)} · sha256 `, el("code", { id: "viewer-sha256" }, sha256)),
       el("div", { class: "toolbar", role: "group", "aria-label": "Selected file actions" },
         text !== null ? el("button", { type: "button", onclick: () => this.edit(path, text) }, "Edit") : null,
@@ -178,12 +178,12 @@ export class FilesView {
     const area = el("textarea", { id: "editor", rows: "20", spellcheck: "false", "aria-label": `Edit ${path}` });
     area.value = text;
     replace(this.viewer,
-      el("h3", {}, `Editing ${path}`),
+      el("h3", {}, "Editing ", literal(path)),
       area,
       el("div", { class: "toolbar" },
         el("button", { type: "button", class: "primary", id: "save-file", onclick: async () => {
           const body = new TextEncoder().encode(area.value).buffer;
-          const saved = await guarded(`Saving ${path}`, () => this.call("file.write", { path }, { body }));
+          const saved = await acted(`Saving ${path}`, () => this.call("file.write", { path }, { body }));
           if (saved) { await this.open(path); await this.refreshTree(); showNotice(`Saved ${path} (${formatBytes(saved.result.size)}).`); }
         } }, "Save"),
         el("button", { type: "button", onclick: () => this.open(path) }, "Cancel"),
@@ -196,7 +196,7 @@ export class FilesView {
     const name = await promptDialog({ title: "New text file", label: `File path (inside /${this.folder})`, confirmLabel: "Create" });
     if (!name) return;
     const path = joinPath(this.folder, name);
-    const made = await guarded(`Creating ${path}`, () => this.call("file.write", { path, if_absent: true }, { body: new ArrayBuffer(0) }));
+    const made = await acted(`Creating ${path}`, () => this.call("file.write", { path, if_absent: true }, { body: new ArrayBuffer(0) }));
     if (made) { await this.refreshTree(); this.edit(path, ""); }
   }
 
@@ -204,13 +204,13 @@ export class FilesView {
     const name = await promptDialog({ title: "New folder", label: `Folder path (inside /${this.folder})`, confirmLabel: "Create" });
     if (!name) return;
     const path = joinPath(this.folder, name);
-    if (await guarded(`Creating ${path}`, () => this.call("file.mkdir", { path }))) await this.refreshTree();
+    if (await acted(`Creating ${path}`, () => this.call("file.mkdir", { path }))) await this.refreshTree();
   }
 
   async rename(path) {
     const dst = await promptDialog({ title: "Rename or move", label: "New path (from the project root)", value: path, confirmLabel: "Move" });
     if (!dst || dst === path) return;
-    if (await guarded(`Moving ${path}`, () => this.call("file.move", { src: path, dst }))) {
+    if (await acted(`Moving ${path}`, () => this.call("file.move", { src: path, dst }))) {
       await this.refreshTree();
       await this.open(dst);
     }
@@ -219,7 +219,7 @@ export class FilesView {
   async remove(path) {
     const sure = await confirmDialog({ title: "Delete file", danger: true, confirmLabel: "Delete", text: `This deletes ${path} from the project. It cannot be undone.` });
     if (!sure) return;
-    if (await guarded(`Deleting ${path}`, () => this.call("file.delete", { path }))) {
+    if (await acted(`Deleting ${path}`, () => this.call("file.delete", { path }))) {
       replace(this.viewer, el("p", { class: "empty" }, `Deleted ${path}.`));
       await this.refreshTree();
     }

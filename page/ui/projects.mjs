@@ -1,23 +1,24 @@
 // Projects surface: create, open, rename, delete, export as a .zip, import a .zip (SPEC §10,
 // §11). Archives stream: the export arrives in chunks (progress bar) and is saved as a Blob.
 
-import { el, formatBytes, formatTime, replace } from "../dom.mjs";
-import { guarded, clearAlerts, showNotice, showRefusal } from "./alerts.mjs";
+import { el, flagHidden, formatBytes, formatTime, replace } from "../dom.mjs";
+import { acted, guarded, clearAlerts, showNotice, showRefusal, submitting } from "./alerts.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
 
 export async function renderProjects(node, app) {
   const list = await guarded("Listing projects", () => app.host.call("project.list"));
   const projects = list?.result.projects ?? [];
   const nameInput = el("input", { id: "new-project-name", type: "text", required: true, autocomplete: "off", maxlength: "200" });
+  const createButton = el("button", { type: "submit", class: "primary", id: "create-project" }, "Create project");
   const form = el("form", { class: "inline-form", "aria-label": "Create a project",
     onsubmit: async (event) => {
       event.preventDefault();
-      const created = await guarded("Creating the project", () => app.host.call("project.create", { name: nameInput.value }));
+      const created = await submitting(createButton, "Creating the project", () => app.host.call("project.create", { name: nameInput.value }));
       if (created) { clearAlerts(); app.openProject(created.result.project.id); }
     } },
     el("label", { for: "new-project-name" }, "New project name"),
     nameInput,
-    el("button", { type: "submit", class: "primary" }, "Create project"),
+    createButton,
   );
 
   const canPick = typeof globalThis.showDirectoryPicker === "function";
@@ -31,7 +32,7 @@ export async function renderProjects(node, app) {
         if (err?.name !== "AbortError") showRefusal({ code: "permission-denied", message: "The folder could not be opened." }, "Opening a folder");
         return;
       }
-      const added = await guarded("Opening the folder", () => app.host.call("project.add_folder", { name: handle.name }, { attachment: handle, human: true }));
+      const added = await acted("Opening the folder", () => app.host.call("project.add_folder", { name: handle.name }, { attachment: handle, human: true }));
       if (added) { clearAlerts(); app.openProject(added.result.project.id); }
     } }, "Open a folder…");
 
@@ -46,11 +47,11 @@ export async function renderProjects(node, app) {
     const walk = await guarded("Sizing the export", () => app.host.call("file.walk", { project: p.id }));
     const total = (walk?.result.files ?? []).reduce((n, f) => n + f.size, 0);
     const bar = showProgress(`Exporting ${p.name}`, 0, total);
-    const answer = await guarded(`Exporting ${p.name}`, () => app.host.call("project.export", { project: p.id },
+    const answer = await acted(`Exporting ${p.name}`, () => app.host.call("project.export", { project: p.id },
       { onChunk: (received) => { bar.value = Math.min(received, total); } }));
-    if (!answer) return;
-    bar.value = total;
+    if (!answer) { progress.hidden = true; return; }
     const blob = answer.stream ?? new Blob([]);
+    showProgress(`Exported ${p.name} (${formatBytes(blob.size)}) — done`, total, total);
     const url = URL.createObjectURL(blob);
     const a = el("a", { href: url, download: answer.result.filename || `${p.name}.zip`, hidden: true });
     document.body.appendChild(a);
@@ -66,7 +67,7 @@ export async function renderProjects(node, app) {
       e.target.value = "";
       if (!file) return;
       showProgress(`Importing ${file.name} (${formatBytes(file.size)})`, 0, 1).removeAttribute("value");
-      const imported = await guarded(`Importing ${file.name}`, async () => app.host.call("project.import",
+      const imported = await acted(`Importing ${file.name}`, async () => app.host.call("project.import",
         { name: file.name.replace(/\.zip$/i, "") }, { body: await file.arrayBuffer() }));
       progress.hidden = true;
       if (!imported) return;
@@ -75,15 +76,15 @@ export async function renderProjects(node, app) {
     } });
 
   const rows = projects.map((p) => el("tr", { "data-project-id": p.id, "data-kind": p.kind, class: app.project?.id === p.id ? "current" : null },
-    el("td", {}, el("button", { type: "button", class: "link project-open literal", onclick: () => app.openProject(p.id) }, p.name)),
+    el("td", {}, flagHidden(el("button", { type: "button", class: "link project-open literal", onclick: () => app.openProject(p.id) }, p.name))),
     el("td", {}, p.kind === "opfs" ? "browser storage (OPFS)" : "folder on disk"),
-    el("td", {}, formatTime(p.created_at)),
+    el("td", { class: "nowrap" }, formatTime(p.created_at)),
     el("td", { class: "row-actions" },
       el("button", { type: "button", "aria-label": `Export .zip of project ${p.name}`, class: "project-export", onclick: () => exportProject(p) }, "Export .zip"),
       el("button", { type: "button", "aria-label": `Rename project ${p.name}`, onclick: async () => {
         const name = await promptDialog({ title: "Rename project", label: "New name", value: p.name, confirmLabel: "Rename" });
         if (name === null) return;
-        const renamed = await guarded("Renaming the project", () => app.host.call("project.rename", { project: p.id, name }));
+        const renamed = await acted("Renaming the project", () => app.host.call("project.rename", { project: p.id, name }));
         if (!renamed) return;
         if (app.project?.id === p.id) app.setProject(renamed.result.project ?? { ...app.project, name });
         app.refresh();
@@ -95,7 +96,7 @@ export async function renderProjects(node, app) {
           : await confirmDialog({ title: "Delete project", danger: true, confirmLabel: "Delete",
               text: `This deletes the project “${p.name}” and every file in it from this browser's storage. It cannot be undone.` });
         if (!sure) return;
-        if (!await guarded("Deleting the project", () => app.host.call("project.delete", { project: p.id }, { human: true }))) return;
+        if (!await acted("Deleting the project", () => app.host.call("project.delete", { project: p.id }, { human: true }))) return;
         if (app.project?.id === p.id) app.setProject(null);
         app.refresh();
       } }, p.kind === "directory" ? "Remove" : "Delete"),

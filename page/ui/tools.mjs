@@ -3,8 +3,8 @@
 // and the host's receipts are shown as text; an image the tool produced is shown through a
 // blob: URL. A description is not an entitlement: the host admits every call afresh.
 
-import { el, formatBytes, replace } from "../dom.mjs";
-import { clearAlerts, guarded } from "./alerts.mjs";
+import { el, formatBytes, formatTime, replace } from "../dom.mjs";
+import { clearAlerts, guarded, submitting } from "./alerts.mjs";
 import { confirmDialog } from "./dialog.mjs";
 
 const IMAGE = /\.(png|svg)$/i;
@@ -16,15 +16,17 @@ function resolve(schema, root) {
 
 // One input for one schema property. Returns {node, read()} — read() gives the JSON value or
 // undefined (left out, so the host applies its default).
-function field(name, schema, root, required, projects) {
+function field(name, schema, root, required, projects, openProject) {
   const s = resolve(schema, root);
   const id = `tool-arg-${name}`;
   const label = el("label", { for: id }, `${s.title ?? name}${required ? " (required)" : ""}`);
   const hint = s.description ? el("span", { class: "muted hint", id: `${id}-hint` }, s.description) : null;
   const described = hint ? `${id}-hint` : null;
   if (name === "project" && projects.length) {
+    // the open project first choice, when there is one (not the first alphabetically)
     const select = el("select", { id, "aria-describedby": described },
-      projects.map((p) => el("option", { value: p.id }, p.name)));
+      projects.map((p) => el("option", { value: p.id, selected: p.id === openProject ? true : null }, p.name)));
+    if (projects.some((p) => p.id === openProject)) select.value = openProject;
     return { node: el("div", { class: "field" }, label, select, hint), read: () => select.value };
   }
   const choices = s.enum ?? s.anyOf?.map((b) => resolve(b, root)).find((b) => b.enum)?.enum;
@@ -69,6 +71,16 @@ async function showImage(app, envKey, localKey, project, path, into) {
     el("figcaption", { class: "muted" }, `${path} · ${formatBytes(read.body.byteLength)}`)));
 }
 
+// `at` is epoch milliseconds: shown as local date and time, the raw value kept beside it.
+function receiptValue(key, value) {
+  if (key === "at" && Number.isFinite(value)) {
+    const when = new Date(value);
+    return el("dd", { title: `${value} ms since the epoch` },
+      el("time", { datetime: when.toISOString() }, formatTime(when.toISOString())), " ", el("span", { class: "muted" }, `(${value})`));
+  }
+  return el("dd", {}, String(value));
+}
+
 function renderOutcome(node, outcome) {
   const { result, receipt } = outcome;
   replace(node,
@@ -77,7 +89,7 @@ function renderOutcome(node, outcome) {
     receipt
       ? el("div", { class: "receipt", id: "tool-receipt" },
           el("h4", {}, `Host receipt — ${receipt.rung}`),
-          el("dl", {}, ...Object.entries(receipt).flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, String(v))])))
+          el("dl", {}, ...Object.entries(receipt).flatMap(([k, v]) => [el("dt", {}, k), receiptValue(k, v)])))
       : el("p", { class: "muted" }, "No host receipt: this tool's result is the environment's own account (nothing the host wrote)."),
   );
 }
@@ -99,9 +111,10 @@ export async function renderTools(node, app, params = {}) {
   const open = (tool) => {
     const root = tool.argsSchema;
     const required = new Set(root.required ?? []);
-    const fields = Object.entries(root.properties ?? {}).map(([name, s]) => [name, field(name, s, root, required.has(name), projects)]);
+    const fields = Object.entries(root.properties ?? {}).map(([name, s]) => [name, field(name, s, root, required.has(name), projects, chosen === local ? app.project?.id : null)]);
     const out = el("div", { class: "tool-outcome", "aria-live": "polite" });
     const busy = el("progress", { hidden: true, "aria-label": `${tool.name} running` });
+    const run = el("button", { type: "submit", class: "primary", id: "run-tool" }, "Run");
     const form = el("form", { class: "tool-form", "aria-label": `Run ${tool.name}`,
       onsubmit: async (event) => {
         event.preventDefault();
@@ -113,7 +126,7 @@ export async function renderTools(node, app, params = {}) {
         if (tool.needsConfirmation && !(await confirmDialog({ title: `Run ${tool.name}`, text: `${tool.summary} This tool asks for your confirmation before it runs.`, confirmLabel: "Run" }))) return;
         busy.hidden = false;
         clearAlerts();
-        const answer = await guarded(`Running ${tool.name}`, () => app.host.call("tool.call",
+        const answer = await submitting(run, `Running ${tool.name}`, () => app.host.call("tool.call",
           { envKey: chosen.envKey, tool: tool.name, descriptorId: tool.descriptorId, args }, { human: tool.needsConfirmation }));
         busy.hidden = true;
         if (!answer) return;
@@ -124,7 +137,7 @@ export async function renderTools(node, app, params = {}) {
       el("h3", {}, `Run ${tool.name}`),
       el("p", { class: "muted" }, tool.summary),
       ...fields.map(([, f]) => f.node),
-      el("div", { class: "toolbar" }, el("button", { type: "submit", class: "primary", id: "run-tool" }, "Run"), busy),
+      el("div", { class: "toolbar" }, run, busy),
     );
     replace(runner, form, out);
     form.querySelector("input, select")?.focus();
@@ -140,11 +153,11 @@ export async function renderTools(node, app, params = {}) {
           el("thead", {}, el("tr", {}, ...["Tool", "Origin", "Effect", "Receipt rule", "Confirmation", ""].map((h) => el("th", { scope: "col" }, h)))),
           el("tbody", {}, tools.filter((t) => t.name !== "tools.describe").map((t) => el("tr", { "data-tool": t.name },
             el("td", {}, el("strong", {}, t.name), el("div", { class: "muted" }, t.summary)),
-            el("td", {}, t.origin),
-            el("td", {}, t.effect),
-            el("td", {}, el("code", {}, t.receiptRule)),
+            el("td", { class: "nowrap" }, t.origin),
+            el("td", { class: "nowrap" }, t.effect),
+            el("td", { class: "nowrap" }, el("code", {}, t.receiptRule)),
             el("td", {}, t.needsConfirmation ? "asks first" : "—"),
-            el("td", {}, el("button", { type: "button", onclick: () => open(t), "aria-label": `Run ${t.name}` }, "Run…"))))))
+            el("td", { class: "nowrap" }, el("button", { type: "button", onclick: () => open(t), "aria-label": `Run ${t.name}` }, "Run…"))))))
       : el("p", { class: "empty" }, "This environment offers no tools."),
     runner,
   );
