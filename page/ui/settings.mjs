@@ -4,7 +4,7 @@
 // the ones we know, the field name for any the host adds later. Nothing here is a secret.
 
 import { el, literal, replace } from "../dom.mjs";
-import { guarded, showRefusal } from "./alerts.mjs";
+import { clearError, guarded, showRefusal } from "./alerts.mjs";
 import { confirmDialog } from "./dialog.mjs";
 
 const KNOWN = {
@@ -38,6 +38,7 @@ export async function renderSettings(node, app) {
         ? `Saved: ${done.result.changed.join(", ")} (audit record ${done.logged ?? "—"}).`
         : "Nothing changed.";
       app.policyChanged(policy);
+      clearError(); // a refusal from an earlier change is stale now
       return true;
     } catch (err) {
       status.textContent = "";
