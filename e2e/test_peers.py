@@ -220,6 +220,10 @@ def test_revoke_answers_the_pending_call_and_stays_revoked_after_reload(
     assert _tool(host, key, "projects.list", {})["refusal"]["code"] == "pairing-revoked"
     host.reload()
     assert _tool(host, key, "projects.list", {})["refusal"]["code"] == "pairing-revoked"
+    # the page says revoked (not paired) and offers to pair again
+    page.click("#surfaces button[data-surface='environments']")
+    page.wait_for_selector("tr[data-env='studio'] .env-paired:text-is('revoked')")
+    assert page.is_visible("tr[data-env='studio'] button:text-is('Pair again')")
     records = host.ok("audit.list", {"rule": "pairing-revoked"})["result"]["records"]
     revocations = [r for r in records if r["decision"] == "admitted"]
     assert [(r["seq"], r["op"]) for r in revocations] == [(logged, "env.revoke")]

@@ -152,6 +152,10 @@ def test_settings_change_the_policy_as_an_audited_gesture(host: HostPage) -> Non
     go(page, "settings")
     page.wait_for_selector("[data-setting='disabled_tools'] .chip")
     assert page.input_value("#setting-hello_bound_ms") == "7000"
+    # the local tools are listed as switches; the one switched off shows off
+    assert page.is_checked("#setting-disabled_tools-projects\\.list")
+    assert not page.is_checked("#setting-disabled_tools-create-asset")
     page.click("[data-setting='disabled_tools'] .chip button")
     page.wait_for_selector("[data-setting='disabled_tools'] .empty")
+    assert page.is_checked("#setting-disabled_tools-create-asset")
     host.assert_clean()

@@ -65,13 +65,13 @@ export async function renderEnvironments(node, app, params = {}) {
   const rows = peers.map((env) => el("tr", { "data-env": env.name },
     el("td", {}, el("button", { type: "button", class: "link env-open", onclick: () => app.go("environments", { env: env.envKey }) }, env.name)),
     el("td", {}, el("code", { title: env.envKey }, prefix(env.envKey))),
-    el("td", { class: "env-paired" }, env.paired ? "paired" : "not paired"),
+    el("td", { class: "env-paired" }, env.paired ? "paired" : env.revoked ? "revoked" : "not paired"),
     el("td", { class: "env-reach" }, env.connected ? "connected" : env.running ? "running" : "stopped (starts on use)"),
     el("td", { class: "row-actions" },
       env.paired
         ? [act("Unpair", "env.unpair", env, `This host forgets its bearer for ${env.name}. Calls will be refused until you pair again.`),
            act("Revoke", "env.revoke", env, `${env.name} revokes this pairing now: every live channel using it is closed (1008 pairing-revoked), calls in flight are answered pairing-revoked, and the bearer stays revoked.`, true)]
-        : act("Pair", "env.pair", env, null)),
+        : act(env.revoked ? "Pair again" : "Pair", "env.pair", env, null)),
   ));
 
   const detail = el("section", { id: "env-detail", "aria-label": "Environment projects" });
@@ -124,7 +124,9 @@ async function toolCall(app, env, tool, args, options = {}) {
 
 async function renderPeer(node, app, env) {
   if (!env.paired) {
-    replace(node, el("p", { class: "empty" }, `Pair with ${env.name} to see its projects.`));
+    replace(node, el("p", { class: "empty" }, env.revoked
+      ? `${env.name} revoked this host's pairing: calls are refused pairing-revoked. Pair again to see its projects.`
+      : `Pair with ${env.name} to see its projects.`));
     return;
   }
   const listing = await guarded(`Listing ${env.name}'s projects`, () => toolCall(app, env, "projects.list", {}));

@@ -23,9 +23,11 @@ export async function renderSettings(node, app) {
   const info = await guarded("Reading the host", () => app.host.call("host.info"));
   let tools = [];
   try {
-    tools = (await app.host.call("tool.discover", { envKey: "local" })).result.tools ?? [];
+    const envs = (await app.host.call("env.list")).result.environments;
+    const local = envs.find((e) => e.kind === "local");
+    tools = (await app.host.call("tool.discover", { envKey: local.envKey })).result.tools ?? [];
   } catch {
-    tools = []; // no tool list in this host yet: switches by name below
+    tools = []; // the host could not describe its tools: switches by name below
   }
   const status = el("p", { id: "settings-status", role: "status", "aria-live": "polite", class: "muted" });
 
