@@ -68,8 +68,8 @@ export async function renderAudit(node, app) {
     for (const r of page.result.records) {
       tbody.appendChild(el("tr", { "data-seq": r.seq, class: `decision-${r.decision}` },
         el("td", { class: "nowrap" }, String(r.seq)),
-        el("td", {}, formatTime(r.at)),
-        el("td", {}, r.actor),
+        el("td", { class: "words" }, formatTime(r.at)),
+        el("td", { class: "nowrap" }, r.actor),
         el("td", { class: "nowrap" }, r.op),
         el("td", { class: "nowrap" }, r.decision),
         el("td", { class: "nowrap" }, el("code", {}, r.rule)),
