@@ -51,7 +51,10 @@ def expected_and_letter(kit: Kit, oracle: Oracle, step: tuple, salt: int):
     if kind == "dup":
         if not oracle.posted:
             return None
-        return oracle.posted[a % len(oracle.posted)], {}, "duplicate"
+        body = oracle.posted[a % len(oracle.posted)]
+        if body["phase"] == "archived":  # a replay is a post: the person's gesture is asked again
+            return body, {"origin": HUMAN, "archived_via": HUMAN}, "duplicate"
+        return body, {}, "duplicate"
     m = MISSIONS[a]
     chain = oracle.chains[m]
     head = oracle.head(m)
