@@ -76,7 +76,9 @@ def tests(session: nox.Session) -> None:
     """The core, build and tool suites on CPython (tests/); tests/tool also drives the sandbox
     page in headless Chromium, so it builds the Wasm module and needs Debian's chromium."""
     session.install(*TEST, *BUILD, *BROWSER)
-    session.run("python", "-m", "pytest", "tests", *session.posargs)
+    session.run(
+        "python", "-m", "pytest", "tests", *session.posargs, env={"HYPOTHESIS_PROFILE": "ci"}
+    )
 
 
 @nox.session(python=PYTHON)
