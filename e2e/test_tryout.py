@@ -129,3 +129,35 @@ def test_an_invisible_character_in_a_name_is_flagged_in_the_projects_table_and_f
     open_in_ui(host, pid)
     page.wait_for_selector("#project-title.has-hidden-chars")
     page.wait_for_selector("#file-tree button.file-entry.has-hidden-chars")
+
+
+def test_unsaved_edits_are_never_dropped_without_asking(host: HostPage) -> None:
+    page = host.page
+    pid = host.ok("project.create", {"name": "Drafts"})["result"]["project"]["id"]
+    host.ok("file.write", {"project": pid, "path": "a.txt"}, b"stored a\n")
+    host.ok("file.write", {"project": pid, "path": "b.txt"}, b"stored b\n")
+    open_in_ui(host, pid)
+    page.click("button.file-entry[data-path='a.txt']")
+    page.click("button:text-is('Edit')")
+    page.fill("#editor", "typed, not saved\n")
+    # another file: asked; Cancel keeps the editor and the typed text
+    page.click("button.file-entry[data-path='b.txt']")
+    page.wait_for_selector("dialog[open] h2:text-is('Discard your changes?')")
+    page.click("dialog[open] button.dialog-cancel")
+    assert page.input_value("#editor") == "typed, not saved\n"
+    # another surface: asked too; Cancel stays on Files
+    go(page, "audit")
+    page.wait_for_selector("dialog[open] h2:text-is('Discard your changes?')")
+    page.click("dialog[open] button.dialog-cancel")
+    assert page.input_value("#editor") == "typed, not saved\n"
+    # Discard: the other file opens and the stored bytes are untouched
+    page.click("button.file-entry[data-path='b.txt']")
+    page.click("dialog[open] button.dialog-confirm")
+    page.wait_for_selector("#viewer-path:text-is('b.txt')")
+    assert host.ok("file.read", {"project": pid, "path": "a.txt"})["body"] == b"stored a\n"
+    # an editor left unchanged asks nothing
+    page.click("button:text-is('Edit')")
+    page.click("button.file-entry[data-path='a.txt']")
+    page.wait_for_selector("#viewer-path:text-is('a.txt')")
+    assert page.locator("dialog[open]").count() == 0
+    host.assert_clean()

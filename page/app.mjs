@@ -65,6 +65,7 @@ const app = {
 
   /** Show `surface` (an id from SURFACES) with optional `params` (e.g. {focus: blockId}). */
   async go(surface, params = {}) {
+    if (!(await this.mayLeave())) return;
     this.surface = surface;
     this.params = params;
     clearAlerts();
@@ -74,6 +75,19 @@ const app = {
     }
     const focused = await this.refresh();
     if (!focused) main.focus({ preventScroll: true });
+  },
+
+  /** What the surface on screen would lose if it were replaced (the file editor sets it):
+   * `{ unsaved(): boolean, confirmLeave(): Promise<boolean> }`, or null. */
+  leaving: null,
+
+  /** Resolves true when the surface on screen may be replaced (nothing unsaved, or the person
+   * chose to discard it). */
+  async mayLeave() {
+    if (!this.leaving?.unsaved()) { this.leaving = null; return true; }
+    if (!(await this.leaving.confirmLeave())) return false;
+    this.leaving = null;
+    return true;
   },
 
   /** Re-render the current surface; resolves true when the surface placed focus itself. */
@@ -90,6 +104,7 @@ const app = {
   },
 
   async openProject(id) {
+    if (!(await this.mayLeave())) return;
     let opened;
     try {
       opened = await host.call("project.open", { project: id });
@@ -108,7 +123,8 @@ const app = {
     this.tray?.refresh({ force: true });
   },
 
-  closeProject() {
+  async closeProject() {
+    if (!(await this.mayLeave())) return;
     this.setProject(null);
     this.go("projects");
   },
@@ -141,6 +157,11 @@ let started = false;
 function setNavEnabled(enabled) {
   for (const button of nav.querySelectorAll("button")) button.disabled = !enabled;
 }
+
+// Closing or reloading the tab with unsaved edits: the browser asks (its own words).
+addEventListener("beforeunload", (event) => {
+  if (app.leaving?.unsaved()) event.preventDefault();
+});
 
 host.addEventListener("boot", (event) => {
   if (host.state === "restarting" && host.lastLoss) {

@@ -90,7 +90,7 @@ export class FilesView {
         return el("li", { class: "tree-dir" }, details);
       }
       return el("li", { class: "tree-file" },
-        flagHidden(el("button", { type: "button", class: "link file-entry literal", "data-path": path, onclick: () => this.open(path) }, entry.name)),
+        flagHidden(el("button", { type: "button", class: "link file-entry literal", "data-path": path, onclick: async () => { if (await this.app.mayLeave()) await this.open(path); } }, entry.name)),
         el("span", { class: "muted size" }, ` ${formatBytes(entry.size)}`));
     });
     replace(list, items.length ? items : el("li", { class: "muted" }, "(empty folder)"));
@@ -177,6 +177,15 @@ export class FilesView {
   edit(path, text) {
     const area = el("textarea", { id: "editor", rows: "20", spellcheck: "false", "aria-label": `Edit ${path}` });
     area.value = text;
+    // Unsaved edits are never dropped in silence: opening another file, another surface or
+    // project, or leaving the page asks first (app.mayLeave, and beforeunload in app.mjs).
+    this.app.leaving = {
+      unsaved: () => area.isConnected && area.value !== text,
+      confirmLeave: () => confirmDialog({
+        title: "Discard your changes?", danger: true, confirmLabel: "Discard changes",
+        text: `Your changes to ${path} are not saved. Discarding them keeps the file as it is stored.`,
+      }),
+    };
     replace(this.viewer,
       el("h3", {}, "Editing ", literal(path)),
       area,
@@ -184,15 +193,16 @@ export class FilesView {
         el("button", { type: "button", class: "primary", id: "save-file", onclick: async () => {
           const body = new TextEncoder().encode(area.value).buffer;
           const saved = await acted(`Saving ${path}`, () => this.call("file.write", { path }, { body }));
-          if (saved) { await this.open(path); await this.refreshTree(); showNotice(`Saved ${path} (${formatBytes(saved.result.size)}).`); }
+          if (saved) { this.app.leaving = null; await this.open(path); await this.refreshTree(); showNotice(`Saved ${path} (${formatBytes(saved.result.size)}).`); }
         } }, "Save"),
-        el("button", { type: "button", onclick: () => this.open(path) }, "Cancel"),
+        el("button", { type: "button", onclick: () => { this.app.leaving = null; this.open(path); } }, "Cancel"),
       ),
     );
     area.focus();
   }
 
   async newFile() {
+    if (!(await this.app.mayLeave())) return;
     const name = await promptDialog({ title: "New text file", label: `File path (inside /${this.folder})`, confirmLabel: "Create" });
     if (!name) return;
     const path = joinPath(this.folder, name);
