@@ -66,23 +66,9 @@ async def _fits(handle: Any, size: int) -> bool:
 
 async def _list_entries(handle: Any) -> list[dict[str, Any]]:
     """The children of the folder ``handle`` as ``{name, kind, size, lastModified}`` rows
-    (``kind`` ``"file"`` or ``"directory"``; ``size`` in bytes, ``lastModified`` in ms)."""
-    io = _io()
-    if io is not None:
-        return list((await settle(io.listEntries(handle))).to_py())
-    rows: list[dict[str, Any]] = []
-    async for child in handle.values():
-        blob = await settle(child.getFile()) if child.kind == "file" else None
-        size, modified = (int(blob.size), int(blob.lastModified)) if blob else (0, 0)
-        rows.append(
-            {
-                "name": str(child.name),
-                "kind": str(child.kind),
-                "size": size,
-                "lastModified": modified,
-            }
-        )
-    return rows
+    (``kind`` ``"file"`` or ``"directory"``; ``size`` in bytes, ``lastModified`` in ms), from
+    ``listEntries`` in ``worker/opfs-io.mjs`` (registered by both workers)."""
+    return list((await settle(_io().listEntries(handle))).to_py())
 
 
 async def _write_atomic(folder: Any, name: str, data: bytes, inflight: set[str]) -> None:

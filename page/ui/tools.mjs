@@ -25,7 +25,7 @@ function field(name, schema, root, required, projects, openProject) {
   if (name === "project" && projects.length) {
     // the open project first choice, when there is one (not the first alphabetically)
     const select = el("select", { id, "aria-describedby": described },
-      projects.map((p) => el("option", { value: p.id, selected: p.id === openProject ? true : null }, p.name)));
+      projects.map((p) => el("option", { value: p.id }, p.name)));
     if (projects.some((p) => p.id === openProject)) select.value = openProject;
     return { node: el("div", { class: "field" }, label, select, hint), read: () => select.value };
   }
