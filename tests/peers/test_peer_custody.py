@@ -295,3 +295,16 @@ def test_contact_in_safe_mode_is_refused_read_only_mode_by_the_delivery() -> Non
         assert refusal["code"] == "read-only-mode"
 
     run(go())
+
+
+def test_local_is_a_reserved_environment_name_refused_as_such() -> None:
+    async def go() -> None:
+        world = World()
+        await world.start()
+        refusal = await world.refused("env.create", name="local")
+        assert refusal["code"] == "name-invalid"
+        assert "'local' names this browser's own environment" in refusal["message"]
+        listed = (await world.ok("env.list"))["result"]["environments"]
+        assert [e["kind"] for e in listed] == ["local"]
+
+    run(go())
