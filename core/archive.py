@@ -19,12 +19,13 @@ so every sha256 in it is computed in the one streaming pass. It lives under ``.v
 because project paths can never be there: no user file can collide with it.
 
 What is exported: every file and every empty folder of the project except its metadata folder
-``.voicebox/`` and in-flight write temporaries. ``.voicebox/`` is *not* exported: its manifest
+``.voicebox/`` (the host's own write temporaries never reach a listing). ``.voicebox/`` is
+*not* exported: its manifest
 is regenerated on import (a new id), and its skeleton and mailbox hold host-witnessed facts —
 block colours that only a person's receipt import may set, ratifications, the mission chain —
 that a file arriving from elsewhere must not be able to assert. Names that fail the path rule
-(possible only in a picked folder edited outside the browser, e.g. macOS's ``Icon\\r``) are
-skipped and counted, never exported under another name.
+(possible only in a folder edited outside the host, e.g. macOS's ``Icon\\r`` or another
+program's ``.vbx-tmp-draft``) are skipped and counted, never exported under another name.
 
 **Import** is two steps. :func:`plan_import` validates *every* entry of an archive held in
 memory — names, types, duplicates, case-fold collisions, bounds, and each entry's real size
@@ -42,16 +43,15 @@ Entry rules, in the order they are checked (codes from :class:`~core.refusals.Co
    a drive letter (``archive-entry-drive``); a ``..`` segment with ``/`` or ``\\`` as separator,
    or a segment of only dots and spaces with two or more dots, which Windows reads as ``..``
    (``archive-entry-traversal``); then :func:`core.paths.parse_path` — a backslash, NUL or
-   control character, an empty or ``.`` segment, ``.voicebox/`` or a temporary's prefix →
-   ``archive-entry-name-invalid`` (the path rule's own code is kept in the details);
+   control character, an empty or ``.`` segment, ``.voicebox/`` or a temporary's prefix in
+   any letter case → ``archive-entry-name-invalid`` (the path rule's own code is kept in the
+   details);
 3. a symlink, or any other non-regular entry (device, FIFO, socket, Windows reparse point)
    → ``archive-entry-symlink``; encrypted, patched or not stored/deflated → ``archive-invalid``;
    a folder entry carrying data → ``archive-entry-size-mismatch``;
 4. the same name twice, or a name that is both a file and a folder
    (``archive-entry-duplicate``); two names equal after Unicode NFC and case folding, when the
-   target is case-insensitive (the default) (``archive-entry-case-collision``); on such a
-   target a case variant of ``.voicebox`` or of a temporary's prefix is reserved too
-   (``archive-entry-name-invalid``);
+   target is case-insensitive (the default) (``archive-entry-case-collision``);
 5. declared sizes: one entry over ``max_entry_bytes`` or all over ``max_total``
    (``archive-too-large``); expansion over ``max_ratio`` × the archive's size once it passes
    ``ratio_floor`` (``archive-ratio-exceeded``);
@@ -86,7 +86,7 @@ from pydantic import AfterValidator, Field, ValidationError
 
 from core.environment import ENV_KEY_PATTERN
 from core.model import Contract
-from core.paths import META_DIR, TEMP_PREFIX, ProjectPath, check_name, parse_path
+from core.paths import META_DIR, ProjectPath, check_name, fold, parse_path
 from core.ports import ProjectFiles
 from core.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
@@ -296,11 +296,7 @@ async def _walk(files: ProjectFiles) -> tuple[list[_Found], int]:
     while stack:
         folder = stack.pop()
         entries = await files.list_dir(folder)
-        shown = [
-            e
-            for e in entries
-            if not e.name.startswith(TEMP_PREFIX) and not (folder == () and e.name == META_DIR)
-        ]
+        shown = [e for e in entries if not (folder == () and e.name == META_DIR)]
         if folder and not shown:
             found.append(_Found(ProjectPath(folder), 0, True))
         for entry in shown:
@@ -604,10 +600,6 @@ def _check_kind(info: zipfile.ZipInfo, folder: bool) -> None:
         raise _refuse(Code.ARCHIVE_ENTRY_SIZE_MISMATCH, name, "is a folder that carries data")
 
 
-def _fold(text: str) -> str:
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
-
-
 class _Tree:
     """Rule 4: every node (file, folder, implied parent folder) met so far."""
 
@@ -618,16 +610,6 @@ class _Tree:
 
     def add(self, raw: str, path: ProjectPath, folder: bool) -> None:
         parts = path.parts
-        if self.case_insensitive and (
-            _fold(parts[0]) == _fold(META_DIR)
-            or any(_fold(seg).startswith(_fold(TEMP_PREFIX)) for seg in parts)
-        ):
-            raise _refuse(
-                Code.ARCHIVE_ENTRY_NAME_INVALID,
-                raw,
-                "names a reserved place on a case-insensitive target",
-                path_code=str(Code.PATH_RESERVED),
-            )
         nodes = [(parts[:d], "dir") for d in range(1, len(parts))]
         nodes.append((parts, "dir" if folder else "file"))
         for node, kind in nodes:
@@ -640,7 +622,7 @@ class _Tree:
                 continue
             self.kinds[node] = kind
             if self.case_insensitive:
-                key = _fold("/".join(node))
+                key = fold("/".join(node))
                 other = self.folded.setdefault(key, node)
                 if other != node:
                     raise _refuse(

@@ -38,16 +38,30 @@ d. in Unicode NFC: ``"caf\\u00e9"`` (NFC) and ``"cafe\\u0301"`` (NFD) look ident
    with or without an extension (``nul.txt``) → ``path-reserved``: on Windows they open a
    device, not a file, so a project exported and unpacked there would lose them;
 8. the first segment is not the project's metadata folder :data:`META_DIR` and no segment
-   starts with the atomic-write prefix :data:`TEMP_PREFIX` (``path-reserved``) — unless the
-   caller is the operation that owns the metadata (``allow_meta=True``).
+   starts with the atomic-write prefix :data:`TEMP_PREFIX`, **in any letter case**
+   (``path-reserved``) — unless the caller is the operation that owns the metadata
+   (``allow_meta=True``). Both compare :func:`fold`-ed (NFC, then Unicode case folding):
+   on a case-insensitive disk (macOS APFS, Windows NTFS — where picked folders live)
+   ``.VOICEBOX/skeleton.json`` *is* the metadata's skeleton, and a write there would bypass
+   the operations that own it. ``.voicebox`` is reserved only as the first segment
+   (``docs/.voicebox/`` is an ordinary folder); the prefix in every segment.
 
 What OPFS in Chromium 156 itself refuses (checked): only ``""``, ``"."``, ``".."`` and names
 holding ``/`` or ``\\`` (``TypeError``) — all refused here first. Everything else OPFS takes,
 including the names rules b, c, d, 6 and 7 refuse; those rules exist for the hazards listed,
 not because storage would fail. Markup (``<img src=x onerror=…>``), ``:*?"<>|``, emoji and
 every script are allowed and shown literally. Letter case is kept and not folded: ``"a"`` and
-``"A"`` are two files (a case-insensitive target is checked where one is written — archive
-import, ``core/archive.py``).
+``"A"`` are two files in OPFS, where only this host writes. A case-insensitive target is
+checked where one is written: in a picked folder a new name that differs only in letter case
+from a sibling is refused ``path-case-collision`` (:mod:`core.case_guard`); archive import
+checks the whole archive (``core/archive.py``).
+
+**Names a folder already holds.** A picked folder (or an OPFS folder filled by other means)
+may hold names this rule refuses — another program's ``.vbx-tmp-draft.md``, ``.VOICEBOX/``,
+``CON``, an NFD name. Listings show them as they are (never hidden, never renamed, never
+deleted: only this host's own temporaries are swept, :mod:`core.temporaries`), and every file
+operation on them is refused by name with the sentence saying why. Export skips and counts
+them.
 
 **A display name** (``name-invalid``): 1..``max_chars`` characters, not only whitespace, and
 the character rule (a–d). Device names, dots and slashes are fine in a display name: it is
@@ -72,6 +86,7 @@ __all__ = [
     "TEMP_PREFIX",
     "ProjectPath",
     "check_name",
+    "fold",
     "parse_path",
 ]
 
@@ -139,6 +154,17 @@ def _text_problem(text: str) -> str | None:
     return None
 
 
+def fold(text: str) -> str:
+    """``text`` as a case-insensitive disk compares it: NFC, Unicode case folding, NFC again
+    (``.VOICEBOX`` → ``.voicebox``, ``Straße`` → ``strasse``). Used for rule 8, for case
+    collisions in a picked folder and in archive import — never to rename anything."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+
+
+_META_FOLDED = fold(META_DIR)
+_TEMP_FOLDED = fold(TEMP_PREFIX)
+
+
 def _is_device_name(seg: str) -> bool:
     return seg.split(".", 1)[0].rstrip(" ").upper() in _DEVICE_STEMS
 
@@ -197,12 +223,20 @@ def parse_path(text: object, *, allow_meta: bool = False) -> ProjectPath:
     # '..' is checked for every segment before the reserved-name rule, so an escape is always
     # named as an escape.
     if not allow_meta:
-        if parts[0] == META_DIR:
+        if fold(parts[0]) == _META_FOLDED:
             raise Refused(
-                Code.PATH_RESERVED, f"'{META_DIR}/' holds the project's metadata.", field="path"
+                Code.PATH_RESERVED,
+                f"'{META_DIR}/' (in any letter case) holds the project's metadata; only the "
+                "operations that own it may change it.",
+                field="path",
             )
-        if any(seg.startswith(TEMP_PREFIX) for seg in parts):
-            raise Refused(Code.PATH_RESERVED, f"Names starting '{TEMP_PREFIX}' are reserved.")
+        if any(fold(seg).startswith(_TEMP_FOLDED) for seg in parts):
+            raise Refused(
+                Code.PATH_RESERVED,
+                f"Names starting '{TEMP_PREFIX}' (in any letter case) are reserved for the "
+                "host's atomic writes: the file operations never create, open or change one "
+                "(one already there stays as it is).",
+            )
     return ProjectPath(parts)
 
 

@@ -101,10 +101,18 @@ def test_reserved_names_are_refused(name: str) -> None:
     assert problem.details["path_code"] == "path-reserved"
 
 
-def test_reserved_names_in_another_case_are_refused_for_a_case_insensitive_target() -> None:
-    data = zip_of((".VoiceBox/skeleton.json", b"{}"))
-    assert code_of(data) == Code.ARCHIVE_ENTRY_NAME_INVALID
-    assert plan_import(data, case_insensitive_target=False).files == 1
+@pytest.mark.parametrize("case_insensitive", [True, False])
+def test_reserved_names_in_another_case_are_refused_for_every_target(
+    case_insensitive: bool,
+) -> None:
+    """The path rule folds case everywhere it is asked (issue 13): a project imported into
+    case-sensitive OPFS is exported again, and unpacked on a case-insensitive disk
+    ``.VoiceBox/`` would be its metadata folder."""
+    for name in [".VoiceBox/skeleton.json", "a/.VBX-TMP-1"]:
+        with pytest.raises(Refused) as caught:
+            plan_import(zip_of((name, b"{}")), case_insensitive_target=case_insensitive)
+        assert caught.value.code == Code.ARCHIVE_ENTRY_NAME_INVALID
+        assert caught.value.details["path_code"] == "path-reserved"
 
 
 def test_a_refusal_names_the_entry_quoted_and_shortened() -> None:

@@ -8,7 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.paths import BIDI_CONTROLS, MAX_SEGMENT_BYTES, ProjectPath, check_name, parse_path
+from core.paths import (
+    BIDI_CONTROLS,
+    MAX_SEGMENT_BYTES,
+    META_DIR,
+    TEMP_PREFIX,
+    ProjectPath,
+    check_name,
+    parse_path,
+)
 from core.refusals import Code, Refused
 
 
@@ -89,6 +97,43 @@ def test_metadata_owner_may_name_voicebox_paths() -> None:
     assert parse_path(".voicebox/mailbox.jsonl", allow_meta=True).is_meta
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        ".VOICEBOX/x",
+        ".Voicebox/x",
+        ".VOICEBOX/skeleton.json",
+        ".voiceBOX",
+        ".VBX-TMP-x",
+        ".Vbx-Tmp-",
+        "a/.VBX-TMP-x",
+        "deep/er/.vbx-TMP-draft.md",
+    ],
+)
+def test_reserved_names_are_reserved_in_every_letter_case(text: str) -> None:
+    """On a case-insensitive disk (where picked folders live) ``.VOICEBOX`` is ``.voicebox``."""
+    assert code_of(text) == Code.PATH_RESERVED
+    with pytest.raises(Refused) as caught:
+        parse_path(text)
+    assert "letter case" in caught.value.message
+
+
+@given(
+    st.sampled_from([f"{META_DIR}/x", f"{TEMP_PREFIX}draft.md", f"a/{TEMP_PREFIX}"]),
+    st.lists(st.booleans(), min_size=24, max_size=24),
+)
+def test_any_mix_of_letter_case_in_a_reserved_name_is_reserved(
+    base: str, upper: list[bool]
+) -> None:
+    spelled = "".join(c.upper() if up else c for c, up in zip(base, upper, strict=False))
+    assert code_of(spelled) == Code.PATH_RESERVED
+
+
+def test_the_metadata_name_is_reserved_only_at_the_project_root() -> None:
+    for text in ["docs/.voicebox/x", "docs/.VOICEBOX/x", ".voicebox-notes/x", "x.vbx-tmp-y"]:
+        assert str(parse_path(text)) == text
+
+
 # The hostile-name corpus (SPEC §3, §11): each name with the code the one rule gives it.
 HOSTILE_SEGMENTS = [
     ("CON", Code.PATH_RESERVED),
@@ -162,6 +207,8 @@ def test_parse_path_yields_a_safe_path_or_a_refusal(text: str) -> None:
     assert isinstance(path, ProjectPath)
     assert all(seg not in ("", ".", "..") for seg in path.parts)
     assert not path.is_meta
+    assert path.parts[0].casefold() != META_DIR
+    assert not any(seg.casefold().startswith(TEMP_PREFIX) for seg in path.parts)
     assert "/".join(path.parts) == text
     for seg in path.parts:
         assert unicodedata.is_normalized("NFC", seg)
