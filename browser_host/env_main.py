@@ -24,6 +24,7 @@ from core.host.context import HostContext
 from core.host.dispatcher import Host
 from core.policy import Policy
 from core.runtime import SystemClock, SystemRandomness
+from core.temporaries import load_temporaries
 
 __all__ = ["ServerBridge", "start"]
 
@@ -78,7 +79,9 @@ async def start(name: str, idb: Any, sealer: Any) -> ServerBridge:
     opfs = await js.navigator.storage.getDirectory()
     root = await subfolder(await subfolder(opfs, "environments", create=True), name, create=True)
     state = SealedHostState(HandleHostState(await subfolder(root, "host", create=True)), sealer)
-    roots = HandleProjectRoots(await subfolder(root, "projects", create=True))
+    random = SystemRandomness()
+    temporaries = await load_temporaries(state, random)  # this server's own marker
+    roots = HandleProjectRoots(await subfolder(root, "projects", create=True), temporaries)
     clock = SystemClock()
     raw = await state.load("policy.json")
     ctx = HostContext(
@@ -86,7 +89,7 @@ async def start(name: str, idb: Any, sealer: Any) -> ServerBridge:
         state=state,
         audit=AuditLog(IdbAuditSink(idb), clock),
         clock=clock,
-        random=SystemRandomness(),
+        random=random,
         policy=Policy.model_validate_json(raw) if raw else Policy(),
     )
     await ctx.catalog.sweep_unfinished()  # this worker holds the environment's lock

@@ -7,7 +7,10 @@ after reload and restart. Opening checks ``queryPermission({mode: "readwrite"})`
 → ``permission-required`` (the page then asks the person, who may grant access again with
 ``requestPermission`` — a gesture only the page can make); ``denied`` →
 ``permission-denied``. Files are served by the same adapter as OPFS projects
-(:class:`~browser_host.opfs.HandleProjectFiles`): per-file, fresh reads, atomic writes.
+(:class:`~browser_host.opfs.HandleProjectFiles`): per-file, fresh reads, atomic writes. Every
+``open`` builds a fresh adapter (the handle is read again, its permission asked again), but
+each one shares the host's one :class:`~core.temporaries.Temporaries`: a listing through one
+``open`` never sweeps a temporary another call has in flight.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from browser_host.jsutil import js_options
 from browser_host.opfs import HandleProjectFiles
 from core.ports import FolderEntry
 from core.refusals import Code, Refused
+from core.temporaries import Temporaries
 
 __all__ = ["IdbFolderProjects"]
 
@@ -29,8 +33,9 @@ STORE = "handles"
 class IdbFolderProjects:
     """:class:`core.ports.FolderProjects` over the ``handles`` store of ``worker/idb.mjs``."""
 
-    def __init__(self, idb: Any) -> None:
+    def __init__(self, idb: Any, temporaries: Temporaries) -> None:
         self._idb = idb
+        self._temporaries = temporaries
 
     async def _record(self, project_id: str) -> Any:
         record = await self._idb.kvGet(STORE, project_id)
@@ -72,7 +77,7 @@ class IdbFolderProjects:
                 Code.PERMISSION_REQUIRED,
                 "Access to this folder lapsed; grant it again to open the project.",
             )
-        return HandleProjectFiles(handle)
+        return HandleProjectFiles(handle, self._temporaries)
 
     async def handle(self, project_id: str) -> object:
         """See :meth:`core.ports.FolderProjects.handle`."""

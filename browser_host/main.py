@@ -31,6 +31,7 @@ from core.host.info_ops import RUNTIME_PROBE
 from core.policy import Policy
 from core.ports import HostState
 from core.runtime import SystemClock, SystemRandomness
+from core.temporaries import load_temporaries
 
 __all__ = ["HostBridge", "start"]
 
@@ -88,7 +89,9 @@ async def start(idb: Any, sealer: Any, peer_script: str) -> HostBridge:
     """
     opfs = await js.navigator.storage.getDirectory()
     state = SealedHostState(HandleHostState(await subfolder(opfs, HOST_DIR, create=True)), sealer)
-    roots = HandleProjectRoots(await subfolder(opfs, PROJECTS_DIR, create=True))
+    random = SystemRandomness()
+    temporaries = await load_temporaries(state, random)  # one for every adapter of this host
+    roots = HandleProjectRoots(await subfolder(opfs, PROJECTS_DIR, create=True), temporaries)
     clock = SystemClock()
     audit = AuditLog(IdbAuditSink(idb), clock)
     versions = {
@@ -101,10 +104,10 @@ async def start(idb: Any, sealer: Any, peer_script: str) -> HostBridge:
         state=state,
         audit=audit,
         clock=clock,
-        random=SystemRandomness(),
+        random=random,
         policy=await _load_policy(state),
         versions=versions,
-        folders=IdbFolderProjects(idb),
+        folders=IdbFolderProjects(idb, temporaries),
         servers=WorkerEnvironmentServers(peer_script),
         modules=SiteModules(js.URL.new("../tools/", js.location.href).href),
         connect_sandbox=PortSandbox,

@@ -5,11 +5,15 @@ file, so opening a project costs the same for 10 files as for 10,000, and memory
 with project bytes. (``pyodide.mountNativeFS`` is deliberately not used: it copies the tree into
 memory and its ``syncfs`` deletes what memory lacks — PLATFORM.md.)
 
-Atomic writes: bytes go to a temporary sibling named ``.vbx-tmp-<random>`` through
+Atomic writes: bytes go to a temporary sibling named ``.vbx-tmp-<marker>-<random>`` through
 ``createWritable()`` (itself committed only on ``close()``), then
 ``FileSystemFileHandle.move(name)`` replaces the target in one step. A tab closed mid-write
-leaves the old file; a leftover temporary is hidden from listings and swept when its folder is
-next listed.
+leaves the old file. The names, the marker and the names in flight are
+:class:`core.temporaries.Temporaries` — ONE object for the whole host, handed to every adapter
+here (every project, every ``open`` of a picked folder), so a listing never mistakes another
+call's live temporary for a leftover. A listing leaves this host's temporaries out and removes
+those :meth:`~core.temporaries.Temporaries.sweepable` says are leftovers; every other entry —
+whatever its name — is listed and never removed.
 
 A full disk (SPEC §3, §4): the write is refused ``storage-quota-exceeded`` (507) and nothing is
 left — the temporary is removed, the target keeps its old bytes. Chromium reports it as
@@ -34,6 +38,7 @@ from browser_host.jsutil import JS_ERRORS, BrowserError, js_options, refusal_fro
 from core.paths import TEMP_PREFIX, ProjectPath
 from core.ports import Entry
 from core.refusals import Code, Refused
+from core.temporaries import Temporaries
 
 __all__ = ["HandleHostState", "HandleProjectFiles", "HandleProjectRoots", "subfolder"]
 
@@ -71,8 +76,15 @@ async def _list_entries(handle: Any) -> list[dict[str, Any]]:
     return list((await settle(_io().listEntries(handle))).to_py())
 
 
-async def _write_atomic(folder: Any, name: str, data: bytes, inflight: set[str]) -> None:
-    """Write ``data`` as ``name`` in ``folder``: temporary + ``createWritable`` + ``move``.
+async def _list_names(handle: Any) -> list[str]:
+    """The names of the children of the folder ``handle``, nothing asked per child
+    (``listNames`` in ``worker/opfs-io.mjs``)."""
+    return [str(name) for name in (await settle(_io().listNames(handle))).to_py()]
+
+
+async def _write_atomic(folder: Any, name: str, data: bytes, tmp: str) -> None:
+    """Write ``data`` as ``name`` in ``folder`` through the temporary ``tmp``:
+    ``createWritable`` + ``move``.
 
     Refuses ``storage-quota-exceeded`` when the bytes do not fit, ``is-a-directory`` when
     ``name`` is a folder, ``storage-failed`` otherwise; in every case the temporary is gone and
@@ -80,8 +92,6 @@ async def _write_atomic(folder: Any, name: str, data: bytes, inflight: set[str])
     ``worker/opfs-io.mjs``: a write that fails for lack of quota never settles when Python
     calls ``write()`` itself (checked, Pyodide 314 in Chromium 156).
     """
-    tmp = TEMP_PREFIX + secrets.token_hex(8)
-    inflight.add(tmp)
     handle = None
     io = _io()
     try:
@@ -110,18 +120,20 @@ async def _write_atomic(folder: Any, name: str, data: bytes, inflight: set[str])
             InvalidModificationError=Code.IS_A_DIRECTORY,
         ) from None
     finally:
-        inflight.discard(tmp)
         if handle is not None:
             with contextlib.suppress(*JS_ERRORS):
                 await settle(folder.removeEntry(tmp))
 
 
 class HandleProjectFiles:
-    """:class:`core.ports.ProjectFiles` over one ``FileSystemDirectoryHandle`` (a project root)."""
+    """:class:`core.ports.ProjectFiles` over one ``FileSystemDirectoryHandle`` (a project root).
 
-    def __init__(self, root: Any) -> None:
+    ``temporaries`` is the host's one :class:`~core.temporaries.Temporaries` (never a fresh
+    one per adapter: see the module docstring)."""
+
+    def __init__(self, root: Any, temporaries: Temporaries) -> None:
         self._root = root
-        self._inflight: set[str] = set()
+        self._temporaries = temporaries
 
     async def _dir(self, parts: tuple[str, ...], *, create: bool = False) -> Any:
         handle = self._root
@@ -167,7 +179,8 @@ class HandleProjectFiles:
     async def write(self, path: ProjectPath, data: bytes) -> None:
         """See :meth:`core.ports.ProjectFiles.write` (temporary + atomic move)."""
         folder = await self._dir(path.parent, create=True)
-        await _write_atomic(folder, path.name, data, self._inflight)
+        with self._temporaries.writing() as tmp:
+            await _write_atomic(folder, path.name, data, tmp)
 
     async def stat(self, path: ProjectPath) -> Entry | None:
         """See :meth:`core.ports.ProjectFiles.stat`."""
@@ -187,17 +200,20 @@ class HandleProjectFiles:
         return Entry(path.name, "file", int(blob.size))
 
     async def list_dir(self, folder: tuple[str, ...]) -> list[Entry]:
-        """See :meth:`core.ports.ProjectFiles.list_dir`; sweeps stale temporaries. The sizes
-        are asked in parallel by ``listEntries`` in ``worker/opfs-io.mjs``."""
+        """See :meth:`core.ports.ProjectFiles.list_dir`. Leaves this host's temporaries out and
+        removes the leftover ones (never anything else). The sizes are asked in parallel by
+        ``listEntries`` in ``worker/opfs-io.mjs``."""
         handle = await self._dir(folder)
         entries: list[Entry] = []
         stale: list[str] = []
+        temporaries = self._temporaries
         for row in await _list_entries(handle):
             name = str(row["name"])
-            if name.startswith(TEMP_PREFIX):
-                if name not in self._inflight:
+            kind = "dir" if row["kind"] == "directory" else "file"
+            if temporaries.is_ours(name, kind):
+                if temporaries.sweepable(name, kind):
                     stale.append(name)
-            elif row["kind"] == "directory":
+            elif kind == "dir":
                 entries.append(Entry(name, "dir"))
             else:
                 entries.append(Entry(name, "file", int(row["size"]), int(row["lastModified"])))
@@ -205,6 +221,11 @@ class HandleProjectFiles:
             with contextlib.suppress(*JS_ERRORS):
                 await settle(handle.removeEntry(name))
         return sorted(entries, key=lambda e: e.name)
+
+    async def names(self, folder: tuple[str, ...]) -> list[str]:
+        """See :meth:`core.ports.ProjectFiles.names` (``keys()`` only: measured about half the
+        cost of ``values()``, and no ``getFile()`` per file)."""
+        return sorted(await _list_names(await self._dir(folder)))
 
     async def mkdir(self, path: ProjectPath) -> None:
         """See :meth:`core.ports.ProjectFiles.mkdir`."""
@@ -231,25 +252,29 @@ class HandleProjectFiles:
 
 
 class HandleProjectRoots:
-    """:class:`core.ports.ProjectRoots` over OPFS ``projects/``: one folder per project id."""
+    """:class:`core.ports.ProjectRoots` over OPFS ``projects/``: one folder per project id;
+    every root it hands out shares the host's ``temporaries``."""
 
-    def __init__(self, projects: Any) -> None:
+    def __init__(self, projects: Any, temporaries: Temporaries) -> None:
         self._projects = projects
+        self._temporaries = temporaries
 
     async def create(self, project_id: str) -> HandleProjectFiles:
         """See :meth:`core.ports.ProjectRoots.create`."""
         try:
             await subfolder(self._projects, project_id, create=False)
         except JS_ERRORS:
-            return HandleProjectFiles(await subfolder(self._projects, project_id, create=True))
+            root = await subfolder(self._projects, project_id, create=True)
+            return HandleProjectFiles(root, self._temporaries)
         raise Refused(Code.ALREADY_EXISTS, "That project id exists.")
 
     async def open(self, project_id: str) -> HandleProjectFiles:
         """See :meth:`core.ports.ProjectRoots.open`."""
         try:
-            return HandleProjectFiles(await subfolder(self._projects, project_id, create=False))
+            root = await subfolder(self._projects, project_id, create=False)
         except JS_ERRORS:
             raise Refused(Code.PROJECT_NOT_FOUND) from None
+        return HandleProjectFiles(root, self._temporaries)
 
     async def remove(self, project_id: str) -> None:
         """See :meth:`core.ports.ProjectRoots.remove`."""
@@ -270,11 +295,13 @@ class HandleProjectRoots:
 
 
 class HandleHostState:
-    """:class:`core.ports.HostState` over OPFS ``host/`` (HOST_DIR). Atomic ``store``."""
+    """:class:`core.ports.HostState` over OPFS ``host/`` (HOST_DIR). Atomic ``store``.
+
+    HOST_DIR is never listed, so its temporaries need no marker: ``.vbx-tmp-<random>``. (It
+    holds the marker itself, :data:`core.temporaries.MARKER_DOCUMENT`.)"""
 
     def __init__(self, host_dir: Any) -> None:
         self._dir = host_dir
-        self._inflight: set[str] = set()
 
     async def load(self, name: str) -> bytes | None:
         """See :meth:`core.ports.HostState.load`."""
@@ -286,4 +313,4 @@ class HandleHostState:
 
     async def store(self, name: str, data: bytes) -> None:
         """See :meth:`core.ports.HostState.store`."""
-        await _write_atomic(self._dir, name, data, self._inflight)
+        await _write_atomic(self._dir, name, data, TEMP_PREFIX + secrets.token_hex(8))

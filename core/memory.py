@@ -7,6 +7,7 @@ listings sorted by name, refusals with the same codes.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import AsyncIterator
 from typing import Union
 
@@ -33,18 +34,36 @@ class MemoryProjectFiles:
     """:class:`~core.ports.ProjectFiles` over nested dicts (folder = dict, file = bytes).
 
     ``quota`` (bytes, optional) makes writes past the total refuse ``storage-quota-exceeded``
-    with nothing changed, like the browser's quota.
+    with nothing changed, like the browser's quota. ``fold_case`` makes it behave like a
+    case-insensitive, case-preserving disk (macOS APFS, Windows NTFS — where picked folders
+    live): a name finds the entry whose letter-case-folded spelling matches, and an existing
+    entry keeps its spelling when it is written again under another one.
     """
 
-    def __init__(self, quota: int | None = None, clock: Clock | None = None) -> None:
+    def __init__(
+        self, quota: int | None = None, clock: Clock | None = None, *, fold_case: bool = False
+    ) -> None:
         self.tree: dict[str, Node] = {}
         self.quota = quota
         self.clock = clock
+        self.fold_case = fold_case
         self.modified: dict[tuple[str, ...], int] = {}
+
+    def _key(self, node: dict[str, Node], name: str) -> str:
+        """The key ``name`` finds in ``node``: itself, or on a folding disk the entry spelled
+        differently whose folded spelling is the same."""
+        if not self.fold_case or name in node:
+            return name
+        folded = unicodedata.normalize("NFC", name).casefold()
+        for key in node:
+            if unicodedata.normalize("NFC", key).casefold() == folded:
+                return key
+        return name
 
     def _folder(self, parts: tuple[str, ...], *, create: bool = False) -> dict[str, Node]:
         node: dict[str, Node] = self.tree
         for seg in parts:
+            seg = self._key(node, seg)
             child = node.get(seg)
             if child is None:
                 if not create:
@@ -61,7 +80,8 @@ class MemoryProjectFiles:
 
     async def read(self, path: ProjectPath) -> bytes:
         """See :meth:`core.ports.ProjectFiles.read`."""
-        value = self._folder(path.parent).get(path.name)
+        folder = self._folder(path.parent)
+        value = folder.get(self._key(folder, path.name))
         if value is None:
             raise Refused(Code.FILE_NOT_FOUND, f"No file '{path}'.")
         if not isinstance(value, bytes):
@@ -84,17 +104,19 @@ class MemoryProjectFiles:
             if self._used() + growth > self.quota:
                 raise Refused(Code.STORAGE_QUOTA_EXCEEDED)
         folder = self._folder(path.parent, create=True)
-        if isinstance(folder.get(path.name), dict):
+        name = self._key(folder, path.name)
+        if isinstance(folder.get(name), dict):
             raise Refused(Code.IS_A_DIRECTORY, f"'{path}' is a folder.")
-        folder[path.name] = bytes(data)
-        self.modified[path.parts] = self.clock.now_ms() if self.clock is not None else 0
+        folder[name] = bytes(data)
+        self.modified[(*path.parent, name)] = self.clock.now_ms() if self.clock is not None else 0
 
     async def stat(self, path: ProjectPath) -> Entry | None:
         """See :meth:`core.ports.ProjectFiles.stat`."""
         try:
-            value = self._folder(path.parent).get(path.name)
+            folder = self._folder(path.parent)
         except Refused:
             return None
+        value = folder.get(self._key(folder, path.name))
         if value is None:
             return None
         if isinstance(value, bytes):
@@ -111,6 +133,10 @@ class MemoryProjectFiles:
             for k, v in sorted(node.items())
         ]
 
+    async def names(self, folder: tuple[str, ...]) -> list[str]:
+        """See :meth:`core.ports.ProjectFiles.names`."""
+        return sorted(self._folder(folder))
+
     async def mkdir(self, path: ProjectPath) -> None:
         """See :meth:`core.ports.ProjectFiles.mkdir`."""
         self._folder(path.parts, create=True)
@@ -118,20 +144,23 @@ class MemoryProjectFiles:
     async def delete(self, path: ProjectPath, *, recursive: bool = False) -> None:
         """See :meth:`core.ports.ProjectFiles.delete`."""
         folder = self._folder(path.parent)
-        value = folder.get(path.name)
+        name = self._key(folder, path.name)
+        value = folder.get(name)
         if value is None:
             raise Refused(Code.FILE_NOT_FOUND, f"No file or folder '{path}'.")
         if isinstance(value, dict) and value and not recursive:
             raise Refused(Code.DIRECTORY_NOT_EMPTY, f"'{path}' is not empty.")
-        del folder[path.name]
+        del folder[name]
 
     async def move(self, src: ProjectPath, dst: ProjectPath) -> None:
         """See :meth:`core.ports.ProjectFiles.move`."""
         data = await self.read(src)
         if await self.stat(dst) is not None:
             raise Refused(Code.ALREADY_EXISTS, f"'{dst}' already exists.")
-        self._folder(dst.parent, create=True)[dst.name] = data
-        del self._folder(src.parent)[src.name]
+        target = self._folder(dst.parent, create=True)
+        target[self._key(target, dst.name)] = data
+        source = self._folder(src.parent)
+        del source[self._key(source, src.name)]
 
 
 class MemoryProjectRoots:

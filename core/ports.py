@@ -77,6 +77,13 @@ class ProjectFiles(Protocol):
         """The entries directly inside ``folder`` (``()`` = root), sorted by name."""
         ...
 
+    async def names(self, folder: tuple[str, ...]) -> list[str]:
+        """The name of every entry directly inside ``folder`` as the storage holds it, sorted
+        — this host's own atomic-write temporaries included (no valid path can name one) —
+        asking nothing per entry (a size costs one browser call per file) and removing
+        nothing. Cheaper than :meth:`list_dir`; refuses as it does."""
+        ...
+
     async def mkdir(self, path: ProjectPath) -> None:
         """Create the folder ``path`` and any missing parents (no error if it exists)."""
         ...

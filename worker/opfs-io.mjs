@@ -1,6 +1,7 @@
 // Storage steps that browser_host/opfs.py cannot safely or quickly make from Python, so the
 // worker registers them as the Python module `voicebox_io` (worker/host.mjs, worker/peer.mjs):
-// writing and reserving bytes (safely), and listing a folder (quickly: one wait, not one per file).
+// writing and reserving bytes (safely), and listing a folder (quickly: one wait, not one per file;
+// names only, when no size is needed).
 //
 // Why the writes (checked in Chromium 156 with Pyodide 314): when Python itself calls
 // FileSystemWritableFileStream.write() and the write fails for lack of quota, the promise it
@@ -43,6 +44,13 @@ export async function canReserve(fileHandle, size) {
   } finally {
     await probe?.abort().catch(() => {});
   }
+}
+
+/** The name of every child of `dirHandle`, nothing asked per child (keys only). */
+export async function listNames(dirHandle) {
+  const names = [];
+  for await (const name of dirHandle.keys()) names.push(name);
+  return names;
 }
 
 /**

@@ -2,8 +2,10 @@
 ``file.write``, ``file.mkdir``, ``file.delete``, ``file.move`` (SPEC §3, §11).
 
 Every path passes the one path rule (:func:`core.paths.parse_path`) before storage is touched,
-so ``..``, absolute paths, NUL and the project's ``.voicebox/`` are refused with nothing
-written. Listings hide ``.voicebox/`` and in-flight atomic-write temporaries.
+so ``..``, absolute paths, NUL and the project's ``.voicebox/`` (in any letter case) are
+refused with nothing written. Listings hide only the project's ``.voicebox/`` (the storage
+adapter never lists its own atomic-write temporaries); whatever else a folder holds is shown,
+also names the file operations refuse (:func:`visible`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pydantic import Field
 
 from core.host.operations import Call, Outcome, operation
 from core.model import Contract
-from core.paths import META_DIR, TEMP_PREFIX, ProjectPath, parse_path
+from core.paths import META_DIR, ProjectPath, parse_path
 from core.ports import Entry, ProjectFiles
 from core.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
@@ -103,9 +105,12 @@ class PathDone(Contract):
 
 
 def visible(entry: Entry, folder: tuple[str, ...]) -> bool:
-    """False for entries the file operations never show: temporaries and root ``.voicebox``."""
-    if entry.name.startswith(TEMP_PREFIX):
-        return False
+    """False only for the project's own metadata folder (``.voicebox`` at the root, exactly).
+
+    Everything else a folder holds is shown as it is — also names the path rule refuses, such
+    as a person's ``.vbx-tmp-my-draft.md`` or ``.VOICEBOX/`` (operations on them are refused
+    ``path-reserved``). The host's own atomic-write temporaries never reach a listing: the
+    storage adapter leaves them out (:mod:`core.temporaries`)."""
     return not (folder == () and entry.name == META_DIR)
 
 
