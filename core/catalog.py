@@ -7,7 +7,8 @@
   :class:`~core.ports.FolderProjects`. Their ``.voicebox/`` lives inside the folder, so the
   folder describes itself; a folder without it is adopted as it is — the manifest is written
   on the project's first write (:class:`AdoptOnWrite`), never on open.
-  Removing one forgets the registration and deletes nothing on disk.
+  Removing one forgets the registration and deletes nothing on disk. Its files refuse a new
+  name that differs only in letter case from a sibling (:class:`~core.case_guard.CaseGuard`).
 
 Opening reads the manifest only (never every file): lazy by construction. An OPFS project
 once opened is remembered in ``opened`` (a dict the host keeps between calls), so a file
@@ -22,6 +23,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from core.case_guard import CaseGuard
 from core.paths import ProjectPath, check_name
 from core.ports import Clock, Entry, FolderProjects, ProjectFiles, ProjectRoots, Randomness
 from core.project import (
@@ -180,12 +182,13 @@ class ProjectCatalog:
         files = await self._folders.open(project_id)
         existing = await _existing_manifest(files)
         if existing is not None and existing.id == project_id:
-            return OpenProject(existing, files)
+            return OpenProject(existing, CaseGuard(files))
         name, added_at = folders[project_id]
         manifest = ProjectManifest(
             id=project_id, name=name, kind="directory", created_at=added_at, updated_at=added_at
         )
-        return OpenProject(manifest, AdoptOnWrite(files, manifest), persisted=False)
+        # the guard outside: a refused name is refused before adoption writes anything
+        return OpenProject(manifest, CaseGuard(AdoptOnWrite(files, manifest)), persisted=False)
 
     async def rename(self, project_id: str, name: str) -> ProjectManifest:
         """Give ``project_id`` the display name ``name`` (the id and folder stay)."""
@@ -260,6 +263,10 @@ class AdoptOnWrite:
     async def list_dir(self, folder: tuple[str, ...]) -> list[Entry]:
         """See :meth:`core.ports.ProjectFiles.list_dir`."""
         return await self._files.list_dir(folder)
+
+    async def names(self, folder: tuple[str, ...]) -> list[str]:
+        """See :meth:`core.ports.ProjectFiles.names`."""
+        return await self._files.names(folder)
 
     async def write(self, path: ProjectPath, data: bytes) -> None:
         """See :meth:`core.ports.ProjectFiles.write`."""

@@ -41,6 +41,7 @@ class Code(StrEnum):
     PATH_INVALID = "path-invalid"
     PATH_OUTSIDE_ROOT = "path-outside-root"
     PATH_RESERVED = "path-reserved"
+    PATH_CASE_COLLISION = "path-case-collision"
     NAME_INVALID = "name-invalid"
     PROJECT_NOT_FOUND = "project-not-found"
     FILE_NOT_FOUND = "file-not-found"
@@ -149,6 +150,9 @@ REFUSALS: dict[Code, RefusalInfo] = {
     Code.PATH_INVALID: _I(400, "The path is empty, too long, or holds a forbidden character."),
     Code.PATH_OUTSIDE_ROOT: _I(403, "The path leaves the project root."),
     Code.PATH_RESERVED: _I(403, "The path names a place the file operations may not touch."),
+    Code.PATH_CASE_COLLISION: _I(
+        409, "In a picked folder, the name differs only in letter case from one already there."
+    ),
     Code.NAME_INVALID: _I(400, "The name is empty, too long, or holds a forbidden character."),
     Code.PROJECT_NOT_FOUND: _I(404, "There is no project with that id."),
     Code.FILE_NOT_FOUND: _I(404, "There is no file or folder at that path."),

@@ -6,7 +6,11 @@ import hashlib
 
 import pytest
 
+from core.admission import CallRequest
+from core.memory import MemoryProjectFiles
 from core.policy import Policy
+from core.refusals import Code, Refused
+from core.tools import ToolBox
 from tests.support import HostHarness, run
 
 
@@ -143,3 +147,46 @@ def test_a_project_without_its_manifest_is_never_listed_and_is_swept_at_start() 
     kept = h.ok("project.create", name="whole")["project"]["id"]
     assert run(catalog.sweep_unfinished()) == [staged.id]
     assert run(h.roots.list_ids()) == [kept]
+
+
+def tool_write(h: HostHarness, pid: str, path: str) -> Code:
+    """``file.write`` as an agent's ``tool.call`` (no gesture): the refusal code it gets."""
+    box = ToolBox(h.host, "local", lambda: h.ctx.policy)
+    entry = box.registry.get("file.write")
+    assert entry is not None
+    args = {"project": pid, "path": path, "content_b64": "eA=="}
+    admitted = box.admit(CallRequest("file.write", entry.descriptor_id, args))
+    with pytest.raises(Refused) as caught:
+        run(box.run(admitted, actor="agent"))
+    return caught.value.code
+
+
+CASE_ALIASES = [
+    ".VOICEBOX/x",
+    ".Voicebox/x",
+    ".VOICEBOX/skeleton.json",
+    ".VBX-TMP-x",
+    "a/.Vbx-Tmp-1",
+]
+
+
+@pytest.mark.parametrize("kind", ["opfs", "picked", "picked-case-folding"])
+def test_case_aliases_of_reserved_names_are_refused_through_the_page_and_tool_call(
+    h: HostHarness, kind: str
+) -> None:
+    """On a case-folding disk ``.VOICEBOX/skeleton.json`` IS the metadata's skeleton: a write
+    there would bypass ``receipt.import`` and ``blocks.ratify`` (issue 13 finding 2)."""
+    if kind == "opfs":
+        pid = project(h)
+        files = h.roots.roots[pid]
+    else:
+        files = MemoryProjectFiles(fold_case=kind == "picked-case-folding")
+        answer = h.attach("project.add_folder", files, name="picked")
+        pid = answer["result"]["project"]["id"]
+    h.ok("file.write", b"first", project=pid, path="a.txt")  # the metadata now exists
+    before = repr(files.tree)
+    for path in CASE_ALIASES:
+        for op, body in [("file.write", b"x"), ("file.mkdir", None), ("file.read", None)]:
+            assert h.refused(op, body, project=pid, path=path)["code"] == "path-reserved"
+        assert tool_write(h, pid, path) == Code.PATH_RESERVED
+    assert repr(files.tree) == before

@@ -113,3 +113,80 @@ def test_an_attachment_is_refused_by_operations_that_take_none(h: HostHarness) -
     answer = h.attach("project.list", picked())
     assert answer["refusal"]["code"] == "message-malformed"
     assert h.attach("project.add_folder", None, name="x")["refusal"]["code"] == "message-malformed"
+
+
+PERSONS_TEMPORARY_SHAPED = {".vbx-tmp-my-draft.md": b"my draft", ".vbx-tmp-": b"also mine"}
+
+
+@pytest.mark.parametrize("kind", ["opfs", "picked"])
+def test_a_persons_files_shaped_like_temporaries_are_listed_kept_and_refused_by_name(
+    h: HostHarness, kind: str
+) -> None:
+    if kind == "picked":
+        folder = picked(**PERSONS_TEMPORARY_SHAPED)
+        pid = add(h, folder)["id"]
+    else:
+        pid = h.ok("project.create", name="in the browser")["project"]["id"]
+        folder = h.roots.roots[pid]
+        for name, data in PERSONS_TEMPORARY_SHAPED.items():
+            run(folder.write(ProjectPath((name,)), data))
+    run(folder.mkdir(ProjectPath((".vbx-tmp-empty-dir",))))
+    before = repr(folder.tree)
+    listed = {(e["name"], e["kind"]) for e in h.ok("file.list", project=pid)["entries"]}
+    assert listed == {
+        (".vbx-tmp-my-draft.md", "file"),
+        (".vbx-tmp-", "file"),
+        (".vbx-tmp-empty-dir", "dir"),
+    }
+    walked = {f["path"] for f in h.ok("file.walk", project=pid)["files"]}
+    assert walked == {".vbx-tmp-my-draft.md", ".vbx-tmp-"}
+    for op, args in [
+        ("file.read", {"path": ".vbx-tmp-my-draft.md"}),
+        ("file.delete", {"path": ".vbx-tmp-"}),
+        ("file.delete", {"path": ".vbx-tmp-empty-dir"}),
+        ("file.move", {"src": ".vbx-tmp-my-draft.md", "dst": "draft.md"}),
+    ]:
+        refusal = h.refused(op, project=pid, **args)
+        assert refusal["code"] == "path-reserved"
+        assert "reserved" in refusal["message"]
+    assert repr(folder.tree) == before
+
+
+@pytest.mark.parametrize("fold_case", [False, True], ids=["case-sensitive", "case-folding"])
+def test_a_name_differing_only_in_case_from_a_sibling_is_refused_in_a_picked_folder(
+    h: HostHarness, fold_case: bool
+) -> None:
+    folder = MemoryProjectFiles(fold_case=fold_case)
+    for path, data in [("README.md", b"the person's"), ("notes.txt", b"n"), ("src/a.txt", b"a")]:
+        run(folder.write(ProjectPath(tuple(path.split("/"))), data))
+    pid = add(h, folder)["id"]
+    before = repr(folder.tree)
+    for op, body, args, sibling in [
+        ("file.write", b"another file?", {"path": "readme.md"}, "README.md"),
+        ("file.write", b"x", {"path": "SRC/b.txt"}, "src"),
+        ("file.mkdir", None, {"path": "Src/deeper"}, "src"),
+        ("file.move", None, {"src": "notes.txt", "dst": "ReadMe.md"}, "README.md"),
+        ("file.move", None, {"src": "README.md", "dst": "readme.md"}, "README.md"),
+        ("file.move", None, {"src": "notes.txt", "dst": "SRC/notes.txt"}, "src"),
+    ]:
+        refusal = h.refused(op, body, project=pid, **args)
+        assert refusal["code"] == "path-case-collision", (op, args)
+        assert f"'{sibling}'" in refusal["message"]
+    # nothing was written: not the file, not a folder, not even the adopted folder's manifest
+    assert repr(folder.tree) == before
+    # the same spelling is the same entry, and a new name is fine
+    h.ok("file.write", b"edited", project=pid, path="README.md")
+    h.ok("file.write", b"b", project=pid, path="src/b.txt")
+    h.ok("file.write", b"c", project=pid, path="src/new/c.txt")
+    assert run(folder.read(ProjectPath(("README.md",)))) == b"edited"
+
+
+def test_opfs_projects_keep_names_that_differ_only_in_case(h: HostHarness) -> None:
+    """OPFS is case-sensitive and only this host writes it: both spellings are two files (an
+    export to a case-insensitive disk is checked where it is unpacked, archive import)."""
+    pid = h.ok("project.create", name="o")["project"]["id"]
+    h.ok("file.write", b"1", project=pid, path="README.md")
+    h.ok("file.write", b"2", project=pid, path="readme.md")
+    h.ok("file.mkdir", project=pid, path="SRC")
+    names = [e["name"] for e in h.ok("file.list", project=pid)["entries"]]
+    assert names == ["README.md", "SRC", "readme.md"]
