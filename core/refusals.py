@@ -66,6 +66,7 @@ class Code(StrEnum):
     UNAUTHENTICATED_CALL = "unauthenticated-call"
     EXECUTOR_UNAUTHENTICATED = "executor-unauthenticated"
     ENVIRONMENT_UNREACHABLE = "environment-unreachable"
+    PEER_ANSWER_INVALID = "peer-answer-invalid"
 
     # tools, plugins and admission (seed 003, SPEC §7)
     TOOL_UNKNOWN = "tool-unknown"
@@ -180,6 +181,9 @@ REFUSALS: dict[Code, RefusalInfo] = {
         1008, "The executor channel did not authenticate in time.", ws=1008
     ),
     Code.ENVIRONMENT_UNREACHABLE: _I(502, "The paired environment did not answer in time."),
+    Code.PEER_ANSWER_INVALID: _I(
+        502, "The paired environment answered outside the protocol; its outcome is unknown."
+    ),
     Code.TOOL_UNKNOWN: _I(404, "No tool or operation is registered under that name."),
     Code.TOOL_DISABLED: _I(403, "That tool is switched off."),
     Code.DISPATCH_OWNER_CHANGED: _I(
