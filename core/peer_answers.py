@@ -29,9 +29,17 @@ from __future__ import annotations
 
 import re
 
+from pydantic import ValidationError
+
+from core.blocks import Block, SkeletonStore
+from core.host.operations import OPERATIONS
+from core.letters import MissionLetter
+from core.policy import Policy
+from core.protocol import Envelope
 from core.receipts import retry_advice
 from core.refusals import REFUSALS, Code, RefusalBody, Refused
 from core.secret import known_names, scrub_secrets
+from core.tools import FileWriteToolArgs
 from core.wire import CallEnvelope, ExecuteResult
 
 __all__ = [
@@ -60,13 +68,6 @@ _SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]{0,63})((?:\[[0-9]{1,4}\]){0,4})|[
 def _field_words() -> frozenset[str]:
     """Every field name and alias our host-facing models declare (operation arguments, tool
     arguments, the call envelope, letters, receipt candidates, blocks, the policy)."""
-    from core.blocks import Block, SkeletonStore
-    from core.host.operations import OPERATIONS
-    from core.letters import MissionLetter
-    from core.policy import Policy
-    from core.protocol import Envelope
-    from core.tools import FileWriteToolArgs
-
     models = [op.args for op in OPERATIONS.values()]
     models += [
         CallEnvelope,
@@ -138,4 +139,7 @@ def accepted_result(
         )
     # the JSON text of a validated model holds every string unescaped, and nothing a
     # replacement could break (a token's characters are never quotes or backslashes)
-    return ExecuteResult.model_validate_json(scrub_secrets(answer.model_dump_json()))
+    try:
+        return ExecuteResult.model_validate_json(scrub_secrets(answer.model_dump_json()))
+    except ValidationError:  # a token where our contract wants a pattern: not an answer
+        raise invalid_answer(mutating=mutating) from None

@@ -138,9 +138,10 @@ class PeerCalls:
     def _refuse_invalid(self, conn: _Conn, text: str) -> None:
         """A frame outside the contract: if it names a waiting call, refuse that call now."""
         request_id = salvage_id(text)
-        future = conn.waiting.pop(request_id, None) if request_id else None
+        future = conn.waiting.get(request_id) if request_id else None
         if future is None or future.done() or not self.live.settle(conn.channel_id, request_id):
             return
+        conn.waiting.pop(request_id, None)
         future.set_exception(invalid_answer(mutating=conn.mutating.get(request_id, True)))
 
     def _abandon(self, conn: _Conn, abandoned: tuple) -> None:  # type: ignore[type-arg]
