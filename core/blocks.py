@@ -46,6 +46,7 @@ from core.ports import ProjectFiles
 from core.receipt_window import Instant
 from core.refusals import Code, Refused
 from core.sanitizer import check_runner_text
+from core.secret import known_names, quiet_first_error
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -278,13 +279,9 @@ def _checked_block(fields: dict[str, Any], where: str) -> Block:
     try:
         return Block.model_validate(fields)
     except ValidationError as exc:
-        err = exc.errors(include_input=False, include_url=False)[0]
-        name = ".".join(str(x) for x in err.get("loc", ())) or "block"
-        raise Refused(
-            Code.NAME_INVALID,
-            f"{where}.{name}: {err.get('msg', 'invalid')}",
-            field=f"{where}.{name}",
-        ) from None
+        known, phrase = quiet_first_error(exc, known_names(Block))
+        field = f"{where}.{known}" if known else where
+        raise Refused(Code.NAME_INVALID, f"{field} {phrase}.", field=field) from None
 
 
 def apply_candidate_edit(

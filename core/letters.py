@@ -74,6 +74,7 @@ from pydantic_core import PydanticCustomError
 from core.model import Contract, canonical_json
 from core.receipt_window import ExecutionWindow, Instant, instant_us
 from core.refusals import Code, Refused
+from core.secret import known_names, quiet_first_error
 
 __all__ = [
     "PHASES",
@@ -307,12 +308,12 @@ def parse_letter(raw: object) -> MissionLetter:
         return MissionLetter.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors(include_input=False, include_url=False)[0]
-        if first["type"] == "letter_gate":
+        if first["type"] == "letter_gate":  # our own gate rules: field and reason are ours
             ctx = first.get("ctx") or {}
             field, reason = str(ctx.get("field", "letter")), str(ctx.get("reason", "invalid"))
-        else:
-            field = ".".join(str(x) for x in first.get("loc", ())) or "letter"
-            reason = str(first.get("msg", "invalid"))
-        raise Refused(
-            Code.LETTER_INVALID, f"letter.{field}: {reason}"[:1000], field=f"letter.{field}"
-        ) from None
+            where = f"letter.{field}"
+            raise Refused(Code.LETTER_INVALID, f"{where}: {reason}"[:1000], field=where) from None
+        # anything else names only the letter's declared fields, never the caller's keys
+        known, phrase = quiet_first_error(exc, known_names(MissionLetter))
+        where = f"letter.{known}" if known else "letter"
+        raise Refused(Code.LETTER_INVALID, f"{where} {phrase}."[:1000], field=where) from None

@@ -5,7 +5,8 @@ Each server has its own in-memory ports (project roots, HOST_DIR, audit) — a f
 like the dedicated worker in E1. Channels deliver frames asynchronously (one event-loop turn
 later, as a ``MessagePort`` does), so these need a running asyncio loop; the hello bound is
 enforced by a real loop timer on the real clock. ``silent`` makes a server swallow every
-frame (a peer that never answers).
+frame (a peer that never answers); ``lying`` maps a server's name to a function that rewrites
+every text it sends back — execute answers and admin answers alike (a peer that lies).
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ class MemoryEnvironmentServers:
         self.random = random or SystemRandomness()
         self.servers: dict[str, EnvironmentServer] = {}
         self.silent: set[str] = set()
+        self.lying: dict[str, Callable[[str], str]] = {}
         self.stopped: set[str] = set()
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Future[None]] = set()
@@ -121,7 +123,9 @@ class MemoryEnvironmentServers:
         """See :meth:`core.ports.EnvironmentServers.admin`."""
         if not self.running(name):
             raise Refused(Code.ENVIRONMENT_UNREACHABLE)
-        return await self.servers[name].admin(request)
+        answer = await self.servers[name].admin(request)
+        lie = self.lying.get(name)
+        return answer if lie is None else lie(answer)
 
     async def connect(
         self,
@@ -148,6 +152,13 @@ class MemoryEnvironmentServers:
             await server.closed(channel_id)
 
         peer.on_frame, peer.on_data, peer.on_close = frame, None, close
+        send = peer.send
+
+        async def answer(text: str) -> None:
+            lie = self.lying.get(name)
+            await send(text if lie is None else lie(text))
+
+        peer.send = answer  # type: ignore[method-assign]
         bound = server.ctx.policy.hello_bound_ms / 1000
 
         async def gate_timer() -> None:

@@ -23,12 +23,13 @@ import json
 import re
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from core.environment import Environments, load_environments, save_environments
 from core.host_token import ensure_host_token
 from core.model import Contract
 from core.pairing import PAIRINGS_DOC, PairingStore, load_pairings
+from core.peer_answers import invalid_answer, relayed_refusal
 from core.ports import Clock, EnvironmentServers, HostState, Randomness
 from core.refusals import Code, RefusalBody, Refused
 from core.secret import REVEAL, Secret
@@ -56,8 +57,12 @@ async def _store_tokens(state: HostState, tokens: PeerTokens) -> None:
 
 
 def _refused(answer: dict[str, Any]) -> Refused:
-    body = RefusalBody.model_validate(answer["refusal"])
-    return Refused(body.code, body.message, field=body.field)
+    """The peer's admin refusal, relayed as any peer refusal is (:mod:`core.peer_answers`)."""
+    try:
+        body = RefusalBody.model_validate(answer.get("refusal"))
+    except ValidationError:
+        return invalid_answer(mutating=True)
+    return relayed_refusal(body, mutating=True)
 
 
 class PeerAdmin:

@@ -9,6 +9,11 @@ deadline that restarts whenever the peer streams a chunk; a silent peer is
 1008 ``pairing-revoked`` after a revocation, ``bearer-refused`` for a bad bearer — every call
 pending on it is answered with that code (:meth:`~core.channels.LiveChannels.closed`), and the
 next call opens a new channel, whose hello the peer judges afresh.
+
+Every answer is untrusted text (:mod:`core.peer_answers`): a refusal is relayed by code with
+this host's sentence, a frame outside the contract for a waiting call is
+``peer-answer-invalid`` at once, a receipt the called environment did not issue for the called
+tool is ``receipt-forgery-refused``, and token shapes are scrubbed from every result.
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ from dataclasses import dataclass, field
 
 from core.channels import LiveChannels
 from core.execute import PeerCaller, PeerRoute
+from core.peer_answers import accepted_result, invalid_answer, relayed_refusal
 from core.policy import Policy
 from core.ports import Clock, EnvironmentServers, PeerChannel
+from core.protocol import salvage_id
 from core.receipts import retry_advice
 from core.refusals import Code, Refused
 from core.wire import CallEnvelope, ExecuteRefusal, ExecuteRequest, ExecuteResult
@@ -39,6 +46,7 @@ class _Conn:
     waiting: dict[str, asyncio.Future[ExecuteResult | ExecuteRefusal]] = field(default_factory=dict)
     sinks: dict[str, Sink] = field(default_factory=dict)
     activity: dict[str, int] = field(default_factory=dict)
+    mutating: dict[str, bool] = field(default_factory=dict)
     closed: bool = False
 
 
@@ -92,6 +100,7 @@ class PeerCalls:
                 try:
                     answer = c.caller.receive(text)
                 except Refused:
+                    self._refuse_invalid(c, text)
                     return
                 if answer is not None:
                     future = c.waiting.pop(answer.id, None)
@@ -126,6 +135,15 @@ class PeerCalls:
             self._conns[route.env.key] = conn
             return conn
 
+    def _refuse_invalid(self, conn: _Conn, text: str) -> None:
+        """A frame outside the contract: if it names a waiting call, refuse that call now."""
+        request_id = salvage_id(text)
+        future = conn.waiting.get(request_id) if request_id else None
+        if future is None or future.done() or not self.live.settle(conn.channel_id, request_id):
+            return
+        conn.waiting.pop(request_id, None)
+        future.set_exception(invalid_answer(mutating=conn.mutating.get(request_id, True)))
+
     def _abandon(self, conn: _Conn, abandoned: tuple) -> None:  # type: ignore[type-arg]
         for item in abandoned:
             future = conn.waiting.pop(item.request_id, None)
@@ -139,14 +157,18 @@ class PeerCalls:
     async def call(
         self, route: PeerRoute, envelope: CallEnvelope, sink: Sink | None = None
     ) -> ExecuteResult:
-        """Forward ``envelope`` to the peer of ``route``; return its result or raise its
-        refusal (or ``environment-unreachable`` / the close reason, see module docstring)."""
+        """Forward ``envelope`` to the peer of ``route``; return its result (checked and
+        scrubbed) or raise its relayed refusal (or ``environment-unreachable``,
+        ``peer-answer-invalid``, ``receipt-forgery-refused``, the close reason — see module
+        docstring)."""
         await self._servers.start(route.env.name)  # after a reload it starts on first use
         conn = await self._connect(route)
         request_id = f"x{next(self._ids)}"
         loop = asyncio.get_running_loop()
         future: asyncio.Future[ExecuteResult | ExecuteRefusal] = loop.create_future()
         conn.waiting[request_id] = future
+        mutating = self._mutating(envelope.tool)
+        conn.mutating[request_id] = mutating
         if sink is not None:
             conn.sinks[request_id] = sink
         request = ExecuteRequest(
@@ -158,16 +180,16 @@ class PeerCalls:
             args=envelope.args,
         )
         try:
-            await conn.caller.send(request, mutating=self._mutating(envelope.tool))
+            await conn.caller.send(request, mutating=mutating)
             answer = await self._wait(conn, request_id, future, envelope.tool)
         finally:
             conn.waiting.pop(request_id, None)
             conn.sinks.pop(request_id, None)
             conn.activity.pop(request_id, None)
+            conn.mutating.pop(request_id, None)
         if isinstance(answer, ExecuteRefusal):
-            body = answer.refusal
-            raise Refused(body.code, body.message, field=body.field)
-        return answer
+            raise relayed_refusal(answer.refusal, mutating=mutating)
+        return accepted_result(answer, envelope=envelope, mutating=mutating)
 
     async def _wait(
         self,

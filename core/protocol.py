@@ -17,18 +17,22 @@ sends the message on behalf of a person's gesture (SPEC §4); nothing arriving f
 plugin or sandbox can carry it.
 
 Bounds: the JSON text is at most :data:`MAX_MESSAGE_BYTES`, the body at most
-:data:`MAX_BODY_BYTES`; ids are short tokens; unknown envelope fields are refused.
+:data:`MAX_BODY_BYTES`; ids are short tokens (never one shaped like a bearer or host token:
+the answer repeats its id); unknown envelope fields are refused. A refusal names only the
+fields this module declares, never an unknown key or an input value
+(:func:`core.secret.quiet_error_text`).
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, ValidationError
+from pydantic import AfterValidator, Field, StringConstraints, ValidationError
 from pydantic_core import from_json
 
 from core.model import Contract
 from core.refusals import Code, RefusalBody, Refused
+from core.secret import known_names, quiet_error_text, secret_shaped
 
 __all__ = [
     "HUMAN_UI",
@@ -39,7 +43,6 @@ __all__ = [
     "RefusalAnswer",
     "RequestId",
     "ResultAnswer",
-    "describe_validation_error",
     "parse_envelope",
     "salvage_id",
 ]
@@ -50,7 +53,18 @@ MAX_BODY_BYTES = 256 << 20
 HUMAN_UI = "human-ui"
 """The origin token a person's gesture carries (seed 004 §8; SPEC §4). Only the page sets it."""
 
-RequestId = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[\w.:-]+$")]
+
+def _not_secret_shaped(text: str) -> str:
+    if secret_shaped(text):
+        raise ValueError("an id is never shaped like a secret")
+    return text
+
+
+RequestId = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=64, pattern=r"^[\w.:-]+$"),
+    AfterValidator(_not_secret_shaped),
+]
 OpName = Annotated[
     str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-z][a-z0-9_.-]*$")
 ]
@@ -66,6 +80,9 @@ class Envelope(Contract):
     origin: Literal["human-ui"] | None = Field(
         default=None, description="'human-ui' when a person's gesture in the page sent this."
     )
+
+
+_ENVELOPE_NAMES = known_names(Envelope)
 
 
 class ResultAnswer(Contract):
@@ -109,23 +126,10 @@ def salvage_id(text: str | bytes) -> str | None:
             isinstance(rid, str)
             and 0 < len(rid) <= 64
             and all(c.isalnum() or c in "_.:-" for c in rid)
+            and not secret_shaped(rid)
         ):
             return rid
     return None
-
-
-def describe_validation_error(exc: ValidationError, *, prefix: str = "", limit: int = 3) -> str:
-    """A short human sentence naming the first invalid fields, without echoing input values.
-
-    Input values are never echoed: they could be large, hostile or secret.
-    """
-    parts = []
-    for err in exc.errors(include_input=False, include_url=False)[:limit]:
-        loc = ".".join(str(x) for x in err.get("loc", ())) or "(message)"
-        parts.append(f"{prefix}{loc}: {err.get('msg', 'invalid')}")
-    more = exc.error_count() - len(parts)
-    tail = f" (and {more} more)" if more > 0 else ""
-    return "; ".join(parts)[:1500] + tail
 
 
 def parse_envelope(text: str | bytes) -> Envelope:
@@ -145,7 +149,7 @@ def parse_envelope(text: str | bytes) -> Envelope:
     try:
         env = Envelope.model_validate_json(text)
     except ValidationError as exc:
-        raise Refused(Code.MESSAGE_MALFORMED, describe_validation_error(exc)) from None
+        raise Refused(Code.MESSAGE_MALFORMED, quiet_error_text(exc, _ENVELOPE_NAMES)) from None
     except (ValueError, RecursionError):
         raise Refused(Code.MESSAGE_MALFORMED, "The message is not valid JSON.") from None
     if env.v != PROTOCOL_VERSION:

@@ -36,6 +36,7 @@ from core.blocks import CONTRACT_VERSION, ImportedReceipt, SkeletonStore, check_
 from core.letters import ReceiptCandidate, candidate_id
 from core.receipt_window import check_window, instant_iso
 from core.refusals import Code, Refused
+from core.secret import known_names, quiet_first_error
 
 __all__ = ["ImportOutcome", "import_receipt"]
 
@@ -56,12 +57,9 @@ def _parse_candidate(raw: dict[str, Any]) -> ReceiptCandidate:
     try:
         return ReceiptCandidate.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors(include_input=False, include_url=False)[0]
-        where = ".".join(str(x) for x in err.get("loc", ()))
+        where, phrase = quiet_first_error(exc, known_names(ReceiptCandidate))
         field = f"candidate.{where}" if where else "candidate"
-        raise Refused(
-            Code.ARGS_INVALID, f"{field}: {err.get('msg', 'invalid')}"[:1000], field=field
-        ) from None
+        raise Refused(Code.ARGS_INVALID, f"{field} {phrase}."[:1000], field=field) from None
 
 
 def import_receipt(

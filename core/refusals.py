@@ -8,7 +8,8 @@ Names follow their source: seed 002 and seed 003 codes are kebab-case, seed 004 
 seed's snake_case (``stale_head``, ``human_gesture_required``); codes this project adds are
 kebab-case. A rule elsewhere in ``core`` raises :class:`Refused`; the boundary turns it into a
 :class:`RefusalBody` ``{code, status, message}``. Messages are written by the code that refuses
-and must never contain a bearer, a host token or a key (SPEC §6, last line).
+and must never contain a bearer, a host token or a key (SPEC §6, last line); as a last guard,
+:meth:`Refused.body` replaces anything shaped like one (:func:`core.secret.scrub_secrets`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from core.secret import scrub_secrets
 
 __all__ = ["REFUSALS", "Code", "RefusalBody", "RefusalInfo", "Refused", "info"]
 
@@ -64,6 +67,7 @@ class Code(StrEnum):
     UNAUTHENTICATED_CALL = "unauthenticated-call"
     EXECUTOR_UNAUTHENTICATED = "executor-unauthenticated"
     ENVIRONMENT_UNREACHABLE = "environment-unreachable"
+    PEER_ANSWER_INVALID = "peer-answer-invalid"
 
     # tools, plugins and admission (seed 003, SPEC §7)
     TOOL_UNKNOWN = "tool-unknown"
@@ -181,6 +185,9 @@ REFUSALS: dict[Code, RefusalInfo] = {
         1008, "The executor channel did not authenticate in time.", ws=1008
     ),
     Code.ENVIRONMENT_UNREACHABLE: _I(502, "The paired environment did not answer in time."),
+    Code.PEER_ANSWER_INVALID: _I(
+        502, "The paired environment answered outside the protocol; its outcome is unknown."
+    ),
     Code.TOOL_UNKNOWN: _I(404, "No tool or operation is registered under that name."),
     Code.TOOL_DISABLED: _I(403, "That tool is switched off."),
     Code.DISPATCH_OWNER_CHANGED: _I(
@@ -288,17 +295,20 @@ class Refused(Exception):
         return REFUSALS[self.code].status
 
     def body(self) -> RefusalBody:
-        """The boundary form ``{code, status, message[, field][, details]}``."""
+        """The boundary form ``{code, status, message[, field][, details]}``, with anything
+        shaped like a bearer or a host token replaced (:func:`core.secret.scrub_secrets`)."""
         shown = None
         if self.show_details and self.details:
             shown = {
-                str(k)[:64]: v if isinstance(v, bool | int) or v is None else str(v)[:1000]
+                scrub_secrets(str(k)[:64]): v
+                if isinstance(v, bool | int) or v is None
+                else scrub_secrets(str(v)[:1000])
                 for k, v in list(self.details.items())[:24]
             }
         return RefusalBody(
             code=self.code,
             status=self.status,
-            message=self.message[:2000],
-            field=self.field,
+            message=scrub_secrets(self.message[:2000]),
+            field=None if self.field is None else scrub_secrets(self.field[:200]),
             details=shown,
         )

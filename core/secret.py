@@ -14,8 +14,10 @@ an unexpected discriminator tag (pydantic's own messages echo those).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
+import re
 import typing
 from collections.abc import Iterable
 from typing import Any, Literal, get_args, get_origin
@@ -28,9 +30,14 @@ __all__ = [
     "MAX_SECRET_CHARS",
     "REDACTED",
     "REVEAL",
+    "SECRET_SHAPE",
     "Secret",
+    "known_location",
     "known_names",
     "quiet_error_text",
+    "quiet_first_error",
+    "scrub_secrets",
+    "secret_shaped",
     "sha256_hex",
 ]
 
@@ -41,6 +48,22 @@ REVEAL = "reveal_secrets"
 """Serialisation-context key: ``model_dump_json(context={REVEAL: True})`` writes the values."""
 
 MAX_SECRET_CHARS = 512
+
+SECRET_SHAPE = re.compile(r"vb[xh]_[A-Za-z0-9_-]{20,512}")
+"""The shape of a bearer (``vbx_…``) or a host token (``vbh_…``): the prefix and at least 20
+URL-safe base64 characters (a real one has 43). Linear: a literal prefix, one bounded class."""
+
+
+def secret_shaped(text: str) -> bool:
+    """True when ``text`` holds something shaped like a bearer or a host token."""
+    return SECRET_SHAPE.search(text) is not None
+
+
+def scrub_secrets(text: str) -> str:
+    """``text`` with everything shaped like a bearer or a host token replaced by
+    :data:`REDACTED` — the last guard of every refusal, audit detail and peer answer (a rule
+    that echoed one would still not leak it)."""
+    return SECRET_SHAPE.sub(REDACTED, text)
 
 
 def sha256_hex(text: str) -> str:
@@ -149,6 +172,7 @@ _PHRASES = {
 }
 
 
+@functools.cache
 def known_names(*models: type[BaseModel]) -> frozenset[str]:
     """Every field name, alias and ``Literal`` value reachable from ``models``.
 
@@ -176,6 +200,32 @@ def known_names(*models: type[BaseModel]) -> frozenset[str]:
     return frozenset(names)
 
 
+_BOUNDS = {
+    "greater_than_equal": ("ge", "at least"),
+    "greater_than": ("gt", "more than"),
+    "less_than_equal": ("le", "at most"),
+    "less_than": ("lt", "less than"),
+    "string_too_long": ("max_length", "at most {} characters"),
+    "string_too_short": ("min_length", "at least {} characters"),
+    "too_long": ("max_length", "at most {} items"),
+    "too_short": ("min_length", "at least {} items"),
+}
+"""Error types whose context holds one of OUR bounds (never input), and how to say it."""
+
+
+def _phrase(err: Any) -> str:
+    err_type = str(err.get("type", ""))
+    if err_type.endswith("_type") and err_type not in _PHRASES:
+        return "has the wrong type"
+    phrase = _PHRASES.get(err_type, "is invalid")
+    bound = _BOUNDS.get(err_type)
+    value = (err.get("ctx") or {}).get(bound[0]) if bound else None
+    if bound and isinstance(value, int | float) and not isinstance(value, bool):
+        said = bound[1].format(value) if "{}" in bound[1] else f"{bound[1]} {value}"
+        phrase = f"{phrase} ({said})"
+    return phrase
+
+
 def _loc_text(loc: Iterable[int | str], names: frozenset[str]) -> str:
     parts = []
     for part in loc:
@@ -190,23 +240,51 @@ def _loc_text(loc: Iterable[int | str], names: frozenset[str]) -> str:
     return ".".join(parts) or "(message)"
 
 
+def known_location(loc: Iterable[int | str], names: frozenset[str]) -> str:
+    """The part of an error location made of ``names`` (and item numbers) only: it stops at
+    the first key the models do not declare, so ``("changes", "vbx_…")`` gives ``"changes"``.
+    Empty when even the first part is unknown. What a refusal's ``field`` may say."""
+    parts = []
+    for part in loc:
+        if isinstance(part, str) and "[" in part:
+            continue  # a schema label, not input
+        if isinstance(part, int):
+            parts.append(str(part))
+        elif part in names:
+            parts.append(part)
+        else:
+            break
+    return ".".join(parts)
+
+
+def quiet_first_error(exc: ValidationError, names: frozenset[str]) -> tuple[str, str]:
+    """``(where, phrase)`` of the first error: :func:`known_location` of its location and a
+    fixed phrase (with our own bound, where the error has one). Never input: an error under a
+    key the models do not declare is said of the known part (``changes`` ``has a field that is
+    not allowed``)."""
+    err = exc.errors(include_input=False, include_url=False)[0]
+    loc = [p for p in err.get("loc", ()) if not (isinstance(p, str) and "[" in p)]
+    where = known_location(loc, names)
+    phrase = _phrase(err)
+    if len(where.split(".")) < len(loc) or (not where and loc):
+        extra = err.get("type") == "extra_forbidden"
+        phrase = "has a field that is not allowed" if extra else f"has an entry that {phrase}"
+    return where, phrase
+
+
 def quiet_error_text(
     exc: ValidationError, names: frozenset[str], *, prefix: str = "", limit: int = 3
 ) -> str:
     """A sentence naming what was wrong, built from ``names`` and fixed phrases only.
 
     Input values, unknown keys and unknown tags are never repeated (they may be secrets, seed
-    002 §2). ``prefix`` is put before every location (e.g. ``"args."``).
+    002 §2); a bound the model declares is (``is too long (at most 64 characters)``).
+    ``prefix`` is put before every location (e.g. ``"args."``).
     """
     out: list[str] = []
-    errors = exc.errors(include_input=False, include_url=False, include_context=False)
+    errors = exc.errors(include_input=False, include_url=False)
     for err in errors:
-        err_type = str(err.get("type", ""))
-        if err_type.endswith("_type") and err_type not in _PHRASES:
-            phrase = "has the wrong type"
-        else:
-            phrase = _PHRASES.get(err_type, "is invalid")
-        line = f"{prefix}{_loc_text(err.get('loc', ()), names)} {phrase}"
+        line = f"{prefix}{_loc_text(err.get('loc', ()), names)} {_phrase(err)}"
         if line not in out:
             out.append(line)
     more = len(out) - limit

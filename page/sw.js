@@ -1,5 +1,6 @@
 // The offline cache (SPEC §2): after one successful load the site boots and opens projects
-// with every network request failing. Thin glue — a cache, no rule about requests.
+// with every network request failing. Thin glue — a cache, and one rule about requests: none
+// leaves for another origin.
 //
 // - The build stamps BUILD (the site manifest's build hash) and FILES (every pinned file of
 //   site-manifest.json with its sha256) into the copy it ships, so a new build — a new lock,
@@ -11,8 +12,11 @@
 //   booting host never has its files switched under it; the next load uses the new build.
 // - activate: delete every other "voicebox-site-*" cache and every "voicebox-snapshot-*"
 //   cache of another build (worker/snapshot.mjs), then control the open pages.
-// - fetch: a GET for one of those files (or for the site folder itself, i.e. index.html) is
-//   answered from the cache, falling back to the network; every other request is left alone.
+// - fetch: a request for another origin is answered with a network error, never sent — the
+//   page's CSP already forbids it, and this is what stops the workers' import() on a host
+//   that sends no worker CSP header (docs/operations.md, "What the workers can reach"); a
+//   GET for one of those files (or for the site folder itself, i.e. index.html) is answered
+//   from the cache, falling back to the network; every other request is left alone.
 //
 // Scope: this file sits in the site's root folder, so its scope is that folder, whatever path
 // the site is served under.
@@ -73,8 +77,12 @@ self.addEventListener("activate", (event) => {
 
 self.addEventListener("fetch", (event) => {
   const request = event.request;
-  if (request.method !== "GET") return;
   const url = new URL(request.url);
+  if (url.origin !== ROOT.origin) {
+    event.respondWith(Response.error());
+    return;
+  }
+  if (request.method !== "GET") return;
   url.hash = "";
   const key = url.href === ROOT.href ? INDEX : url.href;
   if (!PINNED.has(key) && key !== MANIFEST) return;

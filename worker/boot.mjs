@@ -5,7 +5,7 @@
 // bootPython({site, report}) resolves {pyodide, manifest} or throws a BootFailure
 // {code, message, file}. `report({stage, loaded, total})` gets progress (bytes so far).
 
-import { installFetchGuard } from "./fetch-guard.mjs";
+import { egressGuard } from "./egress-guard.mjs";
 import { AFTER_RESTORE_CODE, PRELOAD_CODE, UNPROXY_CODE, dropSnapshot, readSnapshot, writeSnapshot } from "./snapshot.mjs";
 
 const PYODIDE_TIMEOUT_MS = 90_000;
@@ -83,7 +83,9 @@ export async function bootPython({ site, report }) {
   let stage = "runtime";
   let lastPost = 0;
   let booted = false;
-  const realFetch = installFetchGuard(site.origin, (_url, n) => {
+  const guard = egressGuard(); // installed by the worker's own script, before anything ran
+  const realFetch = guard.fetchUncounted;
+  guard.countBytes((_url, n) => {
     if (booted) return; // later fetches (a tool module) are not boot progress
     loaded += n;
     const now = Date.now();

@@ -27,6 +27,7 @@
 // the moment the first tab's worker is gone (docs/security.md, "Two tabs").
 
 import { BootFailure, bootPython } from "./boot.mjs";
+import { installEgressGuard } from "./egress-guard.mjs";
 import { Database } from "./idb.mjs";
 import * as io from "./opfs-io.mjs";
 import { Sealer } from "./sealed.mjs";
@@ -34,6 +35,7 @@ import { Sealer } from "./sealed.mjs";
 const SITE = new URL("../", import.meta.url);
 const LOCK_NAME = "voicebox-host";
 const ALIVE_PREFIX = "voicebox-alive-";
+installEgressGuard({ site: SITE, workers: [new URL("peer.mjs", import.meta.url)] });
 
 let bridge = null; // answers calls: Python's standby answerer, then the host
 const pending = [];

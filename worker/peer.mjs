@@ -8,12 +8,14 @@
 //                {kind: "admin-answer", id, text}
 
 import { BootFailure, bootPython, holdLock } from "./boot.mjs";
+import { installEgressGuard } from "./egress-guard.mjs";
 import { Database } from "./idb.mjs";
 import * as io from "./opfs-io.mjs";
 import { Sealer } from "./sealed.mjs";
 
 const SITE = new URL("../", import.meta.url);
 const NAME = /^[a-z][a-z0-9-]{0,31}$/;
+installEgressGuard({ site: SITE }); // starts no worker of its own
 
 let bridge = null;
 const waiting = [];

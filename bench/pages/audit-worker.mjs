@@ -5,9 +5,11 @@
 // the same size, one transaction each, with the same durability ("strict"), awaited in turn.
 
 import { bootPython } from "../worker/boot.mjs";
+import { installEgressGuard } from "../worker/egress-guard.mjs";
 import { Database } from "../worker/idb.mjs";
 
 const SITE = new URL("../", import.meta.url);
+installEgressGuard({ site: SITE }); // booted exactly as the host boots
 const booted = bootPython({ site: SITE, report: () => {} });
 
 const PY = `

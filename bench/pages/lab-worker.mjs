@@ -4,9 +4,11 @@
 // `db` on a bench-only database name.
 
 import { bootPython } from "../worker/boot.mjs";
+import { installEgressGuard } from "../worker/egress-guard.mjs";
 import { Database } from "../worker/idb.mjs";
 
 const SITE = new URL("../", import.meta.url);
+installEgressGuard({ site: SITE }); // booted exactly as the host boots
 const booted = bootPython({ site: SITE, report: () => {} });
 
 self.onmessage = async (event) => {

@@ -5,6 +5,11 @@ arguments strictly → check the body → SAFE mode for writes → run the handl
 decision → answer. Any :class:`~core.refusals.Refused` becomes a refusal answer; any other
 exception becomes ``internal-error`` with no trace (the trace goes to the host's log only).
 Writes are serialised (one at a time); reads run alongside.
+
+Nothing the caller sent is repeated unless a model declares it (seed 002 §2, issue 13): an
+argument error names only the operation's declared fields (:func:`core.secret.
+quiet_error_text`), an unknown operation is not named — in the answer or in the audit, whose
+``op`` is then ``(unknown)`` — and every audit detail passes :func:`core.secret.scrub_secrets`.
 """
 
 from __future__ import annotations
@@ -40,11 +45,11 @@ from core.protocol import (
     MAX_BODY_BYTES,
     RefusalAnswer,
     ResultAnswer,
-    describe_validation_error,
     parse_envelope,
     salvage_id,
 )
 from core.refusals import Code, Refused
+from core.secret import known_names, quiet_error_text, scrub_secrets
 
 __all__ = ["Host"]
 
@@ -54,10 +59,11 @@ log = logging.getLogger("voicebox.host")
 def _scalar_details(details: dict[str, Any]) -> dict[str, str | int | bool | None]:
     out: dict[str, str | int | bool | None] = {}
     for key, value in list(details.items())[:24]:
+        name = scrub_secrets(str(key)[:64])
         if isinstance(value, bool | int) or value is None:
-            out[str(key)[:64]] = value
+            out[name] = value
         else:
-            out[str(key)[:64]] = str(value)[:1000]
+            out[name] = scrub_secrets(str(value)[:1000])
     return out
 
 
@@ -120,7 +126,8 @@ class Host:
                 actor = HUMAN_UI
             op = OPERATIONS.get(env.op)
             if op is None:
-                raise Refused(Code.OPERATION_UNKNOWN, f"There is no operation '{env.op[:64]}'.")
+                op_name = "(unknown)"  # the caller's words are not an operation's name
+                raise Refused(Code.OPERATION_UNKNOWN, "The host has no operation by that name.")
             call = self._admit(op, env.args, body, env.origin, actor, attachment)
             outcome = await self._run(op, call)
             if outcome.stream is not None:
@@ -185,8 +192,9 @@ class Host:
         try:
             parsed = op.args.model_validate(args)
         except ValidationError as exc:
+            names = known_names(op.args)
             raise Refused(
-                Code.MESSAGE_MALFORMED, describe_validation_error(exc, prefix="args.")
+                Code.MESSAGE_MALFORMED, quiet_error_text(exc, names, prefix="args.")
             ) from None
         if body is not None and len(body) > MAX_BODY_BYTES:
             raise Refused(
@@ -213,7 +221,7 @@ class Host:
     ) -> int | None:
         details = _scalar_details(refusal.details)
         if refusal.field:
-            details["field"] = refusal.field
+            details["field"] = scrub_secrets(refusal.field[:200])
         return await self._safe_append(
             actor=actor,
             op=op_name[:200],

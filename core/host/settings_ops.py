@@ -27,6 +27,7 @@ from core.host.operations import Call, Outcome, operation
 from core.model import Contract, NoArgs, canonical_json
 from core.policy import Policy
 from core.refusals import Code, Refused
+from core.secret import known_names, quiet_first_error
 
 __all__ = ["POLICY_NAME", "PolicyAnswer", "PolicyField"]
 
@@ -123,8 +124,8 @@ class PolicySetArgs(Contract):
 )
 async def policy_set(call: Call) -> Outcome:
     """Refuses ``human_gesture_required`` (not from the page's gesture) and ``args-invalid``
-    (an unknown field or a value out of its bounds, naming the field); nothing is stored on
-    refusal."""
+    (an unknown field — ``field`` is then ``changes``, never the caller's key — or a value out
+    of its bounds, ``field`` naming the policy field); nothing is stored on refusal."""
     if not is_human(call.origin):
         raise Refused(
             Code.HUMAN_GESTURE_REQUIRED,
@@ -138,11 +139,10 @@ async def policy_set(call: Call) -> Outcome:
         try:
             new = Policy.model_validate_json(json.dumps(merged))
         except ValidationError as exc:
-            err = exc.errors(include_input=False, include_url=False)[0]
-            where = ".".join(str(x) for x in err.get("loc", ())) or "changes"
-            raise Refused(
-                Code.ARGS_INVALID, f"{where}: {err.get('msg', 'invalid')}"[:500], field=where
-            ) from None
+            # only the policy's own field names: an unknown key is never named or audited
+            known, phrase = quiet_first_error(exc, known_names(Policy))
+            where = known or "changes"
+            raise Refused(Code.ARGS_INVALID, f"{where} {phrase}."[:500], field=where) from None
         before = current.model_dump(mode="json")
         after = new.model_dump(mode="json")
         changed = sorted(k for k in after if after[k] != before[k])

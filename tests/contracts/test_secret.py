@@ -7,7 +7,7 @@ import json
 import pickle
 
 import pytest
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from core.bearer import BEARER_PREFIX, bearer_hash, find_hash, is_bearer_shaped, new_bearer
 from core.host_token import check_host_token, ensure_host_token, require_host_token
@@ -15,7 +15,17 @@ from core.memory import MemoryHostState, SeededRandomness
 from core.model import Contract
 from core.refusals import Code, Refused
 from core.runtime import SystemRandomness
-from core.secret import REDACTED, REVEAL, Secret, known_names, quiet_error_text, sha256_hex
+from core.secret import (
+    REDACTED,
+    REVEAL,
+    Secret,
+    known_location,
+    known_names,
+    quiet_error_text,
+    quiet_first_error,
+    scrub_secrets,
+    sha256_hex,
+)
 from core.wire import HelloFrame
 from tests.support import run
 
@@ -127,3 +137,32 @@ def test_validation_error_text_never_echoes_values_keys_or_tags() -> None:
     assert VALUE not in text
     assert "bearer has the wrong type" in text
     assert "(field) is not allowed" in text
+
+
+def test_every_token_shape_is_scrubbed_and_other_text_kept() -> None:
+    host_token = "vbh_" + "Z9-_" * 11
+    text = f"bearer {VALUE}, token {host_token}; vbx_short stays, so does vbxQQQ"
+    assert (
+        scrub_secrets(text)
+        == f"bearer {REDACTED}, token {REDACTED}; vbx_short stays, so does vbxQQQ"
+    )
+    assert scrub_secrets("x" + VALUE * 3) == "x" + REDACTED  # one run, however long it grows
+
+
+def test_a_field_location_stops_at_the_first_key_no_model_declares() -> None:
+    names = known_names(Holder)
+    assert known_location(("bearer",), names) == "bearer"
+    assert known_location((VALUE, "bearer"), names) == ""
+    assert known_location(("bearer", 2, VALUE), names) == "bearer.2"
+    with pytest.raises(ValidationError) as caught:
+        Holder.model_validate({"bearer": "x", VALUE: 1})
+    assert quiet_first_error(caught.value, names) == ("", "has a field that is not allowed")
+
+
+def test_a_bound_the_model_declares_is_said_but_never_the_value() -> None:
+    class Bounded(Contract):
+        n: int = Field(ge=3)
+
+    with pytest.raises(ValidationError) as caught:
+        Bounded.model_validate({"n": 1})
+    assert quiet_error_text(caught.value, known_names(Bounded)) == "n is too small (at least 3)."

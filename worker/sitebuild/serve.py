@@ -67,9 +67,21 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
 
 
-def make_server(directory: Path, port: int = 0, host: str = "127.0.0.1") -> _Server:
-    """A server for ``directory`` bound to ``host:port`` (0 = any free port), not started."""
-    handler = functools.partial(_Handler, directory=str(directory))
+class _PlainHandler(http.server.SimpleHTTPRequestHandler):
+    """A static host that sends no header of ours (tests: what holds without them)."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def make_server(
+    directory: Path, port: int = 0, host: str = "127.0.0.1", *, headers: bool = True
+) -> _Server:
+    """A server for ``directory`` bound to ``host:port`` (0 = any free port), not started.
+
+    ``headers=False`` serves like a plain static host: none of the recommended headers."""
+    base = _Handler if headers else _PlainHandler
+    handler = functools.partial(base, directory=str(directory))
     return _Server((host, port), handler)
 
 
