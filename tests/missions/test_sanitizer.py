@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
+import re
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.protocol import MAX_MESSAGE_BYTES
 from core.refusals import Code, Refused
-from core.sanitizer import check_runner_text, hazard_in
+from core.sanitizer import check_runner_text, has_url, hazard_in
 
 
 @pytest.mark.parametrize(
@@ -54,3 +59,44 @@ def test_each_hazard_class_is_named(text, hazard):
 def test_plain_text_passes_unchanged(text):
     assert hazard_in(text) is None
     assert check_runner_text("name", text) is text
+
+
+# --- linear time (issue 13 #4) ---------------------------------------------------------------
+
+OLD_URL = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*://|(?:^|[^\w.])www\.[^\s.]|\b(?:javascript|data|vbscript|file|mailto):(?=\S)",
+    re.IGNORECASE,
+)
+"""The URL rule as the pattern it was before issue 13 (quadratic on letter runs): the
+specification the linear rewrite must keep, checked on short texts only."""
+
+URLISH = st.lists(
+    st.sampled_from(
+        [*"aZ9+.-:/ _wW\u0130\u0131\u017f\u212a\u00e9\n", "://", "www.", "data:", "File:"]
+    ),
+    max_size=24,
+).map("".join)
+
+
+@given(URLISH)
+def test_the_url_rule_finds_exactly_what_the_old_pattern_found(text):
+    assert has_url(text) == (OLD_URL.search(text) is not None)
+
+
+@pytest.mark.parametrize(
+    ("text", "hazard"),
+    [
+        ("q" * MAX_MESSAGE_BYTES, None),
+        ("a" * (MAX_MESSAGE_BYTES - 3) + "://", "URL"),
+        ("a1" * (MAX_MESSAGE_BYTES // 2), "token-like string"),
+        ("7" * MAX_MESSAGE_BYTES, "token-like string"),
+        ("ab " * (MAX_MESSAGE_BYTES // 3), None),
+        ("~" * MAX_MESSAGE_BYTES, None),
+        (":/" * (MAX_MESSAGE_BYTES // 2), "path separator"),
+        ("www" * (MAX_MESSAGE_BYTES // 3), None),
+    ],
+)
+def test_the_sanitizer_reads_a_text_of_the_largest_message_to_the_end(text, hazard):
+    """Every class is found (or not) in texts as long as a whole message — runs of letters,
+    digits, near-URLs — in one pass: the shapes that made the old URL pattern quadratic."""
+    assert hazard_in(text) == hazard
