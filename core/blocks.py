@@ -88,14 +88,18 @@ Seat = Literal["owner", "runner"]
 SkeletonId = Annotated[str, Field(pattern=r"^sk_[A-Za-z0-9_-]{1,64}$")]
 
 
+_CONTROLS = frozenset(map(chr, [*range(0x20), *range(0x7F, 0xA0)]))
+_CONTROLS_BUT_NEWLINE = _CONTROLS - {"\n"}
+
+
 def _no_control(text: str) -> str:
-    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in text):
+    if not _CONTROLS.isdisjoint(text):
         raise ValueError("holds a control character")
     return text
 
 
 def _no_control_but_newline(text: str) -> str:
-    if any((ord(ch) < 0x20 and ch != "\n") or 0x7F <= ord(ch) < 0xA0 for ch in text):
+    if not _CONTROLS_BUT_NEWLINE.isdisjoint(text):
         raise ValueError("holds a control character")
     return text
 

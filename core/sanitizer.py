@@ -46,6 +46,7 @@ __all__ = ["HazardClass", "check_runner_text", "has_url", "hazard_in"]
 
 HazardClass = Literal["control character", "path separator", "URL", "token-like string"]
 
+_CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
 _URL_MARK = re.compile(
     r"(?:^|[^\w.])www\.[^\s.]|\b(?:javascript|data|vbscript|file|mailto):(?=\S)", re.IGNORECASE
 )
@@ -79,12 +80,16 @@ def _entropy(word: str) -> float:
 
 
 def _token_like(word: str) -> bool:
-    if len(word) >= 16 and word.startswith(_SECRET_PREFIXES):
+    if len(word) < 16:
+        return False
+    if word.startswith(_SECRET_PREFIXES):
         return True
+    if len(word) < 24:
+        return False
     chars = set(word)
     if len(word) >= 32 and chars <= _HEX:
         return True
-    if len(word) >= 24 and chars <= _BLOB:
+    if chars <= _BLOB:
         mixed = (
             any(c.isupper() for c in chars)
             and any(c.islower() for c in chars)
@@ -119,7 +124,7 @@ def has_url(text: str) -> bool:
 
 def hazard_in(text: str) -> HazardClass | None:
     """The first hazard class found in ``text`` (order in the module docstring), or ``None``."""
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text):
+    if not _CONTROL_CATEGORIES.isdisjoint(map(unicodedata.category, set(text))):
         return "control character"
     if has_url(text):
         return "URL"
