@@ -37,7 +37,6 @@ import re
 import string
 import unicodedata
 from collections import Counter
-from itertools import groupby
 from typing import Literal
 
 from core.refusals import Code, Refused
@@ -70,7 +69,7 @@ _SECRET_PREFIXES = (
 )
 _HEX = frozenset(string.hexdigits)
 _BLOB = frozenset(string.ascii_letters + string.digits + "+/=_-")
-_LOWER = frozenset(string.ascii_lowercase)
+_LOWER_ONLY = str.maketrans(dict.fromkeys(_BLOB - frozenset(string.ascii_lowercase), " "))
 
 
 def _entropy(word: str) -> float:
@@ -95,9 +94,11 @@ def _token_like(word: str) -> bool:
             and any(c.islower() for c in chars)
             and any(c.isdigit() for c in chars)
         )
-        runs = [len(list(run)) for lower, run in groupby(word, _LOWER.__contains__) if lower]
-        wordy = bool(runs) and sum(runs) / len(runs) >= 3
-        return mixed and not wordy and _entropy(word) >= 4.0
+        if not mixed:
+            return False
+        runs = word.translate(_LOWER_ONLY).split()  # the runs of lower-case letters
+        wordy = bool(runs) and sum(map(len, runs)) / len(runs) >= 3
+        return not wordy and _entropy(word) >= 4.0
     return False
 
 
@@ -119,7 +120,10 @@ def _has_scheme(text: str) -> bool:
 
 def has_url(text: str) -> bool:
     """True when ``text`` holds a URL by the rule in the module docstring (linear time)."""
-    return _has_scheme(text) or _URL_MARK.search(text) is not None
+    if _has_scheme(text):
+        return True
+    # what _URL_MARK finds holds "www." or ":": a text with neither is not searched
+    return ("." in text or ":" in text) and _URL_MARK.search(text) is not None
 
 
 def hazard_in(text: str) -> HazardClass | None:

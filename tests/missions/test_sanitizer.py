@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import re
+import unicodedata
+from collections import Counter
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.protocol import MAX_MESSAGE_BYTES
@@ -67,19 +70,59 @@ OLD_URL = re.compile(
     r"[A-Za-z][A-Za-z0-9+.-]*://|(?:^|[^\w.])www\.[^\s.]|\b(?:javascript|data|vbscript|file|mailto):(?=\S)",
     re.IGNORECASE,
 )
-"""The URL rule as the pattern it was before issue 13 (quadratic on letter runs): the
-specification the linear rewrite must keep, checked on short texts only."""
+OLD_HEX_RUN = re.compile(r"[0-9a-fA-F]{32,}")
+OLD_BLOB = re.compile(r"[A-Za-z0-9+/=_-]{24,}")
+OLD_LOWER_RUN = re.compile(r"[a-z]+")
+PREFIXES = ("vbx_", "sk-", "sk_live_", "ghp_", "gho_", "ghs_", "github_pat_", "xoxb-", "xoxp-")
+PREFIXES += ("AKIA", "AIza", "eyJ")
+
+
+def old_hazard_in(text: str) -> str | None:
+    """The sanitizer as it was before issue 13 (its URL pattern quadratic on letter runs): the
+    specification the linear rewrite keeps, run on short texts only."""
+
+    def token_like(word: str) -> bool:
+        if len(word) >= 16 and word.startswith(PREFIXES):
+            return True
+        if OLD_HEX_RUN.fullmatch(word):
+            return True
+        if OLD_BLOB.fullmatch(word):
+            mixed = all(any(f(c) for c in word) for f in (str.isupper, str.islower, str.isdigit))
+            runs = [len(run) for run in OLD_LOWER_RUN.findall(word)]
+            wordy = bool(runs) and sum(runs) / len(runs) >= 3
+            counts = Counter(word)
+            entropy = -sum(c / len(word) * math.log2(c / len(word)) for c in counts.values())
+            return mixed and not wordy and entropy >= 4.0
+        return False
+
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text):
+        return "control character"
+    if OLD_URL.search(text):
+        return "URL"
+    if "/" in text or "\\" in text:
+        return "path separator"
+    if any(token_like(word) for word in text.split()):
+        return "token-like string"
+    return None
+
 
 URLISH = st.lists(
-    st.sampled_from(
-        [*"aZ9+.-:/ _wW\u0130\u0131\u017f\u212a\u00e9\n", "://", "www.", "data:", "File:"]
-    ),
-    max_size=24,
+    st.sampled_from([*"a\u017f\u212a\u0131\u00e91.:/ w\n", "://", "www.", "data:", "FILE:"]),
+    max_size=12,
 ).map("".join)
+TOKENISH = st.lists(
+    st.one_of(
+        st.text(alphabet="0123456789abcdefABZqz+/=_-", min_size=14, max_size=40),
+        st.sampled_from(["vbx_", "ghp_", "eyJ", "AKIA", "\u00e9", "\u200b"]),
+    ),
+    max_size=4,
+).map(" ".join)
 
 
-@given(URLISH)
-def test_the_url_rule_finds_exactly_what_the_old_pattern_found(text):
+@settings(max_examples=400)
+@given(st.one_of(URLISH, TOKENISH, st.tuples(URLISH, TOKENISH).map("".join)))
+def test_the_linear_sanitizer_names_exactly_what_the_old_one_named(text):
+    assert hazard_in(text) == old_hazard_in(text)
     assert has_url(text) == (OLD_URL.search(text) is not None)
 
 
