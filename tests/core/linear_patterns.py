@@ -290,12 +290,16 @@ def _in_class(members: list, char: str) -> bool:
     return hit != negated
 
 
-def _samples(items: sre_parse.SubPattern | list) -> list[str]:
-    """One character each character test of the pattern accepts, in pattern order."""
+def _samples(items: sre_parse.SubPattern | list, *, runs: bool = False) -> list[str]:
+    """One character each character test of the pattern accepts, in pattern order. With
+    ``runs``, only those worth a run of their own: classes, repeated characters, and the
+    literal that starts a sequence (a run of ``w`` starts ``www.`` at every position; a run of
+    a literal further in is just another character that does not match)."""
     out: list[str] = []
-    for op, av in items:
+    for index, (op, av) in enumerate(items):
         if op is sre.LITERAL:
-            out.append(chr(av))
+            if not runs or index == 0:
+                out.append(chr(av))
         elif op is sre.NOT_LITERAL:
             out.append("a" if av != ord("a") else "b")
         elif op is sre.ANY:
@@ -313,14 +317,14 @@ def _samples(items: sre_parse.SubPattern | list) -> list[str]:
         elif op in _REPEATS:
             out += _samples(av[2])
         elif op is sre.SUBPATTERN:
-            out += _samples(av[3])
+            out += _samples(av[3], runs=runs)
         elif op is sre.ATOMIC_GROUP:
-            out += _samples(av)
+            out += _samples(av, runs=runs)
         elif op is sre.BRANCH:
             for branch in av[1]:
-                out += _samples(branch)
+                out += _samples(branch, runs=runs)
         elif op in (sre.ASSERT, sre.ASSERT_NOT):
-            out += _samples(av[1])
+            out += _samples(av[1], runs=runs)
     return out
 
 
@@ -328,8 +332,9 @@ def adversarial_texts(pattern: str, flags: int, length: int) -> list[str]:
     """Texts of exactly ``length`` characters shaped to make ``pattern`` work hardest: a run
     of each character it tests for (the shape that made the URL pattern quadratic), and its
     characters in order, pumped (a near match, again and again, that fails at the end)."""
-    samples = list(dict.fromkeys(_samples(sre_parse.parse(pattern, flags)))) or ["a"]
-    texts = [(s * length)[:length] for s in samples]
+    parsed = sre_parse.parse(pattern, flags)
+    samples = list(dict.fromkeys(_samples(parsed))) or ["a"]
+    texts = [(s * length)[:length] for s in dict.fromkeys(_samples(parsed, runs=True))]
     pump = "".join(samples)
     texts.append((pump * (length // len(pump) + 1))[:length])
     near = pump[:-1] or pump
