@@ -27,7 +27,7 @@ Every check reads the text in time linear in its length (issue 13: a pattern wit
 ``*`` after a letter took ≈ 1 s per 10,000 letters in Pyodide, quadratic, and one batch hung the
 host). The scheme rule is a scan, not a pattern; the one pattern left has only bounded
 quantifiers (``tests/core/test_patterns_are_linear.py`` proves the class of every pattern in
-``core``).
+``core`` and ``browser_host``).
 """
 
 from __future__ import annotations
