@@ -10,7 +10,9 @@ same run on the same machine. Sections (``--only`` picks some):
 - ``projects``: open time and worker memory by file count and content bytes; export MB/s and
   peak worker memory vs CPython's ``zipfile``;
 - ``mailbox``: post latency at 100 vs 100,000 letters (CPython and browser);
-- ``audit``: audit append rate vs a raw IndexedDB put loop with the same durability.
+- ``audit``: audit append rate vs a raw IndexedDB put loop with the same durability;
+- ``patterns``: the text checks on hostile text, seconds per 10,000 characters (Pyodide and
+  CPython), and the issue-13 runner batch.
 
 ``--quick`` runs every section with tiny sizes and one run: it proves the harness works (the
 test suite runs it) and its figures mean nothing. Exit status 0 whether goals are met or not;
@@ -32,12 +34,19 @@ from typing import Any
 
 from playwright.sync_api import sync_playwright
 
-from bench import audit_bench, boot_bench, call_bench, mailbox_browser, project_bench
+from bench import (
+    audit_bench,
+    boot_bench,
+    call_bench,
+    mailbox_browser,
+    pattern_bench,
+    project_bench,
+)
 from bench.browser import CHROMIUM
 from bench.site import BenchSite
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("boot", "call", "projects", "mailbox", "audit")
+SECTIONS = ("boot", "call", "projects", "mailbox", "audit", "patterns")
 MB = 1_000_000
 
 
@@ -111,6 +120,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     pw, site, plan["mailbox_sizes"], plan["runs"], plan["mailbox_posts"]
                 ),
                 "audit": lambda: audit_bench.measure(pw, site, plan["runs"], plan["audit_records"]),
+                "patterns": lambda: pattern_bench.measure(pw, site),
             }
             for name in sections:
                 started = time.monotonic()

@@ -1,8 +1,10 @@
 """Wiring for the E1 host: OPFS and IndexedDB adapters into a core ``Host``.
 
 The worker's JavaScript calls :func:`start` once (after Pyodide and the wheels are loaded and
-the storage lock is held) and then ``bridge.handle(text, body)`` for each page message. OPFS
-layout (SPEC §3): ``host/`` is HOST_DIR, ``projects/<id>/`` holds projects.
+the storage lock is held) and then ``bridge.handle(text, body)`` for each page message — or,
+for a message over ``bridge.bounds()``, ``bridge.refuse(part, size)``, so that its bytes are
+never copied into the Wasm heap (issue 13). OPFS layout (SPEC §3): ``host/`` is HOST_DIR,
+``projects/<id>/`` holds projects.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import core
 from browser_host.diagnostics import runtime_figures
 from browser_host.folders import IdbFolderProjects
 from browser_host.idb_audit import IdbAuditSink
+from browser_host.jsutil import js_options
 from browser_host.opfs import HandleHostState, HandleProjectRoots, subfolder
 from browser_host.sandbox import PortSandbox, SiteModules
 from browser_host.sealed_state import SealedHostState
@@ -30,6 +33,7 @@ from core.host.dispatcher import Host
 from core.host.info_ops import RUNTIME_PROBE
 from core.policy import Policy
 from core.ports import HostState
+from core.protocol import INBOUND_BOUNDS
 from core.runtime import SystemClock, SystemRandomness
 from core.temporaries import load_temporaries
 
@@ -64,6 +68,23 @@ class HostBridge:
             str(text), data, attachment, sink if emit is not None else None
         )
         return to_js([answer, out, handed])
+
+    def bounds(self) -> Any:
+        """:data:`core.protocol.INBOUND_BOUNDS` as a JS object (``message_units``,
+        ``body_bytes``): what the worker compares before it converts a message."""
+        return js_options(**INBOUND_BOUNDS.model_dump())
+
+    async def refuse(self, part: str, size: int, text: Any = None) -> Any:
+        """Answer a message the worker did not convert because its ``part`` (``"message"``
+        or ``"body"``) is ``size`` long, over :meth:`bounds`: ``message-too-large``,
+        audited (:meth:`core.host.dispatcher.Host.refuse_oversized`). ``text`` is the JSON
+        text when only the body was over. Returns the JS array of :meth:`handle`."""
+        answer = await self.host.refuse_oversized(
+            "body" if part == "body" else "message",
+            int(size),
+            text if isinstance(text, str) else None,
+        )
+        return to_js([answer, None, None])
 
     def versions(self) -> str:
         """The versions shown on ready, as JSON text."""

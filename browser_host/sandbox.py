@@ -25,7 +25,7 @@ import js
 from js import Object, Uint8Array
 from pyodide.ffi import create_proxy, to_js
 
-from core.asset_check import sandbox_refusal
+from core.asset_check import output_too_large, sandbox_refusal
 from core.refusals import Code, Refused
 
 __all__ = ["PortSandbox", "SiteModules"]
@@ -64,7 +64,9 @@ class PortSandbox:
 
     async def run(self, module: bytes, args: bytes, *, time_ms: int, max_output: int) -> bytes:
         """See :meth:`core.ports.Sandbox.run`; ``sandbox-unavailable`` when the sandbox never
-        said it was ready (within :data:`READY_WAIT_S`)."""
+        said it was ready (within :data:`READY_WAIT_S`). An answer over ``max_output`` bytes
+        is refused by its ``byteLength``, before a byte is copied into the Wasm heap
+        (:func:`core.asset_check.output_too_large`)."""
         try:
             await asyncio.wait_for(self._ready.wait(), READY_WAIT_S)
         except TimeoutError:
@@ -90,6 +92,11 @@ class PortSandbox:
         out = getattr(answer, "bytes", None)
         if out is None:
             raise Refused(Code.TOOL_OUTPUT_INVALID, "The sandbox answered without bytes.")
+        size = getattr(out, "byteLength", None)  # read on the JS object: nothing copied yet
+        if not isinstance(size, int):
+            raise Refused(Code.TOOL_OUTPUT_INVALID, "The sandbox answered without bytes.")
+        if size > max_output:
+            raise output_too_large(size, max_output)
         return Uint8Array.new(out).to_bytes()
 
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from pyodide.ffi import to_js
 
-from core.protocol import RefusalAnswer, salvage_id
+from browser_host.jsutil import js_options
+from core.protocol import INBOUND_BOUNDS, RefusalAnswer, salvage_id
 from core.refusals import Code, Refused
 
 __all__ = ["StandbyBridge"]
@@ -33,6 +34,19 @@ class StandbyBridge:
         """Return the JS array ``[answerJsonText, undefined, undefined]``: a refusal
         ``host-active-elsewhere`` (423) carrying the request's id when it is readable. Never
         raises."""
-        refusal = Refused(Code.HOST_ACTIVE_ELSEWHERE, MESSAGE)
-        answer = RefusalAnswer(id=salvage_id(str(text)), refusal=refusal.body(), logged=None)
-        return to_js([answer.model_dump_json(), None, None])
+        return _answer(salvage_id(str(text)))
+
+    def bounds(self) -> Any:
+        """As :meth:`browser_host.main.HostBridge.bounds`."""
+        return js_options(**INBOUND_BOUNDS.model_dump())
+
+    async def refuse(self, part: str, size: int, text: Any = None) -> Any:
+        """A message over :meth:`bounds` gets the same ``host-active-elsewhere`` answer, its
+        bytes never converted (its id read only from a ``text`` within bounds)."""
+        return _answer(salvage_id(text) if isinstance(text, str) else None)
+
+
+def _answer(request_id: str | None) -> Any:
+    refusal = Refused(Code.HOST_ACTIVE_ELSEWHERE, MESSAGE)
+    answer = RefusalAnswer(id=request_id, refusal=refusal.body(), logged=None)
+    return to_js([answer.model_dump_json(), None, None])

@@ -36,6 +36,7 @@ __all__ = [
     "CreateAssetArgs",
     "PngInfo",
     "check_png",
+    "output_too_large",
     "sandbox_refusal",
 ]
 
@@ -206,10 +207,7 @@ def check_png(
         raise _invalid("the tool returned no bytes")
     data = bytes(data)
     if len(data) > max_bytes:
-        raise Refused(
-            Code.TOOL_OUTPUT_INVALID,
-            f"The tool returned {len(data)} bytes; the host accepts at most {max_bytes}.",
-        )
+        raise output_too_large(len(data), max_bytes)
     if not data.startswith(_SIGNATURE):
         raise _invalid("the PNG signature is missing")
     chunks = _chunks(data)
@@ -255,6 +253,16 @@ def _check_image_data(stream: bytes, *, rows: int, row_bytes: int) -> None:
         raise _invalid("bytes follow the end of its zlib stream")
     if any(raw[r * row_bytes] > 4 for r in range(rows)):
         raise _invalid("a row has an unknown filter type")
+
+
+def output_too_large(size: int, max_bytes: int = MAX_ASSET_BYTES) -> Refused:
+    """The refusal ``tool-output-invalid`` for ``size`` bytes of output over ``max_bytes``:
+    :func:`check_png`'s, and the sandbox adapter's for an answer it measures before copying
+    it into the host's memory (issue 13: a 1.5 GB answer left the Wasm heap at 1.5 GB)."""
+    return Refused(
+        Code.TOOL_OUTPUT_INVALID,
+        f"The tool returned {size} bytes; the host accepts at most {max_bytes}.",
+    )
 
 
 def sandbox_refusal(code: object, message: object) -> Refused:

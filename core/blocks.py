@@ -23,6 +23,9 @@ Laws kept here:
   ``remove``) all or nothing: every op is checked, and for the runner seat every name and
   purpose passes the one sanitizer (:mod:`core.sanitizer`), against a copy of the store; only a
   batch that passes whole is written, in one atomic write. The owner seat is not sanitized.
+  The length caps (:data:`MAX_NAME_CHARS`, :data:`MAX_PURPOSE_CHARS`) are checked for the whole
+  batch first, before the sanitizer reads any text (issue 13: it read every 10,000-character
+  purpose of a 1 MB batch that the cap would then refuse).
 - **ratify** records that a person accepted the store at the version they saw; it does not
   change ``store_version`` (it changes no block). The human gate is checked by the caller
   (:mod:`core.gestures`).
@@ -50,6 +53,8 @@ from core.secret import known_names, quiet_first_error
 
 __all__ = [
     "CONTRACT_VERSION",
+    "MAX_NAME_CHARS",
+    "MAX_PURPOSE_CHARS",
     "SKELETON_PATH",
     "AddBlock",
     "Block",
@@ -74,26 +79,38 @@ STORE_SCHEMA = "voicebox-skeleton-v1"
 CONTRACT_VERSION = 1
 """The receipt contract version this store accepts (a candidate's ``scope.contract_version``)."""
 MAX_BLOCKS = 10_000
+MAX_NAME_CHARS = 200
+"""The longest block name, in characters."""
+MAX_PURPOSE_CHARS = 2000
+"""The longest block purpose, in characters."""
 
 Color = Literal["grey", "green"]
 Seat = Literal["owner", "runner"]
 SkeletonId = Annotated[str, Field(pattern=r"^sk_[A-Za-z0-9_-]{1,64}$")]
 
 
+_CONTROLS = frozenset(map(chr, [*range(0x20), *range(0x7F, 0xA0)]))
+_CONTROLS_BUT_NEWLINE = _CONTROLS - {"\n"}
+
+
 def _no_control(text: str) -> str:
-    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in text):
+    if not _CONTROLS.isdisjoint(text):
         raise ValueError("holds a control character")
     return text
 
 
 def _no_control_but_newline(text: str) -> str:
-    if any((ord(ch) < 0x20 and ch != "\n") or 0x7F <= ord(ch) < 0xA0 for ch in text):
+    if not _CONTROLS_BUT_NEWLINE.isdisjoint(text):
         raise ValueError("holds a control character")
     return text
 
 
-BlockName = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_no_control)]
-Purpose = Annotated[str, Field(max_length=2000), AfterValidator(_no_control_but_newline)]
+BlockName = Annotated[
+    str, Field(min_length=1, max_length=MAX_NAME_CHARS), AfterValidator(_no_control)
+]
+Purpose = Annotated[
+    str, Field(max_length=MAX_PURPOSE_CHARS), AfterValidator(_no_control_but_newline)
+]
 
 
 class Block(Contract):
@@ -255,6 +272,18 @@ class EditOutcome:
     added: list[str]
 
 
+def _check_lengths(ops: Sequence[EditOp]) -> None:
+    for i, op in enumerate(ops):
+        if isinstance(op, AddBlock | RenameBlock) and len(op.name) > MAX_NAME_CHARS:
+            _check_block_name(op.name, f"ops[{i}]")
+        if isinstance(op, AddBlock | RepurposeBlock) and len(op.purpose) > MAX_PURPOSE_CHARS:
+            raise Refused(
+                Code.NAME_INVALID,
+                f"ops[{i}].purpose: A purpose is at most {MAX_PURPOSE_CHARS} characters.",
+                field=f"ops[{i}].purpose",
+            )
+
+
 def _sanitize_batch(ops: Sequence[EditOp]) -> None:
     for i, op in enumerate(ops):
         if isinstance(op, AddBlock | RenameBlock):
@@ -298,9 +327,12 @@ def apply_candidate_edit(
     writes nothing — ``sanitizer_refused`` (runner seat; ``"ops[i].name: path separator"``),
     ``unknown_block`` (``ops[i].block_id``), ``name-invalid`` (``ops[i].name`` fails the one
     name rule of ``core.paths.check_name``: empty, too long, control or bidirectional control
-    characters, not NFC), ``args-invalid`` (more than 10,000 blocks). The result has
-    ``store_version`` one higher (1 for a new store).
+    characters, not NFC; a name over :data:`MAX_NAME_CHARS` or a purpose over
+    :data:`MAX_PURPOSE_CHARS` characters is refused so before the sanitizer runs),
+    ``args-invalid`` (more than 10,000 blocks). The result has ``store_version`` one higher
+    (1 for a new store).
     """
+    _check_lengths(ops)
     if seat == "runner":
         _sanitize_batch(ops)
     blocks: dict[str, Block] = {} if store is None else {b.id: b for b in store.blocks}

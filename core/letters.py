@@ -46,10 +46,12 @@ Per-phase gating (§1b, §1d, §1h(a)), checked by :meth:`MissionLetter._gate`:
   not evidence) and never on ``archived`` (a set-aside receipt is not a landing in disguise).
 
 No absolute paths (§1f): no string anywhere in a letter may contain an absolute path — a token
-starting ``/x``, ``//x``, ``~/``, ``~user/``, ``C:\\`` or ``C:/``, ``\\\\x`` or ``file:/``
-(a token starts the text or follows whitespace, a quote, ``=``, ``,``, ``;``, ``(``, ``[``,
-``{``, ``<``, ``|`` or ``&``). This is deliberately strict: ``"fixed /api"`` in a gist is
-refused; host-local detail belongs in the owner-local side record, never in the letter.
+starting ``/x``, ``//x``, ``~/``, ``~user/`` (a user name of at most 255 characters, the longest
+a path segment can be), ``C:\\`` or ``C:/``, ``\\\\x`` or ``file:/`` (a token starts the text
+or follows whitespace, a quote, ``=``, ``,``, ``;``, ``(``, ``[``, ``{``, ``<``, ``|`` or ``&``).
+This is deliberately strict: ``"fixed /api"`` in a gist is refused; host-local detail belongs
+in the owner-local side record, never in the letter. The rule is one pattern with bounded
+quantifiers only, so it reads a text in linear time (issue 13).
 
 Content id (§1e, decided here): a letter's id is the lowercase hex sha256 of the canonical JSON
 (:func:`core.model.canonical_json`: keys sorted, no spaces, UTF-8, no ASCII escaping) of the
@@ -138,7 +140,7 @@ Command = Annotated[
 ]
 
 _ABSOLUTE = re.compile(
-    r"""(?:^|[\s"'`=,;(\[{<|&])(?:/[^\s/]|//[^\s/]|~[\w.-]*[/\\]|[A-Za-z]:[\\/]|\\\\[^\s\\]|file:/)""",
+    r"""(?:^|[\s"'`=,;(\[{<|&])(?:/[^\s/]|//[^\s/]|~[\w.-]{0,255}[/\\]|[A-Za-z]:[\\/]|\\\\[^\s\\]|file:/)""",
     re.IGNORECASE,
 )
 

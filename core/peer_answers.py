@@ -62,7 +62,28 @@ NOT_RELAYED: frozenset[Code] = frozenset(
 )
 """Codes only this host can truthfully give; from a peer they are ``peer-answer-invalid``."""
 
-_SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]{0,63})((?:\[[0-9]{1,4}\]){0,4})|[0-9]{1,4}")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_NUMBER = re.compile(r"[0-9]{1,4}")
+
+
+def _segment_name(part: str) -> str | None:
+    """The field name of one dotted part (``ops[2]`` → ``ops``; ``""`` for a bare item number
+    ``3``), or ``None`` when the part is not of that shape (at most four ``[i]`` suffixes)."""
+    if _NUMBER.fullmatch(part):
+        return ""
+    name, bracket, rest = part.partition("[")
+    if _NAME.fullmatch(name) is None:
+        return None
+    suffixes = 0
+    while bracket:
+        index, closed, rest = rest.partition("]")
+        suffixes += 1
+        if not closed or suffixes > 4 or _NUMBER.fullmatch(index) is None:
+            return None
+        bracket, rest = rest[:1], rest[1:]
+        if bracket not in ("", "["):
+            return None
+    return name
 
 
 def _field_words() -> frozenset[str]:
@@ -88,8 +109,8 @@ def known_field(field: str | None) -> str | None:
         return None
     words = _field_words()
     for part in field.split("."):
-        match = _SEGMENT.fullmatch(part)
-        if match is None or (match.group(1) is not None and match.group(1) not in words):
+        name = _segment_name(part)
+        if name is None or (name and name not in words):
             return None
     return field
 

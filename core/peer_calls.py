@@ -14,6 +14,11 @@ Every answer is untrusted text (:mod:`core.peer_answers`): a refusal is relayed 
 this host's sentence, a frame outside the contract for a waiting call is
 ``peer-answer-invalid`` at once, a receipt the called environment did not issue for the called
 tool is ``receipt-forgery-refused``, and token shapes are scrubbed from every result.
+
+A streaming answer's chunks are relayed as they come, at most
+:data:`~core.wire.MAX_STREAM_BYTES` per call: past that the call is refused
+``message-too-large`` and later chunks are dropped (issue 13: a peer could fill the page's Blob
+without end).
 """
 
 from __future__ import annotations
@@ -31,7 +36,13 @@ from core.ports import Clock, EnvironmentServers, PeerChannel
 from core.protocol import salvage_id
 from core.receipts import retry_advice
 from core.refusals import Code, Refused
-from core.wire import CallEnvelope, ExecuteRefusal, ExecuteRequest, ExecuteResult
+from core.wire import (
+    MAX_STREAM_BYTES,
+    CallEnvelope,
+    ExecuteRefusal,
+    ExecuteRequest,
+    ExecuteResult,
+)
 
 __all__ = ["PeerCalls"]
 
@@ -47,6 +58,7 @@ class _Conn:
     sinks: dict[str, Sink] = field(default_factory=dict)
     activity: dict[str, int] = field(default_factory=dict)
     mutating: dict[str, bool] = field(default_factory=dict)
+    streamed: dict[str, int] = field(default_factory=dict)
     closed: bool = False
 
 
@@ -55,8 +67,10 @@ class PeerCalls:
 
     ``servers`` reaches the peers' servers by name; ``policy`` returns the current snapshot
     (``peer_deadline_ms``); ``mutating(tool)`` says whether a tool may change state (then an
-    abandoned call is never retried blindly).
+    abandoned call is never retried blindly). ``max_stream_bytes`` bounds one call's chunks.
     """
+
+    max_stream_bytes: int = MAX_STREAM_BYTES
 
     def __init__(
         self,
@@ -109,8 +123,24 @@ class PeerCalls:
 
             async def on_data(request_id: str, chunk: bytes) -> None:
                 c = holder["conn"]
-                sink = c.sinks.get(request_id)
+                future = c.waiting.get(request_id)
+                if future is None:
+                    return  # a call already answered (or never made): dropped
                 c.activity[request_id] = self._clock.now_ms()
+                c.streamed[request_id] = c.streamed.get(request_id, 0) + len(chunk)
+                if c.streamed[request_id] > self.max_stream_bytes:
+                    self.live.settle(c.channel_id, request_id)
+                    c.waiting.pop(request_id, None)
+                    if not future.done():
+                        future.set_exception(
+                            Refused(
+                                Code.MESSAGE_TOO_LARGE,
+                                f"The peer's answer passed {self.max_stream_bytes} bytes; "
+                                "the host relayed no more of it.",
+                            )
+                        )
+                    return
+                sink = c.sinks.get(request_id)
                 if sink is not None:
                     await sink(chunk)
 
@@ -187,6 +217,7 @@ class PeerCalls:
             conn.sinks.pop(request_id, None)
             conn.activity.pop(request_id, None)
             conn.mutating.pop(request_id, None)
+            conn.streamed.pop(request_id, None)
         if isinstance(answer, ExecuteRefusal):
             raise relayed_refusal(answer.refusal, mutating=mutating)
         return accepted_result(answer, envelope=envelope, mutating=mutating)

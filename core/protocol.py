@@ -21,6 +21,11 @@ Bounds: the JSON text is at most :data:`MAX_MESSAGE_BYTES`, the body at most
 the answer repeats its id); unknown envelope fields are refused. A refusal names only the
 fields this module declares, never an unknown key or an input value
 (:func:`core.secret.quiet_error_text`).
+The worker's JavaScript compares sizes against :data:`INBOUND_BOUNDS` before it converts
+anything into Python (issue 13: a 536M-character text was in the Wasm heap, at 1 GB, before
+its bound was checked) and hands an oversized message to the host by its size alone; the
+refusal is :func:`oversized`, the same ``message-too-large`` this module gives what passes and
+is over.
 """
 
 from __future__ import annotations
@@ -36,13 +41,17 @@ from core.secret import known_names, quiet_error_text, secret_shaped
 
 __all__ = [
     "HUMAN_UI",
+    "INBOUND_BOUNDS",
     "MAX_BODY_BYTES",
     "MAX_MESSAGE_BYTES",
     "PROTOCOL_VERSION",
     "Envelope",
+    "InboundBounds",
+    "MessagePart",
     "RefusalAnswer",
     "RequestId",
     "ResultAnswer",
+    "oversized",
     "parse_envelope",
     "salvage_id",
 ]
@@ -52,6 +61,35 @@ MAX_MESSAGE_BYTES = 1 << 20
 MAX_BODY_BYTES = 256 << 20
 HUMAN_UI = "human-ui"
 """The origin token a person's gesture carries (seed 004 §8; SPEC §4). Only the page sets it."""
+
+MessagePart = Literal["message", "body"]
+
+
+class InboundBounds(Contract):
+    """The sizes the worker's JavaScript compares before it converts a page message into
+    Python. It compares lengths only; over a bound, it asks the host for the refusal by the
+    size alone (:func:`oversized`), and the bytes never cross. What passes is checked exactly
+    here (:func:`parse_envelope`, the dispatcher's body check)."""
+
+    message_units: int = Field(
+        description="A text with more UTF-16 code units than this is certainly over "
+        "MAX_MESSAGE_BYTES: each unit is at least one UTF-8 byte."
+    )
+    body_bytes: int = Field(description="MAX_BODY_BYTES: the largest binary body, in bytes.")
+
+
+INBOUND_BOUNDS = InboundBounds(message_units=MAX_MESSAGE_BYTES, body_bytes=MAX_BODY_BYTES)
+
+
+def oversized(part: MessagePart, size: int) -> Refused:
+    """The refusal ``message-too-large`` for a message's JSON text (``size`` in bytes, or in
+    UTF-16 units when the worker measured it — never more than its bytes) or its body
+    (``size`` in bytes) over its bound."""
+    if part == "body":
+        text = f"The body is {size} bytes; at most {MAX_BODY_BYTES}."
+    else:
+        text = f"The message is at least {size} bytes; at most {MAX_MESSAGE_BYTES}."
+    return Refused(Code.MESSAGE_TOO_LARGE, text)
 
 
 def _not_secret_shaped(text: str) -> str:
@@ -141,11 +179,11 @@ def parse_envelope(text: str | bytes) -> Envelope:
     """
     # "surrogatepass": a lone surrogate (a JS string can hold one) is counted, then refused by
     # the parser below as malformed — never an exception
+    if len(text) > MAX_MESSAGE_BYTES:  # at least one byte a character: no copy to count
+        raise oversized("message", len(text))
     size = len(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
     if size > MAX_MESSAGE_BYTES:
-        raise Refused(
-            Code.MESSAGE_TOO_LARGE, f"The message is {size} bytes; at most {MAX_MESSAGE_BYTES}."
-        )
+        raise oversized("message", size)
     try:
         env = Envelope.model_validate_json(text)
     except ValidationError as exc:

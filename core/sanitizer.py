@@ -22,26 +22,37 @@ order:
 
 Ordinary names — ``Receipt importer``, ``handle_oauth2_callback_v2``, ``Élan vital — 2º``,
 ``data: pipeline`` — pass unchanged.
+
+Every check reads the text in time linear in its length (issue 13: a pattern with an unbounded
+``*`` after a letter took ≈ 1 s per 10,000 letters in Pyodide, quadratic, and one batch hung the
+host). The scheme rule is a scan, not a pattern; the one pattern left has only bounded
+quantifiers (``tests/core/test_patterns_are_linear.py`` proves the class of every pattern in
+``core`` and ``browser_host``).
 """
 
 from __future__ import annotations
 
 import math
 import re
+import string
 import unicodedata
 from collections import Counter
 from typing import Literal
 
 from core.refusals import Code, Refused
 
-__all__ = ["HazardClass", "check_runner_text", "hazard_in"]
+__all__ = ["HazardClass", "check_runner_text", "has_url", "hazard_in"]
 
 HazardClass = Literal["control character", "path separator", "URL", "token-like string"]
 
-_URL = re.compile(
-    r"[A-Za-z][A-Za-z0-9+.-]*://|(?:^|[^\w.])www\.[^\s.]|\b(?:javascript|data|vbscript|file|mailto):(?=\S)",
-    re.IGNORECASE,
+_CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+_URL_MARK = re.compile(
+    r"(?:^|[^\w.])www\.[^\s.]|\b(?:javascript|data|vbscript|file|mailto):(?=\S)", re.IGNORECASE
 )
+_SCHEME_LETTERS = frozenset(string.ascii_letters + "\u0130\u0131\u017f\u212a")
+"""ASCII letters, and the four characters Python's case-insensitive ``[A-Za-z]`` also takes
+(İ ı ſ K): the scheme rule keeps exactly what the earlier pattern found."""
+_SCHEME_CHARS = _SCHEME_LETTERS | frozenset(string.digits + "+.-")
 _SECRET_PREFIXES = (
     "vbx_",
     "sk-",
@@ -56,9 +67,9 @@ _SECRET_PREFIXES = (
     "AIza",
     "eyJ",
 )
-_HEX_RUN = re.compile(r"[0-9a-fA-F]{32,}")
-_BLOB = re.compile(r"[A-Za-z0-9+/=_-]{24,}")
-_LOWER_RUN = re.compile(r"[a-z]+")
+_HEX = frozenset(string.hexdigits)
+_BLOB = frozenset(string.ascii_letters + string.digits + "+/=_-")
+_LOWER_ONLY = str.maketrans(dict.fromkeys(_BLOB - frozenset(string.ascii_lowercase), " "))
 
 
 def _entropy(word: str) -> float:
@@ -68,27 +79,58 @@ def _entropy(word: str) -> float:
 
 
 def _token_like(word: str) -> bool:
-    if len(word) >= 16 and word.startswith(_SECRET_PREFIXES):
+    if len(word) < 16:
+        return False
+    if word.startswith(_SECRET_PREFIXES):
         return True
-    if _HEX_RUN.fullmatch(word):
+    if len(word) < 24:
+        return False
+    chars = set(word)
+    if len(word) >= 32 and chars <= _HEX:
         return True
-    if _BLOB.fullmatch(word):
+    if chars <= _BLOB:
         mixed = (
-            any(c.isupper() for c in word)
-            and any(c.islower() for c in word)
-            and any(c.isdigit() for c in word)
+            any(c.isupper() for c in chars)
+            and any(c.islower() for c in chars)
+            and any(c.isdigit() for c in chars)
         )
-        runs = [len(run) for run in _LOWER_RUN.findall(word)]
-        wordy = bool(runs) and sum(runs) / len(runs) >= 3
-        return mixed and not wordy and _entropy(word) >= 4.0
+        if not mixed:
+            return False
+        runs = word.translate(_LOWER_ONLY).split()  # the runs of lower-case letters
+        wordy = bool(runs) and sum(map(len, runs)) / len(runs) >= 3
+        return not wordy and _entropy(word) >= 4.0
     return False
+
+
+def _has_scheme(text: str) -> bool:
+    """A letter, then scheme characters, then ``://`` (RFC 3986 §3.1's scheme shape).
+
+    Each ``://`` is looked back from over the scheme characters before it; those runs never
+    overlap (``:`` is not a scheme character), so the text is read about twice at most."""
+    end = text.find("://")
+    while end != -1:
+        start = end
+        while start > 0 and text[start - 1] in _SCHEME_CHARS:
+            start -= 1
+        if not _SCHEME_LETTERS.isdisjoint(text[start:end]):
+            return True
+        end = text.find("://", end + 1)
+    return False
+
+
+def has_url(text: str) -> bool:
+    """True when ``text`` holds a URL by the rule in the module docstring (linear time)."""
+    if _has_scheme(text):
+        return True
+    # what _URL_MARK finds holds "www." or ":": a text with neither is not searched
+    return ("." in text or ":" in text) and _URL_MARK.search(text) is not None
 
 
 def hazard_in(text: str) -> HazardClass | None:
     """The first hazard class found in ``text`` (order in the module docstring), or ``None``."""
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text):
+    if not _CONTROL_CATEGORIES.isdisjoint(map(unicodedata.category, set(text))):
         return "control character"
-    if _URL.search(text):
+    if has_url(text):
         return "URL"
     if "/" in text or "\\" in text:
         return "path separator"

@@ -33,7 +33,6 @@ protect only a file someone made by copying one of our leftovers under its exact
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Literal
@@ -47,7 +46,7 @@ from core.ports import HostState, Randomness
 __all__ = ["MARKER_DOCUMENT", "Temporaries", "WriteMarker", "load_temporaries"]
 
 MARKER_DOCUMENT = "write-marker.json"
-_HEX16 = r"[0-9a-f]{16}"
+_HEX_DIGITS = frozenset("0123456789abcdef")
 
 
 class WriteMarker(Contract):
@@ -56,7 +55,7 @@ class WriteMarker(Contract):
     schema_: Literal["voicebox-write-marker-v1"] = Field(
         default="voicebox-write-marker-v1", alias="schema"
     )
-    marker: str = Field(pattern=f"^{_HEX16}$", description="16 lowercase hex digits.")
+    marker: str = Field(pattern=r"^[0-9a-f]{16}$", description="16 lowercase hex digits.")
 
     model_config = Contract.model_config | {"populate_by_name": True}
 
@@ -71,7 +70,7 @@ class Temporaries:
         WriteMarker(marker=marker)  # refuses a malformed marker (ValidationError)
         self.marker = marker
         self._random = random
-        self._shape = re.compile(re.escape(f"{TEMP_PREFIX}{marker}-") + _HEX16)
+        self._stem = f"{TEMP_PREFIX}{marker}-"
         self._in_flight: set[str] = set()
 
     @contextmanager
@@ -87,7 +86,10 @@ class Temporaries:
     def is_ours(self, name: str, kind: Literal["file", "dir"]) -> bool:
         """Whether ``name`` (of ``kind``) is one of this host's temporaries, in flight or
         left over; listings never show those."""
-        return kind == "file" and self._shape.fullmatch(name) is not None
+        if kind != "file" or not name.startswith(self._stem):
+            return False
+        tail = name[len(self._stem) :]
+        return len(tail) == 16 and _HEX_DIGITS.issuperset(tail)
 
     def sweepable(self, name: str, kind: Literal["file", "dir"]) -> bool:
         """Whether a listing may remove ``name``: ours (:meth:`is_ours`) and not in flight."""

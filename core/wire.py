@@ -14,7 +14,8 @@ peer answers each with an :class:`ExecuteResult` or an :class:`ExecuteRefusal`. 
 travels only in the hello frame — never in an execute frame, never in an answer.
 
 Every model is closed (unknown fields refused), strict, and bounded: a frame is at most
-:data:`MAX_FRAME_BYTES` of JSON, ``args`` at most :data:`MAX_ARGS_BYTES`. The parsers take
+:data:`MAX_FRAME_BYTES` of JSON, ``args`` at most :data:`MAX_ARGS_BYTES`, and the chunks of
+one streaming answer (an export) at most :data:`MAX_STREAM_BYTES` in all. The parsers take
 any JSON value (or its text) and return a model or raise :class:`~core.refusals.Refused`
 (``message-too-large``, ``message-malformed``) — never another exception, and never with an
 input value in the message.
@@ -36,6 +37,7 @@ __all__ = [
     "DESCRIPTOR_ID_PATTERN",
     "MAX_ARGS_BYTES",
     "MAX_FRAME_BYTES",
+    "MAX_STREAM_BYTES",
     "CallEnvelope",
     "ExecuteRefusal",
     "ExecuteRequest",
@@ -50,6 +52,11 @@ __all__ = [
 
 MAX_FRAME_BYTES = 1 << 20
 MAX_ARGS_BYTES = 256 << 10
+MAX_STREAM_BYTES = 1 << 30
+"""The most bytes one streaming answer from a peer may carry (its chunks in all): 1 GiB, the
+most an archive import here expands to (:class:`core.archive.ImportBounds`). The host relays
+a peer's chunks to the page, which gathers them into a Blob; past this the call is refused
+``message-too-large`` and no further chunk is relayed (issue 13)."""
 DESCRIPTOR_ID_PATTERN = r"^d_[0-9a-f]{24}$"
 
 ToolName = Annotated[

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = {"boot", "call", "projects", "mailbox", "audit"}
+SECTIONS = {"boot", "call", "projects", "mailbox", "audit", "patterns"}
 GOALS = {
     "boot_cold_vs_bare_cold",
     "boot_warm_vs_bare_warm",
@@ -58,3 +58,8 @@ def test_the_quick_harness_runs_every_section_and_writes_its_report(
     exported = report["sections"]["projects"]["figures"]["export"]
     assert exported["archive_bytes"] > exported["project_bytes"] > 0
     assert report["sections"]["audit"]["figures"]["sequential"]["chain_verified"] is True
+    for runtime in ("pyodide", "cpython"):
+        patterns = report["sections"]["patterns"][runtime]
+        outcomes = [b["outcome"] for b in patterns["candidate_edit"].values()]
+        assert outcomes == ["name-invalid", "applied"], runtime
+        assert set(patterns["sanitizer_s_per_10k"]["letters"]) == {"10000", "100000"}

@@ -38,6 +38,7 @@ const ALIVE_PREFIX = "voicebox-alive-";
 installEgressGuard({ site: SITE, workers: [new URL("peer.mjs", import.meta.url)] });
 
 let bridge = null; // answers calls: Python's standby answerer, then the host
+let bounds = null; // {message_units, body_bytes}: the sizes Python checks, asked once
 const pending = [];
 
 function post(message, transfer = []) {
@@ -76,6 +77,19 @@ function owned(view) {
   return whole && view.buffer instanceof ArrayBuffer ? view.buffer : view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength);
 }
 
+/**
+ * The part of a call over the bounds Python gave (core/protocol.py INBOUND_BOUNDS), or null.
+ * Lengths only, before anything is converted into the Wasm heap: a text of more UTF-16 units
+ * than the byte bound is certainly over it (each unit is at least one UTF-8 byte); Python
+ * checks exactly what passes, and builds the refusal for what does not.
+ */
+function overBound(answerer, text, bytes) {
+  bounds ??= answerer.bounds();
+  if (text.length > bounds.message_units) return { part: "message", size: text.length };
+  if (bytes && bytes.byteLength > bounds.body_bytes) return { part: "body", size: bytes.byteLength };
+  return null;
+}
+
 async function relay(answerer, { id, text, body, attachment }) {
   try {
     const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : null;
@@ -84,7 +98,10 @@ async function relay(answerer, { id, text, body, attachment }) {
       const buffer = owned(chunk);
       post({ kind: "chunk", id, data: buffer }, [buffer]);
     };
-    const [answer, out, handed] = await answerer.handle(text, bytes ?? undefined, attachment ?? undefined, emit);
+    const over = overBound(answerer, text, bytes);
+    const [answer, out, handed] = over
+      ? await answerer.refuse(over.part, over.size, over.part === "body" ? text : undefined)
+      : await answerer.handle(text, bytes ?? undefined, attachment ?? undefined, emit);
     const buffer = out ? owned(out) : null;
     post({ kind: "answer", id, text: answer, body: buffer, attachment: handed ?? null }, buffer ? [buffer] : []);
   } catch (err) {

@@ -43,8 +43,10 @@ from core.project import PROJECT_ID_PATTERN
 from core.protocol import (
     HUMAN_UI,
     MAX_BODY_BYTES,
+    MessagePart,
     RefusalAnswer,
     ResultAnswer,
+    oversized,
     parse_envelope,
     salvage_id,
 )
@@ -161,6 +163,25 @@ class Host:
         )
         return answer.model_dump_json(), outcome.body, outcome.attachment
 
+    async def refuse_oversized(
+        self, part: MessagePart, size: int, text: str | None = None, *, actor: str = "page"
+    ) -> str:
+        """Answer a message whose ``part`` the worker found over its bound by ``size`` alone
+        and never converted (:data:`core.protocol.INBOUND_BOUNDS`): the refusal
+        ``message-too-large`` (:func:`core.protocol.oversized`), audited like any other.
+        ``text`` is the message's JSON text when only its body was over (then the answer
+        carries the request's id and the audit its operation), else ``None``. Never raises."""
+        request_id, op_name, project = None, "(malformed)", None
+        if text is not None:
+            try:
+                env = parse_envelope(text)
+                request_id, op_name, project = env.id, env.op, _project_of(env.args)
+            except Refused:
+                request_id = salvage_id(text)
+        refusal = oversized(part, size)
+        logged = await self._audit_refusal(op_name, actor, refusal, project)
+        return RefusalAnswer(id=request_id, refusal=refusal.body(), logged=logged).model_dump_json()
+
     async def _drain(
         self, outcome: Outcome, sink: Callable[[bytes], Awaitable[None]] | None
     ) -> Outcome:
@@ -197,9 +218,7 @@ class Host:
                 Code.MESSAGE_MALFORMED, quiet_error_text(exc, names, prefix="args.")
             ) from None
         if body is not None and len(body) > MAX_BODY_BYTES:
-            raise Refused(
-                Code.MESSAGE_TOO_LARGE, f"The body is larger than {MAX_BODY_BYTES} bytes."
-            )
+            raise oversized("body", len(body))
         if op.body_in == "required" and body is None:
             raise Refused(Code.MESSAGE_MALFORMED, f"'{op.name}' needs a body.")
         if op.body_in == "none" and body is not None:

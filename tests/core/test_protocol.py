@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from core.host.operations import OPERATIONS, Outcome, operation
 from core.model import NoArgs
-from core.protocol import MAX_MESSAGE_BYTES
-from tests.support import HostHarness
+from core.protocol import INBOUND_BOUNDS, MAX_BODY_BYTES, MAX_MESSAGE_BYTES
+from core.refusals import REFUSALS, Code
+from tests.support import HostHarness, run
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
@@ -149,3 +150,49 @@ def test_the_id_of_a_very_deeply_nested_message_is_salvaged_without_recursion() 
     assert salvage_id('{"id": "d2", "args": [[[]]]}') == "d2"
     answer, _ = HostHarness().raw(deep)
     assert answer["refusal"]["code"] == "message-malformed"
+
+
+# --- sizes checked before the copy into Python (issue 13 #5) ---------------------------------
+
+
+@given(st.text(alphabet=st.characters(codec=None), max_size=64))
+def test_a_text_is_never_fewer_utf8_bytes_than_utf16_units(text: str) -> None:
+    """The worker compares a JS string's ``.length`` (UTF-16 units) with the byte bound: a
+    text over it in units is over it in bytes, whatever its characters (lone surrogates
+    included, as Python counts them)."""
+    units = len(text.encode("utf-16-le", "surrogatepass")) // 2
+    assert units <= len(text.encode("utf-8", "surrogatepass"))
+
+
+def test_the_worker_is_handed_the_protocols_own_bounds() -> None:
+    assert INBOUND_BOUNDS.message_units == MAX_MESSAGE_BYTES
+    assert INBOUND_BOUNDS.body_bytes == MAX_BODY_BYTES
+
+
+def test_a_message_refused_by_its_size_alone_is_answered_and_audited() -> None:
+    h = HostHarness()
+    answer = json.loads(run(h.host.refuse_oversized("message", 536_000_000)))
+    assert (answer["id"], answer["ok"], answer["refusal"]["code"]) == (
+        None,
+        False,
+        "message-too-large",
+    )
+    assert answer["refusal"]["status"] == REFUSALS[Code.MESSAGE_TOO_LARGE].status
+    assert "536000000" in answer["refusal"]["message"]
+    pid = "p_" + "0" * 16
+    text = json.dumps({"v": 1, "id": "w9", "op": "file.write", "args": {"project": pid}})
+    body = json.loads(run(h.host.refuse_oversized("body", MAX_BODY_BYTES + 1, text)))
+    assert (body["id"], body["refusal"]["code"]) == ("w9", "message-too-large")
+    records = run(h.ctx.audit.page(limit=10))
+    by_seq = {r["seq"]: r for r in records}
+    assert by_seq[answer["logged"]]["rule"] == "message-too-large"
+    assert (by_seq[body["logged"]]["op"], by_seq[body["logged"]]["project"]) == ("file.write", pid)
+
+
+def test_a_body_over_the_bound_gets_the_same_refusal_in_python() -> None:
+    """What the worker lets pass is checked again, exactly, with the same words."""
+    h = HostHarness()
+    pid = h.ok("project.create", name="p")["project"]["id"]
+    answer, _ = h.call("file.write", b"x" * (MAX_BODY_BYTES + 1), project=pid, path="a")
+    direct = json.loads(run(h.host.refuse_oversized("body", MAX_BODY_BYTES + 1)))
+    assert answer["refusal"] == direct["refusal"]

@@ -255,3 +255,21 @@ def test_a_block_name_follows_the_one_name_rule(op, name):
     )
     refusal = store_unchanged_refusal(kit, "blocks.candidate_edit", HUMAN, ops=[edit])
     assert (refusal["code"], refusal["field"]) == ("name-invalid", "ops[0].name")
+
+
+@pytest.mark.parametrize(
+    ("op", "field", "size"),
+    [("add", "purpose", 2001), ("repurpose", "purpose", 10_000), ("rename", "name", 201)],
+)
+def test_length_caps_are_checked_before_the_sanitizer_reads_any_text(op, field, size):
+    """Issue 13: the sanitizer ran over every 10,000-character purpose of a 1 MB batch before
+    the store's 2,000-character cap refused it. The caps come first, for every op of the
+    batch: the over-long op is named even though an earlier op holds a hazard."""
+    kit = Kit()
+    hazard = {"op": "add", "name": "see https://evil.example"}
+    long_op = {"op": op, field: "a" * size}
+    long_op.update({"name": "Plain"} if op == "add" else {"block_id": kit.block})
+    refusal = store_unchanged_refusal(
+        kit, "blocks.candidate_edit", seat="runner", ops=[hazard, long_op]
+    )
+    assert (refusal["code"], refusal["field"]) == ("name-invalid", f"ops[1].{field}")

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+import math
+import re
+import unicodedata
+from collections import Counter
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.protocol import MAX_MESSAGE_BYTES
 from core.refusals import Code, Refused
-from core.sanitizer import check_runner_text, hazard_in
+from core.sanitizer import check_runner_text, has_url, hazard_in
 
 
 @pytest.mark.parametrize(
@@ -54,3 +62,84 @@ def test_each_hazard_class_is_named(text, hazard):
 def test_plain_text_passes_unchanged(text):
     assert hazard_in(text) is None
     assert check_runner_text("name", text) is text
+
+
+# --- linear time (issue 13 #4) ---------------------------------------------------------------
+
+OLD_URL = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*://|(?:^|[^\w.])www\.[^\s.]|\b(?:javascript|data|vbscript|file|mailto):(?=\S)",
+    re.IGNORECASE,
+)
+OLD_HEX_RUN = re.compile(r"[0-9a-fA-F]{32,}")
+OLD_BLOB = re.compile(r"[A-Za-z0-9+/=_-]{24,}")
+OLD_LOWER_RUN = re.compile(r"[a-z]+")
+PREFIXES = ("vbx_", "sk-", "sk_live_", "ghp_", "gho_", "ghs_", "github_pat_", "xoxb-", "xoxp-")
+PREFIXES += ("AKIA", "AIza", "eyJ")
+
+
+def old_hazard_in(text: str) -> str | None:
+    """The sanitizer as it was before issue 13 (its URL pattern quadratic on letter runs): the
+    specification the linear rewrite keeps, run on short texts only."""
+
+    def token_like(word: str) -> bool:
+        if len(word) >= 16 and word.startswith(PREFIXES):
+            return True
+        if OLD_HEX_RUN.fullmatch(word):
+            return True
+        if OLD_BLOB.fullmatch(word):
+            mixed = all(any(f(c) for c in word) for f in (str.isupper, str.islower, str.isdigit))
+            runs = [len(run) for run in OLD_LOWER_RUN.findall(word)]
+            wordy = bool(runs) and sum(runs) / len(runs) >= 3
+            counts = Counter(word)
+            entropy = -sum(c / len(word) * math.log2(c / len(word)) for c in counts.values())
+            return mixed and not wordy and entropy >= 4.0
+        return False
+
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text):
+        return "control character"
+    if OLD_URL.search(text):
+        return "URL"
+    if "/" in text or "\\" in text:
+        return "path separator"
+    if any(token_like(word) for word in text.split()):
+        return "token-like string"
+    return None
+
+
+URLISH = st.lists(
+    st.sampled_from([*"a\u017f\u212a\u0131\u00e91.:/ w\n", "://", "www.", "data:", "FILE:"]),
+    max_size=12,
+).map("".join)
+TOKENISH = st.lists(
+    st.one_of(
+        st.text(alphabet="0123456789abcdefABZqz+/=_-", min_size=14, max_size=40),
+        st.sampled_from(["vbx_", "ghp_", "eyJ", "AKIA", "\u00e9", "\u200b"]),
+    ),
+    max_size=4,
+).map(" ".join)
+
+
+@settings(max_examples=400)
+@given(st.one_of(URLISH, TOKENISH, st.tuples(URLISH, TOKENISH).map("".join)))
+def test_the_linear_sanitizer_names_exactly_what_the_old_one_named(text):
+    assert hazard_in(text) == old_hazard_in(text)
+    assert has_url(text) == (OLD_URL.search(text) is not None)
+
+
+@pytest.mark.parametrize(
+    ("text", "hazard"),
+    [
+        ("q" * MAX_MESSAGE_BYTES, None),
+        ("a" * (MAX_MESSAGE_BYTES - 3) + "://", "URL"),
+        ("a1" * (MAX_MESSAGE_BYTES // 2), "token-like string"),
+        ("7" * MAX_MESSAGE_BYTES, "token-like string"),
+        ("ab " * (MAX_MESSAGE_BYTES // 3), None),
+        ("~" * MAX_MESSAGE_BYTES, None),
+        (":/" * (MAX_MESSAGE_BYTES // 2), "path separator"),
+        ("www" * (MAX_MESSAGE_BYTES // 3), None),
+    ],
+)
+def test_the_sanitizer_reads_a_text_of_the_largest_message_to_the_end(text, hazard):
+    """Every class is found (or not) in texts as long as a whole message — runs of letters,
+    digits, near-URLs — in one pass: the shapes that made the old URL pattern quadratic."""
+    assert hazard_in(text) == hazard

@@ -7,6 +7,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import random
 import re
 from collections.abc import AsyncIterator
 
@@ -306,5 +307,35 @@ def test_local_is_a_reserved_environment_name_refused_as_such() -> None:
         assert "'local' names this browser's own environment" in refusal["message"]
         listed = (await world.ok("env.list"))["result"]["environments"]
         assert [e["kind"] for e in listed] == ["local"]
+
+    run(go())
+
+
+def test_a_peers_stream_is_capped_and_nothing_past_the_cap_is_relayed() -> None:
+    """Issue 13: a peer's streaming answer (an export) went chunk by chunk into the page's
+    Blob with no bound. Past the cap the call is refused message-too-large, and the page
+    was handed no byte beyond it; the channel still serves the next call."""
+
+    async def go() -> None:
+        world, key = await paired_world()
+        made = await world.tool(key, "project.create", name="big")
+        pid = made["result"]["result"]["project"]["id"]
+        noise = random.Random(13)
+        for i in range(8):  # 1.2 MB that does not compress: the archive streams in 2 chunks
+            content = base64.b64encode(noise.randbytes(150_000)).decode()
+            wrote = await world.tool(
+                key, "file.write", project=pid, path=f"part{i}.bin", content_b64=content
+            )
+            assert wrote["ok"], wrote
+        peers = world.ctx.cache["peers"]
+        whole = await world.tool(key, "project.export", project=pid)
+        assert whole["ok"], whole
+        size = sum(len(c) for c in whole["chunks"])
+        peers.max_stream_bytes = size - 1
+        capped = await world.tool(key, "project.export", project=pid)
+        assert (capped["ok"], capped["refusal"]["code"]) == (False, "message-too-large")
+        assert 0 < sum(len(c) for c in capped["chunks"]) <= size - 1
+        peers.max_stream_bytes = size
+        assert (await world.tool(key, "project.export", project=pid))["ok"]
 
     run(go())
