@@ -30,3 +30,13 @@ class WebCryptoAuditKey:
             return str(await settle(self._key.mac(to_js(data))))
         except JS_ERRORS:
             raise Refused(Code.STORAGE_FAILED, "The audit key could not be used.") from None
+
+    async def mac_many(self, items: list[bytes]) -> list[str]:
+        """See :meth:`core.ports.AuditKey.mac_many` (one call into JavaScript)."""
+        if not items:
+            return []
+        try:
+            macs = await settle(self._key.macMany(to_js(list(items))))
+        except JS_ERRORS:
+            raise Refused(Code.STORAGE_FAILED, "The audit key could not be used.") from None
+        return [str(mac) for mac in macs]

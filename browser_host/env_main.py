@@ -89,7 +89,13 @@ async def start(name: str, idb: Any, sealer: Any, audit_key: Any) -> ServerBridg
     ctx = HostContext(
         roots=roots,
         state=state,
-        audit=AuditLog(IdbAuditSink(idb), clock, key=WebCryptoAuditKey(audit_key), state=state),
+        audit=AuditLog(
+            IdbAuditSink(idb),
+            clock,
+            key=WebCryptoAuditKey(audit_key),
+            state=state,
+            background_anchor=True,
+        ),
         clock=clock,
         random=SystemRandomness(),
         policy=Policy.model_validate_json(raw) if raw else Policy(),

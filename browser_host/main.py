@@ -92,7 +92,13 @@ async def start(idb: Any, sealer: Any, audit_key: Any, peer_script: str) -> Host
     state = SealedHostState(HandleHostState(await subfolder(opfs, HOST_DIR, create=True)), sealer)
     roots = HandleProjectRoots(await subfolder(opfs, PROJECTS_DIR, create=True))
     clock = SystemClock()
-    audit = AuditLog(IdbAuditSink(idb), clock, key=WebCryptoAuditKey(audit_key), state=state)
+    audit = AuditLog(
+        IdbAuditSink(idb),
+        clock,
+        key=WebCryptoAuditKey(audit_key),
+        state=state,
+        background_anchor=True,  # the worker runs an event loop: anchor beside the appends
+    )
     versions = {
         "python": sys.version.split()[0],
         "pyodide": pyodide.__version__,

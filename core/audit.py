@@ -254,9 +254,15 @@ class AuditLog:
     """Appends hash-chained, MAC'd records to an :class:`~core.ports.AuditSink`, keeps their
     anchor in ``state`` (HOST_DIR) and verifies both (module docstring).
 
-    ``key`` MACs records and the anchor; ``env`` is the environment this host acts for
-    (``"local"`` until the host knows its envKey; settable); ``clock`` stamps records.
-    ``anchor_failures`` counts anchor writes that failed (their records stayed durable).
+    ``key`` MACs records (one :meth:`~core.ports.AuditKey.mac_many` per written batch) and the
+    anchor; ``env`` is the environment this host acts for (``"local"`` until the host knows
+    its envKey; settable); ``clock`` stamps records. ``background_anchor`` is fixed when the
+    host is composed: False (the default) makes each append wait until its batch's anchor
+    write is done; True — for a host running an event loop (the E1 worker, an ASGI server) —
+    moves the anchor in a task of its own, beside the appends that follow, so an append costs
+    one durable commit and not an anchor write too (figures: docs/operations.md), and the
+    anchor trails the store by at most the write in flight. ``anchor_failures`` counts anchor
+    writes that failed (their records stayed durable).
     """
 
     def __init__(
@@ -267,6 +273,7 @@ class AuditLog:
         key: AuditKey,
         state: HostState,
         env: str = "local",
+        background_anchor: bool = False,
     ) -> None:
         self._sink = sink
         self._clock = clock
@@ -274,22 +281,27 @@ class AuditLog:
         self._state = state
         self.env = env
         self.anchor_failures = 0
+        self._background = background_anchor
         self._lock = asyncio.Lock()
         self._head: tuple[int, str] | None = None
         self._anchor: AuditAnchor | None = None
         self._queue: list[_Queued] = []
         self._writing = False
+        self._durable_seq = 0  # the newest record known durable
+        self._anchor_due: tuple[int, str] | None = None  # durable, not yet anchored
+        self._anchored_seq = 0  # the newest record an anchor write was made for
+        self._anchoring: asyncio.Future[None] | None = None  # the background anchor task
+        self._anchor_waiters: list[asyncio.Future[None]] = []
 
     # --- keys and the anchor -------------------------------------------------------------
 
-    async def _record_mac(self, record_hash_hex: str) -> str:
-        return await self._key.mac(RECORD_MAC_LABEL + record_hash_hex.encode())
-
-    async def _mac_holds(self, rec: dict[str, object]) -> bool:
-        mac = rec.get("mac")
-        if not isinstance(mac, str):
-            return False
-        return hmac.compare_digest(mac, await self._record_mac(str(rec["hash"])))
+    async def _macs_hold(self, records: list[dict[str, object]]) -> list[bool]:
+        """For each record, whether it carries a valid MAC under this host's key."""
+        want = await self._key.mac_many([_mac_input(str(rec.get("hash"))) for rec in records])
+        return [
+            isinstance(rec.get("mac"), str) and hmac.compare_digest(str(rec["mac"]), mac)
+            for rec, mac in zip(records, want, strict=True)
+        ]
 
     async def _signed_anchor(
         self, seq: int, hash_: str, since: int, foreign_from: int | None
@@ -332,13 +344,13 @@ class AuditLog:
         for start in range(anchor.seq + 1, top + 1, 500):
             end = min(start + 499, top)
             rows = {r.seq: r.record for r in await self._sink.range(start, end)}
+            present = [rows[seq] for seq in range(start, end + 1) if seq in rows]
+            holds = iter(await self._macs_hold(present))
             for seq in range(start, end + 1):
                 rec = rows.get(seq)
-                if (
-                    rec is None
-                    or _check_record(seq, rec, expected) is not None
-                    or not await self._mac_holds(rec)
-                ):
+                if rec is None or _check_record(seq, rec, expected) is not None:
+                    return seq
+                if not next(holds):
                     return seq
                 expected = str(rec["hash"])
         return None
@@ -352,6 +364,7 @@ class AuditLog:
         """
         if self._head is not None:
             return self._head
+        await self._anchor_caught_up()
         anchor, _ = await self._read_anchor()  # first: the anchor is never ahead of the store
         last = await self._sink.last()
         store = (0, GENESIS) if last is None else (last.seq, str(last.record["hash"]))
@@ -373,10 +386,50 @@ class AuditLog:
         else:  # the store is at or behind the anchor: never hand out a number twice
             self._anchor = anchor
             self._head = (anchor.seq, anchor.hash)
+        self._durable_seq = self._anchored_seq = self._head[0]
         return self._head
 
+    async def _anchor_after(self, seq: int, hash_: str) -> None:
+        """The records up to ``seq`` are durable: anchor them, now or in the background."""
+        self._durable_seq = max(self._durable_seq, seq)
+        self._anchor_due = (seq, hash_)
+        if not self._background:
+            await self._drain_anchor()
+        elif self._anchoring is None:
+            self._anchoring = asyncio.ensure_future(self._drain_anchor())
+
+    async def _drain_anchor(self) -> None:
+        """Write anchors until none is due, always for the newest durable record (one write
+        covers every batch that became durable while the one before it was in flight)."""
+        try:
+            while self._anchor_due is not None:
+                seq, hash_ = self._anchor_due
+                self._anchor_due = None
+                await self._advance_anchor(seq, hash_)
+                self._anchored_seq = max(self._anchored_seq, seq)
+                self._wake_anchor_waiters()
+        finally:
+            if self._background:
+                self._anchoring = None
+            self._wake_anchor_waiters()
+
+    def _wake_anchor_waiters(self) -> None:
+        waiters, self._anchor_waiters = self._anchor_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def _anchor_caught_up(self) -> None:
+        """Wait until the anchor write for every record durable now has been made (at once
+        without a background anchor task)."""
+        target = self._durable_seq
+        while self._anchoring is not None and self._anchored_seq < target:
+            waiter = asyncio.get_running_loop().create_future()
+            self._anchor_waiters.append(waiter)
+            await waiter
+
     async def _advance_anchor(self, seq: int, hash_: str) -> None:
-        """Anchor the durable record ``seq`` (called once per written batch)."""
+        """Anchor the durable record ``seq``."""
         anchor = self._anchor
         if anchor is None:  # never: the head (and so the anchor) is loaded before a record
             return
@@ -421,8 +474,7 @@ class AuditLog:
                 "prev": hash_prev,
             }
             fields["hash"] = record_hash(fields)
-            fields["mac"] = await self._record_mac(str(fields["hash"]))
-            record = AuditRecord.model_validate(fields)
+            record = AuditRecord.model_validate(fields)  # its MAC is added when it is written
             mine = _Queued(record.seq, record.hash, record.model_dump(mode="json"))
             self._queue.append(mine)
             self._head = (record.seq, record.hash)
@@ -439,14 +491,18 @@ class AuditLog:
         return mine.result()
 
     async def _write_until(self, mine: _Queued) -> None:
-        """As the writer: write queued batches, in order, until ``mine`` is settled; after
-        each batch is durable, move the anchor to its last record, then settle it."""
+        """As the writer: MAC and write queued batches, in order, until ``mine`` is settled;
+        after each batch is durable, anchor its last record (:meth:`_anchor_after`), then
+        settle it."""
         while not mine.settled:
             batch = self._queue[:MAX_BATCH]
             del self._queue[:MAX_BATCH]
             written = 0
             error: Exception | None = None
             try:
+                macs = await self._key.mac_many([_mac_input(q.hash) for q in batch])
+                for q, mac in zip(batch, macs, strict=True):
+                    q.data["mac"] = mac
                 if len(batch) > 1 and isinstance(self._sink, BatchAuditSink):
                     await self._sink.append_many([(q.seq, q.data) for q in batch])
                     written = len(batch)
@@ -461,7 +517,7 @@ class AuditLog:
                 raise
             try:
                 if written:
-                    await self._advance_anchor(batch[written - 1].seq, batch[written - 1].hash)
+                    await self._anchor_after(batch[written - 1].seq, batch[written - 1].hash)
             except BaseException:  # cancelled while anchoring: what was written is durable
                 self._fail(batch, written, error or Refused(Code.STORAGE_FAILED))
                 raise
@@ -519,7 +575,9 @@ class AuditLog:
 
     async def verify(self, batch: int = 500) -> Verification:
         """Walk the whole chain against the stored anchor; name the first thing found wrong
-        (:data:`Finding`), in sequence order."""
+        (:data:`Finding`), in sequence order. Waits first for the anchor write of every
+        record durable now (so what was just appended is anchored when it is checked)."""
+        await self._anchor_caught_up()
         anchor, problem = await self._read_anchor()  # first: it is never ahead of the store
         last = await self._sink.last()
         walk = _Walk(anchor, problem)
@@ -536,6 +594,7 @@ class AuditLog:
         for start in range(1, last.seq + 1, batch):
             end = min(start + batch - 1, last.seq)
             by_seq = {r.seq: r.record for r in await self._sink.range(start, end)}
+            holds = dict(zip(by_seq, await self._macs_hold(list(by_seq.values())), strict=True))
             for seq in range(start, end + 1):
                 walk.checked += 1
                 rec = by_seq.get(seq)
@@ -544,7 +603,7 @@ class AuditLog:
                 broken = _check_record(seq, rec, expected_prev)
                 if broken is not None:
                     return walk.broken(broken[0], seq, broken[1])
-                found = walk.keyed(seq, rec, await self._mac_holds(rec))
+                found = walk.keyed(seq, rec, holds[seq])
                 if found is not None:
                     return walk.broken(found[0], seq, found[1])
                 expected_prev = str(rec["hash"])
@@ -558,6 +617,12 @@ class AuditLog:
                 f"reached record {anchor.seq}, so its newest records were deleted",
             )
         return walk.intact()
+
+
+def _mac_input(record_hash_hex: str) -> bytes:
+    """What a record's MAC covers: a label (so no other MAC of the key can stand for it) and
+    the record's hash (which covers every other field and, through ``prev``, the chain)."""
+    return RECORD_MAC_LABEL + record_hash_hex.encode()
 
 
 _LOST: dict[str, str] = {

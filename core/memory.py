@@ -252,6 +252,10 @@ class MemoryAuditKey:
         """See :meth:`core.ports.AuditKey.mac`."""
         return hmac.new(self._secret, data, hashlib.sha256).hexdigest()
 
+    async def mac_many(self, items: list[bytes]) -> list[str]:
+        """See :meth:`core.ports.AuditKey.mac_many`."""
+        return [hmac.new(self._secret, item, hashlib.sha256).hexdigest() for item in items]
+
 
 class MemoryAuditSink:
     """:class:`~core.ports.AuditSink` over a dict keyed by sequence number."""

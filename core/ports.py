@@ -219,6 +219,11 @@ class AuditKey(Protocol):
         """HMAC-SHA256 of ``data`` under this host's key, as 64 lowercase hex digits."""
         ...
 
+    async def mac_many(self, items: list[bytes]) -> list[str]:
+        """:meth:`mac` of each item, in order, in one call (one crossing into WebCrypto for
+        a whole batch of records)."""
+        ...
+
 
 @runtime_checkable
 class PeerChannel(Protocol):

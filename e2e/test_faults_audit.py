@@ -80,6 +80,8 @@ def _seed(host: HostPage, files: int = 6) -> tuple[str, int]:
         ]
     head = host.ok("audit.list", {"limit": 1})["result"]["head"]
     assert head == logged and head >= files + 1
+    verdict = host.ok("audit.verify")["result"]  # intact, and anchored through the head
+    assert (verdict["ok"], verdict["checked"], verdict["anchor_seq"]) == (True, head, head)
     return project, head
 
 
@@ -104,7 +106,6 @@ def test_deleting_the_newest_records_is_named_a_truncated_tail_and_no_number_is_
     host: HostPage,
 ) -> None:
     project, head = _seed(host)
-    assert _verify(host)["ok"]
     _edit(host, remove=[head, head - 1, head - 2])
     verdict = _verify(host)
     assert _named(verdict) == (

@@ -29,14 +29,14 @@ from core.runtime import SystemClock
 
 
 class Timed:
-    """Wraps a port, adding up the time spent in one of its methods."""
+    """Wraps a port, adding up the time spent in some of its methods."""
 
-    def __init__(self, inner, method):
-        self.inner, self.method, self.calls, self.seconds = inner, method, 0, 0.0
+    def __init__(self, inner, *methods):
+        self.inner, self.methods, self.calls, self.seconds = inner, methods, 0, 0.0
 
     def __getattr__(self, name):
         real = getattr(self.inner, name)
-        if name != self.method:
+        if name not in self.methods:
             return real
 
         async def timed(*args):
@@ -54,8 +54,9 @@ async def bench_audit(db, sealer, audit_key, folder_name, count, concurrent, anc
     opfs = await js.navigator.storage.getDirectory()
     host_dir = SealedHostState(HandleHostState(await subfolder(opfs, folder_name, create=True)), sealer)
     state = Timed(host_dir if anchored else MemoryHostState(), "store")
-    key = Timed(WebCryptoAuditKey(audit_key), "mac")
-    log = AuditLog(IdbAuditSink(db), SystemClock(), key=key, state=state, env="bench")
+    key = Timed(WebCryptoAuditKey(audit_key), "mac", "mac_many")
+    log = AuditLog(IdbAuditSink(db), SystemClock(), key=key, state=state, env="bench",
+                   background_anchor=True)
     await log.head_seq()
     state.calls, state.seconds, key.calls, key.seconds = 0, 0.0, 0, 0.0
     details = {"path": "src/module.py", "size": 1024}
@@ -70,9 +71,10 @@ async def bench_audit(db, sealer, audit_key, folder_name, count, concurrent, anc
     else:
         seqs = [await one() for _ in range(count)]
     seconds = time.perf_counter() - start
-    anchor_writes, anchor_seconds, macs, mac_seconds = state.calls, state.seconds, key.calls, key.seconds
+    macs, mac_seconds = key.calls, key.seconds
+    verdict = await log.verify()  # waits for the last anchor write (and MACs every record)
+    anchor_writes, anchor_seconds = state.calls, state.seconds
     assert sorted(seqs) == list(range(1, count + 1)), seqs[:5]
-    verdict = await log.verify()
     last = (await IdbAuditSink(db).last()).record
     return json.dumps({
         "seconds": seconds, "verified": verdict.ok and verdict.anchor_seq == count,

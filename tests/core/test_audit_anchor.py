@@ -356,3 +356,92 @@ def test_the_key_never_reaches_host_dir_or_the_store() -> None:
     stored = b"".join(profile.state.docs.values()) + json.dumps(profile.sink.records).encode()
     assert secret.hex().encode() not in stored and secret not in stored
     assert secret.hex() not in repr(profile.key)
+
+
+class HeldState(MemoryHostState):
+    """HOST_DIR whose anchor writes wait until ``release`` is set (an anchor write in flight)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+        self.started = 0
+
+    async def store(self, name: str, data: bytes) -> None:
+        if name == ANCHOR_NAME and self.docs.get(name) is not None:
+            self.started += 1
+            await self.release.wait()
+        await super().store(name, data)
+
+
+@pytest.mark.cpython_only
+def test_with_a_background_anchor_an_append_waits_for_its_commit_only() -> None:
+    async def scenario() -> tuple[list[int], int, int, Verification, int]:
+        sink, state = WatchedSink(), HeldState()  # each commit takes an event-loop turn
+        log = AuditLog(
+            sink, FixedClock(), key=MemoryAuditKey(), state=state, background_anchor=True
+        )
+        seqs = [
+            await log.append(actor="a", op="x", decision="admitted", rule="admitted")
+            for _ in range(5)
+        ]
+        held_at = json.loads(state.docs[ANCHOR_NAME])["seq"]  # still the first anchor's
+        state.release.set()
+        verdict = await log.verify()  # waits until the anchor caught up
+        return seqs, held_at, state.started, verdict, json.loads(state.docs[ANCHOR_NAME])["seq"]
+
+    seqs, held_at, started, verdict, anchored = asyncio.run(scenario())
+    assert seqs == [1, 2, 3, 4, 5] and held_at == 0
+    assert started == 2  # one write held (record 1), then one for the newest durable: 5
+    assert (verdict.ok, verdict.anchor_seq, anchored) == (True, 5, 5)
+
+
+@pytest.mark.cpython_only
+def test_with_a_background_anchor_newest_records_deleted_before_it_lands_are_named() -> None:
+    async def scenario() -> Verification:
+        sink, state = WatchedSink(), HeldState()
+        log = AuditLog(
+            sink, FixedClock(), key=MemoryAuditKey(), state=state, background_anchor=True
+        )
+        for _ in range(5):
+            await log.append(actor="a", op="x", decision="admitted", rule="admitted")
+        del sink.records[5], sink.records[4]  # while the anchor write is still in flight
+        state.release.set()
+        return await log.verify()
+
+    assert named(asyncio.run(scenario())) == (False, "truncated", 4)
+
+
+class CountingKey(MemoryAuditKey):
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches = 0
+
+    async def mac_many(self, items: list[bytes]) -> list[str]:
+        self.batches += 1
+        return await super().mac_many(items)
+
+
+@pytest.mark.cpython_only
+def test_records_are_maced_once_per_written_batch_and_anchored_in_the_background() -> None:
+    async def scenario() -> tuple[WatchedSink, CountingKey, WatchingState, Verification]:
+        sink, key = WatchedSink(), CountingKey()
+        state = WatchingState(sink)
+        log = AuditLog(sink, FixedClock(), key=key, state=state, background_anchor=True)
+        await asyncio.gather(
+            *(
+                log.append(actor="a", op="x", decision="admitted", rule="admitted")
+                for _ in range(80)
+            )
+        )
+        writes, batches = sink.writes, key.batches
+        verdict = await log.verify()
+        key.batches = batches
+        sink.writes = writes
+        return sink, key, state, verdict
+
+    sink, key, state, verdict = asyncio.run(scenario())
+    assert verdict.ok and verdict.anchor_seq == 80
+    assert key.batches == sink.writes < 80
+    moves = state.anchored[1:]
+    assert 1 <= len(moves) <= sink.writes
+    assert all(anchor <= durable for anchor, durable in moves)
