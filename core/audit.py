@@ -26,19 +26,21 @@ One :class:`AuditLog` writes at a time (the host holds the storage lock, SPEC §
 ``append`` is durable before it returns, so the sequence number it returns can be reported as
 ``logged`` (seed 002 §3).
 
-**Group commit.** Records are chained (sequence number, ``prev``, ``hash``, ``mac``) the
-moment ``append`` is called, in call order, and written by one writer: while a write is in
-flight, later appends queue, and the next write takes the whole queue (at most
-:data:`MAX_BATCH` records) in one durable transaction when the sink offers
-:class:`BatchAuditSink`. Calls that arrive together (concurrent host calls) thus share one
-commit instead of paying one each; a lone call still waits only for its own. A batch is
-written only after every earlier one is durable; the anchor is moved to the batch's last
-record only after the batch is durable (so a crash leaves the anchor behind the store, never
-ahead of it), and each ``append`` returns once its own record is durable and that anchor write
-is done. A failed anchor write does not fail an append whose record is durable: the anchor
-stays behind (records past it are still checked, by link and MAC) and the next batch moves it.
-If a record write fails, that record and every record chained after it fail (their callers get
-the error and no ``logged``), and the head is read again — the chain on disk never has a gap.
+**Group commit.** Records are chained (sequence number, ``prev``, ``hash``) the moment
+``append`` is called, in call order, and written by one writer: while a write is in flight,
+later appends queue, and the next write takes the whole queue (at most :data:`MAX_BATCH`
+records), MACs it in one :meth:`~core.ports.AuditKey.mac_many` call and stores it in one
+durable transaction when the sink offers :class:`BatchAuditSink`. Calls that arrive together
+(concurrent host calls) thus share one commit instead of paying one each; a lone call still
+waits only for its own. A batch is written only after every earlier one is durable, and each
+``append`` returns only once its own record is. The anchor is moved to a batch's last record
+only after the batch is durable (so a crash leaves the anchor behind the store, never ahead of
+it) — before the batch's appends return, or, with ``background_anchor``, in a task of its own
+beside the appends that follow (:class:`AuditLog`). A failed anchor write does not fail an
+append whose record is durable: the anchor stays behind (records past it are still checked, by
+link and MAC) and the next batch moves it. If a record write fails, that record and every
+record chained after it fail (their callers get the error and no ``logged``), and the head is
+read again — the chain on disk never has a gap.
 """
 
 from __future__ import annotations
