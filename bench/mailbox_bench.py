@@ -33,6 +33,7 @@ from core.letters import sha12
 from core.mailbox import Mailbox
 from core.memory import (
     FixedClock,
+    MemoryAuditKey,
     MemoryAuditSink,
     MemoryHostState,
     MemoryProjectRoots,
@@ -81,10 +82,11 @@ class Bench:
 
     def __init__(self, size: int) -> None:
         clock = FixedClock()
+        state = MemoryHostState()
         self.ctx = HostContext(
             roots=MemoryProjectRoots(),
-            state=MemoryHostState(),
-            audit=AuditLog(MemoryAuditSink(), clock),
+            state=state,
+            audit=AuditLog(MemoryAuditSink(), clock, key=MemoryAuditKey(), state=state),
             clock=clock,
             random=SeededRandomness(),
         )

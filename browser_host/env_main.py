@@ -14,6 +14,7 @@ from typing import Any
 
 import js
 
+from browser_host.audit_key import WebCryptoAuditKey
 from browser_host.idb_audit import IdbAuditSink
 from browser_host.opfs import HandleHostState, HandleProjectRoots, subfolder
 from browser_host.port_channel import MessagePortChannel
@@ -74,8 +75,12 @@ class ServerBridge:
         _spawn(gate())
 
 
-async def start(name: str, idb: Any, sealer: Any) -> ServerBridge:
-    """Open the environment's fenced storage and identity; return the bridge."""
+async def start(name: str, idb: Any, sealer: Any, audit_key: Any) -> ServerBridge:
+    """Open the environment's fenced storage and identity; return the bridge.
+
+    ``idb``, ``sealer`` and ``audit_key`` are the environment's own (``worker/peer.mjs``): its
+    database, its HOST_DIR sealing key and its audit HMAC key.
+    """
     opfs = await js.navigator.storage.getDirectory()
     root = await subfolder(await subfolder(opfs, "environments", create=True), name, create=True)
     state = SealedHostState(HandleHostState(await subfolder(root, "host", create=True)), sealer)
@@ -87,7 +92,13 @@ async def start(name: str, idb: Any, sealer: Any) -> ServerBridge:
     ctx = HostContext(
         roots=roots,
         state=state,
-        audit=AuditLog(IdbAuditSink(idb), clock),
+        audit=AuditLog(
+            IdbAuditSink(idb),
+            clock,
+            key=WebCryptoAuditKey(audit_key),
+            state=state,
+            background_anchor=True,
+        ),
         clock=clock,
         random=random,
         policy=Policy.model_validate_json(raw) if raw else Policy(),

@@ -18,6 +18,7 @@ import pyodide
 from pyodide.ffi import to_js
 
 import core
+from browser_host.audit_key import WebCryptoAuditKey
 from browser_host.diagnostics import runtime_figures
 from browser_host.folders import IdbFolderProjects
 from browser_host.idb_audit import IdbAuditSink
@@ -101,11 +102,12 @@ async def _load_policy(state: HostState) -> Policy:
         return Policy()
 
 
-async def start(idb: Any, sealer: Any, peer_script: str) -> HostBridge:
+async def start(idb: Any, sealer: Any, audit_key: Any, peer_script: str) -> HostBridge:
     """Open OPFS and IndexedDB and return the bridge.
 
     ``idb`` is the worker's ``Database`` (``worker/idb.mjs``), ``sealer`` its ``Sealer``
-    (``worker/sealed.mjs``: HOST_DIR sealed at rest), ``peer_script`` the URL of
+    (``worker/sealed.mjs``: HOST_DIR sealed at rest), ``audit_key`` its ``AuditKey`` (the
+    audit's HMAC key; the anchor goes to HOST_DIR), ``peer_script`` the URL of
     ``worker/peer.mjs`` (environment servers).
     """
     opfs = await js.navigator.storage.getDirectory()
@@ -114,7 +116,13 @@ async def start(idb: Any, sealer: Any, peer_script: str) -> HostBridge:
     temporaries = await load_temporaries(state, random)  # one for every adapter of this host
     roots = HandleProjectRoots(await subfolder(opfs, PROJECTS_DIR, create=True), temporaries)
     clock = SystemClock()
-    audit = AuditLog(IdbAuditSink(idb), clock)
+    audit = AuditLog(
+        IdbAuditSink(idb),
+        clock,
+        key=WebCryptoAuditKey(audit_key),
+        state=state,
+        background_anchor=True,  # the worker runs an event loop: anchor beside the appends
+    )
     versions = {
         "python": sys.version.split()[0],
         "pyodide": pyodide.__version__,

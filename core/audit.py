@@ -1,10 +1,26 @@
-"""The audit: an append-only, hash-chained record of every host decision (SPEC §5).
+"""The audit: an append-only, hash-chained, keyed and anchored record of every host decision
+(SPEC §5; issue 13).
 
 A record names the environment, the actor (seat), the operation, the decision
 (``admitted``/``refused``/``recorded``), the rule or refusal code, the project, and non-secret
-details. Each record carries ``prev``, the hash of the record before it, and ``hash``, the
-sha256 of its own canonical JSON without ``hash`` — so editing or deleting any record breaks the
-chain at that record, and :meth:`AuditLog.verify` names the first broken sequence number.
+details. Each record carries ``prev``, the hash of the record before it, ``hash``, the sha256
+of its own canonical JSON without ``hash`` and ``mac``, and ``mac``, an HMAC-SHA256 of that
+hash under the host's :class:`~core.ports.AuditKey` — so editing or deleting any record breaks
+the chain at that record, and a record (or a whole re-hashed chain) made by anyone without the
+key carries no valid MAC.
+
+**The anchor.** Deleting the newest records, or all of them, leaves a chain that links; so the
+host also keeps the head it last wrote, ``(seq, hash)``, outside the audit store: the document
+:data:`ANCHOR_NAME` in HOST_DIR (:class:`~core.ports.HostState`; sealed in the browser), itself
+MAC'd. It is a checkpoint in the sense of C2SP ``tlog-checkpoint`` / RFC 6962 signed tree
+heads — an origin line, the size, the head hash, a signature — over a hash chain instead of a
+Merkle tree, with an HMAC instead of a public-key signature (one party writes and verifies).
+:meth:`AuditLog.verify` checks the store against it and names what it finds
+(:data:`Finding`): a gap, a truncated tail, a rewritten chain, a wiped store, a forged
+append, a lost anchor. The head the host appends after is the larger of the store's and the
+anchor's, so a sequence number is never handed out twice and a deletion stays visible as a
+gap. Records written before the anchor existed carry no MAC: they still verify, by hash chain
+only, reported as ``unanchored_until``; the anchor's ``since`` says where the MACs begin.
 
 One :class:`AuditLog` writes at a time (the host holds the storage lock, SPEC §3). Each
 ``append`` is durable before it returns, so the sequence number it returns can be reported as
@@ -13,34 +29,44 @@ One :class:`AuditLog` writes at a time (the host holds the storage lock, SPEC §
 **Group commit.** Records are chained (sequence number, ``prev``, ``hash``) the moment
 ``append`` is called, in call order, and written by one writer: while a write is in flight,
 later appends queue, and the next write takes the whole queue (at most :data:`MAX_BATCH`
-records) in one durable transaction when the sink offers :class:`BatchAuditSink`. Calls that
-arrive together (concurrent host calls) thus share one commit instead of paying one each; a
-lone call still waits only for its own. A batch is written only after every earlier one is
-durable, and each ``append`` returns only once its own record is. If a write fails, that
-record and every record chained after it fail (their callers get the error and no ``logged``),
-and the head is read again from the sink — the chain on disk never has a gap.
+records), MACs it in one :meth:`~core.ports.AuditKey.mac_many` call and stores it in one
+durable transaction when the sink offers :class:`BatchAuditSink`. Calls that arrive together
+(concurrent host calls) thus share one commit instead of paying one each; a lone call still
+waits only for its own. A batch is written only after every earlier one is durable, and each
+``append`` returns only once its own record is. The anchor is moved to a batch's last record
+only after the batch is durable (so a crash leaves the anchor behind the store, never ahead of
+it) — before the batch's appends return, or, with ``background_anchor``, in a task of its own
+beside the appends that follow (:class:`AuditLog`). A failed anchor write does not fail an
+append whose record is durable: the anchor stays behind (records past it are still checked, by
+link and MAC) and the next batch moves it. If a record write fails, that record and every
+record chained after it fail (their callers get the error and no ``logged``), and the head is
+read again — the chain on disk never has a gap.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 from datetime import UTC, datetime
 from typing import Annotated, Literal, Protocol, runtime_checkable
 
 from pydantic import Field, StringConstraints, ValidationError
 
 from core.model import Contract, canonical_json
-from core.ports import AuditSink, Clock
+from core.ports import AuditKey, AuditSink, Clock, HostState
 from core.refusals import Code, Refused
 
 __all__ = [
+    "ANCHOR_NAME",
     "GENESIS",
     "MAX_BATCH",
+    "AuditAnchor",
     "AuditLog",
     "AuditRecord",
     "BatchAuditSink",
     "Decision",
+    "Finding",
     "Verification",
     "record_hash",
 ]
@@ -51,9 +77,46 @@ GENESIS = "0" * 64
 MAX_BATCH = 256
 """At most this many records go to the sink in one write."""
 
+ANCHOR_NAME = "audit-anchor.json"
+"""The HOST_DIR document holding the audit's anchor (:class:`AuditAnchor`)."""
+
+RECORD_MAC_LABEL = b"voicebox-audit-record-v1\n"
+ANCHOR_ORIGIN = "voicebox-audit-anchor-v1"
+
 Decision = Literal["admitted", "refused", "recorded"]
 DetailValue = Annotated[str, StringConstraints(max_length=1000)] | int | bool | None
 MAX_DETAILS = 32
+Hex64 = Annotated[str, StringConstraints(pattern="^[0-9a-f]{64}$")]
+
+Finding = Literal[
+    "gap",
+    "malformed",
+    "renumbered",
+    "edited",
+    "unlinked",
+    "rewritten",
+    "forged",
+    "truncated",
+    "wiped",
+    "anchor-lost",
+]
+"""What :meth:`AuditLog.verify` found, machine-readable:
+
+- ``gap``: a record is missing inside the chain (a record, or the newest ones before a later
+  append, were deleted);
+- ``malformed`` / ``renumbered`` / ``edited`` / ``unlinked``: a record does not parse, sits
+  under another sequence number, does not match its own hash, or does not link to the one
+  before it;
+- ``rewritten``: a record the anchor vouched for is no longer the one the host wrote — its MAC
+  is missing or wrong, or it is not the head the anchor names (a chain re-hashed after an edit);
+- ``forged``: a record past the anchored head (or past where the host first found records it
+  did not write) carries no valid MAC — the host did not write it;
+- ``truncated``: the anchor says the audit reached a record the store no longer has (its
+  newest records were deleted);
+- ``wiped``: the store is empty but the anchor says records were written;
+- ``anchor-lost``: records carry the host's MAC but the anchor is missing, does not open,
+  does not carry the host's MAC, or begins after them (it was lost or replaced).
+"""
 
 
 class AuditRecord(Contract):
@@ -72,20 +135,71 @@ class AuditRecord(Contract):
     )
     prev: str = Field(pattern="^[0-9a-f]{64}$")
     hash: str = Field(pattern="^[0-9a-f]{64}$")
+    mac: Hex64 | None = Field(
+        default=None,
+        description="HMAC-SHA256 of the record's hash under the host's audit key (absent on "
+        "records written before the anchor existed).",
+    )
+
+
+class AuditAnchor(Contract):
+    """The head the host last wrote, kept in HOST_DIR as :data:`ANCHOR_NAME` (module docstring).
+
+    ``mac`` is the host key's HMAC of :meth:`checkpoint`. ``since`` is the first sequence
+    number the host MACs under this anchor (records before it are from before the anchor);
+    ``foreign_from``, once set, is the first record the host found past its anchor that it
+    had not written — kept so that record is still named ``forged`` after the host writes on.
+    """
+
+    v: Literal[1] = 1
+    seq: int = Field(ge=0, description="The newest durable record's sequence number (0: none).")
+    hash: Hex64 = Field(description="That record's hash (GENESIS when seq is 0).")
+    since: int = Field(ge=1)
+    foreign_from: int | None = Field(default=None, ge=1)
+    mac: Hex64
+
+    def checkpoint(self) -> bytes:
+        """The text the MAC covers, a C2SP-style checkpoint body: origin, size, head hash,
+        then this anchor's two extension lines."""
+        foreign = "-" if self.foreign_from is None else str(self.foreign_from)
+        return (
+            f"{ANCHOR_ORIGIN}\n{self.seq}\n{self.hash}\nsince {self.since}\nforeign {foreign}\n"
+        ).encode()
+
+
+AnchorProblem = Literal["missing", "unreadable", "invalid"]
 
 
 class Verification(Contract):
     """The outcome of :meth:`AuditLog.verify`.
 
-    ``ok`` is true when every record's hash and link hold; otherwise ``broken_seq`` is the first
-    sequence number whose record was edited, deleted (a gap) or unlinked, and ``reason`` says
-    which. ``checked`` counts records examined.
+    ``ok`` is true when every record's hash, link and MAC hold and the store reaches the
+    anchored head; otherwise ``finding`` names what was found (:data:`Finding`),
+    ``broken_seq`` the first sequence number concerned and ``reason`` says it in words.
+    ``checked`` counts records examined. ``unanchored_until`` is the last of the records
+    from before the anchor existed (they carry no MAC and are checked by hash chain only),
+    or null; ``anchor_seq`` the head the anchor vouches for, or null when there is none.
     """
 
     ok: bool
-    checked: int
-    broken_seq: int | None = None
-    reason: str | None = None
+    checked: int = Field(description="Records examined.")
+    broken_seq: int | None = Field(
+        default=None, description="The first sequence number concerned by the finding."
+    )
+    reason: str | None = Field(default=None, description="The finding in words.")
+    finding: Finding | None = Field(
+        default=None,
+        description="What was found: gap, malformed, renumbered, edited, unlinked, rewritten, "
+        "forged, truncated, wiped or anchor-lost (null when ok).",
+    )
+    unanchored_until: int | None = Field(
+        default=None,
+        description="The last record from before the anchor existed (no MAC; checked by hash "
+        "chain only), or null.",
+    )
+    anchor_seq: int | None = Field(
+        default=None, description="The head the anchor vouches for, or null when there is none."
+    )
 
 
 @runtime_checkable
@@ -104,10 +218,11 @@ class _Queued:
     ``turn`` (only when it had to wait) resolves True to make it the writer, or False once
     another writer settled it."""
 
-    __slots__ = ("data", "error", "seq", "settled", "turn")
+    __slots__ = ("data", "error", "hash", "seq", "settled", "turn")
 
-    def __init__(self, seq: int, data: dict[str, object]) -> None:
+    def __init__(self, seq: int, hash_: str, data: dict[str, object]) -> None:
         self.seq = seq
+        self.hash = hash_
         self.data = data
         self.settled = False
         self.error: Exception | None = None
@@ -128,8 +243,8 @@ class _Queued:
 
 
 def record_hash(fields: dict[str, object]) -> str:
-    """sha256 hex of the canonical JSON of ``fields`` without its ``hash`` key."""
-    body = {k: v for k, v in fields.items() if k != "hash"}
+    """sha256 hex of the canonical JSON of ``fields`` without its ``hash`` and ``mac`` keys."""
+    body = {k: v for k, v in fields.items() if k not in ("hash", "mac")}
     return hashlib.sha256(canonical_json(body)).hexdigest()
 
 
@@ -138,26 +253,196 @@ def _iso(ms: int) -> str:
 
 
 class AuditLog:
-    """Appends hash-chained records to an :class:`~core.ports.AuditSink` and verifies them.
+    """Appends hash-chained, MAC'd records to an :class:`~core.ports.AuditSink`, keeps their
+    anchor in ``state`` (HOST_DIR) and verifies both (module docstring).
 
-    ``env`` is the environment this host acts for (``"local"`` until the host knows its
-    envKey; settable); ``clock`` stamps records.
+    ``key`` MACs records (one :meth:`~core.ports.AuditKey.mac_many` per written batch) and the
+    anchor; ``env`` is the environment this host acts for (``"local"`` until the host knows
+    its envKey; settable); ``clock`` stamps records. ``background_anchor`` is fixed when the
+    host is composed: False (the default) makes each append wait until its batch's anchor
+    write is done; True — for a host running an event loop (the E1 worker, an ASGI server) —
+    moves the anchor in a task of its own, beside the appends that follow, so an append costs
+    one durable commit and not an anchor write too (figures: docs/operations.md), and the
+    anchor trails the store by at most the write in flight. ``anchor_failures`` counts anchor
+    writes that failed (their records stayed durable).
     """
 
-    def __init__(self, sink: AuditSink, clock: Clock, env: str = "local") -> None:
+    def __init__(
+        self,
+        sink: AuditSink,
+        clock: Clock,
+        *,
+        key: AuditKey,
+        state: HostState,
+        env: str = "local",
+        background_anchor: bool = False,
+    ) -> None:
         self._sink = sink
         self._clock = clock
+        self._key = key
+        self._state = state
         self.env = env
+        self.anchor_failures = 0
+        self._background = background_anchor
         self._lock = asyncio.Lock()
         self._head: tuple[int, str] | None = None
+        self._anchor: AuditAnchor | None = None
         self._queue: list[_Queued] = []
         self._writing = False
+        self._durable_seq = 0  # the newest record known durable
+        self._anchor_due: tuple[int, str] | None = None  # durable, not yet anchored
+        self._anchored_seq = 0  # the newest record an anchor write was made for
+        self._anchoring: asyncio.Future[None] | None = None  # the background anchor task
+        self._anchor_waiters: list[asyncio.Future[None]] = []
+
+    # --- keys and the anchor -------------------------------------------------------------
+
+    async def _macs_hold(self, records: list[dict[str, object]]) -> list[bool]:
+        """For each record, whether it carries a valid MAC under this host's key."""
+        want = await self._key.mac_many([_mac_input(str(rec.get("hash"))) for rec in records])
+        return [
+            isinstance(rec.get("mac"), str) and hmac.compare_digest(str(rec["mac"]), mac)
+            for rec, mac in zip(records, want, strict=True)
+        ]
+
+    async def _signed_anchor(
+        self, seq: int, hash_: str, since: int, foreign_from: int | None
+    ) -> AuditAnchor:
+        draft = AuditAnchor(
+            seq=seq, hash=hash_, since=since, foreign_from=foreign_from, mac=GENESIS
+        )
+        return draft.model_copy(update={"mac": await self._key.mac(draft.checkpoint())})
+
+    async def _read_anchor(self) -> tuple[AuditAnchor | None, AnchorProblem | None]:
+        """The stored anchor if it opens and carries this host's MAC, else why not."""
+        try:
+            raw = await self._state.load(ANCHOR_NAME)
+        except Refused:
+            return None, "unreadable"
+        if raw is None:
+            return None, "missing"
+        try:
+            anchor = AuditAnchor.model_validate_json(raw)
+        except ValueError:
+            return None, "unreadable"
+        if not hmac.compare_digest(anchor.mac, await self._key.mac(anchor.checkpoint())):
+            return None, "invalid"
+        return anchor, None
+
+    async def _store_anchor(self, anchor: AuditAnchor) -> None:
+        """Write ``anchor``; a failure is counted, never raised (the anchor stays behind)."""
+        try:
+            await self._state.store(ANCHOR_NAME, anchor.model_dump_json().encode())
+        except Exception:  # any storage failure: the records are durable anyway
+            self.anchor_failures += 1
+            return
+        self._anchor = anchor
+
+    async def _first_foreign(self, anchor: AuditAnchor, top: int) -> int | None:
+        """The first record in ``anchor.seq + 1 .. top`` that does not continue the anchored
+        chain with a valid MAC, or None when they all do (the host's own, written before a
+        crash stopped the anchor following them)."""
+        expected = anchor.hash
+        for start in range(anchor.seq + 1, top + 1, 500):
+            end = min(start + 499, top)
+            rows = {r.seq: r.record for r in await self._sink.range(start, end)}
+            present = [rows[seq] for seq in range(start, end + 1) if seq in rows]
+            holds = iter(await self._macs_hold(present))
+            for seq in range(start, end + 1):
+                rec = rows.get(seq)
+                if rec is None or _check_record(seq, rec, expected) is not None:
+                    return seq
+                if not next(holds):
+                    return seq
+                expected = str(rec["hash"])
+        return None
 
     async def _load_head(self) -> tuple[int, str]:
-        if self._head is None:
-            last = await self._sink.last()
-            self._head = (0, GENESIS) if last is None else (last.seq, str(last.record["hash"]))
+        """The head to append after: the larger of the store's and the anchor's.
+
+        With no usable anchor (first run over an audit from before the anchor, a fresh
+        profile, or an anchor lost), one is written at once for the store's head, MACs
+        beginning with the next record — before any MAC'd record can be committed.
+        """
+        if self._head is not None:
+            return self._head
+        await self._anchor_caught_up()
+        anchor, _ = await self._read_anchor()  # first: the anchor is never ahead of the store
+        last = await self._sink.last()
+        store = (0, GENESIS) if last is None else (last.seq, str(last.record["hash"]))
+        if anchor is None:
+            anchor = await self._signed_anchor(store[0], store[1], store[0] + 1, None)
+            await self._store_anchor(anchor)
+            self._anchor = anchor
+            self._head = store
+        elif store[0] > anchor.seq:
+            if anchor.foreign_from is None:
+                foreign = await self._first_foreign(anchor, store[0])
+                if foreign is not None:
+                    anchor = await self._signed_anchor(
+                        anchor.seq, anchor.hash, anchor.since, foreign
+                    )
+                    await self._store_anchor(anchor)
+            self._anchor = anchor
+            self._head = store
+        else:  # the store is at or behind the anchor: never hand out a number twice
+            self._anchor = anchor
+            self._head = (anchor.seq, anchor.hash)
+        self._durable_seq = self._anchored_seq = self._head[0]
         return self._head
+
+    async def _anchor_after(self, seq: int, hash_: str) -> None:
+        """The records up to ``seq`` are durable: anchor them, now or in the background."""
+        self._durable_seq = max(self._durable_seq, seq)
+        self._anchor_due = (seq, hash_)
+        if not self._background:
+            await self._drain_anchor()
+        elif self._anchoring is None:
+            self._anchoring = asyncio.ensure_future(self._drain_anchor())
+
+    async def _drain_anchor(self) -> None:
+        """Write anchors until none is due, always for the newest durable record (one write
+        covers every batch that became durable while the one before it was in flight)."""
+        try:
+            while self._anchor_due is not None:
+                seq, hash_ = self._anchor_due
+                self._anchor_due = None
+                await self._advance_anchor(seq, hash_)
+                self._anchored_seq = max(self._anchored_seq, seq)
+                self._wake_anchor_waiters()
+        finally:
+            if self._background:
+                self._anchoring = None
+            self._wake_anchor_waiters()
+
+    def _wake_anchor_waiters(self) -> None:
+        waiters, self._anchor_waiters = self._anchor_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def _anchor_caught_up(self) -> None:
+        """Wait until the anchor write for every record durable now has been made (at once
+        without a background anchor task)."""
+        target = self._durable_seq
+        while self._anchoring is not None and self._anchored_seq < target:
+            waiter = asyncio.get_running_loop().create_future()
+            self._anchor_waiters.append(waiter)
+            await waiter
+
+    async def _advance_anchor(self, seq: int, hash_: str) -> None:
+        """Anchor the durable record ``seq``."""
+        anchor = self._anchor
+        if anchor is None:  # never: the head (and so the anchor) is loaded before a record
+            return
+        try:
+            moved = await self._signed_anchor(seq, hash_, anchor.since, anchor.foreign_from)
+        except Exception:  # the key failed: the anchor stays behind
+            self.anchor_failures += 1
+            return
+        await self._store_anchor(moved)
+
+    # --- appending -------------------------------------------------------------------------
 
     async def append(
         self,
@@ -172,9 +457,9 @@ class AuditLog:
         """Append one record and return its sequence number once it is durable.
 
         ``details`` must be non-secret scalars (at most 32 keys). Raises ``storage-failed``
-        when the sink refuses (e.g. another writer took the sequence number); the in-memory
-        head is then reloaded from the sink. Concurrent appends share writes (module
-        docstring); an uncontended append needs no running event loop.
+        when the sink refuses (e.g. another writer took the sequence number) or the key
+        cannot MAC; the in-memory head is then read again. Concurrent appends share writes
+        (module docstring); an uncontended append needs no running event loop.
         """
         async with self._lock:
             seq_prev, hash_prev = await self._load_head()
@@ -191,8 +476,8 @@ class AuditLog:
                 "prev": hash_prev,
             }
             fields["hash"] = record_hash(fields)
-            record = AuditRecord.model_validate(fields)
-            mine = _Queued(record.seq, record.model_dump(mode="json"))
+            record = AuditRecord.model_validate(fields)  # its MAC is added when it is written
+            mine = _Queued(record.seq, record.hash, record.model_dump(mode="json"))
             self._queue.append(mine)
             self._head = (record.seq, record.hash)
             if self._writing:
@@ -208,32 +493,45 @@ class AuditLog:
         return mine.result()
 
     async def _write_until(self, mine: _Queued) -> None:
-        """As the writer: write queued batches, in order, until ``mine`` is settled."""
+        """As the writer: MAC and write queued batches, in order, until ``mine`` is settled;
+        after each batch is durable, anchor its last record (:meth:`_anchor_after`), then
+        settle it."""
         while not mine.settled:
             batch = self._queue[:MAX_BATCH]
             del self._queue[:MAX_BATCH]
             written = 0
+            error: Exception | None = None
             try:
+                macs = await self._key.mac_many([_mac_input(q.hash) for q in batch])
+                for q, mac in zip(batch, macs, strict=True):
+                    q.data["mac"] = mac
                 if len(batch) > 1 and isinstance(self._sink, BatchAuditSink):
                     await self._sink.append_many([(q.seq, q.data) for q in batch])
                     written = len(batch)
                 else:
                     for q in batch:
                         await self._sink.append(q.seq, q.data)
-                        q.settle()
                         written += 1
             except Exception as exc:
-                self._fail(batch, written, exc)
-                continue
+                error = exc
             except BaseException:  # cancelled mid-write: the outcome is unknown
                 self._fail(batch, written, Refused(Code.STORAGE_FAILED))
                 raise
+            try:
+                if written:
+                    await self._anchor_after(batch[written - 1].seq, batch[written - 1].hash)
+            except BaseException:  # cancelled while anchoring: what was written is durable
+                self._fail(batch, written, error or Refused(Code.STORAGE_FAILED))
+                raise
+            if error is not None:
+                self._fail(batch, written, error)
+                continue
             for q in batch:
                 q.settle()
 
     def _fail(self, batch: list[_Queued], written: int, error: Exception) -> None:
         """``batch[:written]`` is durable; the rest, and everything queued after it, failed
-        with ``error``; the head is read again from the sink on the next append."""
+        with ``error``; the head is read again on the next append."""
         for q in batch[:written]:
             q.settle()
         failed = batch[written:] + self._queue
@@ -258,9 +556,13 @@ class AuditLog:
             for q in failed:
                 q.settle(Refused(Code.STORAGE_FAILED, "The audit record was abandoned."))
 
+    # --- reading ---------------------------------------------------------------------------
+
     async def head_seq(self) -> int:
-        """The sequence number of the newest record (0 when empty)."""
-        return (await self._load_head())[0]
+        """The sequence number the audit has reached (0 when empty): the newest record, or
+        the anchored head when newer records were deleted — the next append gets one more."""
+        async with self._lock:
+            return (await self._load_head())[0]
 
     async def page(self, *, before: int | None = None, limit: int = 100) -> list[dict[str, object]]:
         """Up to ``limit`` records, newest first, with ``seq < before`` when given."""
@@ -274,38 +576,152 @@ class AuditLog:
         return [r.record for r in reversed(rows)]
 
     async def verify(self, batch: int = 500) -> Verification:
-        """Walk the whole chain; name the first record that was edited, removed or unlinked."""
+        """Walk the whole chain against the stored anchor; name the first thing found wrong
+        (:data:`Finding`), in sequence order. Waits first for the anchor write of every
+        record durable now (so what was just appended is anchored when it is checked)."""
+        await self._anchor_caught_up()
+        anchor, problem = await self._read_anchor()  # first: it is never ahead of the store
         last = await self._sink.last()
+        walk = _Walk(anchor, problem)
         if last is None:
-            return Verification(ok=True, checked=0)
+            if anchor is not None and anchor.seq > 0:
+                return walk.broken(
+                    "wiped",
+                    1,
+                    f"the audit store is empty, but its anchor says it reached record "
+                    f"{anchor.seq}: it was wiped",
+                )
+            return walk.intact()
         expected_prev = GENESIS
-        checked = 0
         for start in range(1, last.seq + 1, batch):
-            rows = await self._sink.range(start, min(start + batch - 1, last.seq))
-            by_seq = {r.seq: r.record for r in rows}
-            for seq in range(start, min(start + batch - 1, last.seq) + 1):
-                checked += 1
+            end = min(start + batch - 1, last.seq)
+            by_seq = {r.seq: r.record for r in await self._sink.range(start, end)}
+            holds = dict(zip(by_seq, await self._macs_hold(list(by_seq.values())), strict=True))
+            for seq in range(start, end + 1):
+                walk.checked += 1
                 rec = by_seq.get(seq)
                 if rec is None:
-                    return Verification(
-                        ok=False, checked=checked, broken_seq=seq, reason="record missing"
-                    )
+                    return walk.broken("gap", seq, "record missing")
                 broken = _check_record(seq, rec, expected_prev)
                 if broken is not None:
-                    return Verification(ok=False, checked=checked, broken_seq=seq, reason=broken)
+                    return walk.broken(broken[0], seq, broken[1])
+                found = walk.keyed(seq, rec, holds[seq])
+                if found is not None:
+                    return walk.broken(found[0], seq, found[1])
                 expected_prev = str(rec["hash"])
-        return Verification(ok=True, checked=checked)
+        if anchor is None and walk.seen_mac:
+            return walk.broken("anchor-lost", walk.first_mac or 1, _LOST[problem or "missing"])
+        if anchor is not None and last.seq < anchor.seq:
+            return walk.broken(
+                "truncated",
+                last.seq + 1,
+                f"records {last.seq + 1}–{anchor.seq} are missing: the anchor says the audit "
+                f"reached record {anchor.seq}, so its newest records were deleted",
+            )
+        return walk.intact()
 
 
-def _check_record(seq: int, rec: dict[str, object], expected_prev: str) -> str | None:
+def _mac_input(record_hash_hex: str) -> bytes:
+    """What a record's MAC covers: a label (so no other MAC of the key can stand for it) and
+    the record's hash (which covers every other field and, through ``prev``, the chain)."""
+    return RECORD_MAC_LABEL + record_hash_hex.encode()
+
+
+_LOST: dict[str, str] = {
+    "missing": "record carries this host's MAC, but the audit's anchor is missing: deleted "
+    "newest records would go unseen",
+    "unreadable": "record carries this host's MAC, but the audit's anchor does not open: "
+    "deleted newest records would go unseen",
+    "invalid": "record carries this host's MAC, but the audit's anchor does not: it was "
+    "replaced, and deleted newest records would go unseen",
+}
+
+
+class _Walk:
+    """What :meth:`AuditLog.verify` has learnt so far, and how it words a finding."""
+
+    def __init__(self, anchor: AuditAnchor | None, problem: AnchorProblem | None) -> None:
+        self.anchor = anchor
+        self.problem = problem
+        self.checked = 0
+        self.seen_mac = False
+        self.first_mac: int | None = None
+        self.unanchored_until: int | None = None
+
+    def keyed(
+        self, seq: int, rec: dict[str, object], mac_holds: bool
+    ) -> tuple[Finding, str] | None:
+        """Check ``rec``'s MAC and its place against the anchor (hash and link already hold)."""
+        anchor = self.anchor
+        has_mac = rec.get("mac") is not None
+        required = self.seen_mac or (anchor is not None and seq >= anchor.since)
+        if has_mac or required:
+            if not mac_holds:
+                what = "does not carry this host's MAC" if has_mac else "carries no MAC"
+                if self._vouched(seq):
+                    return (
+                        "rewritten",
+                        f"record {what}, though the anchor vouched for it: it was rewritten",
+                    )
+                return "forged", f"record {what}: the host did not write it (a forged record)"
+            if anchor is not None and seq < anchor.since:
+                return (
+                    "anchor-lost",
+                    f"record carries this host's MAC, but the audit's anchor begins at record "
+                    f"{anchor.since}: it was lost or replaced, and deleted newest records before "
+                    f"it would go unseen",
+                )
+            self.seen_mac = True
+            self.first_mac = self.first_mac or seq
+        else:
+            self.unanchored_until = seq
+        if anchor is not None and seq == anchor.seq and rec["hash"] != anchor.hash:
+            return (
+                "rewritten",
+                "record is not the one the anchor vouched for: the chain was rewritten",
+            )
+        return None
+
+    def _vouched(self, seq: int) -> bool:
+        anchor = self.anchor
+        if anchor is None or seq > anchor.seq:
+            return False
+        return anchor.foreign_from is None or seq < anchor.foreign_from
+
+    def _anchor_seq(self) -> int | None:
+        return None if self.anchor is None else self.anchor.seq
+
+    def broken(self, finding: Finding, seq: int, reason: str) -> Verification:
+        return Verification(
+            ok=False,
+            checked=self.checked,
+            broken_seq=seq,
+            reason=reason,
+            finding=finding,
+            unanchored_until=self.unanchored_until,
+            anchor_seq=self._anchor_seq(),
+        )
+
+    def intact(self) -> Verification:
+        return Verification(
+            ok=True,
+            checked=self.checked,
+            unanchored_until=self.unanchored_until,
+            anchor_seq=self._anchor_seq(),
+        )
+
+
+def _check_record(
+    seq: int, rec: dict[str, object], expected_prev: str
+) -> tuple[Finding, str] | None:
     try:
         parsed = AuditRecord.model_validate(rec)
     except ValidationError:
-        return "record does not parse"
+        return "malformed", "record does not parse"
     if parsed.seq != seq:
-        return "sequence number changed"
+        return "renumbered", "sequence number changed"
     if record_hash(rec) != parsed.hash:
-        return "record content does not match its hash"
+        return "edited", "record content does not match its hash"
     if parsed.prev != expected_prev:
-        return "record does not link to the previous record"
+        return "unlinked", "record does not link to the previous record"
     return None

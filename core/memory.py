@@ -7,6 +7,9 @@ listings sorted by name, refusals with the same codes.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import secrets
 import unicodedata
 from collections.abc import AsyncIterator
 from typing import Union
@@ -17,6 +20,7 @@ from core.refusals import Code, Refused
 
 __all__ = [
     "FixedClock",
+    "MemoryAuditKey",
     "MemoryAuditSink",
     "MemoryFolderProjects",
     "MemoryHostState",
@@ -258,6 +262,28 @@ class MemoryHostState:
     async def store(self, name: str, data: bytes) -> None:
         """See :meth:`core.ports.HostState.store`."""
         self.docs[name] = bytes(data)
+
+
+class MemoryAuditKey:
+    """:class:`~core.ports.AuditKey` over a secret held in memory (stdlib ``hmac``).
+
+    ``secret`` defaults to 32 fresh bytes from the OS's CSPRNG; two instances made with the
+    same secret are the same key (a host restarted over the same key file).
+    """
+
+    def __init__(self, secret: bytes | None = None) -> None:
+        self._secret = secrets.token_bytes(32) if secret is None else bytes(secret)
+
+    def __repr__(self) -> str:
+        return "MemoryAuditKey(<secret>)"
+
+    async def mac(self, data: bytes) -> str:
+        """See :meth:`core.ports.AuditKey.mac`."""
+        return hmac.new(self._secret, data, hashlib.sha256).hexdigest()
+
+    async def mac_many(self, items: list[bytes]) -> list[str]:
+        """See :meth:`core.ports.AuditKey.mac_many`."""
+        return [hmac.new(self._secret, item, hashlib.sha256).hexdigest() for item in items]
 
 
 class MemoryAuditSink:

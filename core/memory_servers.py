@@ -19,7 +19,7 @@ from core.audit import AuditLog
 from core.env_server import EnvironmentServer
 from core.host.context import HostContext
 from core.host.dispatcher import Host
-from core.memory import MemoryAuditSink, MemoryHostState, MemoryProjectRoots
+from core.memory import MemoryAuditKey, MemoryAuditSink, MemoryHostState, MemoryProjectRoots
 from core.ports import Clock, Randomness
 from core.refusals import Code, Refused
 from core.runtime import SystemClock, SystemRandomness
@@ -104,10 +104,11 @@ class MemoryEnvironmentServers:
         if name in self.servers:
             return
         sink = MemoryAuditSink()
+        state = MemoryHostState()  # the server's own HOST_DIR, anchor and audit key
         ctx = HostContext(
             roots=MemoryProjectRoots(),
-            state=MemoryHostState(),
-            audit=AuditLog(sink, self.clock),
+            state=state,
+            audit=AuditLog(sink, self.clock, key=MemoryAuditKey(), state=state),
             clock=self.clock,
             random=self.random,
         )

@@ -18,6 +18,7 @@ from typing import Literal, Protocol, runtime_checkable
 from core.paths import ProjectPath
 
 __all__ = [
+    "AuditKey",
     "AuditSink",
     "Clock",
     "Entry",
@@ -207,6 +208,27 @@ class AuditSink(Protocol):
 
     async def range(self, first: int, last: int) -> list[StoredAuditRecord]:
         """Records with ``first <= seq <= last``, ascending."""
+        ...
+
+
+@runtime_checkable
+class AuditKey(Protocol):
+    """The host's audit key: HMAC-SHA256 under a secret that the code asking for a MAC never
+    reads (issue 13; docs/security.md, "Audit").
+
+    E1: a non-extractable WebCrypto HMAC key in the host's IndexedDB ``keys`` store
+    (``worker/sealed.mjs``), one per environment; a CPython host: a ``0600`` key file in
+    HOST_DIR; tests: :class:`core.memory.MemoryAuditKey`. Raises ``storage-failed`` when the
+    key cannot be used.
+    """
+
+    async def mac(self, data: bytes) -> str:
+        """HMAC-SHA256 of ``data`` under this host's key, as 64 lowercase hex digits."""
+        ...
+
+    async def mac_many(self, items: list[bytes]) -> list[str]:
+        """:meth:`mac` of each item, in order, in one call (one crossing into WebCrypto for
+        a whole batch of records)."""
         ...
 
 

@@ -22,7 +22,14 @@ EVERY_FILE = """async () => {
   async function walk(dir, prefix) {
     for await (const [name, handle] of dir.entries()) {
       if (handle.kind === "directory") await walk(handle, `${prefix}${name}/`);
-      else out[prefix + name] = new TextDecoder("latin1").decode(new Uint8Array(await (await handle.getFile()).arrayBuffer()));
+      else {
+        let file;
+        try { file = await handle.getFile(); } catch (err) {
+          if (err.name === "NotFoundError") continue; // a temporary moved into place meanwhile
+          throw err;
+        }
+        out[prefix + name] = new TextDecoder("latin1").decode(new Uint8Array(await file.arrayBuffer()));
+      }
     }
   }
   await walk(await navigator.storage.getDirectory(), "");

@@ -16,6 +16,7 @@ from core.host.context import HostContext
 from core.host.dispatcher import Host
 from core.memory import (
     FixedClock,
+    MemoryAuditKey,
     MemoryAuditSink,
     MemoryFolderProjects,
     MemoryHostState,
@@ -47,10 +48,11 @@ class HostHarness:
         self.roots = MemoryProjectRoots()
         self.state = MemoryHostState()
         self.folders = MemoryFolderProjects()
+        self.audit_key = MemoryAuditKey()
         self.ctx = HostContext(
             roots=self.roots,
             state=self.state,
-            audit=AuditLog(self.sink, self.clock),
+            audit=AuditLog(self.sink, self.clock, key=self.audit_key, state=self.state),
             clock=self.clock,
             random=SeededRandomness(),
             folders=self.folders,

@@ -30,7 +30,7 @@ import { BootFailure, bootPython } from "./boot.mjs";
 import { installEgressGuard } from "./egress-guard.mjs";
 import { Database } from "./idb.mjs";
 import * as io from "./opfs-io.mjs";
-import { Sealer } from "./sealed.mjs";
+import { AuditKey, Sealer } from "./sealed.mjs";
 
 const SITE = new URL("../", import.meta.url);
 const LOCK_NAME = "voicebox-host";
@@ -153,7 +153,7 @@ async function boot() {
   const started = performance.now();
   const db = new Database("voicebox-host");
   const main = pyodide.pyimport("browser_host.main");
-  const host = await main.start(db, new Sealer(db), new URL("peer.mjs", import.meta.url).href);
+  const host = await main.start(db, new Sealer(db), new AuditKey(db), new URL("peer.mjs", import.meta.url).href);
   const versions = JSON.parse(host.versions());
   versions.build = manifest.build;
   post({ kind: "ready", versions, tookOver: !owned, startMs: Math.round(performance.now() - started) });

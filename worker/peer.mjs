@@ -11,7 +11,7 @@ import { BootFailure, bootPython, holdLock } from "./boot.mjs";
 import { installEgressGuard } from "./egress-guard.mjs";
 import { Database } from "./idb.mjs";
 import * as io from "./opfs-io.mjs";
-import { Sealer } from "./sealed.mjs";
+import { AuditKey, Sealer } from "./sealed.mjs";
 
 const SITE = new URL("../", import.meta.url);
 const NAME = /^[a-z][a-z0-9-]{0,31}$/;
@@ -42,7 +42,7 @@ async function start(name) {
   pyodide.registerJsModule("voicebox_io", io); // browser_host/opfs.py writes through it
   const db = new Database(`voicebox-env-${name}`);
   const main = pyodide.pyimport("browser_host.env_main");
-  bridge = await main.start(name, db, new Sealer(db));
+  bridge = await main.start(name, db, new Sealer(db), new AuditKey(db));
   self.postMessage({ kind: "ready", envKey: bridge.env_key });
   for (const event of waiting.splice(0)) handle(event);
 }

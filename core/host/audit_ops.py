@@ -81,8 +81,10 @@ async def audit_list(call: Call) -> Outcome:
     args=NoArgs,
     result=Verification,
     audited=False,
-    summary="Check the whole hash chain; name the first broken record.",
+    summary="Check the hash chain, every record's MAC and the anchor; name what was found.",
 )
 async def audit_verify(call: Call) -> Outcome:
-    """Returns ``{ok, checked, broken_seq, reason}``."""
+    """Returns :class:`~core.audit.Verification`: ``{ok, checked, finding, broken_seq, reason,
+    unanchored_until, anchor_seq}`` (``finding`` from the closed list :data:`core.audit.Finding`).
+    """
     return Outcome(await call.ctx.audit.verify())

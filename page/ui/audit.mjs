@@ -23,6 +23,16 @@ async function exportRecords(app, filters, onProgress) {
   return { blob: new Blob(lines, { type: "application/x-ndjson" }), count: lines.length };
 }
 
+/** What audit.verify found, in words (the finding and its sentence come from Python). */
+function verdictText(v) {
+  const unanchored = v.unanchored_until
+    ? ` Records 1–${v.unanchored_until} predate the anchor: they carry no MAC and are checked by their hash chain only.`
+    : "";
+  if (!v.ok) return `Chain broken at record ${v.broken_seq} (${v.finding}): ${v.reason}.${unanchored}`;
+  const anchored = v.anchor_seq ? ` Anchored through record ${v.anchor_seq}.` : "";
+  return `Chain verified: ${v.checked} records, none edited, missing, forged or cut off.${anchored}${unanchored}`;
+}
+
 function detailText(details) {
   return Object.entries(details ?? {}).map(([k, v]) => `${k}=${v}`).join(" ");
 }
@@ -93,7 +103,7 @@ export async function renderAudit(node, app) {
 
   replace(node,
     el("h2", {}, "Audit"),
-    el("p", { class: "muted" }, "Every host decision, newest first. Each record carries the hash of the one before it, so an edited or removed record is found by Verify."),
+    el("p", { class: "muted" }, "Every host decision, newest first. Each record carries the hash of the one before it and the host's MAC, and the host keeps the newest record's hash outside the audit store, so an edited, removed, forged or cut-off record is found by Verify."),
     el("div", { class: "toolbar", role: "group", "aria-label": "Audit filters" },
       field("op", "Operation"),
       field("decision", "Decision", [["", "any"], ["admitted", "admitted"], ["refused", "refused"], ["recorded", "recorded"]]),
@@ -102,11 +112,9 @@ export async function renderAudit(node, app) {
         verdict.textContent = "Verifying…";
         const res = await guarded("Verifying the audit", () => app.host.call("audit.verify"));
         if (!res) { verdict.textContent = ""; return; }
-        const v = res.result;
-        verdict.className = v.ok ? "ok" : "bad";
-        verdict.textContent = v.ok
-          ? `Chain verified: ${v.checked} records, none edited or missing.`
-          : `Chain broken at record ${v.broken_seq}: ${v.reason}.`;
+        verdict.className = res.result.ok ? "ok" : "bad";
+        verdict.dataset.finding = res.result.finding ?? "";
+        verdict.textContent = verdictText(res.result);
       } }, "Verify chain"),
       exportButton, exportBar, exportStatus,
     ),

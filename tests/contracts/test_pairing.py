@@ -167,7 +167,10 @@ def test_revocation_stands_when_its_audit_record_cannot_be_written() -> None:
     world = World()
     world.issue(world.alpha)
     store = PairingStore(
-        world.state, world.clock, world.random, AuditLog(RefusingSink(), world.clock)
+        world.state,
+        world.clock,
+        world.random,
+        AuditLog(RefusingSink(), world.clock, key=world.audit_key, state=world.state),
     )
     result = run(store.revoke(world.token, world.alpha))
     assert result.logged is None

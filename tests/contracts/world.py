@@ -14,7 +14,13 @@ from core.environment import (
     save_environments,
 )
 from core.host_token import ensure_host_token
-from core.memory import FixedClock, MemoryAuditSink, MemoryHostState, SeededRandomness
+from core.memory import (
+    FixedClock,
+    MemoryAuditKey,
+    MemoryAuditSink,
+    MemoryHostState,
+    SeededRandomness,
+)
 from core.pairing import Pairings, PairingStore, load_pairings
 from core.ports import Randomness
 from core.secret import Secret
@@ -29,7 +35,8 @@ class World:
         self.state = MemoryHostState()
         self.random = random or SeededRandomness(11)
         self.sink = MemoryAuditSink()
-        self.audit = AuditLog(self.sink, self.clock)
+        self.audit_key = MemoryAuditKey()
+        self.audit = AuditLog(self.sink, self.clock, key=self.audit_key, state=self.state)
         self.store = PairingStore(self.state, self.clock, self.random, self.audit)
         self.token: Secret = run(ensure_host_token(self.state, self.random))
         self.alpha = new_env_key(self.random)

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from core.audit import MAX_BATCH, AuditLog, BatchAuditSink
-from core.memory import FixedClock, MemoryAuditSink
+from core.memory import FixedClock, MemoryAuditKey, MemoryAuditSink, MemoryHostState
 from core.refusals import Code, Refused
 
 
@@ -67,7 +67,7 @@ def test_the_batch_sink_is_recognised_and_the_plain_one_is_not() -> None:
 def test_concurrent_appends_share_writes_and_keep_call_order() -> None:
     async def scenario() -> tuple[list[int], BatchSink, bool]:
         sink = BatchSink()
-        log = AuditLog(sink, FixedClock())
+        log = AuditLog(sink, FixedClock(), key=MemoryAuditKey(), state=MemoryHostState())
         seqs = await asyncio.gather(*(_one(log, i) for i in range(50)))
         return list(seqs), sink, (await log.verify()).ok
 
@@ -83,7 +83,7 @@ def test_concurrent_appends_share_writes_and_keep_call_order() -> None:
 def test_an_append_returns_only_once_its_record_is_durable() -> None:
     async def scenario() -> list[bool]:
         sink = BatchSink()
-        log = AuditLog(sink, FixedClock())
+        log = AuditLog(sink, FixedClock(), key=MemoryAuditKey(), state=MemoryHostState())
         stored_when_returned = []
 
         async def one(i: int) -> None:
@@ -100,7 +100,7 @@ def test_an_append_returns_only_once_its_record_is_durable() -> None:
 def test_a_failed_write_fails_its_records_and_every_later_one_and_leaves_no_gap() -> None:
     async def scenario() -> tuple[list[object], AuditLog, BatchSink]:
         sink = BatchSink(fail_at=5)
-        log = AuditLog(sink, FixedClock())
+        log = AuditLog(sink, FixedClock(), key=MemoryAuditKey(), state=MemoryHostState())
         outcomes = await asyncio.gather(*(_one(log, i) for i in range(12)), return_exceptions=True)
         return list(outcomes), log, sink
 
@@ -122,7 +122,7 @@ def test_without_batch_writes_records_before_a_failure_are_still_logged() -> Non
     async def scenario() -> list[object]:
         sink = SlowSink()
         sink.records[4] = {"taken": True}  # another writer holds seq 4
-        log = AuditLog(sink, FixedClock())
+        log = AuditLog(sink, FixedClock(), key=MemoryAuditKey(), state=MemoryHostState())
         log._head = (0, "0" * 64)  # start as if the sink were empty (a stale head)
         return list(await asyncio.gather(*(_one(log, i) for i in range(6)), return_exceptions=True))
 
@@ -135,7 +135,7 @@ def test_without_batch_writes_records_before_a_failure_are_still_logged() -> Non
 def test_no_write_holds_more_than_max_batch_records() -> None:
     async def scenario() -> BatchSink:
         sink = BatchSink()
-        log = AuditLog(sink, FixedClock())
+        log = AuditLog(sink, FixedClock(), key=MemoryAuditKey(), state=MemoryHostState())
         await asyncio.gather(*(_one(log, i) for i in range(MAX_BATCH + 40)))
         return sink
 
@@ -148,7 +148,7 @@ def test_no_write_holds_more_than_max_batch_records() -> None:
 def test_a_caller_that_stops_waiting_never_leaves_a_gap() -> None:
     async def scenario() -> tuple[list[object], BatchSink, AuditLog]:
         sink = BatchSink()
-        log = AuditLog(sink, FixedClock())
+        log = AuditLog(sink, FixedClock(), key=MemoryAuditKey(), state=MemoryHostState())
         tasks = [asyncio.ensure_future(_one(log, i)) for i in range(8)]
         await asyncio.sleep(0)  # all chained; the first is writing
         tasks[3].cancel()
@@ -169,5 +169,5 @@ def test_a_caller_that_stops_waiting_never_leaves_a_gap() -> None:
 def test_uncontended_appends_need_no_event_loop(count: int) -> None:
     from tests.support import run
 
-    log = AuditLog(MemoryAuditSink(), FixedClock())
+    log = AuditLog(MemoryAuditSink(), FixedClock(), key=MemoryAuditKey(), state=MemoryHostState())
     assert [run(_one(log, i)) for i in range(count)] == list(range(1, count + 1))  # type: ignore[arg-type]

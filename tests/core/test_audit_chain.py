@@ -7,13 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.audit import GENESIS, AuditLog, record_hash
-from core.memory import FixedClock, MemoryAuditSink
+from core.memory import FixedClock, MemoryAuditKey, MemoryAuditSink, MemoryHostState
 from tests.support import run
 
 
 def filled(n: int) -> tuple[AuditLog, MemoryAuditSink]:
     sink = MemoryAuditSink()
-    log = AuditLog(sink, FixedClock())
+    log = AuditLog(sink, FixedClock(), key=MemoryAuditKey(), state=MemoryHostState())
     for i in range(n):
         run(
             log.append(
@@ -44,6 +44,9 @@ def test_an_intact_chain_verifies() -> None:
         "checked": 12,
         "broken_seq": None,
         "reason": None,
+        "finding": None,
+        "unanchored_until": None,
+        "anchor_seq": 12,
     }
 
 
@@ -61,22 +64,20 @@ def test_a_deleted_record_is_named_by_verify() -> None:
     assert (v.ok, v.broken_seq, v.reason) == (False, 4, "record missing")
 
 
-def test_a_rehashed_forgery_breaks_the_next_link() -> None:
+def test_a_rehashed_forgery_is_named_at_that_record_by_its_mac() -> None:
     log, sink = filled(6)
     rec = sink.records[3]
     rec["rule"] = "forged"
     rec["hash"] = record_hash(rec)
     v = run(log.verify())
-    assert (v.ok, v.broken_seq, v.reason) == (
-        False,
-        4,
-        "record does not link to the previous record",
-    )
+    assert (v.ok, v.broken_seq, v.finding) == (False, 3, "rewritten")
 
 
 def test_a_second_writer_cannot_take_a_sequence_number() -> None:
     sink = MemoryAuditSink()
-    first, second = AuditLog(sink, FixedClock()), AuditLog(sink, FixedClock())
+    key, state = MemoryAuditKey(), MemoryHostState()  # one host's key and HOST_DIR, two logs
+    first = AuditLog(sink, FixedClock(), key=key, state=state)
+    second = AuditLog(sink, FixedClock(), key=key, state=state)
     run(first.head_seq())
     run(second.head_seq())
     run(first.append(actor="a", op="x", decision="admitted", rule="admitted"))

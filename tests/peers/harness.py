@@ -15,7 +15,7 @@ from core.audit import AuditLog
 from core.env_server import ensure_identity
 from core.host.context import HostContext
 from core.host.dispatcher import Host
-from core.memory import MemoryAuditSink, MemoryHostState, MemoryProjectRoots
+from core.memory import MemoryAuditKey, MemoryAuditSink, MemoryHostState, MemoryProjectRoots
 from core.memory_servers import MemoryEnvironmentServers
 from core.runtime import SystemClock, SystemRandomness
 
@@ -31,7 +31,7 @@ class World:
         self.ctx = HostContext(
             roots=MemoryProjectRoots(),
             state=self.state,
-            audit=AuditLog(self.sink, self.clock),
+            audit=AuditLog(self.sink, self.clock, key=MemoryAuditKey(), state=self.state),
             clock=self.clock,
             random=SystemRandomness(),
             servers=self.servers,
