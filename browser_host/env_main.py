@@ -20,12 +20,12 @@ from browser_host.opfs import HandleHostState, HandleProjectRoots, subfolder
 from browser_host.port_channel import MessagePortChannel
 from browser_host.sealed_state import SealedHostState
 from core.audit import AuditLog
-from core.env_server import EnvironmentServer
+from core.custody.env_server import EnvironmentServer
 from core.host.context import HostContext
-from core.host.dispatcher import Host
+from core.host.pipeline import Host
 from core.policy import Policy
+from core.projects.temporaries import load_temporaries
 from core.runtime import SystemClock, SystemRandomness
-from core.temporaries import load_temporaries
 
 __all__ = ["ServerBridge", "start"]
 

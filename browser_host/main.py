@@ -28,15 +28,15 @@ from browser_host.sandbox import PortSandbox, SiteModules
 from browser_host.sealed_state import SealedHostState
 from browser_host.servers import WorkerEnvironmentServers
 from core.audit import AuditLog
-from core.env_server import ensure_identity
+from core.custody.env_server import ensure_identity
 from core.host.context import HostContext
-from core.host.dispatcher import Host
 from core.host.info_ops import RUNTIME_PROBE
+from core.host.pipeline import Host
 from core.policy import Policy
 from core.ports import HostState
+from core.projects.temporaries import load_temporaries
 from core.protocol import INBOUND_BOUNDS
 from core.runtime import SystemClock, SystemRandomness
-from core.temporaries import load_temporaries
 
 __all__ = ["HostBridge", "start"]
 
@@ -78,7 +78,7 @@ class HostBridge:
     async def refuse(self, part: str, size: int, text: Any = None) -> Any:
         """Answer a message the worker did not convert because its ``part`` (``"message"``
         or ``"body"``) is ``size`` long, over :meth:`bounds`: ``message-too-large``,
-        audited (:meth:`core.host.dispatcher.Host.refuse_oversized`). ``text`` is the JSON
+        audited (:meth:`core.host.pipeline.Host.refuse_oversized`). ``text`` is the JSON
         text when only the body was over. Returns the JS array of :meth:`handle`."""
         answer = await self.host.refuse_oversized(
             "body" if part == "body" else "message",

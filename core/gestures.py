@@ -10,7 +10,7 @@ importing a receipt, and archiving a mission (posting an ``archived`` letter). E
    refused, naming that field. This is the seed's teaching refusal: an agent that simply calls
    the verb learns it is a person's gesture.
 2. **The request came from the page's gesture** — the call's origin, which the dispatcher takes
-   only from the envelope of a message the page sent (:class:`core.host.dispatcher.Host`),
+   only from the envelope of a message the page sent (:class:`core.host.pipeline.Host`),
    is ``"human-ui"``. A request that arrives any other way — a peer environment's channel, a
    plugin, the tool sandbox — reaches a handler with no origin, so a ``"human-ui"`` it writes
    into its arguments is refused here (``field: "origin"``), never trusted.

@@ -53,14 +53,14 @@ not because storage would fail. Markup (``<img src=x onerror=…>``), ``:*?"<>|`
 every script are allowed and shown literally. Letter case is kept and not folded: ``"a"`` and
 ``"A"`` are two files in OPFS, where only this host writes. A case-insensitive target is
 checked where one is written: in a picked folder a new name that differs only in letter case
-from a sibling is refused ``path-case-collision`` (:mod:`core.case_guard`); archive import
-checks the whole archive (``core/archive.py``).
+from a sibling is refused ``path-case-collision`` (:mod:`core.projects.case_guard`); archive import
+checks the whole archive (``core/archive/export.py``).
 
 **Names a folder already holds.** A picked folder (or an OPFS folder filled by other means)
 may hold names this rule refuses — another program's ``.vbx-tmp-draft.md``, ``.VOICEBOX/``,
 ``CON``, an NFD name. Listings show them as they are (never hidden, never renamed, never
-deleted: only this host's own temporaries are swept, :mod:`core.temporaries`), and every file
-operation on them is refused by name with the sentence saying why. Export skips and counts
+deleted: only this host's own temporaries are swept, :mod:`core.projects.temporaries`), and every
+file operation on them is refused by name with the sentence saying why. Export skips and counts
 them.
 
 **A display name** (``name-invalid``): 1..``max_chars`` characters, not only whitespace, and

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 
 from core.audit import AuditLog
 from core.host.context import HostContext
-from core.host.dispatcher import Host
-from core.memory import (
+from core.host.pipeline import Host
+from core.memory.adapters import (
     FixedClock,
     MemoryAuditKey,
     MemoryAuditSink,

@@ -1,15 +1,15 @@
 """Archive operations: ``project.export`` and ``project.import`` (SPEC §10, §11; docs/archives.md).
 
-Both are thin: the rules live in :mod:`core.archive`.
+Both are thin: the rules live in :mod:`core.archive.export`.
 
 - ``project.export {project}`` streams the project's deterministic ``.zip`` as the answer's
   body (chunks reach the page as they are produced); the final result is the
-  :class:`~core.archive.ArchiveSummary` ``{name, filename, size, sha256, files, bytes,
+  :class:`~core.archive.export.ArchiveSummary` ``{name, filename, size, sha256, files, bytes,
   folders, skipped}``, and the audit record carries size, sha256 and counts.
 - ``project.import {name?, case_sensitive?}`` takes the zip as the message body, validates
-  every entry first (:func:`~core.archive.plan_import`: nothing is created on a refusal), then
-  creates a NEW local OPFS project through the catalog and writes the plan into it
-  (:func:`~core.archive.apply_import`). If anything fails after the project was created, the
+  every entry first (:func:`~core.archive.export.plan_import`: nothing is created on a refusal),
+  then creates a NEW local OPFS project through the catalog and writes the plan into it
+  (:func:`~core.archive.export.apply_import`). If anything fails after the project was created, the
   project is deleted again, so the project list is unchanged.
 """
 
@@ -19,7 +19,7 @@ import logging
 
 from pydantic import Field
 
-from core.archive import (
+from core.archive.export import (
     ArchiveSummary,
     ExportSource,
     ImportBounds,
@@ -27,12 +27,12 @@ from core.archive import (
     export_archive,
     plan_import,
 )
-from core.environment import load_environments
+from core.custody.environment import load_environments
 from core.host.context import HostContext
 from core.host.operations import Call, Outcome, operation
 from core.host.project_ops import ProjectInfo
 from core.model import Contract
-from core.project import PROJECT_ID_PATTERN
+from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Refused
 
 __all__ = ["IMPORT_BOUNDS", "ExportArgs", "ImportAnswer", "ImportArgs"]
@@ -40,7 +40,8 @@ __all__ = ["IMPORT_BOUNDS", "ExportArgs", "ImportAnswer", "ImportArgs"]
 log = logging.getLogger("voicebox.host")
 
 IMPORT_BOUNDS = ImportBounds()
-"""The bounds every ``project.import`` is held to (see :class:`core.archive.ImportBounds`)."""
+"""The bounds every ``project.import`` is held to (see
+:class:`core.archive.export.ImportBounds`)."""
 
 FALLBACK_NAME = "Imported project"
 

@@ -2,10 +2,10 @@
 
 The host loads the module and checks its sha256 against the pin (a module that differs never
 runs), sends it the argument bytes in the sandbox (nothing granted, bounded in time and
-memory), checks what came back (:func:`core.asset_check.check_png`: a complete PNG of exactly
+memory), checks what came back (:func:`core.tools.asset_check.check_png`: a complete PNG of exactly
 the requested size, within the size cap) and only then writes it itself, atomically, into the
 project. The tool never writes. Offered as the built-in tool ``create-asset``
-(:mod:`core.tools`), whose answer carries the host's ``local-write`` receipt.
+(:mod:`core.host.tools`), whose answer carries the host's ``local-write`` receipt.
 
 Refusals: ``sandbox-unavailable`` (no sandbox connected, module missing or not matching its
 pin), ``tool-timeout``, ``tool-memory-exceeded``, ``tool-output-invalid``, the path rule's
@@ -18,12 +18,12 @@ import hashlib
 
 from pydantic import Field
 
-from core.asset_check import MAX_ASSET_BYTES, CreateAssetArgs, check_png
 from core.host.file_ops import FileDigest
 from core.host.operations import Call, Outcome, operation
 from core.model import Contract, NoArgs
-from core.project import PROJECT_ID_PATTERN
+from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
+from core.tools.asset_check import MAX_ASSET_BYTES, CreateAssetArgs, check_png
 
 __all__ = ["MODULE", "RUN_TIME_MS", "AssetCreateArgs", "AssetCreated"]
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.audit import AuditLog
-from core.catalog import ProjectCatalog
 from core.policy import Policy
 from core.ports import (
     Clock,
@@ -19,6 +18,7 @@ from core.ports import (
     Randomness,
     Sandbox,
 )
+from core.projects.catalog import ProjectCatalog
 
 __all__ = ["HostContext"]
 
@@ -31,7 +31,7 @@ class HostContext:
     current operator policy snapshot holder; operations read it per call. ``folders`` holds
     picked folders, ``servers`` the environment servers this host runs for its peers (both
     optional); ``env_key`` is the envKey of the environment this host serves; ``dispatcher``
-    is the :class:`~core.host.dispatcher.Host` answering for this context (set by it), and
+    is the :class:`~core.host.pipeline.Host` answering for this context (set by it), and
     ``cache`` keeps long-lived services (tool box, peer channels) built on first use.
     """
 

@@ -3,7 +3,7 @@
 - ``env.list`` / ``fleet.list``: the local environment and each peer — name, envKey, paired,
   running, connected. No token or bearer ever appears.
 - ``env.create``, ``env.pair``, ``env.unpair``, ``env.revoke``: the local operator's acts
-  (:mod:`core.peer_admin`). ``env.revoke`` is audited here with rule ``pairing-revoked`` and
+  (:mod:`core.custody.peer_admin`). ``env.revoke`` is audited here with rule ``pairing-revoked`` and
   the answer's ``logged`` is that record's number; the peer audits it too.
 - ``tool.discover {envKey}``: discovery of that environment's tools — schema, effect class,
   receipt rule, confirmation. A description, never an entitlement.
@@ -22,19 +22,19 @@ from typing import Any
 
 from pydantic import Field
 
-from core.admission import CallRequest
-from core.environment import load_environments
-from core.execute import LocalRoute, route_call
+from core.custody.authorize import LocalRoute, route_call
+from core.custody.environment import load_environments
+from core.custody.pairing import PairingStore, load_pairings
+from core.custody.peer_admin import PeerAdmin
+from core.custody.peer_calls import PeerCalls
+from core.custody.wire import CallEnvelope
 from core.host.operations import Call, Outcome, operation
+from core.host.tools import ToolBox, ToolOutcome
 from core.model import Contract, NoArgs
-from core.pairing import PairingStore, load_pairings
-from core.peer_admin import PeerAdmin
-from core.peer_calls import PeerCalls
 from core.protocol import HUMAN_UI
-from core.receipts import HostReceipt
 from core.refusals import Code, Refused
-from core.tools import ToolBox, ToolOutcome
-from core.wire import CallEnvelope
+from core.tools.admission import CallRequest
+from core.tools.receipts import HostReceipt
 
 __all__ = ["services"]
 

@@ -18,7 +18,7 @@ from core.host.operations import Call, Outcome, operation
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
 from core.ports import Entry, ProjectFiles
-from core.project import PROJECT_ID_PATTERN
+from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 
 __all__ = ["FileDigest", "visible"]
@@ -110,7 +110,7 @@ def visible(entry: Entry, folder: tuple[str, ...]) -> bool:
     Everything else a folder holds is shown as it is — also names the path rule refuses, such
     as a person's ``.vbx-tmp-my-draft.md`` or ``.VOICEBOX/`` (operations on them are refused
     ``path-reserved``). The host's own atomic-write temporaries never reach a listing: the
-    storage adapter leaves them out (:mod:`core.temporaries`)."""
+    storage adapter leaves them out (:mod:`core.projects.temporaries`)."""
     return not (folder == () and entry.name == META_DIR)
 
 

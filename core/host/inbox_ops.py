@@ -132,9 +132,9 @@ async def fleet_contact(call: Call) -> Outcome:
     SAFE-mode checked and audited there. Refuses ``unknown-environment``,
     ``environment-not-paired``, ``pairing-revoked``, ``environment-unreachable`` (peer route)
     like any call."""
-    from core.environment import load_environments
+    from core.custody.environment import load_environments
+    from core.custody.wire import CallEnvelope
     from core.host.env_ops import services
-    from core.wire import CallEnvelope
 
     args: ContactArgs = call.args
     env = (await load_environments(call.ctx.state)).resolve(args.environment_key)
@@ -155,8 +155,8 @@ async def fleet_contact(call: Call) -> Outcome:
         s = services(call)
         entry = s.tools.registry.get("contact.deliver")
         assert entry is not None
-        from core.execute import route_call
-        from core.pairing import load_pairings
+        from core.custody.authorize import route_call
+        from core.custody.pairing import load_pairings
 
         peer = route_call(
             await load_environments(call.ctx.state), await load_pairings(call.ctx.state), env.key

@@ -3,7 +3,7 @@
 ==========================  =====  ======  =========================================
 operation                   write  human   what it does
 ==========================  =====  ======  =========================================
-``mission.post``            yes    [1]_    post a mission letter (:mod:`core.missions`)
+``mission.post``            yes    [1]_    post a mission letter (:mod:`core.missions.posting`)
 ``mission.deliver``         yes    no      compose ``direct``: seq-1 letter + packet note
 ``mailbox.send``            yes    no      a plain letter to an agent's inbox
 ``mailbox.read``            no     no      plain letters, or ``kind=mission`` heads
@@ -17,7 +17,7 @@ operation                   write  human   what it does
 .. [2] only the ``owner`` seat; the ``runner`` seat is sanitized instead.
 
 **The human gate.** The dispatcher builds a handler's ``Call.origin`` from the envelope of a
-message the page itself sent (:class:`core.host.dispatcher.Host.handle`); nothing else sets it.
+message the page itself sent (:class:`core.host.pipeline.Host.handle`); nothing else sets it.
 Peer channels, plugins and the tool sandbox never reach these handlers through the page's
 envelope, so their calls carry no origin, and a ``"human-ui"`` they put in an argument
 (``ratified_via``, ``imported_via``, ``archived_via``) is refused by
@@ -29,7 +29,8 @@ envelope, so their calls carry no origin, and a ``"human-ui"`` they put in an ar
 
 **Mailbox cache.** Open mailboxes are kept per host (keyed weakly by the host's
 :class:`~core.ports.ProjectRoots`) and per project, and checked cheaply before every use
-(:class:`core.mailbox.MailboxCache`), which is what makes a post O(1) in the mailbox's length.
+(:class:`core.missions.mailbox.MailboxCache`), which is what makes a post O(1) in the mailbox's
+length.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from core.blocks import (
+from core.gestures import is_human, require_human_gesture
+from core.host.context import HostContext
+from core.host.operations import Call, Outcome, operation
+from core.missions.blocks import (
     EditOp,
     apply_candidate_edit,
     check_store_version,
@@ -47,17 +51,14 @@ from core.blocks import (
     ratify,
     save_store,
 )
-from core.catalog import OpenProject
-from core.gestures import is_human, require_human_gesture
-from core.host.context import HostContext
-from core.host.operations import Call, Outcome, operation
-from core.letters import MissionId, sha12
-from core.mailbox import MAX_NOTE_CHARS, AgentId, Mailbox, MailboxCache, note_line
-from core.missions import DELIVERY_NOTICE, Posted, deliver_direct, post_mission_letter
+from core.missions.letters import MissionId, sha12
+from core.missions.mailbox import MAX_NOTE_CHARS, AgentId, Mailbox, MailboxCache, note_line
+from core.missions.posting import DELIVERY_NOTICE, Posted, deliver_direct, post_mission_letter
+from core.missions.receipt_import import import_receipt
+from core.missions.receipt_window import instant_iso
 from core.model import Contract
-from core.project import PROJECT_ID_PATTERN
-from core.receipt_import import import_receipt
-from core.receipt_window import instant_iso
+from core.projects.catalog import OpenProject
+from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 
 __all__ = [
@@ -293,7 +294,7 @@ class MailboxReadArgs(Contract):
 
 
 class MissionHeadView(Contract):
-    """One mission's head with the honest counts (:mod:`core.mission_chain`)."""
+    """One mission's head with the honest counts (:mod:`core.missions.chain`)."""
 
     mission_id: str
     letter_id: str

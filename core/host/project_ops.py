@@ -7,7 +7,7 @@ from pydantic import Field
 
 from core.host.operations import Call, Outcome, operation
 from core.model import Contract, NoArgs
-from core.project import PROJECT_ID_PATTERN, ProjectKind, ProjectManifest
+from core.projects.project import PROJECT_ID_PATTERN, ProjectKind, ProjectManifest
 from core.refusals import Code, Refused
 
 __all__ = ["ProjectInfo", "ProjectRef"]

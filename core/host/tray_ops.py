@@ -14,9 +14,9 @@ operation                   audited  human   what it does
 The tray is read-only over letters: none of these writes a letter, a receipt or a block. The
 tray's writes are the protocol's own (``receipt.import``, ``mission.post``), sent by the page
 for a person's click. Presentation state (dismissals, expanded or not) is kept in HOST_DIR's
-``ui-state.json`` (:mod:`core.ui_state`); it is not project data, so SAFE mode does not refuse
-it (a person may still tidy the tray of a read-only host), and it travels with no export.
-Rules: :mod:`core.tray`.
+``ui-state.json`` (:mod:`core.missions.ui_state`); it is not project data, so SAFE mode does not
+refuse it (a person may still tidy the tray of a read-only host), and it travels with no export.
+Rules: :mod:`core.missions.tray`.
 """
 
 from __future__ import annotations
@@ -27,20 +27,17 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from core.blocks import load_store
 from core.gestures import is_human
 from core.host.context import HostContext
 from core.host.mission_ops import MissionHeadView
 from core.host.mission_ops import _open as open_mailbox
 from core.host.operations import Call, Outcome, operation
-from core.letters import MissionId, sha12
-from core.mailbox import Mailbox
-from core.mission_chain import ChainEntry
-from core.model import Contract
-from core.project import PROJECT_ID_PATTERN
-from core.receipt_window import instant_iso
-from core.refusals import Code, Refused
-from core.tray import (
+from core.missions.blocks import load_store
+from core.missions.chain import ChainEntry
+from core.missions.letters import MissionId, sha12
+from core.missions.mailbox import Mailbox
+from core.missions.receipt_window import instant_iso
+from core.missions.tray import (
     archive_preview,
     dismiss_reason,
     is_hidden,
@@ -48,7 +45,10 @@ from core.tray import (
     next_letter,
     phase_counts,
 )
-from core.ui_state import Dismissal, load_ui_state, save_ui_state
+from core.missions.ui_state import Dismissal, load_ui_state, save_ui_state
+from core.model import Contract
+from core.projects.project import PROJECT_ID_PATTERN
+from core.refusals import Code, Refused
 
 __all__ = ["TrayCard", "TrayView"]
 
@@ -91,7 +91,8 @@ class TrayCard(MissionHeadView):
     ``letter`` is the head letter (wire form); ``block_name``/``block_color`` come from the
     store now (``anchor`` says whether ``block_id`` is a block, the skeleton id, or unknown);
     ``pinned`` (failed), ``stagnant``, ``dismissible`` (the reason, or null) and ``hidden`` (a
-    person dismissed exactly this head) are the tray's presentation rules (:mod:`core.tray`).
+    person dismissed exactly this head) are the tray's presentation rules
+    (:mod:`core.missions.tray`).
     """
 
     anchor: Literal["block", "skeleton", "unknown"]

@@ -1,5 +1,5 @@
 // Compose: point an agent at a block (seed 004 §4; SPEC §9). The host renders the packet
-// (core/packet.py, a jinja2 template — a pure function of what is chosen here) and drafts the
+// (core/missions/packet.py, a jinja2 template — a pure function of what is chosen here) and drafts the
 // mission's first letter; this surface shows the packet exactly and sends it by the chosen mode:
 //   clipboard — copy the text (with a visible fallback when the browser refuses);
 //   direct    — mission.deliver: the seq-1 judging letter plus the packet in the agent's inbox;

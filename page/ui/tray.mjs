@@ -3,7 +3,7 @@
 // It is read-only over letters: its only writes are a person's gestures — import a receipt
 // (then post the landed letter), archive a merge_wait mission, hide a failed or stalled card.
 // Every rule (what is pinned, stagnant, dismissible; the letters it posts; the archive preview)
-// is the host's (core/tray.py); this module shows what the host answers. Dismissals and the
+// is the host's (core/missions/tray.py); this module shows what the host answers. Dismissals and the
 // expanded/collapsed state are kept by the host (HOST_DIR ui-state.json), never in the page.
 
 import { el, formatDuration, formatTime, literal, replace } from "../dom.mjs";

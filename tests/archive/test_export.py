@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from core.archive import (
+from core.archive.export import (
     FIXED_DATE_TIME,
     MANIFEST_NAME,
     ArchiveManifest,
@@ -238,8 +238,8 @@ def test_an_invalid_source_is_refused_before_anything_streams(source: ExportSour
 def test_exported_at_is_the_newest_change_so_an_unchanged_project_re_exports_identically() -> None:
     """Issue 4: the same project exported twice is byte-identical, whenever it is exported;
     any change to a file moves ``exported_at`` (and so the bytes)."""
-    from core.archive import ExportSource, export_archive
-    from core.memory import FixedClock, MemoryProjectFiles
+    from core.archive.export import ExportSource, export_archive
+    from core.memory.adapters import FixedClock, MemoryProjectFiles
     from core.paths import ProjectPath
     from tests.support import run
 

@@ -12,8 +12,8 @@ import zlib
 
 import pytest
 
-from core.archive import MANIFEST_NAME, ImportBounds, apply_import, plan_import
-from core.memory import MemoryProjectFiles
+from core.archive.export import MANIFEST_NAME, ImportBounds, apply_import, plan_import
+from core.memory.adapters import MemoryProjectFiles
 from core.paths import parse_path
 from core.refusals import Code, Refused
 from tests.archive.kit import (

@@ -6,10 +6,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from core.bearer import bearer_hash
-from core.channel_gate import GateOpen, HelloGate
-from core.channels import LiveChannels
-from core.execute import (
+from core.custody.authorize import (
     EXECUTE_ORDER,
     LocalRoute,
     PeerCaller,
@@ -18,10 +15,13 @@ from core.execute import (
     authorize_from_state,
     route_call,
 )
-from core.memory import SeededRandomness, memory_channel_pair
+from core.custody.bearer import bearer_hash
+from core.custody.channels import LiveChannels
+from core.custody.hello_gate import GateOpen, HelloGate
+from core.custody.wire import ExecuteRequest, ExecuteResult, frame_text, parse_peer_message
+from core.memory.adapters import SeededRandomness, memory_channel_pair
 from core.refusals import REFUSALS, Code, Refused
 from core.secret import Secret
-from core.wire import ExecuteRequest, ExecuteResult, frame_text, parse_peer_message
 from tests.contracts.strategies import fuzz
 from tests.contracts.world import World
 from tests.support import run

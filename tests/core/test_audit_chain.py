@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.audit import GENESIS, AuditLog, record_hash
-from core.memory import FixedClock, MemoryAuditKey, MemoryAuditSink, MemoryHostState
+from core.memory.adapters import FixedClock, MemoryAuditKey, MemoryAuditSink, MemoryHostState
 from tests.support import run
 
 

@@ -1,5 +1,5 @@
 """The host protocol envelope and the dispatcher's one-answer law (core/protocol.py,
-core/host/dispatcher.py; SPEC §4)."""
+core/host/pipeline.py; SPEC §4)."""
 
 from __future__ import annotations
 

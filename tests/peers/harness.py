@@ -12,11 +12,16 @@ import json
 from typing import Any
 
 from core.audit import AuditLog
-from core.env_server import ensure_identity
+from core.custody.env_server import ensure_identity
 from core.host.context import HostContext
-from core.host.dispatcher import Host
-from core.memory import MemoryAuditKey, MemoryAuditSink, MemoryHostState, MemoryProjectRoots
-from core.memory_servers import MemoryEnvironmentServers
+from core.host.pipeline import Host
+from core.memory.adapters import (
+    MemoryAuditKey,
+    MemoryAuditSink,
+    MemoryHostState,
+    MemoryProjectRoots,
+)
+from core.memory.servers import MemoryEnvironmentServers
 from core.runtime import SystemClock, SystemRandomness
 
 

@@ -13,13 +13,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from core.custody.pairing import PAIRINGS_DOC, load_pairings
 from core.host.operations import OPERATIONS, Call, Outcome, operation
+from core.host.tools import _Binding, _same
 from core.model import Contract, NoArgs
-from core.pairing import PAIRINGS_DOC, load_pairings
 from core.policy import Policy
-from core.registry import OperationEntry
 from core.secret import Secret
-from core.tools import _Binding, _same
+from core.tools.registry import OperationEntry
 from tests.peers.harness import World, run
 
 SECRET = re.compile(r"vb[xh]_[A-Za-z0-9_-]{20,}")

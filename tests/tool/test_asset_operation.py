@@ -11,8 +11,8 @@ import io
 import pytest
 from PIL import Image
 
-from core.asset_check import MAX_ASSET_BYTES
 from core.refusals import Code, Refused
+from core.tools.asset_check import MAX_ASSET_BYTES
 from tests.support import HostHarness, run
 from tests.tool.wasm_runner import run_create
 
@@ -120,7 +120,7 @@ def test_a_png_of_another_size_is_refused(module_bytes: bytes) -> None:
 
 
 def run_args(**kw: int) -> bytes:
-    from core.asset_check import CreateAssetArgs
+    from core.tools.asset_check import CreateAssetArgs
 
     return CreateAssetArgs(path="x.png", **kw).module_input()
 
@@ -137,7 +137,7 @@ def test_the_target_path_passes_the_one_path_rule(module_bytes: bytes) -> None:
 
 
 def test_discovery_offers_create_asset_as_a_local_write_with_its_schema() -> None:
-    from core.tools import ToolBox
+    from core.host.tools import ToolBox
 
     h = HostHarness()
     tools = {d.name: d for d in ToolBox(h.host, "local", lambda: h.ctx.policy).describe()}
@@ -149,8 +149,8 @@ def test_discovery_offers_create_asset_as_a_local_write_with_its_schema() -> Non
 
 
 def test_the_tool_call_carries_the_hosts_receipt_matching_the_file(module_bytes: bytes) -> None:
-    from core.admission import CallRequest
-    from core.tools import ToolBox
+    from core.host.tools import ToolBox
+    from core.tools.admission import CallRequest
 
     h, pid = harness(module_bytes, WasmtimeSandbox())
     box = ToolBox(h.host, "local", lambda: h.ctx.policy)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 
-from core.letters import parse_letter
-from core.tray import STAGNANT_AFTER_MS, dismiss_reason, is_stagnant, phase_counts
-from core.ui_state import UI_STATE_NAME
+from core.missions.letters import parse_letter
+from core.missions.tray import STAGNANT_AFTER_MS, dismiss_reason, is_stagnant, phase_counts
+from core.missions.ui_state import UI_STATE_NAME
 from tests.missions.kit import HUMAN, M1, M2, Kit, candidate, letter
 from tests.support import run
 
