@@ -240,7 +240,7 @@ class PeerChannel(Protocol):
     Frames are JSON texts. Core sends with :meth:`send` and closes with :meth:`close`; the
     adapter delivers incoming frames and the other side's close to core (it calls the hello
     gate, :class:`core.custody.channels.LiveChannels` and
-    :class:`core.custody.authorize.PeerCaller`), so the port itself has no receive method and no
+    :class:`core.custody.peer_calls.PeerCaller`), so the port itself has no receive method and no
     timer.
     """
 

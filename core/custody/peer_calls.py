@@ -1,6 +1,6 @@
 """Calls to peer environments: the caller's side of custody (seed 002 §1, §4; SPEC §6).
 
-The host resolves a call envelope's ``envKey`` (:func:`~core.custody.authorize.route_call`): an
+The host resolves a call envelope's ``envKey`` (:func:`~core.custody.route.route_call`): an
 environment it serves runs the call here; a paired peer gets it over an execute channel that
 this module opens, authenticates (the hello frame carries the host-held bearer — it never
 leaves the host otherwise) and keeps, one per peer. Each call waits for its answer with a
@@ -8,7 +8,8 @@ deadline that restarts whenever the peer streams a chunk; a silent peer is
 ``environment-unreachable`` (502) with the outcome unknown. When the peer closes the channel —
 1008 ``pairing-revoked`` after a revocation, ``bearer-refused`` for a bad bearer — every call
 pending on it is answered with that code (:meth:`~core.custody.channels.LiveChannels.closed`), and
-the next call opens a new channel, whose hello the peer judges afresh.
+the next call opens a new channel, whose hello the peer judges afresh. :class:`PeerCaller` is one
+channel's end: the hello, sending execute frames, matching answers, the deadlines.
 
 Every answer is untrusted text (:mod:`core.custody.peer_answers`): a refusal is relayed by code with
 this host's sentence, a frame outside the contract for a waiting call is
@@ -28,15 +29,19 @@ import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from core.custody.authorize import PeerCaller, PeerRoute
-from core.custody.channels import LiveChannels
+from core.custody.bearer import bearer_hash
+from core.custody.channels import Abandoned, LiveChannels
 from core.custody.peer_answers import accepted_result, invalid_answer, relayed_refusal
+from core.custody.route import PeerRoute
 from core.custody.wire import (
     MAX_STREAM_BYTES,
     CallEnvelope,
     ExecuteRefusal,
     ExecuteRequest,
     ExecuteResult,
+    HelloFrame,
+    frame_text,
+    parse_peer_message,
 )
 from core.policy import Policy
 from core.ports import Clock, EnvironmentServers, PeerChannel
@@ -44,9 +49,72 @@ from core.protocol import salvage_id
 from core.refusals import Code, Refused
 from core.tools.receipts import retry_advice
 
-__all__ = ["PeerCalls"]
+__all__ = ["PeerCaller", "PeerCalls"]
 
 Sink = Callable[[bytes], Awaitable[None]]
+
+
+class PeerCaller:
+    """The caller's end of one peer channel (see module docstring).
+
+    ``live`` records the channel (keyed by the hash of the bearer presented) and its pending
+    calls; ``deadline_ms`` is how long each call may wait (the policy's ``peer_deadline_ms``).
+    """
+
+    def __init__(
+        self,
+        channel_id: str,
+        channel: PeerChannel,
+        live: LiveChannels,
+        clock: Clock,
+        *,
+        deadline_ms: int,
+    ) -> None:
+        self.channel_id = channel_id
+        self._channel = channel
+        self._live = live
+        self._clock = clock
+        self._deadline_ms = deadline_ms
+
+    async def hello(self, route: PeerRoute) -> None:
+        """Authenticate the channel: send the hello frame with the outbound bearer."""
+        frame = HelloFrame(type="hello", role="environment", bearer=route.bearer)
+        await self._channel.send(frame_text(frame, reveal=True))
+        self._live.open(
+            self.channel_id, bearer_hash=bearer_hash(route.bearer), env_key=route.env.key
+        )
+
+    async def send(self, request: ExecuteRequest, *, mutating: bool) -> None:
+        """Send ``request`` and start its deadline. Refuses ``environment-unreachable`` when the
+        channel is not open or the frame cannot be sent (the call is then not pending)."""
+        now = self._clock.now_ms()
+        self._live.track(
+            self.channel_id, request.id, deadline_ms=now + self._deadline_ms, mutating=mutating
+        )
+        try:
+            await self._channel.send(frame_text(request))
+        except Refused:
+            self._live.settle(self.channel_id, request.id)
+            raise Refused(Code.ENVIRONMENT_UNREACHABLE) from None
+
+    def receive(self, frame: object) -> ExecuteResult | ExecuteRefusal | None:
+        """The answer carried by ``frame``, or ``None`` when it answers nothing pending here
+        (late, duplicated, or never sent): such an answer is dropped. Refuses
+        ``message-malformed`` for a frame that is not an answer."""
+        message = parse_peer_message(frame)
+        if not isinstance(message, ExecuteResult | ExecuteRefusal):
+            raise Refused(Code.MESSAGE_MALFORMED, "Only answers may come back on this channel.")
+        if not self._live.settle(self.channel_id, message.id):
+            return None
+        return message
+
+    def expire(self) -> tuple[Abandoned, ...]:
+        """Calls past their deadline now, each to answer ``environment-unreachable``."""
+        return self._live.expire(self._clock.now_ms(), self.channel_id)
+
+    def closed(self, reason: str | None) -> tuple[Abandoned, ...]:
+        """The other side closed the channel with ``reason``: abandon its pending calls."""
+        return self._live.closed(self.channel_id, reason)
 
 
 @dataclass

@@ -22,11 +22,11 @@ from typing import Any
 
 from pydantic import Field
 
-from core.custody.authorize import LocalRoute, route_call
 from core.custody.environment import load_environments
 from core.custody.pairing import PairingStore, load_pairings
 from core.custody.peer_admin import PeerAdmin
 from core.custody.peer_calls import PeerCalls
+from core.custody.route import LocalRoute, route_call
 from core.custody.wire import CallEnvelope
 from core.host.operations import Call, Outcome, operation
 from core.host.tools import ToolBox, ToolOutcome

@@ -155,8 +155,8 @@ async def fleet_contact(call: Call) -> Outcome:
         s = services(call)
         entry = s.tools.registry.get("contact.deliver")
         assert entry is not None
-        from core.custody.authorize import route_call
         from core.custody.pairing import load_pairings
+        from core.custody.route import route_call
 
         peer = route_call(
             await load_environments(call.ctx.state), await load_pairings(call.ctx.state), env.key

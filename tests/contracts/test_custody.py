@@ -16,10 +16,11 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.custody.authorize import authorize_execute, route_call
+from core.custody.authorize import authorize_execute
 from core.custody.bearer import new_bearer
 from core.custody.channels import LiveChannels
 from core.custody.hello_gate import HelloGate
+from core.custody.route import route_call
 from core.custody.wire import parse_call_envelope, parse_peer_message
 from core.policy import Policy
 from core.refusals import Refused
