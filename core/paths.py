@@ -54,7 +54,7 @@ every script are allowed and shown literally. Letter case is kept and not folded
 ``"A"`` are two files in OPFS, where only this host writes. A case-insensitive target is
 checked where one is written: in a picked folder a new name that differs only in letter case
 from a sibling is refused ``path-case-collision`` (:mod:`core.projects.case_guard`); archive import
-checks the whole archive (``core/archive/export.py``).
+checks the whole archive (``core/archive/plan.py``).
 
 **Names a folder already holds.** A picked folder (or an OPFS folder filled by other means)
 may hold names this rule refuses — another program's ``.vbx-tmp-draft.md``, ``.VOICEBOX/``,

@@ -54,7 +54,7 @@ MAX_FRAME_BYTES = 1 << 20
 MAX_ARGS_BYTES = 256 << 10
 MAX_STREAM_BYTES = 1 << 30
 """The most bytes one streaming answer from a peer may carry (its chunks in all): 1 GiB, the
-most an archive import here expands to (:class:`core.archive.export.ImportBounds`). The host relays
+most an archive import here expands to (:class:`core.archive.plan.ImportBounds`). The host relays
 a peer's chunks to the page, which gathers them into a Blob; past this the call is refused
 ``message-too-large`` and no further chunk is relayed (issue 13)."""
 DESCRIPTOR_ID_PATTERN = r"^d_[0-9a-f]{24}$"

@@ -1,15 +1,15 @@
 """Archive operations: ``project.export`` and ``project.import`` (SPEC §10, §11; docs/archives.md).
 
-Both are thin: the rules live in :mod:`core.archive.export`.
+Both are thin: the rules live in :mod:`core.archive`.
 
 - ``project.export {project}`` streams the project's deterministic ``.zip`` as the answer's
   body (chunks reach the page as they are produced); the final result is the
   :class:`~core.archive.export.ArchiveSummary` ``{name, filename, size, sha256, files, bytes,
   folders, skipped}``, and the audit record carries size, sha256 and counts.
 - ``project.import {name?, case_sensitive?}`` takes the zip as the message body, validates
-  every entry first (:func:`~core.archive.export.plan_import`: nothing is created on a refusal),
+  every entry first (:func:`~core.archive.plan.plan_import`: nothing is created on a refusal),
   then creates a NEW local OPFS project through the catalog and writes the plan into it
-  (:func:`~core.archive.export.apply_import`). If anything fails after the project was created, the
+  (:func:`~core.archive.apply.apply_import`). If anything fails after the project was created, the
   project is deleted again, so the project list is unchanged.
 """
 
@@ -19,14 +19,9 @@ import logging
 
 from pydantic import Field
 
-from core.archive.export import (
-    ArchiveSummary,
-    ExportSource,
-    ImportBounds,
-    apply_import,
-    export_archive,
-    plan_import,
-)
+from core.archive.apply import apply_import
+from core.archive.export import ArchiveSummary, ExportSource, export_archive
+from core.archive.plan import ImportBounds, plan_import
 from core.custody.environment import load_environments
 from core.host.context import HostContext
 from core.host.operations import Call, Outcome, operation
@@ -41,7 +36,7 @@ log = logging.getLogger("voicebox.host")
 
 IMPORT_BOUNDS = ImportBounds()
 """The bounds every ``project.import`` is held to (see
-:class:`core.archive.export.ImportBounds`)."""
+:class:`core.archive.plan.ImportBounds`)."""
 
 FALLBACK_NAME = "Imported project"
 

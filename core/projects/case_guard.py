@@ -12,7 +12,7 @@ a case-only rename (``README.md`` → ``readme.md``) is refused too — rename t
 
 OPFS projects are not guarded: OPFS is case-sensitive, only this host writes it, and two
 spellings there are two files; a case-insensitive target is checked where an export is
-unpacked (archive import, ``core/archive/export.py``). The project's own metadata (``.voicebox/``,
+unpacked (archive import, ``core/archive/plan.py``). The project's own metadata (``.voicebox/``,
 written by the operations that own it) is not guarded either.
 
 The check reads the names of each folder on the way down until the first new name (one

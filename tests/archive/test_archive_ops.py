@@ -7,7 +7,7 @@ import io
 import json
 import zipfile
 
-from core.archive.export import MANIFEST_NAME
+from core.archive.manifest import MANIFEST_NAME
 from core.custody.environment import Environments, save_environments
 from core.host.archive_ops import FALLBACK_NAME
 from core.memory.adapters import MemoryProjectFiles, MemoryProjectRoots

@@ -9,15 +9,8 @@ import zipfile
 
 import pytest
 
-from core.archive.export import (
-    FIXED_DATE_TIME,
-    MANIFEST_NAME,
-    ArchiveManifest,
-    ExportSource,
-    download_filename,
-    export_archive,
-    iso_instant,
-)
+from core.archive.export import ExportSource, download_filename, export_archive
+from core.archive.manifest import FIXED_DATE_TIME, MANIFEST_NAME, ArchiveManifest, iso_instant
 from core.paths import parse_path
 from core.refusals import Code, Refused
 from tests.archive.kit import (
