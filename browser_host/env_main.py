@@ -104,7 +104,7 @@ async def start(name: str, idb: Any, sealer: Any, audit_key: Any) -> ServerBridg
         policy=Policy.model_validate_json(raw) if raw else Policy(),
     )
     await ctx.catalog.sweep_unfinished()  # this worker holds the environment's lock
-    server = EnvironmentServer(Host(ctx), name)
+    server = EnvironmentServer(ctx, name, Host(ctx).tools)
     ctx.env_key = await server.start()
     ctx.audit.env = ctx.env_key  # records name the environment that decided
     return ServerBridge(server)

@@ -53,6 +53,7 @@ from typing import Annotated, Literal, Protocol, runtime_checkable
 
 from pydantic import Field, StringConstraints, ValidationError
 
+from core.gestures import HUMAN_UI
 from core.model import Contract, canonical_json
 from core.ports import AuditKey, AuditSink, Clock, HostState
 from core.refusals import Code, Refused
@@ -125,7 +126,7 @@ class AuditRecord(Contract):
     seq: int = Field(ge=1)
     at: str = Field(description="ISO-8601 UTC time with milliseconds.", max_length=40)
     env: str = Field(description="The environment the host acted for ('local' or an envKey).")
-    actor: str = Field(max_length=200, description="Seat or origin: 'page', 'human-ui', ...")
+    actor: str = Field(max_length=200, description=f"Seat or origin: 'page', '{HUMAN_UI}', ...")
     op: str = Field(max_length=200)
     decision: Decision
     rule: str = Field(max_length=200, description="The refusal code, or the rule that admitted.")

@@ -10,8 +10,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from core.model import Contract
+from core.refusals import Code, Refused
 
-__all__ = ["DEFAULT_HELLO_BOUND_MS", "DEFAULT_PEER_DEADLINE_MS", "Policy"]
+__all__ = ["DEFAULT_HELLO_BOUND_MS", "DEFAULT_PEER_DEADLINE_MS", "Policy", "require_writable"]
 
 DEFAULT_HELLO_BOUND_MS = 5000
 DEFAULT_PEER_DEADLINE_MS = 30_000
@@ -51,3 +52,14 @@ class Policy(Contract):
     def has_files_grant(self, origin: str) -> bool:
         """True when the operator granted file access to ``origin``."""
         return origin in self.files_grants
+
+
+def require_writable(policy: Policy) -> None:
+    """SAFE mode, the one check: refuse ``read-only-mode`` (403) while ``policy.read_only`` is on.
+
+    Asked by the pipeline for every operation that declares ``writes``, by admission for every
+    mutating tool call (seed 003, step 4 of its order) and by the broker for every write a
+    plugin asks for — the same rule at each door.
+    """
+    if policy.read_only:
+        raise Refused(Code.READ_ONLY_MODE)

@@ -31,6 +31,7 @@ __all__ = [
     "ProjectFiles",
     "ProjectRoots",
     "Randomness",
+    "RuntimeProbe",
     "Sandbox",
     "StoredAuditRecord",
 ]
@@ -331,4 +332,13 @@ class Randomness(Protocol):
 
     def token_bytes(self, n: int) -> bytes:
         """``n`` bytes from a CSPRNG."""
+        ...
+
+
+class RuntimeProbe(Protocol):
+    """Reads non-secret figures of the runtime the host runs in, for ``host.info`` and the
+    benchmark (E1: ``browser_host.diagnostics.runtime_figures``)."""
+
+    def __call__(self) -> dict[str, int]:
+        """``{"wasm_memory_bytes": ..., "python_allocated_blocks": ...}`` (any subset)."""
         ...

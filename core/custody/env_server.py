@@ -13,7 +13,8 @@ carries out (timers, ports):
   authorised again on HOST_DIR as it is now (:func:`~core.custody.authorize.authorize_from_state`:
   ``unknown-environment`` → ``unauthenticated-call`` → ``pairing-revoked`` →
   ``bearer-refused``), admitted (:mod:`core.tools.admission`) and run by the environment's built-in
-  tools (:class:`~core.host.tools.ToolBox`) through its own dispatcher, audited there.
+  tools (a :class:`~core.tools.runner.ToolRunner` its host composes) through its own pipeline,
+  audited there.
 - **Revocation** closes at once every live channel authenticated with a revoked bearer
   (1008 ``pairing-revoked``); their pending calls get no answer from here — the caller answers
   them ``pairing-revoked`` when it sees the close.
@@ -29,10 +30,11 @@ import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import Field, ValidationError
 
+from core.audit import AuditLog
 from core.custody.authorize import authorize_from_state
 from core.custody.channels import ChannelClose, LiveChannels
 from core.custody.environment import Environments, load_environments, new_env_key, save_environments
@@ -47,17 +49,15 @@ from core.custody.wire import (
     frame_text,
     parse_peer_message,
 )
-from core.host.tools import ToolBox
 from core.model import Contract
-from core.ports import PeerChannel
+from core.policy import Policy
+from core.ports import Clock, HostState, PeerChannel, Randomness
 from core.refusals import Code, RefusalBody, Refused
 from core.secret import Secret
 from core.tools.admission import CallRequest
+from core.tools.runner import ToolRunner
 
-if TYPE_CHECKING:
-    from core.host.pipeline import Host
-
-__all__ = ["AdminRequest", "EnvironmentServer", "ensure_identity"]
+__all__ = ["AdminRequest", "EnvironmentServer", "ServerPorts", "ensure_identity"]
 
 CLAIMED_DOC = "host-token-claimed.json"
 
@@ -72,10 +72,21 @@ class AdminRequest(Contract):
     model_config = Contract.model_config | {"populate_by_name": True}
 
 
-async def ensure_identity(host: Host, name: str) -> Environments:
-    """The server's ``environments.json``, creating its own ``local`` environment on first run
-    (envKey from 128 bits of CSPRNG output)."""
-    ctx = host.ctx
+class ServerPorts(Protocol):
+    """What an environment server reads and writes — the ports of the environment it serves
+    (a :class:`core.host.context.HostContext` is one): its HOST_DIR, audit, clock, randomness
+    and the operator's current policy (``hello_bound_ms``)."""
+
+    state: HostState
+    audit: AuditLog
+    clock: Clock
+    random: Randomness
+    policy: Policy
+
+
+async def ensure_identity(ctx: ServerPorts, name: str) -> Environments:
+    """This environment's ``environments.json``, creating its own ``local`` environment called
+    ``name`` on first run (envKey from 128 bits of CSPRNG output), and its host token."""
     envs = await load_environments(ctx.state)
     if not any(e.kind == "local" for e in envs.environments):
         key = new_env_key(ctx.random)
@@ -99,27 +110,25 @@ Sender = Callable[[str, bytes], Awaitable[None]]
 class EnvironmentServer:
     """The peer side of one environment (see module docstring).
 
-    ``host`` is the environment's own dispatcher (its ``ctx`` holds its ports); ``name`` its
-    display name.
+    ``ctx`` holds the environment's ports (:class:`ServerPorts`); ``name`` is its display name;
+    ``tools`` runs its built-in tools through its own host pipeline (audited there).
     """
 
-    def __init__(self, host: Host, name: str) -> None:
-        self.host = host
+    def __init__(self, ctx: ServerPorts, name: str, tools: ToolRunner) -> None:
         self.name = name
-        self.ctx = host.ctx
+        self.ctx = ctx
+        self.tools = tools
         self.live = LiveChannels()
         self._chans: dict[str, _Chan] = {}
         self._pairing = PairingStore(
             self.ctx.state, self.ctx.clock, self.ctx.random, self.ctx.audit
         )
         self.env_key = ""
-        self.tools: ToolBox | None = None
 
     async def start(self) -> str:
         """Load or create the identity; return the envKey."""
-        envs = await ensure_identity(self.host, self.name)
+        envs = await ensure_identity(self.ctx, self.name)
         self.env_key = next(e.key for e in envs.environments if e.kind == "local")
-        self.tools = ToolBox(self.host, self.env_key, lambda: self.ctx.policy)
         return self.env_key
 
     # ---- admin ------------------------------------------------------------------------
@@ -246,7 +255,6 @@ class EnvironmentServer:
     ) -> ExecuteResult | ExecuteRefusal:
         try:
             authorized = await authorize_from_state(self.ctx.state, request.env_key, chan.bearer)
-            assert self.tools is not None
             admitted = self.tools.admit(
                 CallRequest(
                     tool=request.tool, descriptor_id=request.descriptor_id, args=request.args

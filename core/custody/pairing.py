@@ -254,7 +254,7 @@ class PairingStore:
 
     ``audit`` receives one ``recorded`` record per act (rules ``pairing-issued``,
     ``pairing-completed``, ``pairing-revoked``); refusals are raised, and audited by whoever
-    catches them (the dispatcher). Acts are serialised: one read-change-store at a time.
+    catches them (the pipeline). Acts are serialised: one read-change-store at a time.
     """
 
     def __init__(

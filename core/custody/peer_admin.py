@@ -29,6 +29,7 @@ from core.custody.environment import Environments, load_environments, save_envir
 from core.custody.host_token import ensure_host_token
 from core.custody.pairing import PAIRINGS_DOC, PairingStore, load_pairings
 from core.custody.peer_answers import invalid_answer, relayed_refusal
+from core.gestures import HUMAN_UI
 from core.model import Contract
 from core.ports import Clock, EnvironmentServers, HostState, Randomness
 from core.refusals import Code, RefusalBody, Refused
@@ -56,18 +57,22 @@ async def _store_tokens(state: HostState, tokens: PeerTokens) -> None:
     await state.store(PEER_TOKENS_DOC, text.encode("utf-8"))
 
 
-def _refused(answer: dict[str, Any]) -> Refused:
+def _refused(answer: dict[str, Any], words: frozenset[str]) -> Refused:
     """The peer's admin refusal, relayed as any peer refusal is
     (:mod:`core.custody.peer_answers`)."""
     try:
         body = RefusalBody.model_validate(answer.get("refusal"))
     except ValidationError:
         return invalid_answer(mutating=True)
-    return relayed_refusal(body, mutating=True)
+    return relayed_refusal(body, mutating=True, words=words)
 
 
 class PeerAdmin:
-    """Peer acts for the local operator (see module docstring)."""
+    """Peer acts for the local operator (see module docstring).
+
+    ``field_words`` are the field names this host's models declare: a peer's admin refusal is
+    relayed as any peer refusal is, naming only those (:mod:`core.custody.peer_answers`).
+    """
 
     def __init__(
         self,
@@ -76,7 +81,9 @@ class PeerAdmin:
         pairing: PairingStore,
         clock: Clock,
         random: Randomness,
+        field_words: frozenset[str],
     ) -> None:
+        self._words = field_words
         self._state = state
         self._servers = servers
         self._pairing = pairing
@@ -88,7 +95,7 @@ class PeerAdmin:
         payload = {k: (v.reveal() if isinstance(v, Secret) else v) for k, v in request.items()}
         answer = json.loads(await self._servers.admin(name, json.dumps(payload)))
         if not answer.get("ok"):
-            raise _refused(answer)
+            raise _refused(answer, self._words)
         return answer
 
     async def environments(self) -> Environments:
@@ -146,7 +153,7 @@ class PeerAdmin:
         issued = await self._admin(name, op="pair.issue", hostToken=token, envKey=env_key)
         own = await ensure_host_token(self._state, self._random)
         done = await self._pairing.complete(
-            own, env_key, Secret(str(issued["bearer"])), actor="human-ui"
+            own, env_key, Secret(str(issued["bearer"])), actor=HUMAN_UI
         )
         return done.logged
 

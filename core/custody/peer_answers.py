@@ -8,9 +8,10 @@ the page or the local audit:
 - **A refusal** is relayed by its code only, with this host's own sentence ("The peer
   environment refused the call: <the code's meaning>"); the peer's message and details are
   dropped. Its ``field`` is kept only when every part names a field one of our models declares
-  (:func:`known_field`). A code that speaks for this host — ``host-restarted``,
-  ``host-active-elsewhere``, ``host-not-ready``, ``boot-failed``, ``wheel-refused``,
-  ``environment-not-paired``: no peer can know those of us — is not relayed:
+  (:func:`known_field`; the host composing the caller hands it those names — its operations'
+  arguments, the call envelope, letters, blocks, the policy). A code that speaks for this host —
+  ``host-restarted``, ``host-active-elsewhere``, ``host-not-ready``, ``boot-failed``,
+  ``wheel-refused``, ``environment-not-paired``: no peer can know those of us — is not relayed:
   ``peer-answer-invalid``.
 - **An answer outside the contract** (a code not on the closed list, a broken frame) for a
   call that is waiting is ``peer-answer-invalid`` (502) at once, outcome ``unknown``
@@ -32,14 +33,8 @@ import re
 from pydantic import ValidationError
 
 from core.custody.wire import CallEnvelope, ExecuteResult
-from core.host.operations import OPERATIONS
-from core.host.tools import FileWriteToolArgs
-from core.missions.blocks import Block, SkeletonStore
-from core.missions.letters import MissionLetter
-from core.policy import Policy
-from core.protocol import Envelope
 from core.refusals import REFUSALS, Code, RefusalBody, Refused
-from core.secret import known_names, scrub_secrets
+from core.secret import scrub_secrets
 from core.tools.receipts import retry_advice
 
 __all__ = [
@@ -86,28 +81,12 @@ def _segment_name(part: str) -> str | None:
     return name
 
 
-def _field_words() -> frozenset[str]:
-    """Every field name and alias our host-facing models declare (operation arguments, tool
-    arguments, the call envelope, letters, receipt candidates, blocks, the policy)."""
-    models = [op.args for op in OPERATIONS.values()]
-    models += [
-        CallEnvelope,
-        Envelope,
-        FileWriteToolArgs,
-        MissionLetter,
-        SkeletonStore,
-        Block,
-        Policy,
-    ]
-    return known_names(*models)
-
-
-def known_field(field: str | None) -> str | None:
-    """``field`` when each of its dotted parts is a field our models declare (``[i]`` item
-    numbers allowed: ``ops[2].name``, ``letter.gate.exit_status``); otherwise ``None``."""
+def known_field(field: str | None, words: frozenset[str]) -> str | None:
+    """``field`` when each of its dotted parts is one of ``words`` — the fields our models
+    declare (``[i]`` item numbers allowed: ``ops[2].name``, ``letter.gate.exit_status``);
+    otherwise ``None``."""
     if not field or len(field) > 200:
         return None
-    words = _field_words()
     for part in field.split("."):
         name = _segment_name(part)
         if name is None or (name and name not in words):
@@ -130,14 +109,15 @@ def invalid_answer(*, mutating: bool) -> Refused:
     )
 
 
-def relayed_refusal(body: RefusalBody, *, mutating: bool) -> Refused:
-    """The refusal to give for the peer's refusal ``body`` (rules in the module docstring)."""
+def relayed_refusal(body: RefusalBody, *, mutating: bool, words: frozenset[str]) -> Refused:
+    """The refusal to give for the peer's refusal ``body`` (rules in the module docstring);
+    ``words`` are the field names our models declare (:func:`known_field`)."""
     if body.code in NOT_RELAYED:
         return invalid_answer(mutating=mutating)
     return Refused(
         body.code,
         f"The peer environment refused the call: {REFUSALS[body.code].meaning}",
-        field=known_field(body.field),
+        field=known_field(body.field, words),
         details={"refused_by": "peer"},
     )
 

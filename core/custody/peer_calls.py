@@ -135,7 +135,10 @@ class PeerCalls:
 
     ``servers`` reaches the peers' servers by name; ``policy`` returns the current snapshot
     (``peer_deadline_ms``); ``mutating(tool)`` says whether a tool may change state (then an
-    abandoned call is never retried blindly). ``max_stream_bytes`` bounds one call's chunks.
+    abandoned call is never retried blindly); ``field_words`` are the field names this host's
+    models declare — the only ones a relayed refusal may name
+    (:func:`core.custody.peer_answers.known_field`). ``max_stream_bytes`` bounds one call's
+    chunks.
     """
 
     max_stream_bytes: int = MAX_STREAM_BYTES
@@ -146,8 +149,10 @@ class PeerCalls:
         clock: Clock,
         policy: Callable[[], Policy],
         mutating: Callable[[str], bool],
+        field_words: frozenset[str],
     ) -> None:
         self._servers = servers
+        self._words = field_words
         self._clock = clock
         self._policy = policy
         self._mutating = mutating
@@ -287,7 +292,7 @@ class PeerCalls:
             conn.mutating.pop(request_id, None)
             conn.streamed.pop(request_id, None)
         if isinstance(answer, ExecuteRefusal):
-            raise relayed_refusal(answer.refusal, mutating=mutating)
+            raise relayed_refusal(answer.refusal, mutating=mutating, words=self._words)
         return accepted_result(answer, envelope=envelope, mutating=mutating)
 
     async def _wait(

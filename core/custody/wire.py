@@ -29,8 +29,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, StringConstraints, TypeAdapter, ValidationError
 
 from core.model import Contract
-from core.refusals import Code, RefusalBody, Refused
-from core.secret import REVEAL, Secret, known_names, quiet_error_text
+from core.refusals import Code, RefusalBody, Refused, invalid_input
+from core.secret import REVEAL, Secret, known_names
 from core.tools.receipts import HostReceipt
 
 __all__ = [
@@ -162,7 +162,7 @@ def _validate(parse: Any, text: str | bytes, names: frozenset[str]) -> Any:
     try:
         return parse(text)
     except ValidationError as exc:
-        raise Refused(Code.MESSAGE_MALFORMED, quiet_error_text(exc, names)) from None
+        raise invalid_input(exc, names, code=Code.MESSAGE_MALFORMED) from None
     except (ValueError, RecursionError):
         raise Refused(Code.MESSAGE_MALFORMED, "The message is not valid JSON.") from None
 

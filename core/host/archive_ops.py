@@ -24,7 +24,7 @@ from core.archive.export import ArchiveSummary, ExportSource, export_archive
 from core.archive.plan import ImportBounds, plan_import
 from core.custody.environment import load_environments
 from core.host.context import HostContext
-from core.host.operations import Call, Outcome, operation
+from core.host.operations import Call, Outcome
 from core.host.project_ops import ProjectInfo
 from core.model import Contract
 from core.projects.project import PROJECT_ID_PATTERN
@@ -78,14 +78,7 @@ async def local_env_key(ctx: HostContext) -> str | None:
     return next((e.key for e in envs.environments if e.kind == "local"), None)
 
 
-@operation(
-    "project.export",
-    args=ExportArgs,
-    result=ArchiveSummary,
-    body_out=True,
-    summary="Export a project as a deterministic .zip, streamed as the answer's body.",
-)
-async def project_export(call: Call) -> Outcome:
+async def project_export(call: Call[ExportArgs]) -> Outcome:
     """Refuses ``project-not-found``, ``permission-required`` (picked folder); a storage
     refusal while streaming (a file vanished) refuses the whole answer."""
     opened = await call.ctx.catalog.open(call.args.project)
@@ -131,15 +124,7 @@ async def project_export(call: Call) -> Outcome:
     )
 
 
-@operation(
-    "project.import",
-    args=ImportArgs,
-    result=ImportAnswer,
-    writes=True,
-    body_in="required",
-    summary="Import a .zip (the body) as a new project; every entry is checked first.",
-)
-async def project_import(call: Call) -> Outcome:
+async def project_import(call: Call[ImportArgs]) -> Outcome:
     """Refuses the archive codes (``archive-invalid``, ``archive-entry-*``,
     ``archive-ratio-exceeded``, ``archive-too-large``) with nothing created, ``name-invalid``,
     ``storage-quota-exceeded``/``storage-failed`` (the new project is removed again)."""

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from core.host.operations import Call, Outcome, operation
+from core.host.operations import Call, Outcome
 from core.missions.blocks import load_store
 from core.missions.letters import SCHEMA, BlockRef, Capability, Seat
 from core.missions.mailbox import AgentId
@@ -64,14 +64,7 @@ class ComposeAnswer(Contract):
     read_only: bool
 
 
-@operation(
-    "compose.packet",
-    args=ComposeArgs,
-    result=ComposeAnswer,
-    audited=False,
-    summary="Render a mission packet for a block and an agent, and draft its first letter.",
-)
-async def compose_packet(call: Call) -> Outcome:
+async def compose_packet(call: Call[ComposeArgs]) -> Outcome:
     """Refuses ``project-not-found`` and ``unknown_block`` (the project has no store, or the
     block is not in it). Writes nothing."""
     args: ComposeArgs = call.args

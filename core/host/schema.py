@@ -5,8 +5,8 @@ stale. Regenerate with ``python -m core.host.schema > docs/protocol.schema.json`
 
 The document validates one request (``oneOf`` one shape per operation: the envelope with
 ``op`` fixed and ``args`` of that operation's model) and describes answers in ``$defs``;
-``x-operations`` lists each operation's flags and result model, ``x-refusal-codes`` the closed
-refusal list with statuses.
+``x-operations`` lists each operation's gates (:class:`core.host.operations.Operation`) and
+result model, ``x-refusal-codes`` the closed refusal list with statuses.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from core.host.pipeline import OPERATIONS
+from core.host.operations import Operation
+from core.host.registry import OPERATIONS
 from core.protocol import (
     MAX_BODY_BYTES,
     MAX_MESSAGE_BYTES,
@@ -63,6 +64,8 @@ def protocol_schema() -> dict[str, Any]:
         operations[name] = {
             "summary": op.summary,
             "writes": op.writes,
+            "gesture": _gesture(op),
+            "receipt": op.rung,
             "audited": op.audited,
             "body_in": op.body_in,
             "body_out": op.body_out,
@@ -89,6 +92,14 @@ def protocol_schema() -> dict[str, Any]:
     }
 
 
+def _gesture(op: Operation) -> dict[str, Any] | None:
+    """A person's-gesture gate as data: the argument that names it (or none: the origin alone)
+    and whether every call needs it or only some (``Gesture.when``)."""
+    if op.gesture is None:
+        return None
+    return {"via": op.gesture.via, "every_call": op.gesture.when is None}
+
+
 def render() -> str:
     """The schema as the committed file's text."""
     return json.dumps(protocol_schema(), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
@@ -98,14 +109,21 @@ def render_markdown() -> str:
     """The operations and refusal-code tables of ``docs/protocol.md`` (generated section)."""
     schema = protocol_schema()
     lines = [
-        "| operation | what it does | writes | audited | body in / out |",
-        "|---|---|---|---|---|",
+        "| operation | what it does | writes | person's gesture | receipt | audited "
+        "| body in / out |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, op in schema["x-operations"].items():
         body = f"{op['body_in']} / {'bytes' if op['body_out'] else 'none'}"
+        gesture = op["gesture"]
+        if gesture is None:
+            human = "no"
+        else:
+            human = "yes" if gesture["every_call"] else "some calls"
+            human += f" (`{gesture['via']}`)" if gesture["via"] else ""
         lines.append(
-            f"| `{name}` | {op['summary']} | {'yes' if op['writes'] else 'no'} "
-            f"| {'yes' if op['audited'] else 'no'} | {body} |"
+            f"| `{name}` | {op['summary']} | {'yes' if op['writes'] else 'no'} | {human} "
+            f"| `{op['receipt']}` | {'yes' if op['audited'] else 'no'} | {body} |"
         )
     lines += ["", "| refusal code | status | close | meaning |", "|---|---|---|---|"]
     for code, i in schema["x-refusal-codes"].items():

@@ -1,14 +1,17 @@
-"""Built-in tools: what any environment offers through the call envelope (SPEC §4, §7).
+"""The built-in tools of one environment, run in-process through its pipeline (SPEC §4, §7;
+seed 003).
 
-A tool is an :class:`~core.tools.registry.OperationEntry` (origin ``builtin``) bound to the host
-operation that performs it, so a tool runs through the very dispatcher — argument models, path
-rule, SAFE mode, audit — that the page's own requests go through. Discovery shows each tool's
+:class:`ToolBox` binds each :class:`~core.tools.builtin.BuiltinTool` to the host operation
+that performs it, once, when the host is composed — a tool whose operation this host lacks is a
+``ValueError`` then, never a silent gap. Discovery shows each tool with its operation's
 argument schema, effect class and receipt rule; a description is never an entitlement: every
-call is admitted afresh (:mod:`core.tools.admission`).
+call is admitted afresh (:mod:`core.tools.admission`) and then run by
+:meth:`core.host.pipeline.Host.run` on typed arguments — the same gates, audit and receipt as a
+page request, and no JSON text between the two.
 
-For an effect the host performed (a write), the result carries a host receipt (rung
-``local-write``: path, size, sha256 and, as the store version, the audit sequence number of
-the write — :mod:`core.tools.receipts`). A timeout leaves a call's outcome unknown and a mutating
+For an effect the host performed (a write), the answer carries the host's receipt (rung
+``local-write``: path, size, sha256 and, as the store version, the audit sequence number of the
+write — :mod:`core.tools.receipts`). A timeout leaves a call's outcome unknown and a mutating
 call is never retried blindly (:func:`core.tools.receipts.retry_advice`).
 """
 
@@ -16,61 +19,40 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Protocol
 
-from pydantic import Field
-
-from core.host.operations import OPERATIONS
+from core.host.context import HostContext
+from core.host.file_ops import WriteArgs
+from core.host.operations import Operation, Operations, Ran
 from core.model import Contract, NoArgs
-from core.policy import Policy
-from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 from core.tools.admission import Admission, Admitted, CallRequest
-from core.tools.receipts import HostReceipt
+from core.tools.builtin import BuiltinTool, FileWriteToolArgs
 from core.tools.registry import Descriptor, OperationEntry, OperationRegistry
+from core.tools.runner import Sink, ToolOutcome
 
-if TYPE_CHECKING:
-    from core.host.pipeline import Host
+__all__ = ["ToolBox"]
 
-__all__ = ["MAX_CONTENT_BYTES", "ToolBox", "ToolOutcome"]
-
-MAX_CONTENT_BYTES = 4 << 20
-"""The most bytes ``file.write`` carries inside a call envelope (base64 in ``args``)."""
-
-Sink = Callable[[bytes], Awaitable[None]]
+Request = Callable[[Contract], tuple[Contract, bytes | None]]
 
 
-class FileWriteToolArgs(Contract):
-    """``file.write`` as a tool: the bytes travel base64-encoded in the arguments."""
-
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
-    path: str = Field(max_length=5000)
-    content_b64: str = Field(max_length=(MAX_CONTENT_BYTES * 4) // 3 + 8)
-    if_absent: bool = False
-
-
-class ToolOutcome(Contract):
-    """A tool's answer: its result and, for an effect the host performed, the host's receipt."""
-
-    result: dict[str, Any]
-    receipt: HostReceipt | None = None
+class _Pipeline(Protocol):
+    async def run(
+        self,
+        name: str | Operation,
+        args: Contract,
+        *,
+        actor: str,
+        body: bytes | None = None,
+        sink: Sink | None = None,
+        receipt_as: str | None = None,
+    ) -> Ran: ...
 
 
-@dataclass(frozen=True, slots=True)
-class _Binding:
-    entry: OperationEntry
-    op: str
-    request: Callable[[Contract], tuple[dict[str, Any], bytes | None]]
-
-
-def _same(args: Contract) -> tuple[dict[str, Any], bytes | None]:
-    return args.model_dump(mode="json", by_alias=True), None
-
-
-def _file_write(args: Contract) -> tuple[dict[str, Any], bytes | None]:
+def _file_write(args: Contract) -> tuple[Contract, bytes | None]:
+    """``file.write`` as a tool: its base64 content becomes the operation's body."""
     assert isinstance(args, FileWriteToolArgs)
     try:
         data = base64.b64decode(args.content_b64, validate=True)
@@ -78,157 +60,101 @@ def _file_write(args: Contract) -> tuple[dict[str, Any], bytes | None]:
         raise Refused(
             Code.ARGS_INVALID, "content_b64 is not base64.", field="content_b64"
         ) from None
-    return {"project": args.project, "path": args.path, "if_absent": args.if_absent}, data
+    return WriteArgs(project=args.project, path=args.path, if_absent=args.if_absent), data
 
 
-def _builtin(
-    name: str,
-    op: str,
-    summary: str,
-    *,
-    write: bool,
-    args: type[Contract] | None = None,
-    request: Callable[[Contract], tuple[dict[str, Any], bytes | None]] = _same,
-    capabilities: frozenset[str] = frozenset(),
-) -> _Binding | None:
-    found = OPERATIONS.get(op)
-    if found is None:
-        return None
-    entry = OperationEntry(
-        name=name,
-        origin="builtin",
-        summary=summary,
-        args_model=args or found.args,
-        effect="write" if write else "read",
-        receipt_rule="local-write" if write else "internal-read",
-        capabilities=capabilities,  # type: ignore[arg-type]
-    )
-    return _Binding(entry, op, request)
+REQUESTS: dict[type[Contract], Request] = {FileWriteToolArgs: _file_write}
+"""How a tool's own argument model becomes its operation's arguments and body."""
 
 
-def _bindings() -> list[_Binding]:
-    made = [
-        _builtin("projects.list", "project.list", "List this environment's projects.", write=False),
-        _builtin(
-            "project.create",
-            "project.create",
-            "Create an empty project.",
-            write=True,
-            capabilities=frozenset({"storage"}),
-        ),
-        _builtin(
-            "file.walk",
-            "file.walk",
-            "List every file of a project, with sizes.",
-            write=False,
-            capabilities=frozenset({"files"}),
-        ),
-        _builtin(
-            "file.write",
-            "file.write",
-            "Write a file (bytes as base64) atomically.",
-            write=True,
-            args=FileWriteToolArgs,
-            request=_file_write,
-            capabilities=frozenset({"files"}),
-        ),
-        _builtin(
-            "contact.deliver",
-            "inbox.deliver",
-            "Deliver a message to an agent's inbox here (delivery is not execution).",
-            write=True,
-            capabilities=frozenset({"storage"}),
-        ),
-        _builtin(
-            "create-asset",
-            "asset.create",
-            "Generate a PNG in the Wasm sandbox (nothing granted); the host writes it.",
-            write=True,
-            capabilities=frozenset({"files"}),
-        ),
-        _builtin(
-            "project.export",
-            "project.export",
-            "Export a project as a deterministic zip archive (streamed).",
-            write=False,
-            capabilities=frozenset({"files"}),
-        ),
-    ]
-    return [b for b in made if b is not None]
+@dataclass(frozen=True, slots=True)
+class _Bound:
+    entry: OperationEntry
+    operation: Operation | None
+    request: Request | None
 
 
 class ToolBox:
-    """The built-in tools of one environment, executed through that environment's :class:`Host`.
+    """The built-in tools of the environment ``ctx`` serves, run through ``pipeline`` (module
+    docstring). Implements :class:`core.tools.runner.ToolRunner`."""
 
-    ``env`` is the envKey the receipts name; ``policy`` returns the current policy snapshot.
-    """
+    def __init__(
+        self,
+        pipeline: _Pipeline,
+        operations: Operations,
+        ctx: HostContext,
+        tools: tuple[BuiltinTool, ...],
+    ) -> None:
+        self._pipeline = pipeline
+        self._operations = operations
+        self._ctx = ctx
+        self._registry = OperationRegistry()
+        self._bound: dict[str, _Bound] = {}
+        for tool in tools:
+            op = None if tool.operation is None else operations.get(tool.operation)
+            if tool.operation is not None and op is None:
+                raise ValueError(f"tool {tool.name!r} names no operation {tool.operation!r}")
+            self.add(tool, op)
+        self._admission = Admission(self._registry, lambda: ctx.policy)
 
-    DESCRIBE = "tools.describe"
-
-    def __init__(self, host: Host, env: str, policy: Callable[[], Policy]) -> None:
-        self._host = host
-        self._env = env
-        self._clock = host.ctx.clock
-        self.registry = OperationRegistry()
-        self._bindings: dict[str, _Binding] = {}
-        describe = OperationEntry(
-            name=self.DESCRIBE,
+    def add(self, tool: BuiltinTool, operation: Operation | None) -> None:
+        """Offer ``tool``, performed by ``operation`` (``None``: answered by discovery, as
+        :data:`~core.tools.builtin.DESCRIBE` is) — which this host runs even when it is not
+        one of its protocol's operations (a placement's own). Its effect class and receipt rule
+        are the operation's; refuses as :meth:`core.tools.registry.OperationRegistry.register`."""
+        request = None if tool.args is None else REQUESTS[tool.args]
+        writes = operation is not None and operation.writes
+        entry = OperationEntry(
+            name=tool.name,
             origin="builtin",
-            summary="Describe the tools offered here.",
-            args_model=NoArgs,
-            effect="read",
-            receipt_rule="internal-read",
+            summary=tool.summary,
+            args_model=tool.args or (NoArgs if operation is None else operation.args),
+            effect="write" if writes else "read",
+            receipt_rule="internal-read" if operation is None else operation.rung,
+            capabilities=tool.capabilities,
         )
-        self.registry.register(describe)
-        for binding in _bindings():
-            self.registry.register(binding.entry)
-            self._bindings[binding.entry.name] = binding
-        self._admission = Admission(self.registry, policy)
-        self._n = 0
+        self._registry.register(entry)
+        self._bound[tool.name] = _Bound(entry, operation, request)
+
+    @property
+    def registry(self) -> OperationRegistry:
+        """The registry the tools are described and admitted from."""
+        return self._registry
 
     def describe(self) -> tuple[Descriptor, ...]:
         """Discovery: every tool's schema, effect class and receipt rule (not a grant)."""
-        return self.registry.describe()
+        return self._registry.describe()
+
+    def mutating(self, name: str) -> bool:
+        """True unless ``name`` only reads; an unknown tool counts as mutating."""
+        entry = self._registry.get(name)
+        return entry is None or entry.mutating
 
     def admit(self, request: CallRequest) -> Admitted:
         """Admit one call on a fresh policy snapshot (refusals in :mod:`core.tools.admission`)."""
         return self._admission.admit(request)
 
     async def run(self, admitted: Admitted, *, actor: str, sink: Sink | None = None) -> ToolOutcome:
-        """Execute an admitted call through the host's dispatcher.
+        """Run an admitted call through the pipeline as ``actor``.
 
-        Streaming tools hand their chunks to ``sink``. Raises the host's refusal as
-        :class:`Refused` (same code and message).
+        Streaming tools hand their chunks to ``sink``. Raises the operation's refusal as
+        :class:`Refused` with its code, sentence and field.
         """
         name = admitted.entry.name
-        if name == self.DESCRIBE:
+        bound = self._bound[name]
+        if bound.operation is None:
             tools = [d.model_dump(mode="json", by_alias=True) for d in self.describe()]
             return ToolOutcome(result={"tools": tools})
-        binding = self._bindings[name]
-        op_args, body = binding.request(admitted.args)
-        self._n += 1
-        text = json.dumps({"v": 1, "id": f"tool-{self._n}", "op": binding.op, "args": op_args})
-        answer_text, out, _ = await self._host.handle_full(text, body, None, sink, actor=actor)
-        answer = json.loads(answer_text)
-        if not answer["ok"]:
-            refusal = answer["refusal"]
-            raise Refused(Code(refusal["code"]), refusal["message"], field=refusal.get("field"))
-        result = dict(answer["result"])
-        if out is not None:
-            result["content_b64"] = base64.b64encode(out).decode()
-        receipt = None
-        if admitted.entry.receipt_rule == "local-write" and {"path", "size", "sha256"} <= set(
-            result
-        ):
-            receipt = HostReceipt(
-                rung="local-write",
-                op=name,
-                env=self._env,
-                project=op_args.get("project", ""),
-                path=result["path"],
-                size=result["size"],
-                sha256=result["sha256"],
-                store_version=answer.get("logged") or 0,
-                at=self._clock.now_ms(),
+        args, body = admitted.args, None
+        if bound.request is not None:
+            args, body = bound.request(admitted.args)
+        try:
+            ran = await self._pipeline.run(
+                bound.operation, args, actor=actor, body=body, sink=sink, receipt_as=name
             )
-        return ToolOutcome(result=result, receipt=receipt)
+        except Refused as refusal:  # the call's answer says what the operation said
+            raise Refused(refusal.code, refusal.message, field=refusal.field) from None
+        result = ran.result.model_dump(mode="json", by_alias=True)
+        if ran.body is not None:
+            result["content_b64"] = base64.b64encode(ran.body).decode()
+        return ToolOutcome(result=result, receipt=ran.receipt)

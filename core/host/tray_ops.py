@@ -21,17 +21,12 @@ Rules: :mod:`core.missions.tray`.
 
 from __future__ import annotations
 
-import asyncio
-import weakref
 from typing import Any, Literal
 
 from pydantic import Field
 
-from core.gestures import is_human
-from core.host.context import HostContext
-from core.host.mission_ops import MissionHeadView
-from core.host.mission_ops import _open as open_mailbox
-from core.host.operations import Call, Outcome, operation
+from core.host.mailbox_ops import MissionHeadView
+from core.host.operations import Call, Outcome
 from core.missions.blocks import load_store
 from core.missions.chain import ChainEntry
 from core.missions.letters import MissionId, sha12
@@ -54,16 +49,6 @@ __all__ = ["TrayCard", "TrayView"]
 
 _PROJECT = Field(pattern=PROJECT_ID_PATTERN)
 MAX_CARDS = 500
-_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
-_FALLBACK_LOCK = asyncio.Lock()
-
-
-def _state_lock(ctx: HostContext) -> asyncio.Lock:
-    """One lock per HOST_DIR: read-modify-write of ``ui-state.json`` never interleaves."""
-    try:
-        return _LOCKS.setdefault(ctx.state, asyncio.Lock())
-    except TypeError:
-        return _FALLBACK_LOCK
 
 
 def _head(mailbox: Mailbox, mission_id: str) -> ChainEntry:
@@ -122,17 +107,10 @@ class TrayView(Contract):
     tray_open: bool
 
 
-@operation(
-    "tray.read",
-    args=TrayArgs,
-    result=TrayView,
-    audited=False,
-    summary="The mission tray of a project: one card per head, counts, what is hidden.",
-)
-async def tray_read(call: Call) -> Outcome:
+async def tray_read(call: Call[TrayArgs]) -> Outcome:
     """Refuses ``project-not-found``; unreadable mailbox lines are skipped and counted."""
     project = call.args.project
-    opened, mailbox = await open_mailbox(call)
+    opened, mailbox = await call.ctx.open_mailbox(call.args.project)
     store = await load_store(opened.files)
     ui = await load_ui_state(call.ctx.state)
     dismissed = ui.for_project(project)
@@ -204,25 +182,13 @@ class DismissAnswer(Contract):
     reason: Literal["failed", "stagnant"] | None
 
 
-@operation(
-    "tray.dismiss",
-    args=DismissArgs,
-    result=DismissAnswer,
-    summary="Hide a failed or stagnant mission from the tray (presentation only), or show it.",
-)
-async def tray_dismiss(call: Call) -> Outcome:
-    """A person's gesture only (``human_gesture_required``: an agent must not hide its own
-    work). Refuses ``stale_head`` when the mission moved since the person looked (it is then
+async def tray_dismiss(call: Call[DismissArgs]) -> Outcome:
+    """A person's gesture only (the pipeline's gate: an agent must not hide its own work).
+    Refuses ``stale_head`` when the mission moved since the person looked (it is then
     shown again anyway) and ``args-invalid`` for a head that is neither failed nor stagnant, or
     an unknown mission. Letters, blocks and receipts are never touched."""
     args: DismissArgs = call.args
-    if not is_human(call.origin):
-        raise Refused(
-            Code.HUMAN_GESTURE_REQUIRED,
-            "Hiding a mission from the tray is a person's gesture in the page.",
-            field="origin",
-        )
-    _, mailbox = await open_mailbox(call)
+    _, mailbox = await call.ctx.open_mailbox(call.args.project)
     head = _head(mailbox, args.mission_id)
     now_ms = call.ctx.clock.now_ms()
     reason = dismiss_reason(head.letter, now_ms)
@@ -246,7 +212,7 @@ async def tray_dismiss(call: Call) -> Outcome:
                 "24 hours, can be hidden from the tray.",
                 field="mission_id",
             )
-    async with _state_lock(call.ctx):
+    async with call.ctx.state_lock:
         ui = await load_ui_state(call.ctx.state)
         entries = ui.for_project(args.project)
         if args.hide:
@@ -294,16 +260,9 @@ class LayoutAnswer(Contract):
     tray_open: bool
 
 
-@operation(
-    "tray.layout",
-    args=LayoutArgs,
-    result=LayoutAnswer,
-    audited=False,
-    summary="Remember whether the mission tray is expanded.",
-)
-async def tray_layout(call: Call) -> Outcome:
+async def tray_layout(call: Call[LayoutArgs]) -> Outcome:
     """Never refuses (beyond malformed arguments)."""
-    async with _state_lock(call.ctx):
+    async with call.ctx.state_lock:
         ui = await load_ui_state(call.ctx.state)
         if ui.tray_open != call.args.open:
             await save_ui_state(call.ctx.state, ui.model_copy(update={"tray_open": call.args.open}))
@@ -330,19 +289,12 @@ class NextLetterAnswer(Contract):
     head_letter_id: str
 
 
-@operation(
-    "tray.next_letter",
-    args=NextLetterArgs,
-    result=NextLetterAnswer,
-    audited=False,
-    summary="Draft the landed or archived letter extending a merge_wait head (posts nothing).",
-)
-async def tray_next_letter(call: Call) -> Outcome:
+async def tray_next_letter(call: Call[NextLetterArgs]) -> Outcome:
     """Refuses ``invalid_transition`` (the head is not ``merge_wait``), ``args-invalid`` (no
     such mission; a landing without a store version). Posting it is ``mission.post``'s job,
     which checks every rule again (the landed law, the human gate of ``archived``)."""
     args: NextLetterArgs = call.args
-    _, mailbox = await open_mailbox(call)
+    _, mailbox = await call.ctx.open_mailbox(call.args.project)
     head = _head(mailbox, args.mission_id)
     letter = next_letter(
         head.letter,
@@ -382,18 +334,11 @@ class PreviewAnswer(Contract):
     letter: dict[str, Any]
 
 
-@operation(
-    "tray.archive_preview",
-    args=PreviewArgs,
-    result=PreviewAnswer,
-    audited=False,
-    summary="Fresh two-boundary snapshot of a merge_wait mission before archiving it.",
-)
-async def tray_archive_preview(call: Call) -> Outcome:
+async def tray_archive_preview(call: Call[PreviewArgs]) -> Outcome:
     """Refuses ``invalid_transition`` (not ``merge_wait``), ``args-invalid`` (no such mission).
     Reads the store and the mailbox afresh; writes nothing."""
     args: PreviewArgs = call.args
-    opened, mailbox = await open_mailbox(call)
+    opened, mailbox = await call.ctx.open_mailbox(call.args.project)
     head = _head(mailbox, args.mission_id)
     now_ms = call.ctx.clock.now_ms()
     preview = archive_preview(
@@ -456,18 +401,11 @@ class ProvenanceAnswer(Contract):
     chain: list[ProvenanceStep]
 
 
-@operation(
-    "tray.provenance",
-    args=PreviewArgs,
-    result=ProvenanceAnswer,
-    audited=False,
-    summary="A mission's provenance chain: packet, runner, gate artifact, imported receipt.",
-)
-async def tray_provenance(call: Call) -> Outcome:
+async def tray_provenance(call: Call[PreviewArgs]) -> Outcome:
     """Refuses ``args-invalid`` (no such mission). Walks the head's chain back through the
     mailbox (a plain read); letters off the chain are not part of it."""
     args: PreviewArgs = call.args
-    opened, mailbox = await open_mailbox(call)
+    opened, mailbox = await call.ctx.open_mailbox(call.args.project)
     head = _head(mailbox, args.mission_id)
     by_sha: dict[str, tuple[str, Any]] = {}
     cursor: str | None = None

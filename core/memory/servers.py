@@ -117,7 +117,7 @@ class MemoryEnvironmentServers:
             clock=self.clock,
             random=self.random,
         )
-        server = EnvironmentServer(Host(ctx), name)
+        server = EnvironmentServer(ctx, name, Host(ctx).tools)
         ctx.env_key = await server.start()
         self.servers[name] = server
 

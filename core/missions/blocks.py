@@ -8,7 +8,7 @@ A project (a *brain*, SPEC §9) may have one store. Its shape::
      "store_version": 7,               # +1 on every change of blocks or receipts
      "blocks": [{"id": "sb_…", "name": "…", "purpose": "…",
                  "color": "grey" | "green", "boundary_version": 2}],
-     "ratified": {"store_version": 6, "ratified_at": "…Z", "via": "human-ui"} | null,
+     "ratified": {"store_version": 6, "ratified_at": "…Z", "via": HUMAN_UI} | null,
      "receipts": [{"store_version": 7, "block_id": "sb_…", "candidate": {…},
                    "candidate_id": "sha256:…", "imported_at": "…Z", "mission_id": "msn_…"}]}
 
@@ -42,14 +42,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationError, model_validator
 
+from core.gestures import HUMAN_UI
 from core.missions.letters import BlockId, MissionId
 from core.missions.receipt_window import Instant
 from core.missions.sanitizer import check_runner_text
 from core.model import Contract, canonical_json
 from core.paths import META_DIR, ProjectPath, check_name
 from core.ports import ProjectFiles
-from core.refusals import Code, Refused
-from core.secret import known_names, quiet_first_error
+from core.refusals import Code, Refused, invalid_input
+from core.secret import known_names
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -140,7 +141,7 @@ class Ratification(Contract):
 
     store_version: int = Field(ge=1)
     ratified_at: Instant
-    via: Literal["human-ui"]
+    via: Literal[HUMAN_UI]
 
 
 class SkeletonStore(Contract):
@@ -308,9 +309,8 @@ def _checked_block(fields: dict[str, Any], where: str) -> Block:
     try:
         return Block.model_validate(fields)
     except ValidationError as exc:
-        known, phrase = quiet_first_error(exc, known_names(Block))
-        field = f"{where}.{known}" if known else where
-        raise Refused(Code.NAME_INVALID, f"{field} {phrase}.", field=field) from None
+        names = known_names(Block)
+        raise invalid_input(exc, names, code=Code.NAME_INVALID, under=where, first=True) from None
 
 
 def apply_candidate_edit(
@@ -390,7 +390,5 @@ def ratify(store: SkeletonStore | None, *, store_version: int, at: str) -> Skele
         raise Refused(Code.FILE_NOT_FOUND, "This project has no system-block store to ratify.")
     check_store_version(store, store_version, field="store_version")
     return store.model_copy(
-        update={
-            "ratified": Ratification(store_version=store_version, ratified_at=at, via="human-ui")
-        }
+        update={"ratified": Ratification(store_version=store_version, ratified_at=at, via=HUMAN_UI)}
     )

@@ -75,8 +75,8 @@ from pydantic_core import PydanticCustomError
 
 from core.missions.receipt_window import ExecutionWindow, Instant, instant_us
 from core.model import Contract, canonical_json
-from core.refusals import Code, Refused
-from core.secret import known_names, quiet_first_error
+from core.refusals import Code, Refused, invalid_input
+from core.secret import known_names
 
 __all__ = [
     "PHASES",
@@ -316,6 +316,7 @@ def parse_letter(raw: object) -> MissionLetter:
             where = f"letter.{field}"
             raise Refused(Code.LETTER_INVALID, f"{where}: {reason}"[:1000], field=where) from None
         # anything else names only the letter's declared fields, never the caller's keys
-        known, phrase = quiet_first_error(exc, known_names(MissionLetter))
-        where = f"letter.{known}" if known else "letter"
-        raise Refused(Code.LETTER_INVALID, f"{where} {phrase}."[:1000], field=where) from None
+        names = known_names(MissionLetter)
+        raise invalid_input(
+            exc, names, code=Code.LETTER_INVALID, under="letter", first=True
+        ) from None

@@ -4,27 +4,27 @@
 first that fails refuses and **nothing is appended**:
 
 1. the letter's own contract (:func:`core.missions.letters.parse_letter`) — ``letter_invalid``;
-2. the human gate (:mod:`core.gestures`) when the letter is ``archived`` or the input carries an
-   ``archived_via`` at all — ``human_gesture_required``;
-3. ``brain_ref`` is this project's display name, compared exactly (case-sensitive, no
+2. ``brain_ref`` is this project's display name, compared exactly (case-sensitive, no
    normalisation; SPEC §9) — ``brain_mismatch``;
-4. the block: when the project has a system-block store, ``block_id`` is one of its blocks or
+3. the block: when the project has a system-block store, ``block_id`` is one of its blocks or
    its skeleton id (the anchor of a whole-skeleton mission); ``synthetic: true`` skips this
    check, openly; a project with no store accepts any block — ``unknown_block``;
-5. the landed law: a ``landed`` letter's ``receipt.store_version`` names an import recorded in
+4. the landed law: a ``landed`` letter's ``receipt.store_version`` names an import recorded in
    the store, for this letter's block, from this mission (when the import named one), of this
    letter's candidate (when it carries one) — ``letter_invalid``;
-6. an identical replay (same content id already in the mailbox) is answered as a duplicate:
+5. an identical replay (same content id already in the mailbox) is answered as a duplicate:
    success, nothing appended;
-7. the head CAS: with no head the letter must be seq 1; otherwise ``prev_letter_id`` must be the
+6. the head CAS: with no head the letter must be seq 1; otherwise ``prev_letter_id`` must be the
    head's sha12 and ``mission_seq`` the head's seq + 1 — ``stale_head``, whose answer carries the
    actual head (``head_letter_id``, ``head_seq``, ``head_phase``);
-8. transitions: ``archived`` may only extend a ``merge_wait`` head, and nothing extends an
+7. transitions: ``archived`` may only extend a ``merge_wait`` head, and nothing extends an
    ``archived`` head (the terminal phase) — ``invalid_transition``;
-9. append one line, atomically.
+8. append one line, atomically.
 
-A letter never touches the block store (§1c): nothing here writes it. A read-only host refuses
-the whole operation before any of this (``read-only-mode``, the dispatcher).
+A letter never touches the block store (§1c): nothing here writes it. Before any of this the
+host's pipeline asks what the ``mission.post`` operation declares: SAFE mode
+(``read-only-mode``) and, for an ``archived`` letter or any post naming ``archived_via``, the
+person's gesture (``human_gesture_required``, :mod:`core.gestures`; seed 004 §1h, §8).
 
 :func:`deliver_direct` is compose's ``direct`` mode (§4a): the seq-1 ``judging`` letter whose
 ``packet_ref`` is the packet's sha256, and the packet itself as a note to the agent's inbox,
@@ -37,7 +37,6 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from core.gestures import require_human_gesture
 from core.missions.blocks import SkeletonStore
 from core.missions.chain import ChainEntry
 from core.missions.letters import (
@@ -203,19 +202,8 @@ def check_head(letter: MissionLetter, head: ChainEntry | None) -> None:
         )
 
 
-def _checked(
-    raw_letter: object,
-    *,
-    brain: str,
-    store: SkeletonStore | None,
-    origin: str | None,
-    archived_via: str | None,
-) -> MissionLetter:
+def _checked(raw_letter: object, *, brain: str, store: SkeletonStore | None) -> MissionLetter:
     letter = parse_letter(raw_letter)
-    if letter.phase == "archived" or archived_via is not None:
-        require_human_gesture(
-            origin=origin, via=archived_via, field="archived_via", act="Archiving a mission"
-        )
     check_brain(letter, brain)
     check_block(letter, store)
     check_landing(letter, store)
@@ -229,21 +217,17 @@ async def post_mission_letter(
     agent_id: str,
     brain: str,
     store: SkeletonStore | None,
-    origin: str | None,
-    archived_via: str | None,
     now_ms: int,
 ) -> Posted:
     """Post ``raw_letter`` (JSON data) for ``agent_id`` into ``mailbox`` (rules in the module
     docstring). ``brain`` is the project's display name, ``store`` its block store or ``None``,
-    ``origin`` the call's origin, ``now_ms`` host time in ms.
+    ``now_ms`` host time in ms. The human gate of an ``archived`` letter is the operation's
+    (the caller's pipeline asks it first).
 
-    Refuses ``letter_invalid``, ``human_gesture_required``, ``brain_mismatch``,
-    ``unknown_block``, ``stale_head``, ``invalid_transition``; storage codes propagate. On any
-    refusal nothing is appended.
+    Refuses ``letter_invalid``, ``brain_mismatch``, ``unknown_block``, ``stale_head``,
+    ``invalid_transition``; storage codes propagate. On any refusal nothing is appended.
     """
-    letter = _checked(
-        raw_letter, brain=brain, store=store, origin=origin, archived_via=archived_via
-    )
+    letter = _checked(raw_letter, brain=brain, store=store)
     content_id = letter_id(letter)
     if mailbox.contains(content_id):
         return Posted(letter, content_id, True, None)
@@ -271,7 +255,7 @@ async def deliver_direct(
     seq-1 ``judging`` letter or its ``packet_ref`` does not match. A replay is a duplicate and
     appends nothing.
     """
-    letter = _checked(raw_letter, brain=brain, store=store, origin=None, archived_via=None)
+    letter = _checked(raw_letter, brain=brain, store=store)
     if letter.mission_seq != 1 or letter.phase != "judging":
         raise Refused(
             Code.LETTER_INVALID,

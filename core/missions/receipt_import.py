@@ -42,8 +42,8 @@ from core.missions.blocks import (
 )
 from core.missions.letters import ReceiptCandidate, candidate_id
 from core.missions.receipt_window import check_window, instant_iso
-from core.refusals import Code, Refused
-from core.secret import known_names, quiet_first_error
+from core.refusals import Code, Refused, invalid_input
+from core.secret import known_names
 
 __all__ = ["ImportOutcome", "import_receipt"]
 
@@ -64,9 +64,10 @@ def _parse_candidate(raw: dict[str, Any]) -> ReceiptCandidate:
     try:
         return ReceiptCandidate.model_validate(raw)
     except ValidationError as exc:
-        where, phrase = quiet_first_error(exc, known_names(ReceiptCandidate))
-        field = f"candidate.{where}" if where else "candidate"
-        raise Refused(Code.ARGS_INVALID, f"{field} {phrase}."[:1000], field=field) from None
+        names = known_names(ReceiptCandidate)
+        raise invalid_input(
+            exc, names, code=Code.ARGS_INVALID, under="candidate", first=True
+        ) from None
 
 
 def import_receipt(

@@ -19,7 +19,7 @@ The check reads the names of each folder on the way down until the first new nam
 :meth:`~core.ports.ProjectFiles.names` per existing folder of the path — names only, no size
 asked per file). Directory iteration is what it costs: a 100-byte write into a 1,000-entry
 folder took 221 ms instead of 40 ms on the 2-core test machine (docs/security.md, known
-limits). Host writes are serialised (the dispatcher's write lock), so no two host writes race
+limits). Host writes are serialised (the pipeline's write lock), so no two host writes race
 it; a program writing into the folder at the same moment is outside what the host can order.
 """
 

@@ -26,10 +26,11 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from core.gestures import HUMAN_UI, is_human
 from core.model import Contract
-from core.policy import Policy
-from core.refusals import Code, Refused
-from core.secret import known_names, quiet_error_text
+from core.policy import Policy, require_writable
+from core.refusals import Code, Refused, invalid_input
+from core.secret import known_names
 from core.tools.registry import OperationEntry, OperationRegistry
 
 __all__ = ["ADMISSION_ORDER", "Admission", "Admitted", "CallRequest", "admit"]
@@ -50,13 +51,13 @@ ADMISSION_ORDER: tuple[Code, ...] = (
 @dataclass(frozen=True, slots=True)
 class CallRequest:
     """One call to admit: operation ``tool``, the ``descriptor_id`` the caller was shown, its
-    ``args`` (a JSON object), and ``confirmed_by`` — ``"human-ui"`` only when a person's
+    ``args`` (a JSON object), and ``confirmed_by`` — the gesture token only when a person's
     gesture in the page confirmed this very call (nothing else can confirm)."""
 
     tool: str
     descriptor_id: str
     args: dict[str, Any] = field(default_factory=dict)
-    confirmed_by: Literal["human-ui"] | None = None
+    confirmed_by: Literal[HUMAN_UI] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,15 +80,15 @@ def admit(registry: OperationRegistry, policy: Policy, request: CallRequest) -> 
         raise Refused(Code.TOOL_DISABLED, field="tool")
     if request.descriptor_id != entry.descriptor_id:
         raise Refused(Code.DISPATCH_OWNER_CHANGED, field="descriptorId")
-    if policy.read_only and entry.mutating:
-        raise Refused(Code.READ_ONLY_MODE)
+    if entry.mutating:
+        require_writable(policy)
     if entry.plugin_id is not None:
         if not policy.release_admitted(entry.plugin_id, entry.release):
             raise Refused(Code.PLUGIN_NOT_ADMITTED, field="tool")
         if entry.withdrawn:
             raise Refused(Code.PLUGIN_WITHDRAWN, field="tool")
     args = _parse_args(entry, request.args)
-    if entry.needs_confirmation and request.confirmed_by != "human-ui":
+    if entry.needs_confirmation and not is_human(request.confirmed_by):
         raise Refused(Code.CONFIRMATION_REQUIRED)
     return Admitted(entry, args, policy)
 
@@ -101,8 +102,10 @@ def _parse_args(entry: OperationEntry, args: dict[str, Any]) -> Contract:
     try:
         return entry.args_model.model_validate_json(text)
     except ValidationError as exc:
-        message = quiet_error_text(exc, known_names(entry.args_model), prefix="args.")
-        raise Refused(Code.ARGS_INVALID, message, field="args") from None
+        names = known_names(entry.args_model)
+        raise invalid_input(
+            exc, names, code=Code.ARGS_INVALID, under="args", field="args"
+        ) from None
 
 
 class Admission:

@@ -32,9 +32,9 @@ from pydantic import Field, StringConstraints, TypeAdapter, ValidationError
 
 from core.model import Contract
 from core.paths import ProjectPath, parse_path
-from core.policy import Policy
-from core.refusals import Code, Refused
-from core.secret import known_names, quiet_error_text
+from core.policy import Policy, require_writable
+from core.refusals import Code, Refused, invalid_input
+from core.secret import known_names
 from core.tools.registry import OperationEntry
 
 __all__ = [
@@ -136,7 +136,7 @@ def _parse(raw: object) -> FilesRequest | StorageRequest | NetworkRequest:
     try:
         return _REQUEST.validate_json(text)
     except ValidationError as exc:
-        raise Refused(Code.MESSAGE_MALFORMED, quiet_error_text(exc, _NAMES)) from None
+        raise invalid_input(exc, _NAMES, code=Code.MESSAGE_MALFORMED) from None
 
 
 def decide(entry: OperationEntry, policy: Policy, raw: object) -> FilesAccess | StorageAccess:
@@ -155,8 +155,8 @@ def decide(entry: OperationEntry, policy: Policy, raw: object) -> FilesAccess | 
         isinstance(request, NetworkRequest) and entry.effect != "network"
     ):
         raise Refused(Code.EFFECT_CLASS_EXCEEDED)
-    if writes and policy.read_only:
-        raise Refused(Code.READ_ONLY_MODE)
+    if writes:
+        require_writable(policy)
     if isinstance(request, NetworkRequest):
         raise Refused(Code.NETWORK_EGRESS_REFUSED)
     if isinstance(request, StorageRequest):

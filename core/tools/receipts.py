@@ -28,8 +28,8 @@ from pydantic import Field, ValidationError, model_validator
 
 from core.model import Contract
 from core.paths import ProjectPath
-from core.refusals import Code, Refused
-from core.secret import known_names, quiet_error_text
+from core.refusals import Code, Refused, invalid_input
+from core.secret import known_names
 
 __all__ = [
     "MAX_PLUGIN_RESULT_BYTES",
@@ -167,7 +167,7 @@ def decode_plugin_result(data: object) -> PluginResult:
     try:
         return PluginResult.model_validate_json(text)
     except ValidationError as exc:
-        raise Refused(Code.MESSAGE_MALFORMED, quiet_error_text(exc, _RESULT_NAMES)) from None
+        raise invalid_input(exc, _RESULT_NAMES, code=Code.MESSAGE_MALFORMED) from None
 
 
 class CallOutcome(Contract):

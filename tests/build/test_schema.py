@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from core.host.operations import OPERATIONS
+from core.host.registry import OPERATIONS
 from core.host.schema import protocol_schema, render
 
 COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "protocol.schema.json"

@@ -312,8 +312,6 @@ def test_a_post_never_rescans_the_mailbox(letters):
                 agent_id="hand-1",
                 brain=kit.letter()["brain_ref"],
                 store=None,
-                origin=None,
-                archived_via=None,
                 now_ms=0,
             )
         )
