@@ -40,12 +40,12 @@ from core.archive.manifest import (
     MANIFEST_NAME,
     ArchiveManifest,
     ManifestFile,
-    iso_instant,
 )
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
 from core.ports import ProjectFiles
 from core.refusals import Refused
+from core.time import instant_iso
 
 __all__ = ["ArchiveExport", "ArchiveSummary", "ExportSource", "download_filename", "export_archive"]
 
@@ -223,7 +223,7 @@ class ArchiveExport:
             name=source.name,
             source_project=source.project_id,
             source_env_key=source.env_key,
-            exported_at=iso_instant(source.exported_at_ms or source.changed_at_ms),
+            exported_at=instant_iso(source.exported_at_ms or source.changed_at_ms),
             files=[],
             total_bytes=0,
         )
@@ -275,7 +275,7 @@ class ArchiveExport:
         }
         if self._source.exported_at_ms is None:
             newest = max([self._source.changed_at_ms, *(f.modified_ms for f in found)])
-            update["exported_at"] = iso_instant(newest)
+            update["exported_at"] = instant_iso(newest)
         self.manifest = self._head.model_copy(update=update)
         data = self.manifest.to_bytes()
         archive.writestr(

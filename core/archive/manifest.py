@@ -13,7 +13,6 @@ are shared by the export (:mod:`core.archive.export`), the import plan
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
@@ -32,7 +31,6 @@ __all__ = [
     "MAX_MANIFEST_BYTES",
     "ArchiveManifest",
     "ManifestFile",
-    "iso_instant",
 ]
 
 ARCHIVE_SCHEMA = "voicebox-archive-v1"
@@ -82,10 +80,3 @@ class ArchiveManifest(Contract):
         """The manifest entry's bytes: indented JSON, keys sorted, UTF-8, one final newline."""
         data = self.model_dump(mode="json", by_alias=True)
         return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
-
-
-def iso_instant(ms: int) -> str:
-    """``ms`` since the epoch as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (exact, no float rounding)."""
-    seconds, millis = divmod(ms, 1000)
-    stamp = datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    return f"{stamp}.{millis:03d}Z"

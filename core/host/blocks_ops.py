@@ -35,9 +35,9 @@ from core.missions.blocks import (
 )
 from core.missions.letters import MissionId
 from core.missions.receipt_import import import_receipt
-from core.missions.receipt_window import instant_iso
 from core.model import Contract
 from core.projects.project import PROJECT_ID_PATTERN
+from core.time import instant_iso
 
 __all__ = [
     "BlocksAnswer",

@@ -27,10 +27,10 @@ from core.missions.packet import (
     render_packet,
 )
 from core.missions.posting import packet_ref
-from core.missions.receipt_window import instant_iso
 from core.model import Contract
 from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
+from core.time import instant_iso
 
 __all__ = ["ComposeAnswer", "ComposeArgs"]
 

@@ -17,10 +17,10 @@ from pydantic import Field
 from core.host.operations import Call, Outcome
 from core.missions.letters import sha12
 from core.missions.mailbox import MAX_NOTE_CHARS, AgentId, note_line
-from core.missions.receipt_window import instant_iso
 from core.model import Contract
 from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
+from core.time import instant_iso
 
 __all__ = [
     "MailboxAnswer",

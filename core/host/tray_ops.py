@@ -31,7 +31,6 @@ from core.missions.blocks import load_store
 from core.missions.chain import ChainEntry
 from core.missions.letters import MissionId, sha12
 from core.missions.mailbox import Mailbox
-from core.missions.receipt_window import instant_iso
 from core.missions.tray import (
     archive_preview,
     dismiss_reason,
@@ -44,6 +43,7 @@ from core.missions.ui_state import Dismissal, load_ui_state, save_ui_state
 from core.model import Contract
 from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
+from core.time import instant_iso
 
 __all__ = ["TrayCard", "TrayView"]
 

@@ -44,13 +44,13 @@ from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from core.gestures import HUMAN_UI
 from core.missions.letters import BlockId, MissionId
-from core.missions.receipt_window import Instant
 from core.missions.sanitizer import check_runner_text
 from core.model import Contract, canonical_json
 from core.paths import META_DIR, ProjectPath, check_name
 from core.ports import ProjectFiles
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
+from core.time import Instant
 
 __all__ = [
     "CONTRACT_VERSION",

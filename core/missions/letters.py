@@ -73,10 +73,11 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import AfterValidator, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from core.missions.receipt_window import ExecutionWindow, Instant, instant_us
+from core.missions.receipt_window import ExecutionWindow
 from core.model import Contract, canonical_json
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
+from core.time import Instant, instant_us
 
 __all__ = [
     "PHASES",

@@ -47,11 +47,11 @@ from pydantic import Field, ValidationError, model_validator
 
 from core.missions.chain import ChainEntry, MissionChains, MissionState
 from core.missions.letters import MissionLetter, OneLine, letter_id
-from core.missions.receipt_window import Instant
 from core.model import Contract, canonical_json
 from core.paths import META_DIR, ProjectPath
 from core.ports import ProjectFiles
 from core.refusals import Code, Refused
+from core.time import Instant
 
 __all__ = [
     "MAILBOX_DIR",

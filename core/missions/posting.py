@@ -48,8 +48,8 @@ from core.missions.letters import (
     sha12,
 )
 from core.missions.mailbox import Mailbox, mission_line, note_line
-from core.missions.receipt_window import instant_iso
 from core.refusals import Code, Refused
+from core.time import instant_iso
 
 __all__ = [
     "DELIVERY_NOTICE",

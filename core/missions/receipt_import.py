@@ -41,9 +41,10 @@ from core.missions.blocks import (
     check_store_version,
 )
 from core.missions.letters import ReceiptCandidate, candidate_id
-from core.missions.receipt_window import check_window, instant_iso
+from core.missions.receipt_window import check_window
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
+from core.time import instant_iso
 
 __all__ = ["ImportOutcome", "import_receipt"]
 

@@ -1,4 +1,4 @@
-"""The execution window of a receipt, and the instants it is made of (seed 004 §5c).
+"""The execution window of a receipt (seed 004 §5c); its instants are :mod:`core.time`'s.
 
 A receipt candidate says when the work it proves ran: ``{started_at, finished_at}``, two
 ISO-8601 instants with an explicit offset (``2026-01-01T10:00:00Z``,
@@ -19,57 +19,14 @@ microseconds since the Unix epoch, so an offset never changes the answer.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Annotated
-
-from pydantic import AfterValidator, Field
-
 from core.model import Contract
 from core.refusals import Code, Refused
+from core.time import Instant, instant_us
 
-__all__ = [
-    "MAX_WINDOW_US",
-    "ExecutionWindow",
-    "Instant",
-    "check_window",
-    "check_window_us",
-    "instant_iso",
-    "instant_us",
-]
+__all__ = ["MAX_WINDOW_US", "ExecutionWindow", "check_window", "check_window_us"]
 
 MAX_WINDOW_US = 24 * 3600 * 1_000_000
 """The longest window a receipt may claim: 24 hours, in microseconds."""
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def instant_us(text: str) -> int:
-    """Microseconds since the Unix epoch of the ISO-8601 instant ``text``.
-
-    Raises ``ValueError`` when ``text`` is not ISO-8601 or has no offset (``Z`` counts).
-    """
-    if not isinstance(text, str) or len(text) > 64:
-        raise ValueError("an instant is ISO-8601 text of at most 64 characters")
-    moment = datetime.fromisoformat(text)
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValueError("an instant needs an offset, e.g. 'Z' or '+02:00'")
-    delta = moment - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def instant_iso(ms: int) -> str:
-    """The ISO-8601 UTC text (milliseconds, ``Z``) of ``ms`` milliseconds since the epoch."""
-    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _valid_instant(text: str) -> str:
-    instant_us(text)
-    return text
-
-
-Instant = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_valid_instant)]
-"""An ISO-8601 instant with an offset, kept exactly as written (never normalised)."""
 
 
 class ExecutionWindow(Contract):

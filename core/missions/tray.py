@@ -32,9 +32,9 @@ from typing import Any, Literal
 from core.missions.blocks import SkeletonStore
 from core.missions.letters import PHASES, MissionLetter, parse_letter, sha12
 from core.missions.receipt_import import import_receipt
-from core.missions.receipt_window import instant_iso, instant_us
 from core.missions.ui_state import Dismissal, DismissReason
 from core.refusals import Code, Refused
+from core.time import instant_iso, instant_us
 
 __all__ = [
     "STAGNANT_AFTER_MS",

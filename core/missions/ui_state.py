@@ -26,10 +26,10 @@ from typing import Annotated, Literal
 from pydantic import Field, ValidationError
 
 from core.missions.letters import MissionId, Phase
-from core.missions.receipt_window import Instant
 from core.model import Contract, canonical_json
 from core.ports import HostState
 from core.projects.project import PROJECT_ID_PATTERN
+from core.time import Instant
 
 __all__ = [
     "MAX_PER_PROJECT",

@@ -10,9 +10,10 @@ import zipfile
 import pytest
 
 from core.archive.export import ExportSource, download_filename, export_archive
-from core.archive.manifest import FIXED_DATE_TIME, MANIFEST_NAME, ArchiveManifest, iso_instant
+from core.archive.manifest import FIXED_DATE_TIME, MANIFEST_NAME, ArchiveManifest
 from core.paths import parse_path
 from core.refusals import Code, Refused
+from core.time import instant_iso as iso_instant
 from tests.archive.kit import (
     BINARY,
     ENV_KEY,

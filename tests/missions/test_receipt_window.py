@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.missions.receipt_window import ExecutionWindow, check_window, instant_iso, instant_us
+from core.missions.receipt_window import ExecutionWindow, check_window
 from core.refusals import Code, Refused
+from core.time import instant_iso, instant_us
 
 NOW_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 
