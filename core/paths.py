@@ -80,6 +80,7 @@ from core.refusals import Code, Refused
 
 __all__ = [
     "BIDI_CONTROLS",
+    "MAX_NAME_CHARS",
     "MAX_PATH_BYTES",
     "MAX_SEGMENT_BYTES",
     "META_DIR",
@@ -94,6 +95,8 @@ META_DIR = ".voicebox"
 TEMP_PREFIX = ".vbx-tmp-"
 MAX_SEGMENT_BYTES = 255
 MAX_PATH_BYTES = 4096
+MAX_NAME_CHARS = 200
+"""The longest display name (a project's, an environment's), in characters."""
 MAX_DEPTH = 64
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 """Bidirectional embedding, override and isolate controls (rule c)."""
@@ -240,7 +243,7 @@ def parse_path(text: object, *, allow_meta: bool = False) -> ProjectPath:
     return ProjectPath(parts)
 
 
-def check_name(text: object, *, max_chars: int = 200) -> str:
+def check_name(text: object, *, max_chars: int = MAX_NAME_CHARS) -> str:
     """Validate a display name (project name, environment name) and return it unchanged.
 
     A name is 1..``max_chars`` characters, not only whitespace, and passes the character rule

@@ -35,9 +35,11 @@ from core.ports import Clock, EnvironmentServers, HostState, Randomness
 from core.refusals import Code, RefusalBody, Refused
 from core.secret import REVEAL, Secret
 
-__all__ = ["ENV_NAME_PATTERN", "PeerAdmin", "PeerTokens"]
+__all__ = ["ENV_NAME_PATTERN", "ENV_NAME_RULE", "PeerAdmin", "PeerTokens"]
 
 ENV_NAME_PATTERN = r"^[a-z][a-z0-9-]{0,31}$"
+ENV_NAME_RULE = "1–32 lower-case letters, digits or '-'"
+"""What :data:`ENV_NAME_PATTERN` allows, in words (the refusal's sentence, the page's hint)."""
 PEER_TOKENS_DOC = "peer-tokens.json"
 
 
@@ -130,7 +132,7 @@ class PeerAdmin:
         if not re.fullmatch(ENV_NAME_PATTERN, name):
             raise Refused(
                 Code.NAME_INVALID,
-                "An environment name is 1–32 lower-case letters, digits or '-'.",
+                f"An environment name is {ENV_NAME_RULE}.",
                 field="name",
             )
         if any(e.name == name for e in envs.environments):

@@ -36,6 +36,7 @@ from core.tools.receipts import HostReceipt
 __all__ = [
     "DESCRIPTOR_ID_PATTERN",
     "MAX_ARGS_BYTES",
+    "MAX_ARGS_FILE_BYTES",
     "MAX_FRAME_BYTES",
     "MAX_STREAM_BYTES",
     "CallEnvelope",
@@ -52,6 +53,10 @@ __all__ = [
 
 MAX_FRAME_BYTES = 1 << 20
 MAX_ARGS_BYTES = 256 << 10
+MAX_ARGS_FILE_BYTES = 180 << 10
+"""The largest file a call envelope carries inside its ``args`` (``file.write``'s base64
+``content_b64``): its base64 (4/3 of it) and the other arguments stay under
+:data:`MAX_ARGS_BYTES`."""
 MAX_STREAM_BYTES = 1 << 30
 """The most bytes one streaming answer from a peer may carry (its chunks in all): 1 GiB, the
 most an archive import here expands to (:class:`core.archive.plan.ImportBounds`). The host relays

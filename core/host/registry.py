@@ -424,6 +424,15 @@ OPERATIONS = Operations(
             audited=False,
         ),
         Operation(
+            "tray.land",
+            tray_ops.LandArgs,
+            tray_ops.LandAnswer,
+            tray_ops.tray_land,
+            "Import a merge_wait head's receipt and post its landed letter (a person's gesture).",
+            writes=True,
+            gesture=Gesture("Importing a receipt", via="imported_via"),
+        ),
+        Operation(
             "tray.next_letter",
             tray_ops.NextLetterArgs,
             tray_ops.NextLetterAnswer,

@@ -32,10 +32,11 @@ POLICY_NAME = "policy.json"
 
 class PolicyField(Contract):
     """How one policy switch is offered: ``kind`` (``bool``, ``int``, ``list`` of names,
-    ``map`` of name → value), bounds for numbers, the description the model gives."""
+    ``map`` of name → value), bounds for numbers, the title and description the model gives."""
 
     name: str
     kind: Literal["bool", "int", "list", "map"]
+    title: str | None = None
     description: str | None = None
     minimum: int | None = None
     maximum: int | None = None
@@ -71,6 +72,7 @@ def _fields() -> list[PolicyField]:
             PolicyField(
                 name=name,
                 kind=_kind(info.annotation),
+                title=info.title,
                 description=info.description,
                 minimum=minimum,
                 maximum=maximum,

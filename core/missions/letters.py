@@ -81,6 +81,7 @@ from core.time import Instant, instant_us
 
 __all__ = [
     "PHASES",
+    "PHASE_MEANINGS",
     "SCHEMA",
     "BlockId",
     "BlockRef",
@@ -108,7 +109,18 @@ Phase = Literal[
     "judging", "executing", "gate", "review", "merge_wait", "landed", "failed", "archived"
 ]
 PHASES: tuple[str, ...] = get_args(Phase)
-Seat = Literal["oracle", "hand"]
+PHASE_MEANINGS: dict[str, str] = {
+    "judging": "being judged",
+    "executing": "work under way",
+    "gate": "gate running",
+    "review": "in review",
+    "merge_wait": "gate green — receipt not landed",
+    "landed": "receipt imported",
+    "failed": "did not finish",
+    "archived": "set aside by a person",
+}
+"""The one-line meaning shown beside each phase (the phase word itself is always shown)."""
+Seat = Literal["hand", "oracle"]
 Capability = Literal["build-runner", "naming-runner", "loop-runner", "hand-runner", "review-runner"]
 Decision = Literal["APPROVE", "CHANGE", "REJECT"]
 
