@@ -89,7 +89,14 @@ def test_a_second_tab_refuses_every_call_in_its_own_tab_then_takes_over_with_no_
     assert second.page.is_visible("#host-standby")
     assert second.page.locator("nav button[data-surface]").first.is_disabled()
 
+    # The "standby" state shows before the second tab's Python has started: its first answer
+    # says the standby answerer is up, so what follows measures answers, not a boot.
+    first_answer = second.page.evaluate(
+        "() => window.voicebox.host.call('host.info', {}).then(() => 'ok', (e) => e.code)"
+    )
+    assert first_answer == "host-active-elsewhere"
     first.page.evaluate(WRITE_LOOP, [project, WRITES])
+    first.page.wait_for_function("() => window.__loop.done >= 1")
     answers = second.page.evaluate(STANDBY_CALLS, [project])
     loop_during = first.page.evaluate("() => window.__loop.done")
     assert len(answers) == 22
