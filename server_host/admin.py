@@ -68,7 +68,7 @@ async def start_admin(service: EnvironmentService, path: Path) -> asyncio.Server
         writer.close()
 
     with contextlib.suppress(FileNotFoundError):
-        path.unlink()
+        os.unlink(path)
     try:
         server = await asyncio.start_unix_server(handle, path=str(path))
     except OSError as exc:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -133,7 +134,8 @@ async def _serve(args: argparse.Namespace) -> int:
     finally:
         if admin is not None:
             admin.close()
-            Path(composed.home.admin_socket).unlink(missing_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(composed.home.admin_socket)
         if composed.sink is not None:
             composed.sink.close()
     return 0
