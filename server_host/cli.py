@@ -75,6 +75,7 @@ def _bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(2048)  # connections wait in the backlog until uvicorn accepts them
     sock.set_inheritable(True)
     return sock
 
