@@ -7,7 +7,9 @@ their answers. A **binary message** carries one chunk of a streaming answer (an 
     bytes 1..n    the request id, ASCII (the ``id`` of the execute frame it answers)
     bytes n+1..   the chunk
 
-The chunks of one call arrive in order, all before that call's result frame. A refusal closes
+A chunk's payload is at most :data:`MAX_CHUNK_BYTES` (a storage chunk is split to fit: many
+clients refuse messages over 1 MiB by default). The chunks of one call arrive in order, all
+before that call's result frame. A refusal closes
 the socket with code 1008 and the refusal code as the close reason.
 """
 
@@ -20,6 +22,9 @@ from typing import Any
 from core.refusals import Code, Refused
 
 __all__ = ["WebSocketChannel", "chunk_message", "parse_chunk_message"]
+
+CLOSE_BOUND_S = 2
+MAX_CHUNK_BYTES = 256 << 10
 
 
 def chunk_message(request_id: str, data: bytes) -> bytes:
@@ -65,14 +70,22 @@ class WebSocketChannel:
         await self._send({"type": "websocket.send", "text": frame})
 
     async def send_data(self, request_id: str, data: bytes) -> None:
-        """See :meth:`core.ports.PeerChannel.send_data` (one binary message per chunk)."""
-        await self._send({"type": "websocket.send", "bytes": chunk_message(request_id, data)})
+        """See :meth:`core.ports.PeerChannel.send_data` (binary messages of at most
+        :data:`MAX_CHUNK_BYTES` each)."""
+        view = memoryview(data)
+        for start in range(0, max(len(view), 1), MAX_CHUNK_BYTES):
+            piece = bytes(view[start : start + MAX_CHUNK_BYTES])
+            await self._send({"type": "websocket.send", "bytes": chunk_message(request_id, piece)})
 
     async def close(self, code: int, reason: str) -> None:
         """See :meth:`core.ports.PeerChannel.close`."""
         if self.closed is not None:
             return
         self.closed = (code, reason)
-        async with self._lock:
-            with contextlib.suppress(Exception):
+
+        async def close() -> None:
+            async with self._lock:
                 await self._ws.close(code=code, reason=reason)
+
+        with contextlib.suppress(Exception):  # bounded: a stuck send cannot hold it open
+            await asyncio.wait_for(close(), CLOSE_BOUND_S)

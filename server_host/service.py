@@ -82,6 +82,8 @@ __all__ = ["MAX_HTTP_STREAM_BYTES", "EnvironmentService", "OpenChannel"]
 MAX_HTTP_STREAM_BYTES = 16 << 20
 """The most a streaming tool (an export) may return over ``POST /api/execute``, where it is
 gathered into ``result.content_b64``; larger answers stream over ``/channel``."""
+CLOSE_BOUND_S = 2
+"""How long a revocation waits for a channel's pending answers to go out before it closes."""
 _FAR = 1 << 62  # the server's own pending calls have no deadline: the caller keeps those
 M = TypeVar("M", bound=BaseModel)
 
@@ -223,17 +225,21 @@ class EnvironmentService:
         chan = self.channels.pop(close.channel_id, None)
         if chan is None:
             return 0
-        for item in close.abandoned:
-            task = chan.calls.pop(item.request_id, None)
-            if task is not None:
-                task.cancel()
-            answer = ExecuteRefusal(
-                type="refusal", id=item.request_id, refusal=item.refusal().body()
-            )
-            with contextlib.suppress(Refused):
-                await chan.channel.send(frame_text(answer))
-        for task in chan.calls.values():
+        for task in chan.calls.values():  # first: nothing of theirs runs or sends any more
             task.cancel()
+        answers = [
+            frame_text(ExecuteRefusal(type="refusal", id=i.request_id, refusal=i.refusal().body()))
+            for i in close.abandoned
+        ]
+
+        async def answer_then_close() -> None:
+            with contextlib.suppress(Refused):
+                for text in answers:
+                    await chan.channel.send(text)
+
+        # a reader that does not read cannot hold the revocation: answers get a bound
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(answer_then_close(), CLOSE_BOUND_S)
         await chan.channel.close(close.code, str(close.reason))
         return len(close.abandoned)
 
