@@ -24,21 +24,23 @@ OTHER = "https://evil.example"
 
 
 def test_cors_answers_only_the_named_origins(tmp_path: Path) -> None:
-    with Server(tmp_path / "env", serve_args=("--allow-origin", ALLOWED)) as server:
-        with server.http() as client:
-            for origin, allowed in ((ALLOWED, True), (OTHER, False)):
-                preflight = client.options(
-                    "/api/execute",
-                    headers={
-                        "origin": origin,
-                        "access-control-request-method": "POST",
-                        "access-control-request-headers": "authorization,content-type",
-                    },
-                )
-                got = preflight.headers.get("access-control-allow-origin")
-                assert (got == origin) is allowed, origin
-                plain = client.get("/api/identity", headers={"origin": origin})
-                assert (plain.headers.get("access-control-allow-origin") == origin) is allowed
+    with (
+        Server(tmp_path / "env", serve_args=("--allow-origin", ALLOWED)) as server,
+        server.http() as client,
+    ):
+        for origin, allowed in ((ALLOWED, True), (OTHER, False)):
+            preflight = client.options(
+                "/api/execute",
+                headers={
+                    "origin": origin,
+                    "access-control-request-method": "POST",
+                    "access-control-request-headers": "authorization,content-type",
+                },
+            )
+            got = preflight.headers.get("access-control-allow-origin")
+            assert (got == origin) is allowed, origin
+            plain = client.get("/api/identity", headers={"origin": origin})
+            assert (plain.headers.get("access-control-allow-origin") == origin) is allowed
 
 
 def test_no_cors_at_all_without_allow_origin(server: Server) -> None:
