@@ -98,7 +98,7 @@ class Server:
         def read(stream: Any) -> None:
             for line in stream:
                 self.log.append(line)
-                if " on http" in line and not self.url:
+                if " on http" in line and not self.url:  # http or https
                     self.url = line.rsplit(" on ", 1)[1].strip()
                     ready.set()
 

@@ -135,3 +135,32 @@ def test_core_and_browser_host_never_import_the_server() -> None:
                     assert not name.startswith(("server_host", "starlette", "uvicorn")), path
     worker = json.loads((ROOT / "worker" / "wheels.lock.json").read_text())
     assert "starlette" not in json.dumps(worker).lower()
+
+
+def test_tls_serves_https_and_wss_with_the_given_certificate(tmp_path: Path) -> None:
+    import ssl
+    import subprocess
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
+        + ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+        + ["-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    args = ("--certfile", str(cert), "--keyfile", str(key))
+    with Server(tmp_path / "env", serve_args=args) as server:
+        assert server.url.startswith("https://127.0.0.1:")
+        import httpx
+
+        context = ssl.create_default_context(cafile=str(cert))
+        with httpx.Client(base_url=server.url, verify=context, timeout=30) as client:
+            assert client.get("/api/identity").json()["envKey"] == server.env_key
+            token = {"x-voicebox-host-token": server.token}
+            bearer = client.post("/api/pair", json={"envKey": server.env_key}, headers=token)
+        with server.channel(ssl=context) as ws:
+            ws.send(hello(bearer.json()["bearer"]))
+            ws.send(execute_frame("p", server.env_key, "projects.list", {}))
+            assert answer_of(ws, "p")[0]["type"] == "result"
