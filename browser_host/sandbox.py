@@ -25,8 +25,8 @@ import js
 from js import Object, Uint8Array
 from pyodide.ffi import create_proxy, to_js
 
-from core.asset_check import output_too_large, sandbox_refusal
 from core.refusals import Code, Refused
+from core.tools.asset_check import output_too_large, sandbox_refusal
 
 __all__ = ["PortSandbox", "SiteModules"]
 
@@ -66,7 +66,7 @@ class PortSandbox:
         """See :meth:`core.ports.Sandbox.run`; ``sandbox-unavailable`` when the sandbox never
         said it was ready (within :data:`READY_WAIT_S`). An answer over ``max_output`` bytes
         is refused by its ``byteLength``, before a byte is copied into the Wasm heap
-        (:func:`core.asset_check.output_too_large`)."""
+        (:func:`core.tools.asset_check.output_too_large`)."""
         try:
             await asyncio.wait_for(self._ready.wait(), READY_WAIT_S)
         except TimeoutError:

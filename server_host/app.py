@@ -6,7 +6,7 @@ a response. A refusal is ``{"refusal": {code, status, message}}`` with the code'
 (seed 002 §5); a channel refusal is a WebSocket close 1008 with the code as its reason.
 docs/remote.md is the client's reference for every route, body and frame.
 
-Bodies are read up to :data:`~core.wire.MAX_FRAME_BYTES` (else ``message-too-large``).
+Bodies are read up to :data:`~core.custody.wire.MAX_FRAME_BYTES` (else ``message-too-large``).
 Host-token routes read ``x-voicebox-host-token`` (compared in constant time, before anything
 else); bearer routes read ``Authorization: Bearer vbx_…``. CORS answers only the origins the
 operator named (``--allow-origin``), and a WebSocket whose ``Origin`` is not one of them is
@@ -32,10 +32,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from core.custody.wire import MAX_FRAME_BYTES
 from core.model import Contract
 from core.refusals import Code, Refused
 from core.secret import Secret
-from core.wire import MAX_FRAME_BYTES
 from server_host.channel import WebSocketChannel
 from server_host.service import EnvironmentService, parse_body
 

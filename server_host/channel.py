@@ -1,6 +1,6 @@
 """A peer channel over a WebSocket (:class:`core.ports.PeerChannel`; seed 002 §4, SPEC §6).
 
-Text messages carry the JSON frames of :mod:`core.wire` — the hello, execute requests and
+Text messages carry the JSON frames of :mod:`core.custody.wire` — the hello, execute requests and
 their answers. A **binary message** carries one chunk of a streaming answer (an export)::
 
     byte 0        n, the length of the request id (1..64)

@@ -97,7 +97,7 @@ async def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from core.custody.pair_code import env_fingerprint
-    from core.wire import MAX_FRAME_BYTES
+    from core.custody.wire import MAX_FRAME_BYTES
     from server_host.admin import start_admin
     from server_host.app import build_app
     from server_host.logs import log_config

@@ -10,16 +10,16 @@ so no walk and no export reaches them. A delete removes a link itself, never its
 (``shutil.rmtree`` with ``dir_fd``, which does not follow links).
 
 **Atomic writes**: the bytes go to a temporary sibling named by the host's one
-:class:`~core.temporaries.Temporaries` (``.vbx-tmp-<marker>-<random>``, created ``O_EXCL``),
-are ``fsync``-ed, renamed over the target with ``os.replace`` (relative to the same folder
-descriptor), and the folder is ``fsync``-ed. A reader sees the old bytes or the new ones. A
-crash leaves at most a temporary, which a listing removes. A full disk is
+:class:`~core.projects.temporaries.Temporaries` (``.vbx-tmp-<marker>-<random>``, created
+``O_EXCL``), are ``fsync``-ed, renamed over the target with ``os.replace`` (relative to the
+same folder descriptor), and the folder is ``fsync``-ed. A reader sees the old bytes or the
+new ones. A crash leaves at most a temporary, which a listing removes. A full disk is
 ``storage-quota-exceeded`` (507) and nothing is left behind.
 
 **Letter case.** The server's projects are real folders that people also copy to macOS or
 Windows disks (where ``README.md`` and ``readme.md`` are one name), so they get a picked
 folder's rule: a new name that differs only in letter case from a sibling is refused
-``path-case-collision`` (:class:`core.case_guard.CaseGuard`, applied by
+``path-case-collision`` (:class:`core.projects.case_guard.CaseGuard`, applied by
 :class:`DiskProjectRoots`), whatever the server's own disk does.
 
 **HOST_DIR** (:class:`DiskHostState`) is a folder created ``0700`` whose documents are
@@ -40,12 +40,12 @@ import stat as st
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-from core.case_guard import CaseGuard
-from core.host_token import HOST_TOKEN_DOC
+from core.custody.host_token import HOST_TOKEN_DOC
 from core.paths import TEMP_PREFIX, ProjectPath
 from core.ports import Entry, ProjectFiles
+from core.projects.case_guard import CaseGuard
+from core.projects.temporaries import Temporaries
 from core.refusals import Code, Refused
-from core.temporaries import Temporaries
 
 __all__ = [
     "DiskHostState",
@@ -159,7 +159,7 @@ class DiskProjectFiles:
     """:class:`core.ports.ProjectFiles` over one project folder (see the module docstring).
 
     ``root`` is the project's folder; ``temporaries`` the host's one
-    :class:`~core.temporaries.Temporaries`."""
+    :class:`~core.projects.temporaries.Temporaries`."""
 
     def __init__(self, root: Path, temporaries: Temporaries) -> None:
         self._root = root

@@ -18,7 +18,7 @@
       projects/<id>/   one folder per project (its .voicebox/ manifest inside)
       exec-home/       the empty HOME fenced commands get
 
-:func:`compose` wires core's dispatcher (:class:`~core.host.dispatcher.Host`) over these
+:func:`compose` wires core's dispatcher (:class:`~core.host.pipeline.Host`) over these
 adapters; the server (:mod:`server_host.service`) calls it. The audit root is ``audit.sqlite3``:
 ``serve --no-audit`` declares none (nothing is recorded; a revocation answers
 ``logged: null, logRefused: "root-not-declared"``, seed 002 §3).
@@ -31,15 +31,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.audit import AuditLog
-from core.environment import Environment, load_environments, new_env_key, save_environments
+from core.custody.environment import Environment, load_environments, new_env_key, save_environments
+from core.custody.host_token import ensure_host_token
 from core.host.context import HostContext
-from core.host.dispatcher import Host
-from core.host_token import ensure_host_token
+from core.host.pipeline import Host
 from core.policy import Policy
 from core.ports import StoredAuditRecord
+from core.projects.temporaries import load_temporaries
 from core.refusals import Code, Refused
 from core.runtime import SystemClock, SystemRandomness
-from core.temporaries import load_temporaries
 from server_host.audit_store import AUDIT_DB, FileAuditKey, SqliteAuditSink
 from server_host.disk import DiskHostState, DiskProjectRoots, ensure_private_dir
 

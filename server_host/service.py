@@ -4,19 +4,19 @@
 :class:`EnvironmentService`, and its answers back; nothing here knows Starlette. Every rule is
 core's and is asked here, where the request arrives:
 
-- **Who may call** — :func:`core.execute.authorize_execute`, the one decision order for both
-  transports: the ``envKey`` is resolved against ``environments.json`` (as stored now) before
-  any bearer is looked at — ``unknown-environment`` (404) for an unknown, removed or re-keyed
-  key whatever bearer comes with it — then no bearer ``unauthenticated-call`` (401), a revoked
-  one ``pairing-revoked`` (403), any other wrong one ``bearer-refused`` (403). On HTTP it runs
-  for every request (``POST /api/execute``, the fenced-command routes); on the WebSocket for
-  the channel's ``envKey`` (named in its URL) *before its hello is read*, for the hello's
-  bearer, and again for every execute frame on the channel as HOST_DIR is then. A channel
-  that does not authenticate in time, or whose hello is not a hello or carries no bearer, is
-  closed 1008 ``executor-unauthenticated`` (seed 002 §5, the ``/channel`` code).
-- **What may run** — core's admission (:meth:`core.tools.ToolBox.admit`, on a fresh policy
+- **Who may call** — :func:`core.custody.authorize.authorize_execute`, the one decision order
+  for both transports: the ``envKey`` is resolved against ``environments.json`` (as stored now)
+  before any bearer is looked at — ``unknown-environment`` (404) for an unknown, removed or
+  re-keyed key whatever bearer comes with it — then no bearer ``unauthenticated-call`` (401), a
+  revoked one ``pairing-revoked`` (403), any other wrong one ``bearer-refused`` (403). On HTTP
+  it runs for every request (``POST /api/execute``, the fenced-command routes); on the WebSocket
+  for the channel's ``envKey`` (named in its URL) *before its hello is read*, for the hello's
+  bearer, and again for every execute frame on the channel as HOST_DIR is then. A channel that
+  does not authenticate in time, or whose hello is not a hello or carries no bearer, is closed
+  1008 ``executor-unauthenticated`` (seed 002 §5, the ``/channel`` code).
+- **What may run** — core's admission (:meth:`core.host.tools.ToolBox.admit`, on a fresh policy
   snapshot) and dispatcher: the same built-in tools as every environment.
-- **Pairing** — :class:`core.pairing.PairingStore` (host token first, constant time) and the
+- **Pairing** — :class:`core.custody.pairing.PairingStore` (host token first, constant time) and the
   one-time codes of :mod:`core.custody.pair_code`; a claimed code issues a bearer exactly as
   ``POST /api/pair`` does (hashed at rest, audited ``pairing-issued``).
 - **Revocation** — moves the bearers to ``revokedBearers``, then at once: every open channel
@@ -43,19 +43,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from core.admission import CallRequest
 from core.audit import AuditLog
-from core.channels import ChannelClose, LiveChannels
+from core.custody.authorize import Authorized, authorize_execute
+from core.custody.channels import ChannelClose, LiveChannels
+from core.custody.environment import load_environments
+from core.custody.host_token import HOST_TOKEN_DOC, require_host_token
 from core.custody.pair_code import PairCodeStore, env_fingerprint
-from core.environment import load_environments
-from core.execute import Authorized, authorize_execute
-from core.host_token import HOST_TOKEN_DOC, require_host_token
-from core.pairing import PairingStore, load_pairings
-from core.protocol import salvage_id
-from core.refusals import Code, Refused
-from core.secret import REVEAL, Secret, known_names, quiet_error_text, scrub_secrets
-from core.tools import ToolBox
-from core.wire import (
+from core.custody.pairing import PairingStore, load_pairings
+from core.custody.wire import (
     ExecuteRefusal,
     ExecuteRequest,
     ExecuteResult,
@@ -64,6 +59,10 @@ from core.wire import (
     parse_call_envelope,
     parse_peer_message,
 )
+from core.protocol import salvage_id
+from core.refusals import Code, Refused
+from core.secret import REVEAL, Secret, known_names, quiet_error_text, scrub_secrets
+from core.tools.admission import CallRequest
 from server_host.commands import (
     COMMANDS_DOC,
     GIT_CONFIG_KEYS,
@@ -129,7 +128,7 @@ class EnvironmentService:
         self.audit: AuditLog | None = ctx.audit if composed.audited else None
         self.pairing = PairingStore(ctx.state, ctx.clock, ctx.random, self.audit)
         self.codes = PairCodeStore(ctx.state, ctx.clock, ctx.random)
-        self.tools = ToolBox(composed.host, composed.environment.key, lambda: ctx.policy)
+        self.tools = composed.host.tools
         self.live = LiveChannels()
         self.channels: dict[str, OpenChannel] = {}
         self._http: dict[str, asyncio.Future[None]] = {}

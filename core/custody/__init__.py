@@ -1,3 +1,4 @@
-"""Custody and pairing (seed 002): the rules that keep an environment's credentials with the
-host that holds them. New custody rules live here; issue 14 moves the rest of seed 002's
-modules beside them."""
+"""Custody and pairing (seed 002): environments, bearers, host tokens, pairing, one-time
+pairing codes, the hello gate, execute authorisation, routing and calls to peers, the wire
+frames, the peer's server.
+"""

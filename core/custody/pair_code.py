@@ -40,7 +40,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from core.environment import ENV_KEY_PATTERN, load_environments
+from core.custody.environment import ENV_KEY_PATTERN, load_environments
 from core.model import Contract
 from core.ports import Clock, HostState, Randomness
 from core.refusals import Code, Refused

@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from core.custody.environment import new_env_key
 from core.custody.pair_code import (
     ALPHABET,
     CODE_CHARS,
@@ -20,8 +21,7 @@ from core.custody.pair_code import (
     new_code,
     normalize_code,
 )
-from core.environment import new_env_key
-from core.memory import SeededRandomness
+from core.memory.adapters import SeededRandomness
 from core.refusals import Code, Refused
 from core.secret import Secret
 from tests.contracts.world import World

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 from websockets.sync.client import ClientConnection, connect
 
-from core.registry import descriptor_id
+from core.tools.registry import descriptor_id
 from server_host.channel import parse_chunk_message
 
 ROOT = Path(__file__).resolve().parents[2]

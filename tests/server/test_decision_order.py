@@ -9,7 +9,7 @@ import json
 
 from websockets.exceptions import ConnectionClosed
 
-from core.environment import Environments, new_env_key
+from core.custody.environment import Environments, new_env_key
 from core.runtime import SystemRandomness
 from tests.server.harness import Server, answer_of, close_of, execute_frame, hello
 

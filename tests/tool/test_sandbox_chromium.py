@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Frame, Page, sync_playwright
 
-from core.asset_check import CreateAssetArgs, check_png
 from core.refusals import Code, Refused
+from core.tools.asset_check import CreateAssetArgs, check_png
 from tests.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.tool.wasm_runner import run_create
 from wasm_tools.build import build_sandbox
