@@ -47,6 +47,7 @@ from core.audit import AuditLog
 from core.custody.authorize import Authorized, authorize_execute
 from core.custody.channels import ChannelClose, LiveChannels
 from core.custody.environment import load_environments
+from core.custody.hello_gate import HelloGate
 from core.custody.host_token import HOST_TOKEN_DOC, require_host_token
 from core.custody.pair_code import PairCodeStore, env_fingerprint
 from core.custody.pairing import PairingStore, load_pairings
@@ -94,6 +95,7 @@ class OpenChannel:
 
     channel: Any
     env_key: str
+    gate: HelloGate
     bearer: Secret | None = None
     calls: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
@@ -382,7 +384,14 @@ class EnvironmentService:
             await channel.close(1008, str(Code.UNKNOWN_ENVIRONMENT))
             return None
         channel_id = f"ws{next(self._ids)}"
-        self.channels[channel_id] = OpenChannel(channel, served.key)
+        gate = HelloGate(
+            channel_id,
+            purpose="executor",
+            env_key=served.key,
+            opened_at_ms=self.ctx.clock.now_ms(),
+            bound_ms=self.hello_bound_ms,
+        )
+        self.channels[channel_id] = OpenChannel(channel, served.key, gate)
         return channel_id
 
     async def _close(self, channel_id: str, code: Code) -> None:
@@ -403,21 +412,21 @@ class EnvironmentService:
         chan = self.channels.get(channel_id)
         if chan is None:
             return False
-        hello = None
-        if text is not None:
-            with contextlib.suppress(Refused):
-                hello = parse_peer_message(text)
-        if not isinstance(hello, HelloFrame) or not hello.bearer:
-            await self._refused("channel.hello", Refused(Code.EXECUTOR_UNAUTHENTICATED))
-            await self._close(channel_id, Code.EXECUTOR_UNAUTHENTICATED)
+        decision = chan.gate.on_frame(
+            "" if text is None else text,
+            environments=await load_environments(self.state),
+            pairings=await load_pairings(self.state),
+            now_ms=self.ctx.clock.now_ms(),
+        )
+        if isinstance(decision, ChannelClose):
+            refusal = Refused(decision.reason)
+            await self._refused("channel.hello", refusal, envKey=_unknown_key_text(chan.env_key))
+            await self._close(channel_id, decision.reason)
             return False
-        try:
-            authorized = await self._authorize("channel.hello", chan.env_key, hello.bearer)
-        except Refused as refusal:
-            await self._close(channel_id, refusal.code)
-            return False
+        hello = parse_peer_message(text)
+        assert isinstance(hello, HelloFrame)
         chan.bearer = hello.bearer
-        self.live.open(channel_id, bearer_hash=authorized.bearer_hash, env_key=chan.env_key)
+        self.live.open(channel_id, bearer_hash=decision.bearer_hash, env_key=decision.env_key)
         return True
 
     async def channel_frame(self, channel_id: str, text: str) -> None:
