@@ -35,6 +35,16 @@ TEST = [
     "pillow==13.0.0",
     "wasmtime==50.0.1",  # runs the create-asset module on CPython (tests/tool)
 ]
+SERVER = [  # the [server] extra (pyproject.toml) and everything it pulls in, pinned
+    "starlette==1.10.0",
+    "uvicorn==0.54.0",
+    "websockets==17.4",
+    "anyio==4.16.0",
+    "click==8.5.1",
+    "h11==0.16.0",
+    "idna==3.20",
+]
+SERVER_TEST = [*SERVER, "httpx==0.28.1", "httpcore==1.0.9", "certifi==2026.10.19.post1"]
 BUILD = ["build==1.6.1", "hatchling==1.33.0", "pyodide-lock==0.1.2", "packaging>=24"]
 BROWSER = ["playwright==1.65.2", "pytest-playwright==0.10.0"]
 E2E = [*TEST, *BROWSER]
@@ -74,8 +84,9 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """The core, build and tool suites on CPython (tests/); tests/tool also drives the sandbox
-    page in headless Chromium, so it builds the Wasm module and needs Debian's chromium."""
-    session.install(*TEST, *BUILD, *BROWSER)
+    page in headless Chromium, so it builds the Wasm module and needs Debian's chromium;
+    tests/server runs ``voicebox-env serve`` subprocesses on 127.0.0.1 (the [server] extra)."""
+    session.install(*TEST, *BUILD, *BROWSER, *SERVER_TEST)
     session.run(
         "python", "-m", "pytest", "tests", *session.posargs, env={"HYPOTHESIS_PROFILE": "ci"}
     )

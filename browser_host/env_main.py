@@ -54,8 +54,9 @@ class ServerBridge:
         """Answer one admin request from the parent host."""
         return await self.server.admin(str(text))
 
-    def accept(self, port: Any) -> None:
-        """Serve a new execute channel on ``port``; close it if no hello comes in time."""
+    def accept(self, port: Any, env_key: Any) -> None:
+        """Serve a new execute channel on ``port``, opened for ``env_key`` (the host's word);
+        close it if no hello comes in time."""
         channel_id = f"p{next(self._ids)}"
         server = self.server
 
@@ -66,7 +67,7 @@ class ServerBridge:
             await server.closed(channel_id)
 
         channel = MessagePortChannel(port, on_frame, None, on_close)
-        server.accept(channel_id, channel)
+        server.accept(channel_id, channel, str(env_key))
 
         async def gate() -> None:
             await asyncio.sleep(server.ctx.policy.hello_bound_ms / 1000)

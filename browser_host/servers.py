@@ -6,7 +6,7 @@ database (audit, sealing key) and its own Web Lock. The page has no handle to th
 only this host does. Messages with a server:
 
 - host → server: ``{kind: "start", name}``, ``{kind: "admin", id, text}``,
-  ``{kind: "connect"}`` with a transferred ``MessagePort`` (an execute channel);
+  ``{kind: "connect", envKey}`` with a transferred ``MessagePort`` (an execute channel);
 - server → host: ``{kind: "ready", envKey}``, ``{kind: "fatal", code, message}``,
   ``{kind: "admin-answer", id, text}``.
 """
@@ -123,9 +123,13 @@ class WorkerEnvironmentServers:
         on_frame: Callable[[str], Awaitable[None]],
         on_data: Callable[[str, bytes], Awaitable[None]],
         on_close: Callable[[int, str], Awaitable[None]],
+        *,
+        env_key: str,
     ) -> MessagePortChannel:
         """See :meth:`core.ports.EnvironmentServers.connect`."""
         await self.start(name)
         pair = MessageChannel.new()
-        self._servers[name].worker.postMessage(_obj(kind="connect"), to_js([pair.port2]))
+        self._servers[name].worker.postMessage(
+            _obj(kind="connect", envKey=env_key), to_js([pair.port2])
+        )
         return MessagePortChannel(pair.port1, on_frame, on_data, on_close)

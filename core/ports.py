@@ -290,8 +290,11 @@ class EnvironmentServers(Protocol):
         on_frame: Callable[[str], Awaitable[None]],
         on_data: Callable[[str, bytes], Awaitable[None]],
         on_close: Callable[[int, str], Awaitable[None]],
+        *,
+        env_key: str,
     ) -> PeerChannel:
-        """A new execute channel to ``name``."""
+        """A new execute channel to ``name``, opened for the environment ``env_key`` (the
+        server's hello gate resolves it before it looks at any bearer, seed 002 §1)."""
         ...
 
 

@@ -68,6 +68,8 @@ class Code(StrEnum):
     EXECUTOR_UNAUTHENTICATED = "executor-unauthenticated"
     ENVIRONMENT_UNREACHABLE = "environment-unreachable"
     PEER_ANSWER_INVALID = "peer-answer-invalid"
+    PAIRING_CODE_REFUSED = "pairing-code-refused"
+    RATE_LIMITED = "rate-limited"
 
     # tools, plugins and admission (seed 003, SPEC §7)
     TOOL_UNKNOWN = "tool-unknown"
@@ -188,6 +190,10 @@ REFUSALS: dict[Code, RefusalInfo] = {
     Code.PEER_ANSWER_INVALID: _I(
         502, "The paired environment answered outside the protocol; its outcome is unknown."
     ),
+    Code.PAIRING_CODE_REFUSED: _I(
+        403, "The pairing code is wrong, expired, used or burnt; ask the operator for a new one."
+    ),
+    Code.RATE_LIMITED: _I(429, "Too many tries in a short time; wait a minute and try again."),
     Code.TOOL_UNKNOWN: _I(404, "No tool or operation is registered under that name."),
     Code.TOOL_DISABLED: _I(403, "That tool is switched off."),
     Code.DISPATCH_OWNER_CHANGED: _I(

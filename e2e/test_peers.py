@@ -245,24 +245,29 @@ def test_a_channel_that_never_says_hello_is_closed_within_the_bound(
     key = _create_and_pair(host)
     assert key
     (peer,) = [w for w in host.page.workers if w.url.endswith("worker/peer.mjs")]
-    probe = """async ([frame]) => {
+    probe = """async ([frame, envKey]) => {
       const channel = new MessageChannel();
       const started = performance.now();
       const closed = new Promise((resolve) => {
         channel.port1.onmessage = (e) => { if (e.data && e.data.close) resolve({ ...e.data.close, ms: performance.now() - started }); };
       });
       // the peer's own entry point for a new channel (what the host worker sends)
-      self.dispatchEvent(new MessageEvent("message", { data: { kind: "connect" }, ports: [channel.port2] }));
+      self.dispatchEvent(new MessageEvent("message", { data: { kind: "connect", envKey }, ports: [channel.port2] }));
       if (frame !== null) channel.port1.postMessage({ text: frame });
       return await closed; }"""
-    silent = peer.evaluate(probe, [None])
+    silent = peer.evaluate(probe, [None, key])
     assert (silent["code"], silent["reason"]) == (1008, "unauthenticated-call")
     assert 4500 <= silent["ms"] <= 5000 + 1500
     stranger = json.dumps({"type": "hello", "role": "environment", "bearer": "vbx_" + "A" * 43})
-    forged = peer.evaluate(probe, [stranger])
+    forged = peer.evaluate(probe, [stranger, key])
     assert (forged["code"], forged["reason"]) == (1008, "bearer-refused")
-    junk = peer.evaluate(probe, ['{"type": "execute"}'])
+    junk = peer.evaluate(probe, ['{"type": "execute"}', key])
     assert (junk["code"], junk["reason"]) == (1008, "unauthenticated-call")
+    # seed 002 §1: a channel for an envKey the peer does not serve is unknown-environment
+    # whatever its hello holds — before any bearer is looked at
+    for frame in (stranger, '{"type": "execute"}'):
+        elsewhere = peer.evaluate(probe, [frame, "ek_" + "0" * 32])
+        assert (elsewhere["code"], elsewhere["reason"]) == (1008, "unknown-environment")
     unknown = host.call(
         "tool.call",
         {

@@ -243,6 +243,16 @@ export const REFUSALS = Object.freeze({
     "ws": null,
     "meaning": "The paired environment answered outside the protocol; its outcome is unknown.",
   }),
+  "pairing-code-refused": Object.freeze({
+    "status": 403,
+    "ws": null,
+    "meaning": "The pairing code is wrong, expired, used or burnt; ask the operator for a new one.",
+  }),
+  "rate-limited": Object.freeze({
+    "status": 429,
+    "ws": null,
+    "meaning": "Too many tries in a short time; wait a minute and try again.",
+  }),
   "tool-unknown": Object.freeze({
     "status": 404,
     "ws": null,

@@ -3,7 +3,7 @@
 // fenced storage: admin requests from its parent, execute channels on transferred ports.
 // Thin glue: the hello gate, authorisation and tools are all in Python (core/custody/env_server.py).
 //
-// Parent → here: {kind: "start", name}, {kind: "admin", id, text}, {kind: "connect"} + [port]
+// Parent → here: {kind: "start", name}, {kind: "admin", id, text}, {kind: "connect", envKey} + [port]
 // Here → parent: {kind: "ready", envKey}, {kind: "fatal", code, message},
 //                {kind: "admin-answer", id, text}
 
@@ -29,7 +29,7 @@ function handle(event) {
   if (data?.kind === "admin" && typeof data.text === "string") {
     bridge.admin(data.text).then((text) => self.postMessage({ kind: "admin-answer", id: data.id, text }));
   } else if (data?.kind === "connect" && event.ports.length === 1) {
-    bridge.accept(event.ports[0]);
+    bridge.accept(event.ports[0], String(data.envKey ?? ""));
   }
 }
 

@@ -39,6 +39,7 @@ _CLOSE_REASONS = frozenset(
         Code.BEARER_REFUSED,
         Code.UNAUTHENTICATED_CALL,
         Code.EXECUTOR_UNAUTHENTICATED,
+        Code.UNKNOWN_ENVIRONMENT,
     }
 )
 
@@ -179,8 +180,8 @@ class LiveChannels:
         """Forget ``channel_id`` after it closed; abandon its pending calls.
 
         ``reason`` is the close reason the other side gave: when it is a channel refusal code
-        (``pairing-revoked``, ``bearer-refused``, ...) the calls are answered with it, otherwise
-        with ``environment-unreachable``.
+        (``unknown-environment``, ``pairing-revoked``, ``bearer-refused``, ...) the calls are
+        answered with it, otherwise with ``environment-unreachable``.
         """
         channel = self._channels.pop(channel_id, None)
         if channel is None:

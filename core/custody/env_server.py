@@ -177,11 +177,13 @@ class EnvironmentServer:
 
     # ---- channels ---------------------------------------------------------------------
 
-    def accept(self, channel_id: str, channel: PeerChannel) -> int:
-        """A new channel opened: start its hello gate; return the deadline (clock ms)."""
+    def accept(self, channel_id: str, channel: PeerChannel, env_key: object) -> int:
+        """A new channel opened for ``env_key`` (the caller's word, untrusted): start its hello
+        gate; return the deadline (clock ms)."""
         gate = HelloGate(
             channel_id,
             purpose="call",
+            env_key=env_key,
             opened_at_ms=self.ctx.clock.now_ms(),
             bound_ms=self.ctx.policy.hello_bound_ms,
         )

@@ -6,14 +6,20 @@ first frame within ``bound_ms`` (default :data:`~core.policy.DEFAULT_HELLO_BOUND
 the operator's :attr:`~core.policy.Policy.hello_bound_ms`). Otherwise the gate closes it with
 1008 and the refusal code as the reason:
 
+The channel is opened *for* one ``envKey`` (the caller names it when it connects: the
+WebSocket's URL, the E1 connect message), and the gate decides in the seed's order
+(seed 002 §1, §5), the envKey before any bearer:
+
+- the ``envKey`` is not an environment this host serves (unknown, removed or re-keyed) →
+  ``unknown-environment``, whatever the first frame is — no hello, a garbage bearer, a revoked
+  one or one valid for another environment;
 - no hello in time, a first frame that is not a well-formed hello, or an empty bearer →
   ``executor-unauthenticated`` on an executor channel (the connecting side will run routed
   actions), ``unauthenticated-call`` on a call channel (the connecting side will send calls —
   the E1 host-to-peer channel);
-- a revoked bearer → ``pairing-revoked``; a bearer never issued here, or bound to an
-  environment this host no longer serves (removed or re-keyed) → ``bearer-refused``. The hello
-  names no ``envKey``, so ``unknown-environment`` belongs to the execute frames that do; the
-  channel close codes stay those the seed lists with a WebSocket status.
+- then :func:`core.custody.authorize.authorize_execute` on the hello's bearer for that
+  ``envKey``: revoked → ``pairing-revoked``; never issued here or bound to another environment
+  → ``bearer-refused``.
 
 The gate is pure logic on the clock: it holds no timer. The adapter asks :meth:`HelloGate.expired`
 when its timer fires (at :attr:`HelloGate.deadline_ms`) and passes each early frame to
@@ -26,10 +32,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from core.custody.bearer import bearer_hash
+from core.custody.authorize import authorize_execute
 from core.custody.channels import ChannelClose
 from core.custody.environment import Environments
-from core.custody.pairing import Pairings, bearer_standing, bound_env
+from core.custody.pairing import Pairings
 from core.custody.wire import HelloFrame, parse_peer_message
 from core.policy import DEFAULT_HELLO_BOUND_MS
 from core.refusals import Code, Refused
@@ -51,6 +57,7 @@ class GateOpen:
 class HelloGate:
     """The authentication state of one new channel (see module docstring).
 
+    ``env_key`` is the environment the channel was opened for (untrusted: any value);
     ``opened_at_ms`` is when the channel opened (clock ms); ``bound_ms`` the time allowed.
     """
 
@@ -59,6 +66,7 @@ class HelloGate:
         channel_id: str,
         *,
         purpose: ChannelPurpose,
+        env_key: object,
         opened_at_ms: int,
         bound_ms: int = DEFAULT_HELLO_BOUND_MS,
     ) -> None:
@@ -66,6 +74,7 @@ class HelloGate:
             raise ValueError("the hello bound is a positive number of milliseconds")
         self.channel_id = channel_id
         self.purpose = purpose
+        self.env_key = env_key
         self.deadline_ms = opened_at_ms + bound_ms
         self.decision: GateOpen | ChannelClose | None = None
 
@@ -102,19 +111,20 @@ class HelloGate:
         if now_ms >= self.deadline_ms:
             return self._close(self._unauthenticated)
         try:
+            environments.resolve_served(self.env_key)
+        except Refused:
+            return self._close(Code.UNKNOWN_ENVIRONMENT)
+        try:
             hello = parse_peer_message(frame)
         except Refused:
             return self._close(self._unauthenticated)
-        if not isinstance(hello, HelloFrame):
+        if not isinstance(hello, HelloFrame) or not hello.bearer:
             return self._close(self._unauthenticated)
-        standing = bearer_standing(pairings, None, hello.bearer)
-        if standing == "missing":
-            return self._close(self._unauthenticated)
-        if standing == "revoked":
-            return self._close(Code.PAIRING_REVOKED)
-        env_key = bound_env(pairings, hello.bearer)
-        served = None if env_key is None else environments.find(env_key)
-        if standing != "valid" or env_key is None or served is None or served.kind != "local":
-            return self._close(Code.BEARER_REFUSED)
-        self.decision = GateOpen(self.channel_id, bearer_hash(hello.bearer), env_key)
+        try:
+            authorized = authorize_execute(environments, pairings, self.env_key, hello.bearer)
+        except Refused as refusal:
+            if refusal.code == Code.UNAUTHENTICATED_CALL:
+                return self._close(self._unauthenticated)
+            return self._close(refusal.code)
+        self.decision = GateOpen(self.channel_id, authorized.bearer_hash, authorized.env.key)
         return self.decision

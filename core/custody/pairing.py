@@ -236,8 +236,10 @@ class Revocation(Contract):
 
     ``revoked`` counts the bearers moved to ``revokedBearers``; ``logged`` is the audit sequence
     number of the ``pairing-revoked`` record, or ``None`` with ``log_refused`` naming why it
-    could not be written (the revocation itself stands). ``closes`` are the live channels the
-    adapter must close now, each with the pending calls to answer ``pairing-revoked``.
+    could not be written (the revocation itself stands): ``"root-not-declared"`` when this host
+    keeps no audit (seed 002 §3), else the refusal code the audit gave. ``closes`` are the live
+    channels the adapter must close now, each with the pending calls to answer
+    ``pairing-revoked``.
     """
 
     model_config = _ALIASED
@@ -277,7 +279,7 @@ class PairingStore:
         self, op: str, rule: str, actor: str, details: dict[str, str | int | bool | None]
     ) -> tuple[int | None, str | None]:
         if self._audit is None:
-            return None, "audit-not-configured"
+            return None, "root-not-declared"
         try:
             seq = await self._audit.append(
                 actor=actor, op=op, decision="recorded", rule=rule, details=details

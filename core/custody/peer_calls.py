@@ -224,7 +224,9 @@ class PeerCalls:
                     del self._conns[route.env.key]
                 self._abandon(c, c.caller.closed(reason))
 
-            channel = await self._servers.connect(route.env.name, on_frame, on_data, on_close)
+            channel = await self._servers.connect(
+                route.env.name, on_frame, on_data, on_close, env_key=route.env.key
+            )
             caller = PeerCaller(
                 channel_id,
                 channel,

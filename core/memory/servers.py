@@ -139,6 +139,8 @@ class MemoryEnvironmentServers:
         on_frame: Callable[[str], Awaitable[None]],
         on_data: Callable[[str, bytes], Awaitable[None]],
         on_close: Callable[[int, str], Awaitable[None]],
+        *,
+        env_key: str,
     ) -> LoopbackChannel:
         """See :meth:`core.ports.EnvironmentServers.connect`."""
         if not self.running(name):
@@ -147,7 +149,7 @@ class MemoryEnvironmentServers:
         caller, peer = pair()
         caller.on_frame, caller.on_data, caller.on_close = on_frame, on_data, on_close
         channel_id = f"m{next(self._ids)}"
-        server.accept(channel_id, peer)
+        server.accept(channel_id, peer, env_key)
 
         async def frame(text: str) -> None:
             if name in self.silent:

@@ -20,9 +20,15 @@ def hello(bearer: Secret | str) -> dict[str, object]:
 
 
 def decide(
-    world: World, frame: object, *, purpose: ChannelPurpose = "call", at: int = T0 + 10
+    world: World,
+    frame: object,
+    *,
+    purpose: ChannelPurpose = "call",
+    at: int = T0 + 10,
+    env_key: object = None,
 ) -> GateOpen | ChannelClose:
-    gate = HelloGate("c1", purpose=purpose, opened_at_ms=T0)
+    key = world.alpha if env_key is None else env_key
+    gate = HelloGate("c1", purpose=purpose, env_key=key, opened_at_ms=T0)
     return gate.on_frame(frame, environments=world.envs(), pairings=world.pairings(), now_ms=at)
 
 
@@ -35,7 +41,7 @@ def test_hello_with_a_valid_bearer_within_the_bound_opens_the_channel() -> None:
 
 
 def test_no_hello_within_5000_ms_closes_1008_by_default() -> None:
-    gate = HelloGate("c1", purpose="call", opened_at_ms=T0)
+    gate = HelloGate("c1", purpose="call", env_key="ek_x", opened_at_ms=T0)
     assert Policy().hello_bound_ms == 5000
     assert gate.expired(T0 + 4999) is None
     closed = gate.expired(T0 + 5000)
@@ -44,7 +50,7 @@ def test_no_hello_within_5000_ms_closes_1008_by_default() -> None:
 
 def test_hello_bound_is_configurable() -> None:
     bound = Policy(hello_bound_ms=250).hello_bound_ms
-    gate = HelloGate("c1", purpose="call", opened_at_ms=T0, bound_ms=bound)
+    gate = HelloGate("c1", purpose="call", env_key="ek_x", opened_at_ms=T0, bound_ms=bound)
     assert gate.expired(T0 + 249) is None
     assert gate.expired(T0 + 250) is not None
 
@@ -58,7 +64,7 @@ def test_hello_arriving_after_the_bound_is_refused() -> None:
 
 
 def test_unauthenticated_executor_channel_is_executor_unauthenticated() -> None:
-    gate = HelloGate("c1", purpose="executor", opened_at_ms=T0)
+    gate = HelloGate("c1", purpose="executor", env_key="ek_x", opened_at_ms=T0)
     assert gate.expired(T0 + 5000) == ChannelClose(
         channel_id="c1", code=1008, reason=Code.EXECUTOR_UNAUTHENTICATED
     )
@@ -107,20 +113,42 @@ def test_hello_with_unknown_bearer_closes_bearer_refused() -> None:
     assert (closed.code, closed.reason) == (1008, Code.BEARER_REFUSED)
 
 
-def test_hello_for_a_removed_or_rekeyed_environment_closes_bearer_refused() -> None:
+def test_hello_for_a_removed_or_rekeyed_environment_is_unknown_environment_whatever_bearer() -> (
+    None
+):
+    """Seed 002 §1: the envKey is resolved before any bearer is looked at."""
     world = World()
     alpha, beta = world.issue(world.alpha), world.issue(world.beta)
+    world.revoke(world.beta)
     world.set_envs(world.envs().removed(world.alpha).rekeyed(world.beta, "ek_" + "e" * 32))
-    for bearer in (alpha, beta):
-        closed = decide(world, hello(bearer))
-        assert isinstance(closed, ChannelClose)
-        assert (closed.code, closed.reason) == (1008, Code.BEARER_REFUSED)
+    frames: list[object] = [
+        hello(alpha),
+        hello(beta),
+        hello("vbx_" + "u" * 43),
+        hello(""),
+        {"type": "hello", "role": "environment"},
+        "not json",
+    ]
+    for env_key in (world.alpha, world.beta, "ek_" + "f" * 32, 7):
+        for frame in frames:
+            closed = decide(world, frame, env_key=env_key)
+            assert isinstance(closed, ChannelClose)
+            assert (closed.code, closed.reason) == (1008, Code.UNKNOWN_ENVIRONMENT)
+
+
+def test_hello_valid_for_another_environment_is_bearer_refused() -> None:
+    world = World()
+    world.issue(world.alpha)
+    beta = world.issue(world.beta)
+    closed = decide(world, hello(beta), env_key=world.alpha)
+    assert isinstance(closed, ChannelClose)
+    assert (closed.code, closed.reason) == (1008, Code.BEARER_REFUSED)
 
 
 def test_gate_decides_once() -> None:
     world = World()
     bearer = world.issue(world.alpha)
-    gate = HelloGate("c1", purpose="call", opened_at_ms=T0)
+    gate = HelloGate("c1", purpose="call", env_key=world.alpha, opened_at_ms=T0)
     first = gate.on_frame(
         hello(bearer), environments=world.envs(), pairings=world.pairings(), now_ms=T0 + 1
     )

@@ -7,6 +7,7 @@ pairing and admission contracts; every text that comes out is collected and scan
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from collections.abc import Callable, Iterator
@@ -139,10 +140,12 @@ def test_no_refusal_log_audit_record_or_repr_holds_a_secret() -> None:
                 {"type": "hello", "role": "environment", bearer.reveal(): 1},
                 bearer.reveal(),
             ]
-            for frame in frames:
-                gate = HelloGate("c", purpose="executor", opened_at_ms=0)
+            for frame, env_key in itertools.product(frames, (world.alpha, "ek_x")):
+                gate = HelloGate("c", purpose="executor", env_key=env_key, opened_at_ms=0)
                 out.value(gate.on_frame(frame, environments=envs, pairings=pairings, now_ms=1))
-            out.value(HelloGate("c", purpose="call", opened_at_ms=0).expired(10_000))
+            out.value(
+                HelloGate("c", purpose="call", env_key="ek_x", opened_at_ms=0).expired(10_000)
+            )
 
         # wire parsers, admission, broker and the plugin-result decoder
         registry = OperationRegistry()

@@ -170,7 +170,9 @@ class Pair:
         self.caller = PeerCaller(
             "ch1", self.caller_end, self.live, self.host.clock, deadline_ms=deadline_ms
         )
-        self.gate = HelloGate("ch1", purpose="call", opened_at_ms=self.peer.clock.now_ms())
+        self.gate = HelloGate(
+            "ch1", purpose="call", env_key=self.env, opened_at_ms=self.peer.clock.now_ms()
+        )
 
     def connect(self) -> GateOpen:
         route = route_call(self.host.envs(), self.host.pairings(), self.env)

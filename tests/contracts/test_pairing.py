@@ -207,3 +207,15 @@ def test_pairings_persist_across_store_instances() -> None:
     loaded = run(fresh.load())
     assert loaded.issued[0].hash == bearer_hash(bearer)
     assert loaded.outbound_for(world.peer) == Secret("vbx_" + "p" * 43)
+
+
+def test_revocation_without_an_audit_root_says_root_not_declared() -> None:
+    """Seed 002 §3: with no audit root declared the answer reports ``logged: null`` and
+    ``logRefused: "root-not-declared"``; the revocation itself stands."""
+    world = World()
+    world.issue(world.alpha)
+    store = PairingStore(world.state, world.clock, world.random, None)
+    result = run(store.revoke(world.token, world.alpha))
+    answer = result.model_dump(mode="json", by_alias=True)
+    assert (answer["logged"], answer["logRefused"]) == (None, "root-not-declared")
+    assert len(world.pairings().revoked) == 1

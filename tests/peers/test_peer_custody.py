@@ -10,6 +10,7 @@ import json
 import random
 import re
 
+from core.custody.environment import load_environments, save_environments
 from core.custody.pairing import PAIRINGS_DOC, load_pairings
 from core.host.operations import Call, Operation, Outcome
 from core.model import Contract, NoArgs
@@ -163,7 +164,7 @@ def test_a_silent_peer_is_environment_unreachable_with_the_outcome_unknown() -> 
 
 def test_a_channel_that_never_says_hello_is_closed_within_the_bound() -> None:
     async def go() -> None:
-        world, _ = await paired_world()
+        world, key = await paired_world()
         server = world.servers.servers["studio"]
         server.ctx.policy = Policy(hello_bound_ms=200)
         closed: list[tuple[int, str]] = []
@@ -177,7 +178,7 @@ def test_a_channel_that_never_says_hello_is_closed_within_the_bound() -> None:
             return None
 
         started = asyncio.get_running_loop().time()
-        await world.servers.connect("studio", nothing, nothing, on_close)
+        await world.servers.connect("studio", nothing, nothing, on_close, env_key=key)
         await asyncio.wait_for(heard.wait(), 2)
         assert closed == [(1008, "unauthenticated-call")]
         assert asyncio.get_running_loop().time() - started < 0.2 + 0.5
@@ -194,6 +195,59 @@ def test_a_hello_with_a_bearer_the_peer_never_issued_is_bearer_refused() -> None
         await world.state.store(PAIRINGS_DOC, forged.to_json())
         refusal = (await world.call_tool(key, "projects.list"))["refusal"]
         assert (refusal["code"], refusal["status"]) == ("bearer-refused", 403)
+
+    run(go())
+
+
+async def rekey_peer(world: World, key: str) -> None:
+    """The peer's operator re-keys the environment the host is paired with."""
+    state = world.servers.servers["studio"].ctx.state
+    await save_environments(state, (await load_environments(state)).rekeyed(key, "ek_" + "e" * 32))
+
+
+def test_a_call_to_a_rekeyed_peer_is_unknown_environment_not_bearer_refused() -> None:
+    """Seed 002 §1/§5: the peer resolves the envKey before it looks at the hello's bearer."""
+
+    async def go() -> None:
+        world, key = await paired_world()
+        await rekey_peer(world, key)
+        refusal = (await world.call_tool(key, "projects.list"))["refusal"]
+        assert (refusal["code"], refusal["status"]) == ("unknown-environment", 404)
+
+    run(go())
+
+
+def test_a_fresh_channel_for_a_rekeyed_environment_closes_unknown_environment_whatever_bearer() -> (
+    None
+):
+    async def go() -> None:
+        world, key = await paired_world()
+        valid = (await load_pairings(world.state)).outbound_for(key)
+        assert valid is not None
+        await rekey_peer(world, key)
+        hellos = [
+            {"type": "hello", "role": "environment", "bearer": valid.reveal()},
+            {"type": "hello", "role": "environment", "bearer": "vbx_" + "A" * 43},
+            {"type": "hello", "role": "environment", "bearer": ""},
+            {"type": "hello", "role": "environment"},
+        ]
+        closed: list[tuple[int, str]] = []
+        heard = asyncio.Event()
+
+        async def on_close(code: int, reason: str) -> None:
+            closed.append((code, reason))
+            heard.set()
+
+        async def nothing(*_: object) -> None:
+            return None
+
+        for frame in hellos:
+            closed.clear()
+            heard.clear()
+            channel = await world.servers.connect("studio", nothing, nothing, on_close, env_key=key)
+            await channel.send(json.dumps(frame))
+            await asyncio.wait_for(heard.wait(), 2)
+            assert closed == [(1008, "unknown-environment")]
 
     run(go())
 

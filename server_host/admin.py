@@ -1,0 +1,93 @@
+"""The operator's local admin socket: how ``voicebox-env pair-code`` and ``revoke`` reach a
+running server (seed 002 §3: a revocation closes live channels *at once*, which only the
+process holding them can do).
+
+While ``serve`` runs it listens on the Unix socket HOST_DIR ``admin.sock`` (HOST_DIR is
+``0700``; the socket is made ``0600``). One request per connection, one JSON line each way:
+``{"op": "pair-code", "hostToken", "envKey"?}`` or ``{"op": "revoke", "hostToken",
+"envKey"}``; the answer is ``{"ok": true, ...}`` or ``{"ok": false, "refusal": {...}}``. The
+host token is checked as on HTTP (constant time). When no server runs, the CLI does the same
+on disk (:mod:`server_host.cli`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from core.refusals import Code, Refused
+from core.secret import Secret
+from server_host.service import EnvironmentService, answer_json
+
+__all__ = ["ask", "start_admin"]
+
+log = logging.getLogger("voicebox.admin")
+MAX_LINE = 64 << 10
+
+
+async def _answer(service: EnvironmentService, request: dict[str, Any]) -> dict[str, Any]:
+    token = request.get("hostToken")
+    secret = Secret(token) if isinstance(token, str) and token else None
+    await service.pairing_token_check(secret)
+    env_key = request.get("envKey")
+    if env_key is not None and not isinstance(env_key, str):
+        raise Refused(Code.MESSAGE_MALFORMED, "envKey is text.")
+    if request.get("op") == "pair-code":
+        return await service.mint_code(env_key)
+    if request.get("op") == "revoke":
+        return await service.pair_revoke(secret, env_key or "", actor="operator")
+    raise Refused(Code.OPERATION_UNKNOWN, "The admin socket answers pair-code and revoke.")
+
+
+async def start_admin(service: EnvironmentService, path: Path) -> asyncio.Server | None:
+    """Listen on ``path``; ``None`` (and a warning) when it cannot (a path too long for a
+    Unix socket: the CLI then works on disk)."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = await asyncio.wait_for(reader.readline(), 10)
+            request = json.loads(line[:MAX_LINE])
+            if not isinstance(request, dict):
+                raise Refused(Code.MESSAGE_MALFORMED)
+            answer = {"ok": True, **await _answer(service, request)}
+        except Refused as refusal:
+            answer = {"ok": False, "refusal": refusal.body().model_dump(mode="json")}
+        except (ValueError, TimeoutError):
+            answer = {
+                "ok": False,
+                "refusal": Refused(Code.MESSAGE_MALFORMED).body().model_dump(mode="json"),
+            }
+        with contextlib.suppress(OSError):
+            writer.write(answer_json(answer).encode() + b"\n")
+            await writer.drain()
+        writer.close()
+
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    try:
+        server = await asyncio.start_unix_server(handle, path=str(path))
+    except OSError as exc:
+        log.warning("no admin socket (%s): pair-code and revoke work on disk", exc.strerror)
+        return None
+    os.chmod(path, 0o600)
+    return server
+
+
+async def ask(path: Path, request: dict[str, Any]) -> dict[str, Any] | None:
+    """Send one request to a running server's admin socket; ``None`` when none answers."""
+    try:
+        reader, writer = await asyncio.open_unix_connection(str(path))
+    except OSError:
+        return None
+    try:
+        writer.write(json.dumps(request).encode() + b"\n")
+        await writer.drain()
+        line = await asyncio.wait_for(reader.readline(), 30)
+    finally:
+        writer.close()
+    return json.loads(line) if line else None

@@ -1,0 +1,313 @@
+"""``voicebox-env``: run an environment server on this machine (docs/remote.md).
+
+Commands (each has ``--help``):
+
+- ``init --root DIR --name NAME`` — create the environment: its envKey, host token, audit;
+- ``serve --root DIR [--host H] [--port P] [--allow-origin O ...] [--certfile F --keyfile F]
+  [--no-audit]`` — serve it over HTTP(S) and WebSocket;
+- ``pair-code --root DIR`` — mint a one-time pairing code (and show the envKey fingerprint);
+- ``revoke --root DIR --env-key K`` — revoke every bearer issued for ``K`` (closing its live
+  channels at once when the server runs);
+- ``audit verify --root DIR`` — check the audit's chain, MACs and anchor;
+- ``policy --root DIR [--exec on|off] [--git on|off] [--safe on|off] ...`` — the operator's
+  switches: fenced commands, SAFE mode.
+
+``pair-code`` and ``revoke`` talk to the running server through its admin socket
+(:mod:`server_host.admin`) and work on disk when none runs. Nothing printed or logged holds a
+bearer or the host token (the host token stays in HOST_DIR ``.host-token``); the pairing code
+is printed once, to the operator who asked for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from core.refusals import Refused
+from core.secret import Secret
+from server_host.home import Home, compose, init_home
+
+__all__ = ["main"]
+
+PROG = "voicebox-env"
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def _fail(refusal: Refused) -> int:
+    body = refusal.body()
+    print(f"{PROG}: {body.code}: {body.message}", file=sys.stderr, flush=True)
+    return 1
+
+
+def _token(home: Home) -> str:
+    return (home.host_dir / ".host-token").read_text(encoding="utf-8").strip()
+
+
+def _expiry(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%H:%M:%S UTC")
+
+
+async def _init(args: argparse.Namespace) -> int:
+    env = await init_home(Path(args.root), args.name)
+    from core.custody.pair_code import env_fingerprint
+
+    home = Home(Path(args.root))
+    _say(f"environment {env.name!r} created under {home.root}")
+    _say(f"envKey       {env.key}")
+    _say(f"fingerprint  {env_fingerprint(env.key)}")
+    _say(f"host token   in {home.host_dir / '.host-token'} (mode 0600; it never leaves here)")
+    return 0
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY only on sockets whose proto says TCP,
+    # and without it every answer waited ~40 ms for the client's delayed ACK (measured: HTTP
+    # round trip p50 44 ms -> under 1 ms on loopback)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)  # connections wait in the backlog until uvicorn accepts them
+    sock.set_inheritable(True)
+    return sock
+
+
+def _hello_bound() -> int | None:
+    raw = os.environ.get("VOICEBOX_HELLO_BOUND_MS")
+    if not raw:
+        return None
+    value = int(raw)
+    if not 1 <= value <= 600_000:
+        raise SystemExit(f"{PROG}: VOICEBOX_HELLO_BOUND_MS is 1..600000")
+    return value
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from core.custody.pair_code import env_fingerprint
+    from core.custody.wire import MAX_FRAME_BYTES
+    from server_host.admin import start_admin
+    from server_host.app import build_app
+    from server_host.logs import log_config
+    from server_host.service import EnvironmentService
+
+    if bool(args.certfile) != bool(args.keyfile):
+        raise SystemExit(f"{PROG}: --certfile and --keyfile go together")
+    composed = await compose(Path(args.root), audit=not args.no_audit)
+    service = EnvironmentService(composed, hello_bound_ms=_hello_bound())
+    app = build_app(service, allow_origins=tuple(args.allow_origin))
+    sock = _bind(args.host, args.port)
+    config = uvicorn.Config(
+        app,
+        log_config=log_config(args.log_level),
+        ws="websockets-sansio",
+        ws_max_size=MAX_FRAME_BYTES + 1024,
+        ws_per_message_deflate=False,  # archives do not compress: deflate made exports 11x slower
+        ws_ping_interval=20,
+        ws_ping_timeout=20,
+        ssl_certfile=args.certfile,
+        ssl_keyfile=args.keyfile,
+        lifespan="off",
+        server_header=False,
+        proxy_headers=False,
+        timeout_graceful_shutdown=3,
+    )
+    server = uvicorn.Server(config)
+    admin = await start_admin(service, composed.home.admin_socket)
+    scheme = "https" if args.certfile else "http"
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    env = composed.environment
+    _say(
+        f"{PROG}: serving {env.name!r} envKey {env.key} fingerprint "
+        f"{env_fingerprint(env.key)} on {scheme}://{shown}:{port}"
+    )
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        if admin is not None:
+            admin.close()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(composed.home.admin_socket)
+        if composed.sink is not None:
+            composed.sink.close()
+    return 0
+
+
+async def _admin_or_disk(home: Home, request: dict[str, Any]) -> dict[str, Any]:
+    from server_host.admin import ask
+    from server_host.service import EnvironmentService
+
+    answer = None
+    if home.admin_socket.exists():
+        answer = await ask(home.admin_socket, {**request, "hostToken": _token(home)})
+    if answer is None:  # no server runs: the same act, on disk
+        service = EnvironmentService(await compose(home.root))
+        token = Secret(_token(home))
+        try:
+            if request["op"] == "pair-code":
+                await service.pairing_token_check(token)
+                return await service.mint_code(request.get("envKey"))
+            return await service.pair_revoke(token, request["envKey"], actor="operator")
+        finally:
+            await service.ctx.audit.head_seq()  # let the background anchor settle
+            if service.composed.sink is not None:
+                service.composed.sink.close()
+    if not answer.get("ok"):
+        refusal = answer.get("refusal") or {}
+        from core.refusals import Code
+
+        raise Refused(Code(refusal.get("code", "internal-error")), refusal.get("message"))
+    return {k: v for k, v in answer.items() if k != "ok"}
+
+
+async def _pair_code(args: argparse.Namespace) -> int:
+    home = Home(Path(args.root))
+    minted = await _admin_or_disk(home, {"op": "pair-code"})
+    _say(f"pairing code  {minted['code']}")
+    _say(f"fingerprint   {minted['fingerprint']}  (compare it with the one the page shows)")
+    _say(f"envKey        {minted['envKey']}")
+    _say(f"expires       {_expiry(int(minted['expiresAt']))}; single use")
+    return 0
+
+
+async def _revoke(args: argparse.Namespace) -> int:
+    home = Home(Path(args.root))
+    done = await _admin_or_disk(home, {"op": "revoke", "envKey": args.env_key})
+    _say(json.dumps(done))
+    return 0
+
+
+async def _verify(args: argparse.Namespace) -> int:
+    composed = await compose(Path(args.root))
+    try:
+        result = await composed.ctx.audit.verify()
+    finally:
+        if composed.sink is not None:
+            composed.sink.close()
+    _say(result.model_dump_json())
+    return 0 if result.ok else 1
+
+
+async def _policy(args: argparse.Namespace) -> int:
+    from core.policy import Policy
+    from server_host.commands import COMMANDS_DOC, load_command_policy
+    from server_host.disk import DiskHostState
+    from server_host.home import POLICY_DOC
+
+    home = Home(Path(args.root))
+    if not home.host_dir.is_dir():
+        raise SystemExit(f"{PROG}: no environment under {home.root}: run init")
+    state = DiskHostState(home.host_dir)
+    commands = load_command_policy(await state.load(COMMANDS_DOC))
+    raw = await state.load(POLICY_DOC)
+    policy = Policy.model_validate_json(raw) if raw else Policy()
+    changes: dict[str, Any] = {}
+    if args.exec is not None:
+        changes["exec_enabled"] = args.exec == "on"
+    if args.git is not None:
+        changes["git_enabled"] = args.git == "on"
+    if args.exec_time_limit_ms is not None:
+        changes["time_limit_ms"] = args.exec_time_limit_ms
+    if args.exec_output_cap_bytes is not None:
+        changes["output_cap_bytes"] = args.exec_output_cap_bytes
+    if changes:
+        commands = type(commands).model_validate({**commands.model_dump(), **changes})
+        await state.store(COMMANDS_DOC, commands.model_dump_json().encode())
+    if args.safe is not None:
+        policy = policy.model_copy(update={"read_only": args.safe == "on"})
+        await state.store(POLICY_DOC, policy.model_dump_json().encode())
+    _say(json.dumps({"commands": commands.model_dump(), "safe": policy.read_only}))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Run a Voicebox environment server: the same core as the browser host, "
+        "under CPython, paired from the browser by a one-time code (docs/remote.md).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, text: str) -> argparse.ArgumentParser:
+        one = sub.add_parser(name, help=text, description=text)
+        one.add_argument("--root", required=True, help="the environment's folder")
+        return one
+
+    init = command("init", "Create an environment: its envKey, host token and audit.")
+    init.add_argument("--name", required=True, help="its display name")
+    init.set_defaults(run=_init)
+
+    serve = command("serve", "Serve the environment over HTTP(S) and WebSocket.")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="port (8765; 0 picks a free one)")
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser origin allowed to call (CORS, WebSocket Origin); repeatable",
+    )
+    serve.add_argument("--certfile", help="TLS certificate (PEM): serve https/wss")
+    serve.add_argument("--keyfile", help="TLS private key (PEM)")
+    serve.add_argument(
+        "--no-audit",
+        action="store_true",
+        help="declare no audit root: nothing is recorded (revocations say root-not-declared)",
+    )
+    serve.add_argument("--log-level", default="info", choices=("info", "warning", "error"))
+    serve.set_defaults(run=_serve)
+
+    code = command("pair-code", "Mint a one-time pairing code (10 minutes, single use).")
+    code.set_defaults(run=_pair_code)
+
+    revoke = command("revoke", "Revoke every bearer issued for an envKey, closing its channels.")
+    revoke.add_argument("--env-key", required=True, help="the envKey whose pairings to revoke")
+    revoke.set_defaults(run=_revoke)
+
+    audit = sub.add_parser("audit", help="The audit.", description="The audit.")
+    audit_sub = audit.add_subparsers(dest="audit_command", required=True, metavar="COMMAND")
+    verify = audit_sub.add_parser(
+        "verify",
+        help="Check the audit's hash chain, MACs and anchor; name what is wrong.",
+        description="Check the audit's hash chain, MACs and anchor; exit 1 and name the "
+        "finding (edited, truncated, gap, ...) when it does not hold.",
+    )
+    verify.add_argument("--root", required=True, help="the environment's folder")
+    verify.set_defaults(run=_verify)
+
+    policy = command("policy", "Show or set the operator's switches (fenced commands, SAFE).")
+    policy.add_argument("--exec", choices=("on", "off"), help="allow exec (off by default)")
+    policy.add_argument("--git", choices=("on", "off"), help="allow git/init and git/config")
+    policy.add_argument("--safe", choices=("on", "off"), help="SAFE mode: refuse every write")
+    policy.add_argument("--exec-time-limit-ms", type=int, help="a command's time limit")
+    policy.add_argument("--exec-output-cap-bytes", type=int, help="output kept per command")
+    policy.set_defaults(run=_policy)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; the exit status is 0 on success, 1 on a refusal."""
+    args = _parser().parse_args(argv)
+    try:
+        return asyncio.run(args.run(args))
+    except Refused as refusal:
+        return _fail(refusal)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
