@@ -246,8 +246,9 @@ function pdkHost() {
     };
     const trap = (message) => fail(new Failure("tool-output-invalid", "trap", message));
     const offset = (h) => {
-      if (h < 0n || h > 0xffffffffn) trap("a handle is out of range");
-      return Number(h);
+      const at = Number(h); // exact below 2^53; anything larger is out of range anyway
+      if (!(at >= 0 && at <= 0xffffffff)) trap("a handle is out of range");
+      return at;
     };
     const inside = (at, n) => {
       if (at < 8 || at + n > top) trap(`host memory ${at}+${n} is outside 8..${top}`);
@@ -337,7 +338,7 @@ function pdkHost() {
       load_u8: (h) => bytes[inside(offset(h), 1)],
       load_u64: (h) => view.getBigUint64(inside(offset(h), 8), true),
       store_u8: (h, v) => { bytes[inside(offset(h), 1)] = v & 0xff; },
-      store_u64: (h, v) => { view.setBigUint64(inside(offset(h), 8), BigInt.asUintN(64, v), true); },
+      store_u64: (h, v) => { view.setBigUint64(inside(offset(h), 8), v, true); }, // v mod 2^64
       output_set: (h, n) => {
         if (n === 0n) {
           state.output = new Uint8Array(0);
