@@ -33,7 +33,11 @@ TEST = [
     "hypothesis==6.155.2",
     "jsonschema==4.26.0",
     "pillow==13.0.0",
-    "wasmtime==50.0.1",  # runs the create-asset module on CPython (tests/tool)
+    "wasmtime==50.0.1",  # runs the create-asset module and the plugins on CPython (tests/tool)
+    # the reference Extism runtime (its kernel on wasmtime; a 9.6 MB manylinux wheel): our
+    # modules must be real Extism plugins (tests/tool/test_extism_reference.py)
+    "extism==1.1.1",
+    "extism-sys==1.41.0",
 ]
 BUILD = ["build==1.6.1", "hatchling==1.33.0", "pyodide-lock==0.1.2", "packaging>=24"]
 BROWSER = ["playwright==1.65.2", "pytest-playwright==0.10.0"]
