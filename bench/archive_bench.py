@@ -4,7 +4,7 @@ Run: ``python -m bench.archive_bench [--size-mb 200] [--compression-mb 50]`` (or
 ``python bench/archive_bench.py``). This is a script, never a timed test.
 
 1. **Export** of a ``--size-mb`` project of mixed files (source-like text, incompressible
-   binary, sparse zeros) through :func:`core.archive.export_archive`, the chunks counted and
+   binary, sparse zeros) through :func:`core.archive.export.export_archive`, the chunks counted and
    dropped (standing in for the sink that hands them to the page), against :mod:`zipfile`
    writing the same files (already in memory) with ``writestr`` into a ``BytesIO`` and into a
    temporary file.
@@ -35,8 +35,8 @@ from typing import Any, TypeVar
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.archive import ExportSource, export_archive
-from core.memory import MemoryProjectFiles
+from core.archive.export import ExportSource, export_archive
+from core.memory.adapters import MemoryProjectFiles
 from core.paths import parse_path
 
 T = TypeVar("T")
@@ -101,7 +101,7 @@ def memory_project(files: dict[str, bytes]) -> MemoryProjectFiles:
 
 
 def ours(project: MemoryProjectFiles, level: int | None = None) -> int:
-    """Export through core.archive, the chunks counted and dropped (as a sink that hands
+    """Export through core.archive.export, the chunks counted and dropped (as a sink that hands
     them on would); return the archive's size."""
     job = export_archive(project, SOURCE, deflate_level=level)
     seen = 0
@@ -159,7 +159,7 @@ def export_section(size_mb: int, repeat: int) -> None:
     project = memory_project(files)
     print(f"\nExport: {len(files)} files, {total / MB:.1f} MB, Python {sys.version.split()[0]}")
     rows = [
-        ("core.archive export (stored)", lambda: ours(project)),
+        ("core.archive.export export (stored)", lambda: ours(project)),
         ("zipfile writestr → BytesIO", lambda: zipfile_bytesio(files)),
         ("zipfile writestr → temp file", lambda: zipfile_file(files)),
     ]
@@ -169,7 +169,7 @@ def export_section(size_mb: int, repeat: int) -> None:
         heap = peak(fn)
         figures[label] = (total / MB / seconds, heap)
         print(f"  {label:32s} {total / MB / seconds:8.0f} MB/s   peak heap {heap / 2**20:8.1f} MiB")
-    ours_speed, ours_peak = figures["core.archive export (stored)"]
+    ours_speed, ours_peak = figures["core.archive.export export (stored)"]
     for label in ("zipfile writestr → BytesIO", "zipfile writestr → temp file"):
         speed, heap = figures[label]
         print(

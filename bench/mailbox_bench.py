@@ -2,8 +2,8 @@
 
 Run: ``python -m bench.mailbox_bench`` (or ``python bench/mailbox_bench.py``). Prints, for each
 size, the time to open the mailbox once (the one full read), and the latency of posting a letter
-(median, mean, p95) two ways: the core post (:func:`core.missions.post_mission_letter`) and the
-whole host-protocol call (``mission.post`` through the dispatcher, audit included). Then the
+(median, mean, p95) two ways: the core post (:func:`core.missions.posting.post_mission_letter`) and
+the whole host-protocol call (``mission.post`` through the dispatcher, audit included). Then the
 ratio of the medians, 100,000 over 100; the goal is ≤ 1.2 (seed 004 §2c: a post is O(1) in the
 mailbox's length). This is a script, never a timed test.
 
@@ -28,10 +28,8 @@ if __package__ in (None, ""):
 
 from core.audit import AuditLog
 from core.host.context import HostContext
-from core.host.dispatcher import Host
-from core.letters import sha12
-from core.mailbox import Mailbox
-from core.memory import (
+from core.host.pipeline import Host
+from core.memory.adapters import (
     FixedClock,
     MemoryAuditKey,
     MemoryAuditSink,
@@ -39,7 +37,9 @@ from core.memory import (
     MemoryProjectRoots,
     SeededRandomness,
 )
-from core.missions import post_mission_letter
+from core.missions.letters import sha12
+from core.missions.mailbox import Mailbox
+from core.missions.posting import post_mission_letter
 
 T = TypeVar("T")
 SIZES = (100, 100_000)

@@ -6,7 +6,7 @@ in-memory adapters, CPython), which also gives the CPython figures (core post an
 OPFS project named like the bench brain, and ``mission.post`` is timed from the page (ms):
 the first post (the host's one full read of the mailbox) apart, then ``runs`` blocks of
 ``count`` posts, each extending a randomly chosen mission's head (letters computed ahead with
-:func:`core.letters.letter_id`, so every post passes the head check).
+:func:`core.missions.letters.letter_id`, so every post passes the head check).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from bench.browser import Profile
 from bench.mailbox_bench import BRAIN, Bench, summary
 from bench.site import BenchSite
 from bench.stats import ratio, runs
-from core.letters import MissionLetter, letter_id, sha12
-from core.mailbox import MAILBOX_DIR
+from core.missions.letters import MissionLetter, letter_id, sha12
+from core.missions.mailbox import MAILBOX_DIR
 
 __all__ = ["measure"]
 

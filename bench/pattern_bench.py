@@ -32,10 +32,10 @@ __all__ = ["SNIPPET", "measure", "run_here"]
 
 SNIPPET = """
 import json, time
-from core.blocks import AddBlock, apply_candidate_edit
-from core.letters import absolute_path_in
+from core.missions.blocks import AddBlock, apply_candidate_edit
+from core.missions.letters import absolute_path_in
 from core.refusals import Refused
-from core.sanitizer import hazard_in
+from core.missions.sanitizer import hazard_in
 
 def best(fn, repeat=3):
     out = 1e9

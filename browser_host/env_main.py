@@ -20,12 +20,12 @@ from browser_host.opfs import HandleHostState, HandleProjectRoots, subfolder
 from browser_host.port_channel import MessagePortChannel
 from browser_host.sealed_state import SealedHostState
 from core.audit import AuditLog
-from core.env_server import EnvironmentServer
+from core.custody.env_server import EnvironmentServer
 from core.host.context import HostContext
-from core.host.dispatcher import Host
+from core.host.pipeline import Host
 from core.policy import Policy
+from core.projects.temporaries import load_temporaries
 from core.runtime import SystemClock, SystemRandomness
-from core.temporaries import load_temporaries
 
 __all__ = ["ServerBridge", "start"]
 
@@ -104,7 +104,7 @@ async def start(name: str, idb: Any, sealer: Any, audit_key: Any) -> ServerBridg
         policy=Policy.model_validate_json(raw) if raw else Policy(),
     )
     await ctx.catalog.sweep_unfinished()  # this worker holds the environment's lock
-    server = EnvironmentServer(Host(ctx), name)
+    server = EnvironmentServer(ctx, name, Host(ctx).tools)
     ctx.env_key = await server.start()
     ctx.audit.env = ctx.env_key  # records name the environment that decided
     return ServerBridge(server)

@@ -9,8 +9,8 @@ after reload and restart. Opening checks ``queryPermission({mode: "readwrite"})`
 ``permission-denied``. Files are served by the same adapter as OPFS projects
 (:class:`~browser_host.opfs.HandleProjectFiles`): per-file, fresh reads, atomic writes. Every
 ``open`` builds a fresh adapter (the handle is read again, its permission asked again), but
-each one shares the host's one :class:`~core.temporaries.Temporaries`: a listing through one
-``open`` never sweeps a temporary another call has in flight.
+each one shares the host's one :class:`~core.projects.temporaries.Temporaries`: a listing through
+one ``open`` never sweeps a temporary another call has in flight.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pyodide.ffi import JsException, to_js
 from browser_host.jsutil import js_options
 from browser_host.opfs import HandleProjectFiles
 from core.ports import FolderEntry
+from core.projects.temporaries import Temporaries
 from core.refusals import Code, Refused
-from core.temporaries import Temporaries
 
 __all__ = ["IdbFolderProjects"]
 

@@ -28,15 +28,14 @@ from browser_host.sandbox import PortSandbox, SiteModules
 from browser_host.sealed_state import SealedHostState
 from browser_host.servers import WorkerEnvironmentServers
 from core.audit import AuditLog
-from core.env_server import ensure_identity
-from core.host.context import HostContext
-from core.host.dispatcher import Host
-from core.host.info_ops import RUNTIME_PROBE
+from core.custody.env_server import ensure_identity
+from core.host.context import HostContext, HostServices
+from core.host.pipeline import Host
 from core.policy import Policy
 from core.ports import HostState
+from core.projects.temporaries import load_temporaries
 from core.protocol import INBOUND_BOUNDS
 from core.runtime import SystemClock, SystemRandomness
-from core.temporaries import load_temporaries
 
 __all__ = ["HostBridge", "start"]
 
@@ -78,7 +77,7 @@ class HostBridge:
     async def refuse(self, part: str, size: int, text: Any = None) -> Any:
         """Answer a message the worker did not convert because its ``part`` (``"message"``
         or ``"body"``) is ``size`` long, over :meth:`bounds`: ``message-too-large``,
-        audited (:meth:`core.host.dispatcher.Host.refuse_oversized`). ``text`` is the JSON
+        audited (:meth:`core.host.pipeline.Host.refuse_oversized`). ``text`` is the JSON
         text when only the body was over. Returns the JS array of :meth:`handle`."""
         answer = await self.host.refuse_oversized(
             "body" if part == "body" else "message",
@@ -136,15 +135,17 @@ async def start(idb: Any, sealer: Any, audit_key: Any, peer_script: str) -> Host
         random=random,
         policy=await _load_policy(state),
         versions=versions,
-        folders=IdbFolderProjects(idb, temporaries),
-        servers=WorkerEnvironmentServers(peer_script),
-        modules=SiteModules(js.URL.new("../tools/", js.location.href).href),
-        connect_sandbox=PortSandbox,
+        services=HostServices(
+            folders=IdbFolderProjects(idb, temporaries),
+            servers=WorkerEnvironmentServers(peer_script),
+            modules=SiteModules(js.URL.new("../tools/", js.location.href).href),
+            connect_sandbox=PortSandbox,
+            runtime_probe=runtime_figures,
+        ),
     )
-    ctx.cache[RUNTIME_PROBE] = runtime_figures
     host = Host(ctx)
     await ctx.catalog.sweep_unfinished()  # we hold the storage lock: nothing is mid-write
-    envs = await ensure_identity(host, "local")
+    envs = await ensure_identity(ctx, "local")
     ctx.env_key = next(e.key for e in envs.environments if e.kind == "local")
     audit.env = ctx.env_key
     await audit.head_seq()

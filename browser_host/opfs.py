@@ -9,11 +9,11 @@ Atomic writes: bytes go to a temporary sibling named ``.vbx-tmp-<marker>-<random
 ``createWritable()`` (itself committed only on ``close()``), then
 ``FileSystemFileHandle.move(name)`` replaces the target in one step. A tab closed mid-write
 leaves the old file. The names, the marker and the names in flight are
-:class:`core.temporaries.Temporaries` — ONE object for the whole host, handed to every adapter
-here (every project, every ``open`` of a picked folder), so a listing never mistakes another
+:class:`core.projects.temporaries.Temporaries` — ONE object for the whole host, handed to every
+adapter here (every project, every ``open`` of a picked folder), so a listing never mistakes another
 call's live temporary for a leftover. A listing leaves this host's temporaries out and removes
-those :meth:`~core.temporaries.Temporaries.sweepable` says are leftovers; every other entry —
-whatever its name — is listed and never removed.
+those :meth:`~core.projects.temporaries.Temporaries.sweepable` says are leftovers; every other entry
+— whatever its name — is listed and never removed.
 
 A full disk (SPEC §3, §4): the write is refused ``storage-quota-exceeded`` (507) and nothing is
 left — the temporary is removed, the target keeps its old bytes. Chromium reports it as
@@ -37,8 +37,8 @@ from pyodide.ffi import to_js
 from browser_host.jsutil import JS_ERRORS, BrowserError, js_options, refusal_from_js, settle
 from core.paths import TEMP_PREFIX, ProjectPath
 from core.ports import Entry
+from core.projects.temporaries import Temporaries
 from core.refusals import Code, Refused
-from core.temporaries import Temporaries
 
 __all__ = ["HandleHostState", "HandleProjectFiles", "HandleProjectRoots", "subfolder"]
 
@@ -128,7 +128,7 @@ async def _write_atomic(folder: Any, name: str, data: bytes, tmp: str) -> None:
 class HandleProjectFiles:
     """:class:`core.ports.ProjectFiles` over one ``FileSystemDirectoryHandle`` (a project root).
 
-    ``temporaries`` is the host's one :class:`~core.temporaries.Temporaries` (never a fresh
+    ``temporaries`` is the host's one :class:`~core.projects.temporaries.Temporaries` (never a fresh
     one per adapter: see the module docstring)."""
 
     def __init__(self, root: Any, temporaries: Temporaries) -> None:
@@ -298,7 +298,7 @@ class HandleHostState:
     """:class:`core.ports.HostState` over OPFS ``host/`` (HOST_DIR). Atomic ``store``.
 
     HOST_DIR is never listed, so its temporaries need no marker: ``.vbx-tmp-<random>``. (It
-    holds the marker itself, :data:`core.temporaries.MARKER_DOCUMENT`.)"""
+    holds the marker itself, :data:`core.projects.temporaries.MARKER_DOCUMENT`.)"""
 
     def __init__(self, host_dir: Any) -> None:
         self._dir = host_dir

@@ -31,8 +31,8 @@ import js
 from js import Object, Uint8Array
 from pyodide.ffi import create_proxy, to_js
 
-from core.asset_check import output_too_large, sandbox_refusal
 from core.refusals import Code, Refused
+from core.tools.asset_check import output_too_large, sandbox_refusal
 
 __all__ = ["CREATE_ENTRY", "REASONS", "PortSandbox", "SiteModules"]
 
@@ -115,7 +115,7 @@ class PortSandbox:
         ``network-egress-refused`` as the sandbox answered (its reason in
         ``details["reason"]``). An answer over ``max_output`` bytes is refused by its
         ``byteLength``, before a byte is copied into the Wasm heap
-        (:func:`core.asset_check.output_too_large`).
+        (:func:`core.tools.asset_check.output_too_large`).
         """
         try:
             await asyncio.wait_for(self._ready.wait(), READY_WAIT_S)
@@ -161,7 +161,7 @@ class PortSandbox:
 
 def _refusal(answer: Any) -> Refused:
     """The refusal for a sandbox's ``{ok: false, code, reason, message}``: the code through
-    :func:`core.asset_check.sandbox_refusal` (a sandbox cannot choose any other), plus
+    :func:`core.tools.asset_check.sandbox_refusal` (a sandbox cannot choose any other), plus
     ``network-egress-refused`` for a plugin that asked for the network; a known reason kept
     in ``details``."""
     code, message = getattr(answer, "code", None), getattr(answer, "message", None)

@@ -48,14 +48,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
-from datetime import UTC, datetime
 from typing import Annotated, Literal, Protocol, runtime_checkable
 
 from pydantic import Field, StringConstraints, ValidationError
 
+from core.gestures import HUMAN_UI
 from core.model import Contract, canonical_json
 from core.ports import AuditKey, AuditSink, Clock, HostState
 from core.refusals import Code, Refused
+from core.time import instant_iso
 
 __all__ = [
     "ANCHOR_NAME",
@@ -123,9 +124,13 @@ class AuditRecord(Contract):
     """One audit record. Stored in the sink as its JSON object; hashed canonically."""
 
     seq: int = Field(ge=1)
-    at: str = Field(description="ISO-8601 UTC time with milliseconds.", max_length=40)
+    at: str = Field(
+        description="When: RFC 3339 UTC with milliseconds and Z (records before issue 14 say "
+        "+00:00; they verify as stored).",
+        max_length=40,
+    )
     env: str = Field(description="The environment the host acted for ('local' or an envKey).")
-    actor: str = Field(max_length=200, description="Seat or origin: 'page', 'human-ui', ...")
+    actor: str = Field(max_length=200, description=f"Seat or origin: 'page', '{HUMAN_UI}', ...")
     op: str = Field(max_length=200)
     decision: Decision
     rule: str = Field(max_length=200, description="The refusal code, or the rule that admitted.")
@@ -246,10 +251,6 @@ def record_hash(fields: dict[str, object]) -> str:
     """sha256 hex of the canonical JSON of ``fields`` without its ``hash`` and ``mac`` keys."""
     body = {k: v for k, v in fields.items() if k not in ("hash", "mac")}
     return hashlib.sha256(canonical_json(body)).hexdigest()
-
-
-def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
 
 
 class AuditLog:
@@ -465,7 +466,7 @@ class AuditLog:
             seq_prev, hash_prev = await self._load_head()
             fields: dict[str, object] = {
                 "seq": seq_prev + 1,
-                "at": _iso(self._clock.now_ms()),
+                "at": instant_iso(self._clock.now_ms()),
                 "env": self.env,
                 "actor": actor,
                 "op": op,

@@ -53,14 +53,14 @@ not because storage would fail. Markup (``<img src=x onerror=…>``), ``:*?"<>|`
 every script are allowed and shown literally. Letter case is kept and not folded: ``"a"`` and
 ``"A"`` are two files in OPFS, where only this host writes. A case-insensitive target is
 checked where one is written: in a picked folder a new name that differs only in letter case
-from a sibling is refused ``path-case-collision`` (:mod:`core.case_guard`); archive import
-checks the whole archive (``core/archive.py``).
+from a sibling is refused ``path-case-collision`` (:mod:`core.projects.case_guard`); archive import
+checks the whole archive (``core/archive/plan.py``).
 
 **Names a folder already holds.** A picked folder (or an OPFS folder filled by other means)
 may hold names this rule refuses — another program's ``.vbx-tmp-draft.md``, ``.VOICEBOX/``,
 ``CON``, an NFD name. Listings show them as they are (never hidden, never renamed, never
-deleted: only this host's own temporaries are swept, :mod:`core.temporaries`), and every file
-operation on them is refused by name with the sentence saying why. Export skips and counts
+deleted: only this host's own temporaries are swept, :mod:`core.projects.temporaries`), and every
+file operation on them is refused by name with the sentence saying why. Export skips and counts
 them.
 
 **A display name** (``name-invalid``): 1..``max_chars`` characters, not only whitespace, and
@@ -80,6 +80,7 @@ from core.refusals import Code, Refused
 
 __all__ = [
     "BIDI_CONTROLS",
+    "MAX_NAME_CHARS",
     "MAX_PATH_BYTES",
     "MAX_SEGMENT_BYTES",
     "META_DIR",
@@ -94,6 +95,8 @@ META_DIR = ".voicebox"
 TEMP_PREFIX = ".vbx-tmp-"
 MAX_SEGMENT_BYTES = 255
 MAX_PATH_BYTES = 4096
+MAX_NAME_CHARS = 200
+"""The longest display name (a project's, an environment's), in characters."""
 MAX_DEPTH = 64
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 """Bidirectional embedding, override and isolate controls (rule c)."""
@@ -240,7 +243,7 @@ def parse_path(text: object, *, allow_meta: bool = False) -> ProjectPath:
     return ProjectPath(parts)
 
 
-def check_name(text: object, *, max_chars: int = 200) -> str:
+def check_name(text: object, *, max_chars: int = MAX_NAME_CHARS) -> str:
     """Validate a display name (project name, environment name) and return it unchanged.
 
     A name is 1..``max_chars`` characters, not only whitespace, and passes the character rule

@@ -10,8 +10,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from core.model import Contract
+from core.refusals import Code, Refused
 
-__all__ = ["DEFAULT_HELLO_BOUND_MS", "DEFAULT_PEER_DEADLINE_MS", "Policy"]
+__all__ = ["DEFAULT_HELLO_BOUND_MS", "DEFAULT_PEER_DEADLINE_MS", "Policy", "require_writable"]
 
 DEFAULT_HELLO_BOUND_MS = 5000
 DEFAULT_PEER_DEADLINE_MS = 30_000
@@ -33,12 +34,50 @@ class Policy(Contract):
     for its answer before it is ``environment-unreachable``. Both in milliseconds.
     """
 
-    read_only: bool = Field(default=False, description="SAFE mode: refuse every write.")
-    disabled_tools: tuple[str, ...] = Field(default=(), max_length=1000)
-    admitted_plugins: dict[str, str] = Field(default_factory=dict, max_length=1000)
-    files_grants: tuple[str, ...] = Field(default=("builtin",), max_length=1000)
-    hello_bound_ms: int = Field(default=DEFAULT_HELLO_BOUND_MS, ge=1, le=600_000)
-    peer_deadline_ms: int = Field(default=DEFAULT_PEER_DEADLINE_MS, ge=1, le=3_600_000)
+    read_only: bool = Field(
+        default=False,
+        title="Read-only (SAFE) mode",
+        description="Every write — files, letters, blocks, receipts, tools — is refused with "
+        "read-only-mode. Reading, exporting and tidying the tray still work. Turn it off here at "
+        "any time.",
+    )
+    disabled_tools: tuple[str, ...] = Field(
+        default=(),
+        max_length=1000,
+        title="Switched-off tools",
+        description="Tools listed here are refused with tool-disabled, wherever the call comes "
+        "from.",
+    )
+    admitted_plugins: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=1000,
+        title="Admitted plugin releases",
+        description="Each plugin runs only at the release admitted here (plugin-not-admitted "
+        "otherwise).",
+    )
+    files_grants: tuple[str, ...] = Field(
+        default=("builtin",),
+        max_length=1000,
+        title="File access grants",
+        description="Origins allowed to reach project files through the broker (builtin is the "
+        "host's own tools).",
+    )
+    hello_bound_ms: int = Field(
+        default=DEFAULT_HELLO_BOUND_MS,
+        ge=1,
+        le=600_000,
+        title="Hello bound (ms)",
+        description="How long a new peer channel may take to send its hello frame before it is "
+        "closed (1008).",
+    )
+    peer_deadline_ms: int = Field(
+        default=DEFAULT_PEER_DEADLINE_MS,
+        ge=1,
+        le=3_600_000,
+        title="Peer call deadline (ms)",
+        description="How long a call forwarded to a peer may wait before it is answered "
+        "environment-unreachable.",
+    )
 
     def tool_enabled(self, name: str) -> bool:
         """False when the operator switched the operation ``name`` off."""
@@ -51,3 +90,14 @@ class Policy(Contract):
     def has_files_grant(self, origin: str) -> bool:
         """True when the operator granted file access to ``origin``."""
         return origin in self.files_grants
+
+
+def require_writable(policy: Policy) -> None:
+    """SAFE mode, the one check: refuse ``read-only-mode`` (403) while ``policy.read_only`` is on.
+
+    Asked by the pipeline for every operation that declares ``writes``, by admission for every
+    mutating tool call (seed 003, step 4 of its order) and by the broker for every write a
+    plugin asks for — the same rule at each door.
+    """
+    if policy.read_only:
+        raise Refused(Code.READ_ONLY_MODE)

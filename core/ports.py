@@ -1,8 +1,8 @@
 """The ports: every capability ``core`` needs from its runtime, as small Protocols (STYLE §1).
 
-``browser_host`` implements them over OPFS, picked directories and IndexedDB; ``core.memory``
-implements them in memory (real implementations, used by the tests and by anything that wants
-the core without a browser). Nothing in ``core`` asks which runtime it is in.
+``browser_host`` implements them over OPFS, picked directories and IndexedDB;
+``core.memory.adapters`` implements them in memory (real implementations, used by the tests and by
+anything that wants the core without a browser). Nothing in ``core`` asks which runtime it is in.
 
 All storage methods are ``async`` because the browser's storage is. Paths are always
 :class:`~core.paths.ProjectPath` values (already validated) or tuples of validated segments
@@ -31,6 +31,7 @@ __all__ = [
     "ProjectFiles",
     "ProjectRoots",
     "Randomness",
+    "RuntimeProbe",
     "Sandbox",
     "StoredAuditRecord",
 ]
@@ -218,8 +219,8 @@ class AuditKey(Protocol):
 
     E1: a non-extractable WebCrypto HMAC key in the host's IndexedDB ``keys`` store
     (``worker/sealed.mjs``), one per environment; a CPython host: a ``0600`` key file in
-    HOST_DIR; tests: :class:`core.memory.MemoryAuditKey`. Raises ``storage-failed`` when the
-    key cannot be used.
+    HOST_DIR; tests: :class:`core.memory.adapters.MemoryAuditKey`. Raises ``storage-failed`` when
+    the key cannot be used.
     """
 
     async def mac(self, data: bytes) -> str:
@@ -239,8 +240,9 @@ class PeerChannel(Protocol):
 
     Frames are JSON texts. Core sends with :meth:`send` and closes with :meth:`close`; the
     adapter delivers incoming frames and the other side's close to core (it calls the hello
-    gate, :class:`core.channels.LiveChannels` and :class:`core.execute.PeerCaller`), so the port
-    itself has no receive method and no timer.
+    gate, :class:`core.custody.channels.LiveChannels` and
+    :class:`core.custody.peer_calls.PeerCaller`), so the port itself has no receive method and no
+    timer.
     """
 
     async def send(self, frame: str) -> None:
@@ -262,8 +264,8 @@ class EnvironmentServers(Protocol):
     """The environment servers this host runs for its peers (SPEC §6): in E1, dedicated workers
     the host worker spawns — the page has no handle to them. Named by environment name.
 
-    ``admin`` carries one admin request (JSON text, :class:`core.env_server.AdminRequest`) to
-    the server ``name`` and returns its JSON answer; only this host can send one. ``connect``
+    ``admin`` carries one admin request (JSON text, :class:`core.custody.env_server.AdminRequest`)
+    to the server ``name`` and returns its JSON answer; only this host can send one. ``connect``
     opens a fresh execute channel to it; the adapter delivers what arrives on it to the three
     callbacks: ``on_frame(text)``, ``on_data(request_id, chunk)`` (a streaming answer's bytes)
     and ``on_close(code, reason)``. A server that is not running refuses
@@ -330,4 +332,13 @@ class Randomness(Protocol):
 
     def token_bytes(self, n: int) -> bytes:
         """``n`` bytes from a CSPRNG."""
+        ...
+
+
+class RuntimeProbe(Protocol):
+    """Reads non-secret figures of the runtime the host runs in, for ``host.info`` and the
+    benchmark (E1: ``browser_host.diagnostics.runtime_figures``)."""
+
+    def __call__(self) -> dict[str, int]:
+        """``{"wasm_memory_bytes": ..., "python_allocated_blocks": ...}`` (any subset)."""
         ...

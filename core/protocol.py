@@ -3,7 +3,7 @@
 A request is one JSON text plus an optional binary body (file bytes travel beside the JSON,
 never inside it)::
 
-    {"v": 1, "id": "r17", "op": "file.write", "args": {...}, "origin": "human-ui"}
+    {"v": 1, "id": "r17", "op": "file.write", "args": {...}, "origin": HUMAN_UI}
 
 Every request gets exactly one answer, a result or a refusal::
 
@@ -12,9 +12,9 @@ Every request gets exactly one answer, a result or a refusal::
                                                    "message": "..."}, "logged": 43}
 
 ``logged`` is the audit sequence number of the decision, or ``null`` for the few
-introspection operations that are not audited. ``origin`` is ``"human-ui"`` only when the page
-sends the message on behalf of a person's gesture (SPEC §4); nothing arriving from a peer,
-plugin or sandbox can carry it.
+introspection operations that are not audited. ``origin`` is the gesture token
+(:data:`core.gestures.HUMAN_UI`) only when the page sends the message on behalf of a person's
+gesture (SPEC §4); nothing arriving from a peer, plugin or sandbox can carry it.
 
 Bounds: the JSON text is at most :data:`MAX_MESSAGE_BYTES`, the body at most
 :data:`MAX_BODY_BYTES`; ids are short tokens (never one shaped like a bearer or host token:
@@ -35,12 +35,12 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, StringConstraints, ValidationError
 from pydantic_core import from_json
 
+from core.gestures import HUMAN_UI
 from core.model import Contract
-from core.refusals import Code, RefusalBody, Refused
-from core.secret import known_names, quiet_error_text, secret_shaped
+from core.refusals import Code, RefusalBody, Refused, invalid_input
+from core.secret import known_names, secret_shaped
 
 __all__ = [
-    "HUMAN_UI",
     "INBOUND_BOUNDS",
     "MAX_BODY_BYTES",
     "MAX_MESSAGE_BYTES",
@@ -59,8 +59,6 @@ __all__ = [
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 1 << 20
 MAX_BODY_BYTES = 256 << 20
-HUMAN_UI = "human-ui"
-"""The origin token a person's gesture carries (seed 004 §8; SPEC §4). Only the page sets it."""
 
 MessagePart = Literal["message", "body"]
 
@@ -69,7 +67,7 @@ class InboundBounds(Contract):
     """The sizes the worker's JavaScript compares before it converts a page message into
     Python. It compares lengths only; over a bound, it asks the host for the refusal by the
     size alone (:func:`oversized`), and the bytes never cross. What passes is checked exactly
-    here (:func:`parse_envelope`, the dispatcher's body check)."""
+    here (:func:`parse_envelope`, the pipeline's body gate)."""
 
     message_units: int = Field(
         description="A text with more UTF-16 code units than this is certainly over "
@@ -115,8 +113,8 @@ class Envelope(Contract):
     id: RequestId
     op: OpName
     args: dict[str, Any] = Field(default_factory=dict)
-    origin: Literal["human-ui"] | None = Field(
-        default=None, description="'human-ui' when a person's gesture in the page sent this."
+    origin: Literal[HUMAN_UI] | None = Field(
+        default=None, description=f"'{HUMAN_UI}' when a person's gesture in the page sent this."
     )
 
 
@@ -187,7 +185,7 @@ def parse_envelope(text: str | bytes) -> Envelope:
     try:
         env = Envelope.model_validate_json(text)
     except ValidationError as exc:
-        raise Refused(Code.MESSAGE_MALFORMED, quiet_error_text(exc, _ENVELOPE_NAMES)) from None
+        raise invalid_input(exc, _ENVELOPE_NAMES, code=Code.MESSAGE_MALFORMED) from None
     except (ValueError, RecursionError):
         raise Refused(Code.MESSAGE_MALFORMED, "The message is not valid JSON.") from None
     if env.v != PROTOCOL_VERSION:

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.secret import scrub_secrets
+from core.secret import quiet_error_text, quiet_first_error, scrub_secrets
 
-__all__ = ["REFUSALS", "Code", "RefusalBody", "RefusalInfo", "Refused", "info"]
+__all__ = ["REFUSALS", "Code", "RefusalBody", "RefusalInfo", "Refused", "info", "invalid_input"]
 
 
 class Code(StrEnum):
@@ -312,3 +312,37 @@ class Refused(Exception):
             field=None if self.field is None else scrub_secrets(self.field[:200]),
             details=shown,
         )
+
+
+def invalid_input(
+    exc: ValidationError,
+    names: frozenset[str],
+    *,
+    code: Code,
+    under: str = "",
+    first: bool = False,
+    fallback: str | None = None,
+    field: str | None = None,
+) -> Refused:
+    """The refusal for input that failed its model: the ONE way a validation error becomes a
+    sentence (seed 002 §2: no input value, no unknown key, ever — only ``names``, the fields
+    and ``Literal`` values our models declare, and fixed phrases, :mod:`core.secret`).
+
+    ``names`` is :func:`core.secret.known_names` of the models; ``code`` the refusal code.
+
+    - By default every error is said, at most three, each location under ``under``
+      (``args.path is too long (at most 5000 characters); args.(field) is not allowed.``);
+      the refusal names ``field`` (or none).
+    - With ``first``, the first error is said of the part of its location our models declare,
+      under ``under`` (``letter.gate.exit_status has the wrong type.``), and the refusal names
+      that field — or ``fallback`` (default ``under``) when not even its first part is ours.
+    """
+    if not first:
+        prefix = f"{under}." if under else ""
+        return Refused(code, quiet_error_text(exc, names, prefix=prefix), field=field)
+    known, phrase = quiet_first_error(exc, names)
+    if under and known:
+        where = f"{under}.{known}"
+    else:
+        where = known or (under if fallback is None else fallback)
+    return Refused(code, f"{where} {phrase}."[:1000], field=where or None)

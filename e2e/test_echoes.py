@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import json
 
-import core.host.dispatcher  # noqa: F401  (registers every operation)
-from core.host.operations import OPERATIONS
+from core.host.registry import OPERATIONS
 from e2e.hostpage import SECRET_SHAPE, HostPage
 from tests.core.test_echoes import BEARER, ECHOES, HOST_TOKEN, PLAIN_UNKNOWN, _free_form_calls
 

@@ -12,8 +12,8 @@ import re
 
 from pydantic import TypeAdapter, ValidationError
 
-from core.letters import OneLine, absolute_path_in
-from core.mailbox import AgentId
+from core.missions.letters import OneLine, absolute_path_in
+from core.missions.mailbox import AgentId
 from core.paths import check_name, parse_path
 from core.refusals import Refused
 from e2e.hostpage import HostPage

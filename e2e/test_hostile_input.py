@@ -21,8 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import core.host.dispatcher  # noqa: F401  (registers every operation)
-from core.host.operations import OPERATIONS
+from core.host.registry import OPERATIONS
 from core.paths import MAX_SEGMENT_BYTES
 from core.protocol import MAX_MESSAGE_BYTES
 from core.refusals import REFUSALS, Code

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import json
 
-from core.asset_check import MAX_ASSET_BYTES
 from core.protocol import MAX_BODY_BYTES, MAX_MESSAGE_BYTES
+from core.tools.asset_check import MAX_ASSET_BYTES
 from e2e.hostpage import HostPage
 
 MB = 1 << 20

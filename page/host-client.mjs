@@ -14,6 +14,7 @@
 // refusal host-restarted (503, core/refusals.py): its outcome is unknown, never silence. Data
 // written before survives — every write is atomic (browser_host/opfs.py).
 
+import { HUMAN_UI } from "./contract.gen.mjs";
 import { trustedWorkerUrl } from "./trusted-types.mjs";
 
 /** core/refusals.py Code.HOST_RESTARTED — the only refusal the page itself gives. */
@@ -180,7 +181,7 @@ export class HostClient extends EventTarget {
 
   /**
    * Send `op` with `args`; resolve {result, body, logged} or reject with a Refusal.
-   * `body` (ArrayBuffer) is transferred; `human: true` marks a person's gesture ("human-ui");
+   * `body` (ArrayBuffer) is transferred; `human: true` marks a person's gesture (origin HUMAN_UI);
    * `attachment` (a FileSystemDirectoryHandle the person picked) is structured-cloned.
    * A streaming answer (e.g. an archive) arrives as chunks, reported to `onChunk(bytesSoFar)`
    * and resolved as `stream` (a Blob).
@@ -188,7 +189,7 @@ export class HostClient extends EventTarget {
   call(op, args = {}, { body = null, human = false, attachment = null, onChunk = null } = {}) {
     const id = `p${++this.#next}`;
     const message = { v: 1, id, op, args };
-    if (human) message.origin = "human-ui";
+    if (human) message.origin = HUMAN_UI;
     return this.#post(id, JSON.stringify(message), { body, attachment, onChunk });
   }
 

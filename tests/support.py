@@ -12,9 +12,11 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from core.audit import AuditLog
-from core.host.context import HostContext
-from core.host.dispatcher import Host
-from core.memory import (
+from core.host.context import HostContext, HostServices
+from core.host.operations import Operation
+from core.host.pipeline import Host
+from core.host.registry import OPERATIONS
+from core.memory.adapters import (
     FixedClock,
     MemoryAuditKey,
     MemoryAuditSink,
@@ -40,9 +42,11 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 
 
 class HostHarness:
-    """A host over in-memory ports, plus helpers to call it like the page does."""
+    """A host over in-memory ports, plus helpers to call it like the page does.
 
-    def __init__(self) -> None:
+    ``extra`` are operations a test adds to the built-in ones (a test-only handler)."""
+
+    def __init__(self, extra: tuple[Operation, ...] = ()) -> None:
         self.clock = FixedClock()
         self.sink = MemoryAuditSink()
         self.roots = MemoryProjectRoots()
@@ -55,9 +59,9 @@ class HostHarness:
             audit=AuditLog(self.sink, self.clock, key=self.audit_key, state=self.state),
             clock=self.clock,
             random=SeededRandomness(),
-            folders=self.folders,
+            services=HostServices(folders=self.folders),
         )
-        self.host = Host(self.ctx)
+        self.host = Host(self.ctx, OPERATIONS.extended(*extra))
         self._n = 0
 
     def raw(

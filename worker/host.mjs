@@ -1,6 +1,6 @@
 // The host worker (E1 placement, SPEC §1–§3): boots Pyodide from this site, installs the
 // pinned wheels with integrity checks, starts the Python host and relays page messages to it.
-// Thin glue: every decision about a request is made in Python (core/host/dispatcher.py).
+// Thin glue: every decision about a request is made in Python (core/host/pipeline.py).
 //
 // Page → worker: {kind: "call", id, text, body?: ArrayBuffer, attachment?}  one request
 //                {kind: "watch", lock}   hold the Web Lock `lock` (voicebox-alive-…) for this

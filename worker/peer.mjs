@@ -1,7 +1,7 @@
 // An environment server (SPEC §6, E1): a dedicated worker the HOST worker spawns — the page
 // has no handle to it. Boots Python like the host, then serves one environment from its own
 // fenced storage: admin requests from its parent, execute channels on transferred ports.
-// Thin glue: the hello gate, authorisation and tools are all in Python (core/env_server.py).
+// Thin glue: the hello gate, authorisation and tools are all in Python (core/custody/env_server.py).
 //
 // Parent → here: {kind: "start", name}, {kind: "admin", id, text}, {kind: "connect"} + [port]
 // Here → parent: {kind: "ready", envKey}, {kind: "fatal", code, message},

@@ -26,7 +26,7 @@ from browser_host.idb_audit import IdbAuditSink
 from browser_host.opfs import HandleHostState, subfolder
 from browser_host.sealed_state import SealedHostState
 from core.audit import AuditLog
-from core.memory import MemoryHostState
+from core.memory.adapters import MemoryHostState
 from core.runtime import SystemClock
 
 

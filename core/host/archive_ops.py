@@ -4,12 +4,12 @@ Both are thin: the rules live in :mod:`core.archive`.
 
 - ``project.export {project}`` streams the project's deterministic ``.zip`` as the answer's
   body (chunks reach the page as they are produced); the final result is the
-  :class:`~core.archive.ArchiveSummary` ``{name, filename, size, sha256, files, bytes,
+  :class:`~core.archive.export.ArchiveSummary` ``{name, filename, size, sha256, files, bytes,
   folders, skipped}``, and the audit record carries size, sha256 and counts.
 - ``project.import {name?, case_sensitive?}`` takes the zip as the message body, validates
-  every entry first (:func:`~core.archive.plan_import`: nothing is created on a refusal), then
-  creates a NEW local OPFS project through the catalog and writes the plan into it
-  (:func:`~core.archive.apply_import`). If anything fails after the project was created, the
+  every entry first (:func:`~core.archive.plan.plan_import`: nothing is created on a refusal),
+  then creates a NEW local OPFS project through the catalog and writes the plan into it
+  (:func:`~core.archive.apply.apply_import`). If anything fails after the project was created, the
   project is deleted again, so the project list is unchanged.
 """
 
@@ -19,20 +19,15 @@ import logging
 
 from pydantic import Field
 
-from core.archive import (
-    ArchiveSummary,
-    ExportSource,
-    ImportBounds,
-    apply_import,
-    export_archive,
-    plan_import,
-)
-from core.environment import load_environments
+from core.archive.apply import apply_import
+from core.archive.export import ArchiveSummary, ExportSource, export_archive
+from core.archive.plan import ImportBounds, plan_import
+from core.custody.environment import load_environments
 from core.host.context import HostContext
-from core.host.operations import Call, Outcome, operation
+from core.host.operations import Call, Outcome
 from core.host.project_ops import ProjectInfo
 from core.model import Contract
-from core.project import PROJECT_ID_PATTERN
+from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Refused
 
 __all__ = ["IMPORT_BOUNDS", "ExportArgs", "ImportAnswer", "ImportArgs"]
@@ -40,7 +35,8 @@ __all__ = ["IMPORT_BOUNDS", "ExportArgs", "ImportAnswer", "ImportArgs"]
 log = logging.getLogger("voicebox.host")
 
 IMPORT_BOUNDS = ImportBounds()
-"""The bounds every ``project.import`` is held to (see :class:`core.archive.ImportBounds`)."""
+"""The bounds every ``project.import`` is held to (see
+:class:`core.archive.plan.ImportBounds`)."""
 
 FALLBACK_NAME = "Imported project"
 
@@ -82,14 +78,7 @@ async def local_env_key(ctx: HostContext) -> str | None:
     return next((e.key for e in envs.environments if e.kind == "local"), None)
 
 
-@operation(
-    "project.export",
-    args=ExportArgs,
-    result=ArchiveSummary,
-    body_out=True,
-    summary="Export a project as a deterministic .zip, streamed as the answer's body.",
-)
-async def project_export(call: Call) -> Outcome:
+async def project_export(call: Call[ExportArgs]) -> Outcome:
     """Refuses ``project-not-found``, ``permission-required`` (picked folder); a storage
     refusal while streaming (a file vanished) refuses the whole answer."""
     opened = await call.ctx.catalog.open(call.args.project)
@@ -135,15 +124,7 @@ async def project_export(call: Call) -> Outcome:
     )
 
 
-@operation(
-    "project.import",
-    args=ImportArgs,
-    result=ImportAnswer,
-    writes=True,
-    body_in="required",
-    summary="Import a .zip (the body) as a new project; every entry is checked first.",
-)
-async def project_import(call: Call) -> Outcome:
+async def project_import(call: Call[ImportArgs]) -> Outcome:
     """Refuses the archive codes (``archive-invalid``, ``archive-entry-*``,
     ``archive-ratio-exceeded``, ``archive-too-large``) with nothing created, ``name-invalid``,
     ``storage-quota-exceeded``/``storage-failed`` (the new project is removed again)."""

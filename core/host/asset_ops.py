@@ -2,10 +2,10 @@
 
 The host loads the module and checks its sha256 against the pin (a module that differs never
 runs), sends it the argument bytes in the sandbox (nothing granted, bounded in time and
-memory), checks what came back (:func:`core.asset_check.check_png`: a complete PNG of exactly
+memory), checks what came back (:func:`core.tools.asset_check.check_png`: a complete PNG of exactly
 the requested size, within the size cap) and only then writes it itself, atomically, into the
 project. The tool never writes. Offered as the built-in tool ``create-asset``
-(:mod:`core.tools`), whose answer carries the host's ``local-write`` receipt.
+(:mod:`core.tools.builtin`), whose answer carries the host's ``local-write`` receipt.
 
 Refusals: ``sandbox-unavailable`` (no sandbox connected, module missing or not matching its
 pin), ``tool-timeout``, ``tool-memory-exceeded``, ``tool-output-invalid``, the path rule's
@@ -18,12 +18,12 @@ import hashlib
 
 from pydantic import Field
 
-from core.asset_check import MAX_ASSET_BYTES, CreateAssetArgs, check_png
 from core.host.file_ops import FileDigest
-from core.host.operations import Call, Outcome, operation
+from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
-from core.project import PROJECT_ID_PATTERN
+from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
+from core.tools.asset_check import MAX_ASSET_BYTES, CreateAssetArgs, check_png
 
 __all__ = ["MODULE", "RUN_TIME_MS", "AssetCreateArgs", "AssetCreated"]
 
@@ -50,40 +50,26 @@ class SandboxConnected(Contract):
     connected: bool
 
 
-@operation(
-    "sandbox.connect",
-    args=NoArgs,
-    result=SandboxConnected,
-    attachment_in=True,
-    summary="Hand the host a MessagePort to the create-asset sandbox frame (the attachment).",
-)
-async def sandbox_connect(call: Call) -> Outcome:
-    """Refuses ``message-malformed`` without a port, ``sandbox-unavailable`` where this host
-    cannot use one. A new port replaces the old one."""
-    if call.attachment is None:
-        raise Refused(Code.MESSAGE_MALFORMED, "'sandbox.connect' needs the sandbox's port.")
-    if call.ctx.connect_sandbox is None:
+async def sandbox_connect(call: Call[NoArgs]) -> Outcome:
+    """Refuses ``sandbox-unavailable`` where this host cannot use one (the pipeline refuses a
+    call without the port). A new port replaces the old one."""
+    services = call.ctx.services
+    if services.connect_sandbox is None:
         raise Refused(Code.SANDBOX_UNAVAILABLE, "This host cannot use a tool sandbox.")
-    call.ctx.sandbox = call.ctx.connect_sandbox(call.attachment)
+    services.sandbox = services.connect_sandbox(call.attachment)
     return Outcome(SandboxConnected(connected=True))
 
 
-@operation(
-    "asset.create",
-    args=AssetCreateArgs,
-    result=AssetCreated,
-    writes=True,
-    summary="Generate a PNG with the create-asset Wasm tool in its sandbox; the host writes it.",
-)
-async def asset_create(call: Call) -> Outcome:
+async def asset_create(call: Call[AssetCreateArgs]) -> Outcome:
     """See the module docstring for the order of checks and the refusals."""
     args: AssetCreateArgs = call.args
     ctx = call.ctx
     target = args.target()
     opened = await ctx.catalog.open(args.project)
-    if ctx.sandbox is None or ctx.modules is None:
+    sandbox, modules = ctx.services.sandbox, ctx.services.modules
+    if sandbox is None or modules is None:
         raise Refused(Code.SANDBOX_UNAVAILABLE, "No tool sandbox is connected to this host.")
-    module, pinned = await ctx.modules.load(MODULE)
+    module, pinned = await modules.load(MODULE)
     actual = hashlib.sha256(module).hexdigest()
     if actual != pinned:
         raise Refused(
@@ -91,7 +77,7 @@ async def asset_create(call: Call) -> Outcome:
             f"The create-asset module's sha256 {actual[:16]}… does not match its pin; "
             "it was not run.",
         )
-    output = await ctx.sandbox.run(
+    output = await sandbox.run(
         module, args.module_input(), time_ms=RUN_TIME_MS, max_output=MAX_ASSET_BYTES
     )
     info = check_png(output, width=args.width, height=args.height)

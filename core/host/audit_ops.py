@@ -10,8 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
-from core.audit import Verification
-from core.host.operations import Call, Outcome, operation
+from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
 
 __all__ = ["AuditListArgs"]
@@ -45,14 +44,7 @@ def _matches(rec: dict[str, Any], args: AuditListArgs) -> bool:
     )
 
 
-@operation(
-    "audit.list",
-    args=AuditListArgs,
-    result=AuditPage,
-    audited=False,
-    summary="List audit records, newest first.",
-)
-async def audit_list(call: Call) -> Outcome:
+async def audit_list(call: Call[AuditListArgs]) -> Outcome:
     """Scans back from ``before`` in pages until ``limit`` matching records are found."""
     args: AuditListArgs = call.args
     log = call.ctx.audit
@@ -76,14 +68,7 @@ async def audit_list(call: Call) -> Outcome:
     return Outcome(AuditPage(records=found, head=head, next_before=next_before))
 
 
-@operation(
-    "audit.verify",
-    args=NoArgs,
-    result=Verification,
-    audited=False,
-    summary="Check the hash chain, every record's MAC and the anchor; name what was found.",
-)
-async def audit_verify(call: Call) -> Outcome:
+async def audit_verify(call: Call[NoArgs]) -> Outcome:
     """Returns :class:`~core.audit.Verification`: ``{ok, checked, finding, broken_seq, reason,
     unanchored_until, anchor_seq}`` (``finding`` from the closed list :data:`core.audit.Finding`).
     """

@@ -1,7 +1,7 @@
 """Compose: the packet a person hands an agent, and the modes it can travel by (seed 004 §4).
 
-``compose.packet`` renders the packet for a block and a target agent (:mod:`core.packet`), and
-drafts the seq-1 ``judging`` letter that opens the mission with ``packet_ref`` = sha256 of that
+``compose.packet`` renders the packet for a block and a target agent (:mod:`core.missions.packet`),
+and drafts the seq-1 ``judging`` letter that opens the mission with ``packet_ref`` = sha256 of that
 exact text. It writes nothing: ``clipboard`` mode is the page copying the text; ``direct`` mode
 is the page sending the packet and the letter to ``mission.deliver``, which checks every rule
 again and puts the packet in the agent's inbox (delivery is not execution). ``spawn`` is listed
@@ -14,13 +14,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from core.blocks import load_store
-from core.host.operations import Call, Outcome, operation
-from core.letters import SCHEMA, BlockRef, Capability, Seat
-from core.mailbox import AgentId
-from core.missions import packet_ref
-from core.model import Contract
-from core.packet import (
+from core.host.operations import Call, Outcome
+from core.missions.blocks import load_store
+from core.missions.letters import SCHEMA, BlockRef, Capability, Seat
+from core.missions.mailbox import AgentId
+from core.missions.packet import (
     MAX_NOTE_CHARS,
     ModeOption,
     PacketBlock,
@@ -28,9 +26,11 @@ from core.packet import (
     compose_modes,
     render_packet,
 )
-from core.project import PROJECT_ID_PATTERN
-from core.receipt_window import instant_iso
+from core.missions.posting import packet_ref
+from core.model import Contract
+from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
+from core.time import instant_iso
 
 __all__ = ["ComposeAnswer", "ComposeArgs"]
 
@@ -64,14 +64,7 @@ class ComposeAnswer(Contract):
     read_only: bool
 
 
-@operation(
-    "compose.packet",
-    args=ComposeArgs,
-    result=ComposeAnswer,
-    audited=False,
-    summary="Render a mission packet for a block and an agent, and draft its first letter.",
-)
-async def compose_packet(call: Call) -> Outcome:
+async def compose_packet(call: Call[ComposeArgs]) -> Outcome:
     """Refuses ``project-not-found`` and ``unknown_block`` (the project has no store, or the
     block is not in it). Writes nothing."""
     args: ComposeArgs = call.args

@@ -1,13 +1,16 @@
-"""What an operation may use: the ports and the host's shared services (STYLE §4)."""
+"""What an operation may use: the host's ports, its optional services, and the state it keeps
+between calls — each a typed field, nothing looked up by name (STYLE §1, §4; micropip's
+``_compat``: capabilities are chosen once, when the host is composed).
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from core.audit import AuditLog
-from core.catalog import ProjectCatalog
+from core.missions.mailbox import Mailbox, MailboxCache
 from core.policy import Policy
 from core.ports import (
     Clock,
@@ -17,22 +20,49 @@ from core.ports import (
     ModuleStore,
     ProjectRoots,
     Randomness,
+    RuntimeProbe,
     Sandbox,
 )
+from core.projects.catalog import OpenProject, ProjectCatalog
 
-__all__ = ["HostContext"]
+__all__ = ["HostContext", "HostServices"]
+
+
+@dataclass
+class HostServices:
+    """The optional capabilities of one placement, chosen when the host is composed.
+
+    ``folders``: projects in folders the person picked; ``servers``: the environment servers
+    this host runs for its peers; ``modules``: the tool modules it may run, with their pins;
+    ``connect_sandbox``: how a port handed by the page becomes the tool :class:`Sandbox`;
+    ``runtime_probe``: the runtime's memory figures. ``None`` means the placement has none, and
+    the operations that need one refuse (``sandbox-unavailable``, ``operation-unknown``…).
+    ``sandbox`` is the one slot that changes after composition: the sandbox connected now
+    (``sandbox.connect`` replaces it; ``None`` until the page hands a port).
+    """
+
+    folders: FolderProjects | None = None
+    servers: EnvironmentServers | None = None
+    modules: ModuleStore | None = None
+    connect_sandbox: Callable[[object], Sandbox] | None = None
+    runtime_probe: RuntimeProbe | None = None
+    sandbox: Sandbox | None = None
 
 
 @dataclass
 class HostContext:
-    """The ports and services a host operation is given; nothing else is reachable.
+    """The ports, services and kept state an operation is given; nothing else is reachable.
 
-    ``versions`` is shown by ``host.info`` (e.g. Python, Pyodide, core). ``policy`` is the
-    current operator policy snapshot holder; operations read it per call. ``folders`` holds
-    picked folders, ``servers`` the environment servers this host runs for its peers (both
-    optional); ``env_key`` is the envKey of the environment this host serves; ``dispatcher``
-    is the :class:`~core.host.dispatcher.Host` answering for this context (set by it), and
-    ``cache`` keeps long-lived services (tool box, peer channels) built on first use.
+    Ports: ``roots`` (project storage), ``state`` (HOST_DIR), ``audit``, ``clock``, ``random``.
+    ``policy`` is the operator's current policy (operations read it per call; ``policy.set``
+    replaces it); ``versions`` is shown by ``host.info``; ``env_key`` is the envKey of the
+    environment this host serves (``"local"`` until the placement knows it); ``services`` are
+    the optional capabilities (:class:`HostServices`).
+
+    Kept between calls, built here once: :attr:`opened` (the OPFS projects the catalog
+    opened, :class:`~core.projects.catalog.ProjectCatalog`), :attr:`mailboxes` (open mailboxes,
+    checked before every use) and :attr:`state_lock` (read-modify-write of HOST_DIR documents —
+    the policy, the tray's presentation state — never interleaves).
     """
 
     roots: ProjectRoots
@@ -42,18 +72,22 @@ class HostContext:
     random: Randomness
     policy: Policy = field(default_factory=Policy)
     versions: dict[str, str] = field(default_factory=dict)
-    folders: FolderProjects | None = None
-    servers: EnvironmentServers | None = None
-    sandbox: Sandbox | None = None
-    modules: ModuleStore | None = None
-    connect_sandbox: Callable[[object], Sandbox] | None = None
+    services: HostServices = field(default_factory=HostServices)
     env_key: str = "local"
-    dispatcher: Any = None
-    cache: dict[str, Any] = field(default_factory=dict)
+    opened: dict[str, OpenProject] = field(init=False, default_factory=dict)
+    mailboxes: MailboxCache = field(init=False, default_factory=MailboxCache)
+    state_lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
 
     @property
     def catalog(self) -> ProjectCatalog:
-        """The project catalog over :attr:`roots` and the picked :attr:`folders`; the OPFS
-        projects it opened are remembered in :attr:`cache` between calls."""
-        opened = self.cache.setdefault("opened-projects", {})
-        return ProjectCatalog(self.roots, self.clock, self.random, self.folders, opened)
+        """The project catalog over :attr:`roots` and the picked folders; the OPFS projects it
+        opened are remembered in :attr:`opened` between calls."""
+        return ProjectCatalog(
+            self.roots, self.clock, self.random, self.services.folders, self.opened
+        )
+
+    async def open_mailbox(self, project: str) -> tuple[OpenProject, Mailbox]:
+        """Open ``project`` and its mailbox (from :attr:`mailboxes` when storage still matches
+        it). Refuses ``project-not-found``, ``permission-required`` and storage codes."""
+        opened = await self.catalog.open(project)
+        return opened, await self.mailboxes.get(opened.manifest.id, opened.files)

@@ -3,7 +3,7 @@
 - ``env.list`` / ``fleet.list``: the local environment and each peer — name, envKey, paired,
   running, connected. No token or bearer ever appears.
 - ``env.create``, ``env.pair``, ``env.unpair``, ``env.revoke``: the local operator's acts
-  (:mod:`core.peer_admin`). ``env.revoke`` is audited here with rule ``pairing-revoked`` and
+  (:mod:`core.custody.peer_admin`). ``env.revoke`` is audited here with rule ``pairing-revoked`` and
   the answer's ``logged`` is that record's number; the peer audits it too.
 - ``tool.discover {envKey}``: discovery of that environment's tools — schema, effect class,
   receipt rule, confirmation. A description, never an entitlement.
@@ -22,19 +22,21 @@ from typing import Any
 
 from pydantic import Field
 
-from core.admission import CallRequest
-from core.environment import load_environments
-from core.execute import LocalRoute, route_call
-from core.host.operations import Call, Outcome, operation
+from core.custody.environment import load_environments
+from core.custody.pairing import load_pairings
+from core.custody.peer_admin import PeerAdmin
+from core.custody.peer_calls import PeerCalls
+from core.custody.route import LocalRoute, route_call
+from core.custody.wire import CallEnvelope
+from core.gestures import HUMAN_UI
+from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
-from core.pairing import PairingStore, load_pairings
-from core.peer_admin import PeerAdmin
-from core.peer_calls import PeerCalls
-from core.protocol import HUMAN_UI
-from core.receipts import HostReceipt
+from core.ports import EnvironmentServers
 from core.refusals import Code, Refused
-from core.tools import ToolBox, ToolOutcome
-from core.wire import CallEnvelope
+from core.tools.admission import CallRequest
+from core.tools.builtin import DESCRIBE
+from core.tools.receipts import HostReceipt
+from core.tools.runner import ToolOutcome, ToolRunner
 
 __all__ = ["services"]
 
@@ -114,31 +116,21 @@ class ToolCallResult(Contract):
 
 
 class _Services:
-    def __init__(self, call: Call) -> None:
-        ctx = call.ctx
-        if ctx.servers is None or ctx.dispatcher is None:
+    def __init__(self, call: Call[Any]) -> None:
+        peers = call.host.peers
+        if peers is None:
             raise Refused(Code.OPERATION_UNKNOWN, "This host runs no environment servers.")
-        cache = ctx.cache
-        if "tools" not in cache:
-            cache["tools"] = ToolBox(ctx.dispatcher, ctx.env_key, lambda: ctx.policy)
-            tools: ToolBox = cache["tools"]
-
-            def mutating(name: str) -> bool:
-                entry = tools.registry.get(name)
-                return entry is None or entry.mutating
-
-            cache["peers"] = PeerCalls(ctx.servers, ctx.clock, lambda: ctx.policy, mutating)
-        self.tools: ToolBox = cache["tools"]
-        self.peers: PeerCalls = cache["peers"]
-        self.pairing = PairingStore(ctx.state, ctx.clock, ctx.random, ctx.audit)
-        self.admin = PeerAdmin(ctx.state, ctx.servers, self.pairing, ctx.clock, ctx.random)
-        self.ctx = ctx
+        self.tools: ToolRunner = call.host.tools
+        self.peers: PeerCalls = peers.calls
+        self.admin: PeerAdmin = peers.admin
+        self.servers: EnvironmentServers = peers.servers
+        self.ctx = call.ctx
 
     async def info(self, env_key: str) -> EnvInfo:
         envs = await load_environments(self.ctx.state)
         env = envs.resolve(env_key)
         standing = "paired" if env.kind == "local" else await self.admin.standing(env.key)
-        running = env.kind == "local" or self.ctx.servers.running(env.name)  # type: ignore[union-attr]
+        running = env.kind == "local" or self.servers.running(env.name)
         return EnvInfo(
             name=env.name,
             envKey=env.key,
@@ -155,44 +147,23 @@ class _Services:
         return sorted(infos, key=lambda i: (i.kind != "local", i.name))
 
 
-def services(call: Call) -> _Services:
+def services(call: Call[Any]) -> _Services:
     """The environment services of the host that received ``call``."""
     return _Services(call)
 
 
-@operation(
-    "env.list",
-    args=NoArgs,
-    result=EnvList,
-    audited=False,
-    summary="List the local environment and every peer (no secrets).",
-)
-async def env_list(call: Call) -> Outcome:
+async def env_list(call: Call[NoArgs]) -> Outcome:
     """Never refuses."""
     return Outcome(EnvList(environments=await services(call).all()))
 
 
-@operation(
-    "fleet.list",
-    args=NoArgs,
-    result=EnvList,
-    audited=False,
-    summary="List paired environments and whether each is reachable now.",
-)
-async def fleet_list(call: Call) -> Outcome:
+async def fleet_list(call: Call[NoArgs]) -> Outcome:
     """Peers this host holds a bearer for, with ``running``/``connected``."""
     infos = [i for i in await services(call).all() if i.kind == "peer" and i.paired]
     return Outcome(EnvList(environments=infos))
 
 
-@operation(
-    "env.create",
-    args=EnvCreateArgs,
-    result=EnvAnswer,
-    writes=True,
-    summary="Create a peer environment served by a worker this host starts.",
-)
-async def env_create(call: Call) -> Outcome:
+async def env_create(call: Call[EnvCreateArgs]) -> Outcome:
     """Refuses ``name-invalid``, ``already-exists``."""
     s = services(call)
     env_key = await s.admin.create(call.args.name)
@@ -202,14 +173,7 @@ async def env_create(call: Call) -> Outcome:
     )
 
 
-@operation(
-    "env.pair",
-    args=EnvRef,
-    result=EnvAnswer,
-    writes=True,
-    summary="Pair with a peer: it issues a bearer that only this host holds.",
-)
-async def env_pair(call: Call) -> Outcome:
+async def env_pair(call: Call[EnvRef]) -> Outcome:
     """Refuses ``unknown-environment``, ``host-token-required`` (from the peer)."""
     s = services(call)
     peer_logged = await s.admin.pair(call.args.env_key)
@@ -220,14 +184,7 @@ async def env_pair(call: Call) -> Outcome:
     )
 
 
-@operation(
-    "env.unpair",
-    args=EnvRef,
-    result=EnvAnswer,
-    writes=True,
-    summary="Forget this host's bearer for a peer.",
-)
-async def env_unpair(call: Call) -> Outcome:
+async def env_unpair(call: Call[EnvRef]) -> Outcome:
     """Refuses ``unknown-environment``."""
     s = services(call)
     await s.admin.unpair(call.args.env_key)
@@ -238,14 +195,7 @@ async def env_unpair(call: Call) -> Outcome:
     )
 
 
-@operation(
-    "env.revoke",
-    args=EnvRef,
-    result=Revoked,
-    writes=True,
-    summary="Revoke a pairing now: the peer closes every channel that used it.",
-)
-async def env_revoke(call: Call) -> Outcome:
+async def env_revoke(call: Call[EnvRef]) -> Outcome:
     """Audited with rule ``pairing-revoked``; refuses ``unknown-environment``."""
     s = services(call)
     done = await s.admin.revoke(call.args.env_key)
@@ -267,14 +217,7 @@ async def env_revoke(call: Call) -> Outcome:
     )
 
 
-@operation(
-    "tool.discover",
-    args=EnvRef,
-    result=ToolList,
-    audited=False,
-    summary="Describe the tools an environment offers (not a grant).",
-)
-async def tool_discover(call: Call) -> Outcome:
+async def tool_discover(call: Call[EnvRef]) -> Outcome:
     """Refuses ``unknown-environment``, ``environment-not-paired``, ``environment-unreachable``."""
     s = services(call)
     env_key = call.args.env_key
@@ -284,22 +227,16 @@ async def tool_discover(call: Call) -> Outcome:
     if isinstance(route, LocalRoute):
         tools = [d.model_dump(mode="json", by_alias=True) for d in s.tools.describe()]
     else:
-        describe = s.tools.registry.get(ToolBox.DESCRIBE)
+        describe = s.tools.registry.get(DESCRIBE)
         assert describe is not None
         envelope = CallEnvelope(
-            envKey=env_key, tool=ToolBox.DESCRIBE, descriptorId=describe.descriptor_id, args={}
+            envKey=env_key, tool=DESCRIBE, descriptorId=describe.descriptor_id, args={}
         )
         tools = (await s.peers.call(route, envelope)).result.get("tools", [])
     return Outcome(ToolList(envKey=env_key, tools=tools))
 
 
-@operation(
-    "tool.call",
-    args=CallEnvelope,
-    result=ToolCallResult,
-    summary="Call a tool in an environment: {envKey, tool, descriptorId, args}.",
-)
-async def tool_call(call: Call) -> Outcome:
+async def tool_call(call: Call[CallEnvelope]) -> Outcome:
     """Refuses in the order of SPEC §6/§7: ``unknown-environment``, ``environment-not-paired``,
     then admission (``tool-unknown`` … ``confirmation-required``) here or at the peer, then the
     tool's own refusals; ``environment-unreachable`` when a peer is silent; ``pairing-revoked``
@@ -321,7 +258,7 @@ async def tool_call(call: Call) -> Outcome:
                     tool=envelope.tool,
                     descriptor_id=envelope.descriptor_id,
                     args=envelope.args,
-                    confirmed_by=HUMAN_UI if call.origin == HUMAN_UI else None,
+                    confirmed_by=HUMAN_UI if call.human else None,
                 )
             )
             return await s.tools.run(admitted, actor=call.actor, sink=sink)

@@ -14,11 +14,11 @@ import hashlib
 
 from pydantic import Field
 
-from core.host.operations import Call, Outcome, operation
+from core.host.operations import Call, Outcome
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
 from core.ports import Entry, ProjectFiles
-from core.project import PROJECT_ID_PATTERN
+from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 
 __all__ = ["FileDigest", "visible"]
@@ -110,7 +110,7 @@ def visible(entry: Entry, folder: tuple[str, ...]) -> bool:
     Everything else a folder holds is shown as it is — also names the path rule refuses, such
     as a person's ``.vbx-tmp-my-draft.md`` or ``.VOICEBOX/`` (operations on them are refused
     ``path-reserved``). The host's own atomic-write temporaries never reach a listing: the
-    storage adapter leaves them out (:mod:`core.temporaries`)."""
+    storage adapter leaves them out (:mod:`core.projects.temporaries`)."""
     return not (folder == () and entry.name == META_DIR)
 
 
@@ -118,17 +118,11 @@ def _folder(text: str) -> tuple[str, ...]:
     return () if text == "" else parse_path(text).parts
 
 
-async def _files(call: Call) -> ProjectFiles:
+async def _files(call: Call[FolderArgs] | Call[PathArgs]) -> ProjectFiles:
     return (await call.ctx.catalog.open(call.args.project)).files
 
 
-@operation(
-    "file.list",
-    args=FolderArgs,
-    result=Listing,
-    summary="List one folder (lazy: never reads file contents).",
-)
-async def file_list(call: Call) -> Outcome:
+async def file_list(call: Call[FolderArgs]) -> Outcome:
     """Refuses ``project-not-found``, ``file-not-found``, ``not-a-directory``, path codes."""
     folder = _folder(call.args.folder)
     files = await _files(call)
@@ -159,13 +153,7 @@ async def walk(files: ProjectFiles, folder: tuple[str, ...]) -> list[WalkEntry]:
     return sorted(out, key=lambda w: w.path)
 
 
-@operation(
-    "file.walk",
-    args=FolderArgs,
-    result=Walk,
-    summary="List every file under a folder, with sizes (no contents).",
-)
-async def file_walk(call: Call) -> Outcome:
+async def file_walk(call: Call[FolderArgs]) -> Outcome:
     """Refuses as ``file.list``."""
     folder = _folder(call.args.folder)
     files = await _files(call)
@@ -174,14 +162,7 @@ async def file_walk(call: Call) -> Outcome:
     )
 
 
-@operation(
-    "file.read",
-    args=PathArgs,
-    result=FileDigest,
-    body_out=True,
-    summary="Read a file; its bytes come back as the answer's body.",
-)
-async def file_read(call: Call) -> Outcome:
+async def file_read(call: Call[PathArgs]) -> Outcome:
     """Refuses ``file-not-found``, ``is-a-directory``, path codes."""
     path = parse_path(call.args.path)
     data = await (await _files(call)).read(path)
@@ -191,15 +172,7 @@ async def file_read(call: Call) -> Outcome:
     )
 
 
-@operation(
-    "file.write",
-    args=WriteArgs,
-    result=FileDigest,
-    writes=True,
-    body_in="required",
-    summary="Write a file atomically from the message body; parents are created.",
-)
-async def file_write(call: Call) -> Outcome:
+async def file_write(call: Call[WriteArgs]) -> Outcome:
     """Refuses ``already-exists`` (with ``if_absent``), ``is-a-directory``,
     ``storage-quota-exceeded`` and path codes; nothing is written on refusal."""
     path = parse_path(call.args.path)
@@ -219,24 +192,14 @@ async def file_write(call: Call) -> Outcome:
     )
 
 
-@operation(
-    "file.mkdir",
-    args=PathArgs,
-    result=PathDone,
-    writes=True,
-    summary="Create a folder and any missing parents.",
-)
-async def file_mkdir(call: Call) -> Outcome:
+async def file_mkdir(call: Call[PathArgs]) -> Outcome:
     """Refuses ``not-a-directory`` and path codes."""
     path = parse_path(call.args.path)
     await (await _files(call)).mkdir(path)
     return Outcome(PathDone(path=str(path)), project=call.args.project, details={"path": str(path)})
 
 
-@operation(
-    "file.delete", args=DeleteArgs, result=PathDone, writes=True, summary="Delete a file or folder."
-)
-async def file_delete(call: Call) -> Outcome:
+async def file_delete(call: Call[DeleteArgs]) -> Outcome:
     """Refuses ``file-not-found``, ``directory-not-empty`` and path codes."""
     path = parse_path(call.args.path)
     await (await _files(call)).delete(path, recursive=call.args.recursive)
@@ -247,14 +210,7 @@ async def file_delete(call: Call) -> Outcome:
     )
 
 
-@operation(
-    "file.move",
-    args=MoveArgs,
-    result=PathDone,
-    writes=True,
-    summary="Rename or move a file atomically (folders cannot be moved).",
-)
-async def file_move(call: Call) -> Outcome:
+async def file_move(call: Call[MoveArgs]) -> Outcome:
     """Refuses ``file-not-found``, ``already-exists``, ``is-a-directory`` and path codes."""
     src: ProjectPath = parse_path(call.args.src)
     dst: ProjectPath = parse_path(call.args.dst)

@@ -12,13 +12,17 @@ nothing runs because a message arrived.
 from __future__ import annotations
 
 import hashlib
-import json
+from typing import Any
 
 from pydantic import Field
 
-from core.host.operations import Call, Outcome, operation
+from core.custody.environment import load_environments
+from core.custody.pairing import load_pairings
+from core.custody.route import PeerRoute, route_call
+from core.custody.wire import CallEnvelope
+from core.host.env_ops import services
+from core.host.operations import Call, Outcome
 from core.model import Contract, canonical_json
-from core.refusals import Code, Refused
 
 __all__ = ["AGENT_ID_PATTERN", "INBOX_DOC", "Inbox", "InboxMessage"]
 
@@ -77,19 +81,12 @@ class Delivered(Contract):
     model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
 
 
-async def _load(call: Call) -> Inbox:
+async def _load(call: Call[Any]) -> Inbox:
     raw = await call.ctx.state.load(INBOX_DOC)
     return Inbox() if raw is None else Inbox.model_validate_json(raw)
 
 
-@operation(
-    "inbox.deliver",
-    args=DeliverArgs,
-    result=InboxMessage,
-    writes=True,
-    summary="Put a message in an agent's inbox in this environment.",
-)
-async def inbox_deliver(call: Call) -> Outcome:
+async def inbox_deliver(call: Call[DeliverArgs]) -> Outcome:
     """Appends (dropping the oldest past 1000); the sender is the calling actor."""
     inbox = await _load(call)
     at = call.ctx.clock.now_ms()
@@ -106,68 +103,39 @@ async def inbox_deliver(call: Call) -> Outcome:
     return Outcome(message, details={"agentId": message.agent_id, "id": message.id})
 
 
-@operation(
-    "inbox.read",
-    args=ReadArgs,
-    result=Inbox,
-    audited=False,
-    summary="Read this environment's agent inbox (newest last).",
-)
-async def inbox_read(call: Call) -> Outcome:
+async def inbox_read(call: Call[ReadArgs]) -> Outcome:
     """Never refuses."""
     inbox = await _load(call)
     wanted = call.args.agent_id
     return Outcome(Inbox(messages=[m for m in inbox.messages if wanted in (None, m.agent_id)]))
 
 
-@operation(
-    "fleet.contact",
-    args=ContactArgs,
-    result=Delivered,
-    summary="Send a message to environmentKey/agentId (local, or a paired peer).",
-)
-async def fleet_contact(call: Call) -> Outcome:
+async def fleet_contact(call: Call[ContactArgs]) -> Outcome:
     """Routes only (so it does not hold the write lock itself): the delivery it causes is the
-    write — ``inbox.deliver`` here or ``contact.deliver`` at the peer — and is admitted,
-    SAFE-mode checked and audited there. Refuses ``unknown-environment``,
-    ``environment-not-paired``, ``pairing-revoked``, ``environment-unreachable`` (peer route)
-    like any call."""
-    from core.environment import load_environments
-    from core.host.env_ops import services
-    from core.wire import CallEnvelope
-
-    args: ContactArgs = call.args
-    env = (await load_environments(call.ctx.state)).resolve(args.environment_key)
-    text = json.dumps(
-        {
-            "v": 1,
-            "id": "contact",
-            "op": "inbox.deliver",
-            "args": {"agent_id": args.agent_id, "text": args.text},
-        }
-    )
+    write — ``inbox.deliver`` here, run through the pipeline as part of this call, or
+    ``contact.deliver`` at the peer — and is admitted, SAFE-mode checked and audited there.
+    Refuses ``unknown-environment``, ``environment-not-paired``, ``pairing-revoked``,
+    ``environment-unreachable`` (peer route) like any call."""
+    args = call.args
+    state = call.ctx.state
+    env = (await load_environments(state)).resolve(args.environment_key)
     if env.kind == "local":
-        answer = json.loads((await call.ctx.dispatcher.handle_full(text, actor=call.actor))[0])
-        if not answer["ok"]:
-            raise Refused(Code(answer["refusal"]["code"]), answer["refusal"]["message"])
-        message_id, route = answer["result"]["id"], "local"
+        ran = await call.run("inbox.deliver", DeliverArgs(agent_id=args.agent_id, text=args.text))
+        assert isinstance(ran.result, InboxMessage)
+        message_id, route = ran.result.id, "local"
     else:
         s = services(call)
         entry = s.tools.registry.get("contact.deliver")
         assert entry is not None
-        from core.execute import route_call
-        from core.pairing import load_pairings
-
-        peer = route_call(
-            await load_environments(call.ctx.state), await load_pairings(call.ctx.state), env.key
-        )
+        peer = route_call(await load_environments(state), await load_pairings(state), env.key)
+        assert isinstance(peer, PeerRoute)
         envelope = CallEnvelope(
             envKey=env.key,
             tool="contact.deliver",
             descriptorId=entry.descriptor_id,
             args={"agent_id": args.agent_id, "text": args.text},
         )
-        result = await s.peers.call(peer, envelope)  # type: ignore[arg-type]
+        result = await s.peers.call(peer, envelope)
         message_id, route = str(result.result.get("id", "")), "peer"
     return Outcome(
         Delivered(environmentKey=env.key, agentId=args.agent_id, id=message_id, route=route),

@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from pydantic import Field
 
-from core.host.operations import Call, Outcome, operation
+from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
 from core.protocol import PROTOCOL_VERSION
 
-__all__ = ["RUNTIME_PROBE", "HostInfo", "RuntimeFigures", "RuntimeProbe"]
-
-RUNTIME_PROBE = "runtime-probe"
-"""Key of the host's :class:`RuntimeProbe` in ``HostContext.cache`` (set by the placement)."""
-
-
-class RuntimeProbe(Protocol):
-    """Reads non-secret figures of the runtime the host runs in (a port; browser_host's is
-    ``browser_host.diagnostics.runtime_figures``)."""
-
-    def __call__(self) -> dict[str, int]:
-        """``{"wasm_memory_bytes": ..., "python_allocated_blocks": ...}`` (any subset)."""
-        ...
+__all__ = ["HostInfo", "RuntimeFigures", "host_info"]
 
 
 class RuntimeFigures(Contract):
@@ -46,17 +32,10 @@ class HostInfo(Contract):
     runtime: RuntimeFigures | None = None
 
 
-@operation(
-    "host.info",
-    args=NoArgs,
-    result=HostInfo,
-    audited=False,
-    summary="Versions, protocol, policy flags and runtime memory figures.",
-)
-async def host_info(call: Call) -> Outcome:
+async def host_info(call: Call[NoArgs]) -> Outcome:
     """Never refuses."""
     ctx = call.ctx
-    probe: RuntimeProbe | None = ctx.cache.get(RUNTIME_PROBE)
+    probe = ctx.services.runtime_probe
     return Outcome(
         HostInfo(
             protocol=PROTOCOL_VERSION,

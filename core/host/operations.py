@@ -1,38 +1,72 @@
-"""The registry of host-protocol operations: name → argument model, result model, handler.
+"""What an operation is: its models, its handler — and its gates, declared as data (SPEC §4).
 
-An operation declares whether it writes (refused in SAFE mode), whether it takes or returns a
-binary body, and whether its decisions are audited. The dispatcher is the only caller of
-handlers; the JSON Schema in ``docs/`` is generated from this registry.
+An :class:`Operation` names its argument and result models and its handler, and declares
+everything the pipeline (:mod:`core.host.pipeline`) enforces for it, in one place, before the
+handler runs or after it returns:
+
+- ``writes`` — it changes project or host state: refused in SAFE mode (``read-only-mode``) and
+  serialised with every other write;
+- ``gesture`` — it (or some of its calls, ``Gesture.when``) is a person's gesture in the page
+  (:class:`Gesture`, checked by :func:`core.gestures.require_human_gesture`);
+- ``receipt`` — the rung of evidence its result carries (:data:`core.tools.receipts.RUNGS`);
+  for ``local-write``, a call run in-process gets the host's receipt of the bytes written;
+- ``audited`` — whether its decisions are audited (every refusal is, whatever it says);
+- ``body_in`` / ``body_out`` — whether it takes and gives a binary body;
+- ``attachment`` — what it needs handed beside the message (a folder's handle, a port).
+
+Handlers check none of these: a handler that runs has passed them. The one module that lists
+every operation is :mod:`core.host.registry`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
+from core.custody.peer_admin import PeerAdmin
+from core.custody.peer_calls import PeerCalls
+from core.gestures import is_human
 from core.host.context import HostContext
 from core.model import Contract
+from core.ports import EnvironmentServers
+from core.tools.receipts import HostReceipt, Rung
+from core.tools.runner import Sink, ToolRunner
 
-__all__ = ["OPERATIONS", "Call", "Operation", "Outcome", "operation"]
+__all__ = [
+    "Call",
+    "Gesture",
+    "Handler",
+    "HostRuntime",
+    "Operation",
+    "Operations",
+    "Outcome",
+    "PeerServices",
+    "Ran",
+]
+
+A = TypeVar("A", bound=Contract)
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
-    """One admitted request as a handler sees it.
+class Gesture:
+    """The operation is a person's gesture in the page (seed 004 §8; SPEC §4).
 
-    ``args`` is an instance of the operation's argument model; ``body`` is the binary body
-    (bytes) or ``None``; ``origin`` is ``"human-ui"`` or ``None``; ``actor`` names the seat;
-    ``attachment`` is an opaque runtime object sent beside the message (a picked folder's
-    handle, a port) for the few operations that take one.
+    ``act`` says what the gesture does, for the refusal's sentence (``"Ratifying"``). ``via``
+    names the argument that must carry the gesture token as well (``"ratified_via"``), or
+    ``None`` when the call's origin alone decides. ``when`` limits the gate to the calls it
+    accepts (``mission.post``: archiving only); ``names`` is the field a refusal names when the
+    call did not come from the page's gesture (``"origin"``, or ``"seat"`` for the owner seat).
     """
 
-    ctx: HostContext
-    args: Any
-    body: bytes | None
-    origin: str | None
-    actor: str
-    attachment: object = None
+    act: str
+    via: str | None = None
+    when: Callable[[Any], bool] | None = None
+    names: str = "origin"
+
+    def applies(self, args: Contract) -> bool:
+        """True when a call with ``args`` needs the gesture."""
+        return self.when is None or self.when(args)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +78,7 @@ class Outcome:
     runtime object handed back beside the answer (e.g. a folder handle for a permission
     gesture).
 
-    A streaming operation (e.g. an archive export) sets ``stream``: the dispatcher hands each
+    A streaming operation (e.g. an archive export) sets ``stream``: the pipeline hands each
     chunk to the transport as it is produced — memory does not grow with the stream's size —
     and, once the stream is exhausted, awaits ``finish()`` for the final result (which then
     replaces ``result``) and audits it with ``details``.
@@ -60,12 +94,99 @@ class Outcome:
     details: dict[str, str | int | bool | None] = field(default_factory=dict)
 
 
-Handler = Callable[[Call], Awaitable[Outcome]]
+@dataclass(frozen=True, slots=True)
+class Ran:
+    """An operation run in-process (:meth:`HostRuntime.run`): its result model, binary body
+    and attachment, the audit number of its decision (``None`` when not audited) and, for a
+    ``local-write`` operation that wrote a file, the host's receipt."""
+
+    result: Contract
+    body: bytes | None
+    attachment: object
+    logged: int | None
+    receipt: HostReceipt | None
+
+
+@dataclass(frozen=True, slots=True)
+class PeerServices:
+    """What a host that runs environment servers composes once: its ``servers``, the execute
+    channels to its peers (``calls``) and the operator's acts on them (``admin``)."""
+
+    servers: EnvironmentServers
+    calls: PeerCalls
+    admin: PeerAdmin
+
+
+class HostRuntime(Protocol):
+    """What the pipeline offers a handler besides the context: the tools of this environment,
+    its peers (``None`` without environment servers), and running another operation through
+    the same pipeline (:meth:`Call.run`)."""
+
+    @property
+    def tools(self) -> ToolRunner:
+        """The built-in tools of this environment."""
+        ...
+
+    @property
+    def peers(self) -> PeerServices | None:
+        """Peer environments, when this host runs environment servers."""
+        ...
+
+    async def run(
+        self,
+        name: str | Operation,
+        args: Contract,
+        *,
+        actor: str,
+        body: bytes | None = None,
+        origin: str | None = None,
+        sink: Sink | None = None,
+        within: Call[Any] | None = None,
+        receipt_as: str | None = None,
+    ) -> Ran:
+        """Run operation ``name`` on typed ``args`` through every step of the pipeline."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[A]):
+    """One admitted request as a handler sees it.
+
+    ``args`` is an instance of the operation's argument model; ``body`` the binary body or
+    ``None``; ``origin`` the gesture token of the page's envelope or ``None``; ``actor`` names
+    the seat for the audit; ``attachment`` an opaque runtime object sent beside the message (a
+    picked folder's handle, a port). ``host`` runs further operations; ``holds_write_lock`` is
+    true while this call holds the write lock (a nested write then runs inside it).
+    """
+
+    ctx: HostContext
+    host: HostRuntime
+    args: A
+    body: bytes | None
+    origin: str | None
+    actor: str
+    attachment: object = None
+    holds_write_lock: bool = False
+
+    @property
+    def human(self) -> bool:
+        """True when this call is a person's gesture in the page."""
+        return is_human(self.origin)
+
+    async def run(self, name: str, args: Contract, *, body: bytes | None = None) -> Ran:
+        """Run operation ``name`` as part of this call: same origin and actor, every gate and
+        the audit of its own (a nested write runs inside this call's write lock)."""
+        return await self.host.run(
+            name, args, body=body, origin=self.origin, actor=self.actor, within=self
+        )
+
+
+Handler = Callable[[Call[Any]], Awaitable[Outcome]]
 
 
 @dataclass(frozen=True, slots=True)
 class Operation:
-    """A registered operation (see module docstring)."""
+    """One operation of the host protocol and its gates (module docstring)."""
 
     name: str
     args: type[Contract]
@@ -73,47 +194,41 @@ class Operation:
     handler: Handler
     summary: str
     writes: bool = False
+    gesture: Gesture | None = None
+    receipt: Rung | None = None
     audited: bool = True
     body_in: Literal["none", "optional", "required"] = "none"
     body_out: bool = False
-    attachment_in: bool = False
+    attachment: str | None = None
+
+    @property
+    def rung(self) -> Rung:
+        """The declared receipt rung; by default ``local-write`` for a write (the host
+        performed it) and ``internal-read`` otherwise."""
+        if self.receipt is not None:
+            return self.receipt
+        return "local-write" if self.writes else "internal-read"
 
 
-OPERATIONS: dict[str, Operation] = {}
+class Operations(Mapping[str, Operation]):
+    """Operations by name, fixed when built; a name given twice is a ``ValueError``."""
 
+    def __init__(self, operations: Iterable[Operation]) -> None:
+        self._ops: dict[str, Operation] = {}
+        for op in operations:
+            if op.name in self._ops:
+                raise ValueError(f"operation {op.name!r} listed twice")
+            self._ops[op.name] = op
 
-def operation(
-    name: str,
-    *,
-    args: type[Contract],
-    result: type[Contract],
-    summary: str,
-    writes: bool = False,
-    audited: bool = True,
-    body_in: Literal["none", "optional", "required"] = "none",
-    body_out: bool = False,
-    attachment_in: bool = False,
-) -> Callable[[Handler], Handler]:
-    """Register the decorated coroutine as the handler of operation ``name``.
+    def __getitem__(self, name: str) -> Operation:
+        return self._ops[name]
 
-    Raises ``ValueError`` if ``name`` is taken (a programming error, found at import).
-    """
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ops)
 
-    def register(handler: Handler) -> Handler:
-        if name in OPERATIONS:
-            raise ValueError(f"operation {name!r} registered twice")
-        OPERATIONS[name] = Operation(
-            name,
-            args,
-            result,
-            handler,
-            summary,
-            writes,
-            audited,
-            body_in,
-            body_out,
-            attachment_in,
-        )
-        return handler
+    def __len__(self) -> int:
+        return len(self._ops)
 
-    return register
+    def extended(self, *extra: Operation) -> Operations:
+        """These operations and ``extra`` (a placement's own, or a test's)."""
+        return Operations([*self._ops.values(), *extra])

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from core.host.operations import Call, Outcome, operation
+from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
-from core.project import PROJECT_ID_PATTERN, ProjectKind, ProjectManifest
-from core.refusals import Code, Refused
+from core.projects.project import PROJECT_ID_PATTERN, ProjectKind, ProjectManifest
 
 __all__ = ["ProjectInfo", "ProjectRef"]
 
@@ -63,28 +62,19 @@ class ProjectAnswer(Contract):
     project: ProjectInfo
 
 
-@operation("project.list", args=NoArgs, result=ProjectList, summary="List projects.", audited=False)
-async def project_list(call: Call) -> Outcome:
+async def project_list(call: Call[NoArgs]) -> Outcome:
     """Every project the catalog can read (never reads project files beyond manifests)."""
     manifests = await call.ctx.catalog.list()
     return Outcome(ProjectList(projects=[ProjectInfo.of(m) for m in manifests]))
 
 
-@operation(
-    "project.create",
-    args=ProjectCreateArgs,
-    result=ProjectAnswer,
-    summary="Create an empty project.",
-    writes=True,
-)
-async def project_create(call: Call) -> Outcome:
+async def project_create(call: Call[ProjectCreateArgs]) -> Outcome:
     """Create a project; refuses ``name-invalid``."""
     m = await call.ctx.catalog.create(call.args.name)
     return Outcome(ProjectAnswer(project=ProjectInfo.of(m)), project=m.id)
 
 
-@operation("project.open", args=ProjectRef, result=ProjectAnswer, summary="Open a project.")
-async def project_open(call: Call) -> Outcome:
+async def project_open(call: Call[ProjectRef]) -> Outcome:
     """Open a project (reads its manifest only); refuses ``project-not-found``."""
     opened = await call.ctx.catalog.open(call.args.project)
     return Outcome(
@@ -92,14 +82,7 @@ async def project_open(call: Call) -> Outcome:
     )
 
 
-@operation(
-    "project.rename",
-    args=ProjectRenameArgs,
-    result=ProjectAnswer,
-    summary="Rename a project (its id stays).",
-    writes=True,
-)
-async def project_rename(call: Call) -> Outcome:
+async def project_rename(call: Call[ProjectRenameArgs]) -> Outcome:
     """Rename; refuses ``project-not-found``, ``name-invalid``."""
     m = await call.ctx.catalog.rename(call.args.project, call.args.name)
     return Outcome(ProjectAnswer(project=ProjectInfo.of(m)), project=m.id)
@@ -112,14 +95,7 @@ class ProjectRemoved(Contract):
     files_deleted: bool
 
 
-@operation(
-    "project.delete",
-    args=ProjectRef,
-    result=ProjectRemoved,
-    summary="Delete an OPFS project and its files, or forget a picked folder (files stay).",
-    writes=True,
-)
-async def project_delete(call: Call) -> Outcome:
+async def project_delete(call: Call[ProjectRef]) -> Outcome:
     """Delete or forget; refuses ``project-not-found``."""
     m = await call.ctx.catalog.delete(call.args.project)
     deleted = m.kind == "opfs"
@@ -136,31 +112,16 @@ class AddFolderArgs(Contract):
     name: str = Field(max_length=1000)
 
 
-@operation(
-    "project.add_folder",
-    args=AddFolderArgs,
-    result=ProjectAnswer,
-    summary="Register a folder the user picked as a project (its handle is the attachment).",
-    attachment_in=True,
-)
-async def project_add_folder(call: Call) -> Outcome:
-    """Refuses ``message-malformed`` without a handle, ``name-invalid``,
-    ``permission-required``/``permission-denied``. Writes nothing into the folder."""
-    if call.attachment is None:
-        raise Refused(Code.MESSAGE_MALFORMED, "'project.add_folder' needs the folder's handle.")
+async def project_add_folder(call: Call[AddFolderArgs]) -> Outcome:
+    """Refuses ``name-invalid``, ``permission-required``/``permission-denied``. Writes nothing
+    into the folder (the pipeline refuses a call without the folder's handle)."""
     m = await call.ctx.catalog.add_folder(call.attachment, call.args.name)
     return Outcome(
         ProjectAnswer(project=ProjectInfo.of(m)), project=m.id, details={"kind": "directory"}
     )
 
 
-@operation(
-    "project.folder_handle",
-    args=ProjectRef,
-    result=ProjectAnswer,
-    summary="Hand the page a picked folder's handle so a person can grant access again.",
-)
-async def project_folder_handle(call: Call) -> Outcome:
+async def project_folder_handle(call: Call[ProjectRef]) -> Outcome:
     """Refuses ``project-not-found`` (also for OPFS projects)."""
     handle = await call.ctx.catalog.folder_handle(call.args.project)
     m = next(p for p in await call.ctx.catalog.list() if p.id == call.args.project)

@@ -14,41 +14,29 @@ secret: the policy holds switches, names and bounds only, never a token or a bea
 
 from __future__ import annotations
 
-import asyncio
 import json
-import weakref
 from typing import Any, Literal, get_origin
 
 from pydantic import Field, ValidationError
 
-from core.gestures import is_human
-from core.host.context import HostContext
-from core.host.operations import Call, Outcome, operation
+from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs, canonical_json
 from core.policy import Policy
-from core.refusals import Code, Refused
-from core.secret import known_names, quiet_first_error
+from core.refusals import Code, invalid_input
+from core.secret import known_names
 
 __all__ = ["POLICY_NAME", "PolicyAnswer", "PolicyField"]
 
 POLICY_NAME = "policy.json"
-_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
-_FALLBACK_LOCK = asyncio.Lock()
-
-
-def _lock(ctx: HostContext) -> asyncio.Lock:
-    try:
-        return _LOCKS.setdefault(ctx.state, asyncio.Lock())
-    except TypeError:
-        return _FALLBACK_LOCK
 
 
 class PolicyField(Contract):
     """How one policy switch is offered: ``kind`` (``bool``, ``int``, ``list`` of names,
-    ``map`` of name → value), bounds for numbers, the description the model gives."""
+    ``map`` of name → value), bounds for numbers, the title and description the model gives."""
 
     name: str
     kind: Literal["bool", "int", "list", "map"]
+    title: str | None = None
     description: str | None = None
     minimum: int | None = None
     maximum: int | None = None
@@ -84,6 +72,7 @@ def _fields() -> list[PolicyField]:
             PolicyField(
                 name=name,
                 kind=_kind(info.annotation),
+                title=info.title,
                 description=info.description,
                 minimum=minimum,
                 maximum=maximum,
@@ -98,14 +87,7 @@ def _answer(policy: Policy, changed: list[str] | None = None) -> PolicyAnswer:
     )
 
 
-@operation(
-    "policy.get",
-    args=NoArgs,
-    result=PolicyAnswer,
-    audited=False,
-    summary="The operator's policy: every switch, and how to offer it.",
-)
-async def policy_get(call: Call) -> Outcome:
+async def policy_get(call: Call[NoArgs]) -> Outcome:
     """Never refuses."""
     return Outcome(_answer(call.ctx.policy))
 
@@ -116,33 +98,23 @@ class PolicySetArgs(Contract):
     changes: dict[str, Any] = Field(min_length=1, max_length=32)
 
 
-@operation(
-    "policy.set",
-    args=PolicySetArgs,
-    result=PolicyAnswer,
-    summary="Change the operator's policy (a person's gesture; audited; works in SAFE mode).",
-)
-async def policy_set(call: Call) -> Outcome:
-    """Refuses ``human_gesture_required`` (not from the page's gesture) and ``args-invalid``
-    (an unknown field — ``field`` is then ``changes``, never the caller's key — or a value out
-    of its bounds, ``field`` naming the policy field); nothing is stored on refusal."""
-    if not is_human(call.origin):
-        raise Refused(
-            Code.HUMAN_GESTURE_REQUIRED,
-            "Changing the policy is the operator's act in the page; agents never do it.",
-            field="origin",
-        )
+async def policy_set(call: Call[PolicySetArgs]) -> Outcome:
+    """Refuses ``args-invalid`` (an unknown field — ``field`` is then ``changes``, never the
+    caller's key — or a value out of its bounds, ``field`` naming the policy field); nothing is
+    stored on refusal. A person's gesture only: the pipeline's gate."""
     changes: dict[str, Any] = call.args.changes
-    async with _lock(call.ctx):
+    async with call.ctx.state_lock:
         current = call.ctx.policy
         merged = current.model_dump(mode="json") | changes
         try:
             new = Policy.model_validate_json(json.dumps(merged))
         except ValidationError as exc:
             # only the policy's own field names: an unknown key is never named or audited
-            known, phrase = quiet_first_error(exc, known_names(Policy))
-            where = known or "changes"
-            raise Refused(Code.ARGS_INVALID, f"{where} {phrase}."[:500], field=where) from None
+            names = known_names(Policy)
+            refusal = invalid_input(
+                exc, names, code=Code.ARGS_INVALID, first=True, fallback="changes"
+            )
+            raise refusal from None
         before = current.model_dump(mode="json")
         after = new.model_dump(mode="json")
         changed = sorted(k for k in after if after[k] != before[k])

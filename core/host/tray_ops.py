@@ -6,73 +6,65 @@ operation                   audited  human   what it does
 ``tray.read``               no       no      one card per mission head, counts, what is hidden
 ``tray.dismiss``            yes      yes     hide (or show again) a failed or stagnant head
 ``tray.layout``             no       no      remember whether the tray is expanded
+``tray.land``               yes      yes     import a head's receipt, then post its landing
 ``tray.next_letter``        no       no      draft the landed/archived letter over merge_wait
 ``tray.archive_preview``    no       no      fresh two-boundary snapshot before archiving
 ``tray.provenance``         no       no      a mission's chain: packet → runner → gate → receipt
 ==========================  =======  ======  ================================================
 
-The tray is read-only over letters: none of these writes a letter, a receipt or a block. The
-tray's writes are the protocol's own (``receipt.import``, ``mission.post``), sent by the page
-for a person's click. Presentation state (dismissals, expanded or not) is kept in HOST_DIR's
-``ui-state.json`` (:mod:`core.ui_state`); it is not project data, so SAFE mode does not refuse
-it (a person may still tidy the tray of a read-only host), and it travels with no export.
-Rules: :mod:`core.tray`.
+Every rule is :mod:`core.missions.tray`'s (what a card shows and offers, which dismissals still
+hide something, the follow-up letters, the provenance walk); these handlers read the state, ask
+it and answer. The tray writes no letter, receipt or block itself: ``tray.land`` runs the
+protocol's own ``receipt.import`` and ``mission.post`` through the pipeline, each with its own
+gates and audit, under the one write lock of the landing; the archive gesture is the page's
+``mission.post``. Presentation state (dismissals, expanded or not) is kept in HOST_DIR's
+``ui-state.json`` (:mod:`core.missions.ui_state`); it is not project data, so SAFE mode does not
+refuse it (a person may still tidy the tray of a read-only host), and it travels with no export.
 """
 
 from __future__ import annotations
 
-import asyncio
-import weakref
 from typing import Any, Literal
 
 from pydantic import Field
 
-from core.blocks import load_store
-from core.gestures import is_human
-from core.host.context import HostContext
-from core.host.mission_ops import MissionHeadView
-from core.host.mission_ops import _open as open_mailbox
-from core.host.operations import Call, Outcome, operation
-from core.letters import MissionId, sha12
-from core.mailbox import Mailbox
-from core.mission_chain import ChainEntry
-from core.model import Contract
-from core.project import PROJECT_ID_PATTERN
-from core.receipt_window import instant_iso
-from core.refusals import Code, Refused
-from core.tray import (
+from core.host.blocks_ops import ImportAnswer, ImportArgs
+from core.host.mailbox_ops import MissionHeadView
+from core.host.mission_ops import MissionPostArgs, PostAnswer
+from core.host.operations import Call, Outcome
+from core.missions.blocks import load_store
+from core.missions.letters import MissionId, sha12
+from core.missions.tray import (
+    OPERATOR,
+    Anchor,
+    ProvenanceAnswer,
+    TrayAction,
+    anchor_of,
     archive_preview,
+    candidate_to_land,
+    card_actions,
+    check_seen,
     dismiss_reason,
     is_hidden,
     is_stagnant,
+    kept_dismissals,
+    mission_head,
     next_letter,
     phase_counts,
+    provenance,
+    tray_order,
 )
-from core.ui_state import Dismissal, load_ui_state, save_ui_state
+from core.missions.ui_state import Dismissal, load_ui_state, save_ui_state
+from core.model import Contract
+from core.projects.project import PROJECT_ID_PATTERN
+from core.refusals import Code, Refused
+from core.time import instant_iso
 
-__all__ = ["TrayCard", "TrayView"]
+__all__ = ["LandAnswer", "LandArgs", "ProvenanceAnswer", "TrayCard", "TrayView"]
 
 _PROJECT = Field(pattern=PROJECT_ID_PATTERN)
+_LETTER_ID = Field(pattern=r"^[0-9a-f]{64}$")
 MAX_CARDS = 500
-_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
-_FALLBACK_LOCK = asyncio.Lock()
-
-
-def _state_lock(ctx: HostContext) -> asyncio.Lock:
-    """One lock per HOST_DIR: read-modify-write of ``ui-state.json`` never interleaves."""
-    try:
-        return _LOCKS.setdefault(ctx.state, asyncio.Lock())
-    except TypeError:
-        return _FALLBACK_LOCK
-
-
-def _head(mailbox: Mailbox, mission_id: str) -> ChainEntry:
-    head = mailbox.head(mission_id)
-    if head is None:
-        raise Refused(
-            Code.ARGS_INVALID, "This project has no mission with that id.", field="mission_id"
-        )
-    return head
 
 
 # ----------------------------------------------------------------------------- tray.read
@@ -90,17 +82,19 @@ class TrayCard(MissionHeadView):
 
     ``letter`` is the head letter (wire form); ``block_name``/``block_color`` come from the
     store now (``anchor`` says whether ``block_id`` is a block, the skeleton id, or unknown);
-    ``pinned`` (failed), ``stagnant``, ``dismissible`` (the reason, or null) and ``hidden`` (a
-    person dismissed exactly this head) are the tray's presentation rules (:mod:`core.tray`).
+    ``pinned`` (failed), ``stagnant``, ``dismissible`` (the reason, or null), ``hidden`` (a
+    person dismissed exactly this head) and ``actions`` (the gestures the card offers, in
+    order) are the tray's presentation rules (:mod:`core.missions.tray`).
     """
 
-    anchor: Literal["block", "skeleton", "unknown"]
+    anchor: Anchor
     block_name: str | None
     block_color: str | None
     pinned: bool
     stagnant: bool
     dismissible: Literal["failed", "stagnant"] | None
     hidden: bool
+    actions: list[TrayAction]
 
 
 class TrayView(Contract):
@@ -121,17 +115,10 @@ class TrayView(Contract):
     tray_open: bool
 
 
-@operation(
-    "tray.read",
-    args=TrayArgs,
-    result=TrayView,
-    audited=False,
-    summary="The mission tray of a project: one card per head, counts, what is hidden.",
-)
-async def tray_read(call: Call) -> Outcome:
+async def tray_read(call: Call[TrayArgs]) -> Outcome:
     """Refuses ``project-not-found``; unreadable mailbox lines are skipped and counted."""
     project = call.args.project
-    opened, mailbox = await open_mailbox(call)
+    opened, mailbox = await call.ctx.open_mailbox(project)
     store = await load_store(opened.files)
     ui = await load_ui_state(call.ctx.state)
     dismissed = ui.for_project(project)
@@ -140,13 +127,7 @@ async def tray_read(call: Call) -> Outcome:
     cards: list[TrayCard] = []
     for s in states[:MAX_CARDS]:
         head, letter = s.head, s.head.letter
-        block = None if store is None else store.block(letter.block_id)
-        if block is not None:
-            anchor: Literal["block", "skeleton", "unknown"] = "block"
-        elif store is not None and letter.block_id == store.skeleton_id:
-            anchor = "skeleton"
-        else:
-            anchor = "unknown"
+        anchor, block = anchor_of(letter, store)
         cards.append(
             TrayCard(
                 mission_id=letter.mission_id,
@@ -164,9 +145,10 @@ async def tray_read(call: Call) -> Outcome:
                 stagnant=is_stagnant(letter, now_ms),
                 dismissible=dismiss_reason(letter, now_ms),
                 hidden=is_hidden(head.letter_id, dismissed.get(letter.mission_id)),
+                actions=list(card_actions(letter, now_ms)),
             )
         )
-    cards.sort(key=lambda c: not c.pinned)  # stable: failures first, each group by recency
+    cards = [cards[i] for i in tray_order([c.pinned for c in cards])]
     view = TrayView(
         project=project,
         brain_ref=opened.manifest.name,
@@ -191,7 +173,7 @@ class DismissArgs(Contract):
 
     project: str = _PROJECT
     mission_id: MissionId
-    letter_id: str = Field(pattern=r"^[0-9a-f]{64}$")
+    letter_id: str = _LETTER_ID
     hide: bool = True
 
 
@@ -203,41 +185,18 @@ class DismissAnswer(Contract):
     reason: Literal["failed", "stagnant"] | None
 
 
-@operation(
-    "tray.dismiss",
-    args=DismissArgs,
-    result=DismissAnswer,
-    summary="Hide a failed or stagnant mission from the tray (presentation only), or show it.",
-)
-async def tray_dismiss(call: Call) -> Outcome:
-    """A person's gesture only (``human_gesture_required``: an agent must not hide its own
-    work). Refuses ``stale_head`` when the mission moved since the person looked (it is then
+async def tray_dismiss(call: Call[DismissArgs]) -> Outcome:
+    """A person's gesture only (the pipeline's gate: an agent must not hide its own work).
+    Refuses ``stale_head`` when the mission moved since the person looked (it is then
     shown again anyway) and ``args-invalid`` for a head that is neither failed nor stagnant, or
     an unknown mission. Letters, blocks and receipts are never touched."""
     args: DismissArgs = call.args
-    if not is_human(call.origin):
-        raise Refused(
-            Code.HUMAN_GESTURE_REQUIRED,
-            "Hiding a mission from the tray is a person's gesture in the page.",
-            field="origin",
-        )
-    _, mailbox = await open_mailbox(call)
-    head = _head(mailbox, args.mission_id)
+    _, mailbox = await call.ctx.open_mailbox(args.project)
+    head = mission_head(mailbox, args.mission_id)
     now_ms = call.ctx.clock.now_ms()
     reason = dismiss_reason(head.letter, now_ms)
     if args.hide:
-        if head.letter_id != args.letter_id:
-            raise Refused(
-                Code.STALE_HEAD,
-                "The mission moved since the tray showed it; it stays in view.",
-                field="letter_id",
-                details={
-                    "mission_id": args.mission_id,
-                    "head_sha12": sha12(head.letter_id),
-                    "head_phase": head.letter.phase,
-                },
-                show_details=True,
-            )
+        check_seen(head, args.letter_id, then="it stays in view")
         if reason is None:
             raise Refused(
                 Code.ARGS_INVALID,
@@ -245,7 +204,7 @@ async def tray_dismiss(call: Call) -> Outcome:
                 "24 hours, can be hidden from the tray.",
                 field="mission_id",
             )
-    async with _state_lock(call.ctx):
+    async with call.ctx.state_lock:
         ui = await load_ui_state(call.ctx.state)
         entries = ui.for_project(args.project)
         if args.hide:
@@ -258,12 +217,7 @@ async def tray_dismiss(call: Call) -> Outcome:
             )
         else:
             entries.pop(args.mission_id, None)
-        # dismissals of heads that moved on no longer hide anything: drop them
-        live = {
-            m: d
-            for m, d in entries.items()
-            if (h := mailbox.head(m)) is not None and is_hidden(h.letter_id, d)
-        }
+        live = kept_dismissals(entries, mailbox.head)
         await save_ui_state(call.ctx.state, ui.with_project(args.project, live))
     return Outcome(
         DismissAnswer(mission_id=args.mission_id, hidden=args.hide, reason=reason),
@@ -293,20 +247,85 @@ class LayoutAnswer(Contract):
     tray_open: bool
 
 
-@operation(
-    "tray.layout",
-    args=LayoutArgs,
-    result=LayoutAnswer,
-    audited=False,
-    summary="Remember whether the mission tray is expanded.",
-)
-async def tray_layout(call: Call) -> Outcome:
+async def tray_layout(call: Call[LayoutArgs]) -> Outcome:
     """Never refuses (beyond malformed arguments)."""
-    async with _state_lock(call.ctx):
+    async with call.ctx.state_lock:
         ui = await load_ui_state(call.ctx.state)
         if ui.tray_open != call.args.open:
             await save_ui_state(call.ctx.state, ui.model_copy(update={"tray_open": call.args.open}))
     return Outcome(LayoutAnswer(tray_open=call.args.open))
+
+
+# ----------------------------------------------------------------------------- tray.land
+
+
+class LandArgs(Contract):
+    """``tray.land``: import the receipt candidate of the ``merge_wait`` head ``letter_id`` of
+    ``mission_id`` (the head the person saw), optionally against the store version they saw,
+    then post the ``landed`` letter naming the store version the import made. ``imported_via``
+    names the gesture token, as for ``receipt.import``."""
+
+    project: str = _PROJECT
+    mission_id: MissionId
+    letter_id: str = _LETTER_ID
+    if_store_version: int | None = Field(default=None, ge=0)
+    imported_via: str | None = Field(default=None, max_length=64)
+
+
+class LandAnswer(Contract):
+    """What the landing did: the receipt import (``imported``: the store version it made, the
+    block and its colours, whether it was already imported) and the landed letter
+    (``posted``)."""
+
+    mission_id: str
+    imported: ImportAnswer
+    posted: PostAnswer
+
+
+async def tray_land(call: Call[LandArgs]) -> Outcome:
+    """Import a head's receipt and land the mission, as one gesture (seed 004 F2.5d).
+
+    Refuses ``stale_head`` when the mission moved since the person looked, ``invalid_transition``
+    when the head is not ``merge_wait``, ``args-invalid`` when it carries no receipt candidate
+    (or the mission is unknown), and whatever ``receipt.import`` or ``mission.post`` refuses —
+    both run through the pipeline as part of this call, with their own gates and audit. An
+    import that was already made is answered as a duplicate, so landing again after a failed
+    post finishes the job; nothing else is written on a refusal.
+    """
+    args = call.args
+    _, mailbox = await call.ctx.open_mailbox(args.project)
+    head = mission_head(mailbox, args.mission_id)
+    check_seen(head, args.letter_id, then="nothing was imported")
+    importing = ImportArgs(
+        project=args.project,
+        candidate=candidate_to_land(head.letter),
+        mission_id=args.mission_id,
+        if_store_version=args.if_store_version,
+        imported_via=args.imported_via,
+    )
+    imported = (await call.run("receipt.import", importing)).result
+    assert isinstance(imported, ImportAnswer)
+    landed = next_letter(
+        head.letter,
+        head.letter_id,
+        phase="landed",
+        now_ms=call.ctx.clock.now_ms(),
+        store_version=imported.store_version,
+    )
+    posting = MissionPostArgs(project=args.project, agent_id=OPERATOR, letter=landed)
+    posted = (await call.run("mission.post", posting)).result
+    assert isinstance(posted, PostAnswer)
+    return Outcome(
+        LandAnswer(mission_id=args.mission_id, imported=imported, posted=posted),
+        project=args.project,
+        rule="mission-landed",
+        details={
+            "mission_id": args.mission_id,
+            "store_version": imported.store_version,
+            "letter_id": posted.sha12,
+            "duplicate_import": imported.duplicate,
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- next_letter
@@ -329,20 +348,13 @@ class NextLetterAnswer(Contract):
     head_letter_id: str
 
 
-@operation(
-    "tray.next_letter",
-    args=NextLetterArgs,
-    result=NextLetterAnswer,
-    audited=False,
-    summary="Draft the landed or archived letter extending a merge_wait head (posts nothing).",
-)
-async def tray_next_letter(call: Call) -> Outcome:
+async def tray_next_letter(call: Call[NextLetterArgs]) -> Outcome:
     """Refuses ``invalid_transition`` (the head is not ``merge_wait``), ``args-invalid`` (no
     such mission; a landing without a store version). Posting it is ``mission.post``'s job,
     which checks every rule again (the landed law, the human gate of ``archived``)."""
     args: NextLetterArgs = call.args
-    _, mailbox = await open_mailbox(call)
-    head = _head(mailbox, args.mission_id)
+    _, mailbox = await call.ctx.open_mailbox(args.project)
+    head = mission_head(mailbox, args.mission_id)
     letter = next_letter(
         head.letter,
         head.letter_id,
@@ -381,19 +393,12 @@ class PreviewAnswer(Contract):
     letter: dict[str, Any]
 
 
-@operation(
-    "tray.archive_preview",
-    args=PreviewArgs,
-    result=PreviewAnswer,
-    audited=False,
-    summary="Fresh two-boundary snapshot of a merge_wait mission before archiving it.",
-)
-async def tray_archive_preview(call: Call) -> Outcome:
+async def tray_archive_preview(call: Call[PreviewArgs]) -> Outcome:
     """Refuses ``invalid_transition`` (not ``merge_wait``), ``args-invalid`` (no such mission).
     Reads the store and the mailbox afresh; writes nothing."""
     args: PreviewArgs = call.args
-    opened, mailbox = await open_mailbox(call)
-    head = _head(mailbox, args.mission_id)
+    opened, mailbox = await call.ctx.open_mailbox(args.project)
+    head = mission_head(mailbox, args.mission_id)
     now_ms = call.ctx.clock.now_ms()
     preview = archive_preview(
         head.letter, await load_store(opened.files), now_ms=now_ms, mission_id=args.mission_id
@@ -419,111 +424,10 @@ async def tray_archive_preview(call: Call) -> Outcome:
 # ----------------------------------------------------------------------------- provenance
 
 
-class ProvenanceStep(Contract):
-    """One letter of the chain, oldest first."""
-
-    seq: int
-    phase: str
-    sha12: str
-    agent_id: str
-    posted_at: str
-
-
-class ProvenanceReceipt(Contract):
-    """The imported receipt a landed letter names, as the store recorded it."""
-
-    store_version: int
-    candidate_id: str
-    artifact_hash: str | None
-    imported_at: str
-    block_id: str
-
-
-class ProvenanceAnswer(Contract):
-    """What extended what, run by whom, proven by which receipt (§3f): the packet that opened
-    the mission, the runner (id, capability, seat), the gate's artifact hash, and the receipt
-    the landing names (null until landed, or when the store no longer has it)."""
-
-    mission_id: str
-    packet_ref: str | None
-    runner_id: str | None
-    capability: str
-    seat: str
-    gate_command: str | None
-    gate_artifact_hash: str | None
-    receipt: ProvenanceReceipt | None
-    chain: list[ProvenanceStep]
-
-
-@operation(
-    "tray.provenance",
-    args=PreviewArgs,
-    result=ProvenanceAnswer,
-    audited=False,
-    summary="A mission's provenance chain: packet, runner, gate artifact, imported receipt.",
-)
-async def tray_provenance(call: Call) -> Outcome:
+async def tray_provenance(call: Call[PreviewArgs]) -> Outcome:
     """Refuses ``args-invalid`` (no such mission). Walks the head's chain back through the
     mailbox (a plain read); letters off the chain are not part of it."""
-    args: PreviewArgs = call.args
-    opened, mailbox = await open_mailbox(call)
-    head = _head(mailbox, args.mission_id)
-    by_sha: dict[str, tuple[str, Any]] = {}
-    cursor: str | None = None
-    for _ in range(10_000):
-        page = await mailbox.read_page(cursor=cursor, limit=1000, kind="mission")
-        for line in page.lines:
-            if line.mission is not None and line.mission.mission_id == args.mission_id:
-                by_sha.setdefault(sha12(line.id), (line.from_, line))
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    steps: list[ProvenanceStep] = []
-    letters = []
-    current: str | None = sha12(head.letter_id)
-    while current is not None and current in by_sha and len(steps) <= head.letter.mission_seq:
-        agent, line = by_sha[current]
-        letter = line.mission
-        letters.append(letter)
-        steps.append(
-            ProvenanceStep(
-                seq=letter.mission_seq,
-                phase=letter.phase,
-                sha12=current,
-                agent_id=agent,
-                posted_at=line.at,
-            )
-        )
-        current = letter.prev_letter_id
-    steps.reverse()
-    packet = next((x.packet_ref for x in letters if x.packet_ref), None)
-    gated = next((x for x in letters if x.gate is not None), None)
-    receipt = None
-    top = head.letter
-    if top.receipt is not None and top.receipt.imported and top.receipt.store_version:
-        store = await load_store(opened.files)
-        found = None if store is None else store.receipt_at(top.receipt.store_version)
-        if found is not None:
-            evidence = found.candidate.get("evidence")
-            receipt = ProvenanceReceipt(
-                store_version=found.store_version,
-                candidate_id=found.candidate_id,
-                artifact_hash=evidence.get("artifact_hash") if isinstance(evidence, dict) else None,
-                imported_at=found.imported_at,
-                block_id=found.block_id,
-            )
-    return Outcome(
-        ProvenanceAnswer(
-            mission_id=args.mission_id,
-            packet_ref=packet,
-            runner_id=top.runner_id,
-            capability=top.capability,
-            seat=top.seat,
-            gate_command=None if gated is None or gated.gate is None else gated.gate.command,
-            gate_artifact_hash=None
-            if gated is None or gated.gate is None
-            else gated.gate.artifact_hash,
-            receipt=receipt,
-            chain=steps,
-        )
-    )
+    args = call.args
+    opened, mailbox = await call.ctx.open_mailbox(args.project)
+    head = mission_head(mailbox, args.mission_id)
+    return Outcome(await provenance(mailbox, head, await load_store(opened.files)))

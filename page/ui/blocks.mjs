@@ -5,9 +5,9 @@
 
 import { el, formatTime, literal, replace } from "../dom.mjs";
 import { acted, clearAlerts, guarded, showNotice, submitting } from "./alerts.mjs";
+import { HUMAN_UI as HUMAN, LIMITS } from "../contract.gen.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
 
-const HUMAN = "human-ui";
 const COLOUR_MEANING = { green: "proven by an imported receipt", grey: "no receipt imported yet" };
 
 export async function renderBlocks(node, app, params = {}) {
@@ -25,8 +25,8 @@ export async function renderBlocks(node, app, params = {}) {
   };
   const again = async (focus) => { await renderBlocks(node, app, { focus }); app.tray?.refresh({ force: true }); };
 
-  const nameInput = el("input", { id: "new-block-name", type: "text", maxlength: "200", autocomplete: "off", required: true });
-  const purposeInput = el("textarea", { id: "new-block-purpose", rows: "2", maxlength: "2000" });
+  const nameInput = el("input", { id: "new-block-name", type: "text", maxlength: String(LIMITS.block_name_chars), autocomplete: "off", required: true });
+  const purposeInput = el("textarea", { id: "new-block-purpose", rows: "2", maxlength: String(LIMITS.block_purpose_chars) });
   const addButton = el("button", { type: "submit", class: "primary", id: "add-block" }, "Add block");
   const addForm = el("form", { class: "block-add", "aria-label": "Add a block",
     onsubmit: async (event) => {

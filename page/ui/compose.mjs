@@ -1,5 +1,5 @@
 // Compose: point an agent at a block (seed 004 §4; SPEC §9). The host renders the packet
-// (core/packet.py, a jinja2 template — a pure function of what is chosen here) and drafts the
+// (core/missions/packet.py, a jinja2 template — a pure function of what is chosen here) and drafts the
 // mission's first letter; this surface shows the packet exactly and sends it by the chosen mode:
 //   clipboard — copy the text (with a visible fallback when the browser refuses);
 //   direct    — mission.deliver: the seq-1 judging letter plus the packet in the agent's inbox;
@@ -7,11 +7,10 @@
 // Which modes are offered is the host's answer (read-only host: clipboard only, and why).
 
 import { el, literal, replace } from "../dom.mjs";
+import { CAPABILITIES, LIMITS, OPERATOR, SEATS } from "../contract.gen.mjs";
 import { clearAlerts, guarded, showRefusal } from "./alerts.mjs";
 
-const CAPABILITIES = ["build-runner", "naming-runner", "loop-runner", "hand-runner", "review-runner"];
 const DIRECT_NOTICE = "direct: posted to the agent's inbox — delivery is not execution.";
-const OPERATOR = "operator";
 
 export async function renderCompose(node, app, params = {}) {
   const project = app.project;
@@ -33,10 +32,10 @@ export async function renderCompose(node, app, params = {}) {
     el("option", { value: store.skeleton_id }, "The whole skeleton"));
   if (params.block) blockSelect.value = params.block;
   const agentInput = el("input", { id: "compose-agent", type: "text", value: params.to ?? "hand-1", autocomplete: "off", spellcheck: "false", "aria-describedby": "compose-agent-hint" });
-  const seatSelect = el("select", { id: "compose-seat" }, el("option", { value: "hand" }, "hand"), el("option", { value: "oracle" }, "oracle"));
+  const seatSelect = el("select", { id: "compose-seat" }, SEATS.map((s) => el("option", { value: s }, s)));
   const capSelect = el("select", { id: "compose-capability" }, CAPABILITIES.map((c) => el("option", { value: c }, c)));
   const runnerInput = el("input", { id: "compose-runner", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "none", "aria-describedby": "compose-runner-hint" });
-  const noteInput = el("textarea", { id: "compose-note", rows: "4", maxlength: "8000" });
+  const noteInput = el("textarea", { id: "compose-note", rows: "4", maxlength: String(LIMITS.note_chars) });
 
   const modeBox = el("fieldset", { class: "modes", id: "compose-modes" }, el("legend", {}, "Mode"));
   const preview = el("pre", { id: "packet-preview", class: "text-view packet", tabindex: "0", role: "region", "aria-label": "Packet text" });

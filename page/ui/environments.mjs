@@ -5,9 +5,10 @@
 
 import { el, formatBytes, literal, replace } from "../dom.mjs";
 import { acted, clearAlerts, guarded, showNotice, submitting } from "./alerts.mjs";
+import { LIMITS, NAME_PATTERNS } from "../contract.gen.mjs";
 import { confirmDialog } from "./dialog.mjs";
 
-const MAX_TOOL_FILE = 180 * 1024; // bytes of one file sent inside a call envelope (base64 ≤ 256 KiB)
+const MAX_TOOL_FILE = LIMITS.call_file_bytes; // bytes of one file sent inside a call envelope
 
 function prefix(envKey) {
   return `${envKey.slice(0, 11)}…`;
@@ -33,7 +34,7 @@ export async function renderEnvironments(node, app, params = {}) {
   const envs = listed?.result.environments ?? [];
   const local = envs.find((e) => e.kind === "local");
   const peers = envs.filter((e) => e.kind === "peer");
-  const nameInput = el("input", { id: "new-env-name", type: "text", required: true, autocomplete: "off", pattern: "[a-z][a-z0-9\\-]{0,31}", "aria-describedby": "new-env-hint" });
+  const nameInput = el("input", { id: "new-env-name", type: "text", required: true, autocomplete: "off", pattern: NAME_PATTERNS.environment.html, "aria-describedby": "new-env-hint" });
   const creating = el("p", { class: "muted", role: "status", "aria-live": "polite" });
   const createButton = el("button", { type: "submit", class: "primary", id: "create-env" }, "Create environment");
   const form = el("form", { class: "inline-form", "aria-label": "Create a peer environment",
@@ -47,7 +48,7 @@ export async function renderEnvironments(node, app, params = {}) {
     el("label", { for: "new-env-name" }, "New peer environment"),
     nameInput,
     createButton,
-    el("span", { id: "new-env-hint", class: "muted" }, "lower-case letters, digits, '-'"),
+    el("span", { id: "new-env-hint", class: "muted" }, NAME_PATTERNS.environment.rule),
   );
 
   const act = (label, op, env, text, danger = false) => el("button", {

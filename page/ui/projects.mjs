@@ -3,12 +3,13 @@
 
 import { el, flagHidden, formatBytes, formatTime, replace } from "../dom.mjs";
 import { acted, guarded, clearAlerts, showNotice, showRefusal, submitting } from "./alerts.mjs";
+import { LIMITS } from "../contract.gen.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
 
 export async function renderProjects(node, app) {
   const list = await guarded("Listing projects", () => app.host.call("project.list"));
   const projects = list?.result.projects ?? [];
-  const nameInput = el("input", { id: "new-project-name", type: "text", required: true, autocomplete: "off", maxlength: "200" });
+  const nameInput = el("input", { id: "new-project-name", type: "text", required: true, autocomplete: "off", maxlength: String(LIMITS.name_chars) });
   const createButton = el("button", { type: "submit", class: "primary", id: "create-project" }, "Create project");
   const form = el("form", { class: "inline-form", "aria-label": "Create a project",
     onsubmit: async (event) => {

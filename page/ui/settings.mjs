@@ -5,16 +5,11 @@
 
 import { el, literal, replace } from "../dom.mjs";
 import { clearError, guarded, showRefusal } from "./alerts.mjs";
+import { POLICY_FIELDS } from "../contract.gen.mjs";
 import { confirmDialog } from "./dialog.mjs";
 
-const KNOWN = {
-  read_only: ["Read-only (SAFE) mode", "Every write — files, letters, blocks, receipts, tools — is refused with read-only-mode. Reading, exporting and tidying the tray still work. Turn it off here at any time."],
-  hello_bound_ms: ["Hello bound (ms)", "How long a new peer channel may take to send its hello frame before it is closed (1008)."],
-  peer_deadline_ms: ["Peer call deadline (ms)", "How long a call forwarded to a peer may wait before it is answered environment-unreachable."],
-  disabled_tools: ["Switched-off tools", "Tools listed here are refused with tool-disabled, wherever the call comes from."],
-  files_grants: ["File access grants", "Origins allowed to reach project files through the broker (builtin is the host's own tools)."],
-  admitted_plugins: ["Admitted plugin releases", "Each plugin runs only at the release admitted here (plugin-not-admitted otherwise)."],
-};
+// label and help of each switch the core describes (core/policy.py: title, description)
+const KNOWN = Object.fromEntries(Object.entries(POLICY_FIELDS).map(([name, f]) => [name, [f.title, f.description]]));
 
 export async function renderSettings(node, app) {
   const got = await guarded("Reading the policy", () => app.host.call("policy.get"));

@@ -2,18 +2,17 @@
 // a thin strip of per-phase counts; expanded, one card per mission head of the open project.
 // It is read-only over letters: its only writes are a person's gestures — import a receipt
 // (then post the landed letter), archive a merge_wait mission, hide a failed or stalled card.
-// Every rule (what is pinned, stagnant, dismissible; the letters it posts; the archive preview)
-// is the host's (core/tray.py); this module shows what the host answers. Dismissals and the
-// expanded/collapsed state are kept by the host (HOST_DIR ui-state.json), never in the page.
+// Every rule (what is pinned, stagnant, dismissible; which actions a card offers; the letters it
+// posts; the archive preview) is the host's (core/missions/tray.py); this module shows what the
+// host answers. Dismissals and the expanded/collapsed state are kept by the host (HOST_DIR
+// ui-state.json), never in the page.
 
+import { HUMAN_UI as HUMAN, OPERATOR, PHASE_MEANINGS as PHASE_MEANING, PHASES } from "../contract.gen.mjs";
 import { el, formatDuration, formatTime, literal, replace } from "../dom.mjs";
 import { showNotice, showRefusal } from "./alerts.mjs";
 import { confirmDialog } from "./dialog.mjs";
-import { PHASES, PHASE_MEANING } from "./phases.mjs";
 
 const POLL_MS = 2500;
-const HUMAN = "human-ui";
-const OPERATOR = "operator";
 
 function instantMs(iso) {
   const t = Date.parse(iso);
@@ -212,20 +211,20 @@ export class Tray {
           onclick: () => this.app.go("blocks", { focus: l.block_id }) }, literal(c.block_name))
       : this.blockLabel(c);
     const actions = [];
-    if (l.phase === "merge_wait" && l.receipt_candidate) {
+    if (c.actions.includes("import")) {
       actions.push(el("button", { type: "button", class: "primary", "data-key": `import-${id}`, disabled: Boolean(busy),
         onclick: () => this.importReceipt(c) }, "Import this receipt"));
     }
-    if (l.phase === "merge_wait") {
+    if (c.actions.includes("archive")) {
       actions.push(el("button", { type: "button", "data-key": `archive-${id}`, disabled: Boolean(busy),
         onclick: () => this.archive(c) }, "Archive…"));
     }
-    if (l.phase === "landed") {
+    if (c.actions.includes("provenance")) {
       const open = this.expanded.has(id);
       actions.push(el("button", { type: "button", "data-key": `prov-${id}`, "aria-expanded": String(open),
         "aria-controls": `prov-${id}`, onclick: () => this.toggleProvenance(c) }, open ? "Hide provenance" : "Provenance"));
     }
-    if (c.dismissible) {
+    if (c.actions.includes("dismiss")) {
       actions.push(el("button", { type: "button", class: "subtle", "data-key": `dismiss-${id}`, disabled: Boolean(busy),
         onclick: () => this.dismiss(c) }, "Dismiss…"));
     }
@@ -319,13 +318,11 @@ export class Tray {
     if (!sure) return;
     const project = this.project.id;
     await this.run(card, "Importing the receipt…", async () => {
-      const imported = await this.app.host.call("receipt.import", {
-        project, candidate: cand, mission_id: card.mission_id, imported_via: HUMAN,
+      const landed = await this.app.host.call("tray.land", {
+        project, mission_id: card.mission_id, letter_id: card.letter_id, imported_via: HUMAN,
         ...(v.store_version ? { if_store_version: v.store_version } : {}),
       }, { human: true });
-      const sv = imported.result.store_version;
-      const draft = await this.app.host.call("tray.next_letter", { project, mission_id: card.mission_id, phase: "landed", store_version: sv });
-      await this.app.host.call("mission.post", { project, agent_id: OPERATOR, letter: draft.result.letter }, { human: true });
+      const sv = landed.result.imported.store_version;
       showNotice(`Receipt imported: the store is at version ${sv}, and the mission landed.`);
       this.app.surfaceChanged?.("blocks");
     });

@@ -17,8 +17,8 @@ import zipfile
 from collections.abc import Iterable
 from typing import Any
 
-from core.archive import ArchiveExport, ArchiveSummary, ExportSource, export_archive
-from core.memory import MemoryProjectFiles
+from core.archive.export import ArchiveExport, ArchiveSummary, ExportSource, export_archive
+from core.memory.adapters import MemoryProjectFiles
 from core.paths import ProjectPath, parse_path
 from core.ports import ProjectFiles
 from tests.support import HostHarness, run

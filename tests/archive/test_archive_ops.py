@@ -7,10 +7,10 @@ import io
 import json
 import zipfile
 
-from core.archive import MANIFEST_NAME
-from core.environment import Environments, save_environments
+from core.archive.manifest import MANIFEST_NAME
+from core.custody.environment import Environments, save_environments
 from core.host.archive_ops import FALLBACK_NAME
-from core.memory import MemoryProjectFiles, MemoryProjectRoots
+from core.memory.adapters import MemoryProjectFiles, MemoryProjectRoots
 from core.policy import Policy
 from tests.archive.kit import BINARY, UNICODE_PATH, new_project, storage, zip_of
 from tests.support import HostHarness, run

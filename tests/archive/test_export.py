@@ -9,17 +9,11 @@ import zipfile
 
 import pytest
 
-from core.archive import (
-    FIXED_DATE_TIME,
-    MANIFEST_NAME,
-    ArchiveManifest,
-    ExportSource,
-    download_filename,
-    export_archive,
-    iso_instant,
-)
+from core.archive.export import ExportSource, download_filename, export_archive
+from core.archive.manifest import FIXED_DATE_TIME, MANIFEST_NAME, ArchiveManifest
 from core.paths import parse_path
 from core.refusals import Code, Refused
+from core.time import instant_iso as iso_instant
 from tests.archive.kit import (
     BINARY,
     ENV_KEY,
@@ -238,8 +232,8 @@ def test_an_invalid_source_is_refused_before_anything_streams(source: ExportSour
 def test_exported_at_is_the_newest_change_so_an_unchanged_project_re_exports_identically() -> None:
     """Issue 4: the same project exported twice is byte-identical, whenever it is exported;
     any change to a file moves ``exported_at`` (and so the bytes)."""
-    from core.archive import ExportSource, export_archive
-    from core.memory import FixedClock, MemoryProjectFiles
+    from core.archive.export import ExportSource, export_archive
+    from core.memory.adapters import FixedClock, MemoryProjectFiles
     from core.paths import ProjectPath
     from tests.support import run
 

@@ -12,8 +12,10 @@ import zlib
 
 import pytest
 
-from core.archive import MANIFEST_NAME, ImportBounds, apply_import, plan_import
-from core.memory import MemoryProjectFiles
+from core.archive.apply import apply_import
+from core.archive.manifest import MANIFEST_NAME
+from core.archive.plan import ImportBounds, plan_import
+from core.memory.adapters import MemoryProjectFiles
 from core.paths import parse_path
 from core.refusals import Code, Refused
 from tests.archive.kit import (

@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.archive import apply_import, plan_import
-from core.memory import MemoryProjectFiles
+from core.archive.apply import apply_import
+from core.archive.plan import plan_import
+from core.memory.adapters import MemoryProjectFiles
 from core.paths import META_DIR, parse_path
 from core.refusals import Refused
 from tests.archive.kit import BINARY, UNICODE_PATH, export, new_project, project, sample, tree

@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from core.archive import export_archive
-from core.memory import MemoryProjectFiles
+from core.archive.export import export_archive
+from core.memory.adapters import MemoryProjectFiles
 from core.paths import ProjectPath, parse_path
 from tests.archive.kit import SOURCE, export, project
 from tests.support import run

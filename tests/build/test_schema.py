@@ -8,15 +8,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from core.host.operations import OPERATIONS
-from core.schema import protocol_schema, render
+from core.host.registry import OPERATIONS
+from core.host.schema import protocol_schema, render
 
 COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "protocol.schema.json"
 
 
 def test_committed_schema_is_not_stale() -> None:
     assert COMMITTED.read_text(encoding="utf-8") == render(), (
-        "docs/protocol.schema.json is stale: python -m core.schema > docs/protocol.schema.json"
+        "docs/protocol.schema.json is stale: python -m core.host.schema > docs/protocol.schema.json"
     )
 
 
@@ -66,9 +66,9 @@ def test_refusal_codes_are_listed_with_statuses() -> None:
 
 
 def test_protocol_doc_tables_are_current() -> None:
-    from core.schema import render_markdown
+    from core.host.schema import render_markdown
 
     doc = (COMMITTED.parent / "protocol.md").read_text(encoding="utf-8")
     start = doc.index("<!-- generated:start -->\n") + len("<!-- generated:start -->\n")
     end = doc.index("<!-- generated:end -->")
-    assert doc[start:end] == render_markdown(), "regenerate: python -m core.schema --markdown"
+    assert doc[start:end] == render_markdown(), "regenerate: python -m core.host.schema --markdown"

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from core.model import Contract
-from core.registry import OperationEntry
+from core.tools.registry import OperationEntry
 
 
 class EchoArgs(Contract):

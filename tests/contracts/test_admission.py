@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from core.admission import ADMISSION_ORDER, Admission, CallRequest, admit
 from core.policy import Policy
 from core.refusals import Code, Refused
-from core.registry import OperationRegistry
+from core.tools.admission import ADMISSION_ORDER, Admission, CallRequest, admit
+from core.tools.registry import OperationRegistry
 from tests.contracts.operations import EchoArgs, builtin, plugin
 
 NOTES = Policy(admitted_plugins={"notes": "1.0.0"})

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.broker import Broker, FilesAccess, StorageAccess, decide
 from core.paths import ProjectPath
 from core.policy import Policy
 from core.refusals import Code, Refused
+from core.tools.broker import Broker, FilesAccess, StorageAccess, decide
 from tests.contracts.operations import builtin, plugin
 
 GRANTED = Policy(files_grants=("builtin", "plugin:notes"))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from core.bearer import bearer_hash
-from core.channel_gate import ChannelPurpose, GateOpen, HelloGate
-from core.channels import ChannelClose
+from core.custody.bearer import bearer_hash
+from core.custody.channels import ChannelClose
+from core.custody.hello_gate import ChannelPurpose, GateOpen, HelloGate
+from core.custody.wire import HelloFrame, frame_text
 from core.policy import Policy
 from core.refusals import Code
 from core.secret import Secret
-from core.wire import HelloFrame, frame_text
 from tests.contracts.world import World
 
 T0 = 1_767_225_600_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.channels import LiveChannels
+from core.custody.channels import LiveChannels
 from core.refusals import Code, Refused
 
 A, B = "a" * 64, "b" * 64

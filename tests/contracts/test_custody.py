@@ -16,19 +16,20 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.admission import CallRequest, admit
-from core.bearer import new_bearer
-from core.broker import decide
-from core.channel_gate import HelloGate
-from core.channels import LiveChannels
-from core.execute import authorize_execute, route_call
+from core.custody.authorize import authorize_execute
+from core.custody.bearer import new_bearer
+from core.custody.channels import LiveChannels
+from core.custody.hello_gate import HelloGate
+from core.custody.route import route_call
+from core.custody.wire import parse_call_envelope, parse_peer_message
 from core.policy import Policy
-from core.receipts import decode_plugin_result
 from core.refusals import Refused
-from core.registry import OperationRegistry
 from core.runtime import SystemRandomness
 from core.secret import Secret
-from core.wire import parse_call_envelope, parse_peer_message
+from core.tools.admission import CallRequest, admit
+from core.tools.broker import decide
+from core.tools.receipts import decode_plugin_result
+from core.tools.registry import OperationRegistry
 from tests.contracts.operations import builtin, plugin
 from tests.contracts.strategies import fuzz
 from tests.contracts.world import World

@@ -9,7 +9,8 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from core.environment import (
+from core.custody.authorize import authorize_execute
+from core.custody.environment import (
     ENVIRONMENTS_DOC,
     Environments,
     env_key_from_public_key,
@@ -17,8 +18,7 @@ from core.environment import (
     load_environments,
     new_env_key,
 )
-from core.execute import authorize_execute
-from core.memory import MemoryHostState, SeededRandomness
+from core.memory.adapters import MemoryHostState, SeededRandomness
 from core.refusals import Code, Refused
 from core.runtime import SystemRandomness
 from tests.contracts.world import World

@@ -6,22 +6,16 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from core.bearer import bearer_hash
-from core.channel_gate import GateOpen, HelloGate
-from core.channels import LiveChannels
-from core.execute import (
-    EXECUTE_ORDER,
-    LocalRoute,
-    PeerCaller,
-    PeerRoute,
-    authorize_execute,
-    authorize_from_state,
-    route_call,
-)
-from core.memory import SeededRandomness, memory_channel_pair
+from core.custody.authorize import EXECUTE_ORDER, authorize_execute, authorize_from_state
+from core.custody.bearer import bearer_hash
+from core.custody.channels import LiveChannels
+from core.custody.hello_gate import GateOpen, HelloGate
+from core.custody.peer_calls import PeerCaller
+from core.custody.route import LocalRoute, PeerRoute, route_call
+from core.custody.wire import ExecuteRequest, ExecuteResult, frame_text, parse_peer_message
+from core.memory.adapters import SeededRandomness, memory_channel_pair
 from core.refusals import REFUSALS, Code, Refused
 from core.secret import Secret
-from core.wire import ExecuteRequest, ExecuteResult, frame_text, parse_peer_message
 from tests.contracts.strategies import fuzz
 from tests.contracts.world import World
 from tests.support import run

@@ -7,11 +7,11 @@ import json
 import pytest
 
 from core.audit import AuditLog
-from core.bearer import bearer_hash, bearer_ref
-from core.channels import LiveChannels
-from core.execute import PeerRoute, route_call
-from core.memory import MemoryAuditSink
-from core.pairing import PAIRINGS_DOC, Pairings, PairingStore
+from core.custody.bearer import bearer_hash, bearer_ref
+from core.custody.channels import LiveChannels
+from core.custody.pairing import PAIRINGS_DOC, Pairings, PairingStore
+from core.custody.route import PeerRoute, route_call
+from core.memory.adapters import MemoryAuditSink
 from core.refusals import Code, Refused
 from core.secret import Secret
 from tests.contracts.world import World

@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given
 from pydantic import ValidationError
 
+from core.custody.wire import parse_peer_message
 from core.paths import parse_path
-from core.receipts import (
+from core.refusals import Code, Refused
+from core.tools.receipts import (
     RUNGS,
     HostReceipt,
     PluginResult,
@@ -21,8 +23,6 @@ from core.receipts import (
     timed_out,
     write_receipt,
 )
-from core.refusals import Code, Refused
-from core.wire import parse_peer_message
 from tests.contracts.strategies import attempt, fuzz, json_values
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.admission import CallRequest, admit
 from core.policy import Policy
 from core.refusals import Code, Refused
-from core.registry import MAX_OFFERED_SEATS, OperationRegistry, descriptor_id
+from core.tools.admission import CallRequest, admit
+from core.tools.registry import MAX_OFFERED_SEATS, OperationRegistry, descriptor_id
 from tests.contracts.operations import builtin, plugin
 
 

@@ -9,9 +9,10 @@ import pickle
 import pytest
 from pydantic import Field, ValidationError
 
-from core.bearer import BEARER_PREFIX, bearer_hash, find_hash, is_bearer_shaped, new_bearer
-from core.host_token import check_host_token, ensure_host_token, require_host_token
-from core.memory import MemoryHostState, SeededRandomness
+from core.custody.bearer import BEARER_PREFIX, bearer_hash, find_hash, is_bearer_shaped, new_bearer
+from core.custody.host_token import check_host_token, ensure_host_token, require_host_token
+from core.custody.wire import HelloFrame
+from core.memory.adapters import MemoryHostState, SeededRandomness
 from core.model import Contract
 from core.refusals import Code, Refused
 from core.runtime import SystemRandomness
@@ -26,7 +27,6 @@ from core.secret import (
     scrub_secrets,
     sha256_hex,
 )
-from core.wire import HelloFrame
 from tests.support import run
 
 VALUE = "vbx_" + "Q" * 43

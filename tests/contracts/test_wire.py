@@ -8,9 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.refusals import Code, Refused
-from core.secret import REDACTED
-from core.wire import (
+from core.custody.wire import (
     MAX_ARGS_BYTES,
     MAX_FRAME_BYTES,
     CallEnvelope,
@@ -22,6 +20,8 @@ from core.wire import (
     parse_call_envelope,
     parse_peer_message,
 )
+from core.refusals import Code, Refused
+from core.secret import REDACTED
 from tests.contracts.strategies import attempt, fuzz, json_values, near_frames
 
 DESCRIPTOR = "d_" + "a" * 24

@@ -7,21 +7,21 @@ and an audit log. Everything is pure Python; nothing waits on real I/O, so :func
 from __future__ import annotations
 
 from core.audit import AuditLog
-from core.environment import (
+from core.custody.environment import (
     Environments,
     load_environments,
     new_env_key,
     save_environments,
 )
-from core.host_token import ensure_host_token
-from core.memory import (
+from core.custody.host_token import ensure_host_token
+from core.custody.pairing import Pairings, PairingStore, load_pairings
+from core.memory.adapters import (
     FixedClock,
     MemoryAuditKey,
     MemoryAuditSink,
     MemoryHostState,
     SeededRandomness,
 )
-from core.pairing import Pairings, PairingStore, load_pairings
 from core.ports import Randomness
 from core.secret import Secret
 from tests.support import run

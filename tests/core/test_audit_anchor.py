@@ -17,7 +17,7 @@ import json
 import pytest
 
 from core.audit import ANCHOR_NAME, GENESIS, AuditLog, Verification, record_hash
-from core.memory import FixedClock, MemoryAuditKey, MemoryAuditSink, MemoryHostState
+from core.memory.adapters import FixedClock, MemoryAuditKey, MemoryAuditSink, MemoryHostState
 from core.refusals import Code, Refused
 from tests.support import run
 

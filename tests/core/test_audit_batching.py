@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from core.audit import MAX_BATCH, AuditLog, BatchAuditSink
-from core.memory import FixedClock, MemoryAuditKey, MemoryAuditSink, MemoryHostState
+from core.memory.adapters import FixedClock, MemoryAuditKey, MemoryAuditSink, MemoryHostState
 from core.refusals import Code, Refused
 
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.audit import GENESIS, AuditLog, record_hash
-from core.memory import FixedClock, MemoryAuditKey, MemoryAuditSink, MemoryHostState
+from core.memory.adapters import FixedClock, MemoryAuditKey, MemoryAuditSink, MemoryHostState
 from tests.support import run
 
 
@@ -108,3 +108,35 @@ def test_any_single_field_edit_is_detected_at_that_record(seq: int, field: str, 
     sink.records[seq][field] = new
     v = run(log.verify(batch=3))
     assert not v.ok and v.broken_seq == seq
+
+
+def test_records_say_when_in_rfc3339_utc_with_z_and_older_offset_records_still_verify(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 14: one time format. A record's ``at`` is the host's one instant format (``Z``);
+    records the previous build wrote with ``+00:00`` are kept as stored and verify, and the
+    chain continues after them."""
+    from datetime import UTC, datetime
+
+    import core.audit
+
+    def previous_format(ms: int) -> str:  # what records said before: isoformat's "+00:00"
+        return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
+
+    sink = MemoryAuditSink()
+    clock = FixedClock()
+    state, key = MemoryHostState(), MemoryAuditKey()
+    monkeypatch.setattr(core.audit, "instant_iso", previous_format)
+    old = AuditLog(sink, clock, key=key, state=state)
+    for i in range(3):
+        run(old.append(actor="page", op=f"old{i}", decision="admitted", rule="admitted"))
+    monkeypatch.undo()
+    log = AuditLog(sink, clock, key=key, state=state)  # the next build, over the same audit
+    for i in range(2):
+        run(log.append(actor="page", op=f"new{i}", decision="admitted", rule="admitted"))
+    assert [sink.records[s]["at"] for s in (1, 5)] == [
+        "2026-01-01T00:00:00.000+00:00",
+        "2026-01-01T00:00:00.000Z",
+    ]
+    v = run(log.verify())
+    assert (v.ok, v.checked, v.finding) == (True, 5, None)

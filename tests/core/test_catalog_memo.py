@@ -1,4 +1,4 @@
-"""The catalog remembers the OPFS projects it opened (core/catalog.py; SPEC §3, issue 9): a
+"""The catalog remembers the OPFS projects it opened (core/projects/catalog.py; SPEC §3, issue 9): a
 file operation does not read the manifest on every call, yet a rename or a delete is seen at
 once and a picked folder's permission is still checked on every open."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.memory import MemoryProjectFiles
+from core.memory.adapters import MemoryProjectFiles
 from core.paths import ProjectPath
-from core.project import MANIFEST_PATH
+from core.projects.project import MANIFEST_PATH
 from tests.support import HostHarness
 
 

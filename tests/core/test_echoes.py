@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from core.host.operations import OPERATIONS
-from core.protocol import HUMAN_UI
+from core.gestures import HUMAN_UI
+from core.host.registry import OPERATIONS
 from tests.support import HostHarness
 
 BEARER = "vbx_" + "Qk9vTXlTZWNyZXRCZWFyZXI" * 2

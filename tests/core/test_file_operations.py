@@ -6,11 +6,10 @@ import hashlib
 
 import pytest
 
-from core.admission import CallRequest
-from core.memory import MemoryProjectFiles
+from core.memory.adapters import MemoryProjectFiles
 from core.policy import Policy
 from core.refusals import Code, Refused
-from core.tools import ToolBox
+from core.tools.admission import CallRequest
 from tests.support import HostHarness, run
 
 
@@ -137,7 +136,7 @@ def test_a_quota_failure_is_named_and_writes_nothing(h: HostHarness) -> None:
 
 
 def test_a_project_without_its_manifest_is_never_listed_and_is_swept_at_start() -> None:
-    from core.catalog import ProjectCatalog
+    from core.projects.catalog import ProjectCatalog
 
     h = HostHarness()
     catalog = ProjectCatalog(h.roots, h.clock, h.ctx.random)
@@ -151,7 +150,7 @@ def test_a_project_without_its_manifest_is_never_listed_and_is_swept_at_start() 
 
 def tool_write(h: HostHarness, pid: str, path: str) -> Code:
     """``file.write`` as an agent's ``tool.call`` (no gesture): the refusal code it gets."""
-    box = ToolBox(h.host, "local", lambda: h.ctx.policy)
+    box = h.host.tools
     entry = box.registry.get("file.write")
     assert entry is not None
     args = {"project": pid, "path": path, "content_b64": "eA=="}

@@ -1,4 +1,5 @@
-"""Projects in a folder the user picked (core/catalog.py, core/host/project_ops.py; SPEC §3)."""
+"""Projects in a folder the user picked (core/projects/catalog.py, core/host/project_ops.py; SPEC
+§3)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 
 import pytest
 
-from core.memory import MemoryProjectFiles
+from core.memory.adapters import MemoryProjectFiles
 from core.paths import ProjectPath
 from tests.support import HostHarness, run
 

@@ -40,7 +40,12 @@ def test_every_pattern_in_core_and_browser_host_is_found_and_resolved() -> None:
     assert UNRESOLVED == []
     assert len(RE_PATTERNS) >= 8 and len(PYDANTIC_PATTERNS) >= 20
     modules = {f.where.split(":")[0] for f in FOUND if f.engine == "re"}
-    assert {"core.sanitizer", "core.letters", "core.mailbox", "core.bearer"} <= modules
+    assert {
+        "core.missions.sanitizer",
+        "core.missions.letters",
+        "core.missions.mailbox",
+        "core.custody.bearer",
+    } <= modules
 
 
 def test_the_scan_catches_each_way_of_writing_a_pattern(tmp_path) -> None:

@@ -1,5 +1,5 @@
 """The host protocol envelope and the dispatcher's one-answer law (core/protocol.py,
-core/host/dispatcher.py; SPEC §4)."""
+core/host/pipeline.py; SPEC §4)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.host.operations import OPERATIONS, Outcome, operation
+from core.host.operations import Operation, Outcome
+from core.host.registry import OPERATIONS
 from core.model import NoArgs
 from core.protocol import INBOUND_BOUNDS, MAX_BODY_BYTES, MAX_MESSAGE_BYTES
 from core.refusals import REFUSALS, Code
@@ -69,15 +70,13 @@ def test_deep_nesting_is_a_refusal_not_a_crash() -> None:
 
 
 def test_an_unexpected_error_is_internal_error_without_a_trace() -> None:
-    @operation("test.boom", args=NoArgs, result=NoArgs, summary="test only", audited=False)
     async def boom(call):  # type: ignore[no-untyped-def]
         raise RuntimeError("secret-ish internals /home/x/y.py line 3")
 
-    try:
-        h = HostHarness()
-        answer, _ = h.raw(json.dumps({"v": 1, "id": "b", "op": "test.boom"}))
-    finally:
-        OPERATIONS.pop("test.boom")
+    h = HostHarness(
+        extra=(Operation("test.boom", NoArgs, NoArgs, boom, "test only", audited=False),)
+    )
+    answer, _ = h.raw(json.dumps({"v": 1, "id": "b", "op": "test.boom"}))
     assert answer["refusal"] == {
         "code": "internal-error",
         "status": 500,

@@ -3,7 +3,6 @@ absent without one, and never audited."""
 
 from __future__ import annotations
 
-from core.host.info_ops import RUNTIME_PROBE
 from tests.support import HostHarness
 
 
@@ -13,7 +12,7 @@ def test_host_info_has_no_runtime_figures_without_a_probe() -> None:
 
 def test_host_info_reports_the_probes_figures() -> None:
     h = HostHarness()
-    h.ctx.cache[RUNTIME_PROBE] = lambda: {
+    h.ctx.services.runtime_probe = lambda: {
         "wasm_memory_bytes": 48 * 2**20,
         "python_allocated_blocks": 123_456,
     }

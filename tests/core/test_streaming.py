@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 
-from core.host.operations import OPERATIONS, Call, Outcome, operation
+from core.host.operations import Call, Operation, Outcome
 from core.model import Contract, NoArgs
 from tests.support import HostHarness, run
 
@@ -16,8 +16,7 @@ class Sized(Contract):
     size: int
 
 
-def _register() -> None:
-    @operation("test.stream", args=NoArgs, result=Sized, summary="test only")
+def _stream_operation() -> Operation:
     async def stream(call: Call) -> Outcome:  # type: ignore[no-untyped-def]
         state = {"n": 0}
 
@@ -31,25 +30,23 @@ def _register() -> None:
 
         return Outcome(Sized(size=-1), stream=chunks(), finish=finish, details={"k": 1})
 
+    return Operation("test.stream", NoArgs, Sized, stream, "test only")
+
 
 def test_chunks_reach_the_sink_before_the_final_answer_which_carries_finish() -> None:
-    _register()
-    try:
-        h = HostHarness()
-        seen: list[bytes] = []
+    h = HostHarness(extra=(_stream_operation(),))
+    seen: list[bytes] = []
 
-        async def sink(chunk: bytes) -> None:
-            seen.append(chunk)
+    async def sink(chunk: bytes) -> None:
+        seen.append(chunk)
 
-        msg = json.dumps({"v": 1, "id": "s", "op": "test.stream", "args": {}})
-        answer, body, _ = run(h.host.handle_full(msg, None, None, sink))
-        assert seen == [b"\0" * 4, b"\1" * 4, b"\2" * 4]
-        assert body is None
-        parsed = json.loads(answer)
-        assert parsed["result"] == {"size": 12}
-        assert h.sink.records[parsed["logged"]]["details"] == {"k": 1}
-        # without a sink the chunks are gathered into the body
-        answer, body, _ = run(h.host.handle_full(msg))
-        assert body == b"\0" * 4 + b"\1" * 4 + b"\2" * 4
-    finally:
-        OPERATIONS.pop("test.stream")
+    msg = json.dumps({"v": 1, "id": "s", "op": "test.stream", "args": {}})
+    answer, body, _ = run(h.host.handle_full(msg, None, None, sink))
+    assert seen == [b"\0" * 4, b"\1" * 4, b"\2" * 4]
+    assert body is None
+    parsed = json.loads(answer)
+    assert parsed["result"] == {"size": 12}
+    assert h.sink.records[parsed["logged"]]["details"] == {"k": 1}
+    # without a sink the chunks are gathered into the body
+    answer, body, _ = run(h.host.handle_full(msg))
+    assert body == b"\0" * 4 + b"\1" * 4 + b"\2" * 4

@@ -1,4 +1,4 @@
-"""This host's atomic-write temporaries (core/temporaries.py; SPEC §3, issue 13 finding 1).
+"""This host's atomic-write temporaries (core/projects/temporaries.py; SPEC §3, issue 13 finding 1).
 
 A listing may remove a leftover temporary only when this host provably made it: a FILE whose
 name is exactly this host's marked shape and that no call has in flight. Anything merely shaped
@@ -12,9 +12,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from core.memory import MemoryHostState, SeededRandomness
+from core.memory.adapters import MemoryHostState, SeededRandomness
 from core.paths import TEMP_PREFIX
-from core.temporaries import MARKER_DOCUMENT, Temporaries, load_temporaries
+from core.projects.temporaries import MARKER_DOCUMENT, Temporaries, load_temporaries
 from tests.support import run
 
 

@@ -10,9 +10,9 @@ import copy
 import hashlib
 from typing import Any
 
-from core.blocks import SKELETON_PATH
-from core.mailbox import Mailbox
-from core.memory import MemoryProjectFiles
+from core.memory.adapters import MemoryProjectFiles
+from core.missions.blocks import SKELETON_PATH
+from core.missions.mailbox import Mailbox
 from tests.support import HostHarness, run
 
 BRAIN = "Repo-B1"

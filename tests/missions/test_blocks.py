@@ -1,5 +1,5 @@
 """The system-block store through the host: ratify, candidate_edit, seats and the sanitizer
-(seed 004 §1c, §8; :mod:`core.blocks`)."""
+(seed 004 §1c, §8; :mod:`core.missions.blocks`)."""
 
 from __future__ import annotations
 

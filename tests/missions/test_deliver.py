@@ -1,10 +1,11 @@
 """Compose's ``direct`` mode: the seq-1 judging letter naming the packet, and the packet in
-the agent's inbox — delivery is not execution (seed 004 §4a; ``core.missions.deliver_direct``).
+the agent's inbox — delivery is not execution (seed 004 §4a;
+``core.missions.posting.deliver_direct``).
 """
 
 from __future__ import annotations
 
-from core.missions import packet_ref
+from core.missions.posting import packet_ref
 from tests.missions.kit import M1, Kit
 
 PACKET = "# Mission packet\n\nRename the receipt importer.\n"

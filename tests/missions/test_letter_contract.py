@@ -1,5 +1,5 @@
 """The mission letter on its own: shape, roles, phases, per-phase gating, paths, content id
-(seed 004 §1a–§1f, §1h(a); :mod:`core.letters`)."""
+(seed 004 §1a–§1f, §1h(a); :mod:`core.missions.letters`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from core.letters import PHASES, letter_id, parse_letter, sha12
+from core.missions.letters import PHASES, letter_id, parse_letter, sha12
 from core.refusals import Code, Refused
 from tests.missions.kit import SHA_A, candidate, letter
 

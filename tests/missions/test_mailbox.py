@@ -1,5 +1,5 @@
 """The mailbox: append-only segmented JSONL, content ids, dedup, skipped lines, heads, and the
-cost of a post (seed 004 §1e, §1h known behaviour, §2; :mod:`core.mailbox`)."""
+cost of a post (seed 004 §1e, §1h known behaviour, §2; :mod:`core.missions.mailbox`)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-import core.mailbox as mailbox_module
-from core.letters import letter_id, parse_letter, sha12
-from core.mailbox import Mailbox, encode_line, mission_line
+import core.missions.mailbox as mailbox_module
+from core.missions.letters import letter_id, parse_letter, sha12
+from core.missions.mailbox import Mailbox, encode_line, mission_line
 from core.model import canonical_json
 from tests.missions.kit import HUMAN, M1, M2, Kit, letter, sha256_hex
 from tests.support import run
@@ -294,7 +294,7 @@ class CountingFiles:
 @pytest.mark.parametrize("letters", [10, 400])
 def test_a_post_never_rescans_the_mailbox(letters):
     """Posting costs the same storage work at any mailbox length (O(1) amortised, §2c)."""
-    from core.missions import post_mission_letter
+    from core.missions.posting import post_mission_letter
 
     kit = Kit(store=False)
     head = kit.post(kit.letter())
@@ -312,8 +312,6 @@ def test_a_post_never_rescans_the_mailbox(letters):
                 agent_id="hand-1",
                 brain=kit.letter()["brain_ref"],
                 store=None,
-                origin=None,
-                archived_via=None,
                 now_ms=0,
             )
         )

@@ -1,14 +1,14 @@
 """Properties of posting: random sequences of valid, stale, duplicate, out-of-order and archive
 posts never leave two heads for one mission, never append on a refusal, and the mailbox always
-reparses to the heads the host reports (seed 004 §1e, §2; :mod:`core.missions`)."""
+reparses to the heads the host reports (seed 004 §1e, §2; :mod:`core.missions.posting`)."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.letters import letter_id, parse_letter, sha12
-from core.mailbox import Mailbox
+from core.missions.letters import letter_id, parse_letter, sha12
+from core.missions.mailbox import Mailbox
 from tests.missions.kit import HUMAN, Kit
 from tests.support import run
 

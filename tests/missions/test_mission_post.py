@@ -1,5 +1,5 @@
 """``mission.post`` through the host protocol: gating against the project, head CAS, the
-archive gesture, blocks and brains (seed 004 §1d–§1h, §2c; :mod:`core.missions`)."""
+archive gesture, blocks and brains (seed 004 §1d–§1h, §2c; :mod:`core.missions.posting`)."""
 
 from __future__ import annotations
 

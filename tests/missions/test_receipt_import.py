@@ -1,6 +1,6 @@
 """``receipt.import`` through the host: the human gesture, the window, the scope, byte-for-byte
 preservation, the store version and the colour (seed 004 §1c, §1d, §5c, §8;
-:mod:`core.receipt_import`)."""
+:mod:`core.missions.receipt_import`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from core.letters import candidate_id
+from core.missions.letters import candidate_id
 from core.model import canonical_json
 from tests.missions.kit import HUMAN, M1, Kit, candidate, sha256_hex
 

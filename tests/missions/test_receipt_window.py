@@ -1,11 +1,12 @@
-"""The receipt execution window (seed 004 §5c; :mod:`core.receipt_window`)."""
+"""The receipt execution window (seed 004 §5c; :mod:`core.missions.receipt_window`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.receipt_window import ExecutionWindow, check_window, instant_iso, instant_us
+from core.missions.receipt_window import ExecutionWindow, check_window
 from core.refusals import Code, Refused
+from core.time import instant_iso, instant_us
 
 NOW_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 

@@ -1,4 +1,4 @@
-"""The one runner-seat sanitizer (seed 004 §8; :mod:`core.sanitizer`)."""
+"""The one runner-seat sanitizer (seed 004 §8; :mod:`core.missions.sanitizer`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.missions.sanitizer import check_runner_text, has_url, hazard_in
 from core.protocol import MAX_MESSAGE_BYTES
 from core.refusals import Code, Refused
-from core.sanitizer import check_runner_text, has_url, hazard_in
 
 
 @pytest.mark.parametrize(

@@ -12,11 +12,16 @@ import json
 from typing import Any
 
 from core.audit import AuditLog
-from core.env_server import ensure_identity
-from core.host.context import HostContext
-from core.host.dispatcher import Host
-from core.memory import MemoryAuditKey, MemoryAuditSink, MemoryHostState, MemoryProjectRoots
-from core.memory_servers import MemoryEnvironmentServers
+from core.custody.env_server import ensure_identity
+from core.host.context import HostContext, HostServices
+from core.host.pipeline import Host
+from core.memory.adapters import (
+    MemoryAuditKey,
+    MemoryAuditSink,
+    MemoryHostState,
+    MemoryProjectRoots,
+)
+from core.memory.servers import MemoryEnvironmentServers
 from core.runtime import SystemClock, SystemRandomness
 
 
@@ -34,14 +39,14 @@ class World:
             audit=AuditLog(self.sink, self.clock, key=MemoryAuditKey(), state=self.state),
             clock=self.clock,
             random=SystemRandomness(),
-            servers=self.servers,
+            services=HostServices(servers=self.servers),
         )
         self.host = Host(self.ctx)
         self.answers: list[str] = []
         self._n = 0
 
     async def start(self) -> None:
-        envs = await ensure_identity(self.host, "local")
+        envs = await ensure_identity(self.ctx, "local")
         self.ctx.env_key = next(e.key for e in envs.environments if e.kind == "local")
 
     async def call(self, op: str, **args: Any) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from core.memory import MemoryHostState
+from core.memory.adapters import MemoryHostState
 from tests.peers.harness import World, run
 
 

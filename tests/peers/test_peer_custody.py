@@ -9,17 +9,13 @@ import hashlib
 import json
 import random
 import re
-from collections.abc import AsyncIterator
 
-import pytest
-
-from core.host.operations import OPERATIONS, Call, Outcome, operation
+from core.custody.pairing import PAIRINGS_DOC, load_pairings
+from core.host.operations import Call, Operation, Outcome
 from core.model import Contract, NoArgs
-from core.pairing import PAIRINGS_DOC, load_pairings
 from core.policy import Policy
-from core.registry import OperationEntry
 from core.secret import Secret
-from core.tools import _Binding, _same
+from core.tools.builtin import BuiltinTool
 from tests.peers.harness import World, run
 
 SECRET = re.compile(r"vb[xh]_[A-Za-z0-9_-]{20,}")
@@ -31,32 +27,18 @@ class Slow(Contract):
     done: bool
 
 
-@pytest.fixture(scope="module", autouse=True)
-def slow_operation() -> AsyncIterator[None]:
-    """A test-only host operation that waits, exposed as a peer tool by the tests below."""
+async def _slow(call: Call) -> Outcome:  # type: ignore[no-untyped-def]
+    await asyncio.sleep(2)
+    return Outcome(Slow(done=True))
 
-    @operation("test.slow", args=NoArgs, result=Slow, summary="test only: waits 2 s")
-    async def slow(call: Call) -> Outcome:  # type: ignore[no-untyped-def]
-        await asyncio.sleep(2)
-        return Outcome(Slow(done=True))
 
-    yield
-    OPERATIONS.pop("test.slow")
+SLOW = Operation("test.slow", NoArgs, Slow, _slow, "test only: waits 2 s")
+"""A test-only host operation that waits, exposed as a peer tool by the tests below."""
 
 
 def add_slow_tool(world: World, name: str) -> None:
     tools = world.servers.servers[name].tools
-    assert tools is not None
-    entry = OperationEntry(
-        name="test.slow",
-        origin="builtin",
-        summary="test only",
-        args_model=NoArgs,
-        effect="read",
-        receipt_rule="internal-read",
-    )
-    tools.registry.register(entry)
-    tools._bindings["test.slow"] = _Binding(entry, "test.slow", _same)
+    tools.add(BuiltinTool("test.slow", "test.slow", "test only"), SLOW)  # type: ignore[attr-defined]
 
 
 async def paired_world() -> tuple[World, str]:
@@ -131,7 +113,7 @@ def test_revoke_answers_the_pending_call_closes_the_channel_and_stays_revoked() 
         add_slow_tool(world, "studio")
         pending = asyncio.ensure_future(world.tool(key, "test.slow"))
         await asyncio.sleep(0.3)
-        assert world.ctx.cache["peers"].is_connected(key)
+        assert world.host.peers.calls.is_connected(key)
         revoked = await world.ok("env.revoke", envKey=key)
         answer = await pending
         assert answer["refusal"]["code"] == "pairing-revoked"
@@ -327,7 +309,7 @@ def test_a_peers_stream_is_capped_and_nothing_past_the_cap_is_relayed() -> None:
                 key, "file.write", project=pid, path=f"part{i}.bin", content_b64=content
             )
             assert wrote["ok"], wrote
-        peers = world.ctx.cache["peers"]
+        peers = world.host.peers.calls
         whole = await world.tool(key, "project.export", project=pid)
         assert whole["ok"], whole
         size = sum(len(c) for c in whole["chunks"])

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from core.pairing import load_pairings
-from core.peer_admin import PEER_TOKENS_DOC
+from core.custody.pairing import load_pairings
+from core.custody.peer_admin import PEER_TOKENS_DOC
 from core.policy import Policy
 from tests.peers.harness import World, run
 

@@ -11,13 +11,13 @@ import pytest
 from PIL import Image
 from pydantic import ValidationError
 
-from core.asset_check import (
+from core.refusals import Code, Refused
+from core.tools.asset_check import (
     MAX_ASSET_BYTES,
     CreateAssetArgs,
     check_png,
     sandbox_refusal,
 )
-from core.refusals import Code, Refused
 from tests.tool.wasm_runner import run_create
 
 

@@ -11,8 +11,8 @@ import io
 import pytest
 from PIL import Image
 
-from core.asset_check import MAX_ASSET_BYTES
 from core.refusals import Code, Refused
+from core.tools.asset_check import MAX_ASSET_BYTES
 from tests.support import HostHarness, run
 from tests.tool.wasm_runner import run_create
 
@@ -55,8 +55,8 @@ class FixedOutput:
 
 def harness(module: bytes, sandbox: object, pin: str | None = None) -> tuple[HostHarness, str]:
     h = HostHarness()
-    h.ctx.sandbox = sandbox  # type: ignore[assignment]
-    h.ctx.modules = Modules(module, pin or hashlib.sha256(module).hexdigest())
+    h.ctx.services.sandbox = sandbox  # type: ignore[assignment]
+    h.ctx.services.modules = Modules(module, pin or hashlib.sha256(module).hexdigest())
     pid = h.ok("project.create", name="assets")["project"]["id"]
     return h, pid
 
@@ -120,7 +120,7 @@ def test_a_png_of_another_size_is_refused(module_bytes: bytes) -> None:
 
 
 def run_args(**kw: int) -> bytes:
-    from core.asset_check import CreateAssetArgs
+    from core.tools.asset_check import CreateAssetArgs
 
     return CreateAssetArgs(path="x.png", **kw).module_input()
 
@@ -137,10 +137,8 @@ def test_the_target_path_passes_the_one_path_rule(module_bytes: bytes) -> None:
 
 
 def test_discovery_offers_create_asset_as_a_local_write_with_its_schema() -> None:
-    from core.tools import ToolBox
-
     h = HostHarness()
-    tools = {d.name: d for d in ToolBox(h.host, "local", lambda: h.ctx.policy).describe()}
+    tools = {d.name: d for d in h.host.tools.describe()}
     entry = tools["create-asset"]
     assert (entry.effect, entry.receipt_rule) == ("write", "local-write")
     assert {"width", "height", "seed", "palette", "pattern", "path", "project"} <= set(
@@ -149,11 +147,10 @@ def test_discovery_offers_create_asset_as_a_local_write_with_its_schema() -> Non
 
 
 def test_the_tool_call_carries_the_hosts_receipt_matching_the_file(module_bytes: bytes) -> None:
-    from core.admission import CallRequest
-    from core.tools import ToolBox
+    from core.tools.admission import CallRequest
 
     h, pid = harness(module_bytes, WasmtimeSandbox())
-    box = ToolBox(h.host, "local", lambda: h.ctx.policy)
+    box = h.host.tools
     entry = box.registry.get("create-asset")
     assert entry is not None
     admitted = box.admit(CallRequest("create-asset", entry.descriptor_id, {"project": pid, **ARGS}))

@@ -16,7 +16,7 @@ import zlib
 import pytest
 from PIL import Image, ImageOps
 
-from core.asset_check import MAX_ASSET_BYTES, PALETTES, PATTERNS, CreateAssetArgs, check_png
+from core.tools.asset_check import MAX_ASSET_BYTES, PALETTES, PATTERNS, CreateAssetArgs, check_png
 from tests.tool.pdk_host import SIGNATURES
 from tests.tool.wasm_runner import exports_of, imports_of, memory_limits, run_create
 from wasm_tools.build import MAX_MEMORY_BYTES

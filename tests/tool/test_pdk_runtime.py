@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import wasmtime
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.tool.pdk_host import PAGE, SIGNATURES, inspect, run
@@ -247,6 +247,7 @@ def test_an_http_request_fails_the_call(test_modules: dict[str, Path]) -> None:
 
 
 @given(st.binary(max_size=3000))
+@settings(deadline=None)  # each example instantiates a Wasm module; time is bench/'s
 def test_the_input_reaches_the_plugin_unchanged(test_modules: dict[str, Path], data: bytes) -> None:
     probe = module(test_modules, "kernel_probe")
     assert run(probe, "echo", data).output == data

@@ -12,7 +12,7 @@ import json
 import re
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.tool.envelope import decode_output, make_input, writes_of
@@ -109,6 +109,7 @@ BYTESISH = st.one_of(TEXTISH.map(str.encode), st.binary(max_size=300))
 
 
 @given(BYTESISH)
+@settings(deadline=None)  # each example instantiates a Wasm module; time is bench/'s
 @example(b"")
 @example(b"\xed\xa0\x80 surrogate")
 @example(b"\xc0\xaf overlong")
@@ -119,6 +120,7 @@ def test_count_is_the_documented_count(plugin_modules: dict[str, bytes], data: b
 
 
 @given(TEXTISH)
+@settings(deadline=None)  # each example instantiates a Wasm module; time is bench/'s
 @example("# A\n\n## B ##\n### ###\n#nope\n    # code\n```\n# in code\n```\n#### D #x\n")
 def test_outline_lists_the_documented_headings(plugin_modules: dict[str, bytes], text: str) -> None:
     answer = call(plugin_modules, "textstats", "outline", {"path": "README.md"}, text.encode())
@@ -159,6 +161,7 @@ def test_outline_declines_a_file_that_is_not_utf8(plugin_modules: dict[str, byte
 
 
 @given(BYTESISH)
+@settings(deadline=None)  # each example instantiates a Wasm module; time is bench/'s
 @example(b"a\r\r\nb")
 @example(b"\n\n  \n")
 def test_tidy_writes_the_documented_text_to_the_target(
@@ -186,6 +189,7 @@ def test_tidy_writes_the_documented_text_to_the_target(
 
 
 @given(TEXTISH)
+@settings(deadline=None)  # each example instantiates a Wasm module; time is bench/'s
 def test_tidy_is_idempotent(plugin_modules: dict[str, bytes], text: str) -> None:
     args = {"path": "a.txt", "target": "b.txt"}
     ((_, once),) = writes_of(call(plugin_modules, "tidy", "text", args, text.encode()))

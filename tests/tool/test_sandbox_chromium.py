@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Frame, Page, sync_playwright
 
-from core.asset_check import CreateAssetArgs, check_png
 from core.refusals import Code, Refused
+from core.tools.asset_check import CreateAssetArgs, check_png
 from tests.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.tool import pdk_host
 from tests.tool.envelope import decode_output, make_input

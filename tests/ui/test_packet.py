@@ -8,8 +8,8 @@ from importlib import resources
 import pytest
 from pydantic import ValidationError
 
-from core.missions import packet_ref
-from core.packet import PacketBlock, PacketInputs, compose_modes, render_packet
+from core.missions.packet import PacketBlock, PacketInputs, compose_modes, render_packet
+from core.missions.posting import packet_ref
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 
@@ -34,7 +34,7 @@ def inputs(**over) -> PacketInputs:
 
 
 def test_the_template_ships_inside_the_core_package():
-    assert resources.files("core").joinpath("templates", "packet.md.j2").is_file()
+    assert resources.files("core.missions").joinpath("templates", "packet.md.j2").is_file()
 
 
 def test_same_inputs_give_the_same_packet_byte_for_byte():

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 
-from core.letters import parse_letter
-from core.tray import STAGNANT_AFTER_MS, dismiss_reason, is_stagnant, phase_counts
-from core.ui_state import UI_STATE_NAME
+from core.missions.letters import parse_letter
+from core.missions.tray import STAGNANT_AFTER_MS, dismiss_reason, is_stagnant, phase_counts
+from core.missions.ui_state import UI_STATE_NAME
 from tests.missions.kit import HUMAN, M1, M2, Kit, candidate, letter
 from tests.support import run
 
@@ -319,3 +319,118 @@ def test_an_import_from_a_peer_channel_carrying_the_human_origin_is_refused_and_
     refusal = json.loads(answer)["refusal"]
     assert refusal["code"] == "human_gesture_required"
     assert untouched(kit) == before
+
+
+# -- what a card offers (issue 14: the page no longer decides) ---------------------------------
+
+
+def test_each_card_offers_the_actions_its_phase_allows_now():
+    kit = Kit()
+    kit.chain(receipt_candidate=candidate(kit.block), mission="msn_00000000000a")  # merge_wait
+    kit.chain(mission="msn_00000000000b")  # merge_wait without a receipt candidate
+    kit.chain(("judging", "failed"), mission="msn_00000000000c")
+    kit.chain(("judging",), mission="msn_00000000000d")
+    kit.post(kit.letter(mission="msn_00000000000e", updated_at=OLD, started_at=OLD))
+    kit.chain(("judging", "executing", "gate", "review"), mission="msn_00000000000f")
+    offered = {c["mission_id"][-1]: c["actions"] for c in tray(kit)["cards"]}
+    assert offered == {
+        "a": ["import", "archive"],
+        "b": ["archive"],
+        "c": ["dismiss"],
+        "d": [],
+        "e": ["dismiss"],  # judging, unchanged for over 24 hours
+        "f": [],
+    }
+
+
+def test_a_landed_card_offers_its_provenance():
+    kit = Kit()
+    kit.chain(receipt_candidate=candidate(kit.block))
+    head = card(kit, M1)
+    kit.human("tray.land", mission_id=M1, letter_id=head["letter_id"], imported_via=HUMAN)
+    assert card(kit, M1)["actions"] == ["provenance"]
+
+
+# -- tray.land: import the receipt and land the mission, one gesture ---------------------------
+
+
+def test_landing_imports_the_receipt_and_posts_the_landed_letter_in_one_gesture():
+    kit = Kit()
+    kit.chain(receipt_candidate=candidate(kit.block))
+    head = card(kit, M1)
+    landed = kit.human(
+        "tray.land",
+        mission_id=M1,
+        letter_id=head["letter_id"],
+        if_store_version=1,
+        imported_via=HUMAN,
+    )
+    assert landed["imported"]["store_version"] == 2 and landed["imported"]["duplicate"] is False
+    assert landed["posted"]["phase"] == "landed" and landed["posted"]["mission_seq"] == 5
+    after = kit.heads()[M1]
+    assert after["agent_id"] == "operator"
+    assert after["letter"]["receipt"] == {"imported": True, "store_version": 2}
+    assert kit.store()["blocks"][0]["color"] == "green"
+    decisions = [(r["op"], r["decision"]) for r in kit.h.ok("audit.list", limit=3)["records"]]
+    assert decisions == [
+        ("tray.land", "admitted"),
+        ("mission.post", "admitted"),
+        ("receipt.import", "admitted"),
+    ]
+
+
+def test_landing_is_a_persons_gesture_and_without_it_nothing_changes():
+    kit = Kit()
+    kit.chain(receipt_candidate=candidate(kit.block))
+    head = card(kit, M1)
+    before = untouched(kit)
+    no_origin = kit.refused("tray.land", mission_id=M1, letter_id=head["letter_id"])
+    assert (no_origin["code"], no_origin["field"]) == ("human_gesture_required", "imported_via")
+    forged = kit.refused(
+        "tray.land", mission_id=M1, letter_id=head["letter_id"], imported_via=HUMAN
+    )
+    assert (forged["code"], forged["field"]) == ("human_gesture_required", "origin")
+    assert untouched(kit) == before
+
+
+def test_landing_a_head_that_moved_since_the_person_looked_is_stale_and_imports_nothing():
+    kit = Kit()
+    first = kit.chain(
+        ("judging", "executing", "gate", "review", "merge_wait"),
+        receipt_candidate=candidate(kit.block),
+    )
+    seen = card(kit, M1)["letter_id"]
+    kit.post(kit.after(first, "merge_wait", receipt_candidate=candidate(kit.block), tokens_total=1))
+    before = untouched(kit)
+    refusal = kit.refused("tray.land", HUMAN, mission_id=M1, letter_id=seen, imported_via=HUMAN)
+    assert refusal["code"] == "stale_head" and refusal["field"] == "letter_id"
+    assert untouched(kit) == before
+
+
+def test_landing_after_an_import_whose_landing_was_not_posted_finishes_the_job():
+    """The import and the post are two writes; if only the import was made (the post failed,
+    or the person imported by hand), landing again posts the landing over the same import."""
+    kit = Kit()
+    cand = candidate(kit.block)
+    kit.chain(receipt_candidate=cand)
+    kit.human("receipt.import", candidate=cand, mission_id=M1, imported_via=HUMAN)
+    head = card(kit, M1)
+    landed = kit.human("tray.land", mission_id=M1, letter_id=head["letter_id"], imported_via=HUMAN)
+    assert landed["imported"]["duplicate"] is True
+    assert kit.heads()[M1]["letter"]["receipt"] == {"imported": True, "store_version": 2}
+
+
+def test_landing_needs_a_merge_wait_head_with_a_receipt_candidate():
+    kit = Kit()
+    kit.chain(("judging", "executing"))
+    head = card(kit, M1)
+    refusal = kit.refused(
+        "tray.land", HUMAN, mission_id=M1, letter_id=head["letter_id"], imported_via=HUMAN
+    )
+    assert refusal["code"] == "invalid_transition"
+    kit.chain(mission=M2)  # merge_wait, no candidate
+    bare = card(kit, M2)
+    refusal = kit.refused(
+        "tray.land", HUMAN, mission_id=M2, letter_id=bare["letter_id"], imported_via=HUMAN
+    )
+    assert (refusal["code"], refusal["field"]) == ("args-invalid", "mission_id")

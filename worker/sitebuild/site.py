@@ -2,7 +2,7 @@
 
 Layout::
 
-    dist/index.html, app files      ← page/
+    dist/index.html, app files      ← page/ (its contract.gen.mjs written first, from core)
     dist/worker/*.mjs               ← worker/*.mjs
     dist/pyodide/                   ← the pinned npm ``pyodide`` runtime (no CDN, ever)
     dist/pyodide/*.whl              ← the locked wheels and our own wheel
@@ -230,6 +230,29 @@ def _manifest(root: Path, dist: Path, pyodide_version: str, packages: list[str],
     (dist / "site-manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
 
 
+PAGE_CONTRACT = "contract.gen.mjs"
+
+
+def write_page_contract(root: Path) -> Path:
+    """Write ``page/contract.gen.mjs`` from the checkout's core (``python -m
+    core.host.page_contract``): the constants the page imports instead of restating. Returns
+    its path; raises :class:`BuildError` when the generator fails."""
+    done = subprocess.run(
+        [sys.executable, "-m", "core.host.page_contract"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=False,
+    )
+    if done.returncode != 0:
+        raise BuildError(f"page/{PAGE_CONTRACT} could not be generated: {done.stderr[-500:]}")
+    target = root / "page" / PAGE_CONTRACT
+    if not target.exists() or target.read_text(encoding="utf-8") != done.stdout:
+        target.write_text(done.stdout, encoding="utf-8")
+    return target
+
+
 def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
     """Build the whole static site into ``dist`` (replaced); return a summary of what shipped.
 
@@ -250,6 +273,7 @@ def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
     own = build_own_wheel(root, pyo)
     packages = _write_pyodide_lock(runtime, pyo, lock, wheels, own)
     compile_bytecode(root, pyo)
+    write_page_contract(root)
     _copy_tree(root / "page", dist, ("*.html", "*.mjs", "*.css", "*.svg", "*.png", "ui/*.mjs"))
     _copy_tree(root / "worker", dist / "worker", ("*.mjs",))
     _copy_tools(root, dist / "tools")

@@ -1,0 +1,91 @@
+"""Applying an import plan: writing it into a project all or nothing (SPEC §10;
+docs/archives.md).
+
+:func:`apply_import` writes a plan (:func:`core.archive.plan.plan_import`) into a
+:class:`~core.ports.ProjectFiles`: it refuses ``already-exists`` before writing if any target
+exists, reads every file back to check its sha256, and on any failure deletes every file and
+folder it made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+
+from pydantic import Field
+
+from core.archive.manifest import CHUNK_BYTES
+from core.archive.plan import ImportPlan, read_entry
+from core.model import Contract
+from core.paths import ProjectPath
+from core.ports import ProjectFiles
+from core.refusals import Code, Refused
+
+__all__ = ["ImportResult", "apply_import"]
+
+
+class ImportResult(Contract):
+    """What :func:`apply_import` wrote: ``files`` and ``folders`` made, ``bytes`` written."""
+
+    files: int = Field(ge=0)
+    folders: int = Field(ge=0)
+    bytes: int = Field(ge=0)
+
+
+async def _sha256_of(files: ProjectFiles, path: ProjectPath) -> str:
+    digest = hashlib.sha256()
+    async for chunk in files.read_chunks(path, CHUNK_BYTES):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+async def apply_import(plan: ImportPlan, files: ProjectFiles) -> ImportResult:
+    """Write ``plan`` into ``files``, all or nothing (SPEC §10).
+
+    Refuses ``already-exists`` (nothing written) if any planned file or folder exists. Then
+    makes the folders, writes each file (atomic per file, :meth:`ProjectFiles.write`), reads
+    it back and checks its sha256 against the plan — which was checked against the archive's
+    manifest when it had one — refusing ``storage-failed`` on a difference. On any failure it
+    deletes every file and folder it made and re-raises the original refusal. Memory: one
+    file's bytes at a time.
+    """
+    folders = plan.folders
+    for path in (*folders, *(e.path for e in plan.entries)):
+        existing = await files.stat(path)
+        if existing is not None and not (existing.kind == "dir" and path in folders):
+            raise Refused(Code.ALREADY_EXISTS, f"'{path}' already exists in the target.")
+    made: list[ProjectPath] = []
+    written: list[ProjectPath] = []
+    try:
+        for folder in folders:
+            if await files.stat(folder) is None:
+                await files.mkdir(folder)
+                made.append(folder)
+        for entry in plan.entries:
+            if entry.kind != "file":
+                continue
+            _, sha, data = read_entry(plan._zip, plan._infos[str(entry.path)], keep=True)
+            assert data is not None
+            if sha != entry.sha256:
+                raise Refused(Code.ARCHIVE_INVALID, f"'{entry.path}' changed since planning.")
+            written.append(entry.path)
+            await files.write(entry.path, data)
+            del data
+            if await _sha256_of(files, entry.path) != entry.sha256:
+                raise Refused(Code.STORAGE_FAILED, f"'{entry.path}' does not read back as written.")
+    except BaseException:
+        await _roll_back(files, written, made)
+        raise
+    return ImportResult(files=len(written), folders=len(made), bytes=plan.total_bytes)
+
+
+async def _roll_back(
+    files: ProjectFiles, written: list[ProjectPath], made: list[ProjectPath]
+) -> None:
+    """Best effort: delete what this import wrote, then the folders it made, deepest first."""
+    for path in reversed(written):
+        with contextlib.suppress(Exception):  # the caller must see the original failure
+            await files.delete(path)
+    for folder in sorted(made, key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(Exception):
+            await files.delete(folder)

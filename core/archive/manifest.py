@@ -1,0 +1,82 @@
+"""The archive format: what an exported ``.zip`` holds besides the project's files (SPEC §10;
+docs/archives.md).
+
+The manifest, :data:`MANIFEST_NAME` (``.voicebox/archive-manifest.json``), is the last entry,
+so every sha256 in it is computed in the one streaming pass. It lives under ``.voicebox/``
+because project paths can never be there: no user file can collide with it.
+
+The format's constants (:data:`ARCHIVE_SCHEMA`, :data:`FIXED_DATE_TIME`, :data:`CHUNK_BYTES`)
+are shared by the export (:mod:`core.archive.export`), the import plan
+(:mod:`core.archive.plan`) and applying it (:mod:`core.archive.apply`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field
+
+from core.custody.environment import ENV_KEY_PATTERN
+from core.model import Contract
+from core.paths import META_DIR, check_name
+from core.projects.project import PROJECT_ID_PATTERN
+from core.refusals import Refused
+
+__all__ = [
+    "ARCHIVE_SCHEMA",
+    "CHUNK_BYTES",
+    "FIXED_DATE_TIME",
+    "MANIFEST_NAME",
+    "MAX_MANIFEST_BYTES",
+    "ArchiveManifest",
+    "ManifestFile",
+]
+
+ARCHIVE_SCHEMA = "voicebox-archive-v1"
+MANIFEST_NAME = f"{META_DIR}/archive-manifest.json"
+FIXED_DATE_TIME = (1980, 1, 1, 0, 0, 0)
+CHUNK_BYTES = 1 << 20
+"""Default read size (bytes) of export and import, and the size at which export hands out."""
+MAX_MANIFEST_BYTES = 64 << 20
+
+
+def _display_name(text: str) -> str:
+    try:
+        return check_name(text)
+    except Refused as exc:
+        raise ValueError(exc.message) from None
+
+
+class ManifestFile(Contract):
+    """One exported file: its project path, size in bytes and sha256 (hex) of its bytes."""
+
+    path: str = Field(min_length=1, max_length=4096)
+    size: int = Field(ge=0)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class ArchiveManifest(Contract):
+    """``.voicebox/archive-manifest.json``, the archive's last entry (SPEC §10).
+
+    ``name`` is the project's display name; ``source_project`` its id where it was exported;
+    ``source_env_key`` the envKey of the environment that exported it (``null`` if it had none
+    yet); ``exported_at`` an ISO-8601 UTC instant with milliseconds; ``files`` every file in
+    entry order; ``folders`` every empty folder; ``total_bytes`` the sum of file sizes.
+    """
+
+    schema_: Literal["voicebox-archive-v1"] = Field(default=ARCHIVE_SCHEMA, alias="schema")
+    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_display_name)]
+    source_project: str | None = Field(default=None, pattern=PROJECT_ID_PATTERN)
+    source_env_key: str | None = Field(default=None, pattern=ENV_KEY_PATTERN)
+    exported_at: str = Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+    files: list[ManifestFile]
+    folders: list[str] = Field(default_factory=list)
+    total_bytes: int = Field(ge=0)
+
+    model_config = Contract.model_config | {"populate_by_name": True}
+
+    def to_bytes(self) -> bytes:
+        """The manifest entry's bytes: indented JSON, keys sorted, UTF-8, one final newline."""
+        data = self.model_dump(mode="json", by_alias=True)
+        return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()

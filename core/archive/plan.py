@@ -1,0 +1,448 @@
+"""Planning an import: every entry of an archive checked before anything is written (SPEC §10;
+docs/archives.md).
+
+**Import** is two steps. :func:`plan_import` validates *every* entry of an archive held in
+memory — names, types, duplicates, case-fold collisions, bounds, and each entry's real size
+and sha256, found by decompressing it with the declared size ignored — before anything is
+written, and refuses with the first problem's own code (order below). :func:`apply_import`
+then writes the plan into a :class:`~core.ports.ProjectFiles` all or nothing: it refuses
+``already-exists`` before writing if any target exists, reads every file back to check its
+sha256, and on any failure deletes every file and folder it made.
+
+Entry rules, in the order they are checked (codes from :class:`~core.refusals.Code`):
+
+1. the bytes are a readable zip (``archive-invalid``); at most ``max_entries`` entries, counted
+   from the central directory before :mod:`zipfile` allocates anything (``archive-too-large``);
+2. per entry, in central-directory order: a leading ``/`` or ``\\`` (``archive-entry-absolute``);
+   a drive letter (``archive-entry-drive``); a ``..`` segment with ``/`` or ``\\`` as separator,
+   or a segment of only dots and spaces with two or more dots, which Windows reads as ``..``
+   (``archive-entry-traversal``); then :func:`core.paths.parse_path` — a backslash, NUL or
+   control character, an empty or ``.`` segment, ``.voicebox/`` or a temporary's prefix in
+   any letter case → ``archive-entry-name-invalid`` (the path rule's own code is kept in the
+   details);
+3. a symlink, or any other non-regular entry (device, FIFO, socket, Windows reparse point)
+   → ``archive-entry-symlink``; encrypted, patched or not stored/deflated → ``archive-invalid``;
+   a folder entry carrying data → ``archive-entry-size-mismatch``;
+4. the same name twice, or a name that is both a file and a folder
+   (``archive-entry-duplicate``); two names equal after Unicode NFC and case folding, when the
+   target is case-insensitive (the default) (``archive-entry-case-collision``);
+5. declared sizes: one entry over ``max_entry_bytes`` or all over ``max_total``
+   (``archive-too-large``); expansion over ``max_ratio`` × the archive's size once it passes
+   ``ratio_floor`` (``archive-ratio-exceeded``);
+6. actual sizes: each entry is decompressed and counted, stopping one chunk past its declared
+   size, so a bomb whose headers lie costs at most one chunk
+   (``archive-entry-size-mismatch``); CRC-32 (``archive-invalid``);
+7. the manifest, when present, must parse and list exactly the archive's files and empty
+   folders with their sizes (``archive-entry-size-mismatch``) and sha256 (``archive-invalid``).
+
+Because no entry may produce more than it declares, the declared bounds of step 5 bound all
+the work step 6 does. Refusals name the entry (``details.entry``, a quoted, shortened form).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import io
+import stat
+import struct
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from core.archive.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES, ArchiveManifest
+from core.paths import ProjectPath, fold, parse_path
+from core.refusals import Code, Refused
+
+__all__ = ["ImportBounds", "ImportPlan", "PlannedEntry", "plan_import", "read_entry"]
+
+_ENCRYPTED = 0x1
+_PATCHED = 0x20
+_STRONG_ENCRYPTION = 0x40
+_DOS_REPARSE_POINT = 0x400
+_READ_BYTES = 64 << 10
+_UNBOUNDED = 1 << 62
+_SHOWN_CHARS = 120
+
+
+@dataclass(frozen=True, slots=True)
+class ImportBounds:
+    """Bounds of one import. Sizes in bytes; ``max_ratio`` is total expanded bytes over the
+    archive's bytes, enforced once the expansion passes ``ratio_floor`` (a tiny archive of
+    one compressible file is not a bomb)."""
+
+    max_total: int = 1 << 30
+    max_ratio: float = 200.0
+    max_entries: int = 100_000
+    max_entry_bytes: int = 256 << 20
+    ratio_floor: int = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedEntry:
+    """One entry that passed every rule: its project ``path``, ``kind``, real ``size`` in
+    bytes and ``sha256`` (hex; ``None`` for a folder)."""
+
+    path: ProjectPath
+    kind: Literal["file", "dir"]
+    size: int
+    sha256: str | None
+
+
+@dataclass(frozen=True)
+class ImportPlan:
+    """A fully validated archive, ready for :func:`apply_import`.
+
+    ``entries`` are in path order; ``manifest`` is the archive's manifest if it had one;
+    ``total_bytes`` sums the files; ``archive_size``/``archive_sha256`` describe the archive.
+    """
+
+    entries: tuple[PlannedEntry, ...]
+    manifest: ArchiveManifest | None
+    total_bytes: int
+    archive_size: int
+    archive_sha256: str
+    _zip: zipfile.ZipFile = field(repr=False)
+    _infos: dict[str, zipfile.ZipInfo] = field(repr=False)
+
+    @property
+    def files(self) -> int:
+        """How many files the plan writes."""
+        return sum(1 for e in self.entries if e.kind == "file")
+
+    @property
+    def folders(self) -> tuple[ProjectPath, ...]:
+        """Every folder the plan makes: explicit folder entries and every file's parents."""
+        seen: set[tuple[str, ...]] = set()
+        for e in self.entries:
+            parts = e.path.parts if e.kind == "dir" else e.path.parent
+            for depth in range(1, len(parts) + 1):
+                seen.add(parts[:depth])
+        return tuple(ProjectPath(p) for p in sorted(seen, key=lambda p: (len(p), p)))
+
+
+def _shown(name: str) -> str:
+    text = repr(name)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+
+
+def _refuse(code: Code, name: str, why: str, **details: Any) -> Refused:
+    shown = _shown(name)
+    return Refused(
+        code, f"Entry {shown} {why}.", details={"entry": shown, **details}, show_details=True
+    )
+
+
+def _count_entries(data: bytes, limit: int) -> int:
+    """How many central-directory records the archive has, counted the way :mod:`zipfile`
+    walks them (by the directory's size), stopping past ``limit``; ``archive-invalid`` when
+    there is no end record. The only zip structure read here without :mod:`zipfile`: to
+    refuse a huge directory before :mod:`zipfile` builds an object per record."""
+    end = data.rfind(b"PK\x05\x06", max(0, len(data) - (22 + 0xFFFF)))
+    if end < 0 or end + 22 > len(data):
+        raise Refused(Code.ARCHIVE_INVALID, "The file is not a zip archive.")
+    size_cd = struct.unpack_from("<I", data, end + 12)[0]
+    cd_end = end
+    locator = end - 20
+    if locator >= 56 and data[locator : locator + 4] == b"PK\x06\x07":
+        record = locator - 56
+        if data[record : record + 4] == b"PK\x06\x06":
+            size_cd = struct.unpack_from("<Q", data, record + 40)[0]
+            cd_end = record
+    pos = cd_end - size_cd
+    if pos < 0:
+        raise Refused(Code.ARCHIVE_INVALID, "The zip archive's directory is truncated.")
+    count = 0
+    while pos < cd_end and count <= limit:
+        if data[pos : pos + 4] != b"PK\x01\x02" or pos + 46 > cd_end:
+            raise Refused(Code.ARCHIVE_INVALID, "The zip archive's directory is damaged.")
+        n, m, k = struct.unpack_from("<HHH", data, pos + 28)
+        pos += 46 + n + m + k
+        count += 1
+    return count
+
+
+def _classify_name(raw: str) -> tuple[ProjectPath, bool]:
+    """The project path and folder-ness of an entry name, or the name's refusal (rule 2)."""
+    folder = raw.endswith("/")
+    name = raw[:-1] if folder else raw
+    unified = name.replace("\\", "/")
+    if unified.startswith("/"):
+        raise _refuse(Code.ARCHIVE_ENTRY_ABSOLUTE, raw, "has an absolute path")
+    if len(unified) >= 2 and unified[1] == ":" and unified[0].isascii() and unified[0].isalpha():
+        raise _refuse(Code.ARCHIVE_ENTRY_DRIVE, raw, "names a drive")
+    for seg in unified.split("/"):
+        if seg == ".." or (seg.count(".") >= 2 and seg.strip(". ") == ""):
+            raise _refuse(Code.ARCHIVE_ENTRY_TRAVERSAL, raw, "climbs out with '..'")
+    try:
+        path = parse_path(name)
+    except Refused as exc:
+        raise _refuse(
+            Code.ARCHIVE_ENTRY_NAME_INVALID,
+            raw,
+            f"is not a valid path ({exc.message.rstrip('.')})",
+            path_code=str(exc.code),
+        ) from None
+    return path, folder
+
+
+def _check_kind(info: zipfile.ZipInfo, folder: bool) -> None:
+    """Rule 3: a regular file or folder, readable, a folder without data."""
+    name = info.orig_filename
+    mode = info.external_attr >> 16
+    kind = stat.S_IFMT(mode)
+    if kind == stat.S_IFLNK:
+        raise _refuse(Code.ARCHIVE_ENTRY_SYMLINK, name, "is a symbolic link")
+    if kind not in (0, stat.S_IFREG, stat.S_IFDIR) or (
+        info.create_system == 0 and info.external_attr & _DOS_REPARSE_POINT
+    ):
+        raise _refuse(Code.ARCHIVE_ENTRY_SYMLINK, name, "is not a regular file or folder")
+    if kind == stat.S_IFDIR and not folder:
+        raise _refuse(Code.ARCHIVE_INVALID, name, "is marked a folder but named like a file")
+    if info.flag_bits & (_ENCRYPTED | _STRONG_ENCRYPTION):
+        raise _refuse(Code.ARCHIVE_INVALID, name, "is encrypted")
+    if info.flag_bits & _PATCHED or info.compress_type not in (
+        zipfile.ZIP_STORED,
+        zipfile.ZIP_DEFLATED,
+    ):
+        raise _refuse(Code.ARCHIVE_INVALID, name, "uses a compression method not supported")
+    if folder and info.file_size:
+        raise _refuse(Code.ARCHIVE_ENTRY_SIZE_MISMATCH, name, "is a folder that carries data")
+
+
+class _Tree:
+    """Rule 4: every node (file, folder, implied parent folder) met so far."""
+
+    def __init__(self, case_insensitive: bool) -> None:
+        self.kinds: dict[tuple[str, ...], str] = {}
+        self.folded: dict[str, tuple[str, ...]] = {}
+        self.case_insensitive = case_insensitive
+
+    def add(self, raw: str, path: ProjectPath, folder: bool) -> None:
+        parts = path.parts
+        nodes = [(parts[:d], "dir") for d in range(1, len(parts))]
+        nodes.append((parts, "dir" if folder else "file"))
+        for node, kind in nodes:
+            known = self.kinds.get(node)
+            if known is not None and (known != kind):
+                raise _refuse(
+                    Code.ARCHIVE_ENTRY_DUPLICATE, raw, "makes a name both a file and a folder"
+                )
+            if known is not None:
+                continue
+            self.kinds[node] = kind
+            if self.case_insensitive:
+                key = fold("/".join(node))
+                other = self.folded.setdefault(key, node)
+                if other != node:
+                    raise _refuse(
+                        Code.ARCHIVE_ENTRY_CASE_COLLISION,
+                        raw,
+                        f"differs only by case from {_shown('/'.join(other))}",
+                    )
+
+
+def _open_counting(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Any:
+    """Open an entry so that :mod:`zipfile` decompresses past the declared size and leaves
+    the CRC to us: we count the real bytes and stop one chunk past the declared size."""
+    probe = copy.copy(info)
+    probe.file_size = _UNBOUNDED
+    del probe.CRC  # zipfile checks the CRC only where it believes the data ends
+    return archive.open(probe)
+
+
+def read_entry(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, keep: bool
+) -> tuple[int, str, bytes | None]:
+    """Rule 6 for one entry: ``(size, sha256, bytes if keep)``, counting the real bytes (the
+    declared size is ignored; reading stops one chunk past it). Refuses
+    ``archive-entry-size-mismatch`` and ``archive-invalid`` (CRC-32, unreadable data)."""
+    declared = info.file_size
+    digest = hashlib.sha256()
+    crc = 0
+    size = 0
+    parts: list[bytes] = []
+    try:
+        with _open_counting(archive, info) as stream:
+            while True:
+                chunk = stream.read(_READ_BYTES)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > declared:
+                    raise _refuse(
+                        Code.ARCHIVE_ENTRY_SIZE_MISMATCH,
+                        info.orig_filename,
+                        f"holds more than the {declared} bytes it declares",
+                        declared=declared,
+                    )
+                digest.update(chunk)
+                crc = zlib.crc32(chunk, crc)
+                if keep:
+                    parts.append(chunk)
+    except Refused:
+        raise
+    except (
+        zipfile.BadZipFile,
+        EOFError,
+        zlib.error,
+        OSError,
+        ValueError,
+        RuntimeError,
+        NotImplementedError,
+        struct.error,
+    ) as exc:
+        raise _refuse(
+            Code.ARCHIVE_INVALID, info.orig_filename, f"cannot be read ({type(exc).__name__})"
+        ) from None
+    if size != declared:
+        raise _refuse(
+            Code.ARCHIVE_ENTRY_SIZE_MISMATCH,
+            info.orig_filename,
+            f"holds {size} bytes but declares {declared}",
+            declared=declared,
+            actual=size,
+        )
+    if crc != info.CRC:
+        raise _refuse(Code.ARCHIVE_INVALID, info.orig_filename, "fails its CRC-32 check")
+    return size, digest.hexdigest(), b"".join(parts) if keep else None
+
+
+def _check_manifest(manifest: ArchiveManifest, entries: list[PlannedEntry]) -> None:
+    """Rule 7: the manifest lists exactly the archive's files (size, sha256) and folders."""
+    files = {str(e.path): e for e in entries if e.kind == "file"}
+    listed = {f.path: f for f in manifest.files}
+    for path in sorted(files.keys() ^ listed.keys()):
+        where = "is not in the manifest" if path in files else "is in the manifest but missing"
+        raise _refuse(Code.ARCHIVE_INVALID, path, where)
+    for path, item in listed.items():
+        entry = files[path]
+        if item.size != entry.size:
+            raise _refuse(
+                Code.ARCHIVE_ENTRY_SIZE_MISMATCH, path, "has another size in the manifest"
+            )
+        if item.sha256 != entry.sha256:
+            raise _refuse(Code.ARCHIVE_INVALID, path, "has another sha256 in the manifest")
+    folders = {str(e.path) for e in entries if e.kind == "dir"}
+    if set(manifest.folders) != folders:
+        raise Refused(Code.ARCHIVE_INVALID, "The manifest's folders are not the archive's.")
+
+
+def plan_import(
+    data: bytes,
+    *,
+    max_total: int | None = None,
+    max_ratio: float | None = None,
+    max_entries: int | None = None,
+    case_insensitive_target: bool = True,
+    bounds: ImportBounds | None = None,
+) -> ImportPlan:
+    """Validate every entry of the zip ``data`` and return an :class:`ImportPlan`.
+
+    Nothing is written. Refuses with the archive codes of :class:`~core.refusals.Code`
+    (``archive-invalid``, ``archive-entry-absolute``, ``-traversal``, ``-drive``,
+    ``-name-invalid``, ``-duplicate``, ``-case-collision``, ``-symlink``,
+    ``-size-mismatch``, ``archive-ratio-exceeded``, ``archive-too-large``), in the order of the
+    module docstring, naming the entry in ``details.entry``. ``bounds`` gives every bound
+    (default :class:`ImportBounds`); ``max_total``/``max_ratio``/``max_entries`` override
+    one each. ``case_insensitive_target`` (default true, the safe choice: a picked folder
+    may be case-insensitive, and an OPFS project may later be extracted on one) refuses
+    names equal after NFC and case folding. Memory: the archive, plus one entry's chunk.
+    """
+    b = bounds or ImportBounds()
+    b = ImportBounds(
+        max_total=b.max_total if max_total is None else max_total,
+        max_ratio=b.max_ratio if max_ratio is None else max_ratio,
+        max_entries=b.max_entries if max_entries is None else max_entries,
+        max_entry_bytes=b.max_entry_bytes,
+        ratio_floor=b.ratio_floor,
+    )
+    data = bytes(data)
+    count = _count_entries(data, b.max_entries)
+    if count > b.max_entries:
+        raise Refused(Code.ARCHIVE_TOO_LARGE, f"The archive has more than {b.max_entries} entries.")
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        infos = archive.infolist()
+    except (
+        zipfile.BadZipFile,
+        EOFError,
+        OSError,
+        ValueError,
+        UnicodeDecodeError,
+        NotImplementedError,
+        struct.error,
+    ):
+        raise Refused(Code.ARCHIVE_INVALID, "The file is not a readable zip archive.") from None
+    if len(infos) > b.max_entries:
+        raise Refused(Code.ARCHIVE_TOO_LARGE, f"The archive has more than {b.max_entries} entries.")
+
+    tree = _Tree(case_insensitive_target)
+    seen: set[str] = set()
+    planned: list[tuple[str, ProjectPath | None, bool, zipfile.ZipInfo]] = []
+    for info in infos:
+        raw = info.orig_filename
+        is_manifest = raw == MANIFEST_NAME
+        path, folder = (None, False) if is_manifest else _classify_name(raw)
+        _check_kind(info, folder)
+        if raw in seen:
+            raise _refuse(Code.ARCHIVE_ENTRY_DUPLICATE, raw, "appears twice")
+        seen.add(raw)
+        if path is not None:
+            tree.add(raw, path, folder)
+        planned.append((raw, path, folder, info))
+
+    declared = 0
+    for raw, path, _folder, info in planned:
+        limit = MAX_MANIFEST_BYTES if path is None else b.max_entry_bytes
+        if info.file_size > limit:
+            raise _refuse(Code.ARCHIVE_TOO_LARGE, raw, f"declares more than {limit} bytes")
+        declared += info.file_size
+    if declared > b.max_total:
+        raise Refused(
+            Code.ARCHIVE_TOO_LARGE,
+            f"The archive expands to {declared} bytes; at most {b.max_total}.",
+            details={"declared": declared},
+        )
+    if declared > b.ratio_floor and declared > b.max_ratio * max(len(data), 1):
+        raise Refused(
+            Code.ARCHIVE_RATIO_EXCEEDED,
+            f"The archive expands {declared / max(len(data), 1):.0f}-fold; "
+            f"at most {b.max_ratio:g}-fold.",
+            details={"declared": declared, "archive": len(data)},
+        )
+
+    entries: list[PlannedEntry] = []
+    manifest_bytes: bytes | None = None
+    by_path: dict[str, zipfile.ZipInfo] = {}
+    for _raw, path, folder, info in planned:
+        size, sha, kept = read_entry(archive, info, keep=path is None)
+        if path is None:
+            manifest_bytes = kept
+        elif folder:
+            entries.append(PlannedEntry(path, "dir", 0, None))
+        else:
+            entries.append(PlannedEntry(path, "file", size, sha))
+            by_path[str(path)] = info
+    manifest = None
+    if manifest_bytes is not None:
+        try:
+            manifest = ArchiveManifest.model_validate_json(manifest_bytes)
+        except ValidationError:
+            raise Refused(
+                Code.ARCHIVE_INVALID, f"The archive's manifest ({MANIFEST_NAME}) is not valid."
+            ) from None
+        _check_manifest(manifest, entries)
+    entries.sort(key=lambda e: e.path.parts)
+    return ImportPlan(
+        entries=tuple(entries),
+        manifest=manifest,
+        total_bytes=sum(e.size for e in entries),
+        archive_size=len(data),
+        archive_sha256=hashlib.sha256(data).hexdigest(),
+        _zip=archive,
+        _infos=by_path,
+    )

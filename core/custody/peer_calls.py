@@ -1,0 +1,318 @@
+"""Calls to peer environments: the caller's side of custody (seed 002 §1, §4; SPEC §6).
+
+The host resolves a call envelope's ``envKey`` (:func:`~core.custody.route.route_call`): an
+environment it serves runs the call here; a paired peer gets it over an execute channel that
+this module opens, authenticates (the hello frame carries the host-held bearer — it never
+leaves the host otherwise) and keeps, one per peer. Each call waits for its answer with a
+deadline that restarts whenever the peer streams a chunk; a silent peer is
+``environment-unreachable`` (502) with the outcome unknown. When the peer closes the channel —
+1008 ``pairing-revoked`` after a revocation, ``bearer-refused`` for a bad bearer — every call
+pending on it is answered with that code (:meth:`~core.custody.channels.LiveChannels.closed`), and
+the next call opens a new channel, whose hello the peer judges afresh. :class:`PeerCaller` is one
+channel's end: the hello, sending execute frames, matching answers, the deadlines.
+
+Every answer is untrusted text (:mod:`core.custody.peer_answers`): a refusal is relayed by code with
+this host's sentence, a frame outside the contract for a waiting call is
+``peer-answer-invalid`` at once, a receipt the called environment did not issue for the called
+tool is ``receipt-forgery-refused``, and token shapes are scrubbed from every result.
+
+A streaming answer's chunks are relayed as they come, at most
+:data:`~core.custody.wire.MAX_STREAM_BYTES` per call: past that the call is refused
+``message-too-large`` and later chunks are dropped (issue 13: a peer could fill the page's Blob
+without end).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from core.custody.bearer import bearer_hash
+from core.custody.channels import Abandoned, LiveChannels
+from core.custody.peer_answers import accepted_result, invalid_answer, relayed_refusal
+from core.custody.route import PeerRoute
+from core.custody.wire import (
+    MAX_STREAM_BYTES,
+    CallEnvelope,
+    ExecuteRefusal,
+    ExecuteRequest,
+    ExecuteResult,
+    HelloFrame,
+    frame_text,
+    parse_peer_message,
+)
+from core.policy import Policy
+from core.ports import Clock, EnvironmentServers, PeerChannel
+from core.protocol import salvage_id
+from core.refusals import Code, Refused
+from core.tools.receipts import retry_advice
+
+__all__ = ["PeerCaller", "PeerCalls"]
+
+Sink = Callable[[bytes], Awaitable[None]]
+
+
+class PeerCaller:
+    """The caller's end of one peer channel (see module docstring).
+
+    ``live`` records the channel (keyed by the hash of the bearer presented) and its pending
+    calls; ``deadline_ms`` is how long each call may wait (the policy's ``peer_deadline_ms``).
+    """
+
+    def __init__(
+        self,
+        channel_id: str,
+        channel: PeerChannel,
+        live: LiveChannels,
+        clock: Clock,
+        *,
+        deadline_ms: int,
+    ) -> None:
+        self.channel_id = channel_id
+        self._channel = channel
+        self._live = live
+        self._clock = clock
+        self._deadline_ms = deadline_ms
+
+    async def hello(self, route: PeerRoute) -> None:
+        """Authenticate the channel: send the hello frame with the outbound bearer."""
+        frame = HelloFrame(type="hello", role="environment", bearer=route.bearer)
+        await self._channel.send(frame_text(frame, reveal=True))
+        self._live.open(
+            self.channel_id, bearer_hash=bearer_hash(route.bearer), env_key=route.env.key
+        )
+
+    async def send(self, request: ExecuteRequest, *, mutating: bool) -> None:
+        """Send ``request`` and start its deadline. Refuses ``environment-unreachable`` when the
+        channel is not open or the frame cannot be sent (the call is then not pending)."""
+        now = self._clock.now_ms()
+        self._live.track(
+            self.channel_id, request.id, deadline_ms=now + self._deadline_ms, mutating=mutating
+        )
+        try:
+            await self._channel.send(frame_text(request))
+        except Refused:
+            self._live.settle(self.channel_id, request.id)
+            raise Refused(Code.ENVIRONMENT_UNREACHABLE) from None
+
+    def receive(self, frame: object) -> ExecuteResult | ExecuteRefusal | None:
+        """The answer carried by ``frame``, or ``None`` when it answers nothing pending here
+        (late, duplicated, or never sent): such an answer is dropped. Refuses
+        ``message-malformed`` for a frame that is not an answer."""
+        message = parse_peer_message(frame)
+        if not isinstance(message, ExecuteResult | ExecuteRefusal):
+            raise Refused(Code.MESSAGE_MALFORMED, "Only answers may come back on this channel.")
+        if not self._live.settle(self.channel_id, message.id):
+            return None
+        return message
+
+    def expire(self) -> tuple[Abandoned, ...]:
+        """Calls past their deadline now, each to answer ``environment-unreachable``."""
+        return self._live.expire(self._clock.now_ms(), self.channel_id)
+
+    def closed(self, reason: str | None) -> tuple[Abandoned, ...]:
+        """The other side closed the channel with ``reason``: abandon its pending calls."""
+        return self._live.closed(self.channel_id, reason)
+
+
+@dataclass
+class _Conn:
+    channel_id: str
+    channel: PeerChannel
+    caller: PeerCaller
+    waiting: dict[str, asyncio.Future[ExecuteResult | ExecuteRefusal]] = field(default_factory=dict)
+    sinks: dict[str, Sink] = field(default_factory=dict)
+    activity: dict[str, int] = field(default_factory=dict)
+    mutating: dict[str, bool] = field(default_factory=dict)
+    streamed: dict[str, int] = field(default_factory=dict)
+    closed: bool = False
+
+
+class PeerCalls:
+    """Execute channels to peers and the calls waiting on them (see module docstring).
+
+    ``servers`` reaches the peers' servers by name; ``policy`` returns the current snapshot
+    (``peer_deadline_ms``); ``mutating(tool)`` says whether a tool may change state (then an
+    abandoned call is never retried blindly); ``field_words`` are the field names this host's
+    models declare — the only ones a relayed refusal may name
+    (:func:`core.custody.peer_answers.known_field`). ``max_stream_bytes`` bounds one call's
+    chunks.
+    """
+
+    max_stream_bytes: int = MAX_STREAM_BYTES
+
+    def __init__(
+        self,
+        servers: EnvironmentServers,
+        clock: Clock,
+        policy: Callable[[], Policy],
+        mutating: Callable[[str], bool],
+        field_words: frozenset[str],
+    ) -> None:
+        self._servers = servers
+        self._words = field_words
+        self._clock = clock
+        self._policy = policy
+        self._mutating = mutating
+        self.live = LiveChannels()
+        self._conns: dict[str, _Conn] = {}
+        self._ids = itertools.count(1)
+        self._lock = asyncio.Lock()
+
+    def is_connected(self, env_key: str) -> bool:
+        """True while an authenticated-so-far channel to ``env_key`` is open."""
+        conn = self._conns.get(env_key)
+        return conn is not None and not conn.closed
+
+    async def close_all(self, env_key: str) -> None:
+        """Close this host's channel to ``env_key`` (e.g. after unpairing)."""
+        conn = self._conns.pop(env_key, None)
+        if conn is not None:
+            conn.closed = True
+            await conn.channel.close(1000, "unpaired")
+            self._abandon(conn, self.live.closed(conn.channel_id, "unpaired"))
+
+    async def _connect(self, route: PeerRoute) -> _Conn:
+        async with self._lock:
+            conn = self._conns.get(route.env.key)
+            if conn is not None and not conn.closed:
+                return conn
+            channel_id = f"c{next(self._ids)}"
+            holder: dict[str, _Conn] = {}
+
+            async def on_frame(text: str) -> None:
+                c = holder["conn"]
+                try:
+                    answer = c.caller.receive(text)
+                except Refused:
+                    self._refuse_invalid(c, text)
+                    return
+                if answer is not None:
+                    future = c.waiting.pop(answer.id, None)
+                    if future is not None and not future.done():
+                        future.set_result(answer)
+
+            async def on_data(request_id: str, chunk: bytes) -> None:
+                c = holder["conn"]
+                future = c.waiting.get(request_id)
+                if future is None:
+                    return  # a call already answered (or never made): dropped
+                c.activity[request_id] = self._clock.now_ms()
+                c.streamed[request_id] = c.streamed.get(request_id, 0) + len(chunk)
+                if c.streamed[request_id] > self.max_stream_bytes:
+                    self.live.settle(c.channel_id, request_id)
+                    c.waiting.pop(request_id, None)
+                    if not future.done():
+                        future.set_exception(
+                            Refused(
+                                Code.MESSAGE_TOO_LARGE,
+                                f"The peer's answer passed {self.max_stream_bytes} bytes; "
+                                "the host relayed no more of it.",
+                            )
+                        )
+                    return
+                sink = c.sinks.get(request_id)
+                if sink is not None:
+                    await sink(chunk)
+
+            async def on_close(code: int, reason: str) -> None:
+                c = holder["conn"]
+                c.closed = True
+                if self._conns.get(route.env.key) is c:
+                    del self._conns[route.env.key]
+                self._abandon(c, c.caller.closed(reason))
+
+            channel = await self._servers.connect(route.env.name, on_frame, on_data, on_close)
+            caller = PeerCaller(
+                channel_id,
+                channel,
+                self.live,
+                self._clock,
+                deadline_ms=self._policy().peer_deadline_ms,
+            )
+            conn = _Conn(channel_id, channel, caller)
+            holder["conn"] = conn
+            await caller.hello(route)
+            self._conns[route.env.key] = conn
+            return conn
+
+    def _refuse_invalid(self, conn: _Conn, text: str) -> None:
+        """A frame outside the contract: if it names a waiting call, refuse that call now."""
+        request_id = salvage_id(text)
+        future = conn.waiting.get(request_id) if request_id else None
+        if future is None or future.done() or not self.live.settle(conn.channel_id, request_id):
+            return
+        conn.waiting.pop(request_id, None)
+        future.set_exception(invalid_answer(mutating=conn.mutating.get(request_id, True)))
+
+    def _abandon(self, conn: _Conn, abandoned: tuple) -> None:  # type: ignore[type-arg]
+        for item in abandoned:
+            future = conn.waiting.pop(item.request_id, None)
+            if future is not None and not future.done():
+                future.set_exception(item.refusal())
+        for request_id, future in list(conn.waiting.items()):
+            if not future.done():
+                future.set_exception(Refused(Code.ENVIRONMENT_UNREACHABLE))
+            conn.waiting.pop(request_id, None)
+
+    async def call(
+        self, route: PeerRoute, envelope: CallEnvelope, sink: Sink | None = None
+    ) -> ExecuteResult:
+        """Forward ``envelope`` to the peer of ``route``; return its result (checked and
+        scrubbed) or raise its relayed refusal (or ``environment-unreachable``,
+        ``peer-answer-invalid``, ``receipt-forgery-refused``, the close reason — see module
+        docstring)."""
+        await self._servers.start(route.env.name)  # after a reload it starts on first use
+        conn = await self._connect(route)
+        request_id = f"x{next(self._ids)}"
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[ExecuteResult | ExecuteRefusal] = loop.create_future()
+        conn.waiting[request_id] = future
+        mutating = self._mutating(envelope.tool)
+        conn.mutating[request_id] = mutating
+        if sink is not None:
+            conn.sinks[request_id] = sink
+        request = ExecuteRequest(
+            type="execute",
+            id=request_id,
+            envKey=envelope.env_key,
+            tool=envelope.tool,
+            descriptorId=envelope.descriptor_id,
+            args=envelope.args,
+        )
+        try:
+            await conn.caller.send(request, mutating=mutating)
+            answer = await self._wait(conn, request_id, future, envelope.tool)
+        finally:
+            conn.waiting.pop(request_id, None)
+            conn.sinks.pop(request_id, None)
+            conn.activity.pop(request_id, None)
+            conn.mutating.pop(request_id, None)
+            conn.streamed.pop(request_id, None)
+        if isinstance(answer, ExecuteRefusal):
+            raise relayed_refusal(answer.refusal, mutating=mutating, words=self._words)
+        return accepted_result(answer, envelope=envelope, mutating=mutating)
+
+    async def _wait(
+        self,
+        conn: _Conn,
+        request_id: str,
+        future: asyncio.Future[ExecuteResult | ExecuteRefusal],
+        tool: str,
+    ) -> ExecuteResult | ExecuteRefusal:
+        deadline = self._policy().peer_deadline_ms
+        while True:
+            started = self._clock.now_ms()
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), deadline / 1000)
+            except TimeoutError:
+                if conn.activity.get(request_id, 0) >= started:
+                    continue  # the peer is streaming: still alive
+                self.live.settle(conn.channel_id, request_id)
+                raise Refused(
+                    Code.ENVIRONMENT_UNREACHABLE,
+                    details={"outcome": "unknown", "retry": retry_advice(self._mutating(tool))},
+                    show_details=True,
+                ) from None

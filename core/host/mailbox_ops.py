@@ -1,0 +1,143 @@
+"""The mailbox's plain letters and its mission heads (seed 004 §2; SPEC §9).
+
+==========================  =====  =========================================
+operation                   write  what it does
+==========================  =====  =========================================
+``mailbox.send``            yes    a plain letter to an agent's inbox
+``mailbox.read``            no     plain letters, or ``kind=mission`` heads
+==========================  =====  =========================================
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from core.host.operations import Call, Outcome
+from core.missions.letters import sha12
+from core.missions.mailbox import MAX_NOTE_CHARS, AgentId, note_line
+from core.model import Contract
+from core.projects.project import PROJECT_ID_PATTERN
+from core.refusals import Code, Refused
+from core.time import instant_iso
+
+__all__ = [
+    "MailboxAnswer",
+    "MailboxReadArgs",
+    "MissionHeadView",
+    "SendAnswer",
+    "SendArgs",
+    "mailbox_read",
+    "mailbox_send",
+]
+
+_PROJECT = Field(pattern=PROJECT_ID_PATTERN)
+
+
+class SendArgs(Contract):
+    """``mailbox.send``: a plain letter from ``agent_id`` to the inbox ``to``; ``text`` is
+    stored as the letter's ``body`` (the protocol's ``body`` is the binary payload)."""
+
+    project: str = _PROJECT
+    agent_id: AgentId
+    to: AgentId
+    subject: str | None = Field(default=None, max_length=300)
+    text: str = Field(max_length=MAX_NOTE_CHARS)
+
+
+class SendAnswer(Contract):
+    """The letter's content id; ``duplicate`` when the identical letter was already there."""
+
+    id: str
+    duplicate: bool
+
+
+async def mailbox_send(call: Call[SendArgs]) -> Outcome:
+    """Refuses ``args-invalid`` (a subject with a control character), ``project-not-found``."""
+    args = call.args
+    _, mailbox = await call.ctx.open_mailbox(args.project)
+    try:
+        line = note_line(
+            args.agent_id, args.to, args.subject, args.text, instant_iso(call.ctx.clock.now_ms())
+        )
+    except ValueError:
+        raise Refused(
+            Code.ARGS_INVALID, "The subject must be one line of text.", field="subject"
+        ) from None
+    duplicate = mailbox.contains(line.id)
+    if not duplicate:
+        await mailbox.append([line])
+    return Outcome(
+        SendAnswer(id=line.id, duplicate=duplicate),
+        project=args.project,
+        details={"to": args.to, "agent_id": args.agent_id, "duplicate": duplicate},
+    )
+
+
+class MailboxReadArgs(Contract):
+    """``mailbox.read``: without ``kind``, plain letters in log order (``to`` filters an inbox;
+    ``cursor`` continues); ``kind="note"`` only notes; ``kind="mission"`` one head per mission,
+    most recently moved first."""
+
+    project: str = _PROJECT
+    kind: Literal["note", "mission"] | None = None
+    to: AgentId | None = None
+    cursor: str | None = Field(default=None, max_length=32)
+    limit: int = Field(default=100, ge=1, le=1000)
+
+
+class MissionHeadView(Contract):
+    """One mission's head with the honest counts (:mod:`core.missions.chain`)."""
+
+    mission_id: str
+    letter_id: str
+    sha12: str
+    agent_id: str
+    posted_at: str
+    superseded_count: int
+    off_chain_count: int
+    letter: dict[str, Any]
+
+
+class MailboxAnswer(Contract):
+    """Plain ``letters`` (each a mailbox line) or mission ``heads``; ``next_cursor`` continues
+    a plain read; ``skipped`` counts unparseable lines (in this page, or in the whole mailbox for
+    heads); ``missions`` is the number of missions with a head."""
+
+    letters: list[dict[str, Any]] = Field(default_factory=list)
+    heads: list[MissionHeadView] = Field(default_factory=list)
+    next_cursor: str | None = None
+    skipped: int = 0
+    missions: int | None = None
+
+
+async def mailbox_read(call: Call[MailboxReadArgs]) -> Outcome:
+    """Refuses ``project-not-found`` and ``args-invalid`` (a cursor this mailbox did not give).
+    Unparseable lines are skipped and counted, never fatal."""
+    args = call.args
+    _, mailbox = await call.ctx.open_mailbox(args.project)
+    if args.kind == "mission":
+        states = mailbox.missions()
+        heads = [
+            MissionHeadView(
+                mission_id=s.head.letter.mission_id,
+                letter_id=s.head.letter_id,
+                sha12=sha12(s.head.letter_id),
+                agent_id=s.head.agent_id,
+                posted_at=s.head.at,
+                superseded_count=s.superseded_count,
+                off_chain_count=s.off_chain_count,
+                letter=s.head.letter.wire(),
+            )
+            for s in states[: args.limit]
+        ]
+        answer = MailboxAnswer(heads=heads, skipped=mailbox.skipped, missions=len(states))
+        return Outcome(answer, project=args.project)
+    page = await mailbox.read_page(cursor=args.cursor, limit=args.limit, kind=args.kind, to=args.to)
+    answer = MailboxAnswer(
+        letters=[line.wire() for line in page.lines],
+        next_cursor=page.next_cursor,
+        skipped=page.skipped,
+    )
+    return Outcome(answer, project=args.project)

@@ -1,0 +1,404 @@
+"""The pipeline: every call to the host goes through the same steps, in this order (SPEC §4,
+STYLE §4)::
+
+    parse → find operation → validate → gates → run → audit → receipt → answer
+
+1. **parse** — bound and parse the envelope (:func:`core.protocol.parse_envelope`); only the
+   page's envelope may carry the gesture origin (:func:`core.gestures.accept_origin`);
+2. **find operation** — by name in this host's :class:`~core.host.operations.Operations`
+   (:data:`core.host.registry.OPERATIONS`); an unknown name is ``operation-unknown``;
+3. **validate** — the arguments strictly against the operation's model (``extra="forbid"``),
+   refused in the one sentence of :func:`core.refusals.invalid_input`;
+4. **gates** — what the operation declares (:class:`~core.host.operations.Operation`): the
+   body it takes, the attachment it needs, SAFE mode for a write
+   (:func:`core.policy.require_writable`), a person's gesture
+   (:func:`core.gestures.require_human_gesture`);
+5. **run** — the handler, writes one at a time (reads run alongside); a streaming result's
+   chunks go to the transport as they are produced;
+6. **audit** — the decision, admitted or refused, with non-secret details;
+7. **receipt** — for a ``local-write`` operation run in-process, the host's receipt of the
+   bytes it wrote, naming the audit record of the write as its store version;
+8. **answer** — exactly one: a result, or a refusal ``{code, status, message}``. Any other
+   exception becomes ``internal-error`` with no trace (the trace goes to the host's log only).
+
+The page's messages enter at :meth:`Host.handle_full` (JSON text and a binary body, from the
+worker); a call from inside this process — a tool, an operation that runs another — enters at
+:meth:`Host.run` with typed arguments (no JSON text between two parts of one process) and goes
+through steps 2 and 4–7 alike.
+
+Nothing the caller sent is repeated unless a model declares it (seed 002 §2, issue 13): an
+argument error names only the operation's declared fields, an unknown operation is not named —
+in the answer or in the audit, whose ``op`` is then ``(unknown)`` — and every audit detail
+passes :func:`core.secret.scrub_secrets`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from core.custody.pairing import PairingStore
+from core.custody.peer_admin import PeerAdmin
+from core.custody.peer_calls import PeerCalls
+from core.gestures import accept_origin, is_human, require_human_gesture
+from core.host.context import HostContext
+from core.host.file_ops import FileDigest
+from core.host.operations import Call, Operation, Operations, Outcome, PeerServices, Ran
+from core.host.registry import OPERATIONS, field_words
+from core.host.tools import ToolBox
+from core.policy import require_writable
+from core.projects.project import PROJECT_ID_PATTERN
+from core.protocol import (
+    MAX_BODY_BYTES,
+    MessagePart,
+    RefusalAnswer,
+    ResultAnswer,
+    oversized,
+    parse_envelope,
+    salvage_id,
+)
+from core.refusals import Code, Refused, invalid_input
+from core.secret import known_names, scrub_secrets
+from core.tools.builtin import BUILTIN_TOOLS, BuiltinTool
+from core.tools.receipts import HostReceipt
+
+__all__ = ["Host"]
+
+log = logging.getLogger("voicebox.host")
+
+Sink = Callable[[bytes], Awaitable[None]]
+
+
+def _scalar_details(details: dict[str, Any]) -> dict[str, str | int | bool | None]:
+    out: dict[str, str | int | bool | None] = {}
+    for key, value in list(details.items())[:24]:
+        name = scrub_secrets(str(key)[:64])
+        if isinstance(value, bool | int) or value is None:
+            out[name] = value
+        else:
+            out[name] = scrub_secrets(str(value)[:1000])
+    return out
+
+
+def _project_of(value: object) -> str | None:
+    return value if isinstance(value, str) and re.fullmatch(PROJECT_ID_PATTERN, value) else None
+
+
+class Host:
+    """The pipeline of one host (module docstring), over one :class:`HostContext`.
+
+    ``operations`` are the operations it answers (the built-in ones by default); ``tools`` the
+    built-in tools it offers through the call envelope. Composing it composes what it keeps for
+    its lifetime: :attr:`tools` (its :class:`~core.host.tools.ToolBox`) and, when the context
+    has environment servers, :attr:`peers` (channels to its peers and the operator's acts on
+    them). ``handle``/``handle_full``/``refuse_oversized``/``run`` never raise a refusal
+    the caller did not ask for: the first three answer it; ``run`` raises it, audited.
+    """
+
+    def __init__(
+        self,
+        ctx: HostContext,
+        operations: Operations = OPERATIONS,
+        tools: tuple[BuiltinTool, ...] = BUILTIN_TOOLS,
+    ) -> None:
+        self.ctx = ctx
+        self.operations = operations
+        self._write_lock = asyncio.Lock()
+        self._tools = ToolBox(self, operations, ctx, tools)
+        self._peers: PeerServices | None = None
+        servers = ctx.services.servers
+        if servers is not None:
+            words = field_words(operations)
+            policy = lambda: ctx.policy  # noqa: E731 - read afresh for every call
+            pairing = PairingStore(ctx.state, ctx.clock, ctx.random, ctx.audit)
+            self._peers = PeerServices(
+                servers=servers,
+                calls=PeerCalls(servers, ctx.clock, policy, self._tools.mutating, words),
+                admin=PeerAdmin(ctx.state, servers, pairing, ctx.clock, ctx.random, words),
+            )
+
+    @property
+    def tools(self) -> ToolBox:
+        """The built-in tools of this environment, run through this pipeline."""
+        return self._tools
+
+    @property
+    def peers(self) -> PeerServices | None:
+        """Peer environments, when this host runs environment servers (else ``None``)."""
+        return self._peers
+
+    # ---- the page's messages ------------------------------------------------------------
+
+    async def handle(
+        self, text: str | bytes, body: bytes | None = None
+    ) -> tuple[str, bytes | None]:
+        """Answer one message: ``(answer_json, answer_body)``. ``body`` is its binary payload."""
+        answer, out, _ = await self.handle_full(text, body)
+        return answer, out
+
+    async def handle_full(
+        self,
+        text: str | bytes,
+        body: bytes | None = None,
+        attachment: object = None,
+        sink: Sink | None = None,
+        *,
+        actor: str = "page",
+    ) -> tuple[str, bytes | None, object]:
+        """Answer one message: ``(answer_json, answer_body, answer_attachment)``.
+
+        A streaming operation's chunks go to ``sink`` as they are produced, before the answer;
+        without a sink they are gathered into ``answer_body`` (tests, small streams).
+        ``actor`` names who sent it for the audit: ``"page"`` for the page (which alone may
+        mark a message with the gesture origin); anything else carrying an origin is refused.
+        """
+        request_id: str | None = None
+        op_name = "(malformed)"
+        project: str | None = None
+        try:
+            env = parse_envelope(text)
+            request_id, op_name = env.id, env.op
+            project = _project_of(env.args.get("project"))
+            origin = accept_origin(env.origin, from_page=actor == "page")
+            if is_human(origin):
+                actor = str(origin)
+            op = self.operations.get(env.op)
+            if op is None:
+                op_name = "(unknown)"  # the caller's words are not an operation's name
+                raise Refused(Code.OPERATION_UNKNOWN, "The host has no operation by that name.")
+            args = _validate(op, env.args)
+            ran = await self._through(
+                op, args, body, origin, actor, attachment, sink, within=None, receipt_as=None
+            )
+        except Refused as refusal:
+            if request_id is None:
+                request_id = salvage_id(text)
+            logged = await self._audit_refusal(op_name, actor, refusal, project)
+            answer = RefusalAnswer(id=request_id, refusal=refusal.body(), logged=logged)
+            return answer.model_dump_json(), None, None
+        except Exception:
+            log.exception("internal error in %s", op_name)
+            logged = await self._audit_refusal(
+                op_name, actor, Refused(Code.INTERNAL_ERROR), project
+            )
+            refused = RefusalAnswer(
+                id=request_id, refusal=Refused(Code.INTERNAL_ERROR).body(), logged=logged
+            )
+            return refused.model_dump_json(), None, None
+        answer = ResultAnswer(
+            id=request_id,
+            result=ran.result.model_dump(mode="json", by_alias=True),
+            logged=ran.logged,
+        )
+        return answer.model_dump_json(), ran.body, ran.attachment
+
+    async def refuse_oversized(
+        self, part: MessagePart, size: int, text: str | None = None, *, actor: str = "page"
+    ) -> str:
+        """Answer a message whose ``part`` the worker found over its bound by ``size`` alone
+        and never converted (:data:`core.protocol.INBOUND_BOUNDS`): the refusal
+        ``message-too-large`` (:func:`core.protocol.oversized`), audited like any other.
+        ``text`` is the message's JSON text when only its body was over (then the answer
+        carries the request's id and the audit its operation), else ``None``. Never raises."""
+        request_id, op_name, project = None, "(malformed)", None
+        if text is not None:
+            try:
+                env = parse_envelope(text)
+                request_id, op_name = env.id, env.op
+                project = _project_of(env.args.get("project"))
+            except Refused:
+                request_id = salvage_id(text)
+        refusal = oversized(part, size)
+        logged = await self._audit_refusal(op_name, actor, refusal, project)
+        return RefusalAnswer(id=request_id, refusal=refusal.body(), logged=logged).model_dump_json()
+
+    # ---- calls from inside this process -------------------------------------------------
+
+    async def run(
+        self,
+        name: str | Operation,
+        args: Any,
+        *,
+        actor: str,
+        body: bytes | None = None,
+        origin: str | None = None,
+        sink: Sink | None = None,
+        within: Call[Any] | None = None,
+        receipt_as: str | None = None,
+    ) -> Ran:
+        """Run operation ``name`` (or the :class:`Operation` itself) on ``args`` — an instance
+        of its argument model — through steps 2 and 4–7 of the pipeline, as ``actor`` with
+        ``origin``; return what it ran.
+
+        ``within`` is the call this one is part of (a nested write then runs inside its write
+        lock); ``receipt_as`` the name the caller knows the call by (a tool's name), which the
+        host's receipt names — without it no receipt is made. Raises the refusal — audited, as
+        every refusal is — or ``internal-error`` for any other failure.
+        """
+        op = name if isinstance(name, Operation) else self.operations.get(name)
+        op_name = "(unknown)" if op is None else op.name
+        project = _project_of(getattr(args, "project", None))
+        try:
+            if op is None:
+                raise Refused(Code.OPERATION_UNKNOWN, "The host has no operation by that name.")
+            if not isinstance(args, op.args):
+                raise TypeError(f"{op.name} takes {op.args.__name__}, not {type(args).__name__}")
+            return await self._through(
+                op, args, body, origin, actor, None, sink, within=within, receipt_as=receipt_as
+            )
+        except Refused as refusal:
+            await self._audit_refusal(op_name, actor, refusal, project)
+            raise
+        except Exception:
+            log.exception("internal error in %s", op_name)
+            await self._audit_refusal(op_name, actor, Refused(Code.INTERNAL_ERROR), project)
+            raise Refused(Code.INTERNAL_ERROR) from None
+
+    # ---- the steps ----------------------------------------------------------------------
+
+    async def _through(
+        self,
+        op: Operation,
+        args: Any,
+        body: bytes | None,
+        origin: str | None,
+        actor: str,
+        attachment: object,
+        sink: Sink | None,
+        *,
+        within: Call[Any] | None,
+        receipt_as: str | None,
+    ) -> Ran:
+        self._gates(op, args, body, origin, attachment)
+        nested_in_write = within is not None and within.holds_write_lock
+        call = Call(
+            self.ctx,
+            self,
+            args,
+            body,
+            origin,
+            actor,
+            attachment,
+            holds_write_lock=op.writes or nested_in_write,
+        )
+        if op.writes and not nested_in_write:
+            async with self._write_lock:
+                outcome = await op.handler(call)
+        else:
+            outcome = await op.handler(call)
+        if outcome.stream is not None:
+            outcome = await _drain(outcome, sink)
+        logged = None
+        if op.audited:
+            logged = await self._safe_append(
+                actor=actor,
+                op=op.name,
+                decision="admitted",
+                rule=outcome.rule,
+                project=outcome.project,
+                details=_scalar_details(outcome.details),
+            )
+        receipt = (
+            None if receipt_as is None else self._receipt(op, args, outcome, logged, receipt_as)
+        )
+        return Ran(outcome.result, outcome.body, outcome.attachment, logged, receipt)
+
+    def _gates(
+        self, op: Operation, args: Any, body: bytes | None, origin: str | None, attachment: object
+    ) -> None:
+        """Step 4, in this order: the body, the attachment, SAFE mode, a person's gesture."""
+        if body is not None and len(body) > MAX_BODY_BYTES:
+            raise oversized("body", len(body))
+        if op.body_in == "required" and body is None:
+            raise Refused(Code.MESSAGE_MALFORMED, f"'{op.name}' needs a body.")
+        if op.body_in == "none" and body is not None:
+            raise Refused(Code.MESSAGE_MALFORMED, f"'{op.name}' takes no body.")
+        if attachment is not None and op.attachment is None:
+            raise Refused(Code.MESSAGE_MALFORMED, f"'{op.name}' takes no attachment.")
+        if attachment is None and op.attachment is not None:
+            raise Refused(Code.MESSAGE_MALFORMED, f"'{op.name}' needs {op.attachment}.")
+        if op.writes:
+            require_writable(self.ctx.policy)
+        gesture = op.gesture
+        if gesture is not None and gesture.applies(args):
+            require_human_gesture(
+                origin=origin,
+                act=gesture.act,
+                field=gesture.via,
+                via=None if gesture.via is None else getattr(args, gesture.via),
+                names=gesture.names,
+            )
+
+    def _receipt(
+        self, op: Operation, args: Any, outcome: Outcome, logged: int | None, name: str
+    ) -> HostReceipt | None:
+        """Step 7: the host's ``local-write`` receipt of the file a write put down."""
+        written = outcome.result
+        if op.rung != "local-write" or not isinstance(written, FileDigest):
+            return None
+        return HostReceipt(
+            rung="local-write",
+            op=name,
+            env=self.ctx.env_key,
+            project=getattr(args, "project", ""),
+            path=written.path,
+            size=written.size,
+            sha256=written.sha256,
+            store_version=logged or 0,
+            at=self.ctx.clock.now_ms(),
+        )
+
+    async def _audit_refusal(
+        self, op_name: str, actor: str, refusal: Refused, project: str | None = None
+    ) -> int | None:
+        details = _scalar_details(refusal.details)
+        if refusal.field:
+            details["field"] = scrub_secrets(refusal.field[:200])
+        return await self._safe_append(
+            actor=actor,
+            op=op_name[:200],
+            decision="refused",
+            rule=str(refusal.code),
+            project=project,
+            details=details,
+        )
+
+    async def _safe_append(self, **fields: Any) -> int | None:
+        try:
+            return await self.ctx.audit.append(**fields)
+        except Exception:
+            log.exception("audit append failed")
+            return None
+
+
+def _validate(op: Operation, args: dict[str, Any]) -> Any:
+    """Step 3: the arguments as the operation's model, or ``message-malformed`` naming only
+    the model's own fields."""
+    try:
+        return op.args.model_validate(args)
+    except ValidationError as exc:
+        names = known_names(op.args)
+        raise invalid_input(exc, names, code=Code.MESSAGE_MALFORMED, under="args") from None
+
+
+async def _drain(outcome: Outcome, sink: Sink | None) -> Outcome:
+    gathered: list[bytes] = []
+    assert outcome.stream is not None
+    async for chunk in outcome.stream:
+        if sink is None:
+            gathered.append(chunk)
+        else:
+            await sink(chunk)
+    result = await outcome.finish() if outcome.finish is not None else outcome.result
+    return Outcome(
+        result,
+        body=b"".join(gathered) if sink is None else None,
+        project=outcome.project,
+        rule=outcome.rule,
+        details=outcome.details,
+    )

@@ -1,0 +1,479 @@
+"""Every operation of the host protocol, in one list, with its gates (SPEC §4).
+
+This module is the protocol's surface: what the page (and a tool call) may ask, what each
+operation takes and answers, and what the pipeline enforces before its handler runs — writes
+(SAFE mode), a person's gesture, the receipt rung, the audit, bodies and attachments
+(:class:`~core.host.operations.Operation`). The ``*_ops`` modules only define handlers; nothing
+registers itself by being imported. ``docs/protocol.schema.json`` and the page's contract
+module are generated from :data:`OPERATIONS`.
+"""
+
+from __future__ import annotations
+
+from core.audit import Verification
+from core.custody.wire import CallEnvelope
+from core.host import (
+    archive_ops,
+    asset_ops,
+    audit_ops,
+    blocks_ops,
+    compose_ops,
+    env_ops,
+    file_ops,
+    inbox_ops,
+    info_ops,
+    mailbox_ops,
+    mission_ops,
+    project_ops,
+    settings_ops,
+    tray_ops,
+)
+from core.host.operations import Gesture, Operation, Operations
+from core.missions.blocks import Block, SkeletonStore
+from core.missions.letters import MissionLetter
+from core.model import NoArgs
+from core.policy import Policy
+from core.protocol import Envelope
+from core.secret import known_names
+from core.tools.builtin import FileWriteToolArgs
+
+__all__ = ["OPERATIONS", "field_words"]
+
+_ARCHIVING = Gesture("Archiving a mission", via="archived_via", when=mission_ops.archives)
+_OWNER_SEAT = Gesture(
+    "Editing the blocks from the owner seat", when=blocks_ops.owner_seat, names="seat"
+)
+
+OPERATIONS = Operations(
+    [
+        # ---- the host itself
+        Operation(
+            "host.info",
+            NoArgs,
+            info_ops.HostInfo,
+            info_ops.host_info,
+            "Versions, protocol, policy flags and runtime memory figures.",
+            audited=False,
+        ),
+        Operation(
+            "policy.get",
+            NoArgs,
+            settings_ops.PolicyAnswer,
+            settings_ops.policy_get,
+            "The operator's policy: every switch, and how to offer it.",
+            audited=False,
+        ),
+        Operation(
+            "policy.set",
+            settings_ops.PolicySetArgs,
+            settings_ops.PolicyAnswer,
+            settings_ops.policy_set,
+            "Change the operator's policy (a person's gesture; audited; works in SAFE mode).",
+            gesture=Gesture("Changing the policy"),
+        ),
+        Operation(
+            "audit.list",
+            audit_ops.AuditListArgs,
+            audit_ops.AuditPage,
+            audit_ops.audit_list,
+            "List audit records, newest first.",
+            audited=False,
+        ),
+        Operation(
+            "audit.verify",
+            NoArgs,
+            Verification,
+            audit_ops.audit_verify,
+            "Check the hash chain, every record's MAC and the anchor; name what was found.",
+            audited=False,
+        ),
+        # ---- projects (SPEC §3)
+        Operation(
+            "project.list",
+            NoArgs,
+            project_ops.ProjectList,
+            project_ops.project_list,
+            "List projects.",
+            audited=False,
+        ),
+        Operation(
+            "project.create",
+            project_ops.ProjectCreateArgs,
+            project_ops.ProjectAnswer,
+            project_ops.project_create,
+            "Create an empty project.",
+            writes=True,
+        ),
+        Operation(
+            "project.open",
+            project_ops.ProjectRef,
+            project_ops.ProjectAnswer,
+            project_ops.project_open,
+            "Open a project.",
+        ),
+        Operation(
+            "project.rename",
+            project_ops.ProjectRenameArgs,
+            project_ops.ProjectAnswer,
+            project_ops.project_rename,
+            "Rename a project (its id stays).",
+            writes=True,
+        ),
+        Operation(
+            "project.delete",
+            project_ops.ProjectRef,
+            project_ops.ProjectRemoved,
+            project_ops.project_delete,
+            "Delete an OPFS project and its files, or forget a picked folder (files stay).",
+            writes=True,
+        ),
+        Operation(
+            "project.add_folder",
+            project_ops.AddFolderArgs,
+            project_ops.ProjectAnswer,
+            project_ops.project_add_folder,
+            "Register a folder the user picked as a project (its handle is the attachment).",
+            attachment="the folder's handle",
+        ),
+        Operation(
+            "project.folder_handle",
+            project_ops.ProjectRef,
+            project_ops.ProjectAnswer,
+            project_ops.project_folder_handle,
+            "Hand the page a picked folder's handle so a person can grant access again.",
+        ),
+        # ---- archives (SPEC §10)
+        Operation(
+            "project.export",
+            archive_ops.ExportArgs,
+            archive_ops.ArchiveSummary,
+            archive_ops.project_export,
+            "Export a project as a deterministic .zip, streamed as the answer's body.",
+            body_out=True,
+        ),
+        Operation(
+            "project.import",
+            archive_ops.ImportArgs,
+            archive_ops.ImportAnswer,
+            archive_ops.project_import,
+            "Import a .zip (the body) as a new project; every entry is checked first.",
+            writes=True,
+            body_in="required",
+        ),
+        # ---- files (SPEC §3, §11)
+        Operation(
+            "file.list",
+            file_ops.FolderArgs,
+            file_ops.Listing,
+            file_ops.file_list,
+            "List one folder (lazy: never reads file contents).",
+        ),
+        Operation(
+            "file.walk",
+            file_ops.FolderArgs,
+            file_ops.Walk,
+            file_ops.file_walk,
+            "List every file under a folder, with sizes (no contents).",
+        ),
+        Operation(
+            "file.read",
+            file_ops.PathArgs,
+            file_ops.FileDigest,
+            file_ops.file_read,
+            "Read a file; its bytes come back as the answer's body.",
+            body_out=True,
+        ),
+        Operation(
+            "file.write",
+            file_ops.WriteArgs,
+            file_ops.FileDigest,
+            file_ops.file_write,
+            "Write a file atomically from the message body; parents are created.",
+            writes=True,
+            body_in="required",
+        ),
+        Operation(
+            "file.mkdir",
+            file_ops.PathArgs,
+            file_ops.PathDone,
+            file_ops.file_mkdir,
+            "Create a folder and any missing parents.",
+            writes=True,
+        ),
+        Operation(
+            "file.delete",
+            file_ops.DeleteArgs,
+            file_ops.PathDone,
+            file_ops.file_delete,
+            "Delete a file or folder.",
+            writes=True,
+        ),
+        Operation(
+            "file.move",
+            file_ops.MoveArgs,
+            file_ops.PathDone,
+            file_ops.file_move,
+            "Rename or move a file atomically (folders cannot be moved).",
+            writes=True,
+        ),
+        # ---- the create-asset tool (SPEC §8)
+        Operation(
+            "sandbox.connect",
+            NoArgs,
+            asset_ops.SandboxConnected,
+            asset_ops.sandbox_connect,
+            "Hand the host a MessagePort to the create-asset sandbox frame (the attachment).",
+            attachment="the sandbox's port",
+        ),
+        Operation(
+            "asset.create",
+            asset_ops.AssetCreateArgs,
+            asset_ops.AssetCreated,
+            asset_ops.asset_create,
+            "Generate a PNG with the create-asset Wasm tool in its sandbox; the host writes it.",
+            writes=True,
+        ),
+        # ---- environments, pairing and tools (SPEC §6, §7; seed 002, seed 003)
+        Operation(
+            "env.list",
+            NoArgs,
+            env_ops.EnvList,
+            env_ops.env_list,
+            "List the local environment and every peer (no secrets).",
+            audited=False,
+        ),
+        Operation(
+            "fleet.list",
+            NoArgs,
+            env_ops.EnvList,
+            env_ops.fleet_list,
+            "List paired environments and whether each is reachable now.",
+            audited=False,
+        ),
+        Operation(
+            "env.create",
+            env_ops.EnvCreateArgs,
+            env_ops.EnvAnswer,
+            env_ops.env_create,
+            "Create a peer environment served by a worker this host starts.",
+            writes=True,
+        ),
+        Operation(
+            "env.pair",
+            env_ops.EnvRef,
+            env_ops.EnvAnswer,
+            env_ops.env_pair,
+            "Pair with a peer: it issues a bearer that only this host holds.",
+            writes=True,
+        ),
+        Operation(
+            "env.unpair",
+            env_ops.EnvRef,
+            env_ops.EnvAnswer,
+            env_ops.env_unpair,
+            "Forget this host's bearer for a peer.",
+            writes=True,
+        ),
+        Operation(
+            "env.revoke",
+            env_ops.EnvRef,
+            env_ops.Revoked,
+            env_ops.env_revoke,
+            "Revoke a pairing now: the peer closes every channel that used it.",
+            writes=True,
+        ),
+        Operation(
+            "tool.discover",
+            env_ops.EnvRef,
+            env_ops.ToolList,
+            env_ops.tool_discover,
+            "Describe the tools an environment offers (not a grant).",
+            audited=False,
+        ),
+        Operation(
+            "tool.call",
+            CallEnvelope,
+            env_ops.ToolCallResult,
+            env_ops.tool_call,
+            "Call a tool in an environment: {envKey, tool, descriptorId, args}.",
+        ),
+        # ---- fleet contact (seed 002 §4)
+        Operation(
+            "inbox.deliver",
+            inbox_ops.DeliverArgs,
+            inbox_ops.InboxMessage,
+            inbox_ops.inbox_deliver,
+            "Put a message in an agent's inbox in this environment.",
+            writes=True,
+        ),
+        Operation(
+            "inbox.read",
+            inbox_ops.ReadArgs,
+            inbox_ops.Inbox,
+            inbox_ops.inbox_read,
+            "Read this environment's agent inbox (newest last).",
+            audited=False,
+        ),
+        Operation(
+            "fleet.contact",
+            inbox_ops.ContactArgs,
+            inbox_ops.Delivered,
+            inbox_ops.fleet_contact,
+            "Send a message to environmentKey/agentId (local, or a paired peer).",
+        ),
+        # ---- missions, mailbox, blocks, receipts (seed 004; SPEC §9)
+        Operation(
+            "compose.packet",
+            compose_ops.ComposeArgs,
+            compose_ops.ComposeAnswer,
+            compose_ops.compose_packet,
+            "Render a mission packet for a block and an agent, and draft its first letter.",
+            audited=False,
+        ),
+        Operation(
+            "mission.post",
+            mission_ops.MissionPostArgs,
+            mission_ops.PostAnswer,
+            mission_ops.mission_post,
+            "Post a mission letter (schema, phase gates, head CAS, block, brain, human gate).",
+            writes=True,
+            gesture=_ARCHIVING,
+        ),
+        Operation(
+            "mission.deliver",
+            mission_ops.DeliverArgs,
+            mission_ops.DeliverAnswer,
+            mission_ops.mission_deliver,
+            "Open a mission directly: post its seq-1 letter and put the packet in an inbox.",
+            writes=True,
+        ),
+        Operation(
+            "mailbox.send",
+            mailbox_ops.SendArgs,
+            mailbox_ops.SendAnswer,
+            mailbox_ops.mailbox_send,
+            "Put a plain letter in an agent's inbox.",
+            writes=True,
+        ),
+        Operation(
+            "mailbox.read",
+            mailbox_ops.MailboxReadArgs,
+            mailbox_ops.MailboxAnswer,
+            mailbox_ops.mailbox_read,
+            "Read the mailbox: plain letters, or the head of every mission.",
+            audited=False,
+        ),
+        Operation(
+            "blocks.get",
+            blocks_ops.ProjectArgs,
+            blocks_ops.BlocksAnswer,
+            blocks_ops.blocks_get,
+            "Read the project's system-block store.",
+            audited=False,
+        ),
+        Operation(
+            "blocks.candidate_edit",
+            blocks_ops.EditArgs,
+            blocks_ops.EditAnswer,
+            blocks_ops.blocks_candidate_edit,
+            "Edit the system blocks: the whole batch applies, or none of it.",
+            writes=True,
+            gesture=_OWNER_SEAT,
+        ),
+        Operation(
+            "blocks.ratify",
+            blocks_ops.RatifyArgs,
+            blocks_ops.RatifyAnswer,
+            blocks_ops.blocks_ratify,
+            "Ratify the system-block store (a person's gesture only).",
+            writes=True,
+            gesture=Gesture("Ratifying", via="ratified_via"),
+        ),
+        Operation(
+            "receipt.import",
+            blocks_ops.ImportArgs,
+            blocks_ops.ImportAnswer,
+            blocks_ops.receipt_import,
+            "Import a receipt candidate into the block store (a person's gesture only).",
+            writes=True,
+            gesture=Gesture("Importing a receipt", via="imported_via"),
+        ),
+        # ---- the mission tray (seed 004 §3)
+        Operation(
+            "tray.read",
+            tray_ops.TrayArgs,
+            tray_ops.TrayView,
+            tray_ops.tray_read,
+            "The mission tray of a project: one card per head, counts, what is hidden.",
+            audited=False,
+        ),
+        Operation(
+            "tray.dismiss",
+            tray_ops.DismissArgs,
+            tray_ops.DismissAnswer,
+            tray_ops.tray_dismiss,
+            "Hide a failed or stagnant mission from the tray (presentation only), or show it.",
+            gesture=Gesture("Hiding a mission from the tray"),
+        ),
+        Operation(
+            "tray.layout",
+            tray_ops.LayoutArgs,
+            tray_ops.LayoutAnswer,
+            tray_ops.tray_layout,
+            "Remember whether the mission tray is expanded.",
+            audited=False,
+        ),
+        Operation(
+            "tray.land",
+            tray_ops.LandArgs,
+            tray_ops.LandAnswer,
+            tray_ops.tray_land,
+            "Import a merge_wait head's receipt and post its landed letter (a person's gesture).",
+            writes=True,
+            gesture=Gesture("Importing a receipt", via="imported_via"),
+        ),
+        Operation(
+            "tray.next_letter",
+            tray_ops.NextLetterArgs,
+            tray_ops.NextLetterAnswer,
+            tray_ops.tray_next_letter,
+            "Draft the landed or archived letter extending a merge_wait head (posts nothing).",
+            audited=False,
+        ),
+        Operation(
+            "tray.archive_preview",
+            tray_ops.PreviewArgs,
+            tray_ops.PreviewAnswer,
+            tray_ops.tray_archive_preview,
+            "Fresh two-boundary snapshot of a merge_wait mission before archiving it.",
+            audited=False,
+        ),
+        Operation(
+            "tray.provenance",
+            tray_ops.PreviewArgs,
+            tray_ops.ProvenanceAnswer,
+            tray_ops.tray_provenance,
+            "A mission's provenance chain: packet, runner, gate artifact, imported receipt.",
+            audited=False,
+        ),
+    ]
+)
+"""Every operation this host answers, by name."""
+
+
+def field_words(operations: Operations) -> frozenset[str]:
+    """Every field name and alias the host-facing models declare — the operations' arguments,
+    the call and message envelopes, tool arguments, letters, receipt candidates, blocks, the
+    policy: the only words a peer's relayed refusal may name
+    (:func:`core.custody.peer_answers.known_field`)."""
+    models = [op.args for op in operations.values()]
+    models += [
+        CallEnvelope,
+        Envelope,
+        FileWriteToolArgs,
+        MissionLetter,
+        SkeletonStore,
+        Block,
+        Policy,
+    ]
+    return known_names(*models)

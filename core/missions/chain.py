@@ -1,0 +1,161 @@
+"""Mission chains and their heads: causal order, never clock order (seed 004 §1e, §2b).
+
+Each mission's letters form a hash chain: letter ``n`` (``mission_seq == n``) names letter
+``n - 1`` by ``prev_letter_id`` (the sha12 of its content id, :mod:`core.missions.letters`). A
+letter is *on a valid chain* when it is a seq-1 letter, or when a letter on a valid chain at ``seq -
+1`` has the sha12 it names. A mission's **head** is the on-chain letter with the highest seq — the
+end of the longest valid chain; if two share that seq (only possible when the log was written
+by something other than the head CAS), the one earlier in the log wins, which is the one the CAS
+would have accepted first. ``updated_at`` never decides anything.
+
+Counts, per mission, reported honestly:
+
+- ``superseded_count`` — letters on the head's chain before it (``head.mission_seq - 1``);
+- ``off_chain_count`` — the mission's other parsed letters: forks and broken links, which are
+  kept in the log but are state of no chain;
+- a mission whose letters form no valid chain has no head and is counted in
+  :attr:`MissionChains.headless`.
+
+The same letter (same content id) appearing twice counts once. :class:`MissionChains` is built
+once from a log (:meth:`MissionChains.build`) and then extended letter by letter as posts land
+(:meth:`MissionChains.extend`); both give the same heads for the same log. A regular mission
+(every letter on the head's chain) keeps only its head in memory; a mission with off-chain
+letters keeps all its entries, because a new letter could complete a broken link and lengthen a
+chain, and its head is then recomputed on each extension.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from core.missions.letters import MissionLetter, sha12
+
+__all__ = ["ChainEntry", "MissionChains", "MissionState"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChainEntry:
+    """One parsed mission letter in the log: its position (0-based line ordinal over the whole
+    mailbox), content id, the letter, who posted it and when (ISO-8601, host time)."""
+
+    position: int
+    letter_id: str
+    letter: MissionLetter
+    agent_id: str
+    at: str
+
+    @property
+    def seq(self) -> int:
+        """The letter's ``mission_seq``."""
+        return self.letter.mission_seq
+
+
+@dataclass(slots=True)
+class MissionState:
+    """A mission as the read side shows it: its head and the honest counts."""
+
+    head: ChainEntry
+    letters: int
+
+    @property
+    def superseded_count(self) -> int:
+        """Letters on the head's chain before the head."""
+        return self.head.seq - 1
+
+    @property
+    def off_chain_count(self) -> int:
+        """The mission's letters on no chain that leads to the head."""
+        return self.letters - self.head.seq
+
+
+class MissionChains:
+    """Heads of every mission in one mailbox (rules in the module docstring)."""
+
+    def __init__(self) -> None:
+        self._states: dict[str, MissionState] = {}
+        self._headless: dict[str, int] = {}
+        self._irregular: dict[str, dict[str, ChainEntry]] = {}
+
+    @classmethod
+    def build(cls, entries: Iterable[ChainEntry]) -> MissionChains:
+        """Compute every mission's head from the log's parsed mission letters (any order)."""
+        by_mission: dict[str, dict[str, ChainEntry]] = {}
+        for entry in entries:
+            seen = by_mission.setdefault(entry.letter.mission_id, {})
+            if entry.letter_id not in seen or seen[entry.letter_id].position > entry.position:
+                seen[entry.letter_id] = entry
+        chains = cls()
+        for mission_id, seen in by_mission.items():
+            chains._settle(mission_id, seen)
+        return chains
+
+    def _settle(self, mission_id: str, seen: dict[str, ChainEntry]) -> None:
+        head = _longest_chain_head(seen.values())
+        self._states.pop(mission_id, None)
+        self._headless.pop(mission_id, None)
+        self._irregular.pop(mission_id, None)
+        if head is None:
+            self._headless[mission_id] = len(seen)
+        else:
+            self._states[mission_id] = MissionState(head=head, letters=len(seen))
+        if head is None or len(seen) > head.seq:
+            self._irregular[mission_id] = seen
+
+    def head(self, mission_id: str) -> ChainEntry | None:
+        """The mission's head, or ``None`` when the mission has no valid chain (or no letter)."""
+        state = self._states.get(mission_id)
+        return None if state is None else state.head
+
+    def extends_head(self, letter: MissionLetter) -> bool:
+        """True when ``letter`` is exactly the next link of its mission's head (the CAS)."""
+        head = self.head(letter.mission_id)
+        if head is None:
+            return letter.mission_seq == 1 and letter.prev_letter_id is None
+        return letter.mission_seq == head.seq + 1 and letter.prev_letter_id == sha12(head.letter_id)
+
+    def extend(self, entry: ChainEntry) -> None:
+        """Record a letter that extends its mission's head; it becomes the head.
+
+        Raises ``ValueError`` if it does not extend the head (the caller checks the CAS first).
+        """
+        if not self.extends_head(entry.letter):
+            raise ValueError("the letter does not extend its mission's head")
+        mission_id = entry.letter.mission_id
+        irregular = self._irregular.get(mission_id)
+        if irregular is not None:
+            self._settle(mission_id, {**irregular, entry.letter_id: entry})
+            return
+        state = self._states.get(mission_id)
+        if state is None:
+            self._states[mission_id] = MissionState(head=entry, letters=1)
+        else:
+            state.head = entry
+            state.letters += 1
+
+    def states(self) -> list[MissionState]:
+        """Every mission with a head, most recently moved first."""
+        return sorted(self._states.values(), key=lambda s: -s.head.position)
+
+    @property
+    def headless(self) -> int:
+        """Letters of missions that have no valid chain at all."""
+        return sum(self._headless.values())
+
+
+def _longest_chain_head(entries: Iterable[ChainEntry]) -> ChainEntry | None:
+    ordered = sorted(entries, key=lambda e: (e.seq, e.position))
+    valid_at: dict[int, dict[str, ChainEntry]] = {}
+    head: ChainEntry | None = None
+    for entry in ordered:
+        letter = entry.letter
+        if letter.mission_seq == 1:
+            linked = letter.prev_letter_id is None
+        else:
+            linked = letter.prev_letter_id in valid_at.get(letter.mission_seq - 1, {})
+        if not linked:
+            continue
+        valid_at.setdefault(entry.seq, {}).setdefault(sha12(entry.letter_id), entry)
+        if head is None or entry.seq > head.seq:
+            head = entry
+    return head

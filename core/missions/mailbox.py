@@ -1,0 +1,382 @@
+"""The project's mailbox: an append-only JSONL log of letters in ``.voicebox/`` (seed 004 §2).
+
+**Lines.** Each line is one :class:`MailboxLine`, written as canonical JSON plus ``\\n``::
+
+    {"at":"…Z","from":"hand-7","id":"<sha256 hex>","kind":"mission","mission":{…letter…}}
+    {"at":"…Z","body":"…","from":"operator","id":"<sha256 hex>","kind":"note","subject":"…",
+     "to":"hand-7"}
+
+``kind`` defaults to ``"note"`` (a line without it is a plain letter). ``at`` is the host time of
+posting and is not part of the content. The content id ``id`` is:
+
+- for a mission line, the letter's content id (:func:`core.missions.letters.letter_id`) — the sha256
+  of the canonical JSON of the ``mission`` member, whose sha12 the next letter names;
+- for a note, the sha256 of the canonical JSON of ``{"kind", "from", "to", "subject", "body"}``.
+
+An identical replay has the same id and is not appended again (idempotent). A line the reader
+cannot parse — not JSON, an unknown field or phase, an id that does not match its content, a line
+longer than :data:`MAX_LINE_BYTES` — is skipped and counted, never fatal; it stays in the log
+untouched.
+
+**Storage: segments.** The storage port only replaces whole files atomically, so appending to
+one growing file would rewrite all of it on every post (O(n)). The log is therefore cut into
+segments ``.voicebox/mailbox/<8-digit index>.jsonl``; reading them in index order gives the one
+JSONL log. A post rewrites only the tail segment (old bytes + new lines, one atomic write);
+when the tail would pass :data:`SEGMENT_BYTES` the new lines start the next segment instead.
+Sealed segments are never written again. A post therefore costs O(:data:`SEGMENT_BYTES`) —
+constant in the mailbox's length — and a crash leaves either the old tail or the new one.
+
+**Index.** :class:`Mailbox` reads every segment once when opened and keeps: the set of content
+ids (dedup), each mission's head (:class:`~core.missions.chain.MissionChains`), and the tail
+segment's bytes. :class:`MailboxCache` keeps an open mailbox per project between calls and
+checks it cheaply before each use — the tail segment's size equals the cached bytes and no next
+segment exists (two ``stat`` calls) — reopening it when anything else changed the log. Posting
+is thus O(1) amortised in the mailbox's length; only the first use after the host starts (or
+after a foreign write) reads the whole log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from core.missions.chain import ChainEntry, MissionChains, MissionState
+from core.missions.letters import MissionLetter, OneLine, letter_id
+from core.model import Contract, canonical_json
+from core.paths import META_DIR, ProjectPath
+from core.ports import ProjectFiles
+from core.refusals import Code, Refused
+from core.time import Instant
+
+__all__ = [
+    "MAILBOX_DIR",
+    "MAX_LINE_BYTES",
+    "MAX_NOTE_CHARS",
+    "MAX_PAGE_BYTES",
+    "SEGMENT_BYTES",
+    "AgentId",
+    "Mailbox",
+    "MailboxCache",
+    "MailboxLine",
+    "MailboxPage",
+    "decode_line",
+    "encode_line",
+    "mission_line",
+    "note_line",
+    "segment_path",
+]
+
+MAILBOX_DIR = (META_DIR, "mailbox")
+SEGMENT_BYTES = 64 * 1024
+"""A post starts a new segment rather than grow the tail past this many bytes."""
+MAX_LINE_BYTES = 1 << 20
+MAX_NOTE_CHARS = 256 * 1024
+MAX_SCAN_SEGMENTS = 32
+"""A plain read looks at no more than this many segments per page."""
+MAX_PAGE_BYTES = 4 << 20
+"""A plain read stops adding letters once a page holds this many bytes of lines."""
+
+_SEGMENT_NAME = re.compile(r"^(\d{8})\.jsonl$")
+
+AgentId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$")]
+"""Who posts or receives a letter: an agent id, a seat, or ``operator`` for the page's person."""
+
+
+def segment_path(index: int) -> ProjectPath:
+    """The path of segment ``index`` (``.voicebox/mailbox/00000003.jsonl``)."""
+    return ProjectPath((*MAILBOX_DIR, f"{index:08d}.jsonl"))
+
+
+def _note_id(sender: str, to: str | None, subject: str | None, body: str | None) -> str:
+    content = {"kind": "note", "from": sender, "to": to, "subject": subject, "body": body}
+    return hashlib.sha256(canonical_json(content)).hexdigest()
+
+
+class MailboxLine(Contract):
+    """One mailbox line (shape and content id in the module docstring)."""
+
+    model_config = Contract.model_config | {"populate_by_name": True}
+
+    id: str = Field(pattern=r"^[0-9a-f]{64}$")
+    at: Instant
+    kind: Literal["note", "mission"] = "note"
+    from_: AgentId = Field(alias="from")
+    to: AgentId | None = None
+    subject: OneLine | None = None
+    body: str | None = Field(default=None, max_length=MAX_NOTE_CHARS)
+    mission: MissionLetter | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MailboxLine:
+        """A mission line carries only its letter; a note carries a body; ids match content."""
+        if self.kind == "mission":
+            if self.mission is None or any(
+                v is not None for v in (self.to, self.subject, self.body)
+            ):
+                raise ValueError("a mission line carries a letter and nothing else")
+            expected = letter_id(self.mission)
+        else:
+            if self.body is None or self.mission is not None:
+                raise ValueError("a note carries a body and no mission letter")
+            expected = _note_id(self.from_, self.to, self.subject, self.body)
+        if self.id != expected:
+            raise ValueError("the id does not match the content")
+        return self
+
+    def wire(self) -> dict[str, Any]:
+        """The line as JSON data: envelope fields that are null are left out, the letter whole."""
+        out: dict[str, Any] = {"id": self.id, "at": self.at, "kind": self.kind, "from": self.from_}
+        if self.kind == "mission":
+            assert self.mission is not None
+            out["mission"] = self.mission.wire()
+        else:
+            out.update(
+                {k: v for k, v in (("to", self.to), ("subject", self.subject)) if v is not None}
+            )
+            out["body"] = self.body
+        return out
+
+
+def mission_line(letter: MissionLetter, agent_id: str, at: str) -> MailboxLine:
+    """The line that posts ``letter`` for ``agent_id`` at host time ``at``."""
+    return MailboxLine(id=letter_id(letter), at=at, kind="mission", from_=agent_id, mission=letter)
+
+
+def note_line(sender: str, to: str | None, subject: str | None, body: str, at: str) -> MailboxLine:
+    """A plain letter from ``sender`` to the inbox ``to`` (or to nobody in particular)."""
+    return MailboxLine(
+        id=_note_id(sender, to, subject, body),
+        at=at,
+        kind="note",
+        from_=sender,
+        to=to,
+        subject=subject,
+        body=body,
+    )
+
+
+def encode_line(line: MailboxLine) -> bytes:
+    """The line's bytes in the log: canonical JSON and a newline."""
+    return canonical_json(line.wire()) + b"\n"
+
+
+def decode_line(raw: bytes) -> MailboxLine | None:
+    """Parse one log line; ``None`` when it cannot be parsed (it is then skipped, never fatal)."""
+    if len(raw) > MAX_LINE_BYTES:
+        return None
+    try:
+        return MailboxLine.model_validate_json(raw)
+    except (ValidationError, ValueError, RecursionError):
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class MailboxPage:
+    """A page of a plain read: the lines found, where to continue (``None`` at the end), and
+    how many unparseable lines the page stepped over."""
+
+    lines: list[MailboxLine]
+    next_cursor: str | None
+    skipped: int
+
+
+def _split_lines(data: bytes) -> list[bytes]:
+    return [raw for raw in data.split(b"\n") if raw.strip()]
+
+
+class Mailbox:
+    """One project's mailbox, opened: the index over its segments (module docstring).
+
+    Build it with :meth:`open`. ``letters`` counts parsed distinct lines, ``skipped`` the
+    unparseable ones, ``duplicates`` lines repeating an earlier id (only a foreign writer makes
+    those).
+    """
+
+    def __init__(self, files: ProjectFiles) -> None:
+        self.files = files
+        self.chains = MissionChains()
+        self.ids: set[bytes] = set()
+        self.letters = 0
+        self.skipped = 0
+        self.duplicates = 0
+        self._positions = 0
+        self._tail = 0
+        self._tail_data = b""
+        self._tail_exists = False
+
+    @classmethod
+    async def open(cls, files: ProjectFiles) -> Mailbox:
+        """Read every segment once and build the index. Never refuses on bad lines."""
+        box = cls(files)
+        entries: list[ChainEntry] = []
+        for index in await box._segment_indexes():
+            data = await files.read(segment_path(index))
+            box._tail, box._tail_data, box._tail_exists = index, data, True
+            for raw in _split_lines(data):
+                box._take(decode_line(raw), entries)
+        box.chains = MissionChains.build(entries)
+        return box
+
+    async def _segment_indexes(self) -> list[int]:
+        folder = ProjectPath(MAILBOX_DIR)
+        entry = await self.files.stat(folder)
+        if entry is None or entry.kind != "dir":
+            return []
+        found = []
+        for item in await self.files.list_dir(MAILBOX_DIR):
+            match = _SEGMENT_NAME.match(item.name)
+            if match and item.kind == "file":
+                found.append(int(match.group(1)))
+        return sorted(found)
+
+    def _take(self, line: MailboxLine | None, entries: list[ChainEntry] | None) -> None:
+        position = self._positions
+        self._positions += 1
+        if line is None:
+            self.skipped += 1
+            return
+        key = bytes.fromhex(line.id)
+        if key in self.ids:
+            self.duplicates += 1
+            return
+        self.ids.add(key)
+        self.letters += 1
+        if line.mission is not None:
+            entry = ChainEntry(position, line.id, line.mission, line.from_, line.at)
+            if entries is None:
+                self.chains.extend(entry)
+            else:
+                entries.append(entry)
+
+    async def is_current(self) -> bool:
+        """True when storage still holds exactly the log this index was built from (2 stats)."""
+        tail = await self.files.stat(segment_path(self._tail))
+        if self._tail_exists:
+            if tail is None or tail.kind != "file" or tail.size != len(self._tail_data):
+                return False
+        elif tail is not None:
+            return False
+        return await self.files.stat(segment_path(self._tail + 1)) is None
+
+    def contains(self, content_id: str) -> bool:
+        """True when a line with this content id is already in the log."""
+        return bytes.fromhex(content_id) in self.ids
+
+    def head(self, mission_id: str) -> ChainEntry | None:
+        """The mission's current head, or ``None``."""
+        return self.chains.head(mission_id)
+
+    def missions(self) -> list[MissionState]:
+        """Every mission's head and counts, most recently moved first."""
+        return self.chains.states()
+
+    async def append(self, lines: Sequence[MailboxLine]) -> list[int]:
+        """Append ``lines`` in one atomic write; return their positions in the log.
+
+        The caller has decided the post (CAS, dedup). This re-checks, before writing, that no
+        line's id is present and that each mission line extends its mission's head, and raises
+        ``ValueError`` otherwise (a programming error: nothing is written). Storage refusals
+        (``storage-quota-exceeded``, ``storage-failed``) propagate with nothing appended.
+        """
+        seen: set[str] = set()
+        for line in lines:
+            if self.contains(line.id) or line.id in seen:
+                raise ValueError("a line with that content id is already in the mailbox")
+            if line.mission is not None and (
+                line.mission.mission_id in seen or not self.chains.extends_head(line.mission)
+            ):
+                raise ValueError("a mission line must extend its mission's head")
+            seen.add(line.id)
+            if line.mission is not None:
+                seen.add(line.mission.mission_id)
+        encoded = b"".join(encode_line(line) for line in lines)
+        tail, data = self._tail, self._tail_data
+        if data and not data.endswith(b"\n"):
+            data += b"\n"
+        if self._tail_exists and data and len(data) + len(encoded) > SEGMENT_BYTES:
+            tail, data = tail + 1, b""
+        data += encoded
+        await self.files.write(segment_path(tail), data)
+        self._tail, self._tail_data, self._tail_exists = tail, data, True
+        first = self._positions
+        for line in lines:
+            self._take(line, None)
+        return list(range(first, first + len(lines)))
+
+    async def read_page(
+        self,
+        *,
+        cursor: str | None = None,
+        limit: int = 100,
+        kind: Literal["note", "mission"] | None = None,
+        to: str | None = None,
+    ) -> MailboxPage:
+        """Plain letters in log order, after ``cursor`` (from a previous page), filtered by
+        ``kind`` and inbox ``to``. Looks at no more than :data:`MAX_SCAN_SEGMENTS` segments and
+        returns at most ``limit`` letters and about :data:`MAX_PAGE_BYTES` bytes per page;
+        ``next_cursor`` continues. Refuses ``args-invalid`` for a malformed cursor."""
+        start_seg, start_line = _parse_cursor(cursor)
+        indexes = [i for i in await self._segment_indexes() if i >= start_seg]
+        found: list[MailboxLine] = []
+        skipped = 0
+        size = 0
+        for scanned, index in enumerate(indexes):
+            if scanned == MAX_SCAN_SEGMENTS:
+                return MailboxPage(found, f"{index}.0", skipped)
+            raw_lines = _split_lines(await self.files.read(segment_path(index)))
+            first = start_line if index == start_seg else 0
+            for n in range(first, len(raw_lines)):
+                line = decode_line(raw_lines[n])
+                if line is None:
+                    skipped += 1
+                    continue
+                if (kind is None or line.kind == kind) and (to is None or line.to == to):
+                    found.append(line)
+                    size += len(raw_lines[n])
+                    if len(found) == limit or size >= MAX_PAGE_BYTES:
+                        return MailboxPage(found, f"{index}.{n + 1}", skipped)
+        return MailboxPage(found, None, skipped)
+
+    async def raw_bytes(self) -> bytes:
+        """The whole log as one JSONL text: every segment's bytes, in order."""
+        chunks = [await self.files.read(segment_path(i)) for i in await self._segment_indexes()]
+        return b"".join(chunks)
+
+
+def _parse_cursor(cursor: str | None) -> tuple[int, int]:
+    if cursor is None:
+        return 0, 0
+    match = re.fullmatch(r"(\d{1,9})\.(\d{1,9})", cursor)
+    if match is None:
+        raise Refused(Code.ARGS_INVALID, "The cursor is not one this mailbox gave.", field="cursor")
+    return int(match.group(1)), int(match.group(2))
+
+
+class MailboxCache:
+    """Open mailboxes kept between calls, one per project key (module docstring, "Index").
+
+    :meth:`get` returns the cached mailbox when storage still matches it, else opens it afresh.
+    """
+
+    def __init__(self) -> None:
+        self._open: dict[str, Mailbox] = {}
+
+    async def get(self, key: str, files: ProjectFiles) -> Mailbox:
+        """The open mailbox of project ``key`` over ``files`` (reopened if storage moved on)."""
+        box = self._open.get(key)
+        if box is not None:
+            box.files = files
+            if await box.is_current():
+                return box
+        box = await Mailbox.open(files)
+        self._open[key] = box
+        return box
+
+    def forget(self, key: str) -> None:
+        """Drop the cached mailbox of ``key`` (e.g. when its project is deleted)."""
+        self._open.pop(key, None)

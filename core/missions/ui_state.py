@@ -1,0 +1,101 @@
+"""The page's presentation state, kept by the host: ``ui-state.json`` in HOST_DIR (seed 004 §3c).
+
+The page stores nothing itself (it may not touch browser storage, SPEC §1), so what the tray
+remembers between reloads lives here, written only through host operations
+(:mod:`core.host.tray_ops`):
+
+- ``tray_open`` — whether the tray is expanded;
+- ``dismissed`` — per project, per mission, the head a person hid from the tray: its content id,
+  its phase, why it could be hidden (``failed``, or ``stagnant``: a ``judging``/``executing``
+  head unchanged for over 24 h) and when.
+
+It is presentation only. Nothing here is a letter, a receipt or a secret, and nothing in
+``core`` other than the tray reads it; letters and the audit are untouched by a dismissal. A
+dismissal names the *head* it hid, so it holds only while that letter is still the head: once
+the mission moves (a new letter extends it), the tray shows it again (:mod:`core.missions.tray`).
+
+Bounds: at most :data:`MAX_PROJECTS` projects and :data:`MAX_PER_PROJECT` dismissals per
+project; past either, the oldest entries are dropped. A missing or unreadable document reads as
+the default (nothing hidden, tray open): losing presentation state can only show more.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, ValidationError
+
+from core.missions.letters import MissionId, Phase
+from core.model import Contract, canonical_json
+from core.ports import HostState
+from core.projects.project import PROJECT_ID_PATTERN
+from core.time import Instant
+
+__all__ = [
+    "MAX_PER_PROJECT",
+    "MAX_PROJECTS",
+    "UI_STATE_NAME",
+    "DismissReason",
+    "Dismissal",
+    "UiState",
+    "load_ui_state",
+    "save_ui_state",
+]
+
+UI_STATE_NAME = "ui-state.json"
+MAX_PROJECTS = 500
+MAX_PER_PROJECT = 2000
+
+DismissReason = Literal["failed", "stagnant"]
+ProjectKey = Annotated[str, Field(pattern=PROJECT_ID_PATTERN)]
+
+
+class Dismissal(Contract):
+    """A head a person hid from the tray: its content id, phase, the reason it could be hidden
+    and when (host time)."""
+
+    letter_id: str = Field(pattern=r"^[0-9a-f]{64}$")
+    phase: Phase
+    reason: DismissReason
+    at: Instant
+
+
+class UiState(Contract):
+    """``ui-state.json`` (see module docstring)."""
+
+    model_config = Contract.model_config | {"populate_by_name": True}
+
+    schema_: Literal["voicebox-ui-state-v1"] = Field(default="voicebox-ui-state-v1", alias="schema")
+    tray_open: bool = True
+    dismissed: dict[ProjectKey, dict[MissionId, Dismissal]] = Field(default_factory=dict)
+
+    def for_project(self, project: str) -> dict[str, Dismissal]:
+        """The dismissals recorded for ``project`` (mission id → dismissal)."""
+        return dict(self.dismissed.get(project, {}))
+
+    def with_project(self, project: str, entries: dict[str, Dismissal]) -> UiState:
+        """A copy whose dismissals for ``project`` are ``entries`` (bounded, oldest dropped)."""
+        kept = dict(sorted(entries.items(), key=lambda kv: kv[1].at)[-MAX_PER_PROJECT:])
+        others = {k: v for k, v in self.dismissed.items() if k != project}
+        if kept:
+            others[project] = kept
+        if len(others) > MAX_PROJECTS:
+            newest = sorted(others.items(), key=lambda kv: max(d.at for d in kv[1].values()))
+            others = dict(newest[-MAX_PROJECTS:])
+        return self.model_copy(update={"dismissed": others})
+
+
+async def load_ui_state(state: HostState) -> UiState:
+    """The stored presentation state, or the default when there is none or it is unreadable."""
+    raw = await state.load(UI_STATE_NAME)
+    if raw is None:
+        return UiState()
+    try:
+        return UiState.model_validate_json(raw)
+    except (ValidationError, ValueError):
+        return UiState()
+
+
+async def save_ui_state(state: HostState, ui: UiState) -> None:
+    """Replace ``ui-state.json`` atomically with ``ui`` (canonical JSON)."""
+    await state.store(UI_STATE_NAME, canonical_json(ui.model_dump(mode="json", by_alias=True)))

@@ -1,0 +1,96 @@
+"""The page's constants come from core (issue 14; SPEC §1: facts the page needs come from
+Python): ``page/contract.gen.mjs`` is generated from core's models and constants, the build
+writes it, and the page imports it instead of restating any of them."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from core.custody.peer_admin import ENV_NAME_PATTERN
+from core.host.page_contract import page_contract, render
+from core.missions.letters import PHASES
+from core.refusals import REFUSALS
+from worker.sitebuild.site import write_page_contract
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = ROOT / "page" / "contract.gen.mjs"
+PAGE_MODULES = sorted(p for p in (ROOT / "page").rglob("*.mjs") if p.name != "contract.gen.mjs")
+IMPORT = re.compile(r'import\s*\{([^}]*)\}\s*from\s*"(?:\.\./|\./)contract\.gen\.mjs"')
+
+
+def test_committed_page_contract_is_not_stale() -> None:
+    assert COMMITTED.read_text(encoding="utf-8") == render(), (
+        "page/contract.gen.mjs is stale: python -m core.host.page_contract > page/contract.gen.mjs"
+    )
+
+
+def test_the_build_writes_the_page_contract_from_core(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "core", root / "core")
+    (root / "page").mkdir()
+    (root / "page" / "contract.gen.mjs").write_text("// stale\n", encoding="utf-8")
+    written = write_page_contract(root)
+    assert written.read_text(encoding="utf-8") == render()
+
+
+def test_the_contract_carries_the_closed_lists_as_core_has_them() -> None:
+    contract = page_contract()
+    assert contract["PHASES"] == list(PHASES)
+    assert set(contract["PHASE_MEANINGS"]) == set(PHASES) == set(contract["PHASE_ACTIONS"])
+    assert contract["REFUSALS"]["pairing-revoked"] == {
+        "status": 403,
+        "ws": 1008,
+        "meaning": REFUSALS["pairing-revoked"].meaning,
+    }
+    assert set(contract["REFUSALS"]) == {str(code) for code in REFUSALS}
+    assert contract["NAME_PATTERNS"]["environment"]["regex"] == ENV_NAME_PATTERN
+
+
+@pytest.mark.parametrize("module", PAGE_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_page_restates_no_constant_of_core(module: Path) -> None:
+    """No page module spells the gesture token, a phase list, a capability, the environment
+    pattern, the tray's agent, or a numeric length limit: each is imported from the contract."""
+    text = module.read_text(encoding="utf-8")
+    restated = [
+        needle
+        for needle in (
+            '"human-ui"',
+            '"operator"',
+            '"build-runner"',
+            '["judging"',
+            "[a-z][a-z0-9",
+            "180 * 1024",
+        )
+        if needle in text
+    ]
+    restated += re.findall(r'maxlength:\s*"\d+"', text)
+    assert restated == []
+
+
+@pytest.mark.parametrize("module", PAGE_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_name_the_page_imports_from_the_contract_exists(module: Path) -> None:
+    exported = set(page_contract())
+    for found in IMPORT.finditer(module.read_text(encoding="utf-8")):
+        names = {part.split(" as ")[0].strip() for part in found.group(1).split(",")}
+        assert names - {""} <= exported, module
+
+
+def test_the_environment_pattern_means_the_same_in_the_page_and_in_core() -> None:
+    """The page's ``pattern`` attribute (compiled with the ``v`` flag) accepts exactly the
+    names core's rule accepts."""
+    names = ["studio", "a", "a-1", "studio-2", "A", "1a", "-a", "a_b", "a" * 32, "a" * 33, ""]
+    html = page_contract()["NAME_PATTERNS"]["environment"]["html"]
+    script = (
+        f"const re = new RegExp('^(?:' + {json.dumps(html)} + ')$', 'v');"
+        f"console.log(JSON.stringify({json.dumps(names)}.map((n) => re.test(n))));"
+    )
+    done = subprocess.run(
+        ["node", "-e", script], capture_output=True, text=True, timeout=30, check=True
+    )
+    assert json.loads(done.stdout) == [re.fullmatch(ENV_NAME_PATTERN, n) is not None for n in names]
