@@ -30,6 +30,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, create_model, model_validator
 
 from core.model import Contract
+from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
 from core.tools.receipts import Rung
@@ -92,6 +93,8 @@ class ArgsSchema(Contract):
 
     @model_validator(mode="after")
     def _required_are_properties(self) -> ArgsSchema:
+        if "project" in self.properties:
+            raise ValueError("project is the host's own argument")
         if not set(self.required) <= set(self.properties):
             raise ValueError("required names an argument that is not a property")
         return self
@@ -134,7 +137,7 @@ class PluginOperation(Contract):
     receipt: Literal["internal-read", "local-write"]
     confirm: bool
     reads: tuple[Capability, ...] = Field(default=(), max_length=8)
-    writes: tuple[Capability, ...] = Field(default=(), max_length=8)
+    writes: tuple[Capability, ...] = Field(default=(), max_length=1)
     limits: Limits
 
     @model_validator(mode="after")
@@ -306,8 +309,11 @@ def args_model(schema: ArgsSchema, *, title: str) -> type[Contract]:
 
     Each property becomes a field under its own name (as an alias); constraints map to pydantic
     ones; an ``enum`` becomes a ``Literal``; an optional property without a default is ``None``
-    when absent."""
-    fields: dict[str, Any] = {}
+    when absent. The host adds ``project`` (required): the project the host reads from and
+    writes into for the call — never passed to the plugin."""
+    fields: dict[str, Any] = {
+        "project": (str, Field(pattern=PROJECT_ID_PATTERN, description="The project."))
+    }
     for index, (name, prop) in enumerate(sorted(schema.properties.items())):
         kind: Any = _PY_TYPES[prop.type]
         if prop.enum is not None:

@@ -151,6 +151,11 @@ def _edit(change) -> dict:
         pytest.param(lambda m, op: m["operations"].append(op), id="duplicate-operation"),
         pytest.param(lambda m, op: op["args"].update(additionalProperties=True), id="open-args"),
         pytest.param(lambda m, op: op["args"].update(required=["ghost"]), id="required-ghost"),
+        pytest.param(
+            lambda m, op: op["args"]["properties"].update(project={"type": "string"}),
+            id="project-is-the-hosts",
+        ),
+        pytest.param(lambda m, op: op["writes"].append(op["writes"][0]), id="two-writes"),
     ],
 )
 def test_a_manifest_that_contradicts_itself_is_refused(change) -> None:
@@ -211,12 +216,14 @@ def _admit(args: dict, *, policy: Policy | None = None, confirmed: bool = True):
 @pytest.mark.parametrize(
     "args",
     [
-        {"path": "a.md"},
-        {"path": "a.md", "target": ""},
-        {"path": "a.md", "target": "b.md", "width": 0},
-        {"path": "a.md", "target": "b.md", "width": "3"},
-        {"path": "a.md", "target": "b.md", "extra": 1},
-        {"path": 1, "target": "b.md"},
+        {"project": "p_0123456789abcdef", "path": "a.md"},
+        {"project": "p_0123456789abcdef", "path": "a.md", "target": ""},
+        {"project": "p_0123456789abcdef", "path": "a.md", "target": "b.md", "width": 0},
+        {"project": "p_0123456789abcdef", "path": "a.md", "target": "b.md", "width": "3"},
+        {"project": "p_0123456789abcdef", "path": "a.md", "target": "b.md", "extra": 1},
+        {"project": "p_0123456789abcdef", "path": 1, "target": "b.md"},
+        {"path": "a.md", "target": "b.md"},
+        {"path": "a.md", "target": "b.md", "project": "../p"},
     ],
 )
 def test_arguments_outside_the_manifest_schema_are_refused_args_invalid(args: dict) -> None:
@@ -224,8 +231,11 @@ def test_arguments_outside_the_manifest_schema_are_refused_args_invalid(args: di
 
 
 def test_arguments_inside_the_schema_are_admitted_under_their_own_names() -> None:
-    admitted = _admit({"path": "a.md", "target": "b.md", "width": 80})
+    admitted = _admit(
+        {"project": "p_0123456789abcdef", "path": "a.md", "target": "b.md", "width": 80}
+    )
     assert admitted.args.model_dump(by_alias=True) == {
+        "project": "p_0123456789abcdef",
         "path": "a.md",
         "target": "b.md",
         "width": 80,
@@ -233,7 +243,7 @@ def test_arguments_inside_the_schema_are_admitted_under_their_own_names() -> Non
 
 
 def test_the_release_must_be_the_admitted_one_and_confirmation_a_gesture() -> None:
-    args = {"path": "a.md", "target": "b.md"}
+    args = {"project": "p_0123456789abcdef", "path": "a.md", "target": "b.md"}
     for policy in (Policy(), Policy(admitted_plugins={"tidy": "0.9.0"})):
         assert refusal(lambda p=policy: _admit(args, policy=p)).code == Code.PLUGIN_NOT_ADMITTED
     refused = refusal(lambda: _admit(args, confirmed=False))
