@@ -7,6 +7,8 @@
   name is held by another origin — a built-in or another plugin). Installing admits nothing.
   A different release of an installed id replaces it and drops the old admission and files
   grant: an upgrade needs its own admission.
+- ``plugin.inspect`` — what installing a package would register (the dialog shown before the
+  gesture), with the install's refusals, changing nothing;
 - ``plugin.list`` — every installed plugin with its operations, effect, receipt rung,
   confirmation, each capability's reason, whether its release is admitted and files granted.
 - ``plugin.grant`` — a person's gesture: admit (or un-admit) the installed release, give (or
@@ -102,12 +104,12 @@ def _tools(call: Call[object]) -> ToolBox:
     return tools
 
 
-def _info(call: Call[object], package: PluginPackage) -> PluginInfo:
+def _info(call: Call[object], package: PluginPackage, *, installed: bool = True) -> PluginInfo:
     manifest, policy = package.manifest, call.ctx.policy
     registry = _tools(call).registry
     operations = []
     for op in manifest.operations:
-        held = registry.get(op.name)
+        held = registry.get(op.name) if installed else None
         caps = [CapabilityInfo(kind="read", arg=r.arg, reason=r.reason) for r in op.reads]
         caps += [CapabilityInfo(kind="write", arg=w.arg, reason=w.reason) for w in op.writes]
         operations.append(
@@ -120,7 +122,7 @@ def _info(call: Call[object], package: PluginPackage) -> PluginInfo:
                 capabilities=caps,
                 timeMs=op.limits.time_ms,
                 memoryBytes=op.limits.memory_bytes,
-                withdrawn=held is None or held.withdrawn,
+                withdrawn=installed and (held is None or held.withdrawn),
             )
         )
     return PluginInfo(
@@ -187,6 +189,23 @@ async def plugin_install(call: Call[NoArgs]) -> Outcome:
             "replaced": None if old is None else old.manifest.release,
         },
     )
+
+
+async def plugin_inspect(call: Call[NoArgs]) -> Outcome:
+    """What installing the package (the body) would register, for the install dialog: the
+    same reading and refusals as ``plugin.install`` (including ``registration-conflict`` for a
+    name another origin holds), nothing registered or stored."""
+    package = read_package(call.body or b"")
+    registry = _tools(call).registry
+    await _tools(call).plugins.load()
+    for op in package.manifest.operations:
+        held = registry.get(op.name)
+        if held is not None and held.origin != package.manifest.origin:
+            raise Refused(
+                Code.REGISTRATION_CONFLICT,
+                f"'{op.name}' belongs to {held.origin}; {package.manifest.origin} cannot take it.",
+            )
+    return Outcome(_info(call, package, installed=False))
 
 
 async def plugin_list(call: Call[NoArgs]) -> Outcome:

@@ -247,6 +247,15 @@ OPERATIONS = Operations(
             body_in="required",
         ),
         Operation(
+            "plugin.inspect",
+            NoArgs,
+            plugin_ops.PluginInfo,
+            plugin_ops.plugin_inspect,
+            "What installing a plugin package (the body) would register; changes nothing.",
+            audited=False,
+            body_in="required",
+        ),
+        Operation(
             "plugin.list",
             NoArgs,
             plugin_ops.PluginList,

@@ -325,3 +325,21 @@ def test_the_envelope_carries_the_bytes_the_host_read(world: World, plugins_dir:
     files = json.loads(sent)["files"]
     assert base64.b64decode(files[0]["base64"]) == b"\xffbytes"
     assert "project" not in json.loads(sent)["args"]
+
+
+def test_inspecting_a_package_shows_what_install_would_register_and_changes_nothing(
+    world: World, plugins_dir: Path, test_packages: dict[str, Path]
+) -> None:
+    before = set(world.tools())
+    shown = world.h.ok("plugin.inspect", package(plugins_dir, "tidy").read_bytes())
+    (op,) = shown["operations"]
+    assert (op["name"], op["effect"], op["receipt"], op["confirm"]) == (
+        "tidy.text",
+        "write",
+        "local-write",
+        True,
+    )
+    assert [c["kind"] for c in op["capabilities"]] == ["read", "write"]
+    assert set(world.tools()) == before and world.h.ok("plugin.list")["plugins"] == []
+    refused = world.h.refused("plugin.inspect", test_packages["builtin-name"].read_bytes())
+    assert refused["code"] == "registration-conflict"
