@@ -2,7 +2,9 @@
 from a file on the Plugins surface (shown first with every operation and capability reason),
 admit them, grant files to the writer, run both from the Tools surface, see the host's receipt
 of the write, withdraw and see the refusal; a hostile package is refused with its code while
-the page and the host keep answering."""
+the page and the host keep answering; a hostile plugin's call (a loop, memory past its cap, an
+HTTP request, a refused import, an output claiming a receipt) is stopped or refused by code in
+the page's real sandbox frame, and the host keeps answering."""
 
 from __future__ import annotations
 
@@ -107,3 +109,31 @@ def test_a_hostile_package_is_refused_with_its_code_and_the_host_keeps_answering
     assert page.query_selector("#plugin-install-dialog") is None
     assert host.ok("plugin.list")["result"]["plugins"] == []
     assert host.ok("host.info")["ok"]
+
+
+@pytest.mark.parametrize(
+    ("name", "tool", "code"),
+    [
+        ("loop", "loop.spin", "tool-timeout"),
+        ("hog", "hog.grow", "tool-memory-exceeded"),
+        ("http", "http.get", "network-egress-refused"),
+        ("needs-import", "needsimport.run", "tool-output-invalid"),
+        ("forge", "forge.receipt", "receipt-forgery-refused"),
+    ],
+)
+def test_a_hostile_plugin_call_is_stopped_in_the_real_sandbox_and_the_host_keeps_answering(
+    host: HostPage, hostile: dict[str, Path], name: str, tool: str, code: str
+) -> None:
+    host.ok("plugin.install", {}, hostile[name].read_bytes(), human=True)
+    host.ok("plugin.grant", {"id": name, "admit": True, "files": False}, human=True)
+    pid = host.ok("project.create", {"name": "Hostile"})["result"]["project"]["id"]
+    local = host.ok("env.list")["result"]["environments"][0]["envKey"]
+    tools = host.ok("tool.discover", {"envKey": local})["result"]["tools"]
+    descriptor = next(t["descriptorId"] for t in tools if t["name"] == tool)
+    answer = host.call(
+        "tool.call",
+        {"envKey": local, "tool": tool, "descriptorId": descriptor, "args": {"project": pid}},
+    )
+    assert answer["refusal"]["code"] == code, answer
+    assert host.ok("host.info")["ok"]
+    assert host.ok("file.list", {"project": pid})["result"]["entries"] == []
