@@ -343,3 +343,42 @@ def test_inspecting_a_package_shows_what_install_would_register_and_changes_noth
     assert set(world.tools()) == before and world.h.ok("plugin.list")["plugins"] == []
     refused = world.h.refused("plugin.inspect", test_packages["builtin-name"].read_bytes())
     assert refused["code"] == "registration-conflict"
+
+
+def test_a_withdrawal_while_the_call_runs_refuses_it_and_nothing_is_written(
+    world: World, plugins_dir: Path
+) -> None:
+    original = world.sandbox.call
+
+    async def withdraw_meanwhile(module: bytes, entry: str, input_bytes: bytes, **kw: Any) -> bytes:
+        out = await original(module, entry, input_bytes, **kw)
+        world.h.host.tools.plugins.withdraw("tidy")  # the operator acts while it runs
+        return out
+
+    world.sandbox.call = withdraw_meanwhile  # type: ignore[method-assign]
+    world.install(package(plugins_dir, "tidy"))
+    world.grant("tidy", admit=True, files=True)
+    world.write("notes/a.md", b"x  \n")
+    answer = world.call("tidy.text", origin=HUMAN, path="notes/a.md", target="notes/b.md")
+    assert answer["refusal"]["code"] == "plugin-withdrawn"
+    assert world.sandbox.calls == ["text"] and world.read("notes/b.md") is None
+
+
+def test_a_files_grant_removed_while_the_call_runs_refuses_its_write(
+    world: World, plugins_dir: Path
+) -> None:
+    original = world.sandbox.call
+
+    async def revoke_meanwhile(module: bytes, entry: str, input_bytes: bytes, **kw: Any) -> bytes:
+        out = await original(module, entry, input_bytes, **kw)
+        ctx = world.h.ctx  # the operator removes the grant while it runs
+        ctx.policy = ctx.policy.model_copy(update={"files_grants": ("builtin",)})
+        return out
+
+    world.sandbox.call = revoke_meanwhile  # type: ignore[method-assign]
+    world.install(package(plugins_dir, "tidy"))
+    world.grant("tidy", admit=True, files=True)
+    world.write("notes/a.md", b"x  \n")
+    answer = world.call("tidy.text", origin=HUMAN, path="notes/a.md", target="notes/b.md")
+    assert answer["refusal"]["code"] == "files-grant-missing"
+    assert world.read("notes/b.md") is None
