@@ -33,7 +33,11 @@ TEST = [
     "hypothesis==6.155.2",
     "jsonschema==4.26.0",
     "pillow==13.0.0",
-    "wasmtime==50.0.1",  # runs the create-asset module on CPython (tests/tool)
+    "wasmtime==50.0.1",  # runs the create-asset module and the plugins on CPython (tests/tool)
+    # the reference Extism runtime (its kernel on wasmtime; a 9.6 MB manylinux wheel): our
+    # modules must be real Extism plugins (tests/tool/test_extism_reference.py)
+    "extism==1.1.1",
+    "extism-sys==1.41.0",
 ]
 SERVER = [  # the [server] extra (pyproject.toml) and everything it pulls in, pinned
     "starlette==1.10.0",

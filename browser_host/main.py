@@ -144,6 +144,7 @@ async def start(idb: Any, sealer: Any, audit_key: Any, peer_script: str) -> Host
         ),
     )
     host = Host(ctx)
+    await host.tools.plugins.load()  # the installed plugins, registered with their origin
     await ctx.catalog.sweep_unfinished()  # we hold the storage lock: nothing is mid-write
     envs = await ensure_identity(ctx, "local")
     ctx.env_key = next(e.key for e in envs.environments if e.kind == "local")

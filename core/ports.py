@@ -11,7 +11,7 @@ All storage methods are ``async`` because the browser's storage is. Paths are al
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
@@ -310,6 +310,23 @@ class Sandbox(Protocol):
 
     async def run(self, module: bytes, args: bytes, *, time_ms: int, max_output: int) -> bytes:
         """Run ``module`` on ``args``; return its output bytes (at most ``max_output``)."""
+        ...
+
+    async def call(
+        self,
+        module: bytes,
+        entry: str,
+        input_bytes: bytes,
+        *,
+        time_ms: int,
+        max_output: int,
+        max_memory: int | None = None,
+        config: Mapping[str, str] | None = None,
+    ) -> bytes:
+        """Call export ``entry`` of the Extism-PDK-ABI ``module`` once on ``input_bytes``
+        (docs/plugins.md): its output. ``max_memory`` bounds linear and host memory (bytes);
+        ``config`` is what ``config_get`` sees. Refuses as :meth:`run`, and
+        ``network-egress-refused`` for a module that asked for HTTP."""
         ...
 
 

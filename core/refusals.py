@@ -88,6 +88,7 @@ class Code(StrEnum):
     REGISTRATION_INVALID = "registration-invalid"
     EFFECT_CLASS_EXCEEDED = "effect-class-exceeded"
     RECEIPT_FORGERY_REFUSED = "receipt-forgery-refused"
+    PLUGIN_PIN_MISMATCH = "plugin-pin-mismatch"
     RECEIPT_WINDOW_INVALID = "receipt-window-invalid"
     RECEIPT_SCOPE_INVALID = "receipt-scope-invalid"
     STORE_VERSION_CONFLICT = "store-version-conflict"
@@ -214,6 +215,7 @@ REFUSALS: dict[Code, RefusalInfo] = {
         403, "The request goes beyond the effect class its operation declared."
     ),
     Code.RECEIPT_FORGERY_REFUSED: _I(422, "A result may not supply its own receipt."),
+    Code.PLUGIN_PIN_MISMATCH: _I(422, "A plugin module is not the one its manifest pins."),
     Code.RECEIPT_WINDOW_INVALID: _I(422, "The receipt's execution window is not acceptable."),
     Code.RECEIPT_SCOPE_INVALID: _I(
         409, "The receipt was proved at a boundary or contract the block no longer has."

@@ -26,13 +26,24 @@ from e2e.tray_kit import (
 )
 
 BRAIN = "Repo-B1"
-SURFACES = ["projects", "files", "blocks", "compose", "tools", "environments", "audit", "settings"]
+SURFACES = [
+    "projects",
+    "files",
+    "blocks",
+    "compose",
+    "tools",
+    "plugins",
+    "environments",
+    "audit",
+    "settings",
+]
 READY = {
     "projects": "#project-table",
     "files": "#file-tree li",
     "blocks": "#blocks-table",
     "compose": "#packet-ref-value",
     "tools": "#tool-table",
+    "plugins": "#plugin-file",
     "environments": "#new-env-name",
     "audit": "#audit-rows tr[data-seq]",
     "settings": "#setting-read_only",

@@ -1,7 +1,7 @@
-"""create-asset in the real site (issue 5; SPEC §7, §8): the host runs the pinned WebAssembly
-module in the page's sandbox frame (CSP connect-src 'none', opaque origin, nothing granted),
-checks the PNG, writes it itself and issues the receipt. Egress from the frame fails; a runaway
-module is stopped while the page and the host keep answering."""
+"""create-asset in the real site (issues 5 and 16; SPEC §7, §8): the host runs the pinned
+WebAssembly module in the page's plugin sandbox frame (CSP connect-src 'none', opaque origin,
+only the PDK kernel), checks the PNG, writes it itself and issues the receipt. Egress from the
+frame fails; a runaway module is stopped while the page and the host keep answering."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from playwright.sync_api import Frame, Page
 
 from e2e.hostpage import HostPage
 from e2e.site import BASE_URL, SiteRouter
+from tests.tool.pdk_host import SIGNATURES
 from tests.tool.test_sandbox_chromium import EGRESS_PROBES
 from wasm_tools.build import build_test_modules
 
@@ -126,13 +127,15 @@ def test_every_egress_and_storage_attempt_fails_inside_the_pages_sandbox_frame(
     assert [u for u in router.requests[before:] if "probe" in u] == []
 
 
-def test_the_shipped_module_imports_nothing(host: HostPage) -> None:
+def test_the_shipped_module_imports_only_kernel_functions(host: HostPage) -> None:
     (worker,) = [w for w in host.page.workers if w.url.endswith("worker/host.mjs")]
     imports = worker.evaluate(
         """async () => WebAssembly.Module.imports(await WebAssembly.compile(
              await (await fetch(new URL("../tools/create_asset.wasm", location.href))).arrayBuffer()))"""
     )
-    assert imports == []
+    assert imports
+    assert {(i["module"], i["kind"]) for i in imports} == {("extism:host/env", "function")}
+    assert {i["name"] for i in imports} <= set(SIGNATURES)
 
 
 RUN_IN_FRESH_SANDBOX = """
@@ -148,12 +151,12 @@ async (b64) => {
   frame.contentWindow.postMessage({ type: "voicebox-sandbox-connect" }, "*", [channel.port2]);
   await ready;
   const wasm = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-  const args = new Uint8Array([1, 1, 1, 0, 16, 0, 16, 0, 7, 0, 0, 0]);
+  const input = new Uint8Array([1, 1, 1, 0, 16, 0, 16, 0, 7, 0, 0, 0]);
   const started = performance.now();
   window.__ticks = 0;
   const ticker = setInterval(() => { window.__ticks += 1; }, 20);
   const answer = new Promise((ok) => { channel.port1.onmessage = (e) => ok(e.data); });
-  channel.port1.postMessage({ id: "runaway", wasm, args, timeMs: 3000 });
+  channel.port1.postMessage({ id: "runaway", wasm, entry: "create", input, timeMs: 3000 });
   window.__runaway = answer.then((a) => { clearInterval(ticker); return { ...a, ms: performance.now() - started }; });
   return true;
 }

@@ -17,6 +17,7 @@ import { renderBoot, renderBootFailure, renderHostLoss, renderStandby, renderTak
 import { renderCompose } from "./ui/compose.mjs";
 import { renderEnvironments } from "./ui/environments.mjs";
 import { FilesView } from "./ui/files.mjs";
+import { renderPlugins } from "./ui/plugins.mjs";
 import { renderProjects } from "./ui/projects.mjs";
 import { renderSettings } from "./ui/settings.mjs";
 import { renderTools } from "./ui/tools.mjs";
@@ -38,6 +39,7 @@ export const SURFACES = [
   { id: "blocks", label: "Blocks", needsProject: true, render: renderBlocks },
   { id: "compose", label: "Compose", needsProject: true, render: renderCompose },
   { id: "tools", label: "Tools", render: renderTools },
+  { id: "plugins", label: "Plugins", render: renderPlugins },
   { id: "environments", label: "Environments", render: renderEnvironments },
   { id: "audit", label: "Audit", render: renderAudit },
   { id: "settings", label: "Settings", render: renderSettings },

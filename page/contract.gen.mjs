@@ -333,6 +333,11 @@ export const REFUSALS = Object.freeze({
     "ws": null,
     "meaning": "A result may not supply its own receipt.",
   }),
+  "plugin-pin-mismatch": Object.freeze({
+    "status": 422,
+    "ws": null,
+    "meaning": "A plugin module is not the one its manifest pins.",
+  }),
   "receipt-window-invalid": Object.freeze({
     "status": 422,
     "ws": null,

@@ -1,7 +1,8 @@
-// The create-asset sandbox frame (SPEC §8): an <iframe sandbox="allow-scripts"> — an opaque
-// origin with its own CSP (default-src 'none'; connect-src 'none') — connected by a
-// MessageChannel whose other end goes to the host worker. The page only makes the
-// introduction; it never sends the sandbox work and never sees what runs there.
+// The plugin sandbox frame (SPEC §7, §8; docs/plugins.md): an <iframe sandbox="allow-scripts">
+// — an opaque origin with its own CSP (default-src 'none'; connect-src 'none') — that runs
+// create-asset and every plugin, connected by a MessageChannel whose other end goes to the host
+// worker. The page only makes the introduction; it never sends the sandbox work and never sees
+// what runs there.
 
 import { el } from "./dom.mjs";
 
@@ -9,7 +10,7 @@ export async function connectSandbox(host) {
   const frame = el("iframe", {
     sandbox: "allow-scripts",
     src: "tools/sandbox.html",
-    title: "create-asset sandbox (no network, no storage)",
+    title: "plugin sandbox (no network, no storage)",
     class: "sandbox-frame",
     "aria-hidden": "true",
     tabindex: "-1",

@@ -1,13 +1,12 @@
 /*
- * create-asset: a PNG generator for Voicebox E1 (SPEC §8), freestanding C, no libc, no imports.
+ * create-asset: a PNG generator for Voicebox E1 (SPEC §8), freestanding C, no libc. A plugin of
+ * the Extism PDK ABI (wasm_tools/pdk.h; docs/plugins.md), run by the host on the same runtime
+ * as every plugin: it imports only kernel functions of `extism:host/env`.
  *
- * ABI (all integers are i32; the module's only other export is its `memory`):
- *   alloc_input(len) -> ptr   where the caller writes `len` argument bytes (0 if len > 256)
- *   create(len)      -> n     reads the `len` bytes at the input pointer and writes a PNG;
- *                             n > 0: the PNG is n bytes at output_ptr();
- *                             n < 0: ERR_ARGS (-1) malformed arguments, ERR_RANGE (-2) a value
- *                             outside its bounds, ERR_MEMORY (-3) memory could not grow.
- *   output_ptr()     -> ptr   where the last successful create() left its PNG.
+ * Export `create() -> i32`: the call's input is the argument bytes below; on success the output
+ * is the PNG and `create` returns 0. Otherwise it sets an error message and returns
+ * ERR_ARGS (-1) malformed arguments, ERR_RANGE (-2) a value outside its bounds, ERR_MEMORY (-3)
+ * memory could not grow, or ERR_HOST (-4) the host refused a block for the output.
  *
  * Argument bytes, version 1, little-endian, exactly 12 + 3 * ncolours bytes:
  *   [0] u8  version = 1
@@ -25,42 +24,20 @@
  * arithmetic: the same arguments give the same bytes on every engine.
  *
  * Memory: the image is built above __heap_base, growing memory page by page as needed; the
- * module is linked with a declared maximum (8 MiB), which a 1024 x 1024 image fits in.
+ * module is linked with a declared maximum (8 MiB), which a 1024 x 1024 image fits in. The PNG
+ * is then copied into one host block (the host's memory, capped by the host).
  */
 
-typedef unsigned char u8;
-typedef unsigned short u16;
-typedef unsigned int u32;
-typedef int i32;
-typedef unsigned long size_t;
+#define PDK_DEFINE_MEM
+#include "pdk.h"
 
-#define EXPORT(name) __attribute__((export_name(name)))
-
-enum { ERR_ARGS = -1, ERR_RANGE = -2, ERR_MEMORY = -3 };
+enum { ERR_ARGS = -1, ERR_RANGE = -2, ERR_MEMORY = -3, ERR_HOST = -4 };
 enum { MAX_SIDE = 1024, MAX_COLOURS = 8, INPUT_CAP = 256 };
 enum { PAT_GRADIENT, PAT_IDENTICON, PAT_STRIPES, PAT_NOISE, PAT_COUNT };
 
-/* ---- the two functions clang may call even in freestanding code ---------------------------- */
-
-void *memcpy(void *dst, const void *src, size_t n) {
-    u8 *d = dst;
-    const u8 *s = src;
-    while (n--) *d++ = *s++;
-    return dst;
-}
-
-void *memset(void *dst, int c, size_t n) {
-    u8 *d = dst;
-    while (n--) *d++ = (u8)c;
-    return dst;
-}
-
 /* ---- state -------------------------------------------------------------------------------- */
 
-extern u8 __heap_base;
-
 static u8 input[INPUT_CAP];
-static u8 *output;
 static u32 crc_table[256];
 static i32 hash_head[1 << 15];
 static i32 hash_prev[1 << 15];
@@ -407,19 +384,24 @@ static i32 parse_args(u32 len, u32 *w, u32 *h, u32 *seed, u32 *pattern) {
     return 0;
 }
 
-EXPORT("alloc_input") u8 *alloc_input(u32 len) { return len <= INPUT_CAP ? input : 0; }
+/* The call's input into `input`; its length, or INPUT_CAP + 1 when it is longer. */
+static u32 read_input(void) {
+    u64 n = pdk_input_length();
+    if (n > INPUT_CAP) return INPUT_CAP + 1;
+    for (u32 i = 0; i < (u32)n; i++) input[i] = pdk_input_load_u8(i);
+    return (u32)n;
+}
 
-EXPORT("output_ptr") u8 *output_ptr(void) { return output; }
-
-EXPORT("create") i32 create(u32 len) {
+PDK_EXPORT("create") i32 create(void) {
     u32 w, h, seed, pattern;
-    i32 err = parse_args(len, &w, &h, &seed, &pattern);
-    if (err) return err;
+    i32 err = parse_args(read_input(), &w, &h, &seed, &pattern);
+    if (err == ERR_ARGS) return pdk_fail(err, "malformed arguments");
+    if (err) return pdk_fail(err, "a value is outside its bounds");
 
     u32 raw_len = h * (1 + 3 * w); /* each row: filter byte 0 (None), then RGB pixels */
     u32 zlib_cap = 2 + stored_size(raw_len) + 4;
     u32 png_cap = 8 + 25 + 8 + zlib_cap + 4 + 12;
-    if (!reserve(raw_len + png_cap)) return ERR_MEMORY;
+    if (!reserve(raw_len + png_cap)) return pdk_fail(ERR_MEMORY, "memory could not grow");
     u8 *raw = &__heap_base;
     u8 *png = raw + raw_len;
 
@@ -455,6 +437,6 @@ EXPORT("create") i32 create(u32 len) {
     p = chunk_end(idat, idat_len);
 
     p = chunk_end(chunk_start(p, 0, "IEND"), 0);
-    output = png;
-    return (i32)(p - png);
+    if (pdk_output(png, (u64)(p - png))) return pdk_fail(ERR_HOST, "the host refused the output");
+    return 0;
 }

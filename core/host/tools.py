@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -29,7 +30,10 @@ from core.host.operations import Operation, Operations, Ran
 from core.model import Contract, NoArgs
 from core.refusals import Code, Refused
 from core.tools.admission import Admission, Admitted, CallRequest
+from core.tools.broker import Broker
 from core.tools.builtin import BuiltinTool, FileWriteToolArgs
+from core.tools.plugin_call import decode_output, envelope, read_requests, write_request
+from core.tools.plugin_shelf import PluginShelf
 from core.tools.registry import Descriptor, OperationEntry, OperationRegistry
 from core.tools.runner import Sink, ToolOutcome
 
@@ -96,6 +100,9 @@ class ToolBox:
                 raise ValueError(f"tool {tool.name!r} names no operation {tool.operation!r}")
             self.add(tool, op)
         self._admission = Admission(self._registry, lambda: ctx.policy)
+        self._broker = Broker(lambda: ctx.policy)
+        self.plugins = PluginShelf(ctx.state, self._registry)
+        """The installed plugins, registered in :attr:`registry` with origin ``plugin:<id>``."""
 
     def add(self, tool: BuiltinTool, operation: Operation | None) -> None:
         """Offer ``tool``, performed by ``operation`` (``None``: answered by discovery, as
@@ -141,6 +148,8 @@ class ToolBox:
         :class:`Refused` with its code, sentence and field.
         """
         name = admitted.entry.name
+        if admitted.entry.plugin_id is not None:
+            return await self._run_plugin(admitted, actor=actor)
         bound = self._bound[name]
         if bound.operation is None:
             tools = [d.model_dump(mode="json", by_alias=True) for d in self.describe()]
@@ -158,3 +167,71 @@ class ToolBox:
         if ran.body is not None:
             result["content_b64"] = base64.b64encode(ran.body).decode()
         return ToolOutcome(result=result, receipt=ran.receipt)
+
+    async def _run_plugin(self, admitted: Admitted, *, actor: str) -> ToolOutcome:
+        """One admitted plugin call (docs/plugins.md "Admission order"), in this order: the
+        broker decides each declared read on a fresh policy snapshot and the host reads the
+        file (``file-too-large`` past the operation's ``readBytes``); the module's bytes are
+        checked against the pin again (``plugin-pin-mismatch``); the sandbox runs the export
+        with the manifest's bounds (its refusals); the output is decoded
+        (:func:`core.tools.plugin_call.decode_output`); the registry and policy are read again
+        (a withdrawal or revoked admission during the run refuses ``plugin-withdrawn`` /
+        ``plugin-not-admitted``); the broker decides every write request before any is
+        written; the host writes each through ``file.write`` (gates, audit, receipt). The
+        host never runs the module itself: only the sandbox port does."""
+        entry = admitted.entry
+        assert entry.plugin_id is not None
+        package = self.plugins.get(entry.plugin_id)
+        op = None if package is None else package.manifest.operation(entry.name)
+        if package is None or op is None or package.manifest.release != entry.release:
+            raise Refused(Code.PLUGIN_WITHDRAWN, "That plugin is no longer installed.")
+        args = admitted.args.model_dump(mode="json", by_alias=True)
+        project = args.pop("project")
+        opened = await self._ctx.catalog.open(project)
+        files = []
+        for request in read_requests(op, args):
+            access = self._broker.decide(entry, request)
+            found = await opened.files.stat(access.path)
+            if found is not None and (found.size or 0) > op.limits.read_bytes:
+                raise Refused(Code.FILE_TOO_LARGE, "The file is larger than the plugin reads.")
+            data = await opened.files.read(access.path)
+            if len(data) > op.limits.read_bytes:
+                raise Refused(Code.FILE_TOO_LARGE, "The file is larger than the plugin reads.")
+            files.append(data)
+        module = package.modules[op.module]
+        pinned = next(m.sha256 for m in package.manifest.modules if m.file == op.module)
+        if hashlib.sha256(module).hexdigest() != pinned:
+            raise Refused(Code.PLUGIN_PIN_MISMATCH, f"{op.module} is not the pinned module.")
+        sandbox = self._ctx.services.sandbox
+        if sandbox is None:
+            raise Refused(Code.SANDBOX_UNAVAILABLE, "No sandbox is connected to this host.")
+        output = await sandbox.call(
+            module,
+            op.entry,
+            envelope(op, args, files),
+            time_ms=op.limits.time_ms,
+            max_output=op.limits.output_bytes,
+            max_memory=op.limits.memory_bytes,
+            config=dict(package.manifest.config),
+        )
+        answer, writes = decode_output(op, args, output)
+        now = self._registry.get(entry.name)
+        if now is None or now.withdrawn or now.release != entry.release:
+            raise Refused(Code.PLUGIN_WITHDRAWN, "The plugin was withdrawn during the call.")
+        if not self._ctx.policy.release_admitted(entry.plugin_id, entry.release):
+            raise Refused(Code.PLUGIN_NOT_ADMITTED, "The release's admission was withdrawn.")
+        accesses = [self._broker.decide(entry, write_request(w.path)) for w in writes]
+        receipt = None
+        written = []
+        for access, write in zip(accesses, writes, strict=True):
+            ran = await self._pipeline.run(
+                self._operations["file.write"],
+                WriteArgs(project=project, path=str(access.path)),
+                actor=actor,
+                body=write.data,
+                receipt_as=entry.name,
+            )
+            receipt = ran.receipt
+            written.append(str(access.path))
+        result = answer.model_dump(mode="json", exclude={"writes"}) | {"written": written}
+        return ToolOutcome(result=result, receipt=receipt)

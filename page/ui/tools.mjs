@@ -123,7 +123,11 @@ export async function renderTools(node, app, params = {}) {
           const value = f.read();
           if (value !== undefined) args[name] = value;
         }
-        if (tool.needsConfirmation && !(await confirmDialog({ title: `Run ${tool.name}`, text: `${tool.summary} This tool asks for your confirmation before it runs.`, confirmLabel: "Run" }))) return;
+        // the exact arguments the call will carry, as text (a confirmation is this gesture only)
+        if (tool.needsConfirmation && !(await confirmDialog({ id: "tool-confirm-dialog", title: `Run ${tool.name}`,
+          body: el("div", {}, el("p", {}, `${tool.summary} This tool (origin ${tool.origin}) asks for your confirmation before it runs, with exactly these arguments:`),
+            el("pre", { class: "text-view", id: "tool-confirm-args" }, JSON.stringify(args, null, 2))),
+          confirmLabel: "Run" }))) return;
         busy.hidden = false;
         clearAlerts();
         const answer = await submitting(run, `Running ${tool.name}`, () => app.host.call("tool.call",

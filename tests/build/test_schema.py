@@ -72,3 +72,12 @@ def test_protocol_doc_tables_are_current() -> None:
     start = doc.index("<!-- generated:start -->\n") + len("<!-- generated:start -->\n")
     end = doc.index("<!-- generated:end -->")
     assert doc[start:end] == render_markdown(), "regenerate: python -m core.host.schema --markdown"
+
+
+def test_plugin_manifest_schema_is_current() -> None:
+    from core.tools.plugin_manifest import manifest_schema
+
+    committed = json.loads((COMMITTED.parent / "plugin-manifest.schema.json").read_text())
+    assert committed == manifest_schema(), (
+        "regenerate: python -m core.tools.plugin_manifest > docs/plugin-manifest.schema.json"
+    )

@@ -3,12 +3,15 @@ page's code never reaching storage or another origin."""
 
 from __future__ import annotations
 
+import json
 import re
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from wasm_tools.build import build_plugins
+from worker.sitebuild.site import check_plugin_package
 from worker.sitebuild.wheels import BuildError, _check, check_requirements, load_lock
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,3 +97,37 @@ def test_shipped_code_uses_relative_urls_only() -> None:
     sources = _page_sources() + sorted((ROOT / "worker").glob("*.mjs"))
     hits = {p.name: absolute.findall(_code(p)) for p in sources}
     assert {k: v for k, v in hits.items() if v} == {}
+
+
+def _package(where: Path, files: dict[str, bytes]) -> Path:
+    path = where / "p.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+    return path
+
+
+def _example(name: str) -> tuple[bytes, dict]:
+    data = (ROOT / "wasm_tools" / "plugins" / name / "voicebox-plugin.json").read_bytes()
+    return data, json.loads(data)
+
+
+def test_a_plugin_package_ships_only_with_its_committed_manifest_and_pinned_modules(
+    tmp_path: Path,
+) -> None:
+    data, manifest = _example("tidy")
+    (module,) = manifest["modules"]
+    pinned = _package(tmp_path, {"voicebox-plugin.json": data, module["file"]: b"not it"})
+    with pytest.raises(BuildError, match=r"tidy.wasm sha256 [0-9a-f]{64} is not the pinned"):
+        check_plugin_package(ROOT, pinned)
+    other = _package(tmp_path, {"voicebox-plugin.json": data + b" ", module["file"]: b""})
+    with pytest.raises(BuildError, match="not the committed"):
+        check_plugin_package(ROOT, other)
+    extra = _package(tmp_path, {"voicebox-plugin.json": data, "x.txt": b""})
+    with pytest.raises(BuildError, match="holds"):
+        check_plugin_package(ROOT, extra)
+
+
+def test_the_built_example_packages_pass_the_site_check(tmp_path: Path) -> None:
+    for package in build_plugins(tmp_path).values():
+        check_plugin_package(ROOT, package)

@@ -1,7 +1,7 @@
 """The host side of create-asset (core/host/asset_ops.py; SPEC §8): the pin is checked before
 anything runs, the output is checked before anything is written, the host writes and
-receipts. The module runs in wasmtime here, the same ABI and empty import object as the
-browser sandbox (tests/tool/wasm_runner.py)."""
+receipts. The module runs in wasmtime here, through the CPython host of the same PDK ABI as the
+browser sandbox (tests/tool/pdk_host.py, via tests/tool/wasm_runner.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from tests.tool.wasm_runner import run_create
 
 
 class WasmtimeSandbox:
-    """:class:`core.ports.Sandbox` over wasmtime (nothing imported, output capped)."""
+    """:class:`core.ports.Sandbox` over wasmtime (only the PDK kernel, output capped)."""
 
     def __init__(self) -> None:
         self.runs = 0

@@ -1,6 +1,7 @@
-"""The create-asset module itself (SPEC §8): no imports, a capped memory, real PNGs that an
-independent decoder (Pillow, zlib) reads at the requested size, the same bytes for the same
-arguments, and its own argument bounds."""
+"""The create-asset module itself (SPEC §8): a plugin of the Extism PDK ABI that imports only
+the kernel functions it needs, a capped memory, real PNGs that an independent decoder (Pillow,
+zlib) reads at the requested size, the same bytes for the same arguments, and its own argument
+bounds."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 from PIL import Image, ImageOps
 
 from core.tools.asset_check import MAX_ASSET_BYTES, PALETTES, PATTERNS, CreateAssetArgs, check_png
+from tests.tool.pdk_host import SIGNATURES
 from tests.tool.wasm_runner import exports_of, imports_of, memory_limits, run_create
 from wasm_tools.build import MAX_MEMORY_BYTES
 
@@ -54,11 +56,26 @@ def raw_rows(png: bytes) -> bytes:
     return zlib.decompress(idat)
 
 
-def test_module_has_no_imports(module_bytes: bytes) -> None:
-    assert imports_of(module_bytes) == []
+#: The kernel functions create-asset calls, and nothing else (no config, vars, logs, network).
+KERNEL_USED = {
+    "input_length",
+    "input_load_u8",
+    "alloc",
+    "store_u8",
+    "store_u64",
+    "output_set",
+    "error_set",
+}
 
 
-def test_module_has_no_imports_in_node(module_path) -> None:
+def test_module_imports_only_the_kernel_functions_it_uses(module_bytes: bytes) -> None:
+    imports = imports_of(module_bytes)
+    assert {module for module, _ in imports} == {"extism:host/env"}
+    assert {name for _, name in imports} == KERNEL_USED
+    assert set(SIGNATURES) >= KERNEL_USED
+
+
+def test_module_imports_only_kernel_functions_in_node(module_path) -> None:
     node = shutil.which("node")
     assert node, "node is required (the browser suite needs it too)"
     script = (
@@ -68,22 +85,14 @@ def test_module_has_no_imports_in_node(module_path) -> None:
     )
     out = subprocess.run([node, "-e", script, str(module_path)], capture_output=True, check=True)
     seen = json.loads(out.stdout)
-    assert seen["imports"] == []
-    assert sorted(e["name"] for e in seen["exports"]) == [
-        "alloc_input",
-        "create",
-        "memory",
-        "output_ptr",
-    ]
+    assert {(i["module"], i["name"], i["kind"]) for i in seen["imports"]} == {
+        ("extism:host/env", name, "function") for name in KERNEL_USED
+    }
+    assert sorted(e["name"] for e in seen["exports"]) == ["create", "memory"]
 
 
 def test_module_exports_exactly_the_abi(module_bytes: bytes) -> None:
-    assert exports_of(module_bytes) == {
-        "memory": "memory",
-        "alloc_input": "func",
-        "create": "func",
-        "output_ptr": "func",
-    }
+    assert exports_of(module_bytes) == {"memory": "memory", "create": "func"}
 
 
 def test_module_declares_a_memory_maximum(module_bytes: bytes) -> None:

@@ -1,10 +1,14 @@
-/* Shared by the test-only modules: the create-asset ABI, with nothing behind it. */
-typedef unsigned char u8;
-typedef unsigned int u32;
-#define EXPORT(name) __attribute__((export_name(name)))
+/* Shared by the test-only modules (TEST ONLY, never shipped): the PDK ABI, and a decimal. */
+#define PDK_DEFINE_MEM
+#include "pdk.h"
 
-static u8 input[256];
-static u8 *output;
-
-EXPORT("alloc_input") u8 *alloc_input(u32 len) { return len <= sizeof input ? input : 0; }
-EXPORT("output_ptr") u8 *output_ptr(void) { return output; }
+/* Set the decimal digits of `v` as the call's output; 0 on success. */
+static inline i32 output_decimal(u64 v) {
+    u8 t[24];
+    u32 n = 0;
+    do {
+        t[23 - n++] = (u8)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return pdk_output(t + 24 - n, n);
+}

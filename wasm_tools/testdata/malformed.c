@@ -2,9 +2,6 @@
  * on; the host's validator must refuse them (tool-output-invalid) and write nothing. */
 #include "common.h"
 
-static u8 junk[] = "\x89PNG\r\n\x1a\n but the rest is not a PNG at all";
+static const u8 junk[] = "\x89PNG\r\n\x1a\n but the rest is not a PNG at all";
 
-EXPORT("create") int create(u32 len) {
-    output = junk;
-    return sizeof junk - 1;
-}
+PDK_EXPORT("create") i32 create(void) { return pdk_output(junk, sizeof junk - 1); }

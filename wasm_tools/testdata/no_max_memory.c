@@ -1,6 +1,10 @@
-/* TEST ONLY, never shipped: declares no memory maximum. The sandbox must refuse it before it
- * runs (tool-memory-exceeded). */
+/* TEST ONLY, never shipped: declares no memory maximum. The host rewrites the maximum to its
+ * cap, so growing page by page stops there: create() outputs the page count it reached. */
 // max-memory: none
 #include "common.h"
 
-EXPORT("create") int create(u32 len) { return -1; }
+PDK_EXPORT("create") i32 create(void) {
+    while (__builtin_wasm_memory_grow(0, 1) != (size_t)-1) {
+    }
+    return output_decimal(__builtin_wasm_memory_size(0));
+}

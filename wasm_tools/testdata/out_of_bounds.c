@@ -1,8 +1,14 @@
-/* TEST ONLY, never shipped: returns a length that runs past the end of its memory.
- * The sandbox must answer tool-output-invalid. */
+/* TEST ONLY, never shipped. create(): names an output range that is no block of the host's.
+ * load(): reads host memory past everything allocated. Both trap: tool-output-invalid. */
 #include "common.h"
 
-EXPORT("create") int create(u32 len) {
-    output = (u8 *)(__builtin_wasm_memory_size(0) * 65536 - 8);
-    return 64;
+PDK_EXPORT("create") i32 create(void) {
+    u64 h = pdk_alloc(16);
+    pdk_output_set(h + 8, 64);
+    return 0;
+}
+
+PDK_EXPORT("load") i32 load(void) {
+    u64 h = pdk_alloc(16);
+    return output_decimal(pdk_load_u64(h + (1 << 20)));
 }

@@ -1,10 +1,11 @@
-/* TEST ONLY, never shipped: claims 5 MiB of output, past the sandbox's output cap.
- * The sandbox must answer tool-output-invalid without copying it. */
+/* TEST ONLY, never shipped: sets 5 MiB of output, past the default output cap of 4 MiB.
+ * tool-output-invalid (output-too-large), refused when it is set, never copied. */
 #include "common.h"
 
-EXPORT("create") int create(u32 len) {
-    u32 want = 5u << 20;
-    if (__builtin_wasm_memory_grow(0, (want >> 16) + 1) == (unsigned long)-1) return -3;
-    output = (u8 *)(__builtin_wasm_memory_size(0) * 65536 - want - 16);
-    return (int)want;
+PDK_EXPORT("create") i32 create(void) {
+    u64 want = 5u << 20;
+    u64 h = pdk_alloc(want);
+    if (!h) return pdk_fail(1, "no block");
+    pdk_output_set(h, want);
+    return 0;
 }

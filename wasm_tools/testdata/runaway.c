@@ -1,7 +1,7 @@
-/* TEST ONLY, never shipped: create() never returns. The sandbox must answer tool-timeout. */
+/* TEST ONLY, never shipped: create() never returns. The sandbox must stop it (tool-timeout). */
 #include "common.h"
 
-EXPORT("create") int create(u32 len) {
+PDK_EXPORT("create") i32 create(void) {
     volatile u32 spin = 0;
     for (;;) spin++;
     return 0;

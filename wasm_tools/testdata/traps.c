@@ -2,4 +2,4 @@
  * tool-output-invalid. */
 #include "common.h"
 
-EXPORT("create") int create(u32 len) { __builtin_trap(); }
+PDK_EXPORT("create") i32 create(void) { __builtin_trap(); }

@@ -8,7 +8,8 @@ Layout::
     dist/pyodide/*.whl              ← the locked wheels and our own wheel
     dist/pyodide/pyodide-lock.json  ← written here: our wheels with sha256 (browser SRI)
     dist/pyodide/site-bytecode.zip  ← the wheels' modules compiled by the pinned CPython
-    dist/tools/                     ← the create-asset module and its sandbox
+    dist/tools/                     ← the create-asset module and its (plugin) sandbox
+    dist/plugins/examples/*.zip     ← the example plugin packages, to download and install
     dist/sw.js                      ← page/sw.js stamped with the build and its files
     dist/site-manifest.json         ← every file with size and sha256 (progress, precache)
 """
@@ -22,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 from pyodide_lock.spec import InfoSpec, PackageSpec, PyodideLockSpec
@@ -39,7 +41,7 @@ from worker.sitebuild.wheels import (
     wheel_metadata,
 )
 
-__all__ = ["build_site"]
+__all__ = ["build_site", "check_plugin_package"]
 
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
 OWN_IMPORTS = ["core", "browser_host"]
@@ -154,6 +156,54 @@ def _copy_tools(root: Path, dest: Path) -> None:
     shutil.copy2(sandbox, dest / sandbox.name)
 
 
+PLUGIN_MANIFEST = "voicebox-plugin.json"
+
+
+def check_plugin_package(root: Path, package: Path) -> None:
+    """Check one example plugin package built by ``wasm_tools/build.py`` before it ships.
+
+    Its manifest must be byte for byte the committed ``wasm_tools/plugins/<id>/`` manifest (the
+    pins), it must hold exactly that manifest and the modules it lists, and each module's sha256
+    must be its pin. Raises :class:`BuildError` naming the package and what differs.
+    """
+    try:
+        with zipfile.ZipFile(package) as archive:
+            shipped = archive.read(PLUGIN_MANIFEST)
+            manifest = json.loads(shipped)
+            source = root / "wasm_tools" / "plugins" / manifest["id"] / PLUGIN_MANIFEST
+            if not source.is_file() or source.read_bytes() != shipped:
+                raise BuildError(f"{package.name}: its manifest is not the committed {source}")
+            listed = [m["file"] for m in manifest["modules"]]
+            if archive.namelist() != [PLUGIN_MANIFEST, *listed]:
+                raise BuildError(f"{package.name}: holds {archive.namelist()}, not {listed}")
+            for module in manifest["modules"]:
+                digest = hashlib.sha256(archive.read(module["file"])).hexdigest()
+                if digest != module["sha256"]:
+                    raise BuildError(
+                        f"{package.name}: {module['file']} sha256 {digest} is not the pinned "
+                        f"{module['sha256']}"
+                    )
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+        raise BuildError(f"{package.name}: not a readable plugin package ({exc})") from None
+
+
+def _copy_plugins(root: Path, dest: Path) -> None:
+    """The example plugin packages (``wasm_tools/out/plugins/*.zip``), each checked against the
+    committed manifests, for a person to download and install."""
+    out = root / "wasm_tools" / "out" / "plugins"
+    sources = sorted((root / "wasm_tools" / "plugins").glob(f"*/{PLUGIN_MANIFEST}"))
+    packages = sorted(out.glob("*.zip")) if out.is_dir() else []
+    if len(packages) != len(sources):
+        raise BuildError(
+            "wasm_tools/out/plugins/ does not hold one package per example plugin: "
+            "run `python wasm_tools/build.py` first"
+        )
+    dest.mkdir(parents=True, exist_ok=True)
+    for package in packages:
+        check_plugin_package(root, package)
+        shutil.copy2(package, dest / package.name)
+
+
 def _entries(dist: Path, skip: set[str]) -> list[dict[str, object]]:
     files = []
     for f in sorted(p for p in dist.rglob("*") if p.is_file()):
@@ -227,6 +277,7 @@ def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
     _copy_tree(root / "page", dist, ("*.html", "*.mjs", "*.css", "*.svg", "*.png", "ui/*.mjs"))
     _copy_tree(root / "worker", dist / "worker", ("*.mjs",))
     _copy_tools(root, dist / "tools")
+    _copy_plugins(root, dist / "plugins" / "examples")
     _manifest(root, dist, lock.target.pyodide, packages, own)
     total = sum(f.stat().st_size for f in dist.rglob("*") if f.is_file())
     return {"dist": str(dist), "bytes": total, "packages": packages, "own_wheel": own.name}

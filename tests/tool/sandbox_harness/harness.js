@@ -1,5 +1,5 @@
 // TEST ONLY: stands in for the page (and, with host_stub.js, for the host worker) so
-// test_sandbox_chromium.py can drive the create-asset sandbox. Never shipped.
+// test_sandbox_chromium.py can drive the plugin sandbox. Never shipped.
 "use strict";
 
 const frames = [];
@@ -84,24 +84,27 @@ window.harness = {
     return shown(await within(answer, waitMs));
   },
 
-  // Run module `name` (fetched from the site) with argument bytes `args` (array of numbers).
-  async run(index, name, args, extra = {}, options = {}) {
+  // Run export `extra.entry` (default "create") of module `name` (fetched from the site) on the
+  // input bytes `input` (array of numbers); `extra` also carries limits and config.
+  async run(index, name, input, extra = {}, options = {}) {
     const id = `r${nextId++}`;
-    const request = { id, wasm: await bytesOf(name), args: new Uint8Array(args), ...extra };
+    const request = {
+      id, wasm: await bytesOf(name), entry: "create", input: new Uint8Array(input), ...extra,
+    };
     const started = performance.now();
     const answer = await window.harness.call(index, request, options);
     return { answer, elapsedMs: performance.now() - started, sentId: id };
   },
 
   // Start a run without waiting for it; `settle()` resolves it.
-  start(index, name, args, extra = {}) {
-    window.pending = window.harness.run(index, name, args, extra);
+  start(index, name, input, extra = {}) {
+    window.pending = window.harness.run(index, name, input, extra);
     return true;
   },
   settle() { return window.pending; },
 
   // The host-worker path: a module worker holds the port, the page never does.
-  async viaWorker(index, name, args) {
+  async viaWorker(index, name, input) {
     const worker = new Worker("host_stub.js", { type: "module" });
     const channel = new MessageChannel();
     const next = () => new Promise((resolve) => { worker.onmessage = (event) => resolve(event.data); });
@@ -112,7 +115,8 @@ window.harness = {
     const hello = await within(ready, 3000);
     const answer = next();
     const wasm = await bytesOf(name);
-    worker.postMessage({ id: "via-worker", wasm, args: new Uint8Array(args) }, [wasm]);
+    worker.postMessage(
+      { id: "via-worker", wasm, entry: "create", input: new Uint8Array(input) }, [wasm]);
     const result = shown(await within(answer, 10000));
     worker.terminate();
     return { hello, result };

@@ -1,0 +1,139 @@
+"""Plugins through the real UI in headless Chromium (issue 16): install both example plugins
+from a file on the Plugins surface (shown first with every operation and capability reason),
+admit them, grant files to the writer, run both from the Tools surface, see the host's receipt
+of the write, withdraw and see the refusal; a hostile package is refused with its code while
+the page and the host keep answering; a hostile plugin's call (a loop, memory past its cap, an
+HTTP request, a refused import, an output claiming a receipt) is stopped or refused by code in
+the page's real sandbox frame, and the host keeps answering."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page
+
+from e2e.hostpage import HostPage
+from wasm_tools.build import build_test_packages
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The hostile packages built from wasm_tools/testdata/packages (never shipped)."""
+    return build_test_packages(tmp_path_factory.mktemp("hostile"))
+
+
+def _install(page: Page, package: Path, plugin: str) -> None:
+    page.set_input_files("#plugin-file", str(package))
+    page.wait_for_selector("#plugin-install-dialog[open]")
+    shown = page.text_content("#plugin-install-operations") or ""
+    assert "Reads the" in shown and ("internal-read" in shown or "local-write" in shown)
+    page.click("#plugin-install-dialog .dialog-confirm")
+    page.wait_for_selector(f"article[data-plugin='{plugin}']")
+
+
+def _admit(page: Page, plugin: str, *, files: bool) -> None:
+    card = f"article[data-plugin='{plugin}']"
+    page.click(f"{card} button[data-act='admit']")
+    page.wait_for_selector(f"{card} .plugin-state[data-admitted='true']")
+    if files:
+        page.click(f"{card} button[data-act='files']")
+        page.wait_for_selector(f"{card} .plugin-state[data-files='true']")
+
+
+def _run(page: Page, tool: str, fields: dict[str, str]) -> None:
+    page.click("nav >> text=Tools")
+    page.click(f"button[aria-label='Run {tool}']")
+    for name, value in fields.items():
+        page.fill(f"#tool-arg-{name}", value)
+    page.click("#run-tool")
+
+
+def test_install_admit_grant_run_and_withdraw_through_the_ui(host: HostPage, dist: Path) -> None:
+    page = host.page
+    pid = host.ok("project.create", {"name": "Notes"})["result"]["project"]["id"]
+    host.ok("file.write", {"project": pid, "path": "notes/a.md"}, b"# Plan\n\none  two\r\n\r\n\r\n")
+    page.evaluate("(id) => voicebox.app.openProject(id)", pid)
+    page.wait_for_function("(id) => voicebox.app.project?.id === id", arg=pid)
+    page.click("#surfaces button[data-surface='plugins']")
+    examples = dist / "plugins" / "examples"
+    _install(page, examples / "textstats-1.0.0.zip", "textstats")
+    _install(page, examples / "tidy-1.0.0.zip", "tidy")
+    _admit(page, "textstats", files=True)
+    _admit(page, "tidy", files=True)
+
+    _run(page, "textstats.count", {"path": "notes/a.md"})
+    page.wait_for_selector("#tool-result")
+    assert '"words": 4' in (page.text_content("#tool-result") or "")
+
+    _run(page, "tidy.text", {"path": "notes/a.md", "target": "notes/b.md"})
+    page.wait_for_selector("#tool-confirm-dialog[open]")
+    assert '"target": "notes/b.md"' in (page.text_content("#tool-confirm-args") or "")
+    page.click("#tool-confirm-dialog .dialog-confirm")
+    page.wait_for_selector("#tool-receipt")
+    written = host.ok("file.read", {"project": pid, "path": "notes/b.md"})["body"]
+    assert written == b"# Plan\n\none  two\n"
+    receipt = page.text_content("#tool-receipt") or ""
+    assert "local-write" in receipt and hashlib.sha256(written).hexdigest() in receipt
+
+    page.click("#surfaces button[data-surface='plugins']")
+    page.click("article[data-plugin='textstats'] button[data-act='withdraw']")
+    page.click("dialog[open] .dialog-confirm")
+    page.wait_for_selector("article[data-plugin='textstats'] .badge")
+    _run(page, "textstats.count", {"path": "notes/a.md"})
+    page.wait_for_selector(".alert-error .refusal-code")
+    assert page.text_content(".alert-error .refusal-code") == "plugin-withdrawn"
+    records = host.ok("audit.list", {"limit": 200})["result"]["records"]
+    ops = {r["op"] for r in records}
+    assert {"plugin.install", "plugin.grant", "plugin.withdraw", "tool.call"} <= ops
+    host.assert_clean()
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("bad-pin", "plugin-pin-mismatch"),
+        ("unknown-field", "registration-invalid"),
+        ("builtin-name", "registration-conflict"),
+    ],
+)
+def test_a_hostile_package_is_refused_with_its_code_and_the_host_keeps_answering(
+    host: HostPage, hostile: dict[str, Path], name: str, code: str
+) -> None:
+    page = host.page
+    page.click("#surfaces button[data-surface='plugins']")
+    page.set_input_files("#plugin-file", str(hostile[name]))
+    page.wait_for_selector(".alert-error .refusal-code")
+    assert page.text_content(".alert-error .refusal-code") == code
+    assert page.query_selector("#plugin-install-dialog") is None
+    assert host.ok("plugin.list")["result"]["plugins"] == []
+    assert host.ok("host.info")["ok"]
+
+
+@pytest.mark.parametrize(
+    ("name", "tool", "code"),
+    [
+        ("loop", "loop.spin", "tool-timeout"),
+        ("hog", "hog.grow", "tool-memory-exceeded"),
+        ("http", "http.get", "network-egress-refused"),
+        ("needs-import", "needsimport.run", "tool-output-invalid"),
+        ("forge", "forge.receipt", "receipt-forgery-refused"),
+    ],
+)
+def test_a_hostile_plugin_call_is_stopped_in_the_real_sandbox_and_the_host_keeps_answering(
+    host: HostPage, hostile: dict[str, Path], name: str, tool: str, code: str
+) -> None:
+    host.ok("plugin.install", {}, hostile[name].read_bytes(), human=True)
+    host.ok("plugin.grant", {"id": name, "admit": True, "files": False}, human=True)
+    pid = host.ok("project.create", {"name": "Hostile"})["result"]["project"]["id"]
+    local = host.ok("env.list")["result"]["environments"][0]["envKey"]
+    tools = host.ok("tool.discover", {"envKey": local})["result"]["tools"]
+    descriptor = next(t["descriptorId"] for t in tools if t["name"] == tool)
+    answer = host.call(
+        "tool.call",
+        {"envKey": local, "tool": tool, "descriptorId": descriptor, "args": {"project": pid}},
+    )
+    assert answer["refusal"]["code"] == code, answer
+    assert host.ok("host.info")["ok"]
+    assert host.ok("file.list", {"project": pid})["result"]["entries"] == []

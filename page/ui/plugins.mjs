@@ -1,0 +1,99 @@
+// Plugins surface (issue 16; seed 003): install a plugin package from a file, shown first with
+// every operation, its effect, receipt rung and each capability with its reason; then admit its
+// release, grant or remove files, withdraw, uninstall. UI only: the host reads the package,
+// checks its pins and decides everything (plugin.inspect / install / grant / withdraw /
+// uninstall); every act here is a person's gesture. Text from a package is shown as text
+// (literal), never as markup.
+
+import { el, formatBytes, literal, replace } from "../dom.mjs";
+import { acted, guarded, showNotice } from "./alerts.mjs";
+import { confirmDialog } from "./dialog.mjs";
+
+function capabilityList(op) {
+  if (!op.capabilities.length) return el("p", { class: "muted" }, "No file access.");
+  return el("ul", { class: "capabilities" }, op.capabilities.map((c) =>
+    el("li", { "data-capability": c.kind },
+      el("strong", {}, c.kind === "read" ? "Reads" : "Writes"), " the file named by ",
+      el("code", {}, literal(c.arg)), ": ", literal(c.reason))));
+}
+
+function operationTable(plugin, id) {
+  return el("table", { class: "table", id },
+    el("caption", { class: "visually-hidden" }, `Operations of ${plugin.id}`),
+    el("thead", {}, el("tr", {}, ...["Operation", "Effect", "Receipt", "Confirmation", "Capabilities"].map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, plugin.operations.map((op) => el("tr", { "data-operation": op.name },
+      el("td", {}, el("strong", {}, literal(op.name)), el("div", { class: "muted" }, literal(op.summary)),
+        op.withdrawn ? el("div", { class: "badge" }, "withdrawn") : null),
+      el("td", { class: "nowrap" }, op.effect),
+      el("td", { class: "nowrap" }, el("code", {}, op.receipt)),
+      el("td", {}, op.confirm ? "asks first" : "—"),
+      el("td", {}, capabilityList(op))))));
+}
+
+function summary(plugin) {
+  return el("dl", { class: "plugin-summary" },
+    el("dt", {}, "Plugin"), el("dd", {}, literal(plugin.title), " (", el("code", {}, literal(plugin.id)), ")"),
+    el("dt", {}, "Release"), el("dd", {}, literal(plugin.release)),
+    el("dt", {}, "Publisher (as the package says)"), el("dd", {}, literal(plugin.publisher)),
+    el("dt", {}, "Origin"), el("dd", {}, el("code", {}, literal(plugin.origin))),
+    el("dt", {}, "Manifest sha256"), el("dd", {}, el("code", {}, plugin.manifestSha256)),
+    el("dd", {}, literal(plugin.summary)));
+}
+
+async function install(app, file, node) {
+  const bytes = await file.arrayBuffer();
+  const shown = await guarded(`Reading ${file.name}`, () => app.host.call("plugin.inspect", {}, { body: bytes.slice(0) }));
+  if (!shown) return;
+  const plugin = shown.result;
+  const ok = await confirmDialog({
+    id: "plugin-install-dialog",
+    title: `Install ${plugin.id} ${plugin.release}?`,
+    body: el("div", {}, summary(plugin), operationTable(plugin, "plugin-install-operations"),
+      el("p", { class: "muted" }, "Installing admits nothing: its operations run once you admit this release, and read or write files only once you grant files.")),
+    confirmLabel: "Install",
+  });
+  if (!ok) return;
+  const done = await acted(`Installing ${plugin.id}`, () => app.host.call("plugin.install", {}, { body: bytes, human: true }));
+  if (done) showNotice(`Installed ${plugin.id} ${plugin.release} (${formatBytes(file.size)}).`);
+  await renderPlugins(node, app);
+}
+
+async function act(app, node, context, op, args, confirm = null) {
+  if (confirm && !(await confirmDialog(confirm))) return;
+  await acted(context, () => app.host.call(op, args, { human: true }));
+  await renderPlugins(node, app);
+}
+
+function pluginCard(app, node, p) {
+  const grant = (admit, files) => act(app, node, `Changing ${p.id}`, "plugin.grant", { id: p.id, admit, files });
+  return el("article", { class: "plugin", "data-plugin": p.id, "aria-label": `Plugin ${p.id}` },
+    el("h3", {}, literal(p.title), " ", el("span", { class: "muted" }, literal(p.release))),
+    summary(p),
+    el("p", { class: "plugin-state", "data-admitted": String(p.admitted), "data-files": String(p.filesGranted) },
+      p.admitted ? "This release is admitted." : "This release is not admitted: its operations are refused.", " ",
+      p.filesGranted ? "Files are granted." : "Files are not granted."),
+    operationTable(p, `plugin-operations-${p.id}`),
+    el("div", { class: "toolbar" },
+      el("button", { type: "button", class: "primary", "data-act": "admit", onclick: () => grant(!p.admitted, p.filesGranted) },
+        p.admitted ? "Take back admission" : `Admit release ${p.release}`),
+      el("button", { type: "button", "data-act": "files", onclick: () => grant(p.admitted, !p.filesGranted) },
+        p.filesGranted ? "Remove files grant" : "Grant files"),
+      el("button", { type: "button", "data-act": "withdraw", onclick: () => act(app, node, `Withdrawing ${p.id}`, "plugin.withdraw", { id: p.id },
+        { title: `Withdraw ${p.id}?`, text: "Every later call of its operations is refused, also one already waiting.", confirmLabel: "Withdraw", danger: true }) }, "Withdraw"),
+      el("button", { type: "button", class: "danger", "data-act": "uninstall", onclick: () => act(app, node, `Uninstalling ${p.id}`, "plugin.uninstall", { id: p.id },
+        { title: `Uninstall ${p.id}?`, text: "Its operations, package, admission and files grant are removed.", confirmLabel: "Uninstall", danger: true }) }, "Uninstall")));
+}
+
+export async function renderPlugins(node, app) {
+  const listed = await guarded("Listing plugins", () => app.host.call("plugin.list"));
+  const plugins = listed?.result.plugins ?? [];
+  const picker = el("input", { type: "file", id: "plugin-file", accept: ".zip,application/zip",
+    onchange: async () => { const f = picker.files?.[0]; picker.value = ""; if (f) await install(app, f, node); } });
+  replace(node,
+    el("h2", {}, "Plugins"),
+    el("p", { class: "muted" }, "A plugin computes in the sandbox; the host reads and writes files for it, only as you grant. It has no network."),
+    el("div", { class: "toolbar" }, el("label", { for: "plugin-file" }, "Install from a file (.zip)"), picker),
+    plugins.length ? el("div", { id: "plugin-list" }, plugins.map((p) => pluginCard(app, node, p)))
+      : el("p", { class: "empty" }, "No plugin is installed."),
+  );
+}
