@@ -34,7 +34,7 @@ large mailbox from its persisted index costs what the missions actually touched 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,17 +86,19 @@ class MissionChains:
         self._states: dict[str, MissionState] = {}
         self._headless: dict[str, int] = {}
         self._irregular: dict[str, dict[str, ChainEntry]] = {}
-        self._raw: dict[str, bytes] = {}
+        self._raw: Mapping[str, bytes] = {}
+        self._loaded: set[str] = set()
         self._dumped: dict[str, bytes] = {}
 
     @classmethod
-    def lazy(cls, raw: dict[str, bytes]) -> MissionChains:
-        """Chains from :meth:`dump`'s documents (``mission_id -> canonical JSON``), each decoded
-        on first use. A document that does not decode, or whose letters no longer match their
-        content ids, raises :class:`ValueError` then (the caller rebuilds from the log)."""
+    def lazy(cls, raw: Mapping[str, bytes]) -> MissionChains:
+        """Chains from :meth:`dump`'s documents (``mission_id -> canonical JSON``; the mapping
+        is only ever asked for one mission at a time, and iterated by :meth:`states`,
+        :attr:`headless` and :meth:`dump`), each decoded on first use. A document that does
+        not decode, or whose letters no longer match their content ids, raises
+        :class:`ValueError` then (the caller rebuilds from the log)."""
         chains = cls()
-        chains._raw = dict(raw)
-        chains._dumped = dict(raw)
+        chains._raw = raw
         return chains
 
     def dump(self) -> Iterator[tuple[str, bytes]]:
@@ -105,6 +107,8 @@ class MissionChains:
         missions = sorted({*self._states, *self._headless, *self._irregular, *self._raw})
         for mission_id in missions:
             raw = self._dumped.get(mission_id)
+            if raw is None and mission_id not in self._loaded:
+                raw = self._raw.get(mission_id)
             if raw is not None:
                 yield mission_id, raw
                 continue
@@ -120,7 +124,10 @@ class MissionChains:
             yield mission_id, raw
 
     def _load(self, mission_id: str) -> None:
-        raw = self._raw.pop(mission_id, None)
+        if not self._raw or mission_id in self._loaded:
+            return
+        self._loaded.add(mission_id)
+        raw = self._raw.get(mission_id)
         if raw is None:
             return
         doc = json.loads(raw)
@@ -161,7 +168,7 @@ class MissionChains:
         return chains
 
     def _settle(self, mission_id: str, seen: dict[str, ChainEntry]) -> None:
-        self._raw.pop(mission_id, None)
+        self._loaded.add(mission_id)
         self._dumped.pop(mission_id, None)
         head = _longest_chain_head(seen.values())
         self._states.pop(mission_id, None)

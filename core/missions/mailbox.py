@@ -37,21 +37,24 @@ is thus O(1) amortised in the mailbox's length.
 either, the index is also kept beside the mailbox in ``.voicebox/mailbox.index`` (a cache:
 the log stays the only truth). Its first line is a canonical JSON header — :data:`INDEX_SCHEMA`,
 the segment it covers up to (``tail``), how many segments that is, how many bytes of that
-segment it covers and their sha256 (``tail_sha256``), the counters, and the byte length and
-crc32 of the rest; the second line the sorted content ids (hex); then one line per mission,
-``<mission_id> <canonical JSON>`` (:meth:`~core.missions.chain.MissionChains.dump`). On open
-the index is used only when it still describes a prefix of the log: the header parses, the
-body has its length and crc32, the same segments exist up to ``tail`` and that segment's first
-``tail_size`` bytes (ending at a line end) hash to ``tail_sha256``. The lines after that point
-(the rest of the tail, any later segment: posts the index has not seen, e.g. after an
-interrupted append) are then read and replayed; anything else — no index, an old or truncated
-one, a log rewritten under it — rebuilds it from the whole log. Missions are decoded from the
-index on first use. The index is rewritten after a rebuild, after a replay that crossed a
-segment, and whenever a post starts a new segment (so at most one segment of lines is ever
-replayed, a cost constant in the mailbox's length); a failure to write it is ignored (the next
-open rebuilds). Sealed segments are never rewritten by this host, so they are not re-hashed:
-a foreign edit of a sealed segment that keeps the tail intact is not detected (the same
-assumption the in-memory cache below makes).
+segment it covers and their sha256 (``tail_sha256``), the counters, the sizes of what follows
+and the crc32 of the mission table; then, in binary, the sorted content ids (32 bytes each),
+the mission table (one fixed row per mission, sorted: id, offset, length and crc32 of its
+document) and the documents (:meth:`~core.missions.chain.MissionChains.dump`). On open the
+index is used only when it still describes a prefix of the log: the header parses, the sizes
+add up to the file's, the table has its crc32, the same segments exist up to ``tail`` and that
+segment's first ``tail_size`` bytes (ending at a line end) hash to ``tail_sha256``. The lines
+after that point (the rest of the tail, any later segment: posts the index has not seen, e.g.
+after an interrupted append) are then read and replayed; anything else — no index, an old or
+truncated one, a log rewritten under it, a replayed line that does not extend its head — rebuilds
+it from the whole log. Nothing is decoded per letter on open: ids and missions are searched in
+place by bisection, and a mission's document is checked (crc32) and decoded on first use; a
+damaged one is refused ``storage-failed`` and the next use rebuilds. The index is rewritten
+after a rebuild, after a replay that crossed a segment, and whenever a post starts a new segment
+(so at most one segment of lines is ever replayed, a cost constant in the mailbox's length); a
+failure to write it is ignored (the next open rebuilds). Sealed segments are never rewritten by
+this host, so they are not re-hashed: a foreign edit of a sealed segment that keeps the tail
+intact is not detected (the same assumption the in-memory cache below makes).
 """
 
 from __future__ import annotations
@@ -60,8 +63,9 @@ import bisect
 import hashlib
 import json
 import re
+import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -110,6 +114,9 @@ INDEX_PATH = ProjectPath((META_DIR, "mailbox.index"))
 INDEX_SCHEMA = "voicebox-mailbox-index-v1"
 """Bump when what a line decodes to changes: an index of another schema is rebuilt."""
 _ID_BYTES = 32
+_MISSION_ID_BYTES = 16
+_ROW = struct.Struct(">16sQII")
+"""A mission row of the persisted index: mission id, document offset, length, crc32."""
 
 _SEGMENT_NAME = re.compile(r"^(\d{8})\.jsonl$")
 
@@ -240,17 +247,21 @@ class Mailbox:
         self._tail_data = b""
         self._tail_exists = False
         self._segments = 0
+        self.damaged = False
 
     @classmethod
-    async def open(cls, files: ProjectFiles) -> Mailbox:
+    async def open(cls, files: ProjectFiles, *, use_index: bool = True) -> Mailbox:
         """Build the index: from the persisted index and the lines after it when it still
-        matches the log, else by reading every segment (module docstring). Never refuses on
-        bad lines or a bad index; storage refusals propagate."""
+        matches the log (and ``use_index``), else by reading every segment (module docstring).
+        Never refuses on bad lines or a bad index; storage refusals propagate."""
         indexes = await _segment_names(files)
-        found = await cls._from_index(files, indexes)
+        found = await cls._from_index(files, indexes) if use_index else None
         if found is not None:
             box, covered = found
-            replayed = await box._replay(indexes, covered)
+            try:
+                replayed = await box._replay(indexes, covered)
+            except ValueError:  # a damaged mission document: the whole log decides
+                replayed = None
             if replayed is not None:
                 if replayed:
                     await box._save_index()
@@ -302,18 +313,27 @@ class Mailbox:
     ) -> tuple[Mailbox, int] | None:
         """The mailbox as its persisted index left it and how many bytes of its tail segment
         the index covers (the tail's current bytes are kept: the lines after that prefix are
-        the caller's to replay), or ``None`` when there is no index or it does not match."""
+        the caller's to replay), or ``None`` when there is no index or it does not match.
+        Nothing here is O(letters) in Python: the ids and the mission table are searched in
+        place, a mission's document is decoded when first asked for."""
         try:
             raw = await files.read(INDEX_PATH)
         except Refused:
             return None
         try:
-            header_raw, ids_hex, body = raw.split(b"\n", 2)
-            header = json.loads(header_raw)
+            end = raw.index(b"\n")
+            header = json.loads(raw[:end])
             if not isinstance(header, dict) or header.get("schema") != INDEX_SCHEMA:
                 return None
             tail, size = header["tail"], header["tail_size"]
-            if len(body) != header["body_bytes"] or zlib.crc32(ids_hex + body) != header["crc32"]:
+            id_bytes = header["ids"] * _ID_BYTES
+            table_bytes = header["missions"] * _ROW.size
+            ids_at, table_at = end + 1, end + 1 + id_bytes
+            docs_at = table_at + table_bytes
+            if len(raw) != docs_at + header["docs_bytes"]:
+                return None
+            table = raw[table_at:docs_at]
+            if zlib.crc32(table) != header["table_crc32"]:
                 return None
             if header["segments"] != sum(1 for i in indexes if i <= tail) or tail not in indexes:
                 return None
@@ -323,19 +343,9 @@ class Mailbox:
                 return None
             if hashlib.sha256(covered).hexdigest() != header["tail_sha256"]:
                 return None
-            ids = bytes.fromhex(ids_hex.decode("ascii"))
-            if len(ids) != header["ids"] * _ID_BYTES:
-                return None
-            missions: dict[str, bytes] = {}
-            for line in body.split(b"\n"):
-                if line:
-                    mission_id, _, doc = line.partition(b" ")
-                    missions[mission_id.decode("ascii")] = doc
-            if len(missions) != header["missions"]:
-                return None
             box = cls(files)
-            box._indexed_ids = _SortedIds(ids)
-            box.chains = MissionChains.lazy(missions)
+            box._indexed_ids = _SortedIds(raw[ids_at:table_at])
+            box.chains = MissionChains.lazy(_DocTable(table, raw[docs_at:]))
             box.letters, box.skipped = header["letters"], header["skipped"]
             box.duplicates, box._positions = header["duplicates"], header["positions"]
             box._tail, box._tail_data, box._tail_exists = tail, data, True
@@ -348,9 +358,12 @@ class Mailbox:
         since the last index into the sorted ones."""
         ids = self._indexed_ids.merged(self._recent_ids)
         self._indexed_ids, self._recent_ids = _SortedIds(ids), set()
-        missions = list(self.chains.dump())
-        body = b"".join(m.encode("ascii") + b" " + doc + b"\n" for m, doc in missions)
-        ids_hex = ids.hex().encode("ascii")
+        rows, docs, offset = [], [], 0
+        for mission_id, doc in self.chains.dump():
+            rows.append(_ROW.pack(mission_id.encode("ascii"), offset, len(doc), zlib.crc32(doc)))
+            docs.append(doc)
+            offset += len(doc)
+        table = b"".join(rows)
         header = {
             "schema": INDEX_SCHEMA,
             "tail": self._tail,
@@ -362,19 +375,20 @@ class Mailbox:
             "duplicates": self.duplicates,
             "positions": self._positions,
             "ids": len(ids) // _ID_BYTES,
-            "missions": len(missions),
-            "body_bytes": len(body),
-            "crc32": zlib.crc32(ids_hex + body),
+            "missions": len(rows),
+            "docs_bytes": offset,
+            "table_crc32": zlib.crc32(table),
         }
-        return canonical_json(header) + b"\n" + ids_hex + b"\n" + body
+        return b"".join([canonical_json(header), b"\n", ids, table, *docs])
 
     async def _save_index(self) -> None:
-        """Write the persisted index; a storage refusal is ignored (the next open rebuilds)."""
+        """Write the persisted index; a storage refusal, or a damaged document met on the way,
+        is ignored (the next open rebuilds)."""
         if self._tail_data and not self._tail_data.endswith(b"\n"):
             return
         try:
             await self.files.write(INDEX_PATH, self._index_bytes())
-        except Refused:
+        except (Refused, ValueError):
             return
 
     async def _segment_indexes(self) -> list[int]:
@@ -410,7 +424,10 @@ class Mailbox:
                 entries.append(entry)
 
     async def is_current(self) -> bool:
-        """True when storage still holds exactly the log this index was built from (2 stats)."""
+        """True when storage still holds exactly the log this index was built from (2 stats)
+        and no damaged index document was met."""
+        if self.damaged:
+            return False
         tail = await self.files.stat(segment_path(self._tail))
         if self._tail_exists:
             if tail is None or tail.kind != "file" or tail.size != len(self._tail_data):
@@ -425,12 +442,27 @@ class Mailbox:
         return key in self._recent_ids or key in self._indexed_ids
 
     def head(self, mission_id: str) -> ChainEntry | None:
-        """The mission's current head, or ``None``."""
-        return self.chains.head(mission_id)
+        """The mission's current head, or ``None``. Refuses ``storage-failed`` when the
+        persisted index's document for it is damaged (:attr:`damaged`: the next use rebuilds)."""
+        try:
+            return self.chains.head(mission_id)
+        except ValueError:
+            raise self._damage() from None
 
     def missions(self) -> list[MissionState]:
-        """Every mission's head and counts, most recently moved first."""
-        return self.chains.states()
+        """Every mission's head and counts, most recently moved first (refuses as
+        :meth:`head`)."""
+        try:
+            return self.chains.states()
+        except ValueError:
+            raise self._damage() from None
+
+    def _damage(self) -> Refused:
+        self.damaged = True
+        return Refused(
+            Code.STORAGE_FAILED,
+            "The mailbox's index was damaged; it is rebuilt from the mailbox on the next call.",
+        )
 
     async def append(self, lines: Sequence[MailboxLine]) -> list[int]:
         """Append ``lines`` in one atomic write; return their positions in the log.
@@ -520,6 +552,51 @@ async def _segment_names(files: ProjectFiles) -> list[int]:
     return sorted(int(match.group(1)) for match in found if match)
 
 
+class _DocTable(Mapping[str, bytes]):
+    """The persisted index's missions: fixed rows (mission id, offset, length, crc32) sorted
+    by mission id over one byte string of documents; a lookup bisects the rows and checks the
+    document's crc32 (a mismatch raises :class:`ValueError`: the index is damaged)."""
+
+    __slots__ = ("_docs", "_keys", "_table")
+
+    def __init__(self, table: bytes, docs: bytes) -> None:
+        self._table, self._docs = table, docs
+        self._keys = _RowKeys(table)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return (self._keys[i].decode("ascii") for i in range(len(self._keys)))
+
+    def __getitem__(self, mission_id: str) -> bytes:
+        key = mission_id.encode("ascii")
+        i = bisect.bisect_left(self._keys, key)  # type: ignore[call-overload]
+        if i == len(self._keys) or self._keys[i] != key:
+            raise KeyError(mission_id)
+        _, offset, length, crc = _ROW.unpack_from(self._table, i * _ROW.size)
+        doc = self._docs[offset : offset + length]
+        if len(doc) != length or zlib.crc32(doc) != crc:
+            raise ValueError("the mailbox index's document for a mission is damaged")
+        return doc
+
+
+class _RowKeys:
+    """The mission ids of a :class:`_DocTable`'s rows, as a sequence bisect can search."""
+
+    __slots__ = ("_table",)
+
+    def __init__(self, table: bytes) -> None:
+        self._table = table
+
+    def __len__(self) -> int:
+        return len(self._table) // _ROW.size
+
+    def __getitem__(self, i: int) -> bytes:
+        at = i * _ROW.size
+        return self._table[at : at + _MISSION_ID_BYTES]
+
+
 class _SortedIds:
     """Content ids (32 bytes each) as one sorted byte string, searched by bisection: what the
     persisted index loads without building a set of them."""
@@ -571,7 +648,7 @@ class MailboxCache:
             box.files = files
             if await box.is_current():
                 return box
-        box = await Mailbox.open(files)
+        box = await Mailbox.open(files, use_index=box is None or not box.damaged)
         self._open[key] = box
         return box
 

@@ -11,7 +11,15 @@ import pytest
 import core.missions.mailbox as mailbox_module
 from core.memory.adapters import MemoryProjectFiles
 from core.missions.letters import MissionLetter, letter_id, sha12
-from core.missions.mailbox import INDEX_PATH, Mailbox, mission_line, note_line, segment_path
+from core.missions.mailbox import (
+    INDEX_PATH,
+    Mailbox,
+    MailboxCache,
+    mission_line,
+    note_line,
+    segment_path,
+)
+from core.refusals import Code, Refused
 from tests.support import run
 
 AT = "2026-01-01T00:00:00.000Z"
@@ -252,3 +260,25 @@ def test_a_foreign_fork_after_the_index_is_settled_by_a_full_rebuild(small_segme
     assert view(box) == view(rebuilt(log.files))
     (state,) = box.missions()
     assert state.head.seq == 6 and state.off_chain_count == 1
+
+
+def test_a_damaged_mission_document_is_refused_then_rebuilt_never_believed(small_segments):
+    """A byte changed inside one mission's document (the header and table intact): the
+    mission is not decoded from it — ``storage-failed`` — and the next use rebuilds."""
+    log = Log(missions=3)
+    log.post(30)
+    del log.files.tree[".voicebox"]["mailbox.index"]
+    run(Mailbox.open(log.files))
+    index = bytearray(log.index())
+    at = index.rindex(b'"letters":')  # inside the last mission's document
+    index[at + 10] = ord("7") if index[at + 10] != ord("7") else ord("8")
+    log.set_index(bytes(index))
+    cache = MailboxCache()
+    box = run(cache.get("p", log.files))
+    with pytest.raises(Refused) as refused:
+        box.missions()
+    assert refused.value.code is Code.STORAGE_FAILED
+    again = run(cache.get("p", log.files))
+    assert again is not box
+    assert view(again) == view(rebuilt(log.files))
+    assert_index_current(log)
