@@ -620,7 +620,13 @@ class _SortedIds:
         """These ids and ``more``, sorted, as one byte string."""
         if not more:
             return self._data
-        return b"".join(sorted([*(self[i] for i in range(len(self))), *more]))
+        parts, start = [], 0
+        for key in sorted(more):  # few: the ids taken since the last index
+            i = bisect.bisect_left(self, key)  # type: ignore[call-overload]
+            parts += [self._data[start * _ID_BYTES : i * _ID_BYTES], key]
+            start = i
+        parts.append(self._data[start * _ID_BYTES :])
+        return b"".join(parts)
 
 
 def _parse_cursor(cursor: str | None) -> tuple[int, int]:
