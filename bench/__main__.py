@@ -139,6 +139,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return report
 
 
+def goal_table(report: dict[str, Any]) -> str:
+    """Every goal of the run, one row each: name, figure (the same-run ratio, or the value the
+    goal is about), goal, met / not met."""
+    rows = ["goal | figure | goal | met"]
+    for name, goal in sorted(report["goals"].items()):
+        figure = goal.get("ratio", goal.get("value", goal.get("figure")))
+        met = "met" if goal.get("met") else "not met"
+        rows.append(f"{name} | {figure} | {goal.get('goal')} | {met}")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run, print the JSON report and write it under ``--out``."""
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
@@ -151,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     report = run(args)
     text = json.dumps(report, indent=1)
     print(text)
+    print(goal_table(report), file=sys.stderr)
     args.out.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     path = args.out / f"{stamp}{'-quick' if args.quick else ''}.json"

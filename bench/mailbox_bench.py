@@ -121,8 +121,6 @@ class Bench:
                 agent_id="hand-1",
                 brain=BRAIN,
                 store=None,
-                origin=None,
-                archived_via=None,
                 now_ms=0,
             )
         )

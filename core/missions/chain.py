@@ -22,14 +22,24 @@ once from a log (:meth:`MissionChains.build`) and then extended letter by letter
 (every letter on the head's chain) keeps only its head in memory; a mission with off-chain
 letters keeps all its entries, because a new letter could complete a broken link and lengthen a
 chain, and its head is then recomputed on each extension.
+
+**Persisted form.** :meth:`MissionChains.dump` gives one canonical JSON document per mission
+(its head, its letter count and, for an irregular mission, every entry);
+:meth:`MissionChains.lazy` takes those documents back without decoding them: a mission is
+decoded (and its letters validated again) the first time something asks about it, so opening a
+large mailbox from its persisted index costs what the missions actually touched cost
+(:mod:`core.missions.mailbox`, "Persisted index").
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from core.missions.letters import MissionLetter, sha12
+from core.missions.letters import MissionLetter, letter_id, sha12
+from core.model import canonical_json
 
 __all__ = ["ChainEntry", "MissionChains", "MissionState"]
 
@@ -76,6 +86,73 @@ class MissionChains:
         self._states: dict[str, MissionState] = {}
         self._headless: dict[str, int] = {}
         self._irregular: dict[str, dict[str, ChainEntry]] = {}
+        self._raw: Mapping[str, bytes] = {}
+        self._loaded: set[str] = set()
+        self._dumped: dict[str, bytes] = {}
+
+    @classmethod
+    def lazy(cls, raw: Mapping[str, bytes]) -> MissionChains:
+        """Chains from :meth:`dump`'s documents (``mission_id -> canonical JSON``; the mapping
+        is only ever asked for one mission at a time, and iterated by :meth:`states`,
+        :attr:`headless` and :meth:`dump`), each decoded on first use. A document that does
+        not decode, or whose letters no longer match their content ids, raises
+        :class:`ValueError` then (the caller rebuilds from the log)."""
+        chains = cls()
+        chains._raw = raw
+        return chains
+
+    def dump(self) -> Iterator[tuple[str, bytes]]:
+        """Every mission as ``(mission_id, canonical JSON)``, in mission id order (the
+        persisted form, module docstring); undecoded documents pass through unchanged."""
+        missions = sorted({*self._states, *self._headless, *self._irregular, *self._raw})
+        for mission_id in missions:
+            raw = self._dumped.get(mission_id)
+            if raw is None and mission_id not in self._loaded:
+                raw = self._raw.get(mission_id)
+            if raw is not None:
+                yield mission_id, raw
+                continue
+            state = self._states.get(mission_id)
+            irregular = self._irregular.get(mission_id)
+            doc: dict[str, Any] = {
+                "letters": self._headless.get(mission_id, 0) if state is None else state.letters,
+                "head": None if state is None else _dump_entry(state.head),
+            }
+            if irregular is not None:
+                doc["entries"] = [_dump_entry(e) for e in irregular.values()]
+            self._dumped[mission_id] = raw = canonical_json(doc)
+            yield mission_id, raw
+
+    def _load(self, mission_id: str) -> None:
+        if not self._raw or mission_id in self._loaded:
+            return
+        self._loaded.add(mission_id)
+        raw = self._raw.get(mission_id)
+        if raw is None:
+            return
+        doc = json.loads(raw)
+        if not isinstance(doc, dict) or not {"letters", "head"} <= set(doc) <= _DOC_KEYS:
+            raise ValueError("a mission's persisted chain is not one this host wrote")
+        head = None if doc["head"] is None else _load_entry(doc["head"])
+        letters = doc["letters"]
+        if not isinstance(letters, int) or letters < 1:
+            raise ValueError("a mission's persisted letter count is not a positive integer")
+        if head is None:
+            self._headless[mission_id] = letters
+        else:
+            self._states[mission_id] = MissionState(head=head, letters=letters)
+        if "entries" in doc:
+            entries = [_load_entry(e) for e in doc["entries"]]
+            self._irregular[mission_id] = {e.letter_id: e for e in entries}
+        elif head is None or letters != head.seq:
+            raise ValueError("a persisted mission with off-chain letters lists its entries")
+        for entry in (head, *self._irregular.get(mission_id, {}).values()):
+            if entry is not None and entry.letter.mission_id != mission_id:
+                raise ValueError("a persisted letter belongs to another mission")
+
+    def _load_all(self) -> None:
+        for mission_id in list(self._raw):
+            self._load(mission_id)
 
     @classmethod
     def build(cls, entries: Iterable[ChainEntry]) -> MissionChains:
@@ -91,6 +168,8 @@ class MissionChains:
         return chains
 
     def _settle(self, mission_id: str, seen: dict[str, ChainEntry]) -> None:
+        self._loaded.add(mission_id)
+        self._dumped.pop(mission_id, None)
         head = _longest_chain_head(seen.values())
         self._states.pop(mission_id, None)
         self._headless.pop(mission_id, None)
@@ -104,6 +183,7 @@ class MissionChains:
 
     def head(self, mission_id: str) -> ChainEntry | None:
         """The mission's head, or ``None`` when the mission has no valid chain (or no letter)."""
+        self._load(mission_id)
         state = self._states.get(mission_id)
         return None if state is None else state.head
 
@@ -122,6 +202,8 @@ class MissionChains:
         if not self.extends_head(entry.letter):
             raise ValueError("the letter does not extend its mission's head")
         mission_id = entry.letter.mission_id
+        self._load(mission_id)
+        self._dumped.pop(mission_id, None)
         irregular = self._irregular.get(mission_id)
         if irregular is not None:
             self._settle(mission_id, {**irregular, entry.letter_id: entry})
@@ -135,12 +217,33 @@ class MissionChains:
 
     def states(self) -> list[MissionState]:
         """Every mission with a head, most recently moved first."""
+        self._load_all()
         return sorted(self._states.values(), key=lambda s: -s.head.position)
 
     @property
     def headless(self) -> int:
         """Letters of missions that have no valid chain at all."""
+        self._load_all()
         return sum(self._headless.values())
+
+
+_DOC_KEYS = {"letters", "head", "entries"}
+
+
+def _dump_entry(entry: ChainEntry) -> list[Any]:
+    return [entry.position, entry.letter_id, entry.agent_id, entry.at, entry.letter.wire()]
+
+
+def _load_entry(raw: Any) -> ChainEntry:
+    if not isinstance(raw, list) or len(raw) != 5:
+        raise ValueError("a persisted chain entry is not one this host wrote")
+    position, content_id, agent_id, at, wire = raw
+    letter = MissionLetter.model_validate(wire)
+    if not isinstance(position, int) or position < 0 or letter_id(letter) != content_id:
+        raise ValueError("a persisted chain entry does not match its letter")
+    if not isinstance(agent_id, str) or not isinstance(at, str):
+        raise ValueError("a persisted chain entry is not one this host wrote")
+    return ChainEntry(position, content_id, letter, agent_id, at)
 
 
 def _longest_chain_head(entries: Iterable[ChainEntry]) -> ChainEntry | None:

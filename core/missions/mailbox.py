@@ -31,15 +31,41 @@ ids (dedup), each mission's head (:class:`~core.missions.chain.MissionChains`), 
 segment's bytes. :class:`MailboxCache` keeps an open mailbox per project between calls and
 checks it cheaply before each use — the tail segment's size equals the cached bytes and no next
 segment exists (two ``stat`` calls) — reopening it when anything else changed the log. Posting
-is thus O(1) amortised in the mailbox's length; only the first use after the host starts (or
-after a foreign write) reads the whole log.
+is thus O(1) amortised in the mailbox's length.
+
+**Persisted index.** So that the first post after the host starts does not read the whole log
+either, the index is also kept beside the mailbox in ``.voicebox/mailbox.index`` (a cache:
+the log stays the only truth). Its first line is a canonical JSON header — :data:`INDEX_SCHEMA`,
+the segment it covers up to (``tail``), how many segments that is, how many bytes of that
+segment it covers and their sha256 (``tail_sha256``), the counters, the sizes of what follows
+and the crc32 of the mission table; then, in binary, the sorted content ids (32 bytes each),
+the mission table (one fixed row per mission, sorted: id, offset, length and crc32 of its
+document) and the documents (:meth:`~core.missions.chain.MissionChains.dump`). On open the
+index is used only when it still describes a prefix of the log: the header parses, the sizes
+add up to the file's, the table has its crc32, the same segments exist up to ``tail`` and that
+segment's first ``tail_size`` bytes (ending at a line end) hash to ``tail_sha256``. The lines
+after that point (the rest of the tail, any later segment: posts the index has not seen, e.g.
+after an interrupted append) are then read and replayed; anything else — no index, an old or
+truncated one, a log rewritten under it, a replayed line that does not extend its head — rebuilds
+it from the whole log. Nothing is decoded per letter on open: ids and missions are searched in
+place by bisection, and a mission's document is checked (crc32) and decoded on first use; a
+damaged one is refused ``storage-failed`` and the next use rebuilds. The index is rewritten
+after a rebuild, after a replay that crossed a segment, and whenever a post starts a new segment
+(so at most one segment of lines is ever replayed, a cost constant in the mailbox's length); a
+failure to write it is ignored (the next open rebuilds). Sealed segments are never rewritten by
+this host, so they are not re-hashed: a foreign edit of a sealed segment that keeps the tail
+intact is not detected (the same assumption the in-memory cache below makes).
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import json
 import re
-from collections.abc import Sequence
+import struct
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -54,6 +80,8 @@ from core.refusals import Code, Refused
 from core.time import Instant
 
 __all__ = [
+    "INDEX_PATH",
+    "INDEX_SCHEMA",
     "MAILBOX_DIR",
     "MAX_LINE_BYTES",
     "MAX_NOTE_CHARS",
@@ -80,6 +108,15 @@ MAX_SCAN_SEGMENTS = 32
 """A plain read looks at no more than this many segments per page."""
 MAX_PAGE_BYTES = 4 << 20
 """A plain read stops adding letters once a page holds this many bytes of lines."""
+
+INDEX_PATH = ProjectPath((META_DIR, "mailbox.index"))
+"""Where the persisted index lives (module docstring, "Persisted index")."""
+INDEX_SCHEMA = "voicebox-mailbox-index-v1"
+"""Bump when what a line decodes to changes: an index of another schema is rebuilt."""
+_ID_BYTES = 32
+_MISSION_ID_BYTES = 16
+_ROW = struct.Struct(">16sQII")
+"""A mission row of the persisted index: mission id, document offset, length, crc32."""
 
 _SEGMENT_NAME = re.compile(r"^(\d{8})\.jsonl$")
 
@@ -200,7 +237,8 @@ class Mailbox:
     def __init__(self, files: ProjectFiles) -> None:
         self.files = files
         self.chains = MissionChains()
-        self.ids: set[bytes] = set()
+        self._recent_ids: set[bytes] = set()
+        self._indexed_ids = _SortedIds(b"")
         self.letters = 0
         self.skipped = 0
         self.duplicates = 0
@@ -208,21 +246,153 @@ class Mailbox:
         self._tail = 0
         self._tail_data = b""
         self._tail_exists = False
+        self._segments = 0
+        self.damaged = False
 
     @classmethod
-    async def open(cls, files: ProjectFiles) -> Mailbox:
-        """Read every segment once and build the index. Never refuses on bad lines."""
+    async def open(cls, files: ProjectFiles, *, use_index: bool = True) -> Mailbox:
+        """Build the index: from the persisted index and the lines after it when it still
+        matches the log (and ``use_index``), else by reading every segment (module docstring).
+        Never refuses on bad lines or a bad index; storage refusals propagate."""
+        indexes = await _segment_names(files)
+        found = await cls._from_index(files, indexes) if use_index else None
+        if found is not None:
+            box, covered = found
+            try:
+                replayed = await box._replay(indexes, covered)
+            except ValueError:  # a damaged mission document: the whole log decides
+                replayed = None
+            if replayed is not None:
+                if replayed:
+                    await box._save_index()
+                return box
         box = cls(files)
         entries: list[ChainEntry] = []
-        for index in await box._segment_indexes():
+        for index in indexes:
             data = await files.read(segment_path(index))
             box._tail, box._tail_data, box._tail_exists = index, data, True
             for raw in _split_lines(data):
                 box._take(decode_line(raw), entries)
+        box._segments = len(indexes)
         box.chains = MissionChains.build(entries)
+        if box._tail_exists:
+            await box._save_index()
         return box
 
+    async def _replay(self, indexes: list[int], covered: int) -> bool | None:
+        """Take the lines the persisted index has not seen: the tail after its ``covered``
+        bytes, then every later segment. Returns whether a later segment was read, or
+        ``None`` when a mission line there does not extend its head (only a foreign writer
+        makes one: the caller then rebuilds from the whole log, where forks are settled)."""
+        crossed = False
+        for index in indexes:
+            if index < self._tail:
+                continue
+            if index == self._tail:
+                data = self._tail_data[covered:]
+            else:
+                crossed = True
+                data = await self.files.read(segment_path(index))
+                self._tail, self._tail_data = index, data
+            for raw in _split_lines(data):
+                line = decode_line(raw)
+                if (
+                    line is not None
+                    and line.mission is not None
+                    and not self.contains(line.id)
+                    and not self.chains.extends_head(line.mission)
+                ):
+                    return None
+                self._take(line, None)
+        self._segments = len(indexes)
+        return crossed
+
+    @classmethod
+    async def _from_index(
+        cls, files: ProjectFiles, indexes: list[int]
+    ) -> tuple[Mailbox, int] | None:
+        """The mailbox as its persisted index left it and how many bytes of its tail segment
+        the index covers (the tail's current bytes are kept: the lines after that prefix are
+        the caller's to replay), or ``None`` when there is no index or it does not match.
+        Nothing here is O(letters) in Python: the ids and the mission table are searched in
+        place, a mission's document is decoded when first asked for."""
+        try:
+            raw = await files.read(INDEX_PATH)
+        except Refused:
+            return None
+        try:
+            end = raw.index(b"\n")
+            header = json.loads(raw[:end])
+            if not isinstance(header, dict) or header.get("schema") != INDEX_SCHEMA:
+                return None
+            tail, size = header["tail"], header["tail_size"]
+            id_bytes = header["ids"] * _ID_BYTES
+            table_bytes = header["missions"] * _ROW.size
+            ids_at, table_at = end + 1, end + 1 + id_bytes
+            docs_at = table_at + table_bytes
+            if len(raw) != docs_at + header["docs_bytes"]:
+                return None
+            table = raw[table_at:docs_at]
+            if zlib.crc32(table) != header["table_crc32"]:
+                return None
+            if header["segments"] != sum(1 for i in indexes if i <= tail) or tail not in indexes:
+                return None
+            data = await files.read(segment_path(tail))
+            covered = data[:size]
+            if len(covered) != size or (covered and not covered.endswith(b"\n")):
+                return None
+            if hashlib.sha256(covered).hexdigest() != header["tail_sha256"]:
+                return None
+            box = cls(files)
+            box._indexed_ids = _SortedIds(raw[ids_at:table_at])
+            box.chains = MissionChains.lazy(_DocTable(table, raw[docs_at:]))
+            box.letters, box.skipped = header["letters"], header["skipped"]
+            box.duplicates, box._positions = header["duplicates"], header["positions"]
+            box._tail, box._tail_data, box._tail_exists = tail, data, True
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            return None
+        return box, size
+
+    def _index_bytes(self) -> bytes:
+        """The persisted index of the current state (module docstring). Folds the ids taken
+        since the last index into the sorted ones."""
+        ids = self._indexed_ids.merged(self._recent_ids)
+        self._indexed_ids, self._recent_ids = _SortedIds(ids), set()
+        rows, docs, offset = [], [], 0
+        for mission_id, doc in self.chains.dump():
+            rows.append(_ROW.pack(mission_id.encode("ascii"), offset, len(doc), zlib.crc32(doc)))
+            docs.append(doc)
+            offset += len(doc)
+        table = b"".join(rows)
+        header = {
+            "schema": INDEX_SCHEMA,
+            "tail": self._tail,
+            "segments": self._segments,
+            "tail_size": len(self._tail_data),
+            "tail_sha256": hashlib.sha256(self._tail_data).hexdigest(),
+            "letters": self.letters,
+            "skipped": self.skipped,
+            "duplicates": self.duplicates,
+            "positions": self._positions,
+            "ids": len(ids) // _ID_BYTES,
+            "missions": len(rows),
+            "docs_bytes": offset,
+            "table_crc32": zlib.crc32(table),
+        }
+        return b"".join([canonical_json(header), b"\n", ids, table, *docs])
+
+    async def _save_index(self) -> None:
+        """Write the persisted index; a storage refusal, or a damaged document met on the way,
+        is ignored (the next open rebuilds)."""
+        if self._tail_data and not self._tail_data.endswith(b"\n"):
+            return
+        try:
+            await self.files.write(INDEX_PATH, self._index_bytes())
+        except (Refused, ValueError):
+            return
+
     async def _segment_indexes(self) -> list[int]:
+        """Segment indexes by a full listing (kinds checked; what a plain read uses)."""
         folder = ProjectPath(MAILBOX_DIR)
         entry = await self.files.stat(folder)
         if entry is None or entry.kind != "dir":
@@ -241,10 +411,10 @@ class Mailbox:
             self.skipped += 1
             return
         key = bytes.fromhex(line.id)
-        if key in self.ids:
+        if key in self._recent_ids or key in self._indexed_ids:
             self.duplicates += 1
             return
-        self.ids.add(key)
+        self._recent_ids.add(key)
         self.letters += 1
         if line.mission is not None:
             entry = ChainEntry(position, line.id, line.mission, line.from_, line.at)
@@ -254,7 +424,10 @@ class Mailbox:
                 entries.append(entry)
 
     async def is_current(self) -> bool:
-        """True when storage still holds exactly the log this index was built from (2 stats)."""
+        """True when storage still holds exactly the log this index was built from (2 stats)
+        and no damaged index document was met."""
+        if self.damaged:
+            return False
         tail = await self.files.stat(segment_path(self._tail))
         if self._tail_exists:
             if tail is None or tail.kind != "file" or tail.size != len(self._tail_data):
@@ -265,15 +438,31 @@ class Mailbox:
 
     def contains(self, content_id: str) -> bool:
         """True when a line with this content id is already in the log."""
-        return bytes.fromhex(content_id) in self.ids
+        key = bytes.fromhex(content_id)
+        return key in self._recent_ids or key in self._indexed_ids
 
     def head(self, mission_id: str) -> ChainEntry | None:
-        """The mission's current head, or ``None``."""
-        return self.chains.head(mission_id)
+        """The mission's current head, or ``None``. Refuses ``storage-failed`` when the
+        persisted index's document for it is damaged (:attr:`damaged`: the next use rebuilds)."""
+        try:
+            return self.chains.head(mission_id)
+        except ValueError:
+            raise self._damage() from None
 
     def missions(self) -> list[MissionState]:
-        """Every mission's head and counts, most recently moved first."""
-        return self.chains.states()
+        """Every mission's head and counts, most recently moved first (refuses as
+        :meth:`head`)."""
+        try:
+            return self.chains.states()
+        except ValueError:
+            raise self._damage() from None
+
+    def _damage(self) -> Refused:
+        self.damaged = True
+        return Refused(
+            Code.STORAGE_FAILED,
+            "The mailbox's index was damaged; it is rebuilt from the mailbox on the next call.",
+        )
 
     async def append(self, lines: Sequence[MailboxLine]) -> list[int]:
         """Append ``lines`` in one atomic write; return their positions in the log.
@@ -298,14 +487,19 @@ class Mailbox:
         tail, data = self._tail, self._tail_data
         if data and not data.endswith(b"\n"):
             data += b"\n"
-        if self._tail_exists and data and len(data) + len(encoded) > SEGMENT_BYTES:
+        rolled = self._tail_exists and bool(data) and len(data) + len(encoded) > SEGMENT_BYTES
+        if rolled:
             tail, data = tail + 1, b""
         data += encoded
         await self.files.write(segment_path(tail), data)
+        if rolled or not self._tail_exists:
+            self._segments += 1
         self._tail, self._tail_data, self._tail_exists = tail, data, True
         first = self._positions
         for line in lines:
             self._take(line, None)
+        if rolled:
+            await self._save_index()
         return list(range(first, first + len(lines)))
 
     async def read_page(
@@ -348,6 +542,93 @@ class Mailbox:
         return b"".join(chunks)
 
 
+async def _segment_names(files: ProjectFiles) -> list[int]:
+    """Segment indexes by name only (one storage call, no size per file), sorted."""
+    folder = ProjectPath(MAILBOX_DIR)
+    entry = await files.stat(folder)
+    if entry is None or entry.kind != "dir":
+        return []
+    found = (_SEGMENT_NAME.match(name) for name in await files.names(MAILBOX_DIR))
+    return sorted(int(match.group(1)) for match in found if match)
+
+
+class _DocTable(Mapping[str, bytes]):
+    """The persisted index's missions: fixed rows (mission id, offset, length, crc32) sorted
+    by mission id over one byte string of documents; a lookup bisects the rows and checks the
+    document's crc32 (a mismatch raises :class:`ValueError`: the index is damaged)."""
+
+    __slots__ = ("_docs", "_keys", "_table")
+
+    def __init__(self, table: bytes, docs: bytes) -> None:
+        self._table, self._docs = table, docs
+        self._keys = _RowKeys(table)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return (self._keys[i].decode("ascii") for i in range(len(self._keys)))
+
+    def __getitem__(self, mission_id: str) -> bytes:
+        key = mission_id.encode("ascii")
+        i = bisect.bisect_left(self._keys, key)  # type: ignore[call-overload]
+        if i == len(self._keys) or self._keys[i] != key:
+            raise KeyError(mission_id)
+        _, offset, length, crc = _ROW.unpack_from(self._table, i * _ROW.size)
+        doc = self._docs[offset : offset + length]
+        if len(doc) != length or zlib.crc32(doc) != crc:
+            raise ValueError("the mailbox index's document for a mission is damaged")
+        return doc
+
+
+class _RowKeys:
+    """The mission ids of a :class:`_DocTable`'s rows, as a sequence bisect can search."""
+
+    __slots__ = ("_table",)
+
+    def __init__(self, table: bytes) -> None:
+        self._table = table
+
+    def __len__(self) -> int:
+        return len(self._table) // _ROW.size
+
+    def __getitem__(self, i: int) -> bytes:
+        at = i * _ROW.size
+        return self._table[at : at + _MISSION_ID_BYTES]
+
+
+class _SortedIds:
+    """Content ids (32 bytes each) as one sorted byte string, searched by bisection: what the
+    persisted index loads without building a set of them."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def __len__(self) -> int:
+        return len(self._data) // _ID_BYTES
+
+    def __getitem__(self, i: int) -> bytes:
+        return self._data[i * _ID_BYTES : (i + 1) * _ID_BYTES]
+
+    def __contains__(self, key: object) -> bool:
+        i = bisect.bisect_left(self, key)  # type: ignore[call-overload]
+        return i < len(self) and self[i] == key
+
+    def merged(self, more: set[bytes]) -> bytes:
+        """These ids and ``more``, sorted, as one byte string."""
+        if not more:
+            return self._data
+        parts, start = [], 0
+        for key in sorted(more):  # few: the ids taken since the last index
+            i = bisect.bisect_left(self, key)  # type: ignore[call-overload]
+            parts += [self._data[start * _ID_BYTES : i * _ID_BYTES], key]
+            start = i
+        parts.append(self._data[start * _ID_BYTES :])
+        return b"".join(parts)
+
+
 def _parse_cursor(cursor: str | None) -> tuple[int, int]:
     if cursor is None:
         return 0, 0
@@ -373,7 +654,7 @@ class MailboxCache:
             box.files = files
             if await box.is_current():
                 return box
-        box = await Mailbox.open(files)
+        box = await Mailbox.open(files, use_index=box is None or not box.damaged)
         self._open[key] = box
         return box
 

@@ -1,0 +1,285 @@
+"""The mailbox's persisted head index (``.voicebox/mailbox.index``, :mod:`core.missions.mailbox`
+"Persisted index"): used only while it still describes a prefix of the log (the segments up to
+its tail, that tail's length and sha256), caught up by replaying the lines after it, rebuilt
+from the whole log when it does not match — a stale, truncated or old index never changes what
+the mailbox says. Pure core over the in-memory adapters: runs on CPython and inside Pyodide."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import core.missions.mailbox as mailbox_module
+from core.memory.adapters import MemoryProjectFiles
+from core.missions.letters import MissionLetter, letter_id, sha12
+from core.missions.mailbox import (
+    INDEX_PATH,
+    Mailbox,
+    MailboxCache,
+    mission_line,
+    note_line,
+    segment_path,
+)
+from core.refusals import Code, Refused
+from tests.support import run
+
+AT = "2026-01-01T00:00:00.000Z"
+
+
+class ReadLog:
+    """The storage port over ``inner``, recording every path read."""
+
+    def __init__(self, inner: MemoryProjectFiles) -> None:
+        self.inner = inner
+        self.paths: list[str] = []
+
+    async def read(self, path):
+        self.paths.append(str(path))
+        return await self.inner.read(path)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def body(mission: str, seq: int, prev: str | None, salt: int) -> dict:
+    return {
+        "schema": "m1nd-mission-letter-v0",
+        "mission_id": mission,
+        "mission_seq": seq,
+        "prev_letter_id": prev,
+        "block_id": "sb_index",
+        "brain_ref": "Index brain",
+        "seat": "hand",
+        "runner_id": "build-1",
+        "capability": "build-runner",
+        "phase": "executing",
+        "verdict": None,
+        "tokens_total": salt,
+        "started_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-01T00:00:00Z",
+    }
+
+
+class Log:
+    """A mailbox filled through :meth:`Mailbox.append`, missions extended round-robin."""
+
+    def __init__(self, missions: int = 5) -> None:
+        self.files = MemoryProjectFiles()
+        self.box = run(Mailbox.open(self.files))
+        self.missions = [f"msn_{i:012x}" for i in range(missions)]
+        self.heads: dict[str, tuple[int, str | None]] = {}
+        self.salt = 0
+
+    def post(self, count: int, box: Mailbox | None = None) -> None:
+        box = box or self.box
+        for _ in range(count):
+            mission = self.missions[self.salt % len(self.missions)]
+            seq, prev = self.heads.get(mission, (0, None))
+            self.salt += 1
+            letter = MissionLetter.model_validate(body(mission, seq + 1, prev, self.salt))
+            run(box.append([mission_line(letter, "hand-1", AT)]))
+            self.heads[mission] = (seq + 1, sha12(letter_id(letter)))
+
+    def note(self, text: str) -> None:
+        run(self.box.append([note_line("operator", "hand-1", "a note", text, AT)]))
+
+    def segment_count(self) -> int:
+        return len(self.files.tree[".voicebox"]["mailbox"])
+
+    def index(self) -> bytes:
+        return bytes(self.files.tree[".voicebox"]["mailbox.index"])
+
+    def set_index(self, data: bytes) -> None:
+        self.files.tree[".voicebox"]["mailbox.index"] = data
+
+
+def rebuilt(files: MemoryProjectFiles) -> Mailbox:
+    """The mailbox read from the whole log, as if no index had ever been written."""
+    tree = files.tree[".voicebox"]
+    saved = tree.pop("mailbox.index", None)
+    try:
+        return run(Mailbox.open(files))
+    finally:
+        if saved is not None:
+            tree["mailbox.index"] = saved
+
+
+def view(box: Mailbox) -> dict:
+    """Everything the read side and the post path see of an opened mailbox."""
+    return {
+        "heads": [
+            (s.head.letter_id, s.head.position, s.head.agent_id, s.letters, s.head.letter.wire())
+            for s in box.missions()
+        ],
+        "headless": box.chains.headless,
+        "counts": (box.letters, box.skipped, box.duplicates, box._positions),
+        "tail": (box._tail, box._tail_data),
+    }
+
+
+def assert_index_current(log: Log) -> None:
+    """The index on storage now matches the log: a reopen reads only it and the tail."""
+    spy = ReadLog(log.files)
+    box = run(Mailbox.open(spy))
+    assert spy.paths == [str(INDEX_PATH), str(segment_path(log.segment_count() - 1))]
+    assert view(box) == view(rebuilt(log.files))
+
+
+@pytest.fixture
+def small_segments(monkeypatch):
+    monkeypatch.setattr(mailbox_module, "SEGMENT_BYTES", 2048)
+
+
+def test_a_reopen_with_a_matching_index_reads_only_the_index_and_the_tail(small_segments):
+    log = Log()
+    log.post(60)
+    log.note("a plain letter is indexed too")
+    assert log.segment_count() > 4
+    spy = ReadLog(log.files)
+    box = run(Mailbox.open(spy))
+    tail = log.segment_count() - 1
+    assert spy.paths == [str(INDEX_PATH), str(segment_path(tail))]
+    assert view(box) == view(rebuilt(log.files))
+    # a replay of any letter already in the log is a duplicate, an unknown id is not
+    for raw in run(box.raw_bytes()).splitlines():
+        assert box.contains(json.loads(raw)["id"])
+    assert not box.contains("0" * 64)
+
+
+def test_the_index_is_caught_up_from_the_lines_after_it(small_segments):
+    """An interrupted append (segments written, the index not yet): the index is still a
+    prefix of the log, so the missing lines are replayed, not the whole log."""
+    log = Log()
+    log.post(40)
+    old_index = log.index()
+    log.post(45)  # rolls over at least once, rewriting the index
+    assert log.index() != old_index
+    log.set_index(old_index)
+    spy = ReadLog(log.files)
+    box = run(Mailbox.open(spy))
+    assert view(box) == view(rebuilt(log.files))
+    assert str(segment_path(0)) not in spy.paths
+    # the caught-up index was written again and now matches the log as it is
+    spy.paths.clear()
+    again = run(Mailbox.open(spy))
+    assert spy.paths == [str(INDEX_PATH), str(segment_path(log.segment_count() - 1))]
+    assert view(again) == view(box)
+    # and posting goes on from the caught-up heads (the CAS holds)
+    log.post(10, box)
+    assert view(run(Mailbox.open(log.files))) == view(rebuilt(log.files))
+
+
+def test_a_stale_index_under_a_rewritten_tail_is_detected_and_rebuilt(small_segments):
+    log = Log()
+    log.post(30)
+    del log.files.tree[".voicebox"]["mailbox.index"]
+    run(Mailbox.open(log.files))  # an index covering the whole tail, as a rebuild writes it
+    stale = log.index()
+    tail = log.segment_count() - 1
+    folder = log.files.tree[".voicebox"]["mailbox"]
+    name = f"{tail:08d}.jsonl"
+    lines = bytes(folder[name]).splitlines(keepends=True)
+    folder[name] = b"".join(lines[:-1])  # the last letter is gone: another log now
+    spy = ReadLog(log.files)
+    box = run(Mailbox.open(spy))
+    assert str(segment_path(0)) in spy.paths  # rebuilt from the whole log
+    assert view(box) == view(rebuilt(log.files))
+    assert log.index() != stale
+
+
+def test_an_index_whose_tail_hash_no_longer_matches_is_rebuilt(small_segments):
+    log = Log()
+    log.post(30)
+    tail = log.segment_count() - 1
+    folder = log.files.tree[".voicebox"]["mailbox"]
+    name = f"{tail:08d}.jsonl"
+    data = bytearray(folder[name])
+    data[10] = ord("X") if data[10] != ord("X") else ord("Y")  # same length, other bytes
+    folder[name] = bytes(data)
+    box = run(Mailbox.open(log.files))
+    assert view(box) == view(rebuilt(log.files))
+    assert box.skipped == 1
+
+
+@pytest.mark.parametrize("cut", [1, 100, 0.5])
+def test_a_truncated_index_is_detected_and_rebuilt(small_segments, cut):
+    log = Log()
+    log.post(50)
+    whole = log.index()
+    keep = int(len(whole) * cut) if isinstance(cut, float) else len(whole) - cut
+    log.set_index(whole[:keep])
+    spy = ReadLog(log.files)
+    box = run(Mailbox.open(spy))
+    assert str(segment_path(0)) in spy.paths
+    assert view(box) == view(rebuilt(log.files))
+    assert_index_current(log)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda b: b.replace(b'"schema":"voicebox-mailbox-index-v1"', b'"schema":"old"'),
+        lambda b: b.replace(b"msn_", b"msX_", 1),
+        lambda b: b"",
+        lambda b: b"not an index",
+    ],
+    ids=["other-schema", "body-changed", "empty", "garbage"],
+)
+def test_an_index_of_another_schema_or_damaged_body_is_rebuilt(small_segments, damage):
+    log = Log()
+    log.post(25)
+    whole = log.index()
+    log.set_index(damage(whole))
+    box = run(Mailbox.open(log.files))
+    assert view(box) == view(rebuilt(log.files))
+    assert_index_current(log)
+
+
+def test_an_old_mailbox_without_an_index_gets_one_on_first_open(small_segments):
+    log = Log()
+    log.post(20)
+    del log.files.tree[".voicebox"]["mailbox.index"]
+    box = run(Mailbox.open(log.files))
+    assert "mailbox.index" in log.files.tree[".voicebox"]
+    assert view(run(Mailbox.open(log.files))) == view(box)
+
+
+def test_a_foreign_fork_after_the_index_is_settled_by_a_full_rebuild(small_segments):
+    """Lines after the index that do not extend their heads (only a foreign writer makes
+    them) are not guessed at: the whole log decides, exactly as without an index."""
+    log = Log(missions=1)
+    log.post(6)
+    mission = log.missions[0]
+    fork = MissionLetter.model_validate(body(mission, 1, None, 999))  # a second seq 1
+    folder = log.files.tree[".voicebox"]["mailbox"]
+    name = max(folder)
+    folder[name] = bytes(folder[name]) + mailbox_module.encode_line(
+        mission_line(fork, "hand-9", AT)
+    )
+    box = run(Mailbox.open(log.files))
+    assert view(box) == view(rebuilt(log.files))
+    (state,) = box.missions()
+    assert state.head.seq == 6 and state.off_chain_count == 1
+
+
+def test_a_damaged_mission_document_is_refused_then_rebuilt_never_believed(small_segments):
+    """A byte changed inside one mission's document (the header and table intact): the
+    mission is not decoded from it — ``storage-failed`` — and the next use rebuilds."""
+    log = Log(missions=3)
+    log.post(30)
+    del log.files.tree[".voicebox"]["mailbox.index"]
+    run(Mailbox.open(log.files))
+    index = bytearray(log.index())
+    at = index.rindex(b'"letters":')  # inside the last mission's document
+    index[at + 10] = ord("7") if index[at + 10] != ord("7") else ord("8")
+    log.set_index(bytes(index))
+    cache = MailboxCache()
+    box = run(cache.get("p", log.files))
+    with pytest.raises(Refused) as refused:
+        box.missions()
+    assert refused.value.code is Code.STORAGE_FAILED
+    again = run(cache.get("p", log.files))
+    assert again is not box
+    assert view(again) == view(rebuilt(log.files))
+    assert_index_current(log)
