@@ -76,6 +76,7 @@ def tests(session: nox.Session) -> None:
     """The core, build and tool suites on CPython (tests/); tests/tool also drives the sandbox
     page in headless Chromium, so it builds the Wasm module and needs Debian's chromium."""
     session.install(*TEST, *BUILD, *BROWSER)
+    _npm_ci(session)  # tests/build bundles the editor with the pinned esbuild
     session.run(
         "python", "-m", "pytest", "tests", *session.posargs, env={"HYPOTHESIS_PROFILE": "ci"}
     )

@@ -90,7 +90,7 @@ def bundle_editor(root: Path, dest: Path) -> list[str]:
     """Bundle the editor into ``dest`` (``dist/vendor``); return the bundled package names.
 
     Raises :class:`BuildError` when esbuild is missing or not the pinned version, when the
-    bundle fails, or when a bundled package ships no licence file.
+    bundle fails or imports another module, or when a bundled package ships no licence file.
     """
     esbuild = _pinned_esbuild(root)
     dest.mkdir(parents=True, exist_ok=True)
@@ -111,7 +111,11 @@ def bundle_editor(root: Path, dest: Path) -> list[str]:
         )
         if done.returncode != 0:
             raise BuildError(f"bundling {ENTRY} failed:\n{done.stdout}\n{done.stderr}")
-        inputs = json.loads(meta_path.read_text(encoding="utf-8"))["inputs"]
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    inputs = meta["inputs"]
+    imports = [i["path"] for out in meta["outputs"].values() for i in out.get("imports", [])]
+    if imports:  # one module: nothing else is fetched when the editor loads
+        raise BuildError(f"the editor bundle imports other modules: {imports}")
     packages = {p for p in map(_package_of, inputs) if p is not None}
     (dest / LICENSES_NAME).write_text(_licences(root, packages), encoding="utf-8")
     return sorted(packages)
