@@ -9,7 +9,7 @@ import hashlib
 
 from e2e.files_kit import EDITOR, editor_text, file_entry, open_file, open_folder, wait_editor
 from e2e.hostpage import HostPage
-from e2e.tray_kit import go, open_in_ui
+from e2e.tray_kit import go, open_in_ui, shot
 
 HELLO = "def greet(name):\n    return f'hi {name}'\n\nprint(greet('x'))\n"
 
@@ -86,6 +86,8 @@ def test_the_editor_saves_with_ctrl_s_undoes_and_finds_with_no_violation(host: H
         "() => voicebox.app.filesView.editor.view.dom.querySelectorAll('.cm-searchMatch')"
         ".length === 2"
     )
+    page.evaluate("() => scrollTo(0, 0)")
+    shot(page, "files")  # the README's picture: a project's tree, a file open, the search panel
     # the editor's styles are an adopted sheet in its shadow root: no <style> element anywhere
     assert page.evaluate("() => document.querySelectorAll('style').length") == 0
     host.assert_clean()
