@@ -91,6 +91,7 @@ def tests(session: nox.Session) -> None:
     page in headless Chromium, so it builds the Wasm module and needs Debian's chromium;
     tests/server runs ``voicebox-env serve`` subprocesses on 127.0.0.1 (the [server] extra)."""
     session.install(*TEST, *BUILD, *BROWSER, *SERVER_TEST)
+    _npm_ci(session)  # tests/build bundles the editor with the pinned esbuild
     session.run(
         "python", "-m", "pytest", "tests", *session.posargs, env={"HYPOTHESIS_PROFILE": "ci"}
     )

@@ -44,9 +44,10 @@ class Policy(Contract):
     disabled_tools: tuple[str, ...] = Field(
         default=(),
         max_length=1000,
-        title="Switched-off tools",
-        description="Tools listed here are refused with tool-disabled, wherever the call comes "
-        "from.",
+        title="Tools",
+        description="Each switch is one tool of this host: checked (on) means the tool may be "
+        "called; unchecked (off) means every call to it is refused with tool-disabled, wherever "
+        "the call comes from.",
     )
     admitted_plugins: dict[str, str] = Field(
         default_factory=dict,

@@ -172,6 +172,30 @@ _PHRASES = {
 }
 
 
+PATTERN_RULES = {
+    r"^p_[0-9a-f]{16}$": "must be a project id: 'p_' and 16 lower-case hex digits",
+    r"\.[pP][nN][gG]$": "must end in '.png'",
+    r"^#[0-9a-fA-F]{6}$": "must be a colour written '#' and 6 hex digits, like #1a2b3c",
+    r"^[a-z][a-z0-9_.-]*$": "must start with a lower-case letter, then lower-case letters, "
+    "digits, '_', '.' or '-'",
+    r"^d_[0-9a-f]{24}$": "must be a descriptor id: 'd_' and 24 lower-case hex digits",
+    r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$": "must be 1–64 letters, digits, '.', '_' or '-', "
+    "starting with a letter or digit",
+    r"^(sb|sk)_[A-Za-z0-9_-]{1,64}$": "must be a block id ('sb_…') or a skeleton id ('sk_…')",
+    r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$": "must be 1–64 letters, digits, '.', '_', ':', '@' "
+    "or '-', starting with a letter or digit",
+    r"^[a-z0-9][a-z0-9._-]{0,63}$": "must be 1–64 lower-case letters, digits, '.', '_' or '-', "
+    "starting with a letter or digit",
+    r"^msn_[0-9a-f]{12}$": "must be a mission id: 'msn_' and 12 lower-case hex digits",
+    r"^[0-9a-f]{64}$": "must be 64 lower-case hex digits (a sha256)",
+    r"^[a-z][a-z0-9-]{0,31}$": "must be 1–32 lower-case letters, digits or '-', starting with a "
+    "letter",
+}
+"""Each pattern an argument model declares → the rule in words (issue 17: a person reads the
+rule, never the regex). A pattern not listed is said as ``does not have the required form``;
+``tests/core/test_refusal_sentences.py`` fails when an operation's argument lacks its rule."""
+
+
 @functools.cache
 def known_names(*models: type[BaseModel]) -> frozenset[str]:
     """Every field name, alias and ``Literal`` value reachable from ``models``.
@@ -218,6 +242,8 @@ def _phrase(err: Any) -> str:
     if err_type.endswith("_type") and err_type not in _PHRASES:
         return "has the wrong type"
     phrase = _PHRASES.get(err_type, "is invalid")
+    if err_type == "string_pattern_mismatch":
+        phrase = PATTERN_RULES.get(str((err.get("ctx") or {}).get("pattern")), phrase)
     bound = _BOUNDS.get(err_type)
     value = (err.get("ctx") or {}).get(bound[0]) if bound else None
     if bound and isinstance(value, int | float) and not isinstance(value, bool):

@@ -220,7 +220,7 @@ def test_every_control_is_reachable_and_the_journey_works_with_the_keyboard_alon
         assert not missing, (surface, missing)
 
     # -- the journey, keyboard only (letters an agent posts arrive through the protocol)
-    host.reload()
+    host.open()  # the site's address with no route in it: a fresh start on Projects
     page.wait_for_selector("#new-project-name")
     tab_to(page, "a.id === 'new-project-name'")
     type_keys(page, "Keyboard only")

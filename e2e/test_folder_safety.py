@@ -125,9 +125,9 @@ def test_a_listing_keeps_and_shows_a_persons_files_shaped_like_temporaries(
     assert {".vbx-tmp-my-draft.md", ".vbx-tmp-"} <= walked
     assert page.evaluate(RAW_NAMES, root) == on_disk
     # shown in the page's tree; opening one is refused by name and changes nothing
-    page.wait_for_selector("button.file-entry[data-path='.vbx-tmp-my-draft.md']")
-    assert page.locator("#file-tree details[data-path='.vbx-tmp-empty-dir']").count() == 1
-    page.click("button.file-entry[data-path='.vbx-tmp-my-draft.md']")
+    page.wait_for_selector("#file-tree .file-entry[data-path='.vbx-tmp-my-draft.md']")
+    assert page.locator("#file-tree .tree-dir[data-path='.vbx-tmp-empty-dir']").count() == 1
+    page.click("#file-tree .file-entry[data-path='.vbx-tmp-my-draft.md']")
     page.wait_for_selector(".alert-error .refusal-code")
     assert page.text_content(".alert-error .refusal-code") == "path-reserved"
     for op, args in [

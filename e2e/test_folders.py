@@ -15,6 +15,7 @@ from pathlib import Path
 from playwright.sync_api import BrowserContext, Page, Playwright
 
 from e2e.conftest import launch_persistent
+from e2e.files_kit import open_file, open_folder, set_editor_text
 from e2e.hostpage import HostPage
 from e2e.site import SiteRouter
 
@@ -118,11 +119,10 @@ def test_picked_folder_survives_reload_and_restart_with_the_permission_step(
     assert page.evaluate(LIST_TREE, PICKED) == expected
 
     # edit a file through the UI, add one through the upload control
-    page.click("#file-tree details[data-path='src'] > summary")
-    page.click("#file-tree details[data-path='src/jinja2'] > summary")
-    page.click("button.file-entry[data-path='src/jinja2/__init__.py']")
-    page.click("text=Edit")
-    page.fill("#editor", "# edited in the picked folder\n")
+    open_folder(page, "src")
+    open_folder(page, "src/jinja2")
+    open_file(page, "src/jinja2/__init__.py")
+    set_editor_text(page, "# edited in the picked folder\n")
     page.click("#save-file")
     page.wait_for_selector("text=Saved src/jinja2/__init__.py")
     expected["src/jinja2/__init__.py"] = _sha(b"# edited in the picked folder\n")

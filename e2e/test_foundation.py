@@ -106,7 +106,7 @@ def test_hostile_names_are_shown_as_their_characters(host: HostPage) -> None:
         "#upload-files", files=[{"name": HOSTILE, "mimeType": "text/plain", "buffer": b"boo"}]
     )
     page.wait_for_selector("text=Uploaded 1 file")
-    entry = page.locator("button.file-entry").first
+    entry = page.locator("#file-tree .file-entry").first
     assert entry.text_content() == HOSTILE
     page.click("nav >> text=Projects")
     page.wait_for_selector("#project-table")
@@ -166,9 +166,9 @@ def test_real_sdist_survives_reload_and_browser_restart_and_the_audit_verifies(
     page.set_input_files("#upload-folder", str(real_sdist))
     page.wait_for_selector(f"text=Uploaded {len(expected)} files", timeout=120_000)
 
-    host.reload()
-    page.click("button.project-open:text-is('jinja2 sdist')")
-    page.wait_for_selector("#file-tree details[data-path='jinja2-3.1.6']")
+    host.reload()  # the URL names the open project: the reload comes back to its files
+    assert "#/files?project=p_" in page.url
+    page.wait_for_selector("#file-tree .tree-dir[data-path='jinja2-3.1.6']")
     project = next(
         p["id"]
         for p in host.ok("project.list")["result"]["projects"]

@@ -16,6 +16,7 @@ from core.missions.letters import OneLine, absolute_path_in
 from core.missions.mailbox import AgentId
 from core.paths import check_name, parse_path
 from core.refusals import Refused
+from e2e.files_kit import EDITOR, editor_text, wait_editor
 from e2e.hostpage import HostPage
 from e2e.tray_kit import Missions, expand_tray, go, new_project, open_in_ui, refresh_tray, shot
 
@@ -234,16 +235,21 @@ def test_a_corpus_of_hostile_strings_is_shown_literally_everywhere_with_no_csp_v
     )
 
     go(page, "files")
-    page.wait_for_selector("#file-tree button.file-entry")
+    page.wait_for_selector("#file-tree .file-entry")
     entries = page.eval_on_selector_all(
-        "#file-tree button.file-entry", "bs => bs.map(b => b.textContent)"
+        "#file-tree .file-entry", "bs => bs.map(b => b.textContent)"
     )
     assert sorted(entries) == sorted(files)
-    page.click("#file-tree button.file-entry >> nth=0")
+    page.click("#file-tree .file-entry >> nth=0")
     page.wait_for_selector("#viewer-path")
     opened = page.eval_on_selector("#viewer-path", "e => e.textContent")
     assert opened in files
-    assert page.eval_on_selector("#text-view", "e => e.textContent") == opened
+    wait_editor(page)
+    assert editor_text(page) == opened
+    # the editor renders it as text: no element of the document came from the string
+    assert (
+        page.eval_on_selector(EDITOR, "e => e.querySelectorAll('img, script, iframe').length") == 0
+    )
 
     go(page, "audit")
     page.wait_for_selector("#audit-rows tr[data-seq]")
@@ -273,6 +279,7 @@ def test_a_corpus_of_hostile_strings_is_shown_literally_everywhere_with_no_csp_v
     assert made["imgs"] == 0 and made["frames"] == 0
     assert made["handlers"] == 0 and made["jsLinks"] == 0
     assert made["scripts"] == ["./app.mjs"]
-    assert re.fullmatch(r"https://app\.test/vbx/", made["url"])
+    # the only navigation is the page's own route in the hash: a surface and the project's id
+    assert re.fullmatch(r"https://app\.test/vbx/#/audit\?project=p_[0-9a-f]+", made["url"])
     assert host.csp_violations() == []
     host.assert_clean()

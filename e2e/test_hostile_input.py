@@ -284,13 +284,13 @@ def test_hostile_file_names_are_refused_by_name_or_stored_and_shown_as_they_are(
     page.click("button.project-open:text-is('hostile names')")
     page.wait_for_selector("#file-tree")
     if folder:
-        page.click("#file-tree details[data-path='inner'] > summary")
+        page.click("#file-tree .tree-dir[data-path='inner'] > .tree-row")
     page.wait_for_function(
-        "(n) => document.querySelectorAll('#file-tree button.file-entry').length === n",
+        "(n) => document.querySelectorAll('#file-tree .file-entry').length === n",
         arg=len(kept),
     )
     shown = page.eval_on_selector_all(
-        "#file-tree button.file-entry", "(nodes) => nodes.map((n) => n.textContent)"
+        "#file-tree .file-entry", "(nodes) => nodes.map((n) => n.textContent)"
     )
     assert sorted(shown) == sorted(kept)
     assert page.locator("img[src='x']").count() == 0

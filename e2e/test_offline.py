@@ -83,9 +83,10 @@ def test_after_one_load_the_site_boots_and_opens_a_project_with_the_network_gone
         "Field notes"
     )
     _open_in_ui(host, "Field notes")
-    host.page.click("#file-tree details[data-path='notes'] > summary")
-    host.page.click("button.file-entry[data-path='notes/day-1.txt']")
-    host.page.wait_for_selector("#file-viewer >> text=written online")
+    host.page.click("#file-tree .tree-dir[data-path='notes'] > .tree-row")
+    host.page.click("#file-tree .file-entry[data-path='notes/day-1.txt']")
+    # the editor opens from the cache too (its bundle is one of the pinned files)
+    host.page.wait_for_selector("#file-viewer #editor >> text=written online")
     answer = host.ok("file.read", {"project": project, "path": "notes/day-1.txt"})
     assert answer["body"] == b"written online\n"
     # after the reload nothing reached the (failing) network but the create-asset sandbox

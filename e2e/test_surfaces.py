@@ -135,7 +135,7 @@ def test_settings_change_the_policy_as_an_audited_gesture(host: HostPage) -> Non
     page.wait_for_selector("#settings-status:has-text('Saved: hello_bound_ms')")
     page.fill("#setting-disabled_tools", "create-asset")
     page.press("#setting-disabled_tools", "Enter")
-    page.wait_for_selector("[data-setting='disabled_tools'] .chip")
+    page.wait_for_selector("#setting-disabled_tools-summary:has-text('create-asset')")
     policy = host.ok("policy.get")["result"]["policy"]
     assert policy["hello_bound_ms"] == 7000 and policy["disabled_tools"] == ["create-asset"]
     records = host.ok("audit.list", {"op": "policy.set"})["result"]["records"]
@@ -150,12 +150,20 @@ def test_settings_change_the_policy_as_an_audited_gesture(host: HostPage) -> Non
     assert refused["refusal"]["code"] == "human_gesture_required"
     host.reload()
     go(page, "settings")
-    page.wait_for_selector("[data-setting='disabled_tools'] .chip")
+    page.wait_for_selector("#setting-disabled_tools-summary")
     assert page.input_value("#setting-hello_bound_ms") == "7000"
-    # the local tools are listed as switches; the one switched off shows off
+    # the local tools are switches that say what checked means; the one switched off is off
+    tools = page.locator("[data-setting='disabled_tools']")
+    assert tools.locator("h3").inner_text() == "Tools"
+    assert "checked (on) means the tool may be called" in tools.inner_text()
     assert page.is_checked("#setting-disabled_tools-projects\\.list")
     assert not page.is_checked("#setting-disabled_tools-create-asset")
-    page.click("[data-setting='disabled_tools'] .chip button")
-    page.wait_for_selector("[data-setting='disabled_tools'] .empty")
+    assert page.inner_text("#setting-disabled_tools-summary") == (
+        "Switched off: 1 tool (create-asset)."
+    )
+    assert tools.locator(".chip").count() == 0  # a described tool is a switch, not a chip
+    page.check("#setting-disabled_tools-create-asset")
+    page.wait_for_selector("#setting-disabled_tools-summary:has-text('none')")
     assert page.is_checked("#setting-disabled_tools-create-asset")
+    assert host.ok("policy.get")["result"]["policy"]["disabled_tools"] == []
     host.assert_clean()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from playwright.sync_api import BrowserContext, Page
 
+from e2e.files_kit import editor_text, file_entry, open_file, set_editor_text, wait_editor
 from e2e.hostpage import HostPage
 from e2e.tray_kit import go, open_in_ui
 
@@ -36,7 +37,7 @@ def test_the_focus_ring_is_on_the_label_of_the_hidden_file_input_that_has_the_fo
 
     pid = host.ok("project.create", {"name": "Rings"})["result"]["project"]["id"]
     open_in_ui(host, pid)
-    page.wait_for_selector("#file-tree li")
+    page.wait_for_selector("#tree-pane")
     page.evaluate("() => document.activeElement?.blur()")
     tab_to(page, "upload-files")
     assert ringed(page, "upload-files")
@@ -88,14 +89,14 @@ def test_a_success_clears_the_error_an_earlier_act_left(host: HostPage) -> None:
     page = host.page
     pid = host.ok("project.create", {"name": "Errors"})["result"]["project"]["id"]
     open_in_ui(host, pid)
-    page.wait_for_selector("#file-tree li")
+    page.wait_for_selector("#tree-pane")
     for name in ("../outside.txt", "inside.txt"):
         page.click("button:text-is('New text file')")
         page.fill("dialog[open] input", name)
         page.click("dialog[open] button.primary")
         if name.startswith(".."):
             page.wait_for_selector(".alert-error .refusal-code")
-    page.wait_for_selector("#editor")
+    wait_editor(page)
     assert page.locator(".alert-error").count() == 0
 
 
@@ -128,7 +129,7 @@ def test_an_invisible_character_in_a_name_is_flagged_in_the_projects_table_and_f
     assert "U+200B" in (page.get_attribute("button.project-open", "title") or "")
     open_in_ui(host, pid)
     page.wait_for_selector("#project-title.has-hidden-chars")
-    page.wait_for_selector("#file-tree button.file-entry.has-hidden-chars")
+    page.wait_for_selector("#file-tree .file-entry.has-hidden-chars")
 
 
 def test_unsaved_edits_are_never_dropped_without_asking(host: HostPage) -> None:
@@ -137,27 +138,32 @@ def test_unsaved_edits_are_never_dropped_without_asking(host: HostPage) -> None:
     host.ok("file.write", {"project": pid, "path": "a.txt"}, b"stored a\n")
     host.ok("file.write", {"project": pid, "path": "b.txt"}, b"stored b\n")
     open_in_ui(host, pid)
-    page.click("button.file-entry[data-path='a.txt']")
-    page.click("button:text-is('Edit')")
-    page.fill("#editor", "typed, not saved\n")
+    open_file(page, "a.txt")
+    set_editor_text(page, "typed, not saved\n")
     # another file: asked; Cancel keeps the editor and the typed text
-    page.click("button.file-entry[data-path='b.txt']")
+    page.click(file_entry("b.txt"))
     page.wait_for_selector("dialog[open] h2:text-is('Discard your changes?')")
     page.click("dialog[open] button.dialog-cancel")
-    assert page.input_value("#editor") == "typed, not saved\n"
+    assert editor_text(page) == "typed, not saved\n"
     # another surface: asked too; Cancel stays on Files
     go(page, "audit")
     page.wait_for_selector("dialog[open] h2:text-is('Discard your changes?')")
     page.click("dialog[open] button.dialog-cancel")
-    assert page.input_value("#editor") == "typed, not saved\n"
+    assert editor_text(page) == "typed, not saved\n"
+    # Back in the browser: asked too; Cancel stays (the address is put back)
+    page.go_back()
+    page.wait_for_selector("dialog[open] h2:text-is('Discard your changes?')")
+    page.click("dialog[open] button.dialog-cancel")
+    assert editor_text(page) == "typed, not saved\n"
+    assert "file=a.txt" in page.url
     # Discard: the other file opens and the stored bytes are untouched
-    page.click("button.file-entry[data-path='b.txt']")
+    page.click(file_entry("b.txt"))
     page.click("dialog[open] button.dialog-confirm")
     page.wait_for_selector("#viewer-path:text-is('b.txt')")
     assert host.ok("file.read", {"project": pid, "path": "a.txt"})["body"] == b"stored a\n"
     # an editor left unchanged asks nothing
-    page.click("button:text-is('Edit')")
-    page.click("button.file-entry[data-path='a.txt']")
+    wait_editor(page)
+    page.click(file_entry("a.txt"))
     page.wait_for_selector("#viewer-path:text-is('a.txt')")
     assert page.locator("dialog[open]").count() == 0
     host.assert_clean()

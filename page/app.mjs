@@ -5,7 +5,8 @@
 // Surfaces are one list (SURFACES): an id, a label, whether it needs an open project, and a
 // render(node, app, params) function. Adding a surface is adding one entry.
 
-import { el, literal, replace } from "./dom.mjs";
+import { el, name, replace } from "./dom.mjs";
+import { History, formatRoute, parseRoute } from "./router.mjs";
 import { HostClient } from "./host-client.mjs";
 import { connectSandbox } from "./sandbox.mjs";
 import { registerServiceWorker } from "./sw-register.mjs";
@@ -21,6 +22,7 @@ import { renderPlugins } from "./ui/plugins.mjs";
 import { renderProjects } from "./ui/projects.mjs";
 import { renderSettings } from "./ui/settings.mjs";
 import { renderTools } from "./ui/tools.mjs";
+import { startFocusTooltips } from "./ui/tooltip.mjs";
 import { Tray } from "./ui/tray.mjs";
 
 const status = document.getElementById("status");
@@ -30,12 +32,16 @@ const nav = document.getElementById("surfaces");
 const projectBar = document.getElementById("project-bar");
 const safeBadge = document.getElementById("safe-badge");
 mountAlerts(document.getElementById("alerts"));
+startFocusTooltips();
 
 const host = new HostClient();
 
 export const SURFACES = [
   { id: "projects", label: "Projects", render: (node, app) => renderProjects(node, app) },
-  { id: "files", label: "Files", needsProject: true, render: (node, app) => new FilesView(node, app, app.project).render() },
+  { id: "files", label: "Files", needsProject: true, render: (node, app, params) => {
+    app.filesView = new FilesView(node, app, app.project);
+    return app.filesView.render(params);
+  } },
   { id: "blocks", label: "Blocks", needsProject: true, render: renderBlocks },
   { id: "compose", label: "Compose", needsProject: true, render: renderCompose },
   { id: "tools", label: "Tools", render: renderTools },
@@ -48,6 +54,7 @@ export const SURFACES = [
 function setStatus(state, text) {
   status.dataset.state = state;
   status.textContent = text;
+  status.title = text;
 }
 
 function needsProject(node, app, surface) {
@@ -55,7 +62,10 @@ function needsProject(node, app, surface) {
     el("h2", {}, surface.label),
     el("p", { class: "empty" }, `${surface.label} belong to a project: open one first.`),
     el("button", { type: "button", class: "primary", onclick: () => app.go("projects") }, "Choose a project"));
+  return false;
 }
+
+const router = new History();
 
 const app = {
   host,
@@ -64,19 +74,77 @@ const app = {
   project: null,
   readOnly: false,
   tray: null,
+  /** The Files surface on screen (page/ui/files.mjs), or null. */
+  filesView: null,
+  /** Where the person last was on a surface, per project, this session (`project:surface` →
+   * params): the nav brings them back there (Files: the folder and the file). */
+  places: new Map(),
+  /** Counts navigations: a slow one (a project opening) that a newer one overtook renders
+   * nothing. */
+  navSeq: 0,
 
-  /** Show `surface` (an id from SURFACES) with optional `params` (e.g. {focus: blockId}). */
-  async go(surface, params = {}) {
-    if (!(await this.mayLeave())) return;
-    this.surface = surface;
-    this.params = params;
+  /** The URL hash of where the person is now. */
+  hash() {
+    return formatRoute(this.surface, { project: this.project?.id ?? null, ...this.params });
+  },
+
+  /** Show `surface` (an id from SURFACES) with optional `params` (e.g. {focus: blockId}),
+   * recorded in the URL (`push`: a new history entry, else the current one is replaced).
+   * Resolves false when the person chose to stay (unsaved edits). */
+  async go(surface, params = {}, { push = true, leaveChecked = false } = {}) {
+    if (!leaveChecked && !(await this.mayLeave())) return false;
+    const seq = ++this.navSeq;
+    this.surface = SURFACES.some((s) => s.id === surface) ? surface : "projects";
+    this.params = clean(params);
+    this.remember();
+    router.write(this.hash(), { push });
     clearAlerts();
     for (const button of nav.querySelectorAll("button")) {
-      if (button.dataset.surface === surface) button.setAttribute("aria-current", "page");
+      if (button.dataset.surface === this.surface) button.setAttribute("aria-current", "page");
       else button.removeAttribute("aria-current");
     }
     const focused = await this.refresh();
-    if (!focused) main.focus({ preventScroll: true });
+    if (!focused && seq === this.navSeq) main.focus({ preventScroll: true });
+    return true;
+  },
+
+  /** The nav: a surface, where the person last was on it in this project. */
+  navigate(surface) {
+    return this.go(surface, this.places.get(`${this.project?.id ?? ""}:${surface}`) ?? {});
+  },
+
+  /** A surface moved within itself (Files: the chosen folder, the open file): record the new
+   * place in the URL without re-rendering. */
+  place(params, { push = true } = {}) {
+    this.params = clean({ ...this.params, ...params });
+    this.remember();
+    router.write(this.hash(), { push });
+    updateTitle();
+  },
+
+  remember() {
+    if (this.surface === "files") this.places.set(`${this.project?.id ?? ""}:files`, this.params);
+    updateTitle();
+  },
+
+  /** Follow the URL (Back, Forward, an edited address, a link opened in a new tab). */
+  async follow() {
+    const { surface, params } = parseRoute(location.hash);
+    const { project = null, ...rest } = params;
+    const target = SURFACES.some((s) => s.id === surface) ? surface : "projects";
+    if (!(await this.mayLeave())) { router.restore(this.hash()); return; }
+    if (project && project !== this.project?.id) {
+      await this.openProject(project, { surface: target, params: rest, push: false, leaveChecked: true });
+      return;
+    }
+    if (!project && this.project) this.setProject(null);
+    if (target === "files" && this.surface === "files" && this.filesView) {
+      this.params = clean(rest);
+      this.remember();
+      await this.filesView.follow(this.params);
+      return;
+    }
+    await this.go(target, rest, { push: false, leaveChecked: true });
   },
 
   /** What the surface on screen would lose if it were replaced (the file editor sets it):
@@ -92,12 +160,18 @@ const app = {
     return true;
   },
 
-  /** Re-render the current surface; resolves true when the surface placed focus itself. */
+  /** Re-render the current surface; resolves true when the surface placed focus itself.
+   * Each rendering gets its own box in <main>: one that a newer rendering replaced while it
+   * was still waiting for the host writes into a box no longer on the page. */
   async refresh() {
     if (host.state !== "ready") return false;
+    this.filesView?.destroy();
+    this.filesView = null;
     const surface = SURFACES.find((s) => s.id === this.surface) ?? SURFACES[0];
-    if (surface.needsProject && !this.project) { needsProject(main, this, surface); return false; }
-    return Boolean(await surface.render(main, this, this.params));
+    const node = el("div", { class: "surface", "data-surface": surface.id });
+    main.replaceChildren(node);
+    if (surface.needsProject && !this.project) { needsProject(node, this, surface); return false; }
+    return Boolean(await surface.render(node, this, this.params));
   },
 
   /** The host changed something another surface shows: re-render it if it is on screen. */
@@ -105,49 +179,78 @@ const app = {
     if (this.surface === id) this.refresh();
   },
 
-  async openProject(id) {
-    if (!(await this.mayLeave())) return;
+  /** Open project `id`, then show `surface` (Files unless said) with `params`. */
+  async openProject(id, { surface = "files", params = {}, push = true, leaveChecked = false } = {}) {
+    if (!leaveChecked && !(await this.mayLeave())) return;
+    const seq = ++this.navSeq;
     let opened;
     try {
       opened = await host.call("project.open", { project: id });
     } catch (err) {
-      if (err.code === "permission-required") return renderGrantAccess(main, this, id, err);
+      if (seq !== this.navSeq) return;
+      if (err.code === "permission-required") {
+        this.setProject(null);
+        this.surface = "projects";
+        this.params = {};
+        router.write(formatRoute("projects", { project: id }), { push });
+        return renderGrantAccess(main, this, id, err);
+      }
       showRefusal(err, "Opening the project");
+      if (!this.project && this.surface !== "projects") await this.go("projects", {}, { push: false, leaveChecked: true });
+      else router.write(this.hash(), { push: false });
       return;
     }
+    if (seq !== this.navSeq) return;
     this.setProject(opened.result.project);
-    await this.go("files");
+    await this.go(surface, params, { push, leaveChecked: true });
   },
 
   setProject(project) {
     this.project = project;
     renderProjectBar();
+    updateTitle();
     this.tray?.refresh({ force: true });
   },
 
   async closeProject() {
     if (!(await this.mayLeave())) return;
     this.setProject(null);
-    this.go("projects");
+    this.go("projects", {}, { leaveChecked: true });
   },
 
   /** The policy changed (Settings): show SAFE mode and let the tray and compose follow. */
   policyChanged(policy) {
     this.readOnly = Boolean(policy.read_only);
     safeBadge.hidden = !this.readOnly;
+    this.tray?.render(true);
   },
 };
 
+/** Route parameters as strings, without empty ones. */
+function clean(params) {
+  return Object.fromEntries(Object.entries(params ?? {})
+    .filter(([, v]) => v !== null && v !== undefined && v !== "")
+    .map(([k, v]) => [k, String(v)]));
+}
+
+function updateTitle() {
+  const surface = SURFACES.find((s) => s.id === app.surface);
+  const parts = [surface?.label ?? "", app.project?.name ?? "", app.params.file ?? ""].filter(Boolean);
+  document.title = `${parts.reverse().join(" · ")} — Voicebox E1`;
+}
+
 function renderProjectBar() {
   const p = app.project;
+  // The open project's name goes to its files; on one line however long (ellipsis, tooltip).
   replace(projectBar, p
-    ? [el("span", { class: "muted" }, "Project "), el("strong", { id: "open-project-name" }, literal(p.name)), " ",
-        el("button", { type: "button", class: "link", id: "close-project", "aria-label": `Close project ${p.name}`, onclick: () => app.closeProject() }, "Close")]
+    ? [el("span", { class: "muted project-bar-label" }, "Project"),
+        name(p.name, { type: "button", class: "link project-bar-name", id: "open-project-name", onclick: () => app.navigate("files") }, "button"),
+        el("button", { type: "button", class: "link project-bar-close", id: "close-project", "aria-label": `Close project ${p.name}`, onclick: () => app.closeProject() }, "Close")]
     : el("span", { class: "muted" }, "No project open"));
 }
 
 replace(nav, SURFACES.map((s) =>
-  el("button", { type: "button", "data-surface": s.id, onclick: () => app.go(s.id), disabled: true }, s.label)));
+  el("button", { type: "button", "data-surface": s.id, onclick: () => app.navigate(s.id), disabled: true }, s.label)));
 renderProjectBar();
 app.tray = new Tray(document.getElementById("tray"), app);
 
@@ -210,7 +313,8 @@ host.addEventListener("ready", async (event) => {
   }
   started = true;
   app.tray.start();
-  app.go("projects");
+  router.onMove(() => app.follow());
+  await app.follow(); // the place the URL names (a reload, a link), or the projects
   registerServiceWorker();
 });
 host.addEventListener("fatal", (event) => {

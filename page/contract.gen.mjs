@@ -46,8 +46,8 @@ export const POLICY_FIELDS = Object.freeze({
     "description": "Every write — files, letters, blocks, receipts, tools — is refused with read-only-mode. Reading, exporting and tidying the tray still work. Turn it off here at any time.",
   }),
   "disabled_tools": Object.freeze({
-    "title": "Switched-off tools",
-    "description": "Tools listed here are refused with tool-disabled, wherever the call comes from.",
+    "title": "Tools",
+    "description": "Each switch is one tool of this host: checked (on) means the tool may be called; unchecked (off) means every call to it is refused with tool-disabled, wherever the call comes from.",
   }),
   "admitted_plugins": Object.freeze({
     "title": "Admitted plugin releases",
@@ -482,3 +482,5 @@ export const TRAY_ACTIONS = Object.freeze({
   "provenance": "show the chain: packet, runner, gate artifact, imported receipt",
   "dismiss": "hide the card from the tray (presentation only; it shows again if it moves)",
 });
+
+export const WRITE_OPERATIONS = Object.freeze(["asset.create", "blocks.candidate_edit", "blocks.ratify", "env.create", "env.pair", "env.revoke", "env.unpair", "file.delete", "file.mkdir", "file.move", "file.write", "inbox.deliver", "mailbox.send", "mission.deliver", "mission.post", "plugin.install", "plugin.uninstall", "project.create", "project.delete", "project.import", "project.rename", "receipt.import", "tray.land"]);

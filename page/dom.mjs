@@ -54,6 +54,26 @@ export function literal(text, attrs = {}) {
   return flagHidden(el("bdi", { class: "literal", ...attrs }, String(text ?? "")));
 }
 
+/** A name that came from outside (a project, block, file, folder, agent or environment name):
+ * like `literal`, but on one line — it truncates with an ellipsis where its box ends, never
+ * wrapping letter by letter, and its full text is the tooltip (on hover: `title`; on keyboard
+ * focus of the control holding it: page/ui/tooltip.mjs). The element's text is always the
+ * whole string, so screen readers and copy get all of it. `tag`: a control whose whole text
+ * is the name (a button) can be the truncating element itself. */
+export function name(text, attrs = {}, tag = "bdi") {
+  const full = String(text ?? "");
+  const node = flagHidden(el(tag, { ...attrs, class: `${attrs.class ?? ""} literal trunc`.trim() }, full));
+  node.title = node.title ? `${full}\n${node.title}` : full;
+  return node;
+}
+
+/** A table inside its own scrolling box, so a wide table scrolls there and never pushes the
+ * page sideways. `focusable`: the box takes a Tab stop, for tables without controls of their
+ * own (a keyboard can then scroll it). */
+export function tableBox(table, { label = null, focusable = false } = {}) {
+  return el("div", { class: "table-box", role: focusable ? "region" : null, "aria-label": focusable ? label : null, tabindex: focusable ? "0" : null }, table);
+}
+
 /** Flag `node` (an element whose whole text came from outside, e.g. a button or heading
  * showing a name) as `literal` does, when its text holds invisible or direction-changing
  * characters. Returns `node`. */
@@ -63,7 +83,8 @@ export function flagHidden(node) {
     // Shown as they are (never stripped), but flagged: the mark is CSS-generated, so the
     // element's text stays exactly the string.
     node.classList.add("has-hidden-chars");
-    node.title = `Contains invisible or direction-changing characters: ${hidden.map((c) => `U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`).join(", ")}`;
+    const warning = `Contains invisible or direction-changing characters: ${hidden.map((c) => `U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`).join(", ")}`;
+    node.title = node.title ? `${node.title}\n${warning}` : warning;
   }
   return node;
 }

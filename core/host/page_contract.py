@@ -9,8 +9,9 @@ It carries what the page would otherwise restate: the gesture token and the agen
 posts as; the eight phases and what each means; seats and runner capabilities; the
 environment-name pattern and its rule in words; the limits of names, notes and a file inside a
 call envelope; the policy's fields (title and meaning); the closed refusal list (code → status,
-meaning); the tray's phase → actions table. Every value is read from the models and constants
-that enforce it — the same ones ``docs/protocol.schema.json`` is generated from.
+meaning); the tray's phase → actions table; the operations that write (refused in SAFE mode).
+Every value is read from the models and constants that enforce it — the same ones
+``docs/protocol.schema.json`` is generated from.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from core.custody.peer_admin import ENV_NAME_PATTERN, ENV_NAME_RULE
 from core.custody.wire import MAX_ARGS_FILE_BYTES
 from core.gestures import HUMAN_UI
 from core.host.compose_ops import ComposeArgs
+from core.host.registry import OPERATIONS
 from core.missions.blocks import MAX_NAME_CHARS as BLOCK_NAME_CHARS
 from core.missions.blocks import MAX_PURPOSE_CHARS
 from core.missions.letters import PHASE_MEANINGS, PHASES, Capability, Seat
@@ -91,6 +93,7 @@ def page_contract() -> dict[str, Any]:
         },
         "PHASE_ACTIONS": {phase: list(actions) for phase, actions in PHASE_ACTIONS.items()},
         "TRAY_ACTIONS": dict(ACTION_MEANINGS),
+        "WRITE_OPERATIONS": sorted(name for name, op in OPERATIONS.items() if op.writes),
     }
 
 

@@ -383,7 +383,7 @@ def _validate(op: Operation, args: dict[str, Any]) -> Any:
         return op.args.model_validate(args)
     except ValidationError as exc:
         names = known_names(op.args)
-        raise invalid_input(exc, names, code=Code.MESSAGE_MALFORMED, under="args") from None
+        raise invalid_input(exc, names, code=Code.MESSAGE_MALFORMED) from None
 
 
 async def _drain(outcome: Outcome, sink: Sink | None) -> Outcome:

@@ -24,6 +24,15 @@ export function showRefusal(err, context = "") {
   );
 }
 
+/** A failure inside the page itself (not a host refusal, so no refusal code): `context` and
+ * what went wrong, in words. */
+export function showProblem(context, text) {
+  if (!region) return;
+  replace(region, el("div", { class: "alert alert-error" },
+    el("strong", {}, context ? `${context}: ` : ""), el("span", { class: "refusal-message" }, text),
+    el("button", { type: "button", class: "link", onclick: clearAlerts, "aria-label": "Dismiss message" }, "Dismiss")));
+}
+
 export function showNotice(text) {
   if (!region) return;
   replace(region, el("div", { class: "alert alert-info" }, el("span", {}, text),

@@ -1,7 +1,7 @@
 // Audit surface: newest first, filter by operation / decision / rule, verify the hash chain,
 // export what the filters select as JSON Lines (SPEC §5, §11).
 
-import { downloadBlob, el, formatTime, replace } from "../dom.mjs";
+import { downloadBlob, el, formatTime, replace, tableBox } from "../dom.mjs";
 import { guarded, showNotice, showRefusal } from "./alerts.mjs";
 
 /** Every record the filters select, newest first, one JSON object per line (a Blob). */
@@ -119,10 +119,10 @@ export async function renderAudit(node, app) {
       exportButton, exportBar, exportStatus,
     ),
     verdict,
-    el("table", { class: "table", id: "audit-table" },
+    tableBox(el("table", { class: "table", id: "audit-table" },
       el("caption", { class: "visually-hidden" }, "Audit records, newest first"),
       el("thead", {}, el("tr", {}, ...["#", "Time", "Actor", "Operation", "Decision", "Rule", "Details"].map((h) => el("th", { scope: "col" }, h)))),
-      tbody),
+      tbody), { label: "Audit records", focusable: true }),
     more,
   );
   await load(true);

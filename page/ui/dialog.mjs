@@ -68,3 +68,49 @@ export function promptDialog({ title, label, value = "", confirmLabel = "Save", 
     input.select();
   });
 }
+
+/**
+ * Ask which of several acts to take; resolves `{choice, all}` — `choice` the chosen value, or
+ * "cancel" (Cancel, Escape) — and `all` true when the person ticked "do the same for the rest"
+ * (offered when `rest` > 0: how many more of the same question would follow).
+ * `choices`: [{value, label, primary?}] in the order shown after Cancel.
+ */
+export function choiceDialog({ title, text = null, body = null, choices, rest = 0, id = null }) {
+  return new Promise((resolve) => {
+    const titleId = nextId();
+    const descId = `${titleId}-desc`;
+    const allId = `${titleId}-all`;
+    const all = rest > 0 ? el("input", { type: "checkbox", id: allId }) : null;
+    const dialog = el("dialog", { class: "dialog", id, "aria-labelledby": titleId, "aria-describedby": descId },
+      el("form", { method: "dialog" },
+        el("h2", { id: titleId }, title),
+        el("div", { id: descId, class: "dialog-body" }, text !== null ? el("p", {}, text) : null, body),
+        all ? el("p", { class: "field-check" }, all, el("label", { for: allId }, `Do the same for the ${rest} other${rest === 1 ? "" : "s"}`)) : null,
+        el("div", { class: "actions" },
+          el("button", { value: "cancel", type: "submit", class: "dialog-cancel" }, "Cancel"),
+          choices.map((c) => el("button", { value: c.value, type: "submit", class: `dialog-choice${c.primary ? " primary" : ""}`, "data-choice": c.value }, c.label)),
+        ),
+      ),
+    );
+    open(dialog, (value) => resolve({ choice: value && value !== "" ? value : "cancel", all: Boolean(all?.checked) }));
+  });
+}
+
+/** Show a text the person may want to copy (a link), selected in a read-only field. */
+export function showTextDialog({ title, label, value }) {
+  return new Promise((resolve) => {
+    const titleId = nextId();
+    const inputId = `${titleId}-input`;
+    const input = el("input", { id: inputId, type: "text", value, readonly: true, autocomplete: "off" });
+    const dialog = el("dialog", { class: "dialog", "aria-labelledby": titleId },
+      el("form", { method: "dialog" },
+        el("h2", { id: titleId }, title),
+        el("label", { for: inputId }, label),
+        input,
+        el("div", { class: "actions" }, el("button", { value: "ok", type: "submit", class: "primary" }, "Close")),
+      ),
+    );
+    open(dialog, () => resolve());
+    input.select();
+  });
+}

@@ -3,7 +3,8 @@
 // list, create, add files, export as a .zip that downloads through this page. The page asks as
 // the local operator; it never holds a bearer or a host token (the host does).
 
-import { el, formatBytes, literal, replace } from "../dom.mjs";
+import { el, formatBytes, name, replace, tableBox } from "../dom.mjs";
+import { blocked, guard, safeNotice } from "./safe.mjs";
 import { acted, clearAlerts, guarded, showNotice, submitting } from "./alerts.mjs";
 import { LIMITS, NAME_PATTERNS } from "../contract.gen.mjs";
 import { confirmDialog } from "./dialog.mjs";
@@ -36,7 +37,7 @@ export async function renderEnvironments(node, app, params = {}) {
   const peers = envs.filter((e) => e.kind === "peer");
   const nameInput = el("input", { id: "new-env-name", type: "text", required: true, autocomplete: "off", pattern: NAME_PATTERNS.environment.html, "aria-describedby": "new-env-hint" });
   const creating = el("p", { class: "muted", role: "status", "aria-live": "polite" });
-  const createButton = el("button", { type: "submit", class: "primary", id: "create-env" }, "Create environment");
+  const createButton = guard(app, "env.create", el("button", { type: "submit", class: "primary", id: "create-env" }, "Create environment"));
   const form = el("form", { class: "inline-form", "aria-label": "Create a peer environment",
     onsubmit: async (event) => {
       event.preventDefault();
@@ -53,6 +54,7 @@ export async function renderEnvironments(node, app, params = {}) {
 
   const act = (label, op, env, text, danger = false) => el("button", {
     type: "button", class: danger ? "danger" : null, "aria-label": `${label} ${env.name}`,
+    disabled: Boolean(blocked(app, op)), title: blocked(app, op), "data-op": op,
     onclick: async () => {
       if (text && !(await confirmDialog({ title: `${label} ${env.name}`, text, confirmLabel: label, danger }))) return;
       const done = await acted(`${label} ${env.name}`, () => app.host.call(op, { envKey: env.envKey }, { human: true }));
@@ -64,7 +66,7 @@ export async function renderEnvironments(node, app, params = {}) {
   }, label);
 
   const rows = peers.map((env) => el("tr", { "data-env": env.name },
-    el("td", {}, el("button", { type: "button", class: "link env-open", onclick: () => app.go("environments", { env: env.envKey }) }, env.name)),
+    el("td", { class: "name-cell" }, name(env.name, { type: "button", class: "link env-open", onclick: () => app.go("environments", { env: env.envKey }) }, "button")),
     el("td", {}, el("code", { title: env.envKey }, prefix(env.envKey))),
     el("td", { class: "env-paired" }, env.paired ? "paired" : env.revoked ? "revoked" : "not paired"),
     el("td", { class: "env-reach" }, env.connected ? "connected" : env.running ? "running" : "stopped (starts on use)"),
@@ -79,14 +81,15 @@ export async function renderEnvironments(node, app, params = {}) {
   const contact = contactForm(app, [local, ...peers.filter((e) => e.paired)].filter(Boolean));
   replace(node,
     el("h2", {}, "Environments"),
+    safeNotice(el, app),
     local ? el("p", {}, "This browser: ", el("strong", {}, "local"), " — ", el("code", { title: local.envKey }, prefix(local.envKey)),
       el("span", { class: "muted" }, " · serves the projects on the Projects surface")) : null,
     form, creating,
     peers.length
-      ? el("table", { class: "table", id: "env-table" },
+      ? tableBox(el("table", { class: "table", id: "env-table" },
           el("caption", { class: "visually-hidden" }, "Peer environments"),
           el("thead", {}, el("tr", {}, ...["Name", "envKey", "Pairing", "Reachable", ""].map((h) => el("th", { scope: "col" }, h)))),
-          el("tbody", {}, rows))
+          el("tbody", {}, rows)))
       : el("p", { class: "empty" }, "No peer environments yet — create one above."),
     contact,
     detail,
@@ -183,14 +186,14 @@ async function renderPeer(node, app, env) {
       el("label", { for: "peer-project-name" }, "New project"), name, createButton),
     progress,
     projects.length
-      ? el("table", { class: "table", id: "peer-projects" },
+      ? tableBox(el("table", { class: "table", id: "peer-projects" },
           el("caption", { class: "visually-hidden" }, `Projects in ${env.name}`),
           el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Project"), el("th", { scope: "col" }, ""))),
           el("tbody", {}, projects.map((p) => el("tr", { "data-project": p.id },
-            el("td", {}, literal(p.name)),
+            el("td", { class: "name-cell" }, name(p.name)),
             el("td", { class: "row-actions" },
               el("label", { class: "button", for: `peer-upload-${p.id}` }, "Add files"), upload(p),
-              el("button", { type: "button", class: "primary", onclick: () => exportProject(p), "aria-label": `Export .zip of ${p.name}` }, "Export .zip"))))))
+              el("button", { type: "button", class: "primary", onclick: () => exportProject(p), "aria-label": `Export .zip of ${p.name}` }, "Export .zip")))))))
       : el("p", { class: "empty" }, `${env.name} has no projects yet.`),
   );
 }

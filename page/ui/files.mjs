@@ -1,21 +1,53 @@
-// Files surface: lazy tree, upload (files and whole folders), view text and images, edit and
-// save text, download, rename, delete (SPEC §11). Folders load when opened — never the whole
-// project at once.
+// Files surface (SPEC §11; docs/ui.md, "The file explorer" and "The editor"): the project's
+// tree (page/ui/explorer.mjs), the upload target — always shown, changed only by an explicit
+// choice —, uploads of files and whole folders (buttons, or a drop from the desktop), the open
+// file (text in the editor, images, long texts in pages, anything else as a download), and
+// every act on files and folders, each one host call. Where the person is (the upload folder,
+// the open file) is recorded in the URL (app.place), so reload, Back/Forward and links follow.
 
-import { el, flagHidden, formatBytes, literal, replace } from "../dom.mjs";
-import { acted, clearAlerts, guarded, showNotice } from "./alerts.mjs";
-import { confirmDialog, promptDialog } from "./dialog.mjs";
+import { downloadBlob, el, formatBytes, name, replace } from "../dom.mjs";
+import { formatRoute } from "../router.mjs";
+import { acted, clearAlerts, guarded, showNotice, showProblem, showRefusal } from "./alerts.mjs";
+import { exportProject } from "./archive.mjs";
+import { confirmDialog, promptDialog, showTextDialog } from "./dialog.mjs";
+import { mountEditor } from "./editor.mjs";
+import { Explorer, baseName, folderLabel, joinPath, parentOf } from "./explorer.mjs";
+import { openMenu } from "./menu.mjs";
+import { blocked, guard, safeNotice } from "./safe.mjs";
+import { moveAsking, readDrop, writeAsking } from "./transfer.mjs";
 
 const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp", svg: "image/svg+xml" };
-const TEXT_VIEW_LIMIT = 2 * 1024 * 1024;
+/** Texts up to this size open in the editor; longer ones are shown in pages (presentation:
+ * how much text the page hands one editor view, not a host rule). */
+const EDITOR_BYTES = 20 * 1024 * 1024;
+const PAGE_BYTES = 1024 * 1024;
+const SNIFF_BYTES = 8192;
 
-function joinPath(folder, name) {
-  return folder ? `${folder}/${name}` : name;
+function extension(leaf) {
+  const dot = leaf.lastIndexOf(".");
+  return dot > 0 ? leaf.slice(dot + 1).toLowerCase() : "";
 }
 
-function extension(name) {
-  const dot = name.lastIndexOf(".");
-  return dot > 0 ? name.slice(dot + 1).toLowerCase() : "";
+/** UTF-8 text, by content: valid UTF-8 (the decoder is fatal) and no NUL in the first 8 KB.
+ * Resolves the text, or null for anything else. */
+function decodeText(bytes) {
+  if (bytes.subarray(0, SNIFF_BYTES).includes(0)) return null;
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** Page `n` (0-based) of a long text: about PAGE_BYTES, both ends moved past any UTF-8
+ * continuation byte so no character is cut. Resolves the text, or null if not UTF-8. */
+function textPage(bytes, n) {
+  const edge = (i) => { let j = Math.min(i, bytes.length); while (j < bytes.length && (bytes[j] & 0xc0) === 0x80) j += 1; return j; };
+  return decodeText(bytes.subarray(edge(n * PAGE_BYTES), edge((n + 1) * PAGE_BYTES)));
+}
+
+function plural(n, one, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
 }
 
 export class FilesView {
@@ -24,214 +56,569 @@ export class FilesView {
     this.app = app;
     this.project = project;
     this.folder = "";
+    this.file = null; // the path open in the viewer
+    this.editor = null;
     this.objectUrls = [];
+    this.alive = true;
+    this.openSeq = 0;
+    this.uploadInto = null; // a one-off target ("Upload files here…")
+    this.keys = (event) => this.#keys(event);
   }
 
   call(op, args = {}, options = {}) {
     return this.app.host.call(op, { project: this.project.id, ...args }, options);
   }
 
-  async render() {
-    this.targetLabel = el("span", { id: "target-folder" }, "/");
-    this.progress = el("div", { class: "upload-progress", hidden: true });
-    this.tree = el("ul", { class: "tree", id: "file-tree", "aria-label": "Project files" });
+  can(op) {
+    return !blocked(this.app, op);
+  }
+
+  // ------------------------------------------------------------------ layout
+
+  async render(params = {}) {
+    const app = this.app;
+    this.targetLabel = el("strong", { id: "target-folder", class: "target-folder" }, "/");
+    this.progress = el("div", { class: "upload-progress", id: "upload-progress", hidden: true });
+    this.statusLine = el("p", { class: "files-status muted", id: "files-status", role: "status", "aria-live": "polite" });
     this.viewer = el("section", { class: "viewer", id: "file-viewer", "aria-label": "Selected file" },
       el("p", { class: "empty" }, "Choose a file to view it."));
-    const uploadFiles = el("input", { id: "upload-files", type: "file", multiple: true, class: "visually-hidden-input",
-      onchange: (e) => this.upload([...e.target.files], false).finally(() => { e.target.value = ""; }) });
-    const uploadFolder = el("input", { id: "upload-folder", type: "file", webkitdirectory: true, multiple: true, class: "visually-hidden-input",
-      onchange: (e) => this.upload([...e.target.files], true).finally(() => { e.target.value = ""; }) });
+    this.explorer = new Explorer({
+      list: async (folder) => (await guarded("Listing the folder", () => this.call("file.list", { folder })))?.result.entries ?? null,
+      on: {
+        open: async (path) => { if (await this.app.mayLeave()) await this.open(path); },
+        menu: (selected, x, y, opener) => this.menu(selected, x, y, opener),
+        drop: (folder, dataTransfer) => this.drop(folder, dataTransfer),
+        move: (paths, folder) => this.moveMany(paths, folder),
+        rename: (path) => (this.explorer.kind(path) === "file" ? this.rename(path) : this.say("Folders cannot be renamed in this version.")),
+        remove: (selected) => this.remove(selected),
+        status: (text) => this.say(text),
+        selection: (selected) => this.#selectionChanged(selected),
+      },
+    });
+    this.uploadFiles = el("input", { id: "upload-files", type: "file", multiple: true, class: "visually-hidden-input",
+      onchange: (e) => this.uploadPicked(e.target, false) });
+    this.uploadFolder = el("input", { id: "upload-folder", type: "file", webkitdirectory: true, multiple: true, class: "visually-hidden-input",
+      onchange: (e) => this.uploadPicked(e.target, true) });
+    this.useSelected = el("button", { type: "button", id: "use-selected-folder", disabled: true,
+      onclick: () => { const one = this.explorer.selected(); if (one.length === 1 && one[0].kind === "dir") this.setTarget(one[0].path); } },
+    "Use selected folder");
     replace(this.node,
       el("div", { class: "surface-head" },
-        flagHidden(el("h2", { id: "project-title" }, this.project.name)),
-        el("button", { type: "button", onclick: () => this.app.go("projects") }, "All projects"),
+        el("h2", { id: "project-title-row", class: "one-line" }, name(this.project.name, { id: "project-title" })),
+        el("button", { type: "button", onclick: () => app.go("projects") }, "All projects"),
       ),
-      el("div", { class: "toolbar", role: "group", "aria-label": "File actions" },
-        el("span", { class: "muted" }, "Folder: ", this.targetLabel),
-        el("button", { type: "button", onclick: () => this.setFolder("") }, "Project root"),
-        el("label", { for: "upload-files", class: "button" }, "Upload files"), uploadFiles,
-        el("label", { for: "upload-folder", class: "button" }, "Upload a folder"), uploadFolder,
-        el("button", { type: "button", onclick: () => this.newFile() }, "New text file"),
-        el("button", { type: "button", onclick: () => this.newFolder() }, "New folder"),
+      safeNotice(el, app),
+      el("div", { class: "toolbar files-toolbar", role: "group", "aria-label": "File actions" },
+        el("span", { class: "target-line" }, el("span", { class: "muted" }, "Upload into "), this.targetLabel),
+        this.useSelected,
+        el("button", { type: "button", id: "target-root", onclick: () => this.setTarget("") }, "Project root"),
+        guard(app, "file.write", el("label", { for: "upload-files", class: "button" }, "Upload files")), this.uploadFiles,
+        guard(app, "file.write", el("label", { for: "upload-folder", class: "button" }, "Upload a folder")), this.uploadFolder,
+        guard(app, "file.write", el("button", { type: "button", id: "new-file", onclick: () => this.newFile(this.folder) }, "New text file")),
+        guard(app, "file.mkdir", el("button", { type: "button", id: "new-folder", onclick: () => this.newFolder(this.folder) }, "New folder")),
+        el("button", { type: "button", id: "download-project", onclick: () => exportProject(app, this.project, this.progress) }, "Download project (.zip)"),
       ),
       this.progress,
+      this.statusLine,
       el("div", { class: "files-layout" },
-        el("nav", { class: "tree-pane", "aria-label": "File tree" }, this.tree),
+        el("nav", { class: "tree-nav", "aria-label": "File tree" }, this.explorer.element),
         this.viewer,
       ),
     );
-    await this.loadFolder("", this.tree);
+    document.addEventListener("keydown", this.keys);
+    if (!(await this.explorer.start())) return false;
+    await this.follow(params);
+    return false;
   }
 
-  setFolder(folder) {
+  destroy() {
+    this.alive = false;
+    document.removeEventListener("keydown", this.keys);
+    this.editor?.destroy();
+    this.editor = null;
+    this.revokeUrls();
+  }
+
+  say(text) {
+    if (this.statusLine) this.statusLine.textContent = text;
+  }
+
+  #selectionChanged(selected) {
+    if (!this.useSelected) return;
+    const one = selected.length === 1 && selected[0].kind === "dir" ? selected[0].path : null;
+    this.useSelected.disabled = one === null || one === this.folder;
+    this.useSelected.title = one === null ? "Select one folder in the tree to upload into it." : one === this.folder ? "This folder is already the upload target." : `Upload into ${folderLabel(one)} from now on.`;
+  }
+
+  /** Ctrl/⌘+S anywhere on this surface saves the open file (inside the editor, its own key
+   * binding does it first and marks the event handled). */
+  #keys(event) {
+    if (!this.alive || event.defaultPrevented) return;
+    if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === "s" && this.editor) {
+      event.preventDefault();
+      this.save();
+    }
+  }
+
+  // ------------------------------------------------------------------ where the person is
+
+  /** Go to the place the URL names: {folder, file} (either may be missing). */
+  async follow({ folder = "", file = null } = {}) {
+    let target = folder ?? "";
+    if (target && !((await this.explorer.reveal(target)) && this.explorer.kind(target) === "dir")) {
+      showNotice(`The folder ${folderLabel(target)} in this address is not in the project; uploads go to the project root.`);
+      target = "";
+    }
+    this.setTarget(target, { record: false });
+    if (target) await this.explorer.expand(target);
+    if (file) {
+      await this.explorer.reveal(file);
+      await this.open(file, { record: false });
+    } else {
+      this.closeViewer();
+    }
+    if (this.alive && (target !== (folder ?? "") || (file && this.file !== file))) {
+      this.app.place({ folder: target || null, file: this.file }, { push: false });
+    }
+  }
+
+  /** Make `folder` the upload target (an explicit choice; shown in the toolbar and the tree). */
+  setTarget(folder, { record = true } = {}) {
     this.folder = folder;
-    this.targetLabel.textContent = `/${folder}`;
+    this.targetLabel.textContent = folderLabel(folder);
+    this.targetLabel.title = folderLabel(folder);
+    this.explorer.setTarget(folder);
+    this.#selectionChanged(this.explorer.selected());
+    if (record) {
+      this.app.place({ folder: folder || null });
+      this.say(`Uploads and new files now go to ${folderLabel(folder)}.`);
+    }
   }
 
-  async loadFolder(folder, list) {
-    const listing = await guarded("Listing the folder", () => this.call("file.list", { folder }));
-    if (!listing) return;
-    const items = listing.result.entries.map((entry) => {
-      const path = joinPath(folder, entry.name);
-      if (entry.kind === "dir") {
-        const children = el("ul", { class: "tree" });
-        const details = el("details", { "data-path": path },
-          el("summary", {}, el("span", { class: "icon", "aria-hidden": "true" }, "▸ "), literal(entry.name), "/"));
-        details.addEventListener("toggle", () => {
-          if (details.open) {
-            this.setFolder(path);
-            if (!details.dataset.loaded) {
-              details.dataset.loaded = "1";
-              this.loadFolder(path, children);
-            }
-          }
-        });
-        details.appendChild(children);
-        return el("li", { class: "tree-dir" }, details);
-      }
-      return el("li", { class: "tree-file" },
-        flagHidden(el("button", { type: "button", class: "link file-entry literal", "data-path": path, onclick: async () => { if (await this.app.mayLeave()) await this.open(path); } }, entry.name)),
-        el("span", { class: "muted size" }, ` ${formatBytes(entry.size)}`));
-    });
-    replace(list, items.length ? items : el("li", { class: "muted" }, "(empty folder)"));
+  /** After the tree changed: a target folder that is gone falls back to the project root,
+   * so the label never names a folder that is not there. */
+  async afterChange() {
+    await this.explorer.refresh();
+    if (this.folder && this.explorer.kind(this.folder) !== "dir" && !(await this.explorer.reveal(this.folder))) {
+      this.say(`The upload folder ${folderLabel(this.folder)} is gone; uploads go to the project root.`);
+      this.setTarget("", { record: false });
+      this.app.place({ folder: null }, { push: false });
+    }
   }
 
-  async refreshTree() {
-    await this.loadFolder("", this.tree);
+  // ------------------------------------------------------------------ the context menu
+
+  menu(selected, x, y, opener) {
+    const app = this.app;
+    const why = (op) => blocked(app, op);
+    const files = selected.filter((s) => s.kind === "file");
+    const dirs = selected.filter((s) => s.kind === "dir");
+    let items;
+    if (!selected.length) {
+      items = [
+        { id: "upload-files", label: "Upload files…", disabled: why("file.write"), run: () => this.pick(this.uploadFiles, this.folder) },
+        { id: "upload-folder", label: "Upload a folder…", disabled: why("file.write"), run: () => this.pick(this.uploadFolder, this.folder) },
+        { id: "new-file", label: "New text file…", disabled: why("file.write"), run: () => this.newFile(this.folder) },
+        { id: "new-folder", label: "New folder…", disabled: why("file.mkdir"), run: () => this.newFolder(this.folder) },
+        "-",
+        { id: "download-project", label: "Download project (.zip)", run: () => exportProject(app, this.project, this.progress) },
+      ];
+    } else if (selected.length === 1 && files.length === 1) {
+      const path = files[0].path;
+      items = [
+        { id: "open", label: "Open", shortcut: "Enter", run: async () => { if (await app.mayLeave()) await this.open(path); } },
+        { id: "rename", label: "Rename or move…", shortcut: "F2", disabled: why("file.move"), run: () => this.rename(path) },
+        { id: "move-to", label: "Move to folder…", shortcut: "Ctrl+X", disabled: why("file.move"), run: () => this.moveToPrompt([path]) },
+        { id: "download", label: "Download", run: () => this.download(path) },
+        { id: "copy-link", label: "Copy link", run: () => this.copyLink(path) },
+        "-",
+        { id: "delete", label: "Delete…", shortcut: "Delete", danger: true, disabled: why("file.delete"), run: () => this.remove(selected) },
+      ];
+    } else if (selected.length === 1) {
+      const path = dirs[0].path;
+      items = [
+        { id: "toggle", label: this.explorer.nodes.get(path)?.expanded ? "Close folder" : "Open folder", shortcut: "Enter",
+          run: () => (this.explorer.nodes.get(path)?.expanded ? this.explorer.collapse(path) : this.explorer.expand(path)) },
+        { id: "use-as-target", label: "Upload into this folder from now on", disabled: path === this.folder ? "This folder is already the upload target." : null, run: () => this.setTarget(path) },
+        { id: "upload-files", label: "Upload files here…", disabled: why("file.write"), run: () => this.pick(this.uploadFiles, path) },
+        { id: "upload-folder", label: "Upload a folder here…", disabled: why("file.write"), run: () => this.pick(this.uploadFolder, path) },
+        { id: "new-file", label: "New text file here…", disabled: why("file.write"), run: () => this.newFile(path) },
+        { id: "new-folder", label: "New folder here…", disabled: why("file.mkdir"), run: () => this.newFolder(path) },
+        { id: "copy-link", label: "Copy link", run: () => this.copyLink(null, path) },
+        "-",
+        { id: "delete", label: "Delete folder…", shortcut: "Delete", danger: true, disabled: why("file.delete"), run: () => this.remove(selected) },
+      ];
+    } else {
+      items = [
+        { id: "move-to", label: `Move ${plural(files.length, "file")} to folder…`, shortcut: "Ctrl+X",
+          disabled: why("file.move") ?? (files.length ? null : "Only files can be moved in this version."), run: () => this.moveToPrompt(files.map((f) => f.path)) },
+        "-",
+        { id: "delete", label: `Delete ${plural(selected.length, "item")}…`, shortcut: "Delete", danger: true, disabled: why("file.delete"), run: () => this.remove(selected) },
+      ];
+    }
+    const what = !selected.length ? "the project" : selected.length === 1 ? baseName(selected[0].path) : plural(selected.length, "item");
+    openMenu({ x, y, items, label: `Actions for ${what}`, opener });
   }
 
-  async upload(files, asFolder) {
-    if (!files.length) return;
+  /** Open a file picker that uploads into `folder` (just this once). */
+  pick(input, folder) {
+    this.uploadInto = folder;
+    input.click();
+  }
+
+  // ------------------------------------------------------------------ uploads
+
+  async uploadPicked(input, asFolder) {
+    const files = [...input.files];
+    const into = this.uploadInto ?? this.folder;
+    this.uploadInto = null;
+    input.value = "";
+    await this.upload(files.map((file) => ({ path: asFolder && file.webkitRelativePath ? file.webkitRelativePath : file.name, file })), into);
+  }
+
+  /** A drop from the desktop onto `folder`: read it NOW (inside the event), then upload. */
+  drop(folder, dataTransfer) {
+    if (blocked(this.app, "file.write")) { this.say(blocked(this.app, "file.write")); return; }
+    const reading = readDrop(dataTransfer);
+    this.say(`Reading what was dropped on ${folderLabel(folder)}…`);
+    reading.then((items) => this.upload(items, folder), (err) => showProblem("Uploading", `The dropped files could not be read (${err?.message ?? err}).`));
+  }
+
+  /** Upload `items` ([{path, file} | {path, dir}], paths relative to `into`): each file is
+   * written as new; an existing one asks Replace / Keep both / Cancel. */
+  async upload(items, into) {
+    if (!items.length) return;
     clearAlerts();
-    const total = files.reduce((n, f) => n + f.size, 0);
-    let sent = 0;
-    let done = 0;
+    const files = items.filter((i) => i.file);
+    const total = files.reduce((n, i) => n + i.file.size, 0);
     const bar = el("progress", { max: String(Math.max(total, 1)), value: "0", id: "upload-bar", "aria-label": "Upload progress" });
-    const label = el("span", {}, "");
+    const label = el("span", { class: "progress-label" }, "");
     replace(this.progress, label, bar);
     this.progress.hidden = false;
+    const state = { all: null, left: 0 };
+    let sent = 0;
+    let written = 0;
     let failed = 0;
-    for (const file of files) {
-      const relative = asFolder && file.webkitRelativePath ? file.webkitRelativePath : file.name;
-      const path = joinPath(this.folder, relative);
-      label.textContent = `Uploading ${done + 1} of ${files.length}: ${relative} `;
-      const ok = await guarded(`Uploading ${relative}`, async () => this.call("file.write", { path }, { body: await file.arrayBuffer() }));
-      if (!ok) failed += 1;
-      done += 1;
-      sent += file.size;
+    let renamed = 0;
+    let stopped = false;
+    for (const [n, item] of items.entries()) {
+      const path = joinPath(into, item.path);
+      if (item.dir) {
+        if (!(await guarded(`Creating ${path}`, () => this.call("file.mkdir", { path })))) failed += 1;
+        continue;
+      }
+      label.textContent = `Uploading ${n + 1} of ${items.length}: ${item.path} `;
+      state.left = files.length - written - failed - 1;
+      try {
+        const done = await writeAsking((op, args, o) => this.call(op, args, o), path, () => item.file.arrayBuffer(), { act: "uploading", state });
+        if (done === null) { stopped = true; break; }
+        if (done !== path) renamed += 1;
+        written += 1;
+      } catch (err) {
+        showRefusal(err, `Uploading ${item.path}`);
+        failed += 1;
+      }
+      sent += item.file.size;
       bar.value = sent;
     }
-    label.textContent = `Uploaded ${done - failed} of ${files.length} files (${formatBytes(total)}). `;
-    if (!failed) showNotice(`Uploaded ${files.length} file${files.length === 1 ? "" : "s"}.`);
-    await this.refreshTree();
+    const count = written === files.length && !stopped ? plural(written, "file") : `${written} of ${plural(files.length, "file")}`;
+    const summary = `${stopped ? "Stopped: uploaded" : "Uploaded"} ${count} (${formatBytes(total)}) into ${folderLabel(into)}${renamed ? `, ${renamed} under a new name` : ""}.`;
+    label.textContent = `${summary} `;
+    this.say(summary);
+    if (!failed) showNotice(summary);
+    await this.afterChange();
+    if (into && (await this.explorer.reveal(into))) await this.explorer.expand(into);
   }
+
+  // ------------------------------------------------------------------ creating
+
+  async newFile(folder) {
+    if (!(await this.app.mayLeave())) return;
+    const leaf = await promptDialog({ title: "New text file", label: `File name (in ${folderLabel(folder)})`, confirmLabel: "Create" });
+    if (!leaf) return;
+    const path = joinPath(folder, leaf);
+    let made;
+    try {
+      made = await writeAsking((op, args, o) => this.call(op, args, o), path, async () => new ArrayBuffer(0), { act: "creating", state: { all: null, left: 0 } });
+    } catch (err) {
+      showRefusal(err, `Creating ${path}`);
+      return;
+    }
+    if (!made) return;
+    clearAlerts();
+    await this.afterChange();
+    await this.explorer.reveal(made);
+    await this.open(made, { focusEditor: true });
+  }
+
+  async newFolder(folder) {
+    const leaf = await promptDialog({ title: "New folder", label: `Folder name (in ${folderLabel(folder)})`, confirmLabel: "Create" });
+    if (!leaf) return;
+    const path = joinPath(folder, leaf);
+    if (!(await acted(`Creating ${path}`, () => this.call("file.mkdir", { path })))) return;
+    await this.afterChange();
+    if (await this.explorer.reveal(path)) { this.explorer.select([path]); this.say(`Created ${folderLabel(path)}.`); }
+  }
+
+  // ------------------------------------------------------------------ moving
+
+  async rename(path) {
+    const dst = await promptDialog({ title: "Rename or move", label: "New path (from the project root)", value: path, confirmLabel: "Move" });
+    if (!dst || dst === path) return;
+    await this.moveEach([[path, dst]]);
+  }
+
+  async moveToPrompt(paths) {
+    const here = parentOf(paths[0]);
+    const to = await promptDialog({ title: `Move ${plural(paths.length, "file")}`, label: "Into the folder (from the project root; empty for the root)", value: here, confirmLabel: "Move" });
+    if (to === null) return;
+    await this.moveMany(paths, to.replace(/^\/+|\/+$/g, ""));
+  }
+
+  /** Move files into `folder` (a drop, Ctrl+V, "Move to folder…"). */
+  async moveMany(paths, folder) {
+    if (blocked(this.app, "file.move")) { this.say(blocked(this.app, "file.move")); return; }
+    const files = paths.filter((p) => this.explorer.kind(p) !== "dir");
+    const pairs = files.map((p) => [p, joinPath(folder, baseName(p))]).filter(([src, dst]) => src !== dst);
+    if (!pairs.length) { this.say(files.length ? `Already in ${folderLabel(folder)}.` : "Only files can be moved in this version."); return; }
+    await this.moveEach(pairs);
+  }
+
+  async moveEach(pairs) {
+    if (this.file && pairs.some(([src]) => src === this.file) && !(await this.app.mayLeave())) return;
+    const state = { all: null, left: pairs.length - 1 };
+    const moved = [];
+    for (const [src, dst] of pairs) {
+      try {
+        const done = await moveAsking((op, args, o) => this.call(op, args, o), src, dst, { state });
+        if (done === null) break;
+        moved.push([src, done]);
+      } catch (err) {
+        showRefusal(err, `Moving ${src}`);
+        break;
+      }
+      state.left -= 1;
+    }
+    if (!moved.length) return;
+    clearAlerts();
+    await this.afterChange();
+    const followed = moved.find(([src]) => src === this.file);
+    for (const [, dst] of moved) await this.explorer.reveal(dst);
+    this.explorer.select(moved.map(([, dst]) => dst));
+    if (followed) await this.open(followed[1], { push: false });
+    this.say(moved.length === 1 ? `Moved ${moved[0][0]} to ${moved[0][1]}.` : `Moved ${moved.length} files.`);
+  }
+
+  // ------------------------------------------------------------------ deleting
+
+  async remove(selected) {
+    if (!selected.length) return;
+    if (blocked(this.app, "file.delete")) { this.say(blocked(this.app, "file.delete")); return; }
+    const dirs = selected.filter((s) => s.kind === "dir");
+    const files = selected.filter((s) => s.kind === "file");
+    let inside = 0;
+    let bytes = 0;
+    for (const d of dirs) {
+      const walk = await guarded(`Counting the files in ${d.path}`, () => this.call("file.walk", { folder: d.path }));
+      if (!walk) return;
+      inside += walk.result.files.length;
+      bytes += walk.result.files.reduce((n, f) => n + f.size, 0);
+    }
+    const one = selected.length === 1 ? selected[0] : null;
+    const text = one && one.kind === "file"
+      ? `This deletes ${one.path} from the project. It cannot be undone.`
+      : one
+        ? `This deletes the folder ${folderLabel(one.path)} and the ${plural(inside, "file")} in it (${formatBytes(bytes)}). It cannot be undone.`
+        : `This deletes ${plural(files.length, "file")}${dirs.length ? ` and ${plural(dirs.length, "folder")} holding ${plural(inside, "more file")} (${formatBytes(bytes)})` : ""}. It cannot be undone.`;
+    const sure = await confirmDialog({ title: one?.kind === "dir" ? "Delete folder" : one ? "Delete file" : `Delete ${plural(selected.length, "item")}`, danger: true, confirmLabel: "Delete", text, id: "delete-dialog" });
+    if (!sure) return;
+    let deleted = 0;
+    for (const s of selected) {
+      if (await acted(`Deleting ${s.path}`, () => this.call("file.delete", { path: s.path, recursive: s.kind === "dir" }))) deleted += 1;
+      else break;
+    }
+    const gone = (p) => selected.some((s) => p === s.path || (s.kind === "dir" && p.startsWith(`${s.path}/`)));
+    if (this.file && gone(this.file)) {
+      this.app.leaving = null;
+      this.closeViewer(`Deleted ${this.file}.`);
+      this.app.place({ file: null });
+    }
+    await this.afterChange();
+    this.say(`Deleted ${plural(deleted, "item")}.`);
+  }
+
+  // ------------------------------------------------------------------ the open file
 
   revokeUrls() {
     for (const url of this.objectUrls.splice(0)) URL.revokeObjectURL(url);
   }
 
-  async open(path) {
-    const read = await guarded(`Opening ${path}`, () => this.call("file.read", { path }));
-    if (!read) return;
-    clearAlerts();
+  closeViewer(text = "Choose a file to view it.") {
+    this.editor?.destroy();
+    this.editor = null;
     this.revokeUrls();
+    this.file = null;
+    this.explorer.setActive(null);
+    replace(this.viewer, el("p", { class: "empty" }, text));
+  }
+
+  async download(path) {
+    const read = await guarded(`Reading ${path}`, () => this.call("file.read", { path }));
+    if (read) downloadBlob(new Blob([read.body ?? new ArrayBuffer(0)], { type: IMAGE_TYPES[extension(baseName(path))] ?? "application/octet-stream" }), baseName(path));
+  }
+
+  /** A link to `file` (or `folder`) in this project: this page's address with that place. */
+  async copyLink(file, folder = null) {
+    const url = new URL(formatRoute("files", { project: this.project.id, folder: (folder ?? this.folder) || null, file }), location.href).href;
+    try {
+      await navigator.clipboard.writeText(url);
+      this.say("Link copied.");
+    } catch {
+      await showTextDialog({ title: "Link to this place", label: "Copy the link", value: url });
+    }
+  }
+
+  /** Open `path` in the viewer. `record`: put it in the URL (push unless `push` is false). */
+  async open(path, { record = true, push = true, focusEditor = false } = {}) {
+    const seq = ++this.openSeq;
+    const read = await guarded(`Opening ${path}`, () => this.call("file.read", { path }));
+    if (!read || seq !== this.openSeq || !this.alive) {
+      if (!read && seq === this.openSeq && !record) this.closeViewer();
+      return;
+    }
+    clearAlerts();
+    this.editor?.destroy();
+    this.editor = null;
+    this.revokeUrls();
+    this.file = path;
+    this.explorer.setActive(path);
+    if (record) this.app.place({ file: path }, { push });
     const { size, sha256 } = read.result;
     const bytes = new Uint8Array(read.body ?? new ArrayBuffer(0));
-    const name = path.split("/").pop();
-    const type = IMAGE_TYPES[extension(name)];
-    let text = null;
-    if (!type && bytes.byteLength <= TEXT_VIEW_LIMIT) {
-      try { text = new TextDecoder("utf-8", { fatal: true }).decode(bytes); } catch { text = null; }
-    }
-    const download = () => {
-      const url = URL.createObjectURL(new Blob([bytes], { type: type ?? "application/octet-stream" }));
-      const a = el("a", { href: url, download: name, hidden: true });
-      document.body.appendChild(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 10_000);
-    };
+    const leaf = baseName(path);
+    const type = IMAGE_TYPES[extension(leaf)];
+    const text = !type && bytes.byteLength <= EDITOR_BYTES ? decodeText(bytes) : null;
+    const paged = !type && text === null && bytes.byteLength > EDITOR_BYTES && textPage(bytes, 0) !== null;
+    this.meta = el("p", { class: "muted viewer-meta" }, el("span", { id: "viewer-size" }, formatBytes(size)), " · sha256 ", el("code", { id: "viewer-sha256", class: "hash" }, sha256));
+    this.saveState = el("span", { class: "save-state", id: "save-state", role: "status", "aria-live": "polite" });
+    const actions = el("div", { class: "toolbar", role: "group", "aria-label": "Selected file actions" },
+      text !== null ? [
+        guard(this.app, "file.write", el("button", { type: "button", class: "primary", id: "save-file", disabled: true, "aria-keyshortcuts": "Control+S", onclick: () => this.save() }, "Save")),
+        el("button", { type: "button", id: "revert-file", disabled: true, onclick: () => this.revert() }, "Discard changes"),
+        el("button", { type: "button", id: "find-in-file", "aria-keyshortcuts": "Control+F", onclick: () => this.editor?.openSearch() }, "Find"),
+        this.saveState,
+      ] : null,
+      el("button", { type: "button", id: "download-file", onclick: () => this.download(path) }, "Download"),
+      guard(this.app, "file.move", el("button", { type: "button", id: "rename-file", onclick: () => this.rename(path) }, "Rename or move")),
+      guard(this.app, "file.delete", el("button", { type: "button", class: "danger", id: "delete-file", onclick: () => this.remove([{ path, kind: "file" }]) }, "Delete")),
+    );
     let content;
     if (type) {
       const url = URL.createObjectURL(new Blob([bytes], { type }));
       this.objectUrls.push(url);
-      content = el("img", { src: url, alt: `Image ${name}`, class: "preview" });
+      content = el("img", { src: url, alt: `Image ${leaf}`, class: "preview" });
     } else if (text !== null) {
-      content = el("pre", { class: "text-view", id: "text-view", tabindex: "0", role: "region", "aria-label": `Content of ${name}` }, text);
+      content = [
+        el("div", { class: "editor-host", id: "editor" }),
+        el("p", { class: "muted hint editor-hint", id: "editor-hint" },
+          this.app.readOnly ? "Read-only while SAFE mode is on. " : "Ctrl+S saves, Ctrl+Z undoes, Ctrl+F finds and replaces. ",
+          "Tab indents; to leave the editor with the keyboard, press Esc, then Tab."),
+      ];
+    } else if (paged) {
+      content = this.pages(path, bytes);
     } else {
-      content = el("p", { class: "muted" }, `Binary file (${formatBytes(size)}) — download it to open it.`);
+      content = el("p", { class: "muted", id: "binary-note" }, `Not a text file (${formatBytes(size)}): download it to open it.`);
     }
     replace(this.viewer,
-      flagHidden(el("h3", { id: "viewer-path", class: "literal" }, path)),
-      el("p", { class: "muted" }, `${formatBytes(size)} · sha256 `, el("code", { id: "viewer-sha256" }, sha256)),
-      el("div", { class: "toolbar", role: "group", "aria-label": "Selected file actions" },
-        text !== null ? el("button", { type: "button", onclick: () => this.edit(path, text) }, "Edit") : null,
-        el("button", { type: "button", onclick: download }, "Download"),
-        el("button", { type: "button", onclick: () => this.rename(path) }, "Rename or move"),
-        el("button", { type: "button", class: "danger", onclick: () => this.remove(path) }, "Delete"),
-      ),
-      content,
-    );
+      el("h3", { id: "viewer-path-row", class: "one-line" }, name(path, { id: "viewer-path" })),
+      this.meta, actions, content);
+    if (text !== null) await this.startEditor(path, text, seq, focusEditor);
   }
 
-  edit(path, text) {
-    const area = el("textarea", { id: "editor", rows: "20", spellcheck: "false", "aria-label": `Edit ${path}` });
-    area.value = text;
-    // Unsaved edits are never dropped in silence: opening another file, another surface or
-    // project, or leaving the page asks first (app.mayLeave, and beforeunload in app.mjs).
+  async startEditor(path, text, seq, focus) {
+    const host = this.viewer.querySelector("#editor");
+    let editor;
+    try {
+      editor = await mountEditor(host, {
+        doc: text, name: path, label: `Contents of ${path}`, readOnly: this.app.readOnly,
+        onSave: () => this.save(), onChange: () => this.#dirty(),
+      });
+    } catch (err) {
+      showProblem(`Opening ${path}`, `The editor could not load (${err?.message ?? err}).`);
+      return;
+    }
+    if (seq !== this.openSeq || !this.alive) { editor.destroy(); return; }
+    this.editor = editor;
+    this.saved = text;
+    host.dataset.language = editor.language || "text";
+    // Unsaved edits are never dropped in silence: another file, surface or project, Back, or
+    // leaving the page asks first (app.mayLeave, and beforeunload in app.mjs).
     this.app.leaving = {
-      unsaved: () => area.isConnected && area.value !== text,
+      unsaved: () => Boolean(this.editor && this.file === path && this.editor.text() !== this.saved),
       confirmLeave: () => confirmDialog({
         title: "Discard your changes?", danger: true, confirmLabel: "Discard changes",
         text: `Your changes to ${path} are not saved. Discarding them keeps the file as it is stored.`,
       }),
     };
-    replace(this.viewer,
-      el("h3", {}, "Editing ", literal(path)),
-      area,
-      el("div", { class: "toolbar" },
-        el("button", { type: "button", class: "primary", id: "save-file", onclick: async () => {
-          const body = new TextEncoder().encode(area.value).buffer;
-          const saved = await acted(`Saving ${path}`, () => this.call("file.write", { path }, { body }));
-          if (saved) { this.app.leaving = null; await this.open(path); await this.refreshTree(); showNotice(`Saved ${path} (${formatBytes(saved.result.size)}).`); }
-        } }, "Save"),
-        el("button", { type: "button", onclick: () => { this.app.leaving = null; this.open(path); } }, "Cancel"),
-      ),
-    );
-    area.focus();
+    if (focus) editor.focus();
   }
 
-  async newFile() {
-    if (!(await this.app.mayLeave())) return;
-    const name = await promptDialog({ title: "New text file", label: `File path (inside /${this.folder})`, confirmLabel: "Create" });
-    if (!name) return;
-    const path = joinPath(this.folder, name);
-    const made = await acted(`Creating ${path}`, () => this.call("file.write", { path, if_absent: true }, { body: new ArrayBuffer(0) }));
-    if (made) { await this.refreshTree(); this.edit(path, ""); }
+  #dirty() {
+    const changed = Boolean(this.editor) && this.editor.text() !== this.saved;
+    const save = this.viewer.querySelector("#save-file");
+    const revert = this.viewer.querySelector("#revert-file");
+    if (save && !blocked(this.app, "file.write")) save.disabled = !changed;
+    if (revert) revert.disabled = !changed;
+    if (this.saveState) this.saveState.textContent = changed ? "Unsaved changes" : "";
   }
 
-  async newFolder() {
-    const name = await promptDialog({ title: "New folder", label: `Folder path (inside /${this.folder})`, confirmLabel: "Create" });
-    if (!name) return;
-    const path = joinPath(this.folder, name);
-    if (await acted(`Creating ${path}`, () => this.call("file.mkdir", { path }))) await this.refreshTree();
+  async save() {
+    if (!this.editor || !this.file) return;
+    const reason = blocked(this.app, "file.write");
+    if (reason) { this.say(reason); return; }
+    const path = this.file;
+    const text = this.editor.text();
+    const body = new TextEncoder().encode(text).buffer;
+    this.saveState.textContent = "Saving…";
+    const saved = await acted(`Saving ${path}`, () => this.call("file.write", { path }, { body }));
+    if (!saved || this.file !== path) { this.#dirty(); return; }
+    this.saved = text;
+    replace(this.meta, el("span", { id: "viewer-size" }, formatBytes(saved.result.size)), " · sha256 ", el("code", { id: "viewer-sha256", class: "hash" }, saved.result.sha256));
+    this.#dirty();
+    this.saveState.textContent = `Saved (${formatBytes(saved.result.size)}).`;
+    this.say(`Saved ${path}.`);
+    await this.explorer.refresh();
   }
 
-  async rename(path) {
-    const dst = await promptDialog({ title: "Rename or move", label: "New path (from the project root)", value: path, confirmLabel: "Move" });
-    if (!dst || dst === path) return;
-    if (await acted(`Moving ${path}`, () => this.call("file.move", { src: path, dst }))) {
-      await this.refreshTree();
-      await this.open(dst);
-    }
+  revert() {
+    if (!this.editor) return;
+    const view = this.editor.view;
+    view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: this.saved } });
+    this.#dirty();
   }
 
-  async remove(path) {
-    const sure = await confirmDialog({ title: "Delete file", danger: true, confirmLabel: "Delete", text: `This deletes ${path} from the project. It cannot be undone.` });
-    if (!sure) return;
-    if (await acted(`Deleting ${path}`, () => this.call("file.delete", { path }))) {
-      replace(this.viewer, el("p", { class: "empty" }, `Deleted ${path}.`));
-      await this.refreshTree();
-    }
+  /** A text too long for one editor view: read-only pages of about 1 MB, and a download. */
+  pages(path, bytes) {
+    const count = Math.ceil(bytes.byteLength / PAGE_BYTES);
+    let n = 0;
+    const pre = el("pre", { class: "text-view", id: "text-pages", tabindex: "0", role: "region", "aria-label": `Page 1 of ${count} of ${path}` });
+    const where = el("span", { id: "page-number", role: "status" });
+    const prev = el("button", { type: "button", id: "page-prev", onclick: () => show(n - 1) }, "Previous page");
+    const next = el("button", { type: "button", id: "page-next", onclick: () => show(n + 1) }, "Next page");
+    const show = (k) => {
+      n = Math.max(0, Math.min(count - 1, k));
+      const text = textPage(bytes, n);
+      pre.textContent = text ?? "This part of the file is not UTF-8 text: download the file to open it.";
+      pre.setAttribute("aria-label", `Page ${n + 1} of ${count} of ${path}`);
+      where.textContent = `Page ${n + 1} of ${count}`;
+      prev.disabled = n === 0;
+      next.disabled = n === count - 1;
+    };
+    show(0);
+    return [
+      el("p", { class: "muted" }, `Longer than the editor opens (${formatBytes(EDITOR_BYTES)}): shown read-only, about ${formatBytes(PAGE_BYTES)} at a time. Download it to edit it elsewhere.`),
+      el("div", { class: "toolbar" }, prev, where, next),
+      pre,
+    ];
   }
 }

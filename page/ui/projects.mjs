@@ -1,16 +1,18 @@
 // Projects surface: create, open, rename, delete, export as a .zip, import a .zip (SPEC §10,
 // §11). Archives stream: the export arrives in chunks (progress bar) and is saved as a Blob.
 
-import { el, flagHidden, formatBytes, formatTime, replace } from "../dom.mjs";
+import { el, formatBytes, formatTime, name, replace, tableBox } from "../dom.mjs";
+import { guard, safeNotice } from "./safe.mjs";
 import { acted, guarded, clearAlerts, showNotice, showRefusal, submitting } from "./alerts.mjs";
 import { LIMITS } from "../contract.gen.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
+import { exportProject as exportZip } from "./archive.mjs";
 
 export async function renderProjects(node, app) {
   const list = await guarded("Listing projects", () => app.host.call("project.list"));
   const projects = list?.result.projects ?? [];
   const nameInput = el("input", { id: "new-project-name", type: "text", required: true, autocomplete: "off", maxlength: String(LIMITS.name_chars) });
-  const createButton = el("button", { type: "submit", class: "primary", id: "create-project" }, "Create project");
+  const createButton = guard(app, "project.create", el("button", { type: "submit", class: "primary", id: "create-project" }, "Create project"));
   const form = el("form", { class: "inline-form", "aria-label": "Create a project",
     onsubmit: async (event) => {
       event.preventDefault();
@@ -44,23 +46,7 @@ export async function renderProjects(node, app) {
     return progress.querySelector("progress");
   };
 
-  const exportProject = async (p) => {
-    const walk = await guarded("Sizing the export", () => app.host.call("file.walk", { project: p.id }));
-    const total = (walk?.result.files ?? []).reduce((n, f) => n + f.size, 0);
-    const bar = showProgress(`Exporting ${p.name}`, 0, total);
-    const answer = await acted(`Exporting ${p.name}`, () => app.host.call("project.export", { project: p.id },
-      { onChunk: (received) => { bar.value = Math.min(received, total); } }));
-    if (!answer) { progress.hidden = true; return; }
-    const blob = answer.stream ?? new Blob([]);
-    showProgress(`Exported ${p.name} (${formatBytes(blob.size)}) — done`, total, total);
-    const url = URL.createObjectURL(blob);
-    const a = el("a", { href: url, download: answer.result.filename || `${p.name}.zip`, hidden: true });
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 60_000);
-    showNotice(`Exported ${p.name}: ${answer.result.files} files, ${formatBytes(blob.size)}, sha256 ${answer.result.sha256}.`);
-  };
+  const exportProject = (p) => exportZip(app, p, progress);
 
   const importInput = el("input", { id: "import-archive", type: "file", accept: ".zip,application/zip", class: "visually-hidden-input",
     onchange: async (e) => {
@@ -77,20 +63,20 @@ export async function renderProjects(node, app) {
     } });
 
   const rows = projects.map((p) => el("tr", { "data-project-id": p.id, "data-kind": p.kind, class: app.project?.id === p.id ? "current" : null },
-    el("td", {}, flagHidden(el("button", { type: "button", class: "link project-open literal", onclick: () => app.openProject(p.id) }, p.name))),
+    el("td", { class: "name-cell" }, name(p.name, { type: "button", class: "link project-open", onclick: () => app.openProject(p.id) }, "button")),
     el("td", {}, p.kind === "opfs" ? "browser storage (OPFS)" : "folder on disk"),
     el("td", { class: "nowrap" }, formatTime(p.created_at)),
     el("td", { class: "row-actions" },
       el("button", { type: "button", "aria-label": `Export .zip of project ${p.name}`, class: "project-export", onclick: () => exportProject(p) }, "Export .zip"),
-      el("button", { type: "button", "aria-label": `Rename project ${p.name}`, onclick: async () => {
+      guard(app, "project.rename", el("button", { type: "button", "aria-label": `Rename project ${p.name}`, onclick: async () => {
         const name = await promptDialog({ title: "Rename project", label: "New name", value: p.name, confirmLabel: "Rename" });
         if (name === null) return;
         const renamed = await acted("Renaming the project", () => app.host.call("project.rename", { project: p.id, name }));
         if (!renamed) return;
         if (app.project?.id === p.id) app.setProject(renamed.result.project ?? { ...app.project, name });
         app.refresh();
-      } }, "Rename"),
-      el("button", { type: "button", class: "danger", "aria-label": `Delete project ${p.name}`, onclick: async () => {
+      } }, "Rename")),
+      guard(app, "project.delete", el("button", { type: "button", class: "danger", "aria-label": `Delete project ${p.name}`, onclick: async () => {
         const sure = p.kind === "directory"
           ? await confirmDialog({ title: "Remove folder from the list", confirmLabel: "Remove",
               text: `This removes “${p.name}” from your projects and forgets the folder. Nothing on disk is deleted; open the folder again to bring it back.` })
@@ -100,22 +86,23 @@ export async function renderProjects(node, app) {
         if (!await acted("Deleting the project", () => app.host.call("project.delete", { project: p.id }, { human: true }))) return;
         if (app.project?.id === p.id) app.setProject(null);
         app.refresh();
-      } }, p.kind === "directory" ? "Remove" : "Delete"),
+      } }, p.kind === "directory" ? "Remove" : "Delete")),
     ),
   ));
 
   replace(node,
     el("h2", {}, "Projects"),
+    safeNotice(el, app),
     form,
     el("p", { class: "toolbar" }, pickFolder,
       el("span", { class: "muted" }, canPick ? "Use a folder on your disk as a project; its files stay where they are." : "Folders on disk need a browser with the File System Access API."),
-      el("label", { for: "import-archive", class: "button" }, "Import a .zip…"), importInput),
+      guard(app, "project.import", el("label", { for: "import-archive", class: "button" }, "Import a .zip…")), importInput),
     progress,
     projects.length
-      ? el("table", { class: "table", id: "project-table" },
+      ? tableBox(el("table", { class: "table", id: "project-table" },
           el("caption", { class: "visually-hidden" }, "Your projects"),
           el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Name"), el("th", { scope: "col" }, "Stored in"), el("th", { scope: "col" }, "Created"), el("th", { scope: "col" }, el("span", { class: "visually-hidden" }, "Actions")))),
-          el("tbody", {}, rows))
+          el("tbody", {}, rows)))
       : el("p", { class: "empty" }, "No projects yet — create one above."),
   );
 }

@@ -3,7 +3,7 @@
 // says which switches exist and how to offer each (bool, int with bounds, list, map); labels for
 // the ones we know, the field name for any the host adds later. Nothing here is a secret.
 
-import { el, literal, replace } from "../dom.mjs";
+import { el, literal, name, replace, tableBox } from "../dom.mjs";
 import { clearError, guarded, showRefusal } from "./alerts.mjs";
 import { POLICY_FIELDS } from "../contract.gen.mjs";
 import { confirmDialog } from "./dialog.mjs";
@@ -83,27 +83,37 @@ export async function renderSettings(node, app) {
     const values = policy[f.name] ?? [];
     const input = el("input", { type: "text", id, autocomplete: "off", spellcheck: "false", "aria-describedby": `${id}-help` });
     const known = f.name === "disabled_tools" ? tools.map((t) => t.name) : [];
+    // Tools this host describes are switches (checked = on); a name it does not describe can
+    // still be switched off by name, and is listed under the switches.
+    const byName = values.filter((v) => !known.includes(v));
+    const isTools = f.name === "disabled_tools";
     return el("div", { class: "setting setting-list", "data-setting": f.name },
       el("h3", {}, label(f.name)),
       el("p", { class: "muted", id: `${id}-help` }, help(f.name, f.description)),
-      known.length ? el("ul", { class: "tool-switches" }, known.map((name) => {
-        const tid = `${id}-${name}`;
-        return el("li", {}, el("input", { type: "checkbox", id: tid, role: "switch", checked: !values.includes(name),
-          onchange: (event) => change({ [f.name]: event.target.checked ? values.filter((v) => v !== name) : [...values, name] }, `tool ${name}`) }),
-        el("label", { for: tid }, literal(name)));
+      known.length ? el("ul", { class: "tool-switches", "aria-label": "Tool switches (checked = on)" }, known.map((tool) => {
+        const tid = `${id}-${tool}`;
+        const on = !values.includes(tool);
+        return el("li", { "data-tool": tool }, el("input", { type: "checkbox", id: tid, role: "switch", checked: on, "aria-describedby": `${id}-help`,
+          onchange: (event) => change({ [f.name]: event.target.checked ? values.filter((v) => v !== tool) : [...values, tool] }, `tool ${tool}`) }),
+        el("label", { for: tid }, name(tool)),
+        el("span", { class: `state tool-state ${on ? "on" : "off"}`, "aria-hidden": "true" }, on ? "on" : "off"));
       })) : null,
-      values.length
-        ? el("ul", { class: "chips" }, values.map((v) => el("li", { class: "chip" }, literal(v),
-            el("button", { type: "button", class: "link", "aria-label": `Remove ${v} from ${label(f.name)}`,
-              onclick: () => change({ [f.name]: values.filter((x) => x !== v) }, label(f.name)) }, "Remove"))))
-        : el("p", { class: "empty" }, "None."),
-      el("form", { class: "inline-form", "aria-label": `Add to ${label(f.name)}`,
+      isTools ? el("p", { class: "muted", id: `${id}-summary` }, values.length
+        ? `Switched off: ${values.length} tool${values.length === 1 ? "" : "s"} (${values.join(", ")}).`
+        : "Switched off: none — every tool is on.") : null,
+      (isTools ? byName : values).length
+        ? [isTools ? el("p", { class: "small" }, "Switched off by name (not described by this host):") : null,
+            el("ul", { class: "chips" }, (isTools ? byName : values).map((v) => el("li", { class: "chip" }, name(v),
+              el("button", { type: "button", class: "link", "aria-label": `Remove ${v} from ${label(f.name)}`,
+                onclick: () => change({ [f.name]: values.filter((x) => x !== v) }, label(f.name)) }, isTools ? "Switch on" : "Remove"))))]
+        : isTools ? null : el("p", { class: "empty" }, "None."),
+      el("form", { class: "inline-form", "aria-label": isTools ? "Switch a tool off by name" : `Add to ${label(f.name)}`,
         onsubmit: async (event) => {
           event.preventDefault();
           const value = input.value.trim();
           if (value && !values.includes(value)) await change({ [f.name]: [...values, value] }, label(f.name));
         } },
-      el("label", { for: id }, "Add"), input, el("button", { type: "submit" }, "Add")));
+      el("label", { for: id }, isTools ? "Switch off by name" : "Add"), input, el("button", { type: "submit" }, isTools ? "Switch off" : "Add")));
   }
 
   function mapField(f) {
@@ -116,11 +126,11 @@ export async function renderSettings(node, app) {
       el("h3", {}, label(f.name)),
       el("p", { class: "muted" }, help(f.name, f.description)),
       entries.length
-        ? el("table", { class: "table" }, el("caption", { class: "visually-hidden" }, label(f.name)),
+        ? tableBox(el("table", { class: "table" }, el("caption", { class: "visually-hidden" }, label(f.name)),
             el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Name"), el("th", { scope: "col" }, "Value"), el("th", { scope: "col" }, el("span", { class: "visually-hidden" }, "Actions")))),
             el("tbody", {}, entries.map(([k, v]) => el("tr", {}, el("td", {}, literal(k)), el("td", {}, literal(v)),
               el("td", {}, el("button", { type: "button", class: "link", "aria-label": `Remove ${k}`,
-                onclick: () => { const next = { ...policy[f.name] }; delete next[k]; change({ [f.name]: next }, label(f.name)); } }, "Remove"))))))
+                onclick: () => { const next = { ...policy[f.name] }; delete next[k]; change({ [f.name]: next }, label(f.name)); } }, "Remove")))))))
         : el("p", { class: "empty" }, "None."),
       el("form", { class: "inline-form", "aria-label": `Add to ${label(f.name)}`,
         onsubmit: async (event) => {

@@ -3,7 +3,7 @@
 // and the host's receipts are shown as text; an image the tool produced is shown through a
 // blob: URL. A description is not an entitlement: the host admits every call afresh.
 
-import { el, formatBytes, formatTime, replace } from "../dom.mjs";
+import { el, formatBytes, formatTime, name, replace, tableBox } from "../dom.mjs";
 import { clearAlerts, guarded, submitting } from "./alerts.mjs";
 import { confirmDialog } from "./dialog.mjs";
 
@@ -105,7 +105,7 @@ export async function renderTools(node, app, params = {}) {
   const projectsAnswer = chosen === local ? await guarded("Listing projects", () => app.host.call("project.list")) : null;
   const projects = projectsAnswer?.result.projects ?? [];
   const envSelect = el("select", { id: "tool-env", onchange: () => app.go("tools", { env: envSelect.value }) },
-    envs.map((e) => el("option", { value: e.envKey, selected: e === chosen ? true : null }, e.kind === "local" ? "local (this browser)" : e.name)));
+    envs.map((e) => el("option", { value: e.envKey, selected: e === chosen ? true : null, title: e.name }, e.kind === "local" ? "local (this browser)" : e.name)));
   const runner = el("section", { id: "tool-runner", "aria-label": "Run a tool" });
 
   const open = (tool) => {
@@ -152,7 +152,7 @@ export async function renderTools(node, app, params = {}) {
     el("div", { class: "toolbar" }, el("label", { for: "tool-env" }, "Environment"), envSelect,
       el("span", { class: "muted" }, "Discovery describes; the host admits each call afresh.")),
     tools.length
-      ? el("table", { class: "table", id: "tool-table" },
+      ? tableBox(el("table", { class: "table", id: "tool-table" },
           el("caption", { class: "visually-hidden" }, `Tools offered by ${chosen.name}`),
           el("thead", {}, el("tr", {}, ...["Tool", "Origin", "Effect", "Receipt rule", "Confirmation", ""].map((h) => el("th", { scope: "col" }, h)))),
           el("tbody", {}, tools.filter((t) => t.name !== "tools.describe").map((t) => el("tr", { "data-tool": t.name },
@@ -161,7 +161,7 @@ export async function renderTools(node, app, params = {}) {
             el("td", { class: "nowrap" }, t.effect),
             el("td", { class: "nowrap" }, el("code", {}, t.receiptRule)),
             el("td", {}, t.needsConfirmation ? "asks first" : "—"),
-            el("td", { class: "nowrap" }, el("button", { type: "button", onclick: () => open(t), "aria-label": `Run ${t.name}` }, "Run…"))))))
+            el("td", { class: "nowrap" }, el("button", { type: "button", onclick: () => open(t), "aria-label": `Run ${t.name}` }, "Run…")))))))
       : el("p", { class: "empty" }, "This environment offers no tools."),
     runner,
   );

@@ -8,7 +8,8 @@
 // ui-state.json), never in the page.
 
 import { HUMAN_UI as HUMAN, OPERATOR, PHASE_MEANINGS as PHASE_MEANING, PHASES } from "../contract.gen.mjs";
-import { el, formatDuration, formatTime, literal, replace } from "../dom.mjs";
+import { el, formatDuration, formatTime, literal, name, replace } from "../dom.mjs";
+import { blocked } from "./safe.mjs";
 import { showNotice, showRefusal } from "./alerts.mjs";
 import { confirmDialog } from "./dialog.mjs";
 
@@ -25,7 +26,10 @@ export class Tray {
     this.app = app;
     this.view = null;
     this.signature = "";
-    this.open = true;
+    // At 900 px and less the tray is a drawer over the page: it starts closed, and opening or
+    // closing it there is not remembered (the host keeps the wide layout's choice).
+    this.narrow = matchMedia("(max-width: 900px)");
+    this.open = !this.narrow.matches;
     this.fetchedAt = 0;
     this.expanded = new Set(); // missions whose provenance is shown
     this.busy = new Map(); // mission id -> what is running
@@ -38,6 +42,11 @@ export class Tray {
         this.setOpen(false);
       }
     });
+    this.narrow.addEventListener("change", () => {
+      this.open = this.narrow.matches ? false : (this.view?.tray_open ?? true);
+      this.render(true);
+    });
+    document.getElementById("tray-backdrop")?.addEventListener("click", () => { if (this.open) this.setOpen(false); });
     this.render();
   }
 
@@ -71,7 +80,7 @@ export class Tray {
       this.fetchedAt = Date.now();
       if (this.firstLoad !== project.id) {
         this.firstLoad = project.id;
-        this.open = this.view.tray_open;
+        this.open = this.narrow.matches ? false : this.view.tray_open;
       }
       this.render(force);
     } catch (err) {
@@ -88,6 +97,7 @@ export class Tray {
     this.render(true);
     const toggle = this.node.querySelector("#tray-toggle");
     toggle?.focus();
+    if (this.narrow.matches) return; // the drawer: not remembered
     try {
       await this.app.host.call("tray.layout", { open });
     } catch (err) {
@@ -103,7 +113,7 @@ export class Tray {
   }
 
   render(force = false) {
-    const signature = JSON.stringify([this.open, this.project?.id ?? null, this.view && { ...this.view, now: null },
+    const signature = JSON.stringify([this.open, this.app.readOnly, this.project?.id ?? null, this.view && { ...this.view, now: null },
       [...this.expanded], [...this.busy], [...this.errors].map(([k, e]) => [k, e.code]), this.loadError?.code ?? null,
       Math.floor(this.nowMs() / 60000)]);
     if (!force && signature === this.signature) return;
@@ -149,7 +159,7 @@ export class Tray {
     const head = el("div", { class: "tray-head" },
       el("div", {},
         el("h2", { id: "tray-title" }, "Missions"),
-        el("p", { class: "tray-project muted" }, this.project ? literal(this.project.name) : "no project open")),
+        el("p", { class: "tray-project muted" }, this.project ? name(this.project.name, { id: "tray-project-name" }) : "no project open")),
       this.toggleButton());
     const body = el("div", { id: "tray-body", class: "tray-body" });
     if (!this.project) {
@@ -192,7 +202,7 @@ export class Tray {
   }
 
   blockLabel(card) {
-    if (card.anchor === "block") return literal(card.block_name);
+    if (card.anchor === "block") return name(card.block_name);
     if (card.anchor === "skeleton") return el("span", {}, "the whole skeleton");
     return el("span", {}, el("code", {}, card.letter.block_id), " (not in the store)");
   }
@@ -207,16 +217,18 @@ export class Tray {
     const busy = this.busy.get(id);
     const error = this.errors.get(id);
     const blockButton = c.anchor === "block"
-      ? el("button", { type: "button", class: "link block-link", "data-key": `block-${id}`,
-          onclick: () => this.app.go("blocks", { focus: l.block_id }) }, literal(c.block_name))
+      ? name(c.block_name, { type: "button", class: "link block-link", "data-key": `block-${id}`,
+          onclick: () => this.app.go("blocks", { focus: l.block_id }) }, "button")
       : this.blockLabel(c);
     const actions = [];
     if (c.actions.includes("import")) {
-      actions.push(el("button", { type: "button", class: "primary", "data-key": `import-${id}`, disabled: Boolean(busy),
+      const safe = blocked(this.app, "tray.land");
+      actions.push(el("button", { type: "button", class: "primary", "data-key": `import-${id}`, disabled: Boolean(busy || safe), title: safe,
         onclick: () => this.importReceipt(c) }, "Import this receipt"));
     }
     if (c.actions.includes("archive")) {
-      actions.push(el("button", { type: "button", "data-key": `archive-${id}`, disabled: Boolean(busy),
+      const safe = blocked(this.app, "mission.post");
+      actions.push(el("button", { type: "button", "data-key": `archive-${id}`, disabled: Boolean(busy || safe), title: safe,
         onclick: () => this.archive(c) }, "Archive…"));
     }
     if (c.actions.includes("provenance")) {
@@ -241,8 +253,8 @@ export class Tray {
         started === null ? "" : `elapsed ${formatDuration(now - started)}`)),
     el("h3", { id: titleId, class: "card-title" }, blockButton),
     el("p", { class: "card-seat" }, `${l.seat} · ${l.capability} · `,
-      l.runner_id ? el("span", {}, "runner ", literal(l.runner_id, { class: "literal runner-id" })) : el("span", { class: "muted" }, "no runner")),
-    el("p", { class: "card-meta muted" }, "from ", literal(c.agent_id, { class: "literal agent-id" }),
+      l.runner_id ? el("span", {}, "runner ", name(l.runner_id, { class: "literal runner-id" })) : el("span", { class: "muted" }, "no runner")),
+    el("p", { class: "card-meta muted" }, "from ", name(c.agent_id, { class: "literal agent-id" }),
       ` · letter ${l.mission_seq}`, c.superseded_count ? ` (${c.superseded_count} earlier)` : "",
       c.off_chain_count ? ` · ${c.off_chain_count} off-chain` : ""),
     el("p", { class: "card-phase-meaning muted" }, PHASE_MEANING[l.phase] ?? ""),

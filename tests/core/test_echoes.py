@@ -95,7 +95,8 @@ def test_a_discriminator_value_the_caller_chose_is_never_repeated() -> None:
         for op in ops
     ]
     assert all(a["refusal"]["code"] == "message-malformed" for a in answers)
-    assert "args.ops.0" in answers[0]["refusal"]["message"]
+    message = answers[0]["refusal"]["message"]
+    assert message.startswith("ops.0") and "args." not in message
     _assert_no_echo(h, answers)
 
 

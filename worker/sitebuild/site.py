@@ -10,6 +10,8 @@ Layout::
     dist/pyodide/site-bytecode.zip  ← the wheels' modules compiled by the pinned CPython
     dist/tools/                     ← the create-asset module and its (plugin) sandbox
     dist/plugins/examples/*.zip     ← the example plugin packages, to download and install
+    dist/vendor/codemirror.mjs      ← the editor: pinned CodeMirror 6, bundled by esbuild
+    dist/vendor/codemirror.LICENSES.txt ← the bundled packages' licences
     dist/sw.js                      ← page/sw.js stamped with the build and its files
     dist/site-manifest.json         ← every file with size and sha256 (progress, precache)
 """
@@ -28,6 +30,7 @@ from pathlib import Path
 
 from pyodide_lock.spec import InfoSpec, PackageSpec, PyodideLockSpec
 
+from worker.sitebuild.bundle import bundle_editor
 from worker.sitebuild.bytecode import compile_bytecode
 from worker.sitebuild.offline import SW_NAME, stamp_service_worker
 from worker.sitebuild.wheels import (
@@ -278,6 +281,13 @@ def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
     _copy_tree(root / "worker", dist / "worker", ("*.mjs",))
     _copy_tools(root, dist / "tools")
     _copy_plugins(root, dist / "plugins" / "examples")
+    editor = bundle_editor(root, dist / "vendor")
     _manifest(root, dist, lock.target.pyodide, packages, own)
     total = sum(f.stat().st_size for f in dist.rglob("*") if f.is_file())
-    return {"dist": str(dist), "bytes": total, "packages": packages, "own_wheel": own.name}
+    return {
+        "dist": str(dist),
+        "bytes": total,
+        "packages": packages,
+        "own_wheel": own.name,
+        "editor_packages": editor,
+    }

@@ -1,0 +1,152 @@
+// Getting files into the project, and moving them, without silent loss (docs/ui.md, "The file
+// explorer" and "No silent overwrite"). Dropped folders are read with the browser's entries API
+// (DataTransferItem.webkitGetAsEntry), falling back to a handle (getAsFileSystemHandle) or the
+// plain file. Every write first asks the host for a new file (file.write with if_absent); when
+// the host answers already-exists, the person chooses: Replace, Keep both (the new one under a
+// free name), or Cancel. Moves do the same (file.move refuses an existing target).
+
+import { joinPath, parentOf, baseName } from "./explorer.mjs";
+import { choiceDialog } from "./dialog.mjs";
+
+/**
+ * Read a drop: resolves [{path, file} | {path, dir: true}] with paths relative to the drop
+ * (a dropped folder "docs" gives "docs/…"; its empty folders too). MUST be called inside the
+ * drop event, before any await: the browser empties the DataTransfer once the event ends.
+ */
+export function readDrop(dataTransfer) {
+  const items = [...(dataTransfer.items ?? [])].filter((i) => i.kind === "file");
+  const entries = items.map((i) => i.webkitGetAsEntry?.() ?? null);
+  const handles = items.map((i, n) => (entries[n] || !i.getAsFileSystemHandle ? null : i.getAsFileSystemHandle()));
+  const files = items.map((i) => i.getAsFile());
+  return (async () => {
+    const out = [];
+    for (let n = 0; n < items.length; n += 1) {
+      if (entries[n]) await walkEntry(entries[n], "", out);
+      else if (handles[n]) await walkHandle(await handles[n].catch(() => null), "", out, files[n]);
+      else if (files[n]) out.push({ path: files[n].name, file: files[n] });
+    }
+    return out;
+  })();
+}
+
+async function walkEntry(entry, prefix, out) {
+  const path = joinPath(prefix, entry.name);
+  if (entry.isFile) {
+    out.push({ path, file: await new Promise((resolve, reject) => entry.file(resolve, reject)) });
+    return;
+  }
+  const reader = entry.createReader();
+  const children = [];
+  for (;;) {
+    const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+    if (!batch.length) break;
+    children.push(...batch);
+  }
+  if (!children.length) out.push({ path, dir: true });
+  children.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const child of children) await walkEntry(child, path, out);
+}
+
+async function walkHandle(handle, prefix, out, fallback) {
+  if (!handle) { if (fallback) out.push({ path: fallback.name, file: fallback }); return; }
+  const path = joinPath(prefix, handle.name);
+  if (handle.kind === "file") { out.push({ path, file: await handle.getFile() }); return; }
+  const children = [];
+  for await (const child of handle.values()) children.push(child);
+  if (!children.length) out.push({ path, dir: true });
+  children.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const child of children) await walkHandle(child, path, out, null);
+}
+
+/** "notes (2).txt" for "notes.txt" (n = 2): the name "Keep both" gives the new file. */
+export function keptName(leaf, n) {
+  const dot = leaf.lastIndexOf(".");
+  return dot > 0 ? `${leaf.slice(0, dot)} (${n})${leaf.slice(dot)}` : `${leaf} (${n})`;
+}
+
+/**
+ * Asks what to do when a target exists, once per conflict or once for all (`state.all`).
+ * `state`: {all: null | "replace" | "keep", left: number of conflicts that may follow}.
+ */
+export async function askConflict(path, act, state) {
+  if (state.all) return state.all;
+  const leaf = baseName(path);
+  const where = parentOf(path) ? `The folder /${parentOf(path)}/` : "The project root";
+  const { choice, all } = await choiceDialog({
+    id: "conflict-dialog",
+    title: `“${leaf}” already exists`,
+    text: `${where} already holds a file named “${leaf}”. Replace it with the one you are ${act}, keep both (yours is saved under a new name, like “${keptName(leaf, 2)}”), or cancel.`,
+    choices: [{ value: "keep", label: "Keep both" }, { value: "replace", label: "Replace" }],
+    rest: state.left ?? 0,
+  });
+  if (all && choice !== "cancel") state.all = choice;
+  return choice;
+}
+
+/**
+ * Write `body` (ArrayBuffer factory: `bytes()`) at `path` without overwriting by surprise:
+ * resolves the path written, or null when the person cancelled. Throws the host's refusal
+ * for anything but a conflict. `call(op, args, options)` is the surface's host call.
+ */
+export async function writeAsking(call, path, bytes, { act, state }) {
+  try {
+    await call("file.write", { path, if_absent: true }, { body: await bytes() });
+    return path;
+  } catch (err) {
+    if (err.code !== "already-exists") throw err;
+  }
+  const choice = await askConflict(path, act, state);
+  if (choice === "replace") {
+    await call("file.write", { path }, { body: await bytes() });
+    return path;
+  }
+  if (choice === "keep") return writeKept(call, path, bytes);
+  return null;
+}
+
+async function writeKept(call, path, bytes) {
+  for (let n = 2; n < 1000; n += 1) {
+    const candidate = joinPath(parentOf(path), keptName(baseName(path), n));
+    try {
+      await call("file.write", { path: candidate, if_absent: true }, { body: await bytes() });
+      return candidate;
+    } catch (err) {
+      if (err.code !== "already-exists") throw err;
+    }
+  }
+  throw Object.assign(new Error(`No free name left beside ${path}.`), { code: "already-exists" });
+}
+
+/**
+ * Move the file `src` to `dst`, asking when `dst` exists: resolves the new path, or null when
+ * cancelled. "Replace" writes src's bytes over dst (atomic in the host) and then deletes src,
+ * so at no point is either file lost — if the delete fails, both stay and the refusal says so.
+ * (One atomic replacing move is host work for phase B: docs/ui.md.)
+ */
+export async function moveAsking(call, src, dst, { state }) {
+  try {
+    await call("file.move", { src, dst });
+    return dst;
+  } catch (err) {
+    if (err.code !== "already-exists") throw err;
+  }
+  const choice = await askConflict(dst, "moving", state);
+  if (choice === "replace") {
+    const read = await call("file.read", { path: src });
+    await call("file.write", { path: dst }, { body: read.body ?? new ArrayBuffer(0) });
+    await call("file.delete", { path: src });
+    return dst;
+  }
+  if (choice === "keep") {
+    for (let n = 2; n < 1000; n += 1) {
+      const candidate = joinPath(parentOf(dst), keptName(baseName(dst), n));
+      try {
+        await call("file.move", { src, dst: candidate });
+        return candidate;
+      } catch (err) {
+        if (err.code !== "already-exists") throw err;
+      }
+    }
+  }
+  return null;
+}
