@@ -31,7 +31,7 @@ from core.model import Contract, NoArgs
 from core.refusals import Code, Refused
 from core.tools.admission import Admission, Admitted, CallRequest
 from core.tools.broker import Broker
-from core.tools.builtin import BuiltinTool, FileWriteToolArgs
+from core.tools.builtin import BuiltinTool, DescribeArgs, FileWriteToolArgs
 from core.tools.plugin_call import decode_output, envelope, read_requests, write_request
 from core.tools.plugin_shelf import PluginShelf
 from core.tools.registry import Descriptor, OperationEntry, OperationRegistry
@@ -109,7 +109,7 @@ class ToolBox:
         :data:`~core.tools.builtin.DESCRIBE` is) — which this host runs even when it is not
         one of its protocol's operations (a placement's own). Its effect class and receipt rule
         are the operation's; refuses as :meth:`core.tools.registry.OperationRegistry.register`."""
-        request = None if tool.args is None else REQUESTS[tool.args]
+        request = None if operation is None or tool.args is None else REQUESTS[tool.args]
         writes = operation is not None and operation.writes
         entry = OperationEntry(
             name=tool.name,
@@ -151,8 +151,10 @@ class ToolBox:
         if admitted.entry.plugin_id is not None:
             return await self._run_plugin(admitted, actor=actor)
         bound = self._bound[name]
-        if bound.operation is None:
-            tools = [d.model_dump(mode="json", by_alias=True) for d in self.describe()]
+        if bound.operation is None:  # discovery: at most eight live seats, preferred first
+            assert isinstance(admitted.args, DescribeArgs)
+            offered = self._registry.offer(admitted.policy, prefer=admitted.args.prefer)
+            tools = [d.model_dump(mode="json", by_alias=True) for d in offered]
             return ToolOutcome(result={"tools": tools})
         args, body = admitted.args, None
         if bound.request is not None:

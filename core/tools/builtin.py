@@ -10,26 +10,49 @@ A tool's effect class and receipt rule are its operation's (an operation that wr
 ``write`` tool with the ``local-write`` rung); its argument model is the operation's, unless
 the tool declares its own (``file.write`` carries its bytes base64-encoded in the arguments,
 :class:`FileWriteToolArgs`, because a call envelope has no binary body). ``tools.describe`` is
-answered by discovery itself and performs no operation.
+answered by discovery itself and performs no operation: it offers at most
+:data:`~core.tools.registry.MAX_OFFERED_SEATS` live tools (seed 003: a context limit, never a
+grant), the names the caller prefers first (:class:`DescribeArgs`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 from pydantic import Field
 
 from core.model import Contract
 from core.projects.project import PROJECT_ID_PATTERN
-from core.tools.registry import Capability
+from core.tools.registry import MAX_OFFERED_SEATS, Capability
 
-__all__ = ["BUILTIN_TOOLS", "DESCRIBE", "MAX_CONTENT_BYTES", "BuiltinTool", "FileWriteToolArgs"]
+__all__ = [
+    "BUILTIN_TOOLS",
+    "DESCRIBE",
+    "MAX_CONTENT_BYTES",
+    "BuiltinTool",
+    "DescribeArgs",
+    "FileWriteToolArgs",
+]
 
 MAX_CONTENT_BYTES = 4 << 20
 """The most bytes ``file.write`` carries inside a call envelope (base64 in ``args``)."""
 
 DESCRIBE = "tools.describe"
 """The tool that describes the tools offered here (discovery; a description, never a grant)."""
+
+
+class DescribeArgs(Contract):
+    """``tools.describe``'s arguments: ``prefer``, at most eight tool names to offer first (a
+    name that is not offered here is passed over, never an error). The answer holds at most
+    :data:`~core.tools.registry.MAX_OFFERED_SEATS` tools that the policy would admit now —
+    switched-off tools, withdrawn operations and unadmitted plugin releases are left out
+    (seed 003 discovery; :meth:`core.tools.registry.OperationRegistry.offer`). A description
+    is never a grant: every call is admitted again (:mod:`core.tools.admission`)."""
+
+    prefer: tuple[Annotated[str, Field(max_length=200)], ...] = Field(
+        default=(), max_length=MAX_OFFERED_SEATS
+    )
 
 
 class FileWriteToolArgs(Contract):
@@ -56,7 +79,9 @@ class BuiltinTool:
 
 
 BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
-    BuiltinTool(DESCRIBE, None, "Describe the tools offered here."),
+    BuiltinTool(
+        DESCRIBE, None, "Describe the tools offered here (eight at most).", args=DescribeArgs
+    ),
     BuiltinTool("projects.list", "project.list", "List this environment's projects."),
     BuiltinTool(
         "project.create", "project.create", "Create an empty project.", frozenset({"storage"})

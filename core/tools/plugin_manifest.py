@@ -61,7 +61,7 @@ MAX_MEMORY_BYTES = 64 << 20
 MAX_OUTPUT_BYTES = 16 << 20
 MAX_READ_BYTES = 6 << 20
 
-PLUGIN_ID = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
+PLUGIN_ID = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 MODULE_FILE = r"^[a-z0-9][a-z0-9_-]{0,62}\.wasm$"
 PROPERTY = r"^[a-z][a-zA-Z0-9_]{0,63}$"
 ENTRY = r"^[!-~]{1,128}$"

@@ -241,6 +241,47 @@ def test_withdrawal_refuses_a_call_discovered_before_it(world: World, plugins_di
     assert world.sandbox.calls == []
 
 
+def test_discovery_offers_at_most_eight_live_seats_and_is_never_a_grant(
+    world: World, plugins_dir: Path
+) -> None:
+    """Seed 003 discovery: ``tools.describe`` offers at most eight tools the policy would admit
+    now, the preferred first; an unadmitted or withdrawn plugin operation is not offered even
+    when preferred, and the Tools surface's own listing (``tool.discover``) still shows it."""
+
+    def offered(*prefer: str) -> list[str]:
+        answer, _ = world.h.call(
+            "tool.call",
+            envKey=world.h.ctx.env_key,
+            tool="tools.describe",
+            descriptorId=world.tools()["tools.describe"]["descriptorId"],
+            args={"prefer": list(prefer)},
+        )
+        assert answer["ok"], answer
+        return [t["name"] for t in answer["result"]["result"]["tools"]]
+
+    world.install(package(plugins_dir, "textstats"))
+    world.install(package(plugins_dir, "tidy"))
+    listed = world.tools()
+    assert len(listed) > 8 and {"textstats.count", "tidy.text"} <= set(listed)
+    assert "textstats.count" not in offered("textstats.count")  # installed, not admitted
+    world.grant("textstats", admit=True)
+    world.grant("tidy", admit=True)
+    assert offered("tidy.text", "textstats.count")[:2] == ["tidy.text", "textstats.count"]
+    assert all(len(offered(*p)) == 8 for p in [(), ("tidy.text",), ("no.such.tool",)])
+    assert {"textstats.count", "tidy.text"}.isdisjoint(offered())  # built-ins fill the seats
+    world.h.call("plugin.withdraw", origin=HUMAN, id="tidy")
+    assert "tidy.text" not in offered("tidy.text")
+    assert "tidy.text" in world.tools()
+    too_many, _ = world.h.call(
+        "tool.call",
+        envKey=world.h.ctx.env_key,
+        tool="tools.describe",
+        descriptorId=world.tools()["tools.describe"]["descriptorId"],
+        args={"prefer": [f"t{i}" for i in range(9)]},
+    )
+    assert too_many["refusal"]["code"] == "args-invalid"
+
+
 def test_an_upgrade_needs_its_own_admission_and_grant(
     world: World, plugins_dir: Path, tmp_path: Path
 ) -> None:
