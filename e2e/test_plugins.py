@@ -9,6 +9,7 @@ the page's real sandbox frame, and the host keeps answering."""
 from __future__ import annotations
 
 import hashlib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,15 @@ def _install(page: Page, package: Path, plugin: str) -> None:
     page.wait_for_selector("#plugin-install-dialog[open]")
     shown = page.text_content("#plugin-install-operations") or ""
     assert "Reads the" in shown and ("internal-read" in shown or "local-write" in shown)
+    page.click("#plugin-install-dialog .dialog-confirm")
+    page.wait_for_selector(f"article[data-plugin='{plugin}']")
+
+
+def _install_folder(page: Page, folder: Path, plugin: str) -> None:
+    page.set_input_files("#plugin-folder", str(folder))
+    page.wait_for_selector("#plugin-install-dialog[open]")
+    listed = page.text_content("#plugin-install-files") or ""
+    assert all(f"{folder.name}/{p.name}" in listed for p in folder.iterdir())
     page.click("#plugin-install-dialog .dialog-confirm")
     page.wait_for_selector(f"article[data-plugin='{plugin}']")
 
@@ -87,6 +97,29 @@ def test_install_admit_grant_run_and_withdraw_through_the_ui(host: HostPage, dis
     records = host.ok("audit.list", {"limit": 200})["result"]["records"]
     ops = {r["op"] for r in records}
     assert {"plugin.install", "plugin.grant", "plugin.withdraw", "tool.call"} <= ops
+    host.assert_clean()
+
+
+def test_a_plugin_installs_from_its_folder_through_the_ui(
+    host: HostPage, dist: Path, tmp_path: Path
+) -> None:
+    page = host.page
+    folder = tmp_path / "textstats"
+    with zipfile.ZipFile(dist / "plugins" / "examples" / "textstats-1.0.0.zip") as archive:
+        archive.extractall(folder)
+    pid = host.ok("project.create", {"name": "Notes"})["result"]["project"]["id"]
+    host.ok("file.write", {"project": pid, "path": "a.md"}, b"one two three\n")
+    page.evaluate("(id) => voicebox.app.openProject(id)", pid)
+    page.wait_for_function("(id) => voicebox.app.project?.id === id", arg=pid)
+    page.click("#surfaces button[data-surface='plugins']")
+    _install_folder(page, folder, "textstats")
+    (installed,) = host.ok("plugin.list")["result"]["plugins"]
+    manifest = (folder / "voicebox-plugin.json").read_bytes()
+    assert installed["manifestSha256"] == hashlib.sha256(manifest).hexdigest()
+    _admit(page, "textstats", files=True)
+    _run(page, "textstats.count", {"path": "a.md"})
+    page.wait_for_selector("#tool-result")
+    assert '"words": 3' in (page.text_content("#tool-result") or "")
     host.assert_clean()
 
 
