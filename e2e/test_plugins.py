@@ -3,12 +3,14 @@ from a file on the Plugins surface (shown first with every operation and capabil
 admit them, grant files to the writer, run both from the Tools surface, see the host's receipt
 of the write, withdraw and see the refusal; a hostile package is refused with its code while
 the page and the host keep answering; a hostile plugin's call (a loop, memory past its cap, an
-HTTP request, a refused import, an output claiming a receipt) is stopped or refused by code in
-the page's real sandbox frame, and the host keeps answering."""
+HTTP request, a refused import, an output claiming a receipt) — installed, admitted and run by
+clicking — is stopped or refused by code in the page's real sandbox frame, the code shown in
+the page, and the page and the host keep answering; a plugin installs from its folder."""
 
 from __future__ import annotations
 
 import hashlib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -24,11 +26,21 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return build_test_packages(tmp_path_factory.mktemp("hostile"))
 
 
-def _install(page: Page, package: Path, plugin: str) -> None:
+def _install(page: Page, package: Path, plugin: str, *, reads: bool = True) -> None:
     page.set_input_files("#plugin-file", str(package))
     page.wait_for_selector("#plugin-install-dialog[open]")
     shown = page.text_content("#plugin-install-operations") or ""
-    assert "Reads the" in shown and ("internal-read" in shown or "local-write" in shown)
+    assert ("Reads the" in shown) == reads
+    assert "internal-read" in shown or "local-write" in shown
+    page.click("#plugin-install-dialog .dialog-confirm")
+    page.wait_for_selector(f"article[data-plugin='{plugin}']")
+
+
+def _install_folder(page: Page, folder: Path, plugin: str) -> None:
+    page.set_input_files("#plugin-folder", str(folder))
+    page.wait_for_selector("#plugin-install-dialog[open]")
+    listed = page.text_content("#plugin-install-files") or ""
+    assert all(f"{folder.name}/{p.name}" in listed for p in folder.iterdir())
     page.click("#plugin-install-dialog .dialog-confirm")
     page.wait_for_selector(f"article[data-plugin='{plugin}']")
 
@@ -90,6 +102,29 @@ def test_install_admit_grant_run_and_withdraw_through_the_ui(host: HostPage, dis
     host.assert_clean()
 
 
+def test_a_plugin_installs_from_its_folder_through_the_ui(
+    host: HostPage, dist: Path, tmp_path: Path
+) -> None:
+    page = host.page
+    folder = tmp_path / "textstats"
+    with zipfile.ZipFile(dist / "plugins" / "examples" / "textstats-1.0.0.zip") as archive:
+        archive.extractall(folder)
+    pid = host.ok("project.create", {"name": "Notes"})["result"]["project"]["id"]
+    host.ok("file.write", {"project": pid, "path": "a.md"}, b"one two three\n")
+    page.evaluate("(id) => voicebox.app.openProject(id)", pid)
+    page.wait_for_function("(id) => voicebox.app.project?.id === id", arg=pid)
+    page.click("#surfaces button[data-surface='plugins']")
+    _install_folder(page, folder, "textstats")
+    (installed,) = host.ok("plugin.list")["result"]["plugins"]
+    manifest = (folder / "voicebox-plugin.json").read_bytes()
+    assert installed["manifestSha256"] == hashlib.sha256(manifest).hexdigest()
+    _admit(page, "textstats", files=True)
+    _run(page, "textstats.count", {"path": "a.md"})
+    page.wait_for_selector("#tool-result")
+    assert '"words": 3' in (page.text_content("#tool-result") or "")
+    host.assert_clean()
+
+
 @pytest.mark.parametrize(
     ("name", "code"),
     [
@@ -124,16 +159,21 @@ def test_a_hostile_package_is_refused_with_its_code_and_the_host_keeps_answering
 def test_a_hostile_plugin_call_is_stopped_in_the_real_sandbox_and_the_host_keeps_answering(
     host: HostPage, hostile: dict[str, Path], name: str, tool: str, code: str
 ) -> None:
-    host.ok("plugin.install", {}, hostile[name].read_bytes(), human=True)
-    host.ok("plugin.grant", {"id": name, "admit": True, "files": False}, human=True)
+    page = host.page
     pid = host.ok("project.create", {"name": "Hostile"})["result"]["project"]["id"]
-    local = host.ok("env.list")["result"]["environments"][0]["envKey"]
-    tools = host.ok("tool.discover", {"envKey": local})["result"]["tools"]
-    descriptor = next(t["descriptorId"] for t in tools if t["name"] == tool)
-    answer = host.call(
-        "tool.call",
-        {"envKey": local, "tool": tool, "descriptorId": descriptor, "args": {"project": pid}},
-    )
-    assert answer["refusal"]["code"] == code, answer
+    page.evaluate("(id) => voicebox.app.openProject(id)", pid)
+    page.wait_for_function("(id) => voicebox.app.project?.id === id", arg=pid)
+    page.click("#surfaces button[data-surface='plugins']")
+    _install(page, hostile[name], name, reads=False)
+    _admit(page, name, files=False)
+    _run(page, tool, {})
+    page.wait_for_selector(".alert-error .refusal-code")
+    assert page.text_content(".alert-error .refusal-code") == code
+    assert page.query_selector("#tool-receipt") is None
+    # the page and the host keep answering: a second, normal action through the page
+    page.click("#surfaces button[data-surface='plugins']")
+    page.wait_for_selector(f"article[data-plugin='{name}'] .plugin-state[data-admitted='true']")
     assert host.ok("host.info")["ok"]
     assert host.ok("file.list", {"project": pid})["result"]["entries"] == []
+    records = host.ok("audit.list", {"limit": 200})["result"]["records"]
+    assert any(r["op"] == "tool.call" and r["rule"] == code for r in records), records[-3:]

@@ -1,7 +1,9 @@
 """The operator's plugin controls: install, list, grant, withdraw, uninstall (issue 16; seed
 003; docs/plugins.md). Calling a plugin operation is ``tool.call`` (:mod:`core.host.tools`).
 
-- ``plugin.install`` — a person's gesture; the package (a ``.zip``) is the message body. It is
+- ``plugin.install`` — a person's gesture; the package is the message body: a ``.zip``, or a
+  folder's files concatenated with ``folder`` naming each one's path and size
+  (:class:`PackageArgs`; split by :func:`core.tools.plugin_manifest.folder_files`). It is
   read and pin-checked (:func:`core.tools.plugin_manifest.read_package`), then every operation
   is registered under origin ``plugin:<id>``, all or none (``registration-conflict`` when a
   name is held by another origin — a built-in or another plugin). Installing admits nothing.
@@ -32,9 +34,42 @@ from core.host.tools import ToolBox
 from core.model import Contract, NoArgs, canonical_json
 from core.policy import Policy
 from core.refusals import Code, Refused
-from core.tools.plugin_manifest import PLUGIN_ID, PluginPackage, read_package
+from core.tools.plugin_manifest import (
+    MAX_MODULE_BYTES,
+    MAX_PACKAGE_FILES,
+    PLUGIN_ID,
+    PluginPackage,
+    folder_files,
+    read_package,
+)
 
-__all__ = ["PluginGrantArgs", "PluginInfo", "PluginList", "PluginRef"]
+__all__ = ["PackageArgs", "PackageFile", "PluginGrantArgs", "PluginInfo", "PluginList", "PluginRef"]
+
+
+class PackageFile(Contract):
+    """One file of a package sent as a folder: its path relative to the picked folder's parent
+    (``<folder>/<name>`` or ``<name>``) and its size in bytes. The path's rule is applied by
+    :func:`core.tools.plugin_manifest.folder_files` (``archive-entry-*`` codes)."""
+
+    path: str = Field(min_length=1, max_length=255)
+    size: int = Field(ge=0, le=MAX_MODULE_BYTES)
+
+
+class PackageArgs(Contract):
+    """``plugin.inspect`` / ``plugin.install``: no ``folder`` — the body is a ``.zip``; with
+    ``folder`` — the body is those files' bytes concatenated in that order (at most a manifest
+    and eight modules; more is ``message-malformed``, as for any argument outside its model)."""
+
+    folder: list[PackageFile] | None = Field(
+        default=None, min_length=1, max_length=MAX_PACKAGE_FILES
+    )
+
+
+def _package(call: Call[PackageArgs]) -> PluginPackage:
+    body = call.body or b""
+    if call.args.folder is None:
+        return read_package(body)
+    return read_package(folder_files([(f.path, f.size) for f in call.args.folder], body))
 
 
 class CapabilityInfo(Contract):
@@ -167,11 +202,11 @@ def _installed(call: Call[object], plugin_id: str) -> PluginPackage:
     return package
 
 
-async def plugin_install(call: Call[NoArgs]) -> Outcome:
+async def plugin_install(call: Call[PackageArgs]) -> Outcome:
     """Refuses the package reader's codes (``plugin-pin-mismatch``, ``registration-invalid``,
     ``archive-*``, ``file-too-large``) and ``registration-conflict``; nothing is registered,
-    stored or granted on a refusal."""
-    package = read_package(call.body or b"")
+    stored or granted on a refusal. A folder and the zip of the same files install alike."""
+    package = _package(call)
     shelf = _tools(call).plugins
     await shelf.load()
     old = await shelf.install(package)
@@ -191,11 +226,11 @@ async def plugin_install(call: Call[NoArgs]) -> Outcome:
     )
 
 
-async def plugin_inspect(call: Call[NoArgs]) -> Outcome:
+async def plugin_inspect(call: Call[PackageArgs]) -> Outcome:
     """What installing the package (the body) would register, for the install dialog: the
     same reading and refusals as ``plugin.install`` (including ``registration-conflict`` for a
     name another origin holds), nothing registered or stored."""
-    package = read_package(call.body or b"")
+    package = _package(call)
     registry = _tools(call).registry
     await _tools(call).plugins.load()
     for op in package.manifest.operations:

@@ -237,18 +237,18 @@ OPERATIONS = Operations(
         # ---- plugins (issue 16; seed 003): the operator's controls; calls are tool.call
         Operation(
             "plugin.install",
-            NoArgs,
+            plugin_ops.PackageArgs,
             plugin_ops.PluginInfo,
             plugin_ops.plugin_install,
-            "Install a plugin package (the body): pins checked, operations registered, "
-            "nothing admitted.",
+            "Install a plugin package (the body: a zip, or a folder's files): pins checked, "
+            "operations registered, nothing admitted.",
             writes=True,
             gesture=Gesture("Installing a plugin"),
             body_in="required",
         ),
         Operation(
             "plugin.inspect",
-            NoArgs,
+            plugin_ops.PackageArgs,
             plugin_ops.PluginInfo,
             plugin_ops.plugin_inspect,
             "What installing a plugin package (the body) would register; changes nothing.",

@@ -23,7 +23,7 @@ import io
 import json
 import re
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -40,11 +40,13 @@ __all__ = [
     "FORMAT",
     "MANIFEST_NAME",
     "MAX_MODULE_BYTES",
+    "MAX_PACKAGE_FILES",
     "ArgsSchema",
     "PluginManifest",
     "PluginOperation",
     "PluginPackage",
     "args_model",
+    "folder_files",
     "operation_entries",
     "parse_manifest",
     "read_package",
@@ -56,6 +58,8 @@ MAX_MANIFEST_BYTES = 256 << 10
 MAX_MODULE_BYTES = 4 << 20
 """The sandbox's ``maxModuleBytes`` (wasm_tools/sandbox.js)."""
 MAX_PACKAGE_BYTES = 16 << 20
+MAX_PACKAGE_FILES = 9
+"""A manifest and at most eight modules."""
 MAX_TIME_MS = 10_000
 MAX_MEMORY_BYTES = 64 << 20
 MAX_OUTPUT_BYTES = 16 << 20
@@ -232,7 +236,7 @@ def _zip_files(data: bytes) -> dict[str, bytes]:
         infos = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError, EOFError):
         raise Refused(Code.ARCHIVE_INVALID, "The file is not a readable zip.") from None
-    if len(infos) > 9:
+    if len(infos) > MAX_PACKAGE_FILES:
         raise Refused(Code.ARCHIVE_INVALID, "A plugin package holds a manifest and ≤ 8 modules.")
     files: dict[str, bytes] = {}
     for info in infos:
@@ -250,6 +254,44 @@ def _zip_files(data: bytes) -> dict[str, bytes]:
         if len(body) != info.file_size:
             raise Refused(Code.ARCHIVE_ENTRY_SIZE_MISMATCH, "An entry is not the size it says.")
         files[info.filename] = body
+    return files
+
+
+def folder_files(entries: Sequence[tuple[str, int]], body: bytes) -> dict[str, bytes]:
+    """Split a folder's files sent as one body: ``entries`` are ``(relative path, size in
+    bytes)`` in body order, ``body`` their bytes concatenated. Returns ``{name: bytes}`` for
+    :func:`read_package`, which then checks everything a zip's files are checked for.
+
+    A path is a plain file name, or ``<folder>/<name>`` with one folder shared by every entry
+    (what a browser's folder picker names: the picked folder, then the file); the folder is
+    dropped. Refuses ``archive-invalid`` for no entry or more than :data:`MAX_PACKAGE_FILES`,
+    ``archive-entry-size-mismatch`` when the sizes do not add up to the body,
+    ``archive-entry-absolute`` / ``-traversal`` / ``-name-invalid`` for a path that is not
+    one of those two shapes, ``archive-entry-duplicate`` for a name twice."""
+    if not entries or len(entries) > MAX_PACKAGE_FILES:
+        raise Refused(Code.ARCHIVE_INVALID, "A plugin package holds a manifest and ≤ 8 modules.")
+    if any(size < 0 for _, size in entries) or sum(s for _, s in entries) != len(body):
+        raise Refused(
+            Code.ARCHIVE_ENTRY_SIZE_MISMATCH, "The files' sizes do not add up to the bytes sent."
+        )
+    for path, _ in entries:
+        if path.startswith(("/", "\\")):
+            raise Refused(Code.ARCHIVE_ENTRY_ABSOLUTE, "Package entries are plain file names.")
+        if ".." in re.split(r"[/\\]", path):
+            raise Refused(Code.ARCHIVE_ENTRY_TRAVERSAL, "Package entries are plain file names.")
+    parts = [path.split("/") for path, _ in entries]
+    if all(len(p) == 2 for p in parts) and len({p[0] for p in parts}) == 1 and parts[0][0]:
+        names = [p[1] for p in parts]
+    else:
+        names = [path for path, _ in entries]
+    files: dict[str, bytes] = {}
+    offset = 0
+    for name, (_, size) in zip(names, entries, strict=True):
+        _check_name(name)
+        if name in files:
+            raise Refused(Code.ARCHIVE_ENTRY_DUPLICATE, "A name appears twice in the package.")
+        files[name] = body[offset : offset + size]
+        offset += size
     return files
 
 

@@ -1,4 +1,4 @@
-// Plugins surface (issue 16; seed 003): install a plugin package from a file, shown first with
+// Plugins surface (issue 16; seed 003): install a plugin package from a file or a folder, shown first with
 // every operation, its effect, receipt rung and each capability with its reason; then admit its
 // release, grant or remove files, withdraw, uninstall. UI only: the host reads the package,
 // checks its pins and decides everything (plugin.inspect / install / grant / withdraw /
@@ -40,21 +40,41 @@ function summary(plugin) {
     el("dd", {}, literal(plugin.summary)));
 }
 
-async function install(app, file, node) {
-  const bytes = await file.arrayBuffer();
-  const shown = await guarded(`Reading ${file.name}`, () => app.host.call("plugin.inspect", {}, { body: bytes.slice(0) }));
+// A package as the host reads it: a .zip is the body; a folder is its files' bytes
+// concatenated, with `folder` naming each file's relative path and size (plugin.inspect /
+// plugin.install; the host splits and checks them exactly as a zip's files).
+async function fromZip(file) {
+  return { label: file.name, size: file.size, args: {}, bytes: await file.arrayBuffer() };
+}
+
+async function fromFolder(files) {
+  const folder = files.map((f) => ({ path: f.webkitRelativePath || f.name, size: f.size }));
+  const size = files.reduce((n, f) => n + f.size, 0);
+  const label = folder[0]?.path.split("/")[0] || "the folder";
+  return { label, size, args: { folder }, bytes: await new Blob(files).arrayBuffer() };
+}
+
+function fileList(source) {
+  if (!source.args.folder) return null;
+  return el("ul", { class: "package-files", id: "plugin-install-files" }, source.args.folder.map((f) =>
+    el("li", {}, el("code", {}, literal(f.path)), ` (${formatBytes(f.size)})`)));
+}
+
+async function install(app, source, node) {
+  const { args, bytes } = source;
+  const shown = await guarded(`Reading ${source.label}`, () => app.host.call("plugin.inspect", args, { body: bytes.slice(0) }));
   if (!shown) return;
   const plugin = shown.result;
   const ok = await confirmDialog({
     id: "plugin-install-dialog",
     title: `Install ${plugin.id} ${plugin.release}?`,
-    body: el("div", {}, summary(plugin), operationTable(plugin, "plugin-install-operations"),
+    body: el("div", {}, summary(plugin), fileList(source), operationTable(plugin, "plugin-install-operations"),
       el("p", { class: "muted" }, "Installing admits nothing: its operations run once you admit this release, and read or write files only once you grant files.")),
     confirmLabel: "Install",
   });
   if (!ok) return;
-  const done = await acted(`Installing ${plugin.id}`, () => app.host.call("plugin.install", {}, { body: bytes, human: true }));
-  if (done) showNotice(`Installed ${plugin.id} ${plugin.release} (${formatBytes(file.size)}).`);
+  const done = await acted(`Installing ${plugin.id}`, () => app.host.call("plugin.install", args, { body: bytes, human: true }));
+  if (done) showNotice(`Installed ${plugin.id} ${plugin.release} (${formatBytes(source.size)}).`);
   await renderPlugins(node, app);
 }
 
@@ -88,11 +108,19 @@ export async function renderPlugins(node, app) {
   const listed = await guarded("Listing plugins", () => app.host.call("plugin.list"));
   const plugins = listed?.result.plugins ?? [];
   const picker = el("input", { type: "file", id: "plugin-file", accept: ".zip,application/zip",
-    onchange: async () => { const f = picker.files?.[0]; picker.value = ""; if (f) await install(app, f, node); } });
+    onchange: async () => { const f = picker.files?.[0]; picker.value = ""; if (f) await install(app, await fromZip(f), node); } });
+  const folderPicker = el("input", { type: "file", id: "plugin-folder", webkitdirectory: true,
+    onchange: async () => {
+      const files = Array.from(folderPicker.files ?? []);
+      const source = files.length ? await fromFolder(files) : null;
+      folderPicker.value = "";
+      if (source) await install(app, source, node);
+    } });
   replace(node,
     el("h2", {}, "Plugins"),
     el("p", { class: "muted" }, "A plugin computes in the sandbox; the host reads and writes files for it, only as you grant. It has no network."),
-    el("div", { class: "toolbar" }, el("label", { for: "plugin-file" }, "Install from a file (.zip)"), picker),
+    el("div", { class: "toolbar" }, el("label", { for: "plugin-file" }, "Install from a file (.zip)"), picker,
+      el("label", { for: "plugin-folder" }, "or from a folder"), folderPicker),
     plugins.length ? el("div", { id: "plugin-list" }, plugins.map((p) => pluginCard(app, node, p)))
       : el("p", { class: "empty" }, "No plugin is installed."),
   );

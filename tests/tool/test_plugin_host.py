@@ -423,3 +423,59 @@ def test_a_files_grant_removed_while_the_call_runs_refuses_its_write(
     answer = world.call("tidy.text", origin=HUMAN, path="notes/a.md", target="notes/b.md")
     assert answer["refusal"]["code"] == "files-grant-missing"
     assert world.read("notes/b.md") is None
+
+
+def folder_message(folder: Path, top: str | None = None) -> tuple[list[dict[str, Any]], bytes]:
+    """A folder as the page sends it: each file's ``<folder>/<name>`` and size, then the bytes."""
+    files = sorted(p for p in folder.iterdir() if p.is_file())
+    top = folder.name if top is None else top
+    entries = [{"path": f"{top}/{p.name}", "size": p.stat().st_size} for p in files]
+    return entries, b"".join(p.read_bytes() for p in files)
+
+
+def test_a_folder_installs_exactly_as_its_zip(plugins_dir: Path) -> None:
+    by_zip, by_folder = World(), World()
+    zipped = by_zip.install(package(plugins_dir, "tidy"))
+    entries, body = folder_message(plugins_dir / "tidy")
+    shown = by_folder.h.ok("plugin.inspect", body, folder=entries)
+    answer, _ = by_folder.h.call("plugin.install", body, origin=HUMAN, folder=entries)
+    assert zipped["ok"] and answer["ok"], answer
+    assert answer["result"] == zipped["result"]
+    assert shown["manifestSha256"] == zipped["result"]["manifestSha256"]
+    assert by_folder.h.ok("plugin.list") == by_zip.h.ok("plugin.list")
+    assert by_folder.tools()["tidy.text"]["origin"] == "plugin:tidy"
+
+
+def test_the_folder_refusals_store_nothing(plugins_dir: Path) -> None:
+    entries, body = folder_message(plugins_dir / "tidy")
+    cases = [
+        (
+            "archive-entry-size-mismatch",
+            [{**entries[0], "size": entries[0]["size"] + 1}, *entries[1:]],
+        ),
+        (
+            "archive-entry-size-mismatch",
+            [{**entries[0], "size": entries[0]["size"] - 1}, *entries[1:]],
+        ),
+        ("message-malformed", entries + [{"path": f"tidy/m{i}.wasm", "size": 0} for i in range(9)]),
+        (
+            "archive-entry-traversal",
+            [{**entries[0], "path": "../" + entries[0]["path"]}, *entries[1:]],
+        ),
+        (
+            "archive-entry-traversal",
+            [{**e, "path": "../" + e["path"].split("/")[1]} for e in entries],
+        ),
+        ("archive-entry-absolute", [{**e, "path": "/" + e["path"]} for e in entries]),
+        ("archive-entry-name-invalid", [{**e, "path": "a/" + e["path"]} for e in entries]),
+        ("archive-entry-duplicate", [*entries, {**entries[0], "size": 0}]),
+    ]
+    for code, folder in cases:
+        world = World()
+        before = set(world.tools())
+        for op in ("plugin.inspect", "plugin.install"):
+            answer, _ = world.h.call(op, body, origin=HUMAN, folder=folder)
+            assert answer["refusal"]["code"] == code, (folder, answer)
+        stored = {n for n in world.h.state.docs if n.startswith(("plugin", "policy"))}
+        assert set(world.tools()) == before and stored == set()
+        assert world.h.ok("plugin.list")["plugins"] == []
