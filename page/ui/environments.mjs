@@ -135,7 +135,7 @@ async function renderPeer(node, app, env) {
   }
   const listing = await guarded(`Listing ${env.name}'s projects`, () => toolCall(app, env, "projects.list", {}));
   const projects = listing?.result.result.projects ?? [];
-  const name = el("input", { id: "peer-project-name", type: "text", required: true, autocomplete: "off" });
+  const projectName = el("input", { id: "peer-project-name", type: "text", required: true, autocomplete: "off" });
   const createButton = el("button", { type: "submit", id: "create-peer-project" }, "Create in peer");
   const progress = el("div", { class: "upload-progress", id: "peer-progress", hidden: true });
   const showProgress = (label, value, max) => {
@@ -181,9 +181,9 @@ async function renderPeer(node, app, env) {
     el("form", { class: "inline-form", "aria-label": `Create a project in ${env.name}`,
       onsubmit: async (e) => {
         e.preventDefault();
-        if (await submitting(createButton, "Creating the project", () => toolCall(app, env, "project.create", { name: name.value }))) await renderPeer(node, app, env);
+        if (await submitting(createButton, "Creating the project", () => toolCall(app, env, "project.create", { name: projectName.value }))) await renderPeer(node, app, env);
       } },
-      el("label", { for: "peer-project-name" }, "New project"), name, createButton),
+      el("label", { for: "peer-project-name" }, "New project"), projectName, createButton),
     progress,
     projects.length
       ? tableBox(el("table", { class: "table", id: "peer-projects" },
