@@ -25,22 +25,17 @@ it; a program writing into the folder at the same moment is outside what the hos
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 from core.paths import ProjectPath, fold
-from core.ports import Entry, ProjectFiles
+from core.projects.read_through import ReadThrough
 from core.refusals import Code, Refused
 
 __all__ = ["CaseGuard"]
 
 
-class CaseGuard:
+class CaseGuard(ReadThrough):
     """:class:`~core.ports.ProjectFiles` of a picked folder that refuses to create a name
     differing only in letter case from a sibling (``path-case-collision``, see module
     docstring). Reads, listings and deletes pass through unchanged."""
-
-    def __init__(self, files: ProjectFiles) -> None:
-        self._files = files
 
     async def _check(self, path: ProjectPath, field: str) -> None:
         if path.is_meta:
@@ -66,26 +61,6 @@ class CaseGuard:
                     field=field,
                 )
             return  # a new name: nothing below it exists yet
-
-    async def read(self, path: ProjectPath) -> bytes:
-        """See :meth:`core.ports.ProjectFiles.read`."""
-        return await self._files.read(path)
-
-    def read_chunks(self, path: ProjectPath, chunk_size: int = 1 << 20) -> AsyncIterator[bytes]:
-        """See :meth:`core.ports.ProjectFiles.read_chunks`."""
-        return self._files.read_chunks(path, chunk_size)
-
-    async def stat(self, path: ProjectPath) -> Entry | None:
-        """See :meth:`core.ports.ProjectFiles.stat`."""
-        return await self._files.stat(path)
-
-    async def list_dir(self, folder: tuple[str, ...]) -> list[Entry]:
-        """See :meth:`core.ports.ProjectFiles.list_dir`."""
-        return await self._files.list_dir(folder)
-
-    async def names(self, folder: tuple[str, ...]) -> list[str]:
-        """See :meth:`core.ports.ProjectFiles.names`."""
-        return await self._files.names(folder)
 
     async def write(self, path: ProjectPath, data: bytes) -> None:
         """See :meth:`core.ports.ProjectFiles.write`; refuses ``path-case-collision``."""

@@ -21,11 +21,10 @@ are never remembered: their permission is checked on every open.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from core.paths import ProjectPath, check_name
-from core.ports import Clock, Entry, FolderProjects, ProjectFiles, ProjectRoots, Randomness
+from core.ports import Clock, FolderProjects, ProjectFiles, ProjectRoots, Randomness
 from core.projects.case_guard import CaseGuard
 from core.projects.project import (
     MANIFEST_PATH,
@@ -35,6 +34,7 @@ from core.projects.project import (
     read_manifest,
     write_manifest,
 )
+from core.projects.read_through import ReadThrough
 from core.refusals import Code, Refused
 
 __all__ = ["AdoptOnWrite", "OpenProject", "ProjectCatalog"]
@@ -235,39 +235,19 @@ class ProjectCatalog:
         return await self._folders.handle(project_id)
 
 
-class AdoptOnWrite:
+class AdoptOnWrite(ReadThrough):
     """:class:`~core.ports.ProjectFiles` of an adopted folder: reads pass through; the first
     write of any kind (file, folder, move, delete — by any operation) writes the project's
     manifest first, so the folder becomes self-describing then and not on open (SPEC §3)."""
 
     def __init__(self, files: ProjectFiles, manifest: ProjectManifest) -> None:
-        self._files = files
+        super().__init__(files)
         self._manifest: ProjectManifest | None = manifest
 
     async def _adopt(self) -> None:
         if self._manifest is not None:
             manifest, self._manifest = self._manifest, None
             await write_manifest(self._files, manifest)
-
-    async def read(self, path: ProjectPath) -> bytes:
-        """See :meth:`core.ports.ProjectFiles.read`."""
-        return await self._files.read(path)
-
-    def read_chunks(self, path: ProjectPath, chunk_size: int = 1 << 20) -> AsyncIterator[bytes]:
-        """See :meth:`core.ports.ProjectFiles.read_chunks`."""
-        return self._files.read_chunks(path, chunk_size)
-
-    async def stat(self, path: ProjectPath) -> Entry | None:
-        """See :meth:`core.ports.ProjectFiles.stat`."""
-        return await self._files.stat(path)
-
-    async def list_dir(self, folder: tuple[str, ...]) -> list[Entry]:
-        """See :meth:`core.ports.ProjectFiles.list_dir`."""
-        return await self._files.list_dir(folder)
-
-    async def names(self, folder: tuple[str, ...]) -> list[str]:
-        """See :meth:`core.ports.ProjectFiles.names`."""
-        return await self._files.names(folder)
 
     async def write(self, path: ProjectPath, data: bytes) -> None:
         """See :meth:`core.ports.ProjectFiles.write`."""

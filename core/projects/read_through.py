@@ -1,0 +1,43 @@
+"""The read side of a :class:`~core.ports.ProjectFiles` wrapper, passed through (STYLE §1).
+
+A wrapper that changes only what writing does (:class:`~core.projects.case_guard.CaseGuard`,
+:class:`~core.projects.catalog.AdoptOnWrite`) subclasses :class:`ReadThrough` and defines the
+writes; reads, streams, stats and listings go to the wrapped files unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from core.paths import ProjectPath
+from core.ports import Entry, ProjectFiles
+
+__all__ = ["ReadThrough"]
+
+
+class ReadThrough:
+    """Holds the wrapped ``files`` and forwards every read of :class:`~core.ports.ProjectFiles`
+    to it; raises what the wrapped files raise (``file-not-found``, ``storage-failed``…)."""
+
+    def __init__(self, files: ProjectFiles) -> None:
+        self._files = files
+
+    async def read(self, path: ProjectPath) -> bytes:
+        """See :meth:`core.ports.ProjectFiles.read`."""
+        return await self._files.read(path)
+
+    def read_chunks(self, path: ProjectPath, chunk_size: int = 1 << 20) -> AsyncIterator[bytes]:
+        """See :meth:`core.ports.ProjectFiles.read_chunks`."""
+        return self._files.read_chunks(path, chunk_size)
+
+    async def stat(self, path: ProjectPath) -> Entry | None:
+        """See :meth:`core.ports.ProjectFiles.stat`."""
+        return await self._files.stat(path)
+
+    async def list_dir(self, folder: tuple[str, ...]) -> list[Entry]:
+        """See :meth:`core.ports.ProjectFiles.list_dir`."""
+        return await self._files.list_dir(folder)
+
+    async def names(self, folder: tuple[str, ...]) -> list[str]:
+        """See :meth:`core.ports.ProjectFiles.names`."""
+        return await self._files.names(folder)
