@@ -39,7 +39,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from core.custody.bearer import bearer_hash
-from core.custody.channels import Abandoned, LiveChannels
+from core.custody.channels import CLOSE_REASONS, Abandoned, LiveChannels
 from core.custody.peer_answers import accepted_result, invalid_answer, relayed_refusal
 from core.custody.remote import RECONNECT_DELAYS_MS, RemoteState, channel_url
 from core.custody.route import PeerRoute
@@ -147,6 +147,9 @@ class _Conn:
     mutating: dict[str, bool] = field(default_factory=dict)
     streamed: dict[str, int] = field(default_factory=dict)
     closed: bool = False
+    reason: asyncio.Future[str] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
 
 
 class PeerCalls:
@@ -326,6 +329,8 @@ class PeerCalls:
             async def on_close(code: int, reason: str) -> None:
                 c = holder["conn"]
                 c.closed = True
+                if not c.reason.done():
+                    c.reason.set_result(reason)
                 if self._conns.get(route.env.key) is c:
                     del self._conns[route.env.key]
                 self._abandon(c, c.caller.closed(reason))
@@ -392,7 +397,10 @@ class PeerCalls:
             args=envelope.args,
         )
         try:
-            await conn.caller.send(request, mutating=mutating)
+            try:
+                await conn.caller.send(request, mutating=mutating)
+            except Refused:
+                raise await self._why_closed(conn) from None
             answer = await self._wait(conn, request_id, future, envelope.tool)
         finally:
             conn.waiting.pop(request_id, None)
@@ -403,6 +411,18 @@ class PeerCalls:
         if isinstance(answer, ExecuteRefusal):
             raise relayed_refusal(answer.refusal, mutating=mutating, words=self._words)
         return accepted_result(answer, envelope=envelope, mutating=mutating)
+
+    async def _why_closed(self, conn: _Conn) -> Refused:
+        """A frame could not be sent: the channel is closing. The refusal its close names
+        (``pairing-revoked`` after a revocation…), waited for at most a second; else
+        ``environment-unreachable``. The call was not sent: nothing ran."""
+        try:
+            reason = await asyncio.wait_for(asyncio.shield(conn.reason), 1)
+        except TimeoutError:
+            reason = ""
+        if reason in CLOSE_REASONS:
+            return Refused(Code(reason))
+        return Refused(Code.ENVIRONMENT_UNREACHABLE)
 
     async def _wait(
         self,

@@ -270,6 +270,8 @@ async def env_revoke(call: Call[EnvRef]) -> Outcome:
     """Audited with rule ``pairing-revoked``; refuses ``unknown-environment``."""
     s = services(call)
     done = await s.admin.revoke(call.args.env_key)
+    if await s.admin.is_remote(call.args.env_key):
+        await s.peers.close_all(call.args.env_key)  # the next call's hello hears the answer
     result = Revoked(
         envKey=call.args.env_key,
         revoked=done.get("revoked", 0),
