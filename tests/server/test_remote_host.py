@@ -175,7 +175,8 @@ def test_a_host_adds_a_remote_by_code_and_calls_it_like_any_peer_without_the_pag
         world = RemoteWorld()
         await world.start()
         assert world.link.allowed == frozenset()
-        added = await world.ok("env.add", url=served.url + "/", code=_code(served.root))
+        code = _code(served.root)
+        added = await world.ok("env.add", url=served.url + "/", code=code)
         env = added["result"]["environment"]
         origin = served.url.rstrip("/")
         assert env["remote"]["origin"] == origin
@@ -205,6 +206,7 @@ def test_a_host_adds_a_remote_by_code_and_calls_it_like_any_peer_without_the_pag
         assert [e["remote"]["state"] for e in listed if e["remote"]] == ["connected"]
         everything = "".join(world.answers) + json.dumps([a for a in world.sink.records])
         assert "vbx_" not in everything and "vbh_" not in everything
+        assert code not in everything and code.replace("-", "") not in everything
         assert all(urlsplit(o).port == urlsplit(origin).port for o in world.link.reached)
 
     asyncio.run(go())
