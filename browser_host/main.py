@@ -24,6 +24,7 @@ from browser_host.folders import IdbFolderProjects
 from browser_host.idb_audit import IdbAuditSink
 from browser_host.jsutil import js_options
 from browser_host.opfs import HandleHostState, HandleProjectRoots, subfolder
+from browser_host.remote import WorkerRemoteLink
 from browser_host.sandbox import PortSandbox, SiteModules
 from browser_host.sealed_state import SealedHostState
 from browser_host.servers import WorkerEnvironmentServers
@@ -101,13 +102,16 @@ async def _load_policy(state: HostState) -> Policy:
         return Policy()
 
 
-async def start(idb: Any, sealer: Any, audit_key: Any, peer_script: str) -> HostBridge:
+async def start(
+    idb: Any, sealer: Any, audit_key: Any, peer_script: str, guard: Any = None
+) -> HostBridge:
     """Open OPFS and IndexedDB and return the bridge.
 
     ``idb`` is the worker's ``Database`` (``worker/idb.mjs``), ``sealer`` its ``Sealer``
     (``worker/sealed.mjs``: HOST_DIR sealed at rest), ``audit_key`` its ``AuditKey`` (the
     audit's HMAC key; the anchor goes to HOST_DIR), ``peer_script`` the URL of
-    ``worker/peer.mjs`` (environment servers).
+    ``worker/peer.mjs`` (environment servers), ``guard`` the worker's egress guard
+    (``worker/egress-guard.mjs``; remote environments are reachable only with it).
     """
     opfs = await js.navigator.storage.getDirectory()
     state = SealedHostState(HandleHostState(await subfolder(opfs, HOST_DIR, create=True)), sealer)
@@ -141,6 +145,7 @@ async def start(idb: Any, sealer: Any, audit_key: Any, peer_script: str) -> Host
             modules=SiteModules(js.URL.new("../tools/", js.location.href).href),
             connect_sandbox=PortSandbox,
             runtime_probe=runtime_figures,
+            remote=WorkerRemoteLink(guard) if guard is not None else None,
         ),
     )
     host = Host(ctx)
@@ -149,5 +154,7 @@ async def start(idb: Any, sealer: Any, audit_key: Any, peer_script: str) -> Host
     envs = await ensure_identity(ctx, "local")
     ctx.env_key = next(e.key for e in envs.environments if e.kind == "local")
     audit.env = ctx.env_key
+    if host.peers is not None:
+        await host.peers.admin.allow_remotes()  # the paired remotes' origins, from HOST_DIR
     await audit.head_seq()
     return HostBridge(host)

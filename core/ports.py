@@ -31,6 +31,7 @@ __all__ = [
     "ProjectFiles",
     "ProjectRoots",
     "Randomness",
+    "RemoteLink",
     "RuntimeProbe",
     "Sandbox",
     "StoredAuditRecord",
@@ -295,6 +296,40 @@ class EnvironmentServers(Protocol):
     ) -> PeerChannel:
         """A new execute channel to ``name``, opened for the environment ``env_key`` (the
         server's hello gate resolves it before it looks at any bearer, seed 002 §1)."""
+        ...
+
+
+class RemoteLink(Protocol):
+    """How this host reaches environment servers on other machines (issue 15): plain HTTP
+    requests and WebSocket execute channels, from the host (in E1 the host worker — never the
+    page). The adapter carries out what core decided: ``allow`` replaces the egress allow-list
+    (origins, ``scheme://host[:port]``, the ``ws``/``wss`` forms included) and the adapter
+    refuses every connection outside it. ``request`` sends one request and returns ``(status,
+    answer text)``; ``authorization`` goes in the ``Authorization`` header. A server that
+    cannot be reached refuses ``environment-unreachable``.
+    """
+
+    def allow(self, origins: frozenset[str]) -> None:
+        """The origins this host may reach from now on (every other one is refused)."""
+        ...
+
+    async def request(
+        self, method: str, url: str, body: str | None = None, *, authorization: str | None = None
+    ) -> tuple[int, str]:
+        """One HTTP request to ``url`` (an allowed origin); the status and the answer's text."""
+        ...
+
+    async def connect(
+        self,
+        url: str,
+        on_frame: Callable[[str], Awaitable[None]],
+        on_data: Callable[[str, bytes], Awaitable[None]],
+        on_close: Callable[[int, str], Awaitable[None]],
+    ) -> PeerChannel:
+        """A WebSocket execute channel to ``url`` (``ws``/``wss``, an allowed origin), open
+        (the hello not yet sent). Binary messages are chunks in the form of
+        :func:`core.custody.wire.parse_chunk_message`; delivered to the callbacks as in
+        :meth:`EnvironmentServers.connect`."""
         ...
 
 

@@ -12,9 +12,12 @@
 //   booting host never has its files switched under it; the next load uses the new build.
 // - activate: delete every other "voicebox-site-*" cache and every "voicebox-snapshot-*"
 //   cache of another build (worker/snapshot.mjs), then control the open pages.
-// - fetch: a request for another origin is answered with a network error, never sent — the
-//   page's CSP already forbids it, and this is what stops the workers' import() on a host
-//   that sends no worker CSP header (docs/operations.md, "What the workers can reach"); a
+// - fetch: a request for another origin that loads anything (a script, import(), a worker, a
+//   style, an image, a frame) is answered with a network error, never sent — the page's CSP
+//   already forbids it, and this is what stops the workers' import() on a host that sends no
+//   worker CSP header (docs/operations.md, "What the workers can reach"); a plain CORS fetch
+//   (destination "") goes on: the host worker's call to a remote environment it paired,
+//   which the worker's egress guard admitted (docs/security.md, "Remote environments"); a
 //   GET for one of those files (or for the site folder itself, i.e. index.html) is answered
 //   from the cache, falling back to the network; every other request is left alone.
 //
@@ -79,6 +82,12 @@ self.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
   if (url.origin !== ROOT.origin) {
+    // A plain fetch (destination "": fetch/XHR — the host worker's calls to a remote
+    // environment it paired) goes on: the worker's egress guard already admitted it (the
+    // paired origins, decided in Python), and the page's own CSP says connect-src 'self'.
+    // Anything that loads code, a style, an image or a frame from another origin (import(),
+    // a worker script …) is refused here.
+    if (request.destination === "" && request.mode === "cors") return;
     event.respondWith(Response.error());
     return;
   }

@@ -142,6 +142,10 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
         body = parse_body(EnvKeyBody, await _body(request))
         return await service.pair_revoke(token, body.env_key)
 
+    async def pair_release(request: Request) -> dict[str, Any]:
+        body = parse_body(EnvKeyBody, await _body(request))
+        return await service.pair_release(body.env_key, _bearer(request))
+
     async def pair_code(request: Request) -> dict[str, Any]:
         await service.pairing_token_check(_host_token(request))
         raw = await _body(request)
@@ -183,6 +187,7 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
         Route("/api/pair", _answering(pair_revoke), methods=["DELETE"]),
         Route("/api/pair/complete", _answering(pair_complete), methods=["POST"]),
         Route("/api/pair/code", _answering(pair_code), methods=["POST"]),
+        Route("/api/pair/revoke", _answering(pair_release), methods=["POST"]),
         Route("/api/pair/claim", _answering(pair_claim), methods=["POST"]),
         Route("/api/execute", _answering(execute), methods=["POST"]),
         Route("/api/environments/{key}/exec", _answering(fenced("exec")), methods=["POST"]),

@@ -19,31 +19,12 @@ import asyncio
 import contextlib
 from typing import Any
 
+from core.custody.wire import MAX_CHUNK_BYTES, chunk_message, parse_chunk_message
 from core.refusals import Code, Refused
 
 __all__ = ["WebSocketChannel", "chunk_message", "parse_chunk_message"]
 
 CLOSE_BOUND_S = 2
-MAX_CHUNK_BYTES = 256 << 10
-
-
-def chunk_message(request_id: str, data: bytes) -> bytes:
-    """The binary message carrying ``data`` for ``request_id`` (see the module docstring)."""
-    rid = request_id.encode("ascii")
-    if not 1 <= len(rid) <= 64:
-        raise ValueError("a request id is 1 to 64 ASCII characters")
-    return bytes([len(rid)]) + rid + data
-
-
-def parse_chunk_message(message: bytes) -> tuple[str, bytes] | None:
-    """``(request id, chunk)`` of a binary message, or ``None`` when it is not one."""
-    if not message or not 1 <= message[0] <= 64 or len(message) < 1 + message[0]:
-        return None
-    try:
-        rid = message[1 : 1 + message[0]].decode("ascii")
-    except UnicodeDecodeError:
-        return None
-    return rid, message[1 + message[0] :]
 
 
 class WebSocketChannel:

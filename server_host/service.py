@@ -216,6 +216,29 @@ class EnvironmentService:
             "logRefused": revocation.log_refused,
         }
 
+    async def pair_release(self, env_key: object, bearer: Secret | None) -> dict[str, Any]:
+        """``POST /api/pair/revoke`` (``Authorization: Bearer``): the holder of a bearer gives
+        up its own pairing — a browser host revoking from its page, which never holds this
+        server's host token. The decision order first (``unknown-environment``,
+        ``unauthenticated-call``, ``pairing-revoked``, ``bearer-refused``); then only that
+        bearer is revoked and its channels closed 1008 ``pairing-revoked`` (as
+        :meth:`pair_revoke`, same answer)."""
+        authorized = await self._authorize("pair.revoke", env_key, bearer)
+        revocation = await self.pairing.release(
+            authorized.env.key, authorized.bearer_hash, self.live, actor="holder"
+        )
+        abandoned = 0
+        for close in revocation.closes:
+            abandoned += await self._carry_out(close)
+        return {
+            "envKey": revocation.env_key,
+            "revoked": revocation.revoked,
+            "channelsClosed": sum(1 for c in revocation.closes if c.channel_id.startswith("ws")),
+            "callsAbandoned": abandoned,
+            "logged": revocation.logged,
+            "logRefused": revocation.log_refused,
+        }
+
     async def _carry_out(self, close: ChannelClose) -> int:
         """Close one revoked channel (WebSocket: refusal frames, then 1008; HTTP: answer 403)."""
         waiter = self._http.pop(close.channel_id, None)

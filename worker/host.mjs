@@ -35,7 +35,7 @@ import { AuditKey, Sealer } from "./sealed.mjs";
 const SITE = new URL("../", import.meta.url);
 const LOCK_NAME = "voicebox-host";
 const ALIVE_PREFIX = "voicebox-alive-";
-installEgressGuard({ site: SITE, workers: [new URL("peer.mjs", import.meta.url)] });
+const guard = installEgressGuard({ site: SITE, workers: [new URL("peer.mjs", import.meta.url)] });
 
 let bridge = null; // answers calls: Python's standby answerer, then the host
 let bounds = null; // {message_units, body_bytes}: the sizes Python checks, asked once
@@ -153,7 +153,7 @@ async function boot() {
   const started = performance.now();
   const db = new Database("voicebox-host");
   const main = pyodide.pyimport("browser_host.main");
-  const host = await main.start(db, new Sealer(db), new AuditKey(db), new URL("peer.mjs", import.meta.url).href);
+  const host = await main.start(db, new Sealer(db), new AuditKey(db), new URL("peer.mjs", import.meta.url).href, guard);
   const versions = JSON.parse(host.versions());
   versions.build = manifest.build;
   post({ kind: "ready", versions, tookOver: !owned, startMs: Math.round(performance.now() - started) });

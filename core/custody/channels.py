@@ -28,12 +28,12 @@ from core.model import Contract
 from core.refusals import Code, Refused
 from core.tools.receipts import Retry, retry_advice
 
-__all__ = ["POLICY_VIOLATION", "Abandoned", "ChannelClose", "LiveChannels"]
+__all__ = ["CLOSE_REASONS", "POLICY_VIOLATION", "Abandoned", "ChannelClose", "LiveChannels"]
 
 POLICY_VIOLATION = 1008
 """The WebSocket-like close code of every refusal a channel closes with (seed 002 §4-§5)."""
 
-_CLOSE_REASONS = frozenset(
+CLOSE_REASONS = frozenset(
     {
         Code.PAIRING_REVOKED,
         Code.BEARER_REFUSED,
@@ -42,6 +42,7 @@ _CLOSE_REASONS = frozenset(
         Code.UNKNOWN_ENVIRONMENT,
     }
 )
+"""The refusal codes a channel may close with (1008 and the code as the reason)."""
 
 
 class Abandoned(Contract):
@@ -186,7 +187,7 @@ class LiveChannels:
         channel = self._channels.pop(channel_id, None)
         if channel is None:
             return ()
-        code = Code(reason) if reason in _CLOSE_REASONS else Code.ENVIRONMENT_UNREACHABLE
+        code = Code(reason) if reason in CLOSE_REASONS else Code.ENVIRONMENT_UNREACHABLE
         return tuple(_abandon(channel_id, rid, call, code) for rid, call in channel.pending.items())
 
 

@@ -78,6 +78,10 @@ class Environment(Contract):
     name: str = Field(min_length=1, max_length=200)
     kind: EnvKind
     added_at: int = Field(alias="addedAt", ge=0, description="Milliseconds since the epoch.")
+    origin: str | None = Field(default=None, max_length=300)
+    """For a remote environment (a server on another machine, issue 15): its origin,
+    ``http(s)://host[:port]`` (:func:`core.custody.remote.remote_origin`); ``None`` for a
+    local one and for a peer served by a worker of this host."""
 
 
 class Environments(Contract):
@@ -118,14 +122,17 @@ class Environments(Contract):
             raise Refused(Code.UNKNOWN_ENVIRONMENT, field="envKey")
         return env
 
-    def added(self, key: str, name: str, kind: EnvKind, now_ms: int) -> Environments:
-        """A copy with a new environment; refuses ``already-exists``, ``name-invalid``."""
+    def added(
+        self, key: str, name: str, kind: EnvKind, now_ms: int, origin: str | None = None
+    ) -> Environments:
+        """A copy with a new environment (``origin`` for a remote one); refuses
+        ``already-exists``, ``name-invalid``."""
         check_name(name)
         if self.find(key) is not None:
             raise Refused(Code.ALREADY_EXISTS, "That envKey is already listed.", field="envKey")
         if len(self.environments) >= MAX_ENVIRONMENTS:
             raise Refused(Code.STORAGE_QUOTA_EXCEEDED, "Too many environments are listed.")
-        env = Environment(envKey=key, name=name, kind=kind, addedAt=now_ms)
+        env = Environment(envKey=key, name=name, kind=kind, addedAt=now_ms, origin=origin)
         return self.model_copy(update={"environments": (*self.environments, env)})
 
     def removed(self, key: object) -> Environments:

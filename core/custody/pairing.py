@@ -153,6 +153,16 @@ class Pairings(Contract):
         )
         return changed, tuple(i.hash for i in moving)
 
+    def with_bearer_revoked(self, digest: str, now_ms: int) -> Pairings:
+        """A copy where the one issued bearer whose hash is ``digest`` is revoked (its holder
+        gave it up); unchanged when no such bearer is issued."""
+        moving = tuple(i for i in self.issued if i.hash == digest)
+        kept = tuple(i for i in self.issued if i.hash != digest)
+        revoked = tuple(
+            RevokedBearer(hash=i.hash, envKey=i.env_key, revokedAt=now_ms) for i in moving
+        )
+        return self.model_copy(update={"issued": kept, "revoked": (*self.revoked, *revoked)})
+
     def to_json(self) -> bytes:
         """The document's bytes for HOST_DIR only: outbound bearers are written in clear."""
         return self.model_dump_json(by_alias=True, context={REVEAL: True}).encode("utf-8")
@@ -381,4 +391,32 @@ class PairingStore:
             logged=logged,
             logRefused=log_refused,
             closes=closes,
+        )
+
+    async def release(
+        self, env_key: str, digest: str, live: LiveChannels | None = None, *, actor: str
+    ) -> Revocation:
+        """Revoke the one bearer whose hash is ``digest`` (bound to ``env_key``), at its
+        holder's request (issue 15: a browser host revoking its own pairing, which holds no
+        host token). The caller authorised the bearer first (``authorize_execute``); the rest
+        is :meth:`revoke`'s: durable first, then the channels authenticated with it are closed
+        1008 ``pairing-revoked``, the ``pairing-revoked`` audit record (``by: "holder"``)."""
+        async with self._lock:
+            changed = (await self.load()).with_bearer_revoked(digest, self._clock.now_ms())
+            await self._store(changed)
+        closes = live.revoke((digest,)) if live is not None else ()
+        logged, log_refused = await self._log(
+            "pairing.revoke",
+            "pairing-revoked",
+            actor,
+            {
+                "envKey": env_key,
+                "revoked": 1,
+                "bearers": bearer_ref(digest),
+                "channelsClosed": len(closes),
+                "by": "holder",
+            },
+        )
+        return Revocation(
+            envKey=env_key, revoked=1, logged=logged, logRefused=log_refused, closes=closes
         )

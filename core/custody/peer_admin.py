@@ -14,7 +14,14 @@ The page asks for these as the local operator and never sees a token. The host d
   closes every live channel authenticated with them (1008 ``pairing-revoked``). This host keeps
   presenting its now-revoked bearer, so the next call is answered ``pairing-revoked`` by the
   peer — never mistaken for ``bearer-refused`` or ``environment-not-paired``;
-- **unpair** forgets the outbound bearer here; the next call is ``environment-not-paired``.
+- **unpair** forgets the outbound bearer here; the next call is ``environment-not-paired``;
+- **add a remote** (issue 15, :mod:`core.custody.remote`): the person gives a server's URL and
+  the one-time code its operator minted; this host claims the code at the server
+  (``POST /api/pair/claim``) and receives the bearer itself, checks the answer, records the
+  environment (kind ``peer``, with its ``origin``) and the bearer as ``pair/complete`` would
+  (HOST_DIR, sealed at rest). The page gets the envKey, name, origin and fingerprint — never the
+  bearer. **Revoking a remote** presents that bearer to ``POST /api/pair/revoke`` (the holder
+  gives up its own pairing); the server closes its channels 1008 ``pairing-revoked``.
 """
 
 from __future__ import annotations
@@ -27,11 +34,20 @@ from pydantic import Field, ValidationError
 
 from core.custody.environment import Environments, load_environments, save_environments
 from core.custody.host_token import ensure_host_token
+from core.custody.pair_code import env_fingerprint
 from core.custody.pairing import PAIRINGS_DOC, PairingStore, load_pairings
 from core.custody.peer_answers import invalid_answer, relayed_refusal
+from core.custody.remote import (
+    allowed_origins,
+    local_name,
+    parse_claim,
+    parse_identity,
+    refusal_from_answer,
+    remote_origin,
+)
 from core.gestures import HUMAN_UI
 from core.model import Contract
-from core.ports import Clock, EnvironmentServers, HostState, Randomness
+from core.ports import Clock, EnvironmentServers, HostState, Randomness, RemoteLink
 from core.refusals import Code, RefusalBody, Refused
 from core.secret import REVEAL, Secret
 
@@ -74,6 +90,8 @@ class PeerAdmin:
 
     ``field_words`` are the field names this host's models declare: a peer's admin refusal is
     relayed as any peer refusal is, naming only those (:mod:`core.custody.peer_answers`).
+    ``link`` reaches remote environments (``None``: this placement has none, and adding one
+    refuses ``operation-unknown``).
     """
 
     def __init__(
@@ -84,8 +102,10 @@ class PeerAdmin:
         clock: Clock,
         random: Randomness,
         field_words: frozenset[str],
+        link: RemoteLink | None = None,
     ) -> None:
         self._words = field_words
+        self._link = link
         self._state = state
         self._servers = servers
         self._pairing = pairing
@@ -149,8 +169,112 @@ class PeerAdmin:
         )
         return env_key
 
+    def _remote_link(self) -> RemoteLink:
+        if self._link is None:
+            raise Refused(Code.OPERATION_UNKNOWN, "This host cannot reach remote environments.")
+        return self._link
+
+    async def allow_remotes(self, claiming: str | None = None) -> None:
+        """Hand the adapter the egress allow-list: the origins of the remotes in
+        ``environments.json`` (and ``claiming`` while a claim is under way)."""
+        if self._link is not None:
+            self._link.allow(allowed_origins(await self.environments(), claiming))
+
+    async def add_remote(self, url: str, code: Secret) -> str:
+        """Claim the one-time ``code`` at the server ``url``; record the remote and its
+        bearer; return its envKey (see module docstring).
+
+        Refuses ``args-invalid`` (``url``), ``environment-unreachable`` (no answer),
+        ``pairing-code-refused`` / ``rate-limited`` (the server's), ``peer-answer-invalid``
+        (an answer outside the contract), ``already-exists`` (that envKey is listed here).
+        """
+        link = self._remote_link()
+        origin = remote_origin(url)
+        await self.allow_remotes(claiming=origin)
+        try:
+            status, text = await link.request(
+                "POST", f"{origin}/api/pair/claim", json.dumps({"code": code.reveal()})
+            )
+            refused = refusal_from_answer(status, text)
+            if refused is not None:
+                raise refused
+            claim = parse_claim(text)
+            envs = await self.environments()
+            if envs.find(claim.env_key) is not None:
+                raise Refused(
+                    Code.ALREADY_EXISTS,
+                    "That server is already listed here; revoke or remove it first.",
+                    field="url",
+                )
+            status, text = await link.request("GET", f"{origin}/api/identity")
+            refused = refusal_from_answer(status, text)
+            if refused is not None:
+                raise refused
+            identity = parse_identity(text, claim.env_key)
+            name = local_name(identity.name, envs)
+            await save_environments(
+                self._state,
+                envs.added(claim.env_key, name, "peer", self._clock.now_ms(), origin=origin),
+            )
+            own = await ensure_host_token(self._state, self._random)
+            await self._pairing.complete(own, claim.env_key, claim.bearer, actor=HUMAN_UI)
+            return claim.env_key
+        finally:
+            await self.allow_remotes()
+
+    async def remote(self, env_key: str) -> tuple[str, Secret | None]:
+        """The origin of the remote ``env_key`` and the bearer this host holds for it;
+        ``unknown-environment`` when it is not a remote."""
+        env = (await self.environments()).resolve(env_key)
+        if env.origin is None:
+            raise Refused(Code.UNKNOWN_ENVIRONMENT, "That envKey is not a remote.", field="envKey")
+        return env.origin, (await load_pairings(self._state)).outbound_for(env.key)
+
+    async def is_remote(self, env_key: str) -> bool:
+        """True when ``env_key`` names a remote environment of this host."""
+        env = (await self.environments()).find(env_key)
+        return env is not None and env.origin is not None
+
+    async def _revoke_remote(self, env_key: str) -> dict[str, Any]:
+        origin, bearer = await self.remote(env_key)
+        if bearer is None:
+            raise Refused(Code.ENVIRONMENT_NOT_PAIRED, field="envKey")
+        status, text = await self._remote_link().request(
+            "POST",
+            f"{origin}/api/pair/revoke",
+            json.dumps({"envKey": env_key}),
+            authorization=f"Bearer {bearer.reveal()}",
+        )
+        refused = refusal_from_answer(status, text)
+        if refused is not None and refused.code != Code.PAIRING_REVOKED:
+            raise refused
+        answer = {} if refused is not None else json.loads(text)
+        await self._mark_revoked(env_key)
+        return {
+            k: answer[k]
+            for k in ("revoked", "channelsClosed", "logged")
+            if isinstance(answer.get(k), int)
+        }
+
+    async def _mark_revoked(self, env_key: str) -> None:
+        pairings = await load_pairings(self._state)
+        marked = pairings.with_outbound_revoked(env_key, self._clock.now_ms())
+        if marked != pairings:
+            await self._state.store(PAIRINGS_DOC, marked.to_json())
+
+    async def revoked_by_peer(self, env_key: str) -> None:
+        """The peer closed a channel 1008 ``pairing-revoked``: mark the bearer this host holds
+        for ``env_key`` revoked (kept, so the next call is still answered ``pairing-revoked``)."""
+        await self._mark_revoked(env_key)
+
     async def pair(self, env_key: str) -> int | None:
         """Pair with the peer ``env_key``; return the audit number of the completion."""
+        if await self.is_remote(env_key):
+            raise Refused(
+                Code.ENVIRONMENT_NOT_PAIRED,
+                "A remote environment pairs by a new one-time code from its operator "
+                "(voicebox-env pair-code): remove it and add it again with the code.",
+            )
         name, token = await self.peer(env_key)
         issued = await self._admin(name, op="pair.issue", hostToken=token, envKey=env_key)
         own = await ensure_host_token(self._state, self._random)
@@ -161,17 +285,17 @@ class PeerAdmin:
 
     async def revoke(self, env_key: str) -> dict[str, Any]:
         """Have the peer revoke this pairing now; return its answer (counts, no secret)."""
+        if await self.is_remote(env_key):
+            return await self._revoke_remote(env_key)
         name, token = await self.peer(env_key)
         answer = await self._admin(name, op="pair.revoke", hostToken=token, envKey=env_key)
-        pairings = await load_pairings(self._state)
-        marked = pairings.with_outbound_revoked(env_key, self._clock.now_ms())
-        if marked != pairings:
-            await self._state.store(PAIRINGS_DOC, marked.to_json())
+        await self._mark_revoked(env_key)
         return {k: answer[k] for k in ("revoked", "channelsClosed", "logged") if k in answer}
 
     async def unpair(self, env_key: str) -> None:
         """Forget this host's outbound bearer for ``env_key`` (nothing is sent to the peer)."""
-        await self.peer(env_key)
+        if not await self.is_remote(env_key):
+            await self.peer(env_key)
         pairings = await load_pairings(self._state)
         changed, _ = pairings.with_revoked(env_key, self._clock.now_ms())
         await self._state.store(PAIRINGS_DOC, changed.to_json())
@@ -180,3 +304,18 @@ class PeerAdmin:
         """Whether this host holds a bearer for ``env_key`` and whether the peer revoked it
         (see :meth:`core.custody.pairing.Pairings.outbound_standing`)."""
         return (await load_pairings(self._state)).outbound_standing(env_key)
+
+    async def remove_remote(self, env_key: str) -> None:
+        """Forget the remote ``env_key``: its bearer and its entry (and so its origin leaves
+        the egress allow-list). Nothing is sent to the server; revoke first to end the pairing
+        there too."""
+        await self.remote(env_key)
+        pairings = await load_pairings(self._state)
+        changed, _ = pairings.with_revoked(env_key, self._clock.now_ms())
+        await self._state.store(PAIRINGS_DOC, changed.to_json())
+        await save_environments(self._state, (await self.environments()).removed(env_key))
+        await self.allow_remotes()
+
+    def fingerprint(self, env_key: str) -> str:
+        """The fingerprint a person compares with the server operator's."""
+        return env_fingerprint(env_key)

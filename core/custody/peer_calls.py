@@ -16,6 +16,15 @@ this host's sentence, a frame outside the contract for a waiting call is
 ``peer-answer-invalid`` at once, a receipt the called environment did not issue for the called
 tool is ``receipt-forgery-refused``, and token shapes are scrubbed from every result.
 
+A **remote** environment (one with an ``origin``: a server on another machine, issue 15) is
+reached over the :class:`~core.ports.RemoteLink` — a WebSocket to its ``/channel`` for its
+envKey — and otherwise called exactly like any other peer. When its channel is lost (not closed
+by a refusal) the host reconnects after each delay of
+:data:`~core.custody.remote.RECONNECT_DELAYS_MS` and then stops by itself (state
+``unreachable``; the next call tries once more). Calls pending on the lost channel are answered
+``environment-unreachable`` and never retried. A 1008 ``pairing-revoked`` close marks the remote
+``revoked`` (``on_revoked``) and nothing reconnects.
+
 A streaming answer's chunks are relayed as they come, at most
 :data:`~core.custody.wire.MAX_STREAM_BYTES` per call: past that the call is refused
 ``message-too-large`` and later chunks are dropped (issue 13: a peer could fill the page's Blob
@@ -30,8 +39,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from core.custody.bearer import bearer_hash
-from core.custody.channels import Abandoned, LiveChannels
+from core.custody.channels import CLOSE_REASONS, Abandoned, LiveChannels
 from core.custody.peer_answers import accepted_result, invalid_answer, relayed_refusal
+from core.custody.remote import RECONNECT_DELAYS_MS, RemoteState, channel_url
 from core.custody.route import PeerRoute
 from core.custody.wire import (
     MAX_STREAM_BYTES,
@@ -44,7 +54,7 @@ from core.custody.wire import (
     parse_peer_message,
 )
 from core.policy import Policy
-from core.ports import Clock, EnvironmentServers, PeerChannel
+from core.ports import Clock, EnvironmentServers, PeerChannel, RemoteLink
 from core.protocol import salvage_id
 from core.refusals import Code, Refused
 from core.tools.receipts import retry_advice
@@ -52,6 +62,15 @@ from core.tools.receipts import retry_advice
 __all__ = ["PeerCaller", "PeerCalls"]
 
 Sink = Callable[[bytes], Awaitable[None]]
+_TASKS: set[asyncio.Future[None]] = set()
+
+
+def _spawn(coro: Awaitable[None]) -> asyncio.Future[None]:
+    """Run ``coro`` beside the caller, kept referenced until it ends."""
+    task = asyncio.ensure_future(coro)
+    _TASKS.add(task)
+    task.add_done_callback(_TASKS.discard)
+    return task
 
 
 class PeerCaller:
@@ -128,6 +147,9 @@ class _Conn:
     mutating: dict[str, bool] = field(default_factory=dict)
     streamed: dict[str, int] = field(default_factory=dict)
     closed: bool = False
+    reason: asyncio.Future[str] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
 
 
 class PeerCalls:
@@ -138,7 +160,8 @@ class PeerCalls:
     abandoned call is never retried blindly); ``field_words`` are the field names this host's
     models declare — the only ones a relayed refusal may name
     (:func:`core.custody.peer_answers.known_field`). ``max_stream_bytes`` bounds one call's
-    chunks.
+    chunks. ``link`` reaches remote environments; ``on_revoked(envKey)`` is awaited when a
+    remote closes its channel 1008 ``pairing-revoked``.
     """
 
     max_stream_bytes: int = MAX_STREAM_BYTES
@@ -150,8 +173,15 @@ class PeerCalls:
         policy: Callable[[], Policy],
         mutating: Callable[[str], bool],
         field_words: frozenset[str],
+        link: RemoteLink | None = None,
+        on_revoked: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self._servers = servers
+        self._link = link
+        self._on_revoked = on_revoked
+        self._state: dict[str, RemoteState] = {}
+        self._contact: dict[str, int] = {}
+        self._reconnects: dict[str, asyncio.Future[None]] = {}
         self._words = field_words
         self._clock = clock
         self._policy = policy
@@ -165,6 +195,83 @@ class PeerCalls:
         """True while an authenticated-so-far channel to ``env_key`` is open."""
         conn = self._conns.get(env_key)
         return conn is not None and not conn.closed
+
+    def remote_state(self, env_key: str) -> RemoteState:
+        """How the remote ``env_key`` stands now (``idle`` until its first channel)."""
+        if self.is_connected(env_key):
+            return "connected"
+        return self._state.get(env_key, "idle")
+
+    def last_contact(self, env_key: str) -> int | None:
+        """When the remote ``env_key`` last answered or connected (ms), or ``None``."""
+        return self._contact.get(env_key)
+
+    def forget(self, env_key: str) -> None:
+        """Drop what is known of ``env_key``'s connection (it was removed or revoked here);
+        a reconnect under way stops."""
+        task = self._reconnects.pop(env_key, None)
+        if task is not None:
+            task.cancel()
+        self._state.pop(env_key, None)
+
+    def _touch(self, env_key: str) -> None:
+        self._contact[env_key] = self._clock.now_ms()
+
+    async def _open(
+        self,
+        route: PeerRoute,
+        on_frame: Callable[[str], Awaitable[None]],
+        on_data: Callable[[str, bytes], Awaitable[None]],
+        on_close: Callable[[int, str], Awaitable[None]],
+    ) -> PeerChannel:
+        origin = route.env.origin
+        if origin is None:
+            return await self._servers.connect(
+                route.env.name, on_frame, on_data, on_close, env_key=route.env.key
+            )
+        if self._link is None:
+            raise Refused(Code.ENVIRONMENT_UNREACHABLE, "This host cannot reach remotes.")
+        try:
+            channel = await self._link.connect(
+                channel_url(origin, route.env.key), on_frame, on_data, on_close
+            )
+        except Refused:
+            if self._state.get(route.env.key) != "reconnecting":
+                self._state[route.env.key] = "unreachable"
+            raise
+        self._state[route.env.key] = "connected"
+        self._touch(route.env.key)
+        return channel
+
+    def _lost(self, route: PeerRoute, reason: str) -> None:
+        """A remote's channel closed under us: revoked, refused, or lost (reconnect)."""
+        key = route.env.key
+        if reason == Code.PAIRING_REVOKED:
+            self._state[key] = "revoked"
+            if self._on_revoked is not None:
+                _spawn(self._on_revoked(key))
+            return
+        if reason in (Code.BEARER_REFUSED, Code.UNKNOWN_ENVIRONMENT, Code.UNAUTHENTICATED_CALL):
+            self._state[key] = "unreachable"
+            return
+        running = self._reconnects.get(key)
+        if running is None or running.done():
+            self._state[key] = "reconnecting"
+            self._reconnects[key] = _spawn(self._reconnect(route))
+
+    async def _reconnect(self, route: PeerRoute) -> None:
+        key = route.env.key
+        for delay_ms in RECONNECT_DELAYS_MS:
+            await asyncio.sleep(delay_ms / 1000)
+            if self.is_connected(key) or self._state.get(key) != "reconnecting":
+                return
+            try:
+                await self._connect(route)
+            except Refused:
+                continue
+            return
+        if not self.is_connected(key) and self._state.get(key) == "reconnecting":
+            self._state[key] = "unreachable"
 
     async def close_all(self, env_key: str) -> None:
         """Close this host's channel to ``env_key`` (e.g. after unpairing)."""
@@ -184,6 +291,7 @@ class PeerCalls:
 
             async def on_frame(text: str) -> None:
                 c = holder["conn"]
+                self._touch(route.env.key)
                 try:
                     answer = c.caller.receive(text)
                 except Refused:
@@ -200,6 +308,7 @@ class PeerCalls:
                 if future is None:
                     return  # a call already answered (or never made): dropped
                 c.activity[request_id] = self._clock.now_ms()
+                self._touch(route.env.key)
                 c.streamed[request_id] = c.streamed.get(request_id, 0) + len(chunk)
                 if c.streamed[request_id] > self.max_stream_bytes:
                     self.live.settle(c.channel_id, request_id)
@@ -220,13 +329,15 @@ class PeerCalls:
             async def on_close(code: int, reason: str) -> None:
                 c = holder["conn"]
                 c.closed = True
+                if not c.reason.done():
+                    c.reason.set_result(reason)
                 if self._conns.get(route.env.key) is c:
                     del self._conns[route.env.key]
                 self._abandon(c, c.caller.closed(reason))
+                if route.env.origin is not None:
+                    self._lost(route, reason)
 
-            channel = await self._servers.connect(
-                route.env.name, on_frame, on_data, on_close, env_key=route.env.key
-            )
+            channel = await self._open(route, on_frame, on_data, on_close)
             caller = PeerCaller(
                 channel_id,
                 channel,
@@ -266,7 +377,8 @@ class PeerCalls:
         scrubbed) or raise its relayed refusal (or ``environment-unreachable``,
         ``peer-answer-invalid``, ``receipt-forgery-refused``, the close reason — see module
         docstring)."""
-        await self._servers.start(route.env.name)  # after a reload it starts on first use
+        if route.env.origin is None:
+            await self._servers.start(route.env.name)  # after a reload it starts on first use
         conn = await self._connect(route)
         request_id = f"x{next(self._ids)}"
         loop = asyncio.get_running_loop()
@@ -285,7 +397,10 @@ class PeerCalls:
             args=envelope.args,
         )
         try:
-            await conn.caller.send(request, mutating=mutating)
+            try:
+                await conn.caller.send(request, mutating=mutating)
+            except Refused:
+                raise await self._why_closed(conn) from None
             answer = await self._wait(conn, request_id, future, envelope.tool)
         finally:
             conn.waiting.pop(request_id, None)
@@ -296,6 +411,18 @@ class PeerCalls:
         if isinstance(answer, ExecuteRefusal):
             raise relayed_refusal(answer.refusal, mutating=mutating, words=self._words)
         return accepted_result(answer, envelope=envelope, mutating=mutating)
+
+    async def _why_closed(self, conn: _Conn) -> Refused:
+        """A frame could not be sent: the channel is closing. The refusal its close names
+        (``pairing-revoked`` after a revocation…), waited for at most a second; else
+        ``environment-unreachable``. The call was not sent: nothing ran."""
+        try:
+            reason = await asyncio.wait_for(asyncio.shield(conn.reason), 1)
+        except TimeoutError:
+            reason = ""
+        if reason in CLOSE_REASONS:
+            return Refused(Code(reason))
+        return Refused(Code.ENVIRONMENT_UNREACHABLE)
 
     async def _wait(
         self,

@@ -37,6 +37,7 @@ __all__ = [
     "DESCRIPTOR_ID_PATTERN",
     "MAX_ARGS_BYTES",
     "MAX_ARGS_FILE_BYTES",
+    "MAX_CHUNK_BYTES",
     "MAX_FRAME_BYTES",
     "MAX_STREAM_BYTES",
     "CallEnvelope",
@@ -45,9 +46,11 @@ __all__ = [
     "ExecuteResult",
     "HelloFrame",
     "PeerMessage",
+    "chunk_message",
     "frame_text",
     "json_schemas",
     "parse_call_envelope",
+    "parse_chunk_message",
     "parse_peer_message",
 ]
 
@@ -210,3 +213,28 @@ def json_schemas() -> dict[str, dict[str, Any]]:
         "CallEnvelope": CallEnvelope.model_json_schema(by_alias=True),
         "PeerMessage": _PEER.json_schema(by_alias=True),
     }
+
+
+MAX_CHUNK_BYTES = 256 << 10
+"""The largest chunk one binary channel message carries (a WebSocket; many clients refuse
+messages over 1 MiB by default)."""
+
+
+def chunk_message(request_id: str, data: bytes) -> bytes:
+    """The binary message carrying ``data`` for ``request_id`` (``byte 0`` = n, the
+    id's length 1..64; ``bytes 1..n`` the id, ASCII; then the chunk — docs/remote.md)."""
+    rid = request_id.encode("ascii")
+    if not 1 <= len(rid) <= 64:
+        raise ValueError("a request id is 1 to 64 ASCII characters")
+    return bytes([len(rid)]) + rid + data
+
+
+def parse_chunk_message(message: bytes) -> tuple[str, bytes] | None:
+    """``(request id, chunk)`` of a binary message, or ``None`` when it is not one."""
+    if not message or not 1 <= message[0] <= 64 or len(message) < 1 + message[0]:
+        return None
+    try:
+        rid = message[1 : 1 + message[0]].decode("ascii")
+    except UnicodeDecodeError:
+        return None
+    return rid, message[1 + message[0] :]

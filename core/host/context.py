@@ -20,6 +20,7 @@ from core.ports import (
     ModuleStore,
     ProjectRoots,
     Randomness,
+    RemoteLink,
     RuntimeProbe,
     Sandbox,
 )
@@ -35,7 +36,8 @@ class HostServices:
     ``folders``: projects in folders the person picked; ``servers``: the environment servers
     this host runs for its peers; ``modules``: the tool modules it may run, with their pins;
     ``connect_sandbox``: how a port handed by the page becomes the tool :class:`Sandbox`;
-    ``runtime_probe``: the runtime's memory figures. ``None`` means the placement has none, and
+    ``runtime_probe``: the runtime's memory figures; ``remote``: how it reaches environment
+    servers on other machines (issue 15). ``None`` means the placement has none, and
     the operations that need one refuse (``sandbox-unavailable``, ``operation-unknown``…).
     ``sandbox`` is the one slot that changes after composition: the sandbox connected now
     (``sandbox.connect`` replaces it; ``None`` until the page hands a port).
@@ -46,6 +48,7 @@ class HostServices:
     modules: ModuleStore | None = None
     connect_sandbox: Callable[[object], Sandbox] | None = None
     runtime_probe: RuntimeProbe | None = None
+    remote: RemoteLink | None = None
     sandbox: Sandbox | None = None
 
 

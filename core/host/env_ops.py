@@ -5,6 +5,11 @@
 - ``env.create``, ``env.pair``, ``env.unpair``, ``env.revoke``: the local operator's acts
   (:mod:`core.custody.peer_admin`). ``env.revoke`` is audited here with rule ``pairing-revoked`` and
   the answer's ``logged`` is that record's number; the peer audits it too.
+- ``env.add {url, code}`` (issue 15): add a remote environment — a server on another machine
+  — by its URL and the one-time code its operator minted; the host claims the code and keeps
+  the bearer. ``env.remove {envKey}`` forgets a remote. A remote is listed with its origin,
+  fingerprint, state (``idle``/``connected``/``reconnecting``/``unreachable``/``revoked``) and
+  last contact.
 - ``tool.discover {envKey}``: discovery of that environment's tools — schema, effect class,
   receipt rule, confirmation. A description, never an entitlement.
 - ``tool.call {envKey, tool, descriptorId, args}``: the seed's call envelope. The host resolves
@@ -23,9 +28,11 @@ from typing import Any
 from pydantic import Field
 
 from core.custody.environment import load_environments
+from core.custody.pair_code import env_fingerprint
 from core.custody.pairing import load_pairings
 from core.custody.peer_admin import PeerAdmin
 from core.custody.peer_calls import PeerCalls
+from core.custody.remote import RemoteState
 from core.custody.route import LocalRoute, route_call
 from core.custody.wire import CallEnvelope
 from core.gestures import HUMAN_UI
@@ -33,6 +40,7 @@ from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
 from core.ports import EnvironmentServers
 from core.refusals import Code, Refused
+from core.secret import Secret
 from core.tools.admission import CallRequest
 from core.tools.builtin import DESCRIBE
 from core.tools.receipts import HostReceipt
@@ -55,8 +63,31 @@ class EnvCreateArgs(Contract):
     name: str = Field(max_length=64)
 
 
+class EnvAddArgs(Contract):
+    """``env.add``: a remote server's URL (``http(s)://host[:port]``) and the one-time pairing
+    code its operator minted (``voicebox-env pair-code``). The code is a claim ticket, never
+    stored here, never in the audit."""
+
+    model_config = Contract.model_config | {"hide_input_in_errors": True}
+
+    url: str = Field(min_length=1, max_length=300)
+    code: Secret
+
+
+class RemoteInfo(Contract):
+    """What the page sees of a remote environment (no secret): its origin, the fingerprint of
+    its envKey (to compare with its operator's), its state and last contact (ms)."""
+
+    origin: str
+    fingerprint: str
+    state: RemoteState
+    last_contact: int | None = Field(alias="lastContact")
+
+    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+
+
 class EnvInfo(Contract):
-    """One environment as the page sees it (no secret)."""
+    """One environment as the page sees it (no secret); ``remote`` for a remote one."""
 
     name: str
     env_key: str = Field(alias="envKey")
@@ -67,6 +98,7 @@ class EnvInfo(Contract):
     until it pairs again (``paired`` is then false)."""
     running: bool
     connected: bool
+    remote: RemoteInfo | None = None
 
     model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
 
@@ -130,15 +162,26 @@ class _Services:
         envs = await load_environments(self.ctx.state)
         env = envs.resolve(env_key)
         standing = "paired" if env.kind == "local" else await self.admin.standing(env.key)
-        running = env.kind == "local" or self.servers.running(env.name)
+        connected = env.kind == "local" or self.peers.is_connected(env.key)
+        remote = None
+        if env.origin is not None:
+            state = self.peers.remote_state(env.key)
+            remote = RemoteInfo(
+                origin=env.origin,
+                fingerprint=env_fingerprint(env.key),
+                state="revoked" if standing == "revoked" else state,
+                lastContact=self.peers.last_contact(env.key),
+            )
+        running = env.kind == "local" or connected or self.servers.running(env.name)
         return EnvInfo(
+            remote=remote,
             name=env.name,
             envKey=env.key,
             kind=env.kind,
             paired=standing == "paired",
             revoked=standing == "revoked",
             running=running,
-            connected=env.kind == "local" or self.peers.is_connected(env.key),
+            connected=connected,
         )
 
     async def all(self) -> list[EnvInfo]:
@@ -173,6 +216,34 @@ async def env_create(call: Call[EnvCreateArgs]) -> Outcome:
     )
 
 
+async def env_add(call: Call[EnvAddArgs]) -> Outcome:
+    """Refuses ``args-invalid`` (``url``), ``environment-unreachable``, ``pairing-code-refused``,
+    ``rate-limited``, ``peer-answer-invalid``, ``already-exists``. Audited with rule
+    ``pairing-completed``; the details name the envKey and origin, never the code."""
+    s = services(call)
+    env_key = await s.admin.add_remote(call.args.url, call.args.code)
+    info = await s.info(env_key)
+    return Outcome(
+        EnvAnswer(environment=info),
+        rule="pairing-completed",
+        details={
+            "envKey": env_key,
+            "origin": info.remote.origin if info.remote else None,
+            "name": info.name,
+        },
+    )
+
+
+async def env_remove(call: Call[EnvRef]) -> Outcome:
+    """Forget a remote environment here; refuses ``unknown-environment`` (not a remote)."""
+    s = services(call)
+    await s.admin.remove_remote(call.args.env_key)
+    await s.peers.close_all(call.args.env_key)
+    s.peers.forget(call.args.env_key)
+    infos = await s.all()
+    return Outcome(EnvList(environments=infos), details={"envKey": call.args.env_key})
+
+
 async def env_pair(call: Call[EnvRef]) -> Outcome:
     """Refuses ``unknown-environment``, ``host-token-required`` (from the peer)."""
     s = services(call)
@@ -199,6 +270,8 @@ async def env_revoke(call: Call[EnvRef]) -> Outcome:
     """Audited with rule ``pairing-revoked``; refuses ``unknown-environment``."""
     s = services(call)
     done = await s.admin.revoke(call.args.env_key)
+    if await s.admin.is_remote(call.args.env_key):
+        await s.peers.close_all(call.args.env_key)  # the next call's hello hears the answer
     result = Revoked(
         envKey=call.args.env_key,
         revoked=done.get("revoked", 0),

@@ -116,11 +116,18 @@ class Host:
             words = field_words(operations)
             policy = lambda: ctx.policy  # noqa: E731 - read afresh for every call
             pairing = PairingStore(ctx.state, ctx.clock, ctx.random, ctx.audit)
-            self._peers = PeerServices(
-                servers=servers,
-                calls=PeerCalls(servers, ctx.clock, policy, self._tools.mutating, words),
-                admin=PeerAdmin(ctx.state, servers, pairing, ctx.clock, ctx.random, words),
+            link = ctx.services.remote
+            admin = PeerAdmin(ctx.state, servers, pairing, ctx.clock, ctx.random, words, link)
+            calls = PeerCalls(
+                servers,
+                ctx.clock,
+                policy,
+                self._tools.mutating,
+                words,
+                link,
+                on_revoked=admin.revoked_by_peer,
             )
+            self._peers = PeerServices(servers=servers, calls=calls, admin=admin)
 
     @property
     def tools(self) -> ToolBox:

@@ -314,6 +314,22 @@ OPERATIONS = Operations(
             writes=True,
         ),
         Operation(
+            "env.add",
+            env_ops.EnvAddArgs,
+            env_ops.EnvAnswer,
+            env_ops.env_add,
+            "Add a remote environment by its URL and one-time pairing code.",
+            writes=True,
+        ),
+        Operation(
+            "env.remove",
+            env_ops.EnvRef,
+            env_ops.EnvList,
+            env_ops.env_remove,
+            "Forget a remote environment (revoke it first to end the pairing there).",
+            writes=True,
+        ),
+        Operation(
             "env.pair",
             env_ops.EnvRef,
             env_ops.EnvAnswer,

@@ -1,7 +1,10 @@
 // Environments surface (SPEC §6, §11): the local environment and each peer — name, envKey
-// prefix, paired, reachable — with create, pair, unpair, revoke, and a peer's projects:
-// list, create, add files, export as a .zip that downloads through this page. The page asks as
-// the local operator; it never holds a bearer or a host token (the host does).
+// prefix, where it runs, paired, reachable — with create, pair, unpair, revoke, and a peer's
+// projects: list, create, add files, browse its files, export as a .zip that downloads through
+// this page. Remote environments (servers on other machines, issue 15) are added by URL and a
+// one-time code; the host worker claims the code and keeps the bearer. The page asks as the
+// local operator; it never holds a bearer or a host token (the host does): it sees a remote's
+// envKey, name, origin, fingerprint and state only.
 
 import { el, formatBytes, name, replace, tableBox } from "../dom.mjs";
 import { blocked, guard, safeNotice } from "./safe.mjs";
@@ -19,6 +22,20 @@ function b64(bytes) {
   let s = "";
   for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(s);
+}
+
+const REMOTE_STATES = {
+  idle: "paired — connects on first use",
+  connected: "connected",
+  reconnecting: "reconnecting…",
+  unreachable: "unreachable",
+  revoked: "revoked",
+};
+
+function since(ms) {
+  if (!ms) return "never";
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+  return s < 60 ? `${s} s ago` : `${Math.round(s / 60)} min ago`;
 }
 
 function download(blob, name) {
@@ -52,6 +69,30 @@ export async function renderEnvironments(node, app, params = {}) {
     el("span", { id: "new-env-hint", class: "muted" }, NAME_PATTERNS.environment.rule),
   );
 
+  const urlInput = el("input", { id: "remote-url", type: "url", required: true, autocomplete: "off", placeholder: "server URL", "aria-describedby": "remote-hint" });
+  const codeInput = el("input", { id: "remote-code", type: "text", required: true, autocomplete: "off", spellcheck: "false", placeholder: "XXXXX-XXXXX" });
+  const addButton = guard(app, "env.add", el("button", { type: "submit", id: "add-remote" }, "Add remote"));
+  const adding = el("p", { class: "muted", role: "status", "aria-live": "polite", id: "remote-status" });
+  const addForm = el("form", { class: "inline-form", id: "remote-form", "aria-label": "Add a remote environment",
+    onsubmit: async (event) => {
+      event.preventDefault();
+      adding.textContent = "Claiming the code at the server…";
+      const added = await submitting(addButton, "Adding the remote environment", () => app.host.call("env.add", { url: urlInput.value, code: codeInput.value }, { human: true }));
+      adding.textContent = "";
+      codeInput.value = "";
+      if (added) {
+        const env = added.result.environment;
+        clearAlerts();
+        showNotice(`Paired with ${env.name} at ${env.remote.origin}. Compare its fingerprint ${env.remote.fingerprint} with the one its operator sees before you call it.`);
+        app.refresh();
+      }
+    } },
+    el("label", { for: "remote-url" }, "Add a remote environment: server URL"), urlInput,
+    el("label", { for: "remote-code" }, "one-time code"), codeInput,
+    addButton,
+    el("span", { id: "remote-hint", class: "muted" }, "Its operator runs voicebox-env pair-code and reads you the code."),
+  );
+
   const act = (label, op, env, text, danger = false) => el("button", {
     type: "button", class: danger ? "danger" : null, "aria-label": `${label} ${env.name}`,
     disabled: Boolean(blocked(app, op)), title: blocked(app, op), "data-op": op,
@@ -60,18 +101,28 @@ export async function renderEnvironments(node, app, params = {}) {
       const done = await acted(`${label} ${env.name}`, () => app.host.call(op, { envKey: env.envKey }, { human: true }));
       if (done) {
         if (op === "env.revoke") showNotice(`Revoked: ${done.result.channelsClosed} live channel(s) closed. Audit record #${done.logged}.`);
+        if (op === "env.remove") showNotice(`Removed ${env.name} from this browser.`);
         app.refresh();
       }
     },
   }, label);
 
-  const rows = peers.map((env) => el("tr", { "data-env": env.name },
+  const remoteActions = (env) => [
+    env.paired ? act("Revoke", "env.revoke", env, `${env.name} at ${env.remote.origin} revokes this pairing now: its channels close (1008 pairing-revoked) and every later call is refused pairing-revoked.`, true) : null,
+    act("Remove", "env.remove", env, `This browser forgets ${env.name} (${env.remote.origin}) and its bearer; it can no longer reach that server. Revoke first to end the pairing at the server too.`),
+  ];
+  const rows = peers.map((env) => el("tr", { "data-env": env.name, "data-remote": env.remote ? env.remote.origin : null },
     el("td", { class: "name-cell" }, name(env.name, { type: "button", class: "link env-open", onclick: () => app.go("environments", { env: env.envKey }) }, "button")),
     el("td", {}, el("code", { title: env.envKey }, prefix(env.envKey))),
+    el("td", { class: "env-where" }, env.remote
+      ? [el("span", { class: "state off" }, "remote"), " ", name(env.remote.origin, { class: "env-origin" }), el("br"), el("span", { class: "muted" }, "fingerprint "), el("code", { class: "env-fingerprint" }, env.remote.fingerprint)]
+      : "in this browser"),
     el("td", { class: "env-paired" }, env.paired ? "paired" : env.revoked ? "revoked" : "not paired"),
-    el("td", { class: "env-reach" }, env.connected ? "connected" : env.running ? "running" : "stopped (starts on use)"),
+    el("td", { class: "env-reach" }, env.remote
+      ? [el("span", { class: "env-state", "data-state": env.remote.state }, REMOTE_STATES[env.remote.state] ?? env.remote.state), el("br"), el("span", { class: "muted" }, `last contact ${since(env.remote.lastContact)}`)]
+      : env.connected ? "connected" : env.running ? "running" : "stopped (starts on use)"),
     el("td", { class: "row-actions" },
-      env.paired
+      env.remote ? remoteActions(env) : env.paired
         ? [act("Unpair", "env.unpair", env, `This host forgets its bearer for ${env.name}. Calls will be refused until you pair again.`),
            act("Revoke", "env.revoke", env, `${env.name} revokes this pairing now: every live channel using it is closed (1008 pairing-revoked), calls in flight are answered pairing-revoked, and the bearer stays revoked.`, true)]
         : act(env.revoked ? "Pair again" : "Pair", "env.pair", env, null)),
@@ -85,12 +136,13 @@ export async function renderEnvironments(node, app, params = {}) {
     local ? el("p", {}, "This browser: ", el("strong", {}, "local"), " — ", el("code", { title: local.envKey }, prefix(local.envKey)),
       el("span", { class: "muted" }, " · serves the projects on the Projects surface")) : null,
     form, creating,
+    addForm, adding,
     peers.length
       ? tableBox(el("table", { class: "table", id: "env-table" },
           el("caption", { class: "visually-hidden" }, "Peer environments"),
-          el("thead", {}, el("tr", {}, ...["Name", "envKey", "Pairing", "Reachable", ""].map((h) => el("th", { scope: "col" }, h)))),
+          el("thead", {}, el("tr", {}, ...["Name", "envKey", "Where", "Pairing", "Reachable", ""].map((h) => el("th", { scope: "col" }, h)))),
           el("tbody", {}, rows)))
-      : el("p", { class: "empty" }, "No peer environments yet — create one above."),
+      : el("p", { class: "empty" }, "No peer environments yet — create one or add a remote above."),
     contact,
     detail,
   );
@@ -176,8 +228,23 @@ async function renderPeer(node, app, env) {
     showNotice(`Exported ${project.name}: ${formatBytes(blob.size)}, sha256 ${answer.result.result.sha256 ?? ""}.`);
   };
 
+  const tree = el("section", { id: "peer-tree", "aria-label": "Files of a peer project", hidden: true });
+  const openTree = async (project) => {
+    const walk = await guarded(`Listing ${project.name}'s files`, () => toolCall(app, env, "file.walk", { project: project.id }));
+    if (!walk) return;
+    const files = walk.result.result.files ?? [];
+    tree.hidden = false;
+    replace(tree,
+      el("h4", {}, `Files of ${project.name} (${files.length}, read-only)`),
+      tableBox(el("table", { class: "table", id: "peer-files" },
+        el("caption", { class: "visually-hidden" }, `Files of ${project.name}`),
+        el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Path"), el("th", { scope: "col" }, "Size"))),
+        el("tbody", {}, files.map((f) => el("tr", { "data-path": f.path }, el("td", {}, name(f.path)), el("td", {}, formatBytes(f.size))))))),
+    );
+  };
+
   replace(node,
-    el("h3", {}, `Projects in ${env.name}`),
+    el("h3", {}, `Projects in ${env.name}`, env.remote ? el("span", { class: "state off" }, ` remote · ${env.remote.origin}`) : null),
     el("form", { class: "inline-form", "aria-label": `Create a project in ${env.name}`,
       onsubmit: async (e) => {
         e.preventDefault();
@@ -193,7 +260,9 @@ async function renderPeer(node, app, env) {
             el("td", { class: "name-cell" }, name(p.name)),
             el("td", { class: "row-actions" },
               el("label", { class: "button", for: `peer-upload-${p.id}` }, "Add files"), upload(p),
+              el("button", { type: "button", onclick: () => openTree(p), "aria-label": `Files of ${p.name}` }, "Files"),
               el("button", { type: "button", class: "primary", onclick: () => exportProject(p), "aria-label": `Export .zip of ${p.name}` }, "Export .zip")))))))
       : el("p", { class: "empty" }, `${env.name} has no projects yet.`),
+    tree,
   );
 }

@@ -290,6 +290,7 @@ def test_env_list_shows_local_first_and_never_a_secret() -> None:
             "revoked": False,
             "running": True,
             "connected": False,
+            "remote": None,
         }
         no_secret_in(world)
 

@@ -6,6 +6,11 @@ harden it, which a host that can set headers should copy (see docs/operations.md
 - worker scripts get their own CSP — a worker's CSP can only come from its response header:
   ``default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; worker-src
   'self'`` (Pyodide needs ``'wasm-unsafe-eval'``, nothing needs ``'unsafe-eval'``);
+- ``--peer-origin ORIGIN`` (repeatable; ``nox -s serve -- --peer-origin https://box:8765``)
+  adds a remote environment server's origin, and its ``ws(s)`` form, to the worker scripts'
+  ``connect-src``: a static header cannot list origins paired later, so the operator names the
+  servers they mean to pair with; the worker's egress guard is the real allow-list (only the
+  origins actually paired, decided in Python — docs/security.md, "Remote environments");
 - the service worker (``sw.js``, the offline cache) gets ``default-src 'self'; script-src
   'self'; connect-src 'self'`` (it only reads this site's own files into its cache);
 - every response: ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer``;
@@ -23,7 +28,7 @@ import http.server
 import socketserver
 from pathlib import Path
 
-__all__ = ["SERVICE_WORKER_CSP", "WORKER_CSP", "headers_for", "serve"]
+__all__ = ["SERVICE_WORKER_CSP", "WORKER_CSP", "headers_for", "serve", "worker_csp"]
 
 WORKER_CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; "
@@ -33,15 +38,28 @@ WORKER_SCRIPTS = ("worker/host.mjs", "worker/peer.mjs")
 SERVICE_WORKER_CSP = "default-src 'self'; script-src 'self'; connect-src 'self'"
 
 
-def headers_for(path: str) -> dict[str, str]:
-    """The extra response headers for the site-relative ``path`` (no leading slash)."""
+def worker_csp(peer_origins: tuple[str, ...] = ()) -> str:
+    """The worker scripts' CSP: :data:`WORKER_CSP`, with each of ``peer_origins`` (and its
+    ``ws(s)`` form) added to ``connect-src``."""
+    if not peer_origins:
+        return WORKER_CSP
+    extra = []
+    for origin in peer_origins:
+        ws = ("wss" if origin.startswith("https:") else "ws") + origin[origin.index(":") :]
+        extra += [origin, ws]
+    return WORKER_CSP.replace("connect-src 'self'", "connect-src 'self' " + " ".join(extra))
+
+
+def headers_for(path: str, peer_origins: tuple[str, ...] = ()) -> dict[str, str]:
+    """The extra response headers for the site-relative ``path`` (no leading slash);
+    ``peer_origins`` as :func:`worker_csp`."""
     out = {
         "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "no-referrer",
         "Cache-Control": "no-cache",
     }
     if path.endswith(WORKER_SCRIPTS):
-        out["Content-Security-Policy"] = WORKER_CSP
+        out["Content-Security-Policy"] = worker_csp(peer_origins)
     if path == "sw.js":
         out["Content-Security-Policy"] = SERVICE_WORKER_CSP
     if path == "" or path.endswith(".html"):
@@ -52,9 +70,11 @@ def headers_for(path: str) -> dict[str, str]:
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
+    peer_origins: tuple[str, ...] = ()
+
     def end_headers(self) -> None:
         rel = self.path.split("?", 1)[0].lstrip("/")
-        for key, value in headers_for(rel).items():
+        for key, value in headers_for(rel, self.peer_origins).items():
             self.send_header(key, value)
         super().end_headers()
 
@@ -75,19 +95,28 @@ class _PlainHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def make_server(
-    directory: Path, port: int = 0, host: str = "127.0.0.1", *, headers: bool = True
+    directory: Path,
+    port: int = 0,
+    host: str = "127.0.0.1",
+    *,
+    headers: bool = True,
+    peer_origins: tuple[str, ...] = (),
 ) -> _Server:
     """A server for ``directory`` bound to ``host:port`` (0 = any free port), not started.
 
-    ``headers=False`` serves like a plain static host: none of the recommended headers."""
-    base = _Handler if headers else _PlainHandler
+    ``headers=False`` serves like a plain static host: none of the recommended headers.
+    ``peer_origins``: remote environment servers the worker may connect to (:func:`worker_csp`).
+    """
+    base: type[http.server.SimpleHTTPRequestHandler] = _PlainHandler
+    if headers:
+        base = type("_PeerHandler", (_Handler,), {"peer_origins": tuple(peer_origins)})
     handler = functools.partial(base, directory=str(directory))
     return _Server((host, port), handler)
 
 
-def serve(directory: Path, port: int) -> None:
+def serve(directory: Path, port: int, peer_origins: tuple[str, ...] = ()) -> None:
     """Serve until interrupted, printing the URL."""
-    with make_server(directory, port) as server:
+    with make_server(directory, port, peer_origins=peer_origins) as server:
         host, bound = server.server_address[:2]
         print(f"Serving {directory} at http://{host}:{bound}/  (Ctrl+C to stop)", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
@@ -98,5 +127,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(prog="python -m worker.sitebuild.serve")
     parser.add_argument("--dir", type=Path, default=Path("dist"))
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument(
+        "--peer-origin",
+        action="append",
+        default=[],
+        help="a remote environment server's origin the worker may connect to (repeatable)",
+    )
     ns = parser.parse_args()
-    serve(ns.dir, ns.port)
+    serve(ns.dir, ns.port, tuple(ns.peer_origin))

@@ -1,0 +1,323 @@
+"""A host pairing with and calling a real ``voicebox-env serve`` by URL + one-time code
+(issue 15), under CPython: core's remote rules (:mod:`core.custody.remote`, ``env.add``, the
+remote path of :mod:`core.custody.peer_calls`) over real HTTP and WebSocket on 127.0.0.1.
+
+The link here is a test adapter of :class:`core.ports.RemoteLink` (httpx + websockets) that
+refuses every origin core did not allow, as the worker's egress guard does; the browser's
+adapter (``browser_host/remote.py``) is driven by ``e2e/test_remote.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import socket
+import zipfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from core.custody.wire import parse_chunk_message
+from core.refusals import Code, Refused
+from tests.peers.harness import World
+from tests.server.harness import Server, cli
+
+
+class LinkChannel:
+    def __init__(
+        self,
+        ws: ClientConnection,
+        on_frame: Callable[[str], Awaitable[None]],
+        on_data: Callable[[str, bytes], Awaitable[None]],
+        on_close: Callable[[int, str], Awaitable[None]],
+    ) -> None:
+        self.ws = ws
+        self.closed = False
+        self._task = asyncio.ensure_future(self._read(on_frame, on_data, on_close))
+
+    async def _read(self, on_frame: Any, on_data: Any, on_close: Any) -> None:
+        try:
+            async for message in self.ws:
+                if isinstance(message, str):
+                    await on_frame(message)
+                else:
+                    parsed = parse_chunk_message(message)
+                    if parsed is not None:
+                        await on_data(*parsed)
+        except ConnectionClosed:
+            pass
+        if not self.closed:
+            self.closed = True
+            await on_close(self.ws.close_code or 1006, self.ws.close_reason or "")
+
+    async def send(self, frame: str) -> None:
+        if self.closed:
+            raise Refused(Code.ENVIRONMENT_UNREACHABLE)
+        try:
+            await self.ws.send(frame)
+        except ConnectionClosed:
+            raise Refused(Code.ENVIRONMENT_UNREACHABLE) from None
+
+    async def send_data(self, request_id: str, data: bytes) -> None:
+        raise Refused(Code.MESSAGE_MALFORMED)
+
+    async def close(self, code: int, reason: str) -> None:
+        self.closed = True
+        await self.ws.close(1000, reason)
+
+
+class LoopbackLink:
+    """:class:`core.ports.RemoteLink` over httpx and websockets, refusing unallowed origins."""
+
+    def __init__(self) -> None:
+        self.allowed: frozenset[str] = frozenset()
+        self.reached: list[str] = []
+
+    def allow(self, origins: frozenset[str]) -> None:
+        self.allowed = origins
+
+    def _check(self, url: str) -> None:
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        if origin not in self.allowed:
+            raise Refused(Code.NETWORK_EGRESS_REFUSED, "not an allowed origin")
+        self.reached.append(origin)
+
+    async def request(
+        self, method: str, url: str, body: str | None = None, *, authorization: str | None = None
+    ) -> tuple[int, str]:
+        self._check(url)
+        headers = {"content-type": "application/json"}
+        if authorization:
+            headers["authorization"] = authorization
+        try:
+            async with httpx.AsyncClient(timeout=10) as client:
+                answer = await client.request(method, url, content=body, headers=headers)
+        except httpx.HTTPError:
+            raise Refused(Code.ENVIRONMENT_UNREACHABLE) from None
+        return answer.status_code, answer.text
+
+    async def connect(self, url: str, on_frame: Any, on_data: Any, on_close: Any) -> LinkChannel:
+        self._check(url)
+        try:
+            ws = await asyncio.wait_for(connect(url, max_size=2 << 20), 10)
+        except (OSError, TimeoutError, ConnectionClosed) as exc:
+            raise Refused(Code.ENVIRONMENT_UNREACHABLE) from exc
+        return LinkChannel(ws, on_frame, on_data, on_close)
+
+
+class RemoteWorld(World):
+    def __init__(self) -> None:
+        super().__init__()
+        self.link = LoopbackLink()
+        self.ctx.services.remote = self.link
+        from core.host.pipeline import Host
+
+        self.host = Host(self.ctx)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _code(root: Path) -> str:
+    done = cli(root, "pair-code")
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stdout.splitlines() if x.startswith("pairing code"))
+    return line.split()[-1]
+
+
+async def _tool(world: RemoteWorld, env_key: str, tool: str, **args: Any) -> dict[str, Any]:
+    return await world.call(
+        "tool.call",
+        envKey=env_key,
+        tool=tool,
+        descriptorId=await world.descriptor(tool),
+        args=args,
+    )
+
+
+async def _wait_state(world: RemoteWorld, key: str, want: set[str], bound_s: float) -> str:
+    state = ""
+    for _ in range(int(bound_s * 10)):
+        envs = (await world.ok("env.list"))["result"]["environments"]
+        state = next(e["remote"]["state"] for e in envs if e["envKey"] == key)
+        if state in want:
+            return state
+        await asyncio.sleep(0.1)
+    return state
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Any:
+    port = _free_port()
+    server = Server(tmp_path / "env", name="Build Box", serve_args=("--port", str(port)))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_host_adds_a_remote_by_code_and_calls_it_like_any_peer_without_the_page_seeing_a_bearer(
+    served: Server,
+) -> None:
+    async def go() -> None:
+        world = RemoteWorld()
+        await world.start()
+        assert world.link.allowed == frozenset()
+        code = _code(served.root)
+        added = await world.ok("env.add", url=served.url + "/", code=code)
+        env = added["result"]["environment"]
+        origin = served.url.rstrip("/")
+        assert env["remote"]["origin"] == origin
+        assert env["name"] == "build-box" and env["envKey"] == served.env_key
+        assert world.link.allowed == {origin, origin.replace("http:", "ws:")}
+        async with httpx.AsyncClient() as client:
+            identity = (await client.get(f"{served.url}/api/identity")).json()
+        assert env["remote"]["fingerprint"] == identity["fingerprint"]
+        made = await _tool(world, env["envKey"], "project.create", name="demo")
+        assert made["ok"], made
+        project = made["result"]["result"]["project"]["id"]
+        body = b"remote bytes \x00\xff" * 5000
+        wrote = await _tool(
+            world,
+            env["envKey"],
+            "file.write",
+            project=project,
+            path="bin/blob.dat",
+            content_b64=__import__("base64").b64encode(body).decode(),
+        )
+        assert wrote["ok"], wrote
+        exported = await _tool(world, env["envKey"], "project.export", project=project)
+        assert exported["ok"], exported
+        with zipfile.ZipFile(io.BytesIO(b"".join(exported["chunks"]))) as archive:
+            assert archive.read("bin/blob.dat") == body
+        listed = (await world.ok("env.list"))["result"]["environments"]
+        assert [e["remote"]["state"] for e in listed if e["remote"]] == ["connected"]
+        everything = "".join(world.answers) + json.dumps([a for a in world.sink.records])
+        assert "vbx_" not in everything and "vbh_" not in everything
+        assert code not in everything and code.replace("-", "") not in everything
+        assert all(urlsplit(o).port == urlsplit(origin).port for o in world.link.reached)
+
+    asyncio.run(go())
+
+
+def test_a_refused_code_records_nothing_and_leaves_the_allow_list_empty(served: Server) -> None:
+    async def go() -> None:
+        world = RemoteWorld()
+        await world.start()
+        refusal = await world.refused("env.add", url=served.url, code="ABCDE-FGHJK")
+        assert refusal["code"] == "pairing-code-refused"
+        assert world.link.allowed == frozenset()
+        envs = (await world.ok("env.list"))["result"]["environments"]
+        assert [e["kind"] for e in envs] == ["local"]
+        for url, why in (
+            ("ftp://127.0.0.1:1", "http"),
+            ("http://127.0.0.1:1/api", "path"),
+            ("http://user:pw@127.0.0.1:1", "user name"),
+        ):
+            refusal = await world.refused("env.add", url=url, code="ABCDE-FGHJK")
+            assert refusal["code"] == "args-invalid" and why in refusal["message"], refusal
+        dead = f"http://127.0.0.1:{_free_port()}"
+        assert (await world.refused("env.add", url=dead, code="ABCDE-FGHJK"))[
+            "code"
+        ] == "environment-unreachable"
+        assert world.link.allowed == frozenset()
+
+    asyncio.run(go())
+
+
+def test_revoke_from_the_host_closes_the_channel_and_the_next_call_is_pairing_revoked(
+    served: Server,
+) -> None:
+    async def go() -> None:
+        world = RemoteWorld()
+        await world.start()
+        key = (await world.ok("env.add", url=served.url, code=_code(served.root)))["result"][
+            "environment"
+        ]["envKey"]
+        assert (await _tool(world, key, "projects.list"))["ok"]
+        assert world.host.peers is not None and world.host.peers.calls.is_connected(key)
+        revoked = await world.ok("env.revoke", envKey=key)
+        assert revoked["result"]["channelsClosed"] == 1
+        assert await _wait_state(world, key, {"revoked"}, 5) == "revoked"
+        refusal = (await _tool(world, key, "projects.list"))["refusal"]
+        assert refusal["code"] == "pairing-revoked"
+        pairings = json.loads((served.host_dir / "pairings.json").read_text())
+        assert len(pairings["revokedBearers"]) == 1 and pairings["issued"] == []
+
+    asyncio.run(go())
+
+
+def test_revoke_by_the_server_operator_marks_the_remote_revoked(served: Server) -> None:
+    async def go() -> None:
+        world = RemoteWorld()
+        await world.start()
+        key = (await world.ok("env.add", url=served.url, code=_code(served.root)))["result"][
+            "environment"
+        ]["envKey"]
+        assert (await _tool(world, key, "projects.list"))["ok"]
+        done = await asyncio.to_thread(cli, served.root, "revoke", "--env-key", key)
+        assert done.returncode == 0, done.stderr
+        assert await _wait_state(world, key, {"revoked"}, 10) == "revoked"
+        assert (await _tool(world, key, "projects.list"))["refusal"]["code"] == "pairing-revoked"
+
+    asyncio.run(go())
+
+
+def test_a_killed_server_is_unreachable_and_a_restarted_one_reconnects_with_the_pairing(
+    served: Server,
+) -> None:
+    async def go() -> None:
+        world = RemoteWorld()
+        await world.start()
+        key = (await world.ok("env.add", url=served.url, code=_code(served.root)))["result"][
+            "environment"
+        ]["envKey"]
+        assert (await _tool(world, key, "projects.list"))["ok"]
+        await asyncio.to_thread(served.stop)
+        assert await _wait_state(world, key, {"reconnecting", "unreachable"}, 5) in {
+            "reconnecting",
+            "unreachable",
+        }
+        refusal = (await _tool(world, key, "projects.list"))["refusal"]
+        assert refusal["code"] == "environment-unreachable"
+        served.url = ""  # the harness reads the URL (the same port) from the new process
+        await asyncio.to_thread(served.start)
+        assert await _wait_state(world, key, {"connected"}, 30) == "connected"
+        assert (await _tool(world, key, "projects.list"))["ok"]
+
+    asyncio.run(go())
+
+
+def test_reconnecting_stops_by_itself_when_the_server_stays_away(
+    served: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.custody import peer_calls
+
+    monkeypatch.setattr(peer_calls, "RECONNECT_DELAYS_MS", (50, 50, 50))
+
+    async def go() -> None:
+        world = RemoteWorld()
+        await world.start()
+        key = (await world.ok("env.add", url=served.url, code=_code(served.root)))["result"][
+            "environment"
+        ]["envKey"]
+        assert (await _tool(world, key, "projects.list"))["ok"]
+        tries = len(world.link.reached)
+        await asyncio.to_thread(served.stop)
+        assert await _wait_state(world, key, {"unreachable"}, 10) == "unreachable"
+        await asyncio.sleep(0.5)
+        assert len(world.link.reached) - tries == 3  # one per delay, then it stopped
+
+    asyncio.run(go())
