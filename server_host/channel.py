@@ -24,7 +24,7 @@ from core.refusals import Code, Refused
 
 __all__ = ["WebSocketChannel", "chunk_message", "parse_chunk_message"]
 
-CLOSE_BOUND_S = 2
+CLOSE_BOUND_S = 10
 
 
 class WebSocketChannel:

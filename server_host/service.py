@@ -134,6 +134,7 @@ class EnvironmentService:
         self.live = LiveChannels()
         self.channels: dict[str, OpenChannel] = {}
         self._http: dict[str, asyncio.Future[None]] = {}
+        self._closing: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
         self._hello_bound_ms = hello_bound_ms
 
@@ -256,15 +257,24 @@ class EnvironmentService:
             for i in close.abandoned
         ]
 
-        async def answer_then_close() -> None:
+        async def answer() -> None:
             with contextlib.suppress(Refused):
                 for text in answers:
                     await chan.channel.send(text)
 
-        # a reader that does not read cannot hold the revocation: answers get a bound
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(answer_then_close(), CLOSE_BOUND_S)
-        await chan.channel.close(close.code, str(close.reason))
+        async def answer_then_close() -> None:
+            # a reader that does not read cannot hold the revocation: the answers get a bound
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(answer(), CLOSE_BOUND_S)
+            await chan.channel.close(close.code, str(close.reason))
+
+        # The channel is already gone from ``live`` (no call of it is admitted any more) and its
+        # calls are cancelled; the refusal frames and the 1008 go out behind whatever the socket
+        # still holds. Not awaited here: a reader that stopped reading while it waits for this
+        # very answer (back-pressure) would otherwise see neither frame nor close.
+        task = asyncio.create_task(answer_then_close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
         return len(close.abandoned)
 
     async def mint_code(self, env_key: str | None = None) -> dict[str, Any]:

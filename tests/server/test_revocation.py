@@ -85,7 +85,11 @@ def test_a_pending_channel_call_is_answered_pairing_revoked_before_the_close(
     folder = server.root / "projects" / project
     for i in range(48):
         (folder / f"blob{i}.bin").write_bytes(bytes([i]) * (1 << 20))
-    with server.channel(max_queue=None) as ws:
+    # A queue of 16 frames (4 MiB): this client stops reading after the first chunk, so the
+    # socket's back-pressure keeps the 48 MiB export pending until the revocation (with an
+    # unbounded queue the client drained it all and, under load, the export could finish first;
+    # with back-pressure the server used to give up on the close: no frame, no 1008).
+    with server.channel(max_queue=16) as ws:
         ws.send(hello(bearer))
         ws.send(execute_frame("x", server.env_key, "project.export", {"project": project}))
         first = ws.recv(timeout=30)
