@@ -8,6 +8,8 @@ goes to the trash and comes back byte-identical, also after a reload."""
 from __future__ import annotations
 
 import hashlib
+import io
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ from playwright.sync_api import Page
 
 from e2e.files_kit import file_entry, folder_row, open_folder
 from e2e.hostpage import HostPage
-from e2e.tray_kit import open_in_ui, shot
+from e2e.tray_kit import axe_serious, open_in_ui, shot
 
 BLOB = bytes(range(256)) * 41 + b"\x00tail"
 
@@ -124,6 +126,19 @@ def test_a_dropped_folder_uploads_its_tree_then_is_renamed_moved_and_deleted_in_
     assert "src/manual/sub/blob.bin" in _walk(host, pid)
     assert _sha(host, pid, "src/manual/sub/blob.bin") == hashlib.sha256(BLOB).hexdigest()
 
+    # a folder downloads as a .zip of just that folder (the archive export, limited to it)
+    page.click(folder_row("src/manual"), button="right")
+    found = axe_serious(page, "folder context menu")
+    with page.expect_download() as caught:
+        page.click("#context-menu [data-action='download-folder']")
+    archive = zipfile.ZipFile(io.BytesIO(Path(caught.value.path()).read_bytes()))
+    assert sorted(n for n in archive.namelist() if not n.startswith(".voicebox")) == [
+        "src/manual/guide.md",
+        "src/manual/sub/blob.bin",
+    ]
+    assert archive.read("src/manual/sub/blob.bin") == BLOB
+    assert caught.value.suggested_filename == "Explorer - manual.zip"
+
     # 5. a folder cannot go into itself: the host's sentence is shown, nothing moves
     _menu(page, folder_row("src"), "move-to")
     _prompt(page, "src/manual")
@@ -142,6 +157,7 @@ def test_a_dropped_folder_uploads_its_tree_then_is_renamed_moved_and_deleted_in_
     page.wait_for_selector("#undo-delete")
     assert sorted(_walk(host, pid)) == ["archive/keep.txt", "src/main.py"]
     page.wait_for_selector("#target-folder:text-is('/')")
+    assert found == [], found
     [entry] = host.ok("trash.list", {"project": pid})["result"]["entries"]
     assert entry["path"] == "src/manual" and len(entry["files"]) == 2
 
@@ -236,13 +252,26 @@ def test_a_deleted_file_comes_back_byte_identical_from_the_trash_after_a_reload(
     assert host.ok("file.read", {"project": pid, "path": "data/note (2).txt"})["body"] == b"first\n"
     assert host.ok("file.read", {"project": pid, "path": "data/note.txt"})["body"] == b"second\n"
 
-    # Empty trash deletes for good (asked first)
-    _menu(page, file_entry("data/note (2).txt"), "delete")
-    page.locator("#delete-dialog .dialog-confirm").click()
+    # Shift+click selects a range; Delete sends all three to the trash after one confirm
+    page.click(file_entry("data/blob.bin"))
+    page.click(file_entry("data/note.txt"), modifiers=["Shift"])
+    assert page.locator("#file-tree [aria-selected='true']").count() == 3
+    page.keyboard.press("Delete")
+    dialog = page.locator("#delete-dialog")
+    dialog.wait_for()
+    assert "This deletes 3 files" in (dialog.text_content() or "")
+    dialog.locator(".dialog-confirm").click()
     page.wait_for_selector("#undo-delete")
+    assert _walk(host, pid) == {}
+
+    # Empty trash deletes for good (asked first); the trash view passes axe
     page.click("#show-trash")
     page.wait_for_selector("#trash-table")
+    assert page.locator("#trash-table tbody tr").count() == 3
+    found = axe_serious(page, "trash view")
     page.click("#empty-trash")
+    found += axe_serious(page, "empty-trash confirm")
+    assert found == [], found
     page.locator("#empty-trash-dialog .dialog-confirm").click()
     page.wait_for_function("() => /The trash is empty/.test(document.body.textContent)")
     assert host.ok("trash.list", {"project": pid})["result"]["entries"] == []

@@ -66,7 +66,7 @@ export async function showTrash(view) {
     el("td", {}, e.deleted_at ? new Date(e.deleted_at).toISOString().replace("T", " ").slice(0, 19) : ""),
     el("td", { class: "actions" },
       e.damaged ? null : guard(view.app, "trash.restore", el("button", {
-        type: "button", class: "trash-restore", "aria-label": `Restore ${shown(e)}`,
+        type: "button", class: "trash-restore", "aria-label": `Restore: ${shown(e)}`,
         onclick: async () => {
           const [done] = await restoreEntries(view, [e.id]);
           if (!done) return;
@@ -75,7 +75,7 @@ export async function showTrash(view) {
         },
       }, "Restore")),
       guard(view.app, "trash.empty", el("button", {
-        type: "button", class: "danger trash-forget", "aria-label": `Delete ${e.damaged ? "this item" : shown(e)} for good`,
+        type: "button", class: "danger trash-forget", "aria-label": `Delete for good: ${e.damaged ? "this item" : shown(e)}`,
         onclick: async () => {
           const sure = await confirmDialog({ id: "forget-dialog", title: "Delete for good", danger: true, confirmLabel: "Delete for good",
             text: `This removes ${e.damaged ? "this item" : shown(e)} (${plural(e.files.length, "file")}, ${formatBytes(e.bytes)}) from the trash. It cannot be undone.` });
