@@ -23,9 +23,10 @@ one as ``name (2).ext``, ``name (3).ext``…, the first free name — the one ru
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
-from core.paths import ProjectPath, parse_path
+from core.paths import TEMP_PREFIX, ProjectPath, fold, parse_path
 from core.ports import ProjectFiles
 from core.refusals import Code, Refused
 
@@ -38,6 +39,7 @@ MAX_TREE_ENTRIES = 200_000
 """The most files and folders one move or delete carries (``file-too-large`` beyond)."""
 
 Rel = tuple[str, ...]
+_TEMP_FOLDED = fold(TEMP_PREFIX)
 
 
 def kept_name(leaf: str, n: int) -> str:
@@ -88,8 +90,10 @@ async def survey(files: ProjectFiles, root: ProjectPath) -> Tree:
     """List everything at ``root`` (a file, or a folder and all below it), reading no content.
 
     Refuses ``file-not-found``; a name inside the folder that the path rule refuses
-    (``path-invalid``/``path-reserved``: another program's ``CON``, ``.vbx-tmp-…``) is refused
-    with that code, naming it — the host moves or deletes nothing it could not put back.
+    (``path-invalid``/``path-reserved``: another program's ``CON``, ``.vbx-tmp-…``), and an
+    entry the storage does not list (a symbolic link, a special file: ``path-reserved``), are
+    refused with that code, naming them — the host moves or deletes nothing it could not put
+    back, and leaves nothing behind in a folder it says it moved.
     ``file-too-large`` beyond :data:`MAX_TREE_ENTRIES`."""
     entry = await files.stat(root)
     if entry is None:
@@ -101,7 +105,18 @@ async def survey(files: ProjectFiles, root: ProjectPath) -> Tree:
     stack: list[Rel] = [()]
     while stack:
         rel = stack.pop()
-        for child in await files.list_dir(_at(root, rel).parts):
+        children = await files.list_dir(_at(root, rel).parts)
+        listed = {c.name for c in children}
+        for other in await files.names(_at(root, rel).parts):
+            if other not in listed and not fold(other).startswith(_TEMP_FOLDED):
+                raise Refused(
+                    Code.PATH_RESERVED,
+                    f"'{'/'.join((*rel, other))}' in '{root}' is a link or a special file, which "
+                    "the host never follows or moves; remove it outside Voicebox first. "
+                    "Nothing was changed.",
+                    field="path",
+                )
+        for child in children:
             where = (*rel, child.name)
             try:
                 parse_path("/".join((*root.parts, *where)), allow_meta=root.is_meta)
@@ -145,11 +160,15 @@ async def move_tree(files: ProjectFiles, tree: Tree, dst: ProjectPath) -> int:
     naming how many files are where when the rollback failed too."""
     src = tree.root
     moved: list[Rel] = []
+    created: list[Rel] = []  # only these folders are removed again on a rollback
     try:
         if tree.kind == "dir":
-            await files.mkdir(dst)
-            for rel in tree.folders:
-                await files.mkdir(_at(dst, rel))
+            for rel in ((), *tree.folders):
+                if await files.stat(_at(dst, rel)) is None:
+                    await files.mkdir(_at(dst, rel))
+                    created.append(rel)
+                else:
+                    await files.mkdir(_at(dst, rel))  # refuses a file in the way
         for rel, _size in tree.files:
             await files.move(_at(src, rel), _at(dst, rel))
             moved.append(rel)
@@ -165,8 +184,9 @@ async def move_tree(files: ProjectFiles, tree: Tree, dst: ProjectPath) -> int:
                 f"'{dst}', the others still under '{src}'. Every file is whole.",
                 details={"src": str(src), "dst": str(dst), "moved": len(moved)},
             ) from None
-        if tree.kind == "dir":
-            await _remove_empty(files, dst, tree.folders)
+        for rel in sorted(created, key=len, reverse=True):
+            with contextlib.suppress(Refused):
+                await files.delete(_at(dst, rel))  # empty again: only what this call made
         raise
     if tree.kind == "dir":
         return await _remove_empty(files, src, tree.folders)
