@@ -316,3 +316,23 @@ def test_one_folder_downloads_as_a_zip_of_just_that_folder(h: HostHarness) -> No
     assert answer["result"]["files"] == 2 and answer["result"]["filename"] == "p - lib.zip"
     for folder, code in [("src/a.txt", "not-a-directory"), ("nope", "file-not-found")]:
         assert h.refused("project.export", project=pid, folder=folder)["code"] == code
+
+
+@pytest.mark.parametrize("fold_case", [True, False], ids=["case-folding", "case-keeping"])
+def test_a_folder_rename_in_a_picked_folder_refuses_a_case_only_twin(
+    h: HostHarness, fold_case: bool
+) -> None:
+    from core.memory.adapters import MemoryProjectFiles
+    from tests.support import run
+
+    folder = MemoryProjectFiles(fold_case=fold_case)
+    for path, data in SRC.items():
+        run(folder.write(ProjectPath(tuple(path.split("/"))), data))
+    pid = h.attach("project.add_folder", folder, name="picked")["result"]["project"]["id"]
+    before = repr(folder.tree)
+    for dst in ["SRC", "Src"]:
+        refusal = h.refused("file.move", project=pid, src="src", dst=dst)
+        assert refusal["code"] == "path-case-collision" and "'src'" in refusal["message"], dst
+    assert repr(folder.tree) == before
+    h.ok("file.move", project=pid, src="src", dst="source")
+    assert set(tree(h, pid)) == {k.replace("src/", "source/", 1) for k in SRC}
