@@ -101,6 +101,25 @@ def test_the_tools_surface_runs_create_asset_from_its_schema_and_shows_the_image
     page.wait_for_selector("#tool-image")
     assert "local-write" in (page.text_content("#tool-receipt") or "")
     assert page.evaluate("() => document.getElementById('tool-image').naturalWidth") == 160
+    # the same path again: the host refuses before the tool runs, the page asks (issue 17)
+    pid = page.evaluate("() => voicebox.app.project.id")
+    first = host.ok("file.read", {"project": pid, "path": "art/mark.png"})["result"]["sha256"]
+    page.fill("#tool-arg-width", "80")
+    page.click("#run-tool")
+    page.wait_for_selector("#conflict-dialog[open]")
+    page.click("#conflict-dialog .dialog-cancel")
+    page.wait_for_selector("#conflict-dialog", state="detached")
+    assert (
+        host.ok("file.read", {"project": pid, "path": "art/mark.png"})["result"]["sha256"] == first
+    )
+    page.click("#run-tool")
+    page.click("#conflict-dialog [data-choice='keep']")
+    page.wait_for_function("() => document.getElementById('tool-image')?.naturalWidth === 80")
+    kept = host.ok("file.read", {"project": pid, "path": "art/mark (2).png"})["result"]
+    assert kept["sha256"] != first
+    assert (
+        host.ok("file.read", {"project": pid, "path": "art/mark.png"})["result"]["sha256"] == first
+    )
     host.assert_clean()
 
 

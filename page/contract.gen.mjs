@@ -38,6 +38,7 @@ export const LIMITS = Object.freeze({
   "call_file_bytes": 184320,
   "message_bytes": 1048576,
   "body_bytes": 268435456,
+  "editor_text_bytes": 20971520,
 });
 
 export const POLICY_FIELDS = Object.freeze({
@@ -483,4 +484,4 @@ export const TRAY_ACTIONS = Object.freeze({
   "dismiss": "hide the card from the tray (presentation only; it shows again if it moves)",
 });
 
-export const WRITE_OPERATIONS = Object.freeze(["asset.create", "blocks.candidate_edit", "blocks.ratify", "env.add", "env.create", "env.pair", "env.remove", "env.revoke", "env.unpair", "file.delete", "file.mkdir", "file.move", "file.write", "inbox.deliver", "mailbox.send", "mission.deliver", "mission.post", "plugin.install", "plugin.uninstall", "project.create", "project.delete", "project.import", "project.rename", "receipt.import", "tray.land"]);
+export const WRITE_OPERATIONS = Object.freeze(["asset.create", "blocks.candidate_edit", "blocks.ratify", "env.add", "env.create", "env.pair", "env.remove", "env.revoke", "env.unpair", "file.delete", "file.mkdir", "file.move", "file.write", "inbox.deliver", "mailbox.send", "mission.deliver", "mission.post", "plugin.install", "plugin.uninstall", "project.create", "project.delete", "project.import", "project.rename", "receipt.import", "trash.empty", "trash.restore", "tray.land"]);

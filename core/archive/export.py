@@ -154,14 +154,15 @@ class _Found:
         return f"{self.path}/" if self.folder else str(self.path)
 
 
-async def _walk(files: ProjectFiles) -> tuple[list[_Found], int]:
-    """Every exportable file and empty folder (see module docstring), and the skipped count.
+async def _walk(files: ProjectFiles, start: tuple[str, ...] = ()) -> tuple[list[_Found], int]:
+    """Every exportable file and empty folder under ``start`` (``()``: the whole project; see
+    module docstring), and the skipped count.
 
     Lists folders only (never reads contents); memory is O(number of entries).
     """
     found: list[_Found] = []
     skipped = 0
-    stack: list[tuple[str, ...]] = [()]
+    stack: list[tuple[str, ...]] = [start]
     while stack:
         folder = stack.pop()
         entries = await files.list_dir(folder)
@@ -209,6 +210,7 @@ class ArchiveExport:
         *,
         chunk_size: int = CHUNK_BYTES,
         deflate_level: int | None = None,
+        folder: ProjectPath | None = None,
     ) -> None:
         if chunk_size <= 0:
             raise ValueError("chunk_size must be positive")
@@ -218,6 +220,7 @@ class ArchiveExport:
             raise ValueError("deflate_level is 0..9 or None")
         self._files = files
         self._source = source
+        self._folder = folder.parts if folder is not None else ()
         # the manifest's head, validated now rather than after the last byte was streamed
         self._head = ArchiveManifest(
             name=source.name,
@@ -240,7 +243,7 @@ class ArchiveExport:
         self._started = True
         spool = _Spool()
         archive = zipfile.ZipFile(spool, "w", allowZip64=True)  # type: ignore[arg-type]
-        found, skipped = await _walk(self._files)
+        found, skipped = await _walk(self._files, self._folder)
         listed: list[ManifestFile] = []
         folders: list[str] = []
         for item in found:
@@ -286,7 +289,9 @@ class ArchiveExport:
             yield spool.drain()
         self._summary = ArchiveSummary(
             name=self._source.name,
-            filename=download_filename(self._source.name),
+            filename=download_filename(
+                f"{self._source.name} - {self._folder[-1]}" if self._folder else self._source.name
+            ),
             size=spool.size,
             sha256=spool.sha256(),
             files=len(listed),
@@ -308,6 +313,7 @@ def export_archive(
     *,
     chunk_size: int = CHUNK_BYTES,
     deflate_level: int | None = None,
+    folder: ProjectPath | None = None,
 ) -> ArchiveExport:
     """Start a deterministic streaming export of ``files`` (SPEC §10; module docstring).
 
@@ -315,7 +321,11 @@ def export_archive(
     ``await export.finish()``. Nothing is read until the stream is iterated. ``chunk_size``
     (bytes) is the read size and the hand-out threshold; ``deflate_level`` (0–9) compresses
     entries instead of storing them. Independent of the host protocol: a host operation and
-    an environment server's operation call it alike. An invalid ``source`` (name, envKey,
+    an environment server's operation call it alike. ``folder`` limits the archive to one
+    folder of the project (its entries keep their project paths, ``src/…``). An invalid
+    ``source`` (name, envKey,
     project id, negative time) raises ``ValueError`` here, before anything is streamed.
     """
-    return ArchiveExport(files, source, chunk_size=chunk_size, deflate_level=deflate_level)
+    return ArchiveExport(
+        files, source, chunk_size=chunk_size, deflate_level=deflate_level, folder=folder
+    )

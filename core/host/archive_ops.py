@@ -27,8 +27,9 @@ from core.host.context import HostContext
 from core.host.operations import Call, Outcome
 from core.host.project_ops import ProjectInfo
 from core.model import Contract
+from core.paths import parse_path
 from core.projects.project import PROJECT_ID_PATTERN
-from core.refusals import Refused
+from core.refusals import Code, Refused
 
 __all__ = ["IMPORT_BOUNDS", "ExportArgs", "ImportAnswer", "ImportArgs"]
 
@@ -42,9 +43,11 @@ FALLBACK_NAME = "Imported project"
 
 
 class ExportArgs(Contract):
-    """``project.export``: the project to export."""
+    """``project.export``: the project to export, or only one ``folder`` of it (``""``: the
+    whole project)."""
 
     project: str = Field(pattern=PROJECT_ID_PATTERN)
+    folder: str = Field(default="", max_length=5000)
 
 
 class ImportArgs(Contract):
@@ -79,9 +82,19 @@ async def local_env_key(ctx: HostContext) -> str | None:
 
 
 async def project_export(call: Call[ExportArgs]) -> Outcome:
-    """Refuses ``project-not-found``, ``permission-required`` (picked folder); a storage
-    refusal while streaming (a file vanished) refuses the whole answer."""
+    """Refuses ``project-not-found``, ``permission-required`` (picked folder), path codes and
+    ``not-a-directory``/``file-not-found`` for ``folder``; a storage refusal while streaming
+    (a file vanished) refuses the whole answer."""
     opened = await call.ctx.catalog.open(call.args.project)
+    folder = parse_path(call.args.folder) if call.args.folder else None
+    if folder is not None:
+        found = await opened.files.stat(folder)
+        if found is None or found.kind != "dir":
+            raise Refused(
+                Code.NOT_A_DIRECTORY if found else Code.FILE_NOT_FOUND,
+                f"'{folder}' is not a folder of the project.",
+                field="folder",
+            )
     source = ExportSource(
         name=opened.manifest.name,
         exported_at_ms=None,  # as of the newest change it contains: re-exports are identical
@@ -89,7 +102,7 @@ async def project_export(call: Call[ExportArgs]) -> Outcome:
         env_key=await local_env_key(call.ctx),
         project_id=opened.manifest.id,
     )
-    export = export_archive(opened.files, source)
+    export = export_archive(opened.files, source, folder=folder)
     # The audit record is written after the stream ends; finish() fills its details then.
     details: dict[str, str | int | bool | None] = {}
 
@@ -102,6 +115,7 @@ async def project_export(call: Call[ExportArgs]) -> Outcome:
             bytes=summary.bytes,
             folders=summary.folders,
             skipped=summary.skipped,
+            folder=str(folder) if folder else None,
         )
         return summary
 

@@ -9,12 +9,16 @@ project. The tool never writes. Offered as the built-in tool ``create-asset``
 
 Refusals: ``sandbox-unavailable`` (no sandbox connected, module missing or not matching its
 pin), ``tool-timeout``, ``tool-memory-exceeded``, ``tool-output-invalid``, the path rule's
-codes, ``project-not-found``, ``storage-quota-exceeded``. Nothing is written on any refusal.
+codes, ``project-not-found``, ``storage-quota-exceeded``, ``is-a-directory`` and — by default
+(``on_conflict="refuse"``), checked before the tool runs — ``already-exists``: an existing file
+is never replaced unless the call says ``replace``; ``keep-both`` writes beside it
+(``name (2).png``). Nothing is written on any refusal.
 """
 
 from __future__ import annotations
 
 import hashlib
+from typing import Literal
 
 from pydantic import Field
 
@@ -22,6 +26,7 @@ from core.host.file_ops import FileDigest
 from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
 from core.projects.project import PROJECT_ID_PATTERN
+from core.projects.tree import free_path
 from core.refusals import Code, Refused
 from core.tools.asset_check import MAX_ASSET_BYTES, CreateAssetArgs, check_png
 
@@ -35,6 +40,11 @@ class AssetCreateArgs(CreateAssetArgs):
     """``create-asset``'s arguments plus the project the host writes into."""
 
     project: str = Field(pattern=PROJECT_ID_PATTERN, description="The project to write into.")
+    on_conflict: Literal["refuse", "replace", "keep-both"] = Field(
+        default="refuse",
+        description="When the path exists: replace it, refuse (already-exists, nothing run), "
+        "or write beside it under the first free name.",
+    )
 
 
 class AssetCreated(FileDigest):
@@ -66,6 +76,11 @@ async def asset_create(call: Call[AssetCreateArgs]) -> Outcome:
     ctx = call.ctx
     target = args.target()
     opened = await ctx.catalog.open(args.project)
+    existing = await opened.files.stat(target)
+    if existing is not None and existing.kind == "dir":
+        raise Refused(Code.IS_A_DIRECTORY, f"'{target}' is a folder.", field="path")
+    if existing is not None and args.on_conflict == "refuse":
+        raise Refused(Code.ALREADY_EXISTS, f"'{target}' already exists.", field="path")
     sandbox, modules = ctx.services.sandbox, ctx.services.modules
     if sandbox is None or modules is None:
         raise Refused(Code.SANDBOX_UNAVAILABLE, "No tool sandbox is connected to this host.")
@@ -81,9 +96,8 @@ async def asset_create(call: Call[AssetCreateArgs]) -> Outcome:
         module, args.module_input(), time_ms=RUN_TIME_MS, max_output=MAX_ASSET_BYTES
     )
     info = check_png(output, width=args.width, height=args.height)
-    existing = await opened.files.stat(target)
-    if existing is not None and existing.kind == "dir":
-        raise Refused(Code.IS_A_DIRECTORY, f"'{target}' is a folder.", field="path")
+    if existing is not None and args.on_conflict == "keep-both":
+        target = await free_path(opened.files, target)
     await opened.files.write(target, output)
     created = AssetCreated(
         path=str(target),

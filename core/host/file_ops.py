@@ -1,5 +1,14 @@
 """File operations inside one project: ``file.list``, ``file.walk``, ``file.read``,
-``file.write``, ``file.mkdir``, ``file.delete``, ``file.move`` (SPEC §3, §11).
+``file.write``, ``file.mkdir``, ``file.delete``, ``file.move`` and the project trash,
+``trash.list``, ``trash.restore``, ``trash.empty`` (SPEC §3, §11; issue 17).
+
+No silent loss: ``file.delete`` moves the file or folder into the project trash
+(:mod:`core.projects.trash`); only ``trash.empty`` deletes for good. A write or move onto an
+existing name is refused ``already-exists`` unless the call says what to do: ``file.write``
+replaces by default (saving an open file) and refuses with ``if_absent``; ``keep_both`` writes
+beside it as ``name (2).ext`` (:func:`core.projects.tree.free_path`); ``file.move`` takes
+``on_conflict`` ``refuse`` / ``replace`` (the file or folder there goes to the trash first) /
+``keep-both``. Folders move and rename like files (:func:`core.projects.tree.move_tree`).
 
 Every path passes the one path rule (:func:`core.paths.parse_path`) before storage is touched,
 so ``..``, absolute paths, NUL and the project's ``.voicebox/`` (in any letter case) are
@@ -10,7 +19,9 @@ also names the file operations refuse (:func:`visible`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -19,11 +30,18 @@ from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
 from core.ports import Entry, ProjectFiles
 from core.projects.project import PROJECT_ID_PATTERN
+from core.projects.trash import TRASH_ID_PATTERN, Trash, TrashEntry
+from core.projects.tree import free_path, move_tree, survey
 from core.refusals import Code, Refused
 
-__all__ = ["FileDigest", "visible"]
+__all__ = ["EDITOR_TEXT_BYTES", "FileDigest", "visible"]
 
 MAX_WALK_ENTRIES = 200_000
+EDITOR_TEXT_BYTES = 20 * 1024 * 1024
+"""The longest UTF-8 text the page opens in its editor (bytes); a longer one is shown
+read-only in pages. Presentation, not a storage limit: the page imports it from
+``page/contract.gen.mjs`` (``LIMITS.editor_text_bytes``)."""
+OnConflict = Literal["refuse", "replace", "keep-both"]
 PathText = str
 
 
@@ -42,9 +60,14 @@ class PathArgs(Contract):
 
 
 class WriteArgs(PathArgs):
-    """``file.write``: the bytes travel as the message body. ``if_absent`` refuses overwrite."""
+    """``file.write``: the bytes travel as the message body. An existing file is replaced,
+    unless ``keep_both`` (the bytes go beside it, ``name (2).ext``) or ``if_absent`` (refused
+    ``already-exists``; ``keep_both`` wins when both are set)."""
 
     if_absent: bool = False
+    keep_both: bool = Field(
+        default=False, description="Write beside an existing file under the first free name."
+    )
 
 
 class DeleteArgs(PathArgs):
@@ -54,11 +77,29 @@ class DeleteArgs(PathArgs):
 
 
 class MoveArgs(Contract):
-    """``file.move``: rename the file ``src`` to ``dst`` (files only)."""
+    """``file.move``: rename or move the file or folder ``src`` to ``dst``; ``on_conflict``
+    says what happens when ``dst`` exists (``refuse``: ``already-exists``)."""
 
     project: str = Field(pattern=PROJECT_ID_PATTERN)
     src: PathText = Field(max_length=5000)
     dst: PathText = Field(max_length=5000)
+    on_conflict: OnConflict = "refuse"
+
+
+class TrashArgs(Contract):
+    """``trash.list``: the project whose trash to list."""
+
+    project: str = Field(pattern=PROJECT_ID_PATTERN)
+
+
+class TrashRef(Contract):
+    """One trash entry of a project (``trash.restore``; ``trash.empty`` without ``id``
+    empties the whole trash). ``on_conflict`` for a restore onto a name that exists again:
+    ``refuse`` (``already-exists``) or ``keep-both``."""
+
+    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    id: str | None = Field(default=None, pattern=TRASH_ID_PATTERN)
+    on_conflict: Literal["refuse", "keep-both"] = "refuse"
 
 
 class EntryInfo(Contract):
@@ -104,6 +145,49 @@ class PathDone(Contract):
     path: str
 
 
+class Moved(PathDone):
+    """``file.move``: ``path`` is where ``src`` is now (another name after ``keep-both``);
+    ``files`` how many files moved; ``replaced`` the trash id of what was at ``dst`` before
+    (``replace``), else ``None``."""
+
+    src: str
+    kind: Literal["file", "dir"]
+    files: int
+    replaced: str | None = None
+
+
+class Trashed(PathDone):
+    """``file.delete``: ``path`` is in the trash as entry ``trash_id`` with ``files`` files of
+    ``bytes`` bytes in all."""
+
+    trash_id: str
+    kind: Literal["file", "dir"]
+    files: int
+    bytes: int
+
+
+class TrashList(Contract):
+    """Every trash entry of the project, newest first."""
+
+    entries: list[TrashEntry]
+
+
+class Restored(Contract):
+    """``trash.restore``: the entry, and the ``path`` it is back at (another name after
+    ``keep-both``); every file's sha256 was checked against the one recorded at delete."""
+
+    entry: TrashEntry
+    path: str
+
+
+class Emptied(Contract):
+    """``trash.empty``: how many entries, files and bytes are gone for good."""
+
+    entries: int
+    files: int
+    bytes: int
+
+
 def visible(entry: Entry, folder: tuple[str, ...]) -> bool:
     """False only for the project's own metadata folder (``.voicebox`` at the root, exactly).
 
@@ -118,7 +202,7 @@ def _folder(text: str) -> tuple[str, ...]:
     return () if text == "" else parse_path(text).parts
 
 
-async def _files(call: Call[FolderArgs] | Call[PathArgs]) -> ProjectFiles:
+async def _files(call: Call[Any]) -> ProjectFiles:
     return (await call.ctx.catalog.open(call.args.project)).files
 
 
@@ -179,9 +263,11 @@ async def file_write(call: Call[WriteArgs]) -> Outcome:
     data = call.body or b""
     files = await _files(call)
     existing = await files.stat(path)
-    if existing is not None and existing.kind == "dir":
+    if existing is not None and call.args.keep_both:
+        path = await free_path(files, path)
+    elif existing is not None and existing.kind == "dir":
         raise Refused(Code.IS_A_DIRECTORY, f"'{path}' is a folder.", field="path")
-    if existing is not None and call.args.if_absent:
+    elif existing is not None and call.args.if_absent:
         raise Refused(Code.ALREADY_EXISTS, f"'{path}' already exists.", field="path")
     await files.write(path, data)
     digest = FileDigest(path=str(path), size=len(data), sha256=hashlib.sha256(data).hexdigest())
@@ -199,32 +285,145 @@ async def file_mkdir(call: Call[PathArgs]) -> Outcome:
     return Outcome(PathDone(path=str(path)), project=call.args.project, details={"path": str(path)})
 
 
+def _trash(call: Call[Any], files: ProjectFiles) -> Trash:
+    return Trash(files, call.ctx.clock, call.ctx.random)
+
+
 async def file_delete(call: Call[DeleteArgs]) -> Outcome:
-    """Refuses ``file-not-found``, ``directory-not-empty`` and path codes."""
+    """Move a file or folder into the project trash (:mod:`core.projects.trash`).
+
+    Refuses ``file-not-found``, ``directory-not-empty`` (a folder with anything in it, without
+    ``recursive``), path codes (``.voicebox/`` never), and what the storage refuses — with
+    nothing moved."""
     path = parse_path(call.args.path)
-    await (await _files(call)).delete(path, recursive=call.args.recursive)
+    files = await _files(call)
+    st = await files.stat(path)
+    if st is None:
+        raise Refused(Code.FILE_NOT_FOUND, f"Nothing is at '{path}'.", field="path")
+    if st.kind == "dir" and not call.args.recursive and await files.list_dir(path.parts):
+        raise Refused(
+            Code.DIRECTORY_NOT_EMPTY,
+            f"'{path}' is not empty; deleting it and everything in it needs recursive.",
+            field="path",
+        )
+    entry = await _trash(call, files).put(path)
     return Outcome(
-        PathDone(path=str(path)),
+        Trashed(
+            path=str(path),
+            trash_id=entry.id,
+            kind=entry.kind,
+            files=len(entry.files),
+            bytes=entry.bytes,
+        ),
         project=call.args.project,
-        details={"path": str(path), "recursive": call.args.recursive},
+        details={
+            "path": str(path),
+            "recursive": call.args.recursive,
+            "trash_id": entry.id,
+            "files": len(entry.files),
+            "bytes": entry.bytes,
+        },
     )
 
 
+async def _occupied(files: ProjectFiles, path: ProjectPath) -> bool:
+    """Whether ``path`` itself, in this spelling, exists. On a case-insensitive disk ``stat``
+    also finds a sibling spelt in another case; that is not a conflict to resolve but a
+    ``path-case-collision`` the storage wrapper refuses (:mod:`core.projects.case_guard`)."""
+    if await files.stat(path) is None:
+        return False
+    try:
+        return path.name in await files.names(path.parent)
+    except Refused:
+        return True
+
+
 async def file_move(call: Call[MoveArgs]) -> Outcome:
-    """Refuses ``file-not-found``, ``already-exists``, ``is-a-directory`` and path codes."""
+    """Rename or move a file or a whole folder (:func:`core.projects.tree.move_tree`).
+
+    Refuses ``file-not-found``, ``args-invalid`` (a folder into itself or below itself),
+    ``already-exists`` (``dst`` exists and ``on_conflict`` is ``refuse``), ``not-a-directory``,
+    ``path-case-collision`` (picked folder), path codes (``.voicebox/`` on either side), and
+    what the storage refuses — rolled back, so nothing is half-moved. ``replace`` first moves
+    what is at ``dst`` into the trash (put back if the move then fails)."""
     src: ProjectPath = parse_path(call.args.src)
     dst: ProjectPath = parse_path(call.args.dst)
     files = await _files(call)
-    st = await files.stat(src)
-    if st is None:
-        raise Refused(Code.FILE_NOT_FOUND, f"No file '{src}'.", field="src")
-    if st.kind == "dir":
+    if dst.parts[: len(src.parts)] == src.parts:
         raise Refused(
-            Code.IS_A_DIRECTORY, "Folders cannot be moved; move their files.", field="src"
+            Code.ARGS_INVALID,
+            f"'{src}' cannot be moved into itself; choose a folder outside it.",
+            field="dst",
         )
-    await files.move(src, dst)
+    tree = await survey(files, src)
+    replaced: TrashEntry | None = None
+    if await _occupied(files, dst):
+        if call.args.on_conflict == "refuse":
+            raise Refused(Code.ALREADY_EXISTS, f"'{dst}' already exists.", field="dst")
+        if call.args.on_conflict == "keep-both":
+            dst = await free_path(files, dst)
+        else:
+            replaced = await _trash(call, files).put(dst)
+    try:
+        await move_tree(files, tree, dst)
+    except Refused:
+        if replaced is not None:  # put back; if even that fails it stays in the trash
+            with contextlib.suppress(Refused):
+                await _trash(call, files).restore(replaced.id)
+        raise
+    details: dict[str, str | int | bool | None] = {
+        "src": str(src),
+        "dst": str(dst),
+        "kind": tree.kind,
+        "files": len(tree.files),
+        "replaced": replaced.id if replaced else None,
+    }
     return Outcome(
-        PathDone(path=str(dst)),
+        Moved(
+            path=str(dst),
+            src=str(src),
+            kind="file" if tree.kind == "file" else "dir",
+            files=len(tree.files),
+            replaced=replaced.id if replaced else None,
+        ),
         project=call.args.project,
-        details={"src": str(src), "dst": str(dst)},
+        details=details,
+    )
+
+
+async def trash_list(call: Call[TrashArgs]) -> Outcome:
+    """Refuses ``project-not-found`` and storage codes."""
+    files = await _files(call)
+    entries = await Trash(files, call.ctx.clock, call.ctx.random).entries()
+    return Outcome(TrashList(entries=entries), project=call.args.project)
+
+
+async def trash_restore(call: Call[TrashRef]) -> Outcome:
+    """Refuses ``args-invalid`` (no ``id``), ``file-not-found``, ``already-exists``,
+    ``storage-failed`` (bytes changed in the trash: nothing moved) — see
+    :meth:`core.projects.trash.Trash.restore`."""
+    if call.args.id is None:
+        raise Refused(Code.ARGS_INVALID, "Say which trash item to restore.", field="id")
+    files = await _files(call)
+    entry, path = await _trash(call, files).restore(call.args.id, on_conflict=call.args.on_conflict)
+    return Outcome(
+        Restored(entry=entry, path=str(path)),
+        project=call.args.project,
+        details={"trash_id": entry.id, "path": str(path), "files": len(entry.files)},
+    )
+
+
+async def trash_empty(call: Call[TrashRef]) -> Outcome:
+    """Delete one trash entry (``id``) or all of them for good. Refuses ``file-not-found``."""
+    files = await _files(call)
+    gone = await _trash(call, files).empty(call.args.id)
+    result = Emptied(
+        entries=len(gone),
+        files=sum(len(e.files) for e in gone),
+        bytes=sum(e.bytes for e in gone),
+    )
+    return Outcome(
+        result,
+        project=call.args.project,
+        details={"trash_id": call.args.id, "entries": result.entries, "files": result.files},
     )

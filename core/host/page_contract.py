@@ -8,8 +8,9 @@ loads under the page's CSP and Trusted Types like any of its modules. The site b
 It carries what the page would otherwise restate: the gesture token and the agent the tray
 posts as; the eight phases and what each means; seats and runner capabilities; the
 environment-name pattern and its rule in words; the limits of names, notes and a file inside a
-call envelope; the policy's fields (title and meaning); the closed refusal list (code → status,
-meaning); the tray's phase → actions table; the operations that write (refused in SAFE mode).
+call envelope, the longest text the editor opens; the policy's fields (title and meaning); the
+closed refusal list (code → status, meaning); the tray's phase → actions table; the
+operations that write (refused in SAFE mode).
 Every value is read from the models and constants that enforce it — the same ones
 ``docs/protocol.schema.json`` is generated from.
 """
@@ -24,6 +25,7 @@ from core.custody.peer_admin import ENV_NAME_PATTERN, ENV_NAME_RULE
 from core.custody.wire import MAX_ARGS_FILE_BYTES
 from core.gestures import HUMAN_UI
 from core.host.compose_ops import ComposeArgs
+from core.host.file_ops import EDITOR_TEXT_BYTES
 from core.host.registry import OPERATIONS
 from core.missions.blocks import MAX_NAME_CHARS as BLOCK_NAME_CHARS
 from core.missions.blocks import MAX_PURPOSE_CHARS
@@ -82,6 +84,7 @@ def page_contract() -> dict[str, Any]:
             "call_file_bytes": MAX_ARGS_FILE_BYTES,
             "message_bytes": MAX_MESSAGE_BYTES,
             "body_bytes": MAX_BODY_BYTES,
+            "editor_text_bytes": EDITOR_TEXT_BYTES,
         },
         "POLICY_FIELDS": {
             name: {"title": info.title, "description": info.description}

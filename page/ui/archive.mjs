@@ -1,27 +1,29 @@
-// Downloading a whole project as a .zip (SPEC §10): the host's project.export streams the
-// archive in chunks (progress shown) and the page saves it as a Blob. Shared by the Projects
-// and Files surfaces.
+// Downloading a whole project, or one of its folders, as a .zip (SPEC §10): the host's
+// project.export streams the archive in chunks (progress shown) and the page saves it as a
+// Blob. Shared by the Projects and Files surfaces.
 
 import { downloadBlob, el, formatBytes, replace } from "../dom.mjs";
 import { acted, guarded, showNotice } from "./alerts.mjs";
 
-/** Export project `p` ({id, name}) into a download, with progress in `progress` (a box). */
-export async function exportProject(app, p, progress) {
+/** Export project `p` ({id, name}) — or only its `folder` — into a download, with progress
+ * in `progress` (a box). */
+export async function exportProject(app, p, progress, folder = "") {
   const show = (label, value, max) => {
     progress.hidden = false;
     replace(progress, el("span", { class: "progress-label" }, label),
       el("progress", { max: String(Math.max(max, 1)), value: String(value), "aria-label": label }));
     return progress.querySelector("progress");
   };
-  const walk = await guarded("Sizing the export", () => app.host.call("file.walk", { project: p.id }));
+  const walk = await guarded("Sizing the export", () => app.host.call("file.walk", { project: p.id, folder }));
   const total = (walk?.result.files ?? []).reduce((n, f) => n + f.size, 0);
-  const bar = show(`Exporting ${p.name}`, 0, total);
-  const answer = await acted(`Exporting ${p.name}`, () => app.host.call("project.export", { project: p.id },
+  const what = folder ? `${p.name} /${folder}/` : p.name;
+  const bar = show(`Exporting ${what}`, 0, total);
+  const answer = await acted(`Exporting ${what}`, () => app.host.call("project.export", { project: p.id, ...(folder ? { folder } : {}) },
     { onChunk: (received) => { bar.value = Math.min(received, total); } }));
   if (!answer) { progress.hidden = true; return null; }
   const blob = answer.stream ?? new Blob([]);
-  show(`Exported ${p.name} (${formatBytes(blob.size)}) — done`, total, total);
+  show(`Exported ${what} (${formatBytes(blob.size)}) — done`, total, total);
   downloadBlob(blob, answer.result.filename || `${p.name}.zip`);
-  showNotice(`Exported ${p.name}: ${answer.result.files} files, ${formatBytes(blob.size)}, sha256 ${answer.result.sha256}.`);
+  showNotice(`Exported ${what}: ${answer.result.files} files, ${formatBytes(blob.size)}, sha256 ${answer.result.sha256}.`);
   return answer;
 }

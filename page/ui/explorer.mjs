@@ -9,8 +9,9 @@
 // tree's empty space, for the project root) to upload them there.
 // Keyboard (one Tab stop; the arrows move): ↑/↓ move and select, Shift+↑/↓ extend, Ctrl+↑/↓
 // move without selecting, Space toggles, Ctrl+A selects all shown, →/← open/close a folder or
-// go to its first child/its parent, Home/End, Enter opens, F2 renames, Delete deletes,
-// Ctrl+X then Ctrl+V moves (the keyboard's drag), Shift+F10 or the Menu key opens the menu.
+// go to its first child/its parent, Home/End, Enter opens, F2 renames (a folder too), Delete
+// deletes (into the trash), Ctrl+X then Ctrl+V moves files and folders (the keyboard's drag),
+// Shift+F10 or the Menu key opens the menu.
 
 import { el, formatBytes, name, replace } from "../dom.mjs";
 
@@ -344,10 +345,8 @@ export class Explorer {
       handled = true;
     }
     if (!handled && mod && event.key.toLowerCase() === "x") {
-      this.cut = (this.selected().length ? this.selected() : [{ path, kind: node.kind }]).filter((s) => s.kind === "file").map((s) => s.path);
-      this.on.status(this.cut.length
-        ? `${this.cut.length} file${this.cut.length === 1 ? "" : "s"} to move: go to a folder and press Ctrl+V (Escape cancels).`
-        : "Only files can be moved in this version.");
+      this.cut = (this.selected().length ? this.selected() : [{ path, kind: node.kind }]).map((s) => s.path);
+      this.on.status(`${this.cut.length} item${this.cut.length === 1 ? "" : "s"} to move: go to a folder and press Ctrl+V (Escape cancels).`);
       this.#paint();
       handled = true;
     }
@@ -374,8 +373,7 @@ export class Explorer {
     const li = event.target.closest("li[role=treeitem]");
     if (!li) return;
     if (!this.selection.has(li.dataset.path)) { this.selection = new Set([li.dataset.path]); this.#paint(); }
-    const paths = this.selected().filter((s) => s.kind === "file").map((s) => s.path);
-    if (!paths.length) { event.preventDefault(); this.on.status("Only files can be moved in this version."); return; }
+    const paths = this.selected().map((s) => s.path);
     this.dragging = paths;
     event.dataTransfer.setData(INTERNAL, JSON.stringify(paths));
     event.dataTransfer.setData("text/plain", paths.join("\n"));
@@ -397,7 +395,7 @@ export class Explorer {
     const folder = this.#dropFolder(event);
     event.dataTransfer.dropEffect = internal ? "move" : "copy";
     this.#markDrop(folder, internal
-      ? `Drop to move ${this.dragging.length} file${this.dragging.length === 1 ? "" : "s"} into ${folderLabel(folder)}`
+      ? `Drop to move ${this.dragging.length} item${this.dragging.length === 1 ? "" : "s"} into ${folderLabel(folder)}`
       : `Drop to upload into ${folderLabel(folder)}`);
   }
 

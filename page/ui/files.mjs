@@ -5,6 +5,7 @@
 // every act on files and folders, each one host call. Where the person is (the upload folder,
 // the open file) is recorded in the URL (app.place), so reload, Back/Forward and links follow.
 
+import { LIMITS } from "../contract.gen.mjs";
 import { downloadBlob, el, formatBytes, name, replace } from "../dom.mjs";
 import { formatRoute } from "../router.mjs";
 import { acted, clearAlerts, guarded, showNotice, showProblem, showRefusal } from "./alerts.mjs";
@@ -15,11 +16,12 @@ import { Explorer, baseName, folderLabel, joinPath, parentOf } from "./explorer.
 import { openMenu } from "./menu.mjs";
 import { blocked, guard, safeNotice } from "./safe.mjs";
 import { moveAsking, readDrop, writeAsking } from "./transfer.mjs";
+import { restoreEntries, showTrash } from "./trash.mjs";
 
 const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp", svg: "image/svg+xml" };
-/** Texts up to this size open in the editor; longer ones are shown in pages (presentation:
- * how much text the page hands one editor view, not a host rule). */
-const EDITOR_BYTES = 20 * 1024 * 1024;
+/** Texts up to this size open in the editor; longer ones are shown in pages (core's
+ * EDITOR_TEXT_BYTES, core/host/file_ops.py, through the generated contract module). */
+const EDITOR_BYTES = LIMITS.editor_text_bytes;
 const PAGE_BYTES = 1024 * 1024;
 const SNIFF_BYTES = 8192;
 
@@ -89,7 +91,7 @@ export class FilesView {
         menu: (selected, x, y, opener) => this.menu(selected, x, y, opener),
         drop: (folder, dataTransfer) => this.drop(folder, dataTransfer),
         move: (paths, folder) => this.moveMany(paths, folder),
-        rename: (path) => (this.explorer.kind(path) === "file" ? this.rename(path) : this.say("Folders cannot be renamed in this version.")),
+        rename: (path) => this.rename(path),
         remove: (selected) => this.remove(selected),
         status: (text) => this.say(text),
         selection: (selected) => this.#selectionChanged(selected),
@@ -117,6 +119,7 @@ export class FilesView {
         guard(app, "file.write", el("button", { type: "button", id: "new-file", onclick: () => this.newFile(this.folder) }, "New text file")),
         guard(app, "file.mkdir", el("button", { type: "button", id: "new-folder", onclick: () => this.newFolder(this.folder) }, "New folder")),
         el("button", { type: "button", id: "download-project", onclick: () => exportProject(app, this.project, this.progress) }, "Download project (.zip)"),
+        el("button", { type: "button", id: "show-trash", onclick: () => this.trash() }, "Trash"),
       ),
       this.progress,
       this.statusLine,
@@ -222,6 +225,7 @@ export class FilesView {
         { id: "new-folder", label: "New folder…", disabled: why("file.mkdir"), run: () => this.newFolder(this.folder) },
         "-",
         { id: "download-project", label: "Download project (.zip)", run: () => exportProject(app, this.project, this.progress) },
+        { id: "show-trash", label: "Trash…", run: () => this.trash() },
       ];
     } else if (selected.length === 1 && files.length === 1) {
       const path = files[0].path;
@@ -244,14 +248,18 @@ export class FilesView {
         { id: "upload-folder", label: "Upload a folder here…", disabled: why("file.write"), run: () => this.pick(this.uploadFolder, path) },
         { id: "new-file", label: "New text file here…", disabled: why("file.write"), run: () => this.newFile(path) },
         { id: "new-folder", label: "New folder here…", disabled: why("file.mkdir"), run: () => this.newFolder(path) },
+        "-",
+        { id: "rename", label: "Rename folder…", shortcut: "F2", disabled: why("file.move"), run: () => this.rename(path) },
+        { id: "move-to", label: "Move folder to…", shortcut: "Ctrl+X", disabled: why("file.move"), run: () => this.moveToPrompt([path]) },
+        { id: "download-folder", label: "Download folder (.zip)", run: () => exportProject(app, this.project, this.progress, path) },
         { id: "copy-link", label: "Copy link", run: () => this.copyLink(null, path) },
         "-",
         { id: "delete", label: "Delete folder…", shortcut: "Delete", danger: true, disabled: why("file.delete"), run: () => this.remove(selected) },
       ];
     } else {
       items = [
-        { id: "move-to", label: `Move ${plural(files.length, "file")} to folder…`, shortcut: "Ctrl+X",
-          disabled: why("file.move") ?? (files.length ? null : "Only files can be moved in this version."), run: () => this.moveToPrompt(files.map((f) => f.path)) },
+        { id: "move-to", label: `Move ${plural(selected.length, "item")} to folder…`, shortcut: "Ctrl+X",
+          disabled: why("file.move"), run: () => this.moveToPrompt(selected.map((f) => f.path)) },
         "-",
         { id: "delete", label: `Delete ${plural(selected.length, "item")}…`, shortcut: "Delete", danger: true, disabled: why("file.delete"), run: () => this.remove(selected) },
       ];
@@ -363,6 +371,12 @@ export class FilesView {
   // ------------------------------------------------------------------ moving
 
   async rename(path) {
+    if (this.explorer.kind(path) === "dir") {
+      const leaf = await promptDialog({ title: "Rename folder", label: `New name for ${folderLabel(path)}`, value: baseName(path), confirmLabel: "Rename" });
+      if (!leaf || leaf === baseName(path)) return;
+      await this.moveEach([[path, joinPath(parentOf(path), leaf)]]);
+      return;
+    }
     const dst = await promptDialog({ title: "Rename or move", label: "New path (from the project root)", value: path, confirmLabel: "Move" });
     if (!dst || dst === path) return;
     await this.moveEach([[path, dst]]);
@@ -370,29 +384,32 @@ export class FilesView {
 
   async moveToPrompt(paths) {
     const here = parentOf(paths[0]);
-    const to = await promptDialog({ title: `Move ${plural(paths.length, "file")}`, label: "Into the folder (from the project root; empty for the root)", value: here, confirmLabel: "Move" });
+    const what = paths.length === 1 && this.explorer.kind(paths[0]) === "dir" ? `the folder ${folderLabel(paths[0])}` : plural(paths.length, "item");
+    const to = await promptDialog({ title: `Move ${what}`, label: "Into the folder (from the project root; empty for the root)", value: here, confirmLabel: "Move" });
     if (to === null) return;
     await this.moveMany(paths, to.replace(/^\/+|\/+$/g, ""));
   }
 
-  /** Move files into `folder` (a drop, Ctrl+V, "Move to folder…"). */
+  /** Move files and folders into `folder` (a drop, Ctrl+V, "Move to folder…"); what lies
+   * inside a folder that moves too is carried with it. */
   async moveMany(paths, folder) {
     if (blocked(this.app, "file.move")) { this.say(blocked(this.app, "file.move")); return; }
-    const files = paths.filter((p) => this.explorer.kind(p) !== "dir");
-    const pairs = files.map((p) => [p, joinPath(folder, baseName(p))]).filter(([src, dst]) => src !== dst);
-    if (!pairs.length) { this.say(files.length ? `Already in ${folderLabel(folder)}.` : "Only files can be moved in this version."); return; }
+    const top = paths.filter((p) => !paths.some((q) => q !== p && p.startsWith(`${q}/`)));
+    const pairs = top.map((p) => [p, joinPath(folder, baseName(p))]).filter(([src, dst]) => src !== dst);
+    if (!pairs.length) { this.say(`Already in ${folderLabel(folder)}.`); return; }
     await this.moveEach(pairs);
   }
 
   async moveEach(pairs) {
-    if (this.file && pairs.some(([src]) => src === this.file) && !(await this.app.mayLeave())) return;
+    const under = (p, src) => p === src || p.startsWith(`${src}/`);
+    if (this.file && pairs.some(([src]) => under(this.file, src)) && !(await this.app.mayLeave())) return;
     const state = { all: null, left: pairs.length - 1 };
     const moved = [];
     for (const [src, dst] of pairs) {
       try {
-        const done = await moveAsking((op, args, o) => this.call(op, args, o), src, dst, { state });
+        const done = await moveAsking((op, args, o) => this.call(op, args, o), src, dst, { state, kind: this.explorer.kind(src) ?? "file" });
         if (done === null) break;
-        moved.push([src, done]);
+        moved.push([src, done.path, done]);
       } catch (err) {
         showRefusal(err, `Moving ${src}`);
         break;
@@ -401,12 +418,25 @@ export class FilesView {
     }
     if (!moved.length) return;
     clearAlerts();
+    // the upload target and the open file follow what moved, so neither names a gone path
+    const follow = (p) => {
+      for (const [src, dst] of moved) if (under(p, src)) return dst + p.slice(src.length);
+      return p;
+    };
+    const target = this.folder ? follow(this.folder) : "";
+    if (target !== this.folder) {
+      this.setTarget(target, { record: false });
+      this.app.place({ folder: target || null }, { push: false });
+    }
+    const reopen = this.file ? follow(this.file) : null;
     await this.afterChange();
-    const followed = moved.find(([src]) => src === this.file);
     for (const [, dst] of moved) await this.explorer.reveal(dst);
     this.explorer.select(moved.map(([, dst]) => dst));
-    if (followed) await this.open(followed[1], { push: false });
-    this.say(moved.length === 1 ? `Moved ${moved[0][0]} to ${moved[0][1]}.` : `Moved ${moved.length} files.`);
+    if (reopen && reopen !== this.file) await this.open(reopen, { push: false });
+    const [src, dst, done] = moved[0];
+    this.say(moved.length > 1 ? `Moved ${plural(moved.length, "item")}.`
+      : done.kind === "dir" ? `Moved the folder ${folderLabel(src)} to ${folderLabel(dst)} (${plural(done.files, "file")}).`
+        : `Moved ${src} to ${dst}.`);
   }
 
   // ------------------------------------------------------------------ deleting
@@ -414,37 +444,57 @@ export class FilesView {
   async remove(selected) {
     if (!selected.length) return;
     if (blocked(this.app, "file.delete")) { this.say(blocked(this.app, "file.delete")); return; }
+    selected = selected.filter((s) => !selected.some((q) => q !== s && s.path.startsWith(`${q.path}/`)));
     const dirs = selected.filter((s) => s.kind === "dir");
     const files = selected.filter((s) => s.kind === "file");
     let inside = 0;
     let bytes = 0;
     for (const d of dirs) {
+      // the count the confirm states comes from the host
       const walk = await guarded(`Counting the files in ${d.path}`, () => this.call("file.walk", { folder: d.path }));
       if (!walk) return;
       inside += walk.result.files.length;
       bytes += walk.result.files.reduce((n, f) => n + f.size, 0);
     }
     const one = selected.length === 1 ? selected[0] : null;
+    const undo = "It goes to the project's trash: Undo, or restore it from Trash, until the trash is emptied.";
     const text = one && one.kind === "file"
-      ? `This deletes ${one.path} from the project. It cannot be undone.`
+      ? `This deletes ${one.path} from the project. ${undo}`
       : one
-        ? `This deletes the folder ${folderLabel(one.path)} and the ${plural(inside, "file")} in it (${formatBytes(bytes)}). It cannot be undone.`
-        : `This deletes ${plural(files.length, "file")}${dirs.length ? ` and ${plural(dirs.length, "folder")} holding ${plural(inside, "more file")} (${formatBytes(bytes)})` : ""}. It cannot be undone.`;
+        ? `This deletes the folder ${folderLabel(one.path)} and the ${plural(inside, "file")} in it (${formatBytes(bytes)}). ${undo}`
+        : `This deletes ${plural(files.length, "file")}${dirs.length ? ` and ${plural(dirs.length, "folder")} holding ${plural(inside, "more file")} (${formatBytes(bytes)})` : ""}. ${undo}`;
     const sure = await confirmDialog({ title: one?.kind === "dir" ? "Delete folder" : one ? "Delete file" : `Delete ${plural(selected.length, "item")}`, danger: true, confirmLabel: "Delete", text, id: "delete-dialog" });
     if (!sure) return;
-    let deleted = 0;
+    const trashed = [];
     for (const s of selected) {
-      if (await acted(`Deleting ${s.path}`, () => this.call("file.delete", { path: s.path, recursive: s.kind === "dir" }))) deleted += 1;
-      else break;
+      const done = await acted(`Deleting ${s.path}`, () => this.call("file.delete", { path: s.path, recursive: s.kind === "dir" }));
+      if (!done) break;
+      trashed.push(done.result);
     }
-    const gone = (p) => selected.some((s) => p === s.path || (s.kind === "dir" && p.startsWith(`${s.path}/`)));
+    const gone = (p) => trashed.some((t) => p === t.path || (t.kind === "dir" && p.startsWith(`${t.path}/`)));
     if (this.file && gone(this.file)) {
       this.app.leaving = null;
       this.closeViewer(`Deleted ${this.file}.`);
       this.app.place({ file: null });
     }
     await this.afterChange();
-    this.say(`Deleted ${plural(deleted, "item")}.`);
+    if (!trashed.length) return;
+    const summary = trashed.length === 1 ? `Deleted ${trashed[0].kind === "dir" ? folderLabel(trashed[0].path) : trashed[0].path} (${plural(trashed[0].files, "file")}) — it is in the trash.` : `Deleted ${plural(trashed.length, "item")} — they are in the trash.`;
+    replace(this.statusLine, summary, " ",
+      el("button", { type: "button", id: "undo-delete", onclick: () => this.undo(trashed.map((t) => t.trash_id)) }, "Undo"));
+  }
+
+  /** Put trash entries `ids` back (the "Undo" after a delete). */
+  async undo(ids) {
+    const back = await restoreEntries(this, ids);
+    if (back.length) this.say(back.length === 1 ? `Restored ${back[0].path}.` : `Restored ${plural(back.length, "item")}.`);
+  }
+
+  /** The Trash view, in place of the viewer. */
+  async trash() {
+    if (!(await this.app.mayLeave())) return;
+    if (this.file) { this.app.leaving = null; this.closeViewer(); this.app.place({ file: null }); }
+    await showTrash(this);
   }
 
   // ------------------------------------------------------------------ the open file

@@ -6,6 +6,7 @@
 import { el, formatBytes, formatTime, name, replace, tableBox } from "../dom.mjs";
 import { clearAlerts, guarded, submitting } from "./alerts.mjs";
 import { confirmDialog } from "./dialog.mjs";
+import { askConflict } from "./transfer.mjs";
 
 const IMAGE = /\.(png|svg)$/i;
 
@@ -130,8 +131,20 @@ export async function renderTools(node, app, params = {}) {
           confirmLabel: "Run" }))) return;
         busy.hidden = false;
         clearAlerts();
-        const answer = await submitting(run, `Running ${tool.name}`, () => app.host.call("tool.call",
-          { envKey: chosen.envKey, tool: tool.name, descriptorId: tool.descriptorId, args }, { human: tool.needsConfirmation }));
+        const call = (a) => app.host.call("tool.call",
+          { envKey: chosen.envKey, tool: tool.name, descriptorId: tool.descriptorId, args: a }, { human: tool.needsConfirmation });
+        const answer = await submitting(run, `Running ${tool.name}`, async () => {
+          try {
+            return await call(args);
+          } catch (err) {
+            // a tool that writes a file refuses an existing one unless told (its schema's
+            // on_conflict, core's rule); the person answers here, never by surprise
+            if (err.code !== "already-exists" || args.on_conflict !== "refuse" || typeof args.path !== "string") throw err;
+            const choice = await askConflict(args.path, "creating", { all: null, left: 0 });
+            if (choice === "cancel") return null;
+            return call({ ...args, on_conflict: choice === "keep" ? "keep-both" : "replace" });
+          }
+        });
         busy.hidden = true;
         if (!answer) return;
         renderOutcome(out, answer.result);

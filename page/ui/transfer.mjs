@@ -2,8 +2,9 @@
 // explorer" and "No silent overwrite"). Dropped folders are read with the browser's entries API
 // (DataTransferItem.webkitGetAsEntry), falling back to a handle (getAsFileSystemHandle) or the
 // plain file. Every write first asks the host for a new file (file.write with if_absent); when
-// the host answers already-exists, the person chooses: Replace, Keep both (the new one under a
-// free name), or Cancel. Moves do the same (file.move refuses an existing target).
+// the host answers already-exists, the person chooses: Replace, Keep both (the host writes the
+// new one under a free name), or Cancel. Moves do the same (file.move refuses an existing
+// target unless told on_conflict).
 
 import { joinPath, parentOf, baseName } from "./explorer.mjs";
 import { choiceDialog } from "./dialog.mjs";
@@ -58,24 +59,21 @@ async function walkHandle(handle, prefix, out, fallback) {
   for (const child of children) await walkHandle(child, path, out, null);
 }
 
-/** "notes (2).txt" for "notes.txt" (n = 2): the name "Keep both" gives the new file. */
-export function keptName(leaf, n) {
-  const dot = leaf.lastIndexOf(".");
-  return dot > 0 ? `${leaf.slice(0, dot)} (${n})${leaf.slice(dot)}` : `${leaf} (${n})`;
-}
-
 /**
  * Asks what to do when a target exists, once per conflict or once for all (`state.all`).
  * `state`: {all: null | "replace" | "keep", left: number of conflicts that may follow}.
+ * The name "Keep both" gives is the host's rule (core/projects/tree.py): the page never
+ * makes it up, it shows the path the host answers.
  */
-export async function askConflict(path, act, state) {
+export async function askConflict(path, act, state, { kind = "file" } = {}) {
   if (state.all) return state.all;
   const leaf = baseName(path);
   const where = parentOf(path) ? `The folder /${parentOf(path)}/` : "The project root";
+  const what = kind === "dir" ? "a folder" : "a file";
   const { choice, all } = await choiceDialog({
     id: "conflict-dialog",
     title: `“${leaf}” already exists`,
-    text: `${where} already holds a file named “${leaf}”. Replace it with the one you are ${act}, keep both (yours is saved under a new name, like “${keptName(leaf, 2)}”), or cancel.`,
+    text: `${where} already holds ${what} named “${leaf}”. Replace it with the one you are ${act}${act === "moving" ? " (the one there now goes to the trash)" : " (its bytes are overwritten)"}, keep both (yours is saved beside it under a free name with a number), or cancel.`,
     choices: [{ value: "keep", label: "Keep both" }, { value: "replace", label: "Replace" }],
     rest: state.left ?? 0,
   });
@@ -85,8 +83,9 @@ export async function askConflict(path, act, state) {
 
 /**
  * Write `body` (ArrayBuffer factory: `bytes()`) at `path` without overwriting by surprise:
- * resolves the path written, or null when the person cancelled. Throws the host's refusal
- * for anything but a conflict. `call(op, args, options)` is the surface's host call.
+ * resolves the path written (the host's free name after "Keep both"), or null when the person
+ * cancelled. Throws the host's refusal for anything but a conflict. `call(op, args, options)`
+ * is the surface's host call.
  */
 export async function writeAsking(call, path, bytes, { act, state }) {
   try {
@@ -100,53 +99,25 @@ export async function writeAsking(call, path, bytes, { act, state }) {
     await call("file.write", { path }, { body: await bytes() });
     return path;
   }
-  if (choice === "keep") return writeKept(call, path, bytes);
+  if (choice === "keep") return (await call("file.write", { path, keep_both: true }, { body: await bytes() })).result.path;
   return null;
 }
 
-async function writeKept(call, path, bytes) {
-  for (let n = 2; n < 1000; n += 1) {
-    const candidate = joinPath(parentOf(path), keptName(baseName(path), n));
-    try {
-      await call("file.write", { path: candidate, if_absent: true }, { body: await bytes() });
-      return candidate;
-    } catch (err) {
-      if (err.code !== "already-exists") throw err;
-    }
-  }
-  throw Object.assign(new Error(`No free name left beside ${path}.`), { code: "already-exists" });
-}
-
 /**
- * Move the file `src` to `dst`, asking when `dst` exists: resolves the new path, or null when
- * cancelled. "Replace" writes src's bytes over dst (atomic in the host) and then deletes src,
- * so at no point is either file lost — if the delete fails, both stay and the refusal says so.
- * (One atomic replacing move is host work for phase B: docs/ui.md.)
+ * Move the file or folder `src` to `dst`, asking when `dst` exists: resolves the host's answer
+ * (`{path, src, kind, files, replaced}`), or null when cancelled. "Replace" is one host call
+ * (file.move on_conflict=replace: what was at `dst` goes to the trash, and comes back if the
+ * move fails); "Keep both" lets the host pick the free name.
  */
-export async function moveAsking(call, src, dst, { state }) {
+export async function moveAsking(call, src, dst, { state, kind = "file" }) {
   try {
-    await call("file.move", { src, dst });
-    return dst;
+    return (await call("file.move", { src, dst })).result;
   } catch (err) {
     if (err.code !== "already-exists") throw err;
   }
-  const choice = await askConflict(dst, "moving", state);
-  if (choice === "replace") {
-    const read = await call("file.read", { path: src });
-    await call("file.write", { path: dst }, { body: read.body ?? new ArrayBuffer(0) });
-    await call("file.delete", { path: src });
-    return dst;
-  }
-  if (choice === "keep") {
-    for (let n = 2; n < 1000; n += 1) {
-      const candidate = joinPath(parentOf(dst), keptName(baseName(dst), n));
-      try {
-        await call("file.move", { src, dst: candidate });
-        return candidate;
-      } catch (err) {
-        if (err.code !== "already-exists") throw err;
-      }
-    }
+  const choice = await askConflict(dst, "moving", state, { kind });
+  if (choice === "replace" || choice === "keep") {
+    return (await call("file.move", { src, dst, on_conflict: choice === "keep" ? "keep-both" : "replace" })).result;
   }
   return null;
 }

@@ -162,3 +162,18 @@ def test_the_tool_call_carries_the_hosts_receipt_matching_the_file(module_bytes:
     # the store version is the audit number of the write: that record names the same bytes
     record = h.sink.records[outcome.receipt.store_version]
     assert (record["op"], record["details"]["sha256"]) == ("asset.create", outcome.receipt.sha256)
+
+
+def test_create_asset_asks_before_it_writes_over_a_file(module_bytes: bytes) -> None:
+    sandbox = WasmtimeSandbox()
+    h, pid = harness(module_bytes, sandbox)
+    h.ok("file.write", b"mine", project=pid, path="assets/icon.png")
+    refusal = h.refused("asset.create", project=pid, on_conflict="refuse", **ARGS)
+    assert refusal["code"] == "already-exists" and sandbox.runs == 0  # refused before running
+    assert h.call("file.read", project=pid, path="assets/icon.png")[1] == b"mine"
+    kept = h.ok("asset.create", project=pid, on_conflict="keep-both", **ARGS)
+    assert kept["path"] == "assets/icon (2).png"
+    assert h.call("file.read", project=pid, path="assets/icon.png")[1] == b"mine"
+    replaced = h.ok("asset.create", project=pid, on_conflict="replace", **ARGS)
+    data = h.call("file.read", project=pid, path="assets/icon.png")[1] or b""
+    assert replaced["path"] == "assets/icon.png" and data.startswith(b"\x89PNG")
