@@ -8,6 +8,7 @@ import { blocked, guard, safeNotice } from "./safe.mjs";
 import { acted, clearAlerts, guarded, showNotice, submitting } from "./alerts.mjs";
 import { LIMITS, NAME_PATTERNS } from "../contract.gen.mjs";
 import { confirmDialog } from "./dialog.mjs";
+import { checkAsTyped } from "./validate.mjs";
 
 const MAX_TOOL_FILE = LIMITS.call_file_bytes; // bytes of one file sent inside a call envelope
 
@@ -50,6 +51,7 @@ export async function renderEnvironments(node, app, params = {}) {
     nameInput,
     createButton,
     el("span", { id: "new-env-hint", class: "muted" }, NAME_PATTERNS.environment.rule),
+    checkAsTyped(nameInput, "env.create", "name"),
   );
 
   const act = (label, op, env, text, danger = false) => el("button", {
@@ -116,7 +118,9 @@ function contactForm(app, envs) {
     el("label", { for: "contact-env" }, "Message an agent in"), target,
     el("label", { for: "contact-agent", class: "visually-hidden" }, "Agent id"), agent,
     el("label", { for: "contact-text", class: "visually-hidden" }, "Message"), text,
-    sendButton);
+    sendButton,
+    checkAsTyped(agent, "fleet.contact", "agentId"),
+    checkAsTyped(text, "fleet.contact", "text"));
 }
 
 async function toolCall(app, env, tool, args, options = {}) {
