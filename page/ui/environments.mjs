@@ -3,7 +3,7 @@
 // list, create, add files, export as a .zip that downloads through this page. The page asks as
 // the local operator; it never holds a bearer or a host token (the host does).
 
-import { el, formatBytes, name, replace, tableBox } from "../dom.mjs";
+import { el, formatBytes, formatTime, name, replace, tableBox } from "../dom.mjs";
 import { blocked, guard, safeNotice } from "./safe.mjs";
 import { acted, clearAlerts, guarded, showNotice, submitting } from "./alerts.mjs";
 import { LIMITS, NAME_PATTERNS } from "../contract.gen.mjs";
@@ -94,10 +94,45 @@ export async function renderEnvironments(node, app, params = {}) {
           el("tbody", {}, rows)))
       : el("p", { class: "empty" }, "No peer environments yet — create one above."),
     contact,
+    await inboxReader(app, params),
     detail,
   );
   const chosen = peers.find((e) => e.envKey === params.env);
   if (chosen) await renderPeer(detail, app, chosen);
+}
+
+// An agent's inbox in a project's mailbox (where a direct delivery puts the packet), read with
+// mailbox.read kind=note to=<agent>. Every letter shows as text nodes only.
+async function inboxReader(app, params) {
+  const listed = await guarded("Listing projects", () => app.host.call("project.list"));
+  const projects = listed?.result.projects ?? [];
+  if (!projects.length) return null;
+  const project = el("select", { id: "inbox-project" }, projects.map((p) => el("option", { value: p.id, selected: (params.project ?? app.project?.id) === p.id }, p.name)));
+  const agent = el("input", { id: "inbox-agent", type: "text", required: true, autocomplete: "off", spellcheck: "false", value: params.agent ?? "" });
+  const shown = el("div", { id: "inbox-letters", "aria-live": "polite" });
+  const readButton = el("button", { type: "submit", id: "inbox-read" }, "Read the inbox");
+  const form = el("form", { class: "inline-form", id: "inbox-form", "aria-label": "Read an agent's inbox",
+    onsubmit: async (e) => {
+      e.preventDefault();
+      const who = agent.value.trim();
+      const read = await submitting(readButton, "Reading the inbox", () => app.host.call("mailbox.read", { project: project.value, kind: "note", to: who }));
+      if (!read) return;
+      const letters = read.result.letters;
+      replace(shown, letters.length
+        ? el("ol", { class: "inbox-list" }, letters.map((l) => el("li", { class: "inbox-letter" },
+            el("p", { class: "one-line small" }, el("span", { class: "muted" }, `${formatTime(l.at)} · from `), name(l.from, { class: "literal" }),
+              l.subject ? [el("span", { class: "muted" }, " · "), name(l.subject, { class: "literal inbox-subject" })] : null),
+            el("pre", { class: "text-view inbox-body", tabindex: "0", "aria-label": "Letter text" }, l.body ?? ""))))
+        : el("p", { class: "empty" }, "This inbox is empty."));
+    } },
+    el("label", { for: "inbox-project" }, "Inbox in"), project,
+    el("label", { for: "inbox-agent" }, "of agent"), agent,
+    readButton,
+    checkAsTyped(agent, "mission.deliver", "to", { transform: (v) => v.trim() }));
+  return el("section", { "aria-labelledby": "inbox-head", class: "inbox" },
+    el("h3", { id: "inbox-head", class: "section" }, "Agent inboxes"),
+    el("p", { class: "muted small" }, "What was delivered to an agent, as the mailbox holds it. Delivery is not execution: nothing runs until the agent acts."),
+    form, shown);
 }
 
 // Fleet contact: a message to an agent, addressed environmentKey/agentId. Delivery is not
