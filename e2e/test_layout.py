@@ -86,7 +86,7 @@ def _project(host: HostPage, name: str, block: str) -> str:
 
 
 def test_the_longest_names_leave_nav_tray_card_row_and_path_on_one_line(host: HostPage) -> None:
-    long_name = "Ｌ" + "long project name " * 20
+    long_name = "L" + "long project name " * 20
     long_name = long_name[:MAX_NAME_CHARS]
     long_block = ("block named at length " * 10)[:BLOCK_NAME_CHARS]
     assert len(long_name) == 200 and len(long_block) == 200 and len(LONG_PATH) == 300
