@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.secret import quiet_error_text, quiet_first_error, scrub_secrets
+from core.secret import capitalised, quiet_error_text, quiet_first_error, scrub_secrets
 
 __all__ = ["REFUSALS", "Code", "RefusalBody", "RefusalInfo", "Refused", "info", "invalid_input"]
 
@@ -334,23 +334,25 @@ def invalid_input(
 ) -> Refused:
     """The refusal for input that failed its model: the ONE way a validation error becomes a
     sentence (seed 002 §2: no input value, no unknown key, ever — only ``names``, the fields
-    and ``Literal`` values our models declare, and fixed phrases, :mod:`core.secret`).
+    and ``Literal`` values our models declare, and fixed phrases, :mod:`core.secret`; issue 17:
+    a person reads the rule in words, never a validator location like ``args.to`` or a regex).
 
-    ``names`` is :func:`core.secret.known_names` of the models; ``code`` the refusal code.
+    ``names`` is :func:`core.secret.known_names` of the models; ``code`` the refusal code;
+    ``under`` the part of a larger message the model checks (``letter``), said in words.
 
-    - By default every error is said, at most three, each location under ``under``
-      (``args.path is too long (at most 5000 characters); args.(field) is not allowed.``);
-      the refusal names ``field`` (or none).
-    - With ``first``, the first error is said of the part of its location our models declare,
-      under ``under`` (``letter.gate.exit_status has the wrong type.``), and the refusal names
-      that field — or ``fallback`` (default ``under``) when not even its first part is ours.
+    - By default every error is said, at most three, in one sentence
+      (``path is too long (at most 5000 characters); one of the fields sent is not one this
+      takes.``); the refusal names ``field`` (or none).
+    - With ``first``, only the first error is said (``exit_status of gate of letter must be a
+      whole number.``), and the refusal names its field as a program reads it
+      (``letter.gate.exit_status``) — or ``fallback`` (default ``under``) when not even its
+      first part is ours.
     """
     if not first:
-        prefix = f"{under}." if under else ""
-        return Refused(code, quiet_error_text(exc, names, prefix=prefix), field=field)
-    known, phrase = quiet_first_error(exc, names)
+        return Refused(code, quiet_error_text(exc, names, under=under), field=field)
+    known, sentence = quiet_first_error(exc, names, under=under)
     if under and known:
         where = f"{under}.{known}"
     else:
         where = known or (under if fallback is None else fallback)
-    return Refused(code, f"{where} {phrase}."[:1000], field=where or None)
+    return Refused(code, capitalised(f"{sentence}.")[:1000], field=where or None)

@@ -14,6 +14,7 @@ an unexpected discriminator tag (pydantic's own messages echo those).
 
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import hmac
@@ -32,6 +33,8 @@ __all__ = [
     "REVEAL",
     "SECRET_SHAPE",
     "Secret",
+    "capitalised",
+    "in_words",
     "known_location",
     "known_names",
     "quiet_error_text",
@@ -153,9 +156,9 @@ def _serialize(value: Secret, info: core_schema.SerializationInfo) -> str:
 
 _PHRASES = {
     "missing": "is required",
-    "extra_forbidden": "is not allowed",
-    "literal_error": "is not an allowed value",
-    "enum": "is not an allowed value",
+    "extra_forbidden": "is not a field this takes",
+    "literal_error": "is not one of the allowed values",
+    "enum": "is not one of the allowed values",
     "string_pattern_mismatch": "does not have the required form",
     "string_too_long": "is too long",
     "string_too_short": "is too short",
@@ -165,11 +168,40 @@ _PHRASES = {
     "greater_than": "is too small",
     "less_than_equal": "is too large",
     "less_than": "is too large",
-    "union_tag_invalid": "names no known message type",
+    "multiple_of": "is not a multiple of the step it must follow",
+    "union_tag_invalid": "names no known kind",
     "union_tag_not_found": "lacks its 'type'",
     "json_invalid": "is not valid JSON",
     "json_type": "is not JSON text",
+    "string_type": "must be text",
+    "string_sub_type": "must be text",
+    "string_unicode": "must be text",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "int_parsing_size": "is too large",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "finite_number": "must be a finite number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "list_type": "must be a list",
+    "tuple_type": "must be a list",
+    "set_type": "must be a list",
+    "dict_type": "must be a set of named values",
+    "model_type": "must be a set of named values",
+    "model_attributes_type": "must be a set of named values",
+    "dataclass_type": "must be a set of named values",
+    "none_required": "must be empty (null)",
+    "bytes_type": "must be text",
+    "value_error": "is not acceptable",
+    "assertion_error": "is not acceptable",
 }
+"""Each pydantic error type → what we say of the field, in words (issue 17 item 5): never the
+validator's own text, which names types, regexes and sometimes the input."""
+
+_MAX_LISTED = 8
+"""At most this many allowed values are listed in a sentence; more are said as a count."""
 
 
 PATTERN_RULES = {
@@ -237,13 +269,38 @@ _BOUNDS = {
 """Error types whose context holds one of OUR bounds (never input), and how to say it."""
 
 
+def _allowed(err: Any) -> str | None:
+    """The values a literal, enum or tagged union allows, from the error's context — our own
+    ``Literal`` values, never the input — said as ``'a', 'b' or 'c'`` (None when too many)."""
+    ctx = err.get("ctx") or {}
+    if "expected_tags" in ctx:
+        tags = [t.strip() for t in str(ctx["expected_tags"]).split(",")]
+        said = ", ".join(tags[:-1]) + " or " + tags[-1] if len(tags) > 1 else tags[0]
+        return said if len(tags) <= _MAX_LISTED else None
+    expected = ctx.get("expected")
+    if not isinstance(expected, str):
+        return None
+    count = expected.count(",") + (2 if " or " in expected else 1)
+    return expected if count <= _MAX_LISTED and len(expected) <= 300 else None
+
+
 def _phrase(err: Any) -> str:
+    """What is wrong with the field, in words: a fixed phrase, our own pattern's rule, our own
+    bound or our own allowed values (never the input)."""
     err_type = str(err.get("type", ""))
     if err_type.endswith("_type") and err_type not in _PHRASES:
-        return "has the wrong type"
-    phrase = _PHRASES.get(err_type, "is invalid")
+        return "has the wrong kind of value"
+    phrase = _PHRASES.get(err_type, "is not acceptable")
     if err_type == "string_pattern_mismatch":
         phrase = PATTERN_RULES.get(str((err.get("ctx") or {}).get("pattern")), phrase)
+    if err_type in ("literal_error", "enum", "union_tag_invalid"):
+        allowed = _allowed(err)
+        if allowed is not None:
+            phrase = (
+                f"must be {allowed}"
+                if err_type != "union_tag_invalid"
+                else (f"must name one of the kinds {allowed}")
+            )
     bound = _BOUNDS.get(err_type)
     value = (err.get("ctx") or {}).get(bound[0]) if bound else None
     if bound and isinstance(value, int | float) and not isinstance(value, bool):
@@ -252,18 +309,53 @@ def _phrase(err: Any) -> str:
     return phrase
 
 
-def _loc_text(loc: Iterable[int | str], names: frozenset[str]) -> str:
-    parts = []
-    for part in loc:
-        if isinstance(part, str) and "[" in part:
-            continue  # a schema label such as 'function-after[...]', not input
+def _own_parts(loc: Iterable[int | str]) -> list[int | str]:
+    """A location without pydantic's schema labels (``function-after[...]``), which are not
+    input and mean nothing to a person."""
+    return [p for p in loc if not (isinstance(p, str) and "[" in p)]
+
+
+def in_words(parts: Iterable[int | str]) -> str:
+    """A location our models declare, said in words: ``("changes", 0, "name")`` is
+    ``name of item 1 of changes`` — never a dotted validator location like ``args.to``."""
+    said = ""
+    for part in parts:
         if isinstance(part, int):
-            parts.append(str(part))
-        elif part in names:
-            parts.append(part)
+            said = f"item {part + 1} of {said}" if said else f"item {part + 1}"
         else:
-            parts.append("(field)")
-    return ".".join(parts) or "(message)"
+            said = f"{part} of {said}" if said else str(part)
+    return said
+
+
+def _sentence(err: Any, names: frozenset[str], under: str = "") -> str:
+    """One error as a clause: where (in words, our names only) and what is wrong."""
+    loc = _own_parts(err.get("loc", ()))
+    where = known_location(loc, names)
+    known = [p for p in ([under] if under else []) + _split(where) if p != ""]
+    said = in_words(known)
+    phrase = _phrase(err)
+    whole = len(_split(where)) == len(loc) and (bool(where) or not loc)
+    if whole:
+        return f"{said} {phrase}" if said else f"the message {phrase}"
+    if err.get("type") == "extra_forbidden":
+        hint = _closest(loc[len(_split(where))], names)
+        if not said:
+            return f"one of the fields sent is not one this takes{hint}"
+        return f"{said} holds a field it does not take{hint}"
+    return f"an entry of {said} {phrase}" if said else f"an entry {phrase}"
+
+
+def _split(where: str) -> list[int | str]:
+    return [int(p) if p.isdigit() else p for p in where.split(".")] if where else []
+
+
+def _closest(unknown: int | str, names: frozenset[str]) -> str:
+    """`` (did you mean 'project'?)`` when an unknown key is a near miss of one of OUR names —
+    it names only our field, never the key that was sent."""
+    if not isinstance(unknown, str) or len(unknown) > 64:
+        return ""
+    close = difflib.get_close_matches(unknown, sorted(names), n=1, cutoff=0.75)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def known_location(loc: Iterable[int | str], names: frozenset[str]) -> str:
@@ -271,9 +363,7 @@ def known_location(loc: Iterable[int | str], names: frozenset[str]) -> str:
     the first key the models do not declare, so ``("changes", "vbx_…")`` gives ``"changes"``.
     Empty when even the first part is unknown. What a refusal's ``field`` may say."""
     parts = []
-    for part in loc:
-        if isinstance(part, str) and "[" in part:
-            continue  # a schema label, not input
+    for part in _own_parts(loc):
         if isinstance(part, int):
             parts.append(str(part))
         elif part in names:
@@ -283,37 +373,56 @@ def known_location(loc: Iterable[int | str], names: frozenset[str]) -> str:
     return ".".join(parts)
 
 
-def quiet_first_error(exc: ValidationError, names: frozenset[str]) -> tuple[str, str]:
-    """``(where, phrase)`` of the first error: :func:`known_location` of its location and a
-    fixed phrase (with our own bound, where the error has one). Never input: an error under a
-    key the models do not declare is said of the known part (``changes`` ``has a field that is
-    not allowed``)."""
+def quiet_first_error(
+    exc: ValidationError, names: frozenset[str], *, under: str = ""
+) -> tuple[str, str]:
+    """``(field, sentence)`` of the first error: ``field`` is :func:`known_location` of its
+    location (for the refusal's ``field``, a program's key), ``sentence`` says it in words
+    without a full stop (:func:`in_words`, our fixed phrase, our own bound or rule), with the
+    location put under ``under`` when given. Never input: an error under a key the models do
+    not declare is said of the known part (``changes holds a field it does not take``)."""
     err = exc.errors(include_input=False, include_url=False)[0]
-    loc = [p for p in err.get("loc", ()) if not (isinstance(p, str) and "[" in p)]
-    where = known_location(loc, names)
-    phrase = _phrase(err)
-    if len(where.split(".")) < len(loc) or (not where and loc):
-        extra = err.get("type") == "extra_forbidden"
-        phrase = "has a field that is not allowed" if extra else f"has an entry that {phrase}"
-    return where, phrase
+    where = known_location(err.get("loc", ()), names)
+    return where, _sentence(err, names, under)
 
 
 def quiet_error_text(
-    exc: ValidationError, names: frozenset[str], *, prefix: str = "", limit: int = 3
+    exc: ValidationError, names: frozenset[str], *, under: str = "", limit: int = 3
 ) -> str:
-    """A sentence naming what was wrong, built from ``names`` and fixed phrases only.
+    """One sentence naming what was wrong, built from ``names`` and fixed phrases only.
 
     Input values, unknown keys and unknown tags are never repeated (they may be secrets, seed
-    002 §2); a bound the model declares is (``is too long (at most 64 characters)``).
-    ``prefix`` is put before every location (e.g. ``"args."``).
+    002 §2); a bound, a pattern's rule or the allowed values the model declares are
+    (``path is too long (at most 5000 characters).``). ``under`` names the part of a larger
+    message the model is (``letter``), said in words. Capitalised, ends with a full stop.
     """
     out: list[str] = []
     errors = exc.errors(include_input=False, include_url=False)
-    for err in errors:
-        line = f"{prefix}{_loc_text(err.get('loc', ()), names)} {_phrase(err)}"
+    # what was sent and is wrong comes before what is missing: it is what a person typed
+    errors = sorted(errors, key=lambda e: e.get("type") == "missing")
+    said_at = [tuple(_own_parts(e.get("loc", ()))) for e in errors]
+    for err, at in zip(errors, said_at, strict=True):
+        if err.get("type") == "is_instance_of" and said_at.count(at) > 1:
+            continue  # a union's python-only branch; its other branch says what is wanted
+        line = _sentence(err, names, under)
         if line not in out:
             out.append(line)
     more = len(out) - limit
     out = out[:limit]
     tail = f" (and {more} more)" if more > 0 else ""
-    return "; ".join(out)[:1500] + tail + "."
+    return capitalised("; ".join(out)[:1500] + tail + ".")
+
+
+def capitalised(sentence: str) -> str:
+    """``sentence`` with its first letter upper-case, unless it starts with a field name (a
+    name is shown as our models spell it)."""
+    if sentence.startswith(("the ", "an ", "one ")):
+        return sentence[:1].upper() + sentence[1:]
+    return sentence
+
+
+def field_sentence(field: str, err_type: str, ctx: dict[str, Any] | None = None) -> str:
+    """The sentence a refusal says when ``field`` breaks the rule ``err_type`` (a pydantic
+    error type) with our own ``ctx`` (the bound, pattern or allowed values) — what the page
+    shows as a person types, so the form and the host say the same words (issue 17 item 5)."""
+    return capitalised(f"{in_words([field])} {_phrase({'type': err_type, 'ctx': ctx or {}})}.")

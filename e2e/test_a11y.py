@@ -7,9 +7,10 @@ alone. The run saves a screenshot of every surface into docs/screenshots/."""
 
 from __future__ import annotations
 
-from playwright.sync_api import Page
+from playwright.sync_api import Browser, Page
 
 from e2e.hostpage import HostPage
+from e2e.site import SiteRouter
 from e2e.tray_kit import (
     Missions,
     ago,
@@ -117,11 +118,12 @@ def show(host: HostPage, surface: str) -> None:
     page.wait_for_timeout(150)
 
 
-def test_axe_finds_no_serious_violation_on_any_surface_tray_collapsed_and_expanded(
-    host: HostPage,
-) -> None:
+def _axe_everywhere(host: HostPage, scheme: str) -> list[dict]:
+    """axe on the boot page, on every surface with the tray expanded and collapsed, on the
+    landed card's provenance and on each tray dialog; a screenshot of every surface."""
     page = host.page
-    found = axe_serious(page, "boot: projects, no project")
+    prefix = "" if scheme == "light" else "dark-"
+    found = axe_serious(page, f"{scheme}: boot: projects, no project")
     pid, _ = rich_project(host)
     open_in_ui(host, pid)
     refresh_tray(page)
@@ -129,10 +131,10 @@ def test_axe_finds_no_serious_violation_on_any_surface_tray_collapsed_and_expand
         show(host, surface)
         expand_tray(page)
         page.wait_for_selector("#tray-cards article")
-        found += axe_serious(page, f"{surface}, tray expanded")
-        shot(page, f"surface-{surface}")
+        found += axe_serious(page, f"{scheme}: {surface}, tray expanded")
+        shot(page, f"{prefix}surface-{surface}")
         collapse_tray(page)
-        found += axe_serious(page, f"{surface}, tray collapsed")
+        found += axe_serious(page, f"{scheme}: {surface}, tray collapsed")
     expand_tray(page)
     # the landed card's provenance, and each dialog the tray opens
     page.click(f"{card(page, 'msn_0000000000e5')} button:has-text('Provenance')")
@@ -151,8 +153,36 @@ def test_axe_finds_no_serious_violation_on_any_surface_tray_collapsed_and_expand
     page.wait_for_selector("#dismiss-dialog[open]")
     found += axe_serious(page, "dialog dismiss")
     page.keyboard.press("Escape")
+    return found
+
+
+def test_axe_finds_no_serious_violation_on_any_surface_tray_collapsed_and_expanded(
+    host: HostPage,
+) -> None:
+    found = _axe_everywhere(host, "light")
     assert found == [], found
     host.assert_clean()
+
+
+DARK_BACKGROUND = "rgb(15, 18, 22)"
+"""--bg of the dark palette (page/styles.css): proof the dark theme is the one axe checked."""
+
+
+def test_axe_finds_no_serious_violation_on_any_surface_in_the_dark_theme(
+    browser: Browser, router: SiteRouter
+) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 860}, color_scheme="dark")
+    router.install(context)
+    try:
+        host = HostPage(context.new_page())
+        host.open()
+        background = "() => getComputedStyle(document.documentElement).backgroundColor"
+        assert host.page.evaluate(background) == DARK_BACKGROUND
+        found = _axe_everywhere(host, "dark")
+        assert found == [], found
+        host.assert_clean()
+    finally:
+        context.close()
 
 
 def focus_id(page: Page) -> str:

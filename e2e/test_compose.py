@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from playwright.sync_api import BrowserContext
 
+from core.missions.tray import DELIVERED
 from e2e.hostpage import HostPage
 from e2e.tray_kit import card, expand_tray, go, new_project, open_in_ui, sha256_text, shot
 
@@ -66,11 +67,23 @@ def test_direct_posts_the_seq1_judging_letter_naming_the_sha256_of_the_shown_pac
     assert head["letter"]["packet_ref"] == sha256_text(packet)
     (note,) = host.ok("mailbox.read", {"project": pid, "to": "hand-7"})["result"]["letters"]
     assert note["body"] == packet
+    # the card says where the packet is and that it waits (core's words, core.missions.tray)
+    status = judging.locator(".card-phase-meaning")
+    status.filter(has_text="inbox").wait_for()
+    assert status.inner_text() == DELIVERED.format(agent="hand-7")
     shot(page, "compose-delivered")
     page.click("#compose-another")
     page.wait_for_function(
         "(m) => !document.getElementById('packet-preview').textContent.includes(m)", arg=mission
     )
+    # the agent's inbox, read from the Environments surface: the packet, as text
+    go(page, "environments")
+    page.select_option("#inbox-project", pid)
+    page.fill("#inbox-agent", "hand-7")
+    page.click("#inbox-read")
+    page.wait_for_selector("#inbox-letters .inbox-letter")
+    assert page.eval_on_selector("#inbox-letters .inbox-body", "e => e.textContent") == packet
+    assert page.eval_on_selector("#inbox-letters .inbox-body", "e => e.childElementCount") == 0
     host.assert_clean()
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 
+from playwright.sync_api import BrowserContext
+
 from e2e.files_kit import EDITOR, editor_text, file_entry, open_file, open_folder, wait_editor
 from e2e.hostpage import HostPage
 from e2e.tray_kit import go, open_in_ui, shot
@@ -141,3 +143,28 @@ def test_a_drop_uploads_and_an_existing_name_asks_before_anything_is_replaced(
     )
     assert host.ok("file.read", {"project": pid, "path": "src/a.txt"})["body"] == b"fourth a\n"
     host.assert_clean()
+
+
+def test_a_copied_url_opens_the_same_file_in_a_new_tab_once_the_first_has_closed(
+    site_context: BrowserContext,
+) -> None:
+    first = HostPage(site_context.new_page())
+    first.open()
+    pid = _project(first, "Linked")
+    open_in_ui(first, pid)
+    open_folder(first.page, "src")
+    open_file(first.page, "src/hello.py")
+    copied = first.page.url
+    assert f"project={pid}" in copied and "file=src%2Fhello.py" in copied
+    first.assert_clean()
+    first.page.close()  # one host: the storage lock goes with the tab that held it
+
+    second = HostPage(site_context.new_page())
+    second.open(copied)
+    page = second.page
+    _shown(page, "src/hello.py")
+    assert editor_text(page) == HELLO
+    assert page.get_attribute("#surfaces button[data-surface='files']", "aria-current") == "page"
+    assert page.evaluate("() => voicebox.app.project?.id") == pid
+    assert page.url == copied
+    second.assert_clean()

@@ -485,3 +485,292 @@ export const TRAY_ACTIONS = Object.freeze({
 });
 
 export const WRITE_OPERATIONS = Object.freeze(["asset.create", "blocks.candidate_edit", "blocks.ratify", "env.add", "env.create", "env.pair", "env.remove", "env.revoke", "env.unpair", "file.delete", "file.mkdir", "file.move", "file.write", "inbox.deliver", "mailbox.send", "mission.deliver", "mission.post", "plugin.install", "plugin.uninstall", "project.create", "project.delete", "project.import", "project.rename", "receipt.import", "trash.empty", "trash.restore", "tray.land"]);
+
+export const FORM_RULES = Object.freeze({
+  "asset.create": Object.freeze({
+    "path": Object.freeze({
+      "type": "string",
+      "required": true,
+      "maxLength": 4096,
+      "pattern": "\\.[pP][nN][gG]$",
+      "says": Object.freeze({
+        "type": "path must be text.",
+        "required": "path is required.",
+        "maxLength": "path is too long (at most 4096 characters).",
+        "pattern": "path must end in '.png'.",
+      }),
+    }),
+    "width": Object.freeze({
+      "type": "integer",
+      "required": false,
+      "maximum": 1024,
+      "minimum": 1,
+      "says": Object.freeze({
+        "type": "width must be a whole number.",
+        "maximum": "width is too large (at most 1024).",
+        "minimum": "width is too small (at least 1).",
+      }),
+    }),
+    "height": Object.freeze({
+      "type": "integer",
+      "required": false,
+      "maximum": 1024,
+      "minimum": 1,
+      "says": Object.freeze({
+        "type": "height must be a whole number.",
+        "maximum": "height is too large (at most 1024).",
+        "minimum": "height is too small (at least 1).",
+      }),
+    }),
+    "seed": Object.freeze({
+      "type": "integer",
+      "required": false,
+      "maximum": 4294967295,
+      "minimum": 0,
+      "says": Object.freeze({
+        "type": "seed must be a whole number.",
+        "maximum": "seed is too large (at most 4294967295).",
+        "minimum": "seed is too small (at least 0).",
+      }),
+    }),
+    "pattern": Object.freeze({
+      "type": "string",
+      "required": false,
+      "enum": Object.freeze(["gradient", "identicon", "stripes", "noise"]),
+      "says": Object.freeze({
+        "enum": "pattern must be 'gradient', 'identicon', 'stripes' or 'noise'.",
+      }),
+    }),
+    "project": Object.freeze({
+      "type": "string",
+      "required": true,
+      "pattern": "^p_[0-9a-f]{16}$",
+      "says": Object.freeze({
+        "type": "project must be text.",
+        "required": "project is required.",
+        "pattern": "project must be a project id: 'p_' and 16 lower-case hex digits.",
+      }),
+    }),
+    "on_conflict": Object.freeze({
+      "type": "string",
+      "required": false,
+      "enum": Object.freeze(["refuse", "replace", "keep-both"]),
+      "says": Object.freeze({
+        "enum": "on_conflict must be 'refuse', 'replace' or 'keep-both'.",
+      }),
+    }),
+  }),
+  "compose.packet": Object.freeze({
+    "project": Object.freeze({
+      "type": "string",
+      "required": true,
+      "pattern": "^p_[0-9a-f]{16}$",
+      "says": Object.freeze({
+        "type": "project must be text.",
+        "required": "project is required.",
+        "pattern": "project must be a project id: 'p_' and 16 lower-case hex digits.",
+      }),
+    }),
+    "block_id": Object.freeze({
+      "type": "string",
+      "required": true,
+      "pattern": "^(sb|sk)_[A-Za-z0-9_-]{1,64}$",
+      "says": Object.freeze({
+        "type": "block_id must be text.",
+        "required": "block_id is required.",
+        "pattern": "block_id must be a block id ('sb_…') or a skeleton id ('sk_…').",
+      }),
+    }),
+    "to": Object.freeze({
+      "type": "string",
+      "required": true,
+      "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$",
+      "says": Object.freeze({
+        "type": "to must be text.",
+        "required": "to is required.",
+        "pattern": "to must be 1–64 letters, digits, '.', '_', ':', '@' or '-', starting with a letter or digit.",
+      }),
+    }),
+    "seat": Object.freeze({
+      "type": "string",
+      "required": false,
+      "enum": Object.freeze(["hand", "oracle"]),
+      "says": Object.freeze({
+        "enum": "seat must be 'hand' or 'oracle'.",
+      }),
+    }),
+    "capability": Object.freeze({
+      "type": "string",
+      "required": false,
+      "enum": Object.freeze(["build-runner", "naming-runner", "loop-runner", "hand-runner", "review-runner"]),
+      "says": Object.freeze({
+        "enum": "capability must be 'build-runner', 'naming-runner', 'loop-runner', 'hand-runner' or 'review-runner'.",
+      }),
+    }),
+    "note": Object.freeze({
+      "type": "string",
+      "required": false,
+      "maxLength": 8000,
+      "says": Object.freeze({
+        "type": "note must be text.",
+        "maxLength": "note is too long (at most 8000 characters).",
+      }),
+    }),
+    "mode": Object.freeze({
+      "type": "string",
+      "required": false,
+      "enum": Object.freeze(["clipboard", "direct"]),
+      "says": Object.freeze({
+        "enum": "mode must be 'clipboard' or 'direct'.",
+      }),
+    }),
+  }),
+  "env.create": Object.freeze({
+    "name": Object.freeze({
+      "type": "string",
+      "required": true,
+      "maxLength": 64,
+      "says": Object.freeze({
+        "type": "name must be text.",
+        "required": "name is required.",
+        "maxLength": "name is too long (at most 64 characters).",
+      }),
+    }),
+  }),
+  "fleet.contact": Object.freeze({
+    "environmentKey": Object.freeze({
+      "type": "string",
+      "required": true,
+      "maxLength": 64,
+      "says": Object.freeze({
+        "type": "environmentKey must be text.",
+        "required": "environmentKey is required.",
+        "maxLength": "environmentKey is too long (at most 64 characters).",
+      }),
+    }),
+    "agentId": Object.freeze({
+      "type": "string",
+      "required": true,
+      "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
+      "says": Object.freeze({
+        "type": "agentId must be text.",
+        "required": "agentId is required.",
+        "pattern": "agentId must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit.",
+      }),
+    }),
+    "text": Object.freeze({
+      "type": "string",
+      "required": true,
+      "maxLength": 20000,
+      "minLength": 1,
+      "says": Object.freeze({
+        "type": "text must be text.",
+        "required": "text is required.",
+        "maxLength": "text is too long (at most 20000 characters).",
+        "minLength": "text is too short (at least 1 characters).",
+      }),
+    }),
+  }),
+  "inbox.deliver": Object.freeze({
+    "agent_id": Object.freeze({
+      "type": "string",
+      "required": true,
+      "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
+      "says": Object.freeze({
+        "type": "agent_id must be text.",
+        "required": "agent_id is required.",
+        "pattern": "agent_id must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit.",
+      }),
+    }),
+    "text": Object.freeze({
+      "type": "string",
+      "required": true,
+      "maxLength": 20000,
+      "minLength": 1,
+      "says": Object.freeze({
+        "type": "text must be text.",
+        "required": "text is required.",
+        "maxLength": "text is too long (at most 20000 characters).",
+        "minLength": "text is too short (at least 1 characters).",
+      }),
+    }),
+  }),
+  "mission.deliver": Object.freeze({
+    "project": Object.freeze({
+      "type": "string",
+      "required": true,
+      "pattern": "^p_[0-9a-f]{16}$",
+      "says": Object.freeze({
+        "type": "project must be text.",
+        "required": "project is required.",
+        "pattern": "project must be a project id: 'p_' and 16 lower-case hex digits.",
+      }),
+    }),
+    "agent_id": Object.freeze({
+      "type": "string",
+      "required": true,
+      "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$",
+      "says": Object.freeze({
+        "type": "agent_id must be text.",
+        "required": "agent_id is required.",
+        "pattern": "agent_id must be 1–64 letters, digits, '.', '_', ':', '@' or '-', starting with a letter or digit.",
+      }),
+    }),
+    "to": Object.freeze({
+      "type": "string",
+      "required": true,
+      "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$",
+      "says": Object.freeze({
+        "type": "to must be text.",
+        "required": "to is required.",
+        "pattern": "to must be 1–64 letters, digits, '.', '_', ':', '@' or '-', starting with a letter or digit.",
+      }),
+    }),
+    "packet": Object.freeze({
+      "type": "string",
+      "required": true,
+      "maxLength": 262144,
+      "minLength": 1,
+      "says": Object.freeze({
+        "type": "packet must be text.",
+        "required": "packet is required.",
+        "maxLength": "packet is too long (at most 262144 characters).",
+        "minLength": "packet is too short (at least 1 characters).",
+      }),
+    }),
+  }),
+  "project.create": Object.freeze({
+    "name": Object.freeze({
+      "type": "string",
+      "required": true,
+      "maxLength": 1000,
+      "says": Object.freeze({
+        "type": "name must be text.",
+        "required": "name is required.",
+        "maxLength": "name is too long (at most 1000 characters).",
+      }),
+    }),
+  }),
+  "project.rename": Object.freeze({
+    "project": Object.freeze({
+      "type": "string",
+      "required": true,
+      "pattern": "^p_[0-9a-f]{16}$",
+      "says": Object.freeze({
+        "type": "project must be text.",
+        "required": "project is required.",
+        "pattern": "project must be a project id: 'p_' and 16 lower-case hex digits.",
+      }),
+    }),
+    "name": Object.freeze({
+      "type": "string",
+      "required": true,
+      "maxLength": 1000,
+      "says": Object.freeze({
+        "type": "name must be text.",
+        "required": "name is required.",
+        "maxLength": "name is too long (at most 1000 characters).",
+      }),
+    }),
+  }),
+});

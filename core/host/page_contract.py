@@ -9,8 +9,9 @@ It carries what the page would otherwise restate: the gesture token and the agen
 posts as; the eight phases and what each means; seats and runner capabilities; the
 environment-name pattern and its rule in words; the limits of names, notes and a file inside a
 call envelope, the longest text the editor opens; the policy's fields (title and meaning); the
-closed refusal list (code → status, meaning); the tray's phase → actions table; the
-operations that write (refused in SAFE mode).
+closed refusal list (code → status, meaning); the tray's phase → actions table; the operations
+that write (refused in SAFE mode); the rules of the arguments a person types, each with the
+sentence its refusal says.
 Every value is read from the models and constants that enforce it — the same ones
 ``docs/protocol.schema.json`` is generated from.
 """
@@ -35,6 +36,7 @@ from core.paths import MAX_NAME_CHARS
 from core.policy import Policy
 from core.protocol import MAX_BODY_BYTES, MAX_MESSAGE_BYTES
 from core.refusals import REFUSALS
+from core.secret import field_sentence
 
 __all__ = ["page_contract", "render"]
 
@@ -58,6 +60,60 @@ def html_pattern(regex: str) -> str:
     attribute matches the whole value), and ``-`` escaped in a class (the attribute compiles
     with the ``v`` flag, where a bare ``-`` at a class's end is a syntax error)."""
     return regex.removeprefix("^").removesuffix("$").replace("-]", "\\-]")
+
+
+FORM_OPERATIONS = (
+    "asset.create",
+    "compose.packet",
+    "env.create",
+    "fleet.contact",
+    "inbox.deliver",
+    "mission.deliver",
+    "project.create",
+    "project.rename",
+)
+"""The operations whose arguments a person types into a form; their rules go to the page."""
+
+_CHECKS = (
+    ("maxLength", "string_too_long", "max_length"),
+    ("minLength", "string_too_short", "min_length"),
+    ("pattern", "string_pattern_mismatch", "pattern"),
+    ("maximum", "less_than_equal", "le"),
+    ("minimum", "greater_than_equal", "ge"),
+)
+"""JSON Schema keyword → the pydantic error type that breaks it and its context key."""
+
+_TYPE_ERRORS = {"string": "string_type", "integer": "int_type", "boolean": "bool_type"}
+
+
+def form_rules(name: str) -> dict[str, Any]:
+    """Each scalar argument of operation ``name`` → its JSON Schema rules and, per rule, the
+    sentence the host's refusal says when it is broken (:func:`core.secret.field_sentence`).
+    The page checks a value as it is typed from these and shows the same words; the host
+    still decides (seed 002 §2: the page is never the authority)."""
+    schema = OPERATIONS[name].args.model_json_schema(by_alias=True)
+    required = set(schema.get("required", []))
+    out: dict[str, Any] = {}
+    for field, prop in schema.get("properties", {}).items():
+        kind = prop.get("type")
+        if kind not in _TYPE_ERRORS:
+            continue
+        rules: dict[str, Any] = {"type": kind, "required": field in required}
+        says = {} if "enum" in prop else {"type": field_sentence(field, _TYPE_ERRORS[kind])}
+        if field in required:
+            says["required"] = field_sentence(field, "missing")
+        for keyword, err_type, ctx_key in _CHECKS:
+            if keyword in prop:
+                rules[keyword] = prop[keyword]
+                says[keyword] = field_sentence(field, err_type, {ctx_key: prop[keyword]})
+        if "enum" in prop:
+            rules["enum"] = prop["enum"]
+            quoted = [repr(v) for v in prop["enum"]]
+            listed = ", ".join(quoted[:-1]) + " or " + quoted[-1] if len(quoted) > 1 else quoted[0]
+            says["enum"] = field_sentence(field, "enum", {"expected": listed})
+        rules["says"] = says
+        out[field] = rules
+    return out
 
 
 def page_contract() -> dict[str, Any]:
@@ -97,6 +153,7 @@ def page_contract() -> dict[str, Any]:
         "PHASE_ACTIONS": {phase: list(actions) for phase, actions in PHASE_ACTIONS.items()},
         "TRAY_ACTIONS": dict(ACTION_MEANINGS),
         "WRITE_OPERATIONS": sorted(name for name, op in OPERATIONS.items() if op.writes),
+        "FORM_RULES": {name: form_rules(name) for name in FORM_OPERATIONS},
     }
 
 

@@ -43,7 +43,9 @@ from core.missions.tray import (
     archive_preview,
     candidate_to_land,
     card_actions,
+    card_status,
     check_seen,
+    delivered_inboxes,
     dismiss_reason,
     is_hidden,
     is_stagnant,
@@ -95,6 +97,10 @@ class TrayCard(MissionHeadView):
     dismissible: Literal["failed", "stagnant"] | None
     hidden: bool
     actions: list[TrayAction]
+    status: str = Field(
+        description="What the card says of its head: what the phase means, or for a mission "
+        "a direct delivery opened, whose inbox holds its packet (core.missions.tray.card_status)."
+    )
 
 
 class TrayView(Contract):
@@ -124,6 +130,12 @@ async def tray_read(call: Call[TrayArgs]) -> Outcome:
     dismissed = ui.for_project(project)
     now_ms = call.ctx.clock.now_ms()
     states = mailbox.missions()
+    opened_only = {
+        s.head.letter.mission_id
+        for s in states[:MAX_CARDS]
+        if s.head.letter.phase == "judging" and s.head.letter.mission_seq == 1
+    }
+    inboxes = await delivered_inboxes(mailbox, opened_only)
     cards: list[TrayCard] = []
     for s in states[:MAX_CARDS]:
         head, letter = s.head, s.head.letter
@@ -146,6 +158,7 @@ async def tray_read(call: Call[TrayArgs]) -> Outcome:
                 dismissible=dismiss_reason(letter, now_ms),
                 hidden=is_hidden(head.letter_id, dismissed.get(letter.mission_id)),
                 actions=list(card_actions(letter, now_ms)),
+                status=card_status(letter, inboxes.get(letter.mission_id)),
             )
         )
     cards = [cards[i] for i in tray_order([c.pinned for c in cards])]

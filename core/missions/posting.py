@@ -61,8 +61,15 @@ __all__ = [
     "check_landing",
     "deliver_direct",
     "packet_ref",
+    "packet_subject",
     "post_mission_letter",
 ]
+
+
+def packet_subject(mission_id: str) -> str:
+    """The subject of the note that carries a mission's packet to the agent's inbox."""
+    return f"Mission packet {mission_id}"
+
 
 DELIVERY_NOTICE = (
     "Posted to the agent's inbox. Delivery is not execution: nothing runs until the agent acts."
@@ -269,7 +276,7 @@ async def deliver_direct(
             field="letter.packet_ref",
         )
     at = instant_iso(now_ms)
-    note = note_line(agent_id, to, f"Mission packet {letter.mission_id}", packet, at)
+    note = note_line(agent_id, to, packet_subject(letter.mission_id), packet, at)
     content_id = letter_id(letter)
     if mailbox.contains(content_id):
         return Delivered(Posted(letter, content_id, True, None), note.id)

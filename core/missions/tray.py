@@ -45,8 +45,16 @@ from typing import Any, Literal
 
 from core.missions.blocks import Block, SkeletonStore
 from core.missions.chain import ChainEntry
-from core.missions.letters import PHASES, MissionLetter, Phase, parse_letter, sha12
+from core.missions.letters import (
+    PHASE_MEANINGS,
+    PHASES,
+    MissionLetter,
+    Phase,
+    parse_letter,
+    sha12,
+)
 from core.missions.mailbox import Mailbox
+from core.missions.posting import packet_subject
 from core.missions.receipt_import import import_receipt
 from core.missions.ui_state import Dismissal, DismissReason
 from core.model import Contract
@@ -55,6 +63,7 @@ from core.time import instant_iso, instant_us
 
 __all__ = [
     "ACTION_MEANINGS",
+    "DELIVERED",
     "OPERATOR",
     "PHASE_ACTIONS",
     "STAGNANT_AFTER_MS",
@@ -69,7 +78,9 @@ __all__ = [
     "archive_preview",
     "candidate_to_land",
     "card_actions",
+    "card_status",
     "check_seen",
+    "delivered_inboxes",
     "dismiss_reason",
     "is_hidden",
     "is_stagnant",
@@ -102,6 +113,43 @@ ACTION_MEANINGS: dict[TrayAction, str] = {
     "dismiss": "hide the card from the tray (presentation only; it shows again if it moves)",
 }
 """What each action does, in the order a card offers them."""
+
+DELIVERED = "delivered to {agent}'s inbox — waiting for the agent"
+"""What a card says of a mission opened by a direct delivery that no agent has moved yet
+(issue 17 item 7): where the packet is, and that nothing happens until the agent acts."""
+
+MAX_DELIVERY_PAGES = 4
+"""Pages of notes :func:`delivered_inboxes` reads at most (bounded work per tray read)."""
+
+
+def card_status(letter: MissionLetter, delivered_to: str | None) -> str:
+    """The line a card says of its head: :data:`DELIVERED` for a seq-1 ``judging`` head whose
+    packet sits in ``delivered_to``'s inbox, else what the phase means
+    (:data:`~core.missions.letters.PHASE_MEANINGS`)."""
+    if letter.phase == "judging" and letter.mission_seq == 1 and delivered_to is not None:
+        return DELIVERED.format(agent=delivered_to)
+    return PHASE_MEANINGS[letter.phase]
+
+
+async def delivered_inboxes(mailbox: Mailbox, mission_ids: set[str]) -> dict[str, str]:
+    """Mission id → the inbox its packet note went to, for the ``mission_ids`` whose packet a
+    direct delivery put in the mailbox (the note ``packet_subject`` from :data:`OPERATOR`).
+    Reads at most :data:`MAX_DELIVERY_PAGES` pages of notes, and nothing when ``mission_ids``
+    is empty; a packet not found within them is left out."""
+    wanted = {packet_subject(m): m for m in mission_ids}
+    found: dict[str, str] = {}
+    cursor: str | None = None
+    for _ in range(MAX_DELIVERY_PAGES if wanted else 0):
+        page = await mailbox.read_page(cursor=cursor, limit=1000, kind="note")
+        for line in page.lines:
+            mission = wanted.get(line.subject or "")
+            if mission is not None and line.from_ == OPERATOR and line.to is not None:
+                found[mission] = line.to
+        cursor = page.next_cursor
+        if cursor is None or len(found) == len(wanted):
+            break
+    return found
+
 
 PHASE_ACTIONS: dict[Phase, tuple[TrayAction, ...]] = {
     "judging": ("dismiss",),

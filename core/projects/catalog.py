@@ -21,9 +21,10 @@ are never remembered: their permission is checked on every open.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
-from core.paths import ProjectPath, check_name
+from core.paths import MAX_NAME_CHARS, ProjectPath, check_name
 from core.ports import Clock, FolderProjects, ProjectFiles, ProjectRoots, Randomness
 from core.projects.case_guard import CaseGuard
 from core.projects.project import (
@@ -37,7 +38,17 @@ from core.projects.project import (
 from core.projects.read_through import ReadThrough
 from core.refusals import Code, Refused
 
-__all__ = ["AdoptOnWrite", "OpenProject", "ProjectCatalog"]
+__all__ = ["DUPLICATE_NAME", "AdoptOnWrite", "OpenProject", "ProjectCatalog", "same_name_key"]
+
+DUPLICATE_NAME = "Another project already has this name; choose a different one."
+"""The sentence of the ``already-exists`` refusal for a display name already taken."""
+
+
+def same_name_key(name: str) -> str:
+    """What makes two display names the same to a person: Unicode compatibility forms folded
+    (NFKC), letter case folded, the ends' spaces ignored — ``Demo``, ``demo `` and ``ＤＥＭＯ``
+    are one name (issue 17 item 7: duplicate display names are refused, one rule here)."""
+    return unicodedata.normalize("NFKC", name).casefold().strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +77,35 @@ class ProjectCatalog:
         self._folders = folders
         self._opened: dict[str, OpenProject] = {} if opened is None else opened
 
+    async def _taken(self, except_id: str | None = None) -> set[str]:
+        return {same_name_key(m.name) for m in await self.list() if m.id != except_id}
+
+    async def check_unique(self, name: str, except_id: str | None = None) -> None:
+        """Refuse ``already-exists`` (field ``name``) when another project already has the
+        display name ``name`` as :func:`same_name_key` compares names — two projects that look
+        identical in every picker cannot be told apart (issue 17 item 7)."""
+        if same_name_key(name) in await self._taken(except_id):
+            raise Refused(Code.ALREADY_EXISTS, DUPLICATE_NAME, field="name")
+
+    async def unique_name(self, name: str) -> str:
+        """``name`` itself when no project has it, else the first free ``name (2)``,
+        ``name (3)``… — for a name nobody typed (a picked folder's own name, an archive's), so
+        such an act never fails on it and still never makes two projects look the same."""
+        taken = await self._taken()
+        if same_name_key(name) not in taken:
+            return name
+        n = 2
+        while True:
+            candidate = f"{name[: MAX_NAME_CHARS - 8]} ({n})"
+            if same_name_key(candidate) not in taken:
+                return candidate
+            n += 1
+
     async def create(self, name: str) -> ProjectManifest:
-        """Create an empty OPFS project called ``name``; refuses ``name-invalid``."""
+        """Create an empty OPFS project called ``name``; refuses ``name-invalid`` and
+        ``already-exists`` (another project has that name, :meth:`check_unique`)."""
         check_name(name)
+        await self.check_unique(name)
         project_id = new_project_id(self._random)
         now = self._clock.now_ms()
         manifest = ProjectManifest(id=project_id, name=name, created_at=now, updated_at=now)
@@ -83,8 +120,10 @@ class ProjectCatalog:
     async def create_staged(self, name: str) -> tuple[ProjectManifest, ProjectFiles]:
         """A new OPFS project root with NO manifest yet: invisible to :meth:`list` and
         :meth:`open` until :meth:`commit` writes its manifest (the last write). A tab closed
-        before that leaves only an unfinished root, removed by :meth:`sweep_unfinished`."""
+        before that leaves only an unfinished root, removed by :meth:`sweep_unfinished`.
+        A name another project has becomes ``name (2)`` (:meth:`unique_name`)."""
         check_name(name)
+        name = await self.unique_name(name)
         project_id = new_project_id(self._random)
         now = self._clock.now_ms()
         manifest = ProjectManifest(id=project_id, name=name, created_at=now, updated_at=now)
@@ -148,6 +187,7 @@ class ProjectCatalog:
         if self._folders is None:
             raise Refused(Code.OPERATION_UNKNOWN, "This host cannot keep picked folders.")
         check_name(name)
+        name = await self.unique_name(name)
         now = self._clock.now_ms()
         project_id = new_project_id(self._random)
         await self._folders.add(project_id, name, handle, now)
@@ -192,8 +232,10 @@ class ProjectCatalog:
         return OpenProject(manifest, CaseGuard(AdoptOnWrite(files, manifest)), persisted=False)
 
     async def rename(self, project_id: str, name: str) -> ProjectManifest:
-        """Give ``project_id`` the display name ``name`` (the id and folder stay)."""
+        """Give ``project_id`` the display name ``name`` (the id and folder stay); refuses
+        ``already-exists`` when another project has that name (:meth:`check_unique`)."""
         check_name(name)
+        await self.check_unique(name, except_id=project_id)
         opened = await self.open(project_id)
         manifest = opened.manifest.model_copy(
             update={"name": name, "updated_at": self._clock.now_ms()}

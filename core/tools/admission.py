@@ -103,9 +103,7 @@ def _parse_args(entry: OperationEntry, args: dict[str, Any]) -> Contract:
         return entry.args_model.model_validate_json(text)
     except ValidationError as exc:
         names = known_names(entry.args_model)
-        raise invalid_input(
-            exc, names, code=Code.ARGS_INVALID, under="args", field="args"
-        ) from None
+        raise invalid_input(exc, names, code=Code.ARGS_INVALID, field="args") from None
 
 
 class Admission:

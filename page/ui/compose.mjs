@@ -9,6 +9,7 @@
 import { el, literal, replace } from "../dom.mjs";
 import { CAPABILITIES, LIMITS, OPERATOR, SEATS } from "../contract.gen.mjs";
 import { clearAlerts, guarded, showRefusal } from "./alerts.mjs";
+import { checkAsTyped } from "./validate.mjs";
 
 const DIRECT_NOTICE = "direct: posted to the agent's inbox — delivery is not execution.";
 
@@ -160,6 +161,7 @@ export async function renderCompose(node, app, params = {}) {
       el("div", { class: "compose-form", role: "group", "aria-label": "Packet inputs" },
         field("compose-block", "Block", blockSelect),
         field("compose-agent", "Agent id", agentInput, "Letters, digits and . _ : @ - (up to 64)."),
+        checkAsTyped(agentInput, "compose.packet", "to", { transform: (v) => v.trim() }),
         el("div", { class: "field-row" }, field("compose-seat", "Seat", seatSelect), field("compose-capability", "Capability", capSelect)),
         field("compose-runner", "Runner id (optional)", runnerInput, "The owner-pinned runner, if any."),
         field("compose-note", "What you ask of the agent", noteInput),

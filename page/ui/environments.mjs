@@ -6,11 +6,12 @@
 // local operator; it never holds a bearer or a host token (the host does): it sees a remote's
 // envKey, name, origin, fingerprint and state only.
 
-import { el, formatBytes, name, replace, tableBox } from "../dom.mjs";
+import { el, formatBytes, formatTime, name, replace, tableBox } from "../dom.mjs";
 import { blocked, guard, safeNotice } from "./safe.mjs";
 import { acted, clearAlerts, guarded, showNotice, submitting } from "./alerts.mjs";
 import { LIMITS, NAME_PATTERNS } from "../contract.gen.mjs";
 import { confirmDialog } from "./dialog.mjs";
+import { checkAsTyped } from "./validate.mjs";
 
 const MAX_TOOL_FILE = LIMITS.call_file_bytes; // bytes of one file sent inside a call envelope
 
@@ -67,6 +68,7 @@ export async function renderEnvironments(node, app, params = {}) {
     nameInput,
     createButton,
     el("span", { id: "new-env-hint", class: "muted" }, NAME_PATTERNS.environment.rule),
+    checkAsTyped(nameInput, "env.create", "name"),
   );
 
   const urlInput = el("input", { id: "remote-url", type: "url", required: true, autocomplete: "off", placeholder: "server URL", "aria-describedby": "remote-hint" });
@@ -144,10 +146,45 @@ export async function renderEnvironments(node, app, params = {}) {
           el("tbody", {}, rows)))
       : el("p", { class: "empty" }, "No peer environments yet — create one or add a remote above."),
     contact,
+    await inboxReader(app, params),
     detail,
   );
   const chosen = peers.find((e) => e.envKey === params.env);
   if (chosen) await renderPeer(detail, app, chosen);
+}
+
+// An agent's inbox in a project's mailbox (where a direct delivery puts the packet), read with
+// mailbox.read kind=note to=<agent>. Every letter shows as text nodes only.
+async function inboxReader(app, params) {
+  const listed = await guarded("Listing projects", () => app.host.call("project.list"));
+  const projects = listed?.result.projects ?? [];
+  if (!projects.length) return null;
+  const project = el("select", { id: "inbox-project" }, projects.map((p) => el("option", { value: p.id, selected: (params.project ?? app.project?.id) === p.id }, p.name)));
+  const agent = el("input", { id: "inbox-agent", type: "text", required: true, autocomplete: "off", spellcheck: "false", value: params.agent ?? "" });
+  const shown = el("div", { id: "inbox-letters", "aria-live": "polite" });
+  const readButton = el("button", { type: "submit", id: "inbox-read" }, "Read the inbox");
+  const form = el("form", { class: "inline-form", id: "inbox-form", "aria-label": "Read an agent's inbox",
+    onsubmit: async (e) => {
+      e.preventDefault();
+      const who = agent.value.trim();
+      const read = await submitting(readButton, "Reading the inbox", () => app.host.call("mailbox.read", { project: project.value, kind: "note", to: who }));
+      if (!read) return;
+      const letters = read.result.letters;
+      replace(shown, letters.length
+        ? el("ol", { class: "inbox-list" }, letters.map((l) => el("li", { class: "inbox-letter" },
+            el("p", { class: "one-line small" }, el("span", { class: "muted" }, `${formatTime(l.at)} · from `), name(l.from, { class: "literal" }),
+              l.subject ? [el("span", { class: "muted" }, " · "), name(l.subject, { class: "literal inbox-subject" })] : null),
+            el("pre", { class: "text-view inbox-body", tabindex: "0", "aria-label": "Letter text" }, l.body ?? ""))))
+        : el("p", { class: "empty" }, "This inbox is empty."));
+    } },
+    el("label", { for: "inbox-project" }, "Inbox in"), project,
+    el("label", { for: "inbox-agent" }, "of agent"), agent,
+    readButton,
+    checkAsTyped(agent, "mission.deliver", "to", { transform: (v) => v.trim() }));
+  return el("section", { "aria-labelledby": "inbox-head", class: "inbox" },
+    el("h3", { id: "inbox-head", class: "section" }, "Agent inboxes"),
+    el("p", { class: "muted small" }, "What was delivered to an agent, as the mailbox holds it. Delivery is not execution: nothing runs until the agent acts."),
+    form, shown);
 }
 
 // Fleet contact: a message to an agent, addressed environmentKey/agentId. Delivery is not
@@ -168,7 +205,9 @@ function contactForm(app, envs) {
     el("label", { for: "contact-env" }, "Message an agent in"), target,
     el("label", { for: "contact-agent", class: "visually-hidden" }, "Agent id"), agent,
     el("label", { for: "contact-text", class: "visually-hidden" }, "Message"), text,
-    sendButton);
+    sendButton,
+    checkAsTyped(agent, "fleet.contact", "agentId"),
+    checkAsTyped(text, "fleet.contact", "text"));
 }
 
 async function toolCall(app, env, tool, args, options = {}) {

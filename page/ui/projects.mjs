@@ -7,6 +7,7 @@ import { acted, guarded, clearAlerts, showNotice, showRefusal, submitting } from
 import { LIMITS } from "../contract.gen.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
 import { exportProject as exportZip } from "./archive.mjs";
+import { checkAsTyped } from "./validate.mjs";
 
 export async function renderProjects(node, app) {
   const list = await guarded("Listing projects", () => app.host.call("project.list"));
@@ -22,6 +23,7 @@ export async function renderProjects(node, app) {
     el("label", { for: "new-project-name" }, "New project name"),
     nameInput,
     createButton,
+    checkAsTyped(nameInput, "project.create", "name"),
   );
 
   const canPick = typeof globalThis.showDirectoryPicker === "function";

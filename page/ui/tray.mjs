@@ -257,7 +257,7 @@ export class Tray {
     el("p", { class: "card-meta muted" }, "from ", name(c.agent_id, { class: "literal agent-id" }),
       ` · letter ${l.mission_seq}`, c.superseded_count ? ` (${c.superseded_count} earlier)` : "",
       c.off_chain_count ? ` · ${c.off_chain_count} off-chain` : ""),
-    el("p", { class: "card-phase-meaning muted" }, PHASE_MEANING[l.phase] ?? ""),
+    el("p", { class: "card-phase-meaning muted" }, c.status ?? PHASE_MEANING[l.phase] ?? ""),
     l.verdict ? el("p", { class: "card-verdict" }, el("strong", {}, l.verdict.decision), " — ", literal(l.verdict.gist, { class: "literal gist" })) : null,
     l.gate ? el("p", { class: "card-gate" }, el("code", {}, literal(l.gate.command, { class: "literal gate-command" }), ` · exit ${l.gate.exit_status}`)) : null,
     receipt,

@@ -115,7 +115,9 @@ def test_import_creates_a_new_project_with_every_file() -> None:
 
 def test_import_takes_the_manifest_name_when_none_is_given() -> None:
     h = HostHarness()
-    body = _export(h, new_project(h, "Named in manifest", {"a": b"a"}))[1]
+    source = new_project(h, "Named in manifest", {"a": b"a"})
+    body = _export(h, source)[1]
+    h.ok("project.delete", project=source)
     assert h.ok("project.import", body)["project"]["name"] == "Named in manifest"
     assert h.ok("project.import", zip_of(("a", b"a")))["project"]["name"] == FALLBACK_NAME
 

@@ -135,8 +135,7 @@ def test_validation_error_text_never_echoes_values_keys_or_tags() -> None:
         Holder.model_validate({"bearer": 5, VALUE: VALUE})
     text = quiet_error_text(caught.value, known_names(Holder))
     assert VALUE not in text
-    assert "bearer has the wrong type" in text
-    assert "(field) is not allowed" in text
+    assert text == "bearer must be text; one of the fields sent is not one this takes."
 
 
 def test_every_token_shape_is_scrubbed_and_other_text_kept() -> None:
@@ -156,7 +155,10 @@ def test_a_field_location_stops_at_the_first_key_no_model_declares() -> None:
     assert known_location(("bearer", 2, VALUE), names) == "bearer.2"
     with pytest.raises(ValidationError) as caught:
         Holder.model_validate({"bearer": "x", VALUE: 1})
-    assert quiet_first_error(caught.value, names) == ("", "has a field that is not allowed")
+    assert quiet_first_error(caught.value, names) == (
+        "",
+        "one of the fields sent is not one this takes",
+    )
 
 
 def test_a_bound_the_model_declares_is_said_but_never_the_value() -> None:

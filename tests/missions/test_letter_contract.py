@@ -122,7 +122,7 @@ def test_letter_cannot_colour_a_block_by_schema():
     for key in ("color", "colour"):
         refused = refusal(letter(**{key: "green"}))
         assert (refused.code, refused.field) == (Code.LETTER_INVALID, "letter")
-        assert refused.message == "letter has a field that is not allowed."
+        assert refused.message == "letter holds a field it does not take."
 
 
 @pytest.mark.parametrize(

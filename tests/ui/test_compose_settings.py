@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+from core.missions.letters import PHASE_MEANINGS
+from core.missions.tray import DELIVERED
 from core.policy import Policy
 from tests.missions.kit import HUMAN, Kit
 from tests.support import HostHarness
@@ -47,6 +49,30 @@ def test_direct_delivers_the_drafted_packet_and_the_tray_shows_judging():
     assert card["letter"]["packet_ref"] == drafted["packet_ref"]
     (note,) = kit.ok("mailbox.read", to="hand-7")["letters"]
     assert note["body"] == drafted["packet"]
+
+
+def test_a_delivered_mission_card_says_whose_inbox_holds_it_and_that_it_waits() -> None:
+    kit = Kit()
+    drafted = compose(kit)
+    assert kit.ok("tray.read")["cards"] == []
+    kit.ok(
+        "mission.deliver",
+        agent_id="operator",
+        to="hand-7",
+        letter=drafted["letter"],
+        packet=drafted["packet"],
+    )
+    (card,) = kit.ok("tray.read")["cards"]
+    assert card["status"] == DELIVERED.format(agent="hand-7")
+    assert card["status"] == "delivered to hand-7's inbox — waiting for the agent"
+
+
+def test_a_mission_posted_without_a_delivery_says_what_its_phase_means() -> None:
+    kit = Kit()
+    drafted = compose(kit)
+    kit.ok("mission.post", agent_id="hand-7", letter=drafted["letter"])
+    (card,) = kit.ok("tray.read")["cards"]
+    assert card["status"] == PHASE_MEANINGS["judging"]
 
 
 def test_compose_refuses_a_block_the_store_does_not_have():

@@ -1,0 +1,47 @@
+"""Two projects never share a display name (issue 17 item 7): one rule in core
+(``core.projects.catalog.same_name_key``). A name a person types (create, rename) that another
+project has is refused ``already-exists``; a name nobody typed (an archive's, a picked
+folder's) becomes ``name (2)``, so no act fails on it and no two projects look the same."""
+
+from __future__ import annotations
+
+from core.projects.catalog import DUPLICATE_NAME, same_name_key
+from tests.archive.kit import new_project, zip_of
+from tests.support import HostHarness
+
+
+def _names(h: HostHarness) -> list[str]:
+    return [p["name"] for p in h.ok("project.list")["projects"]]
+
+
+def test_a_name_is_the_same_whatever_its_case_width_or_end_spaces() -> None:
+    assert same_name_key("Demo") == same_name_key("demo ") == same_name_key("ＤＥＭＯ")
+    assert same_name_key("Demo") != same_name_key("Demo 2")
+
+
+def test_creating_a_project_with_a_name_another_has_is_refused_and_makes_nothing() -> None:
+    h = HostHarness()
+    h.ok("project.create", name="Demo")
+    for twin in ("Demo", "demo", " DEMO ", "ＤＥＭＯ"):
+        refusal = h.refused("project.create", name=twin)
+        assert refusal["code"] == "already-exists" and refusal["field"] == "name"
+        assert refusal["message"] == DUPLICATE_NAME
+    assert _names(h) == ["Demo"]
+
+
+def test_renaming_onto_another_projects_name_is_refused_but_a_project_may_keep_its_own() -> None:
+    h = HostHarness()
+    h.ok("project.create", name="Alpha")
+    beta = h.ok("project.create", name="Beta")["project"]["id"]
+    assert h.refused("project.rename", project=beta, name="alpha")["code"] == "already-exists"
+    assert h.ok("project.rename", project=beta, name="BETA")["project"]["name"] == "BETA"
+    assert _names(h) == ["Alpha", "BETA"]
+
+
+def test_an_import_under_a_taken_name_gets_the_first_free_number() -> None:
+    h = HostHarness()
+    new_project(h, "Copy", {"a": b"a"})
+    body = zip_of(("a", b"a"))
+    assert h.ok("project.import", body, name="copy")["project"]["name"] == "copy (2)"
+    assert h.ok("project.import", body, name="Copy")["project"]["name"] == "Copy (3)"
+    assert sorted(map(same_name_key, _names(h))) == ["copy", "copy (2)", "copy (3)"]
