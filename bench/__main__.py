@@ -15,7 +15,9 @@ same run on the same machine. Sections (``--only`` picks some):
   CPython), and the issue-13 runner batch.
 
 ``--quick`` runs every section with tiny sizes and one run: it proves the harness works (the
-test suite runs it) and its figures mean nothing. Exit status 0 whether goals are met or not;
+test suite runs it) and its figures mean nothing. The report's ``table`` (and the first table
+printed) is the issue-18 table (:mod:`bench.table`): each row's figure, goal and met / not met,
+from this one run. Exit status 0 whether goals are met or not;
 1 only when the harness itself failed.
 """
 
@@ -41,6 +43,7 @@ from bench import (
     mailbox_browser,
     pattern_bench,
     project_bench,
+    table,
 )
 from bench.browser import CHROMIUM
 from bench.site import BenchSite
@@ -136,6 +139,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         site.close()
     report["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    report["table"] = table.table(report)
     return report
 
 
@@ -162,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     report = run(args)
     text = json.dumps(report, indent=1)
     print(text)
+    print(table.render(report["table"]), file=sys.stderr)
     print(goal_table(report), file=sys.stderr)
     args.out.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")

@@ -19,7 +19,8 @@ async ([op, args, b64, human]) => {
   try {
     const answer = await window.voicebox.host.call(op, args, { body, human });
     const size = answer.body ? answer.body.byteLength : (answer.stream ? answer.stream.size : 0);
-    return { ok: true, result: answer.result, logged: answer.logged, size };
+    const { result, logged, loggedPending } = answer;
+    return { ok: true, result, logged, loggedPending, size };
   } catch (err) {
     return { ok: false, refusal: { code: err.code, message: err.message } };
   }

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from pyodide.ffi import to_js
@@ -156,12 +156,48 @@ class HandleProjectFiles:
                 exc, f"No file '{path}'", TypeMismatchError=Code.IS_A_DIRECTORY
             ) from None
 
+    async def _read_in_one(self, path: ProjectPath, spans: Any) -> Any:
+        """``readFile`` of ``worker/opfs-io.mjs``: the file (or its ``spans``) in one wait,
+        refused as :meth:`_file` and :meth:`read` would."""
+        folder = await self._dir(path.parent)
+        try:
+            return await settle(_io().readFile(folder, path.name, spans))
+        except JS_ERRORS as exc:
+            if str(getattr(exc, "message", "")).startswith("open: "):
+                raise refusal_from_js(
+                    exc, f"No file '{path}'", TypeMismatchError=Code.IS_A_DIRECTORY
+                ) from None
+            raise refusal_from_js(exc, f"Reading '{path}' failed") from None
+
     async def read(self, path: ProjectPath) -> bytes:
-        """See :meth:`core.ports.ProjectFiles.read`."""
+        """See :meth:`core.ports.ProjectFiles.read` (one wait on ``readFile`` in
+        ``worker/opfs-io.mjs`` where it is registered)."""
+        if _io() is not None:
+            return (await self._read_in_one(path, None)).to_bytes()
         handle = await self._file(path)
         try:
             blob = await settle(handle.getFile())
             return (await settle(blob.arrayBuffer())).to_bytes()
+        except JS_ERRORS as exc:
+            raise refusal_from_js(exc, f"Reading '{path}' failed") from None
+
+    async def read_ranges(self, path: ProjectPath, spans: Sequence[tuple[int, int]]) -> list[bytes]:
+        """See :meth:`core.ports.ProjectFiles.read_ranges` (``Blob.slice`` of one
+        ``getFile()``; every slice is asked for before the first is awaited, so the reads
+        overlap, and only those bytes cross into Python; one wait on ``readFile`` in
+        ``worker/opfs-io.mjs`` where it is registered)."""
+        if _io() is not None:
+            found = await self._read_in_one(path, to_js([list(span) for span in spans]))
+            return [part.to_bytes() for part in found]
+        handle = await self._file(path)
+        try:
+            blob = await settle(handle.getFile())
+            size = int(blob.size)
+            pending = []
+            for offset, length in spans:
+                start = min(size, max(0, offset))
+                pending.append(blob.slice(start, min(size, start + max(0, length))).arrayBuffer())
+            return [(await settle(part)).to_bytes() for part in pending]
         except JS_ERRORS as exc:
             raise refusal_from_js(exc, f"Reading '{path}' failed") from None
 

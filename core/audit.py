@@ -41,6 +41,16 @@ append whose record is durable: the anchor stays behind (records past it are sti
 link and MAC) and the next batch moves it. If a record write fails, that record and every
 record chained after it fail (their callers get the error and no ``logged``), and the head is
 read again — the chain on disk never has a gap.
+
+**Grouped reads** (issue 18). :meth:`AuditLog.append` with ``grouped=True`` — only for a call
+that changed nothing (an operation declared ``read_only``) — chains the record at once and
+returns its sequence number *before* it is durable; the record is written with the next batch,
+at the latest :data:`GROUP_WINDOW_MS` later (a flush task), or sooner when a strict append
+comes (batches are written in chain order, so a strict record is durable only after every
+grouped record before it). The caller reports the number as pending, never as durable. A
+killed tab therefore loses at most the grouped read records of the last window; never a
+mutating call's, whose append still returns only once its own record is durable. Without a
+running event loop (no flush task can be scheduled) a grouped append is strict.
 """
 
 from __future__ import annotations
@@ -61,6 +71,7 @@ from core.time import instant_iso
 __all__ = [
     "ANCHOR_NAME",
     "GENESIS",
+    "GROUP_WINDOW_MS",
     "MAX_BATCH",
     "AuditAnchor",
     "AuditLog",
@@ -77,6 +88,9 @@ GENESIS = "0" * 64
 
 MAX_BATCH = 256
 """At most this many records go to the sink in one write."""
+
+GROUP_WINDOW_MS = 50
+"""A grouped (read) record is committed at the latest this many ms after its append."""
 
 ANCHOR_NAME = "audit-anchor.json"
 """The HOST_DIR document holding the audit's anchor (:class:`AuditAnchor`)."""
@@ -223,9 +237,12 @@ class _Queued:
     ``turn`` (only when it had to wait) resolves True to make it the writer, or False once
     another writer settled it."""
 
-    __slots__ = ("data", "error", "hash", "seq", "settled", "turn")
+    __slots__ = ("data", "error", "grouped", "hash", "seq", "settled", "turn")
 
-    def __init__(self, seq: int, hash_: str, data: dict[str, object]) -> None:
+    def __init__(
+        self, seq: int, hash_: str, data: dict[str, object], *, grouped: bool = False
+    ) -> None:
+        self.grouped = grouped  # no caller waits for it (module docstring, "Grouped reads")
         self.seq = seq
         self.hash = hash_
         self.data = data
@@ -295,6 +312,8 @@ class AuditLog:
         self._anchored_seq = 0  # the newest record an anchor write was made for
         self._anchoring: asyncio.Future[None] | None = None  # the background anchor task
         self._anchor_waiters: list[asyncio.Future[None]] = []
+        self._flush: asyncio.Task[None] | None = None  # commits grouped records
+        self._grouped_lock = asyncio.Lock()  # one grouped writer at a time (flush, settled)
 
     # --- keys and the anchor -------------------------------------------------------------
 
@@ -454,14 +473,25 @@ class AuditLog:
         rule: str,
         project: str | None = None,
         details: dict[str, DetailValue] | None = None,
+        grouped: bool = False,
     ) -> int:
-        """Append one record and return its sequence number once it is durable.
+        """Append one record and return its sequence number.
 
-        ``details`` must be non-secret scalars (at most 32 keys). Raises ``storage-failed``
-        when the sink refuses (e.g. another writer took the sequence number) or the key
-        cannot MAC; the in-memory head is then read again. Concurrent appends share writes
-        (module docstring); an uncontended append needs no running event loop.
+        Strict (the default): returns once the record is durable. ``grouped`` (a call that
+        changed nothing, module docstring "Grouped reads"): returns at once when an event
+        loop runs, the record committed within :data:`GROUP_WINDOW_MS` (:meth:`is_durable`
+        tells which). ``details`` must be non-secret scalars (at most 32 keys).
+        Raises ``storage-failed`` when the sink refuses (e.g. another writer took the
+        sequence number) or the key cannot MAC; the in-memory head is then read again.
+        Concurrent appends share writes (module docstring); an uncontended strict append
+        needs no running event loop.
         """
+        if grouped:
+            try:
+                loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+            grouped = loop is not None
         async with self._lock:
             seq_prev, hash_prev = await self._load_head()
             fields: dict[str, object] = {
@@ -478,9 +508,13 @@ class AuditLog:
             }
             fields["hash"] = record_hash(fields)
             record = AuditRecord.model_validate(fields)  # its MAC is added when it is written
-            mine = _Queued(record.seq, record.hash, record.model_dump(mode="json"))
+            mine = _Queued(record.seq, record.hash, record.model_dump(mode="json"), grouped=grouped)
             self._queue.append(mine)
             self._head = (record.seq, record.hash)
+            if grouped:
+                if self._flush is None or self._flush.done():
+                    self._flush = asyncio.ensure_future(self._flush_grouped())
+                return mine.seq
             if self._writing:
                 mine.turn = asyncio.get_running_loop().create_future()
             else:
@@ -492,6 +526,47 @@ class AuditLog:
         finally:
             self._hand_over()
         return mine.result()
+
+    def is_durable(self, seq: int) -> bool:
+        """True when record ``seq`` is known durable (its batch was written)."""
+        return seq <= self._durable_seq
+
+    async def _flush_grouped(self) -> None:
+        """After :data:`GROUP_WINDOW_MS`, write every grouped record still queued (as the
+        writer, or after the writer in turn); a failure is the records' own (no caller
+        waits for them: module docstring)."""
+        await asyncio.sleep(GROUP_WINDOW_MS / 1000)
+        await self._write_grouped()
+
+    async def _write_grouped(self) -> None:
+        """Write every grouped record queued now, as the writer or after it in turn."""
+        async with self._grouped_lock:
+            await self._write_grouped_locked()
+
+    async def _write_grouped_locked(self) -> None:
+        while True:  # until no grouped record waits (more may come while one is written)
+            async with self._lock:
+                waiting = [q for q in self._queue if q.grouped and not q.settled]
+                if not waiting:
+                    return
+                mine = waiting[-1]
+                if self._writing:
+                    mine.turn = asyncio.get_running_loop().create_future()
+                else:
+                    self._writing = True
+            if mine.turn is not None and not await mine.turn:
+                continue  # another writer wrote it
+            try:
+                await self._write_until(mine)
+            finally:
+                self._hand_over()
+
+    async def settled(self) -> None:
+        """Write every grouped record appended so far now (or see it fail), without waiting
+        for the window: what reading the audit does first, so a page or a verification
+        shows every record chained before it."""
+        if any(q.grouped for q in self._queue):
+            await self._write_grouped()
 
     async def _write_until(self, mine: _Queued) -> None:
         """As the writer: MAC and write queued batches, in order, until ``mine`` is settled;
@@ -545,7 +620,9 @@ class AuditLog:
         """Pass the writer's role to the oldest queued append still waiting for its turn."""
         self._writing = False
         while self._queue:
-            head = self._queue[0]
+            head = next((q for q in self._queue if not q.grouped or q.turn is not None), None)
+            if head is None:
+                return  # only grouped records wait: the flush task writes them
             if head.turn is not None and not head.turn.done():
                 self._writing = True
                 head.turn.set_result(True)
@@ -566,7 +643,9 @@ class AuditLog:
             return (await self._load_head())[0]
 
     async def page(self, *, before: int | None = None, limit: int = 100) -> list[dict[str, object]]:
-        """Up to ``limit`` records, newest first, with ``seq < before`` when given."""
+        """Up to ``limit`` records, newest first, with ``seq < before`` when given (grouped
+        records still pending are written first)."""
+        await self.settled()
         last = await self._sink.last()
         if last is None:
             return []
@@ -579,7 +658,9 @@ class AuditLog:
     async def verify(self, batch: int = 500) -> Verification:
         """Walk the whole chain against the stored anchor; name the first thing found wrong
         (:data:`Finding`), in sequence order. Waits first for the anchor write of every
-        record durable now (so what was just appended is anchored when it is checked)."""
+        record durable now (so what was just appended is anchored when it is checked), after
+        writing the grouped records still pending."""
+        await self.settled()
         await self._anchor_caught_up()
         anchor, problem = await self._read_anchor()  # first: it is never ahead of the store
         last = await self._sink.last()

@@ -11,7 +11,7 @@ All storage methods are ``async`` because the browser's storage is. Paths are al
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
@@ -66,6 +66,13 @@ class ProjectFiles(Protocol):
 
     def read_chunks(self, path: ProjectPath, chunk_size: int = 1 << 20) -> AsyncIterator[bytes]:
         """The file's content in chunks of at most ``chunk_size`` bytes (streaming reads)."""
+        ...
+
+    async def read_ranges(self, path: ProjectPath, spans: Sequence[tuple[int, int]]) -> list[bytes]:
+        """For each ``(offset, length)`` of ``spans``, at most ``length`` bytes of the file at
+        ``path`` from byte ``offset`` (fewer at its end, ``b""`` past it), in one storage call
+        that reads only those bytes (issue 18: the mailbox index is read by parts). Refuses
+        as :meth:`read`."""
         ...
 
     async def write(self, path: ProjectPath, data: bytes) -> None:

@@ -12,9 +12,12 @@ Every request gets exactly one answer, a result or a refusal::
                                                    "message": "..."}, "logged": 43}
 
 ``logged`` is the audit sequence number of the decision, or ``null`` for the few
-introspection operations that are not audited. ``origin`` is the gesture token
-(:data:`core.gestures.HUMAN_UI`) only when the page sends the message on behalf of a person's
-gesture (SPEC §4); nothing arriving from a peer, plugin or sandbox can carry it.
+introspection operations that are not audited. It is durable when the answer is sent, except
+where a result says ``"logged_pending": true``: a read-only call's record, chained under that
+number and committed within :data:`core.audit.GROUP_WINDOW_MS` (issue 18; docs/security.md).
+``origin`` is the gesture token (:data:`core.gestures.HUMAN_UI`) only when the page sends the
+message on behalf of a person's gesture (SPEC §4); nothing arriving from a peer, plugin or
+sandbox can carry it.
 
 Bounds: the JSON text is at most :data:`MAX_MESSAGE_BYTES`, the body at most
 :data:`MAX_BODY_BYTES`; ids are short tokens (never one shaped like a bearer or host token:
@@ -129,6 +132,13 @@ class ResultAnswer(Contract):
     ok: Literal[True] = True
     result: dict[str, Any]
     logged: int | None = None
+    logged_pending: Literal[True] | None = Field(
+        default=None,
+        description=(
+            "true: the record numbered `logged` (a read-only call's) is chained but not yet "
+            "durable; it is committed within the audit's group window (docs/security.md)"
+        ),
+    )
 
 
 class RefusalAnswer(Contract):

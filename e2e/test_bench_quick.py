@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.table import ROWS
+
 ROOT = Path(__file__).resolve().parent.parent
 SECTIONS = {"boot", "call", "projects", "mailbox", "audit", "patterns"}
 GOALS = {
@@ -23,6 +25,7 @@ GOALS = {
     "export_vs_cpython_zipfile",
     "export_peak_extra_memory",
     "mailbox_post_large_vs_small_browser",
+    "mailbox_first_post_large_vs_post_small_browser",
     "mailbox_post_large_vs_small_cpython",
     "audit_vs_raw_idb_sequential",
     "audit_vs_raw_idb_concurrent",
@@ -53,6 +56,12 @@ def test_the_quick_harness_runs_every_section_and_writes_its_report(
     for name, goal in report["goals"].items():
         assert {"goal", "met"} <= set(goal), name
         assert any(k in goal for k in ("ratio", "value", "value_bytes", "memory_after_ratio")), name
+    # the issue-18 table: every row measured in this run, with its goal and met / not met
+    assert [r["row"] for r in report["table"]] == [r.label for r in ROWS]
+    for row in report["table"]:
+        assert isinstance(row["figure"], int | float) and row["goal"], row
+        assert row["met"] is bool(report["goals"][row["key"]]["met"]), row
+        assert row["row"] in done.stderr
     boot = report["sections"]["boot"]["figures"]
     assert set(boot["host_cold_stages_ms"]) >= {"runtime", "packages", "host", "ready"}
     exported = report["sections"]["projects"]["figures"]["export"]

@@ -161,7 +161,7 @@ export class HostClient extends EventTarget {
       if (!waiter) return;
       this.#waiting.delete(id);
       const stream = waiter.chunks.length ? new Blob(waiter.chunks) : null;
-      if (answer.ok) waiter.resolve({ result: answer.result, body: data.body ?? null, stream, attachment: data.attachment ?? null, logged: answer.logged });
+      if (answer.ok) waiter.resolve({ result: answer.result, body: data.body ?? null, stream, attachment: data.attachment ?? null, logged: answer.logged, loggedPending: answer.logged_pending === true });
       else waiter.reject(new Refusal(answer.refusal));
     }
   }

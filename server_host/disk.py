@@ -37,7 +37,7 @@ import os
 import re
 import shutil
 import stat as st
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 
 from core.custody.host_token import HOST_TOKEN_DOC
@@ -219,6 +219,14 @@ class DiskProjectFiles:
     async def read(self, path: ProjectPath) -> bytes:
         """See :meth:`core.ports.ProjectFiles.read`."""
         return await asyncio.to_thread(self._read, path)
+
+    def _read_ranges(self, path: ProjectPath, spans: Sequence[tuple[int, int]]) -> list[bytes]:
+        with _opened(self._open_file(path)) as fd:
+            return [os.pread(fd, max(0, length), offset) for offset, length in spans]
+
+    async def read_ranges(self, path: ProjectPath, spans: Sequence[tuple[int, int]]) -> list[bytes]:
+        """See :meth:`core.ports.ProjectFiles.read_ranges` (one ``pread`` per span)."""
+        return await asyncio.to_thread(self._read_ranges, path, spans)
 
     async def read_chunks(
         self, path: ProjectPath, chunk_size: int = 1 << 20

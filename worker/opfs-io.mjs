@@ -74,3 +74,30 @@ export async function listEntries(dirHandle) {
   }));
   return rows.filter((row) => row !== null);
 }
+
+/**
+ * Read the file `name` of `dirHandle` in one wait (issue 18: getFileHandle, getFile and the
+ * read were three waits from Python, each a round trip through the event loop): the whole
+ * file when `spans` is null, else one Uint8Array per [offset, length] span (Blob.slice: only
+ * those bytes are read). Rejects (plain) with the browser's name — NotFoundError,
+ * TypeMismatchError (a folder) — and a message that starts "open: " or "read: ", saying
+ * which wait failed.
+ */
+export async function readFile(dirHandle, name, spans) {
+  let file;
+  try {
+    file = await (await dirHandle.getFileHandle(name)).getFile();
+  } catch (err) {
+    throw new DOMException(`open: ${err?.message ?? err}`, String(err?.name ?? "Error"));
+  }
+  try {
+    if (spans === null || spans === undefined) return new Uint8Array(await file.arrayBuffer());
+    return await Promise.all(Array.from(spans, ([offset, length]) => {
+      const start = Math.min(file.size, Math.max(0, offset));
+      return file.slice(start, Math.min(file.size, start + Math.max(0, length))).arrayBuffer()
+        .then((buffer) => new Uint8Array(buffer));
+    }));
+  } catch (err) {
+    throw new DOMException(`read: ${err?.message ?? err}`, String(err?.name ?? "Error"));
+  }
+}

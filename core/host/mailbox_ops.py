@@ -65,7 +65,7 @@ async def mailbox_send(call: Call[SendArgs]) -> Outcome:
         raise Refused(
             Code.ARGS_INVALID, "The subject must be one line of text.", field="subject"
         ) from None
-    duplicate = mailbox.contains(line.id)
+    duplicate = await mailbox.contains(line.id)
     if not duplicate:
         await mailbox.append([line])
     return Outcome(
@@ -118,7 +118,7 @@ async def mailbox_read(call: Call[MailboxReadArgs]) -> Outcome:
     args = call.args
     _, mailbox = await call.ctx.open_mailbox(args.project)
     if args.kind == "mission":
-        states = mailbox.missions()
+        states = await mailbox.missions()
         heads = [
             MissionHeadView(
                 mission_id=s.head.letter.mission_id,

@@ -11,6 +11,10 @@ handler runs or after it returns:
 - ``receipt`` — the rung of evidence its result carries (:data:`core.tools.receipts.RUNGS`);
   for ``local-write``, a call run in-process gets the host's receipt of the bytes written;
 - ``audited`` — whether its decisions are audited (every refusal is, whatever it says);
+- ``read_only`` — it changes nothing (no project, host or audit-visible state beyond its
+  record): its admitted record is committed in a group within
+  :data:`core.audit.GROUP_WINDOW_MS` and the answer says ``logged_pending`` (issue 18);
+  every other call is answered only once its record is durable;
 - ``body_in`` / ``body_out`` — whether it takes and gives a binary body;
 - ``attachment`` — what it needs handed beside the message (a folder's handle, a port).
 
@@ -97,14 +101,16 @@ class Outcome:
 @dataclass(frozen=True, slots=True)
 class Ran:
     """An operation run in-process (:meth:`HostRuntime.run`): its result model, binary body
-    and attachment, the audit number of its decision (``None`` when not audited) and, for a
-    ``local-write`` operation that wrote a file, the host's receipt."""
+    and attachment, the audit number of its decision (``None`` when not audited), for a
+    ``local-write`` operation that wrote a file the host's receipt, and whether the record
+    numbered ``logged`` is still pending (a ``read_only`` call's grouped record)."""
 
     result: Contract
     body: bytes | None
     attachment: object
     logged: int | None
     receipt: HostReceipt | None
+    logged_pending: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +203,7 @@ class Operation:
     gesture: Gesture | None = None
     receipt: Rung | None = None
     audited: bool = True
+    read_only: bool = False
     body_in: Literal["none", "optional", "required"] = "none"
     body_out: bool = False
     attachment: str | None = None

@@ -201,6 +201,7 @@ class Host:
             id=request_id,
             result=ran.result.model_dump(mode="json", by_alias=True),
             logged=ran.logged,
+            logged_pending=True if ran.logged_pending else None,
         )
         return answer.model_dump_json(), ran.body, ran.attachment
 
@@ -309,11 +310,13 @@ class Host:
                 rule=outcome.rule,
                 project=outcome.project,
                 details=_scalar_details(outcome.details),
+                grouped=op.read_only and not op.writes,
             )
         receipt = (
             None if receipt_as is None else self._receipt(op, args, outcome, logged, receipt_as)
         )
-        return Ran(outcome.result, outcome.body, outcome.attachment, logged, receipt)
+        pending = logged is not None and not self.ctx.audit.is_durable(logged)
+        return Ran(outcome.result, outcome.body, outcome.attachment, logged, receipt, pending)
 
     def _gates(
         self, op: Operation, args: Any, body: bytes | None, origin: str | None, attachment: object

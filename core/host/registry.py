@@ -168,6 +168,7 @@ OPERATIONS = Operations(
             file_ops.Listing,
             file_ops.file_list,
             "List one folder (lazy: never reads file contents).",
+            read_only=True,
         ),
         Operation(
             "file.walk",
@@ -175,6 +176,7 @@ OPERATIONS = Operations(
             file_ops.Walk,
             file_ops.file_walk,
             "List every file under a folder, with sizes (no contents).",
+            read_only=True,
         ),
         Operation(
             "file.read",
@@ -183,6 +185,7 @@ OPERATIONS = Operations(
             file_ops.file_read,
             "Read a file; its bytes come back as the answer's body.",
             body_out=True,
+            read_only=True,
         ),
         Operation(
             "file.write",

@@ -129,7 +129,7 @@ async def tray_read(call: Call[TrayArgs]) -> Outcome:
     ui = await load_ui_state(call.ctx.state)
     dismissed = ui.for_project(project)
     now_ms = call.ctx.clock.now_ms()
-    states = mailbox.missions()
+    states = await mailbox.missions()
     opened_only = {
         s.head.letter.mission_id
         for s in states[:MAX_CARDS]
@@ -205,7 +205,7 @@ async def tray_dismiss(call: Call[DismissArgs]) -> Outcome:
     an unknown mission. Letters, blocks and receipts are never touched."""
     args: DismissArgs = call.args
     _, mailbox = await call.ctx.open_mailbox(args.project)
-    head = mission_head(mailbox, args.mission_id)
+    head = await mission_head(mailbox, args.mission_id)
     now_ms = call.ctx.clock.now_ms()
     reason = dismiss_reason(head.letter, now_ms)
     if args.hide:
@@ -230,7 +230,8 @@ async def tray_dismiss(call: Call[DismissArgs]) -> Outcome:
             )
         else:
             entries.pop(args.mission_id, None)
-        live = kept_dismissals(entries, mailbox.head)
+        heads = {mission: await mailbox.head(mission) for mission in entries}
+        live = kept_dismissals(entries, heads.get)
         await save_ui_state(call.ctx.state, ui.with_project(args.project, live))
     return Outcome(
         DismissAnswer(mission_id=args.mission_id, hidden=args.hide, reason=reason),
@@ -307,7 +308,7 @@ async def tray_land(call: Call[LandArgs]) -> Outcome:
     """
     args = call.args
     _, mailbox = await call.ctx.open_mailbox(args.project)
-    head = mission_head(mailbox, args.mission_id)
+    head = await mission_head(mailbox, args.mission_id)
     check_seen(head, args.letter_id, then="nothing was imported")
     importing = ImportArgs(
         project=args.project,
@@ -367,7 +368,7 @@ async def tray_next_letter(call: Call[NextLetterArgs]) -> Outcome:
     which checks every rule again (the landed law, the human gate of ``archived``)."""
     args: NextLetterArgs = call.args
     _, mailbox = await call.ctx.open_mailbox(args.project)
-    head = mission_head(mailbox, args.mission_id)
+    head = await mission_head(mailbox, args.mission_id)
     letter = next_letter(
         head.letter,
         head.letter_id,
@@ -411,7 +412,7 @@ async def tray_archive_preview(call: Call[PreviewArgs]) -> Outcome:
     Reads the store and the mailbox afresh; writes nothing."""
     args: PreviewArgs = call.args
     opened, mailbox = await call.ctx.open_mailbox(args.project)
-    head = mission_head(mailbox, args.mission_id)
+    head = await mission_head(mailbox, args.mission_id)
     now_ms = call.ctx.clock.now_ms()
     preview = archive_preview(
         head.letter, await load_store(opened.files), now_ms=now_ms, mission_id=args.mission_id
@@ -442,5 +443,5 @@ async def tray_provenance(call: Call[PreviewArgs]) -> Outcome:
     mailbox (a plain read); letters off the chain are not part of it."""
     args = call.args
     opened, mailbox = await call.ctx.open_mailbox(args.project)
-    head = mission_head(mailbox, args.mission_id)
+    head = await mission_head(mailbox, args.mission_id)
     return Outcome(await provenance(mailbox, head, await load_store(opened.files)))

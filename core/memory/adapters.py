@@ -11,7 +11,7 @@ import hashlib
 import hmac
 import secrets
 import unicodedata
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Union
 
 from core.paths import ProjectPath
@@ -91,6 +91,11 @@ class MemoryProjectFiles:
         if not isinstance(value, bytes):
             raise Refused(Code.IS_A_DIRECTORY, f"'{path}' is a folder.")
         return value
+
+    async def read_ranges(self, path: ProjectPath, spans: Sequence[tuple[int, int]]) -> list[bytes]:
+        """See :meth:`core.ports.ProjectFiles.read_ranges`."""
+        data = await self.read(path)
+        return [data[offset : offset + max(0, length)] for offset, length in spans]
 
     async def read_chunks(
         self, path: ProjectPath, chunk_size: int = 1 << 20

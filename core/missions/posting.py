@@ -236,9 +236,9 @@ async def post_mission_letter(
     """
     letter = _checked(raw_letter, brain=brain, store=store)
     content_id = letter_id(letter)
-    if mailbox.contains(content_id):
+    if await mailbox.contains(content_id):
         return Posted(letter, content_id, True, None)
-    check_head(letter, mailbox.head(letter.mission_id))
+    check_head(letter, await mailbox.head(letter.mission_id))
     (position,) = await mailbox.append([mission_line(letter, agent_id, instant_iso(now_ms))])
     return Posted(letter, content_id, False, position)
 
@@ -278,11 +278,11 @@ async def deliver_direct(
     at = instant_iso(now_ms)
     note = note_line(agent_id, to, packet_subject(letter.mission_id), packet, at)
     content_id = letter_id(letter)
-    if mailbox.contains(content_id):
+    if await mailbox.contains(content_id):
         return Delivered(Posted(letter, content_id, True, None), note.id)
-    check_head(letter, mailbox.head(letter.mission_id))
+    check_head(letter, await mailbox.head(letter.mission_id))
     lines = [mission_line(letter, agent_id, at)]
-    if not mailbox.contains(note.id):
+    if not await mailbox.contains(note.id):
         lines.append(note)
     positions = await mailbox.append(lines)
     return Delivered(Posted(letter, content_id, False, positions[0]), note.id)

@@ -186,10 +186,10 @@ def is_hidden(head_letter_id: str, dismissal: Dismissal | None) -> bool:
     return dismissal is not None and dismissal.letter_id == head_letter_id
 
 
-def mission_head(mailbox: Mailbox, mission_id: str) -> ChainEntry:
+async def mission_head(mailbox: Mailbox, mission_id: str) -> ChainEntry:
     """The head of ``mission_id`` in ``mailbox``; refuses ``args-invalid`` (field
     ``mission_id``) when the project has no such mission."""
-    head = mailbox.head(mission_id)
+    head = await mailbox.head(mission_id)
     if head is None:
         raise Refused(
             Code.ARGS_INVALID, "This project has no mission with that id.", field="mission_id"

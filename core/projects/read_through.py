@@ -7,7 +7,7 @@ writes; reads, streams, stats and listings go to the wrapped files unchanged.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from core.paths import ProjectPath
 from core.ports import Entry, ProjectFiles
@@ -29,6 +29,10 @@ class ReadThrough:
     def read_chunks(self, path: ProjectPath, chunk_size: int = 1 << 20) -> AsyncIterator[bytes]:
         """See :meth:`core.ports.ProjectFiles.read_chunks`."""
         return self._files.read_chunks(path, chunk_size)
+
+    async def read_ranges(self, path: ProjectPath, spans: Sequence[tuple[int, int]]) -> list[bytes]:
+        """See :meth:`core.ports.ProjectFiles.read_ranges`."""
+        return await self._files.read_ranges(path, spans)
 
     async def stat(self, path: ProjectPath) -> Entry | None:
         """See :meth:`core.ports.ProjectFiles.stat`."""

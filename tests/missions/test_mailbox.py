@@ -212,7 +212,7 @@ def test_a_letter_completing_a_broken_link_lengthens_the_chain_after_reopen_and_
     kit.post(first_full)  # the missing first letter arrives
     assert kit.heads()[M1]["letter"]["mission_seq"] == 3
     reopened = run(Mailbox.open(kit.files))
-    assert reopened.head(M1).letter.mission_seq == 3
+    assert run(reopened.head(M1)).letter.mission_seq == 3
 
 
 # --- storage --------------------------------------------------------------------------------
@@ -236,7 +236,7 @@ def test_segments_roll_over_and_sealed_segments_never_change(monkeypatch):
     assert {name: now[name] for name in sealed} == sealed
     assert kit.heads()[M1]["letter"]["mission_seq"] == 51
     reopened = run(Mailbox.open(kit.files))
-    assert reopened.head(M1).letter_id == head["letter_id"]
+    assert run(reopened.head(M1)).letter_id == head["letter_id"]
     assert reopened.letters == 51
 
 
@@ -246,7 +246,7 @@ def test_reopening_reparses_to_the_same_heads():
     kit.chain(("judging", "failed"), mission=M2)
     live = kit.heads()
     reopened = run(Mailbox.open(kit.files))
-    assert {s.head.letter.mission_id: s.head.letter_id for s in reopened.missions()} == {
+    assert {s.head.letter.mission_id: s.head.letter_id for s in run(reopened.missions())} == {
         m: h["letter_id"] for m, h in live.items()
     }
 

@@ -32,11 +32,19 @@ class ReadLog:
 
     def __init__(self, inner: MemoryProjectFiles) -> None:
         self.inner = inner
-        self.paths: list[str] = []
+        self.paths: list[str] = []  # whole reads
+        self.ranges: list[tuple[str, int]] = []  # ranged reads: path, bytes read
+        self.calls = 0  # read_ranges calls
 
     async def read(self, path):
         self.paths.append(str(path))
         return await self.inner.read(path)
+
+    async def read_ranges(self, path, spans):
+        found = await self.inner.read_ranges(path, spans)
+        self.ranges += [(str(path), len(data)) for data in found]
+        self.calls += 1
+        return found
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
@@ -110,19 +118,26 @@ def view(box: Mailbox) -> dict:
     return {
         "heads": [
             (s.head.letter_id, s.head.position, s.head.agent_id, s.letters, s.head.letter.wire())
-            for s in box.missions()
+            for s in run(box.missions())
         ],
-        "headless": box.chains.headless,
+        "headless": run(box.headless()),
         "counts": (box.letters, box.skipped, box.duplicates, box._positions),
         "tail": (box._tail, box._tail_data),
     }
+
+
+def assert_reads_index_parts_and_tail(spy: ReadLog, tail: int) -> None:
+    """An open from a matching index read the tail segment whole and the index only by
+    parts, never whole."""
+    assert spy.paths == [str(segment_path(tail))]
+    assert spy.ranges and {path for path, _ in spy.ranges} == {str(INDEX_PATH)}
 
 
 def assert_index_current(log: Log) -> None:
     """The index on storage now matches the log: a reopen reads only it and the tail."""
     spy = ReadLog(log.files)
     box = run(Mailbox.open(spy))
-    assert spy.paths == [str(INDEX_PATH), str(segment_path(log.segment_count() - 1))]
+    assert_reads_index_parts_and_tail(spy, log.segment_count() - 1)
     assert view(box) == view(rebuilt(log.files))
 
 
@@ -139,12 +154,12 @@ def test_a_reopen_with_a_matching_index_reads_only_the_index_and_the_tail(small_
     spy = ReadLog(log.files)
     box = run(Mailbox.open(spy))
     tail = log.segment_count() - 1
-    assert spy.paths == [str(INDEX_PATH), str(segment_path(tail))]
+    assert_reads_index_parts_and_tail(spy, tail)
     assert view(box) == view(rebuilt(log.files))
     # a replay of any letter already in the log is a duplicate, an unknown id is not
     for raw in run(box.raw_bytes()).splitlines():
-        assert box.contains(json.loads(raw)["id"])
-    assert not box.contains("0" * 64)
+        assert run(box.contains(json.loads(raw)["id"]))
+    assert not run(box.contains("0" * 64))
 
 
 def test_the_index_is_caught_up_from_the_lines_after_it(small_segments):
@@ -163,7 +178,7 @@ def test_the_index_is_caught_up_from_the_lines_after_it(small_segments):
     # the caught-up index was written again and now matches the log as it is
     spy.paths.clear()
     again = run(Mailbox.open(spy))
-    assert spy.paths == [str(INDEX_PATH), str(segment_path(log.segment_count() - 1))]
+    assert_reads_index_parts_and_tail(spy, log.segment_count() - 1)
     assert view(again) == view(box)
     # and posting goes on from the caught-up heads (the CAS holds)
     log.post(10, box)
@@ -219,7 +234,7 @@ def test_a_truncated_index_is_detected_and_rebuilt(small_segments, cut):
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda b: b.replace(b'"schema":"voicebox-mailbox-index-v1"', b'"schema":"old"'),
+        lambda b: b.replace(b'"schema":"voicebox-mailbox-index-v2"', b'"schema":"old"'),
         lambda b: b.replace(b"msn_", b"msX_", 1),
         lambda b: b"",
         lambda b: b"not an index",
@@ -259,7 +274,7 @@ def test_a_foreign_fork_after_the_index_is_settled_by_a_full_rebuild(small_segme
     )
     box = run(Mailbox.open(log.files))
     assert view(box) == view(rebuilt(log.files))
-    (state,) = box.missions()
+    (state,) = run(box.missions())
     assert state.head.seq == 6 and state.off_chain_count == 1
 
 
@@ -277,9 +292,53 @@ def test_a_damaged_mission_document_is_refused_then_rebuilt_never_believed(small
     cache = MailboxCache()
     box = run(cache.get("p", log.files))
     with pytest.raises(Refused) as refused:
-        box.missions()
+        run(box.missions())
     assert refused.value.code is Code.STORAGE_FAILED
     again = run(cache.get("p", log.files))
     assert again is not box
     assert view(again) == view(rebuilt(log.files))
     assert_index_current(log)
+
+
+def test_a_first_post_reads_the_index_by_parts_not_whole():
+    """Issue 18: a fresh host's first post into a long mailbox reads the index's header,
+    fan-out and table, one bucket of ids and the one mission's document — not the index
+    whole (whole, it was 9 MB at 100,000 letters). Pure byte counts, no timer."""
+    log = Log(missions=120)
+    log.post(1200)
+    del log.files.tree[".voicebox"]["mailbox.index"]
+    run(Mailbox.open(log.files))  # an index covering the whole log (a replay is apart)
+    size = len(log.index())
+    spy = ReadLog(log.files)
+    box = run(Mailbox.open(spy))
+    mission = log.missions[7]
+    seq, prev = log.heads[mission]
+    letter = MissionLetter.model_validate(body(mission, seq + 1, prev, 10_001))
+    assert not run(box.contains(letter_id(letter)))
+    assert run(box.head(mission)).letter.mission_seq == seq
+    assert str(INDEX_PATH) not in spy.paths
+    read = sum(n for path, n in spy.ranges if path == str(INDEX_PATH))
+    table = 1024 + 120 * mailbox_module._ROW.size
+    assert read < table + mailbox_module._FIRST_READ + 2048 < size // 4
+    assert spy.calls == 4  # header + table, the rest of the table, one id bucket, one document
+    run(box.append([mission_line(letter, "hand-1", AT)]))
+    assert view(run(Mailbox.open(log.files))) == view(rebuilt(log.files))
+
+
+def test_an_id_bucket_cut_short_under_an_open_mailbox_is_refused_then_rebuilt():
+    """The index shrinks under an open mailbox (a foreign writer): the bucket read comes back
+    short, the check is refused ``storage-failed`` — never answered from a partial bucket —
+    and the next use rebuilds."""
+    log = Log(missions=4)
+    log.post(40)
+    run(Mailbox.open(log.files))  # writes the index the cached open below reads
+    cache = MailboxCache()
+    box = run(cache.get("p", log.files))
+    some_id = json.loads(run(box.raw_bytes()).splitlines()[0])["id"]
+    log.set_index(log.index()[: box._indexed_ids._ids_at])  # the ids and documents gone
+    with pytest.raises(Refused) as refused:
+        run(box.contains(some_id))
+    assert refused.value.code is Code.STORAGE_FAILED
+    again = run(cache.get("p", log.files))
+    assert again is not box
+    assert view(again) == view(rebuilt(log.files))

@@ -84,7 +84,7 @@ def expected_and_letter(kit: Kit, oracle: Oracle, step: tuple, salt: int):
 
 def reparsed_heads(kit: Kit) -> dict[str, str]:
     box = run(Mailbox.open(kit.files))
-    return {s.head.letter.mission_id: s.head.letter_id for s in box.missions()}
+    return {s.head.letter.mission_id: s.head.letter_id for s in run(box.missions())}
 
 
 @settings(max_examples=60, deadline=None, database=None)

@@ -1,0 +1,77 @@
+"""The issue-18 table: the five figures the performance round is judged by, one row each, as
+figure, goal and met / not met — read from the goals of one run (each a ratio, or a
+difference, of two figures measured in that run against its floor).
+
+A row names the goal entry it reads (``report["goals"][key]``, written by the section that
+measures it) and which of its members is the figure; the goal sentence and ``met`` are the
+section's own, so a section that changes how it measures (the export path, issue 18) keeps
+its row without a change here. A row whose section did not run (``--only``) or failed shows
+``not measured``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ROWS", "Row", "render", "table"]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One row: its label, the goal entry it reads, the member that is the figure, its unit."""
+
+    label: str
+    key: str
+    member: str
+    unit: str
+
+
+ROWS = (
+    Row(
+        "export 200 MB / CPython zipfile on the same files",
+        "export_vs_cpython_zipfile",
+        "ratio",
+        "×",
+    ),
+    Row("1 KB file.read p50 − raw worker echo p50", "call_overhead_p50_ms", "value", " ms"),
+    Row("cold boot / bare Pyodide cold", "boot_cold_vs_bare_cold", "ratio", "×"),
+    Row(
+        "first mission.post into a 100,000-letter mailbox / a post into a 100-letter one",
+        "mailbox_first_post_large_vs_post_small_browser",
+        "ratio",
+        "×",
+    ),
+    Row("open 10,000 files / open 10", "open_most_vs_fewest_files", "ratio", "×"),
+)
+
+
+def table(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of :data:`ROWS` for ``report`` (the bench's JSON report): ``row``, ``key``,
+    ``figure`` (a number, or ``None`` when not measured), ``unit``, ``goal`` (the section's
+    sentence) and ``met`` (``True``/``False``, ``None`` when not measured)."""
+    out = []
+    for row in ROWS:
+        goal = report.get("goals", {}).get(row.key)
+        figure = None if goal is None else goal.get(row.member)
+        out.append(
+            {
+                "row": row.label,
+                "key": row.key,
+                "figure": figure,
+                "unit": row.unit,
+                "goal": None if goal is None else goal.get("goal"),
+                "met": None if goal is None or figure is None else bool(goal.get("met")),
+            }
+        )
+    return out
+
+
+def render(rows: list[dict[str, Any]]) -> str:
+    """The rows as a Markdown table: figure | now | goal | met."""
+    lines = ["| figure | now | goal | met |", "|---|---|---|---|"]
+    for r in rows:
+        now = "not measured" if r["figure"] is None else f"{r['figure']}{r['unit']}"
+        met = {None: "not measured", True: "met", False: "not met"}[r["met"]]
+        lines.append(f"| {r['row']} | {now} | {r['goal'] or '—'} | {met} |")
+    return "\n".join(lines)

@@ -1,0 +1,159 @@
+"""Grouped read records (core/audit.py "Grouped reads", issue 18): a read-only call's record is
+chained at once and answered as pending, committed within ``GROUP_WINDOW_MS``; a mutating
+call is still answered only once its own record — and so every record chained before it — is
+durable; a tab killed inside the window loses at most that window's read records, never a
+write's, and leaves a chain that verifies with no gap."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from core.audit import GROUP_WINDOW_MS, AuditLog
+from core.memory.adapters import FixedClock, MemoryAuditKey, MemoryAuditSink, MemoryHostState
+from tests.support import HostHarness
+
+# Each scenario runs its own event loop (asyncio.run): CPython only (see test_audit_batching).
+pytestmark = pytest.mark.cpython_only
+
+
+class SlowSink(MemoryAuditSink):
+    """A memory sink whose writes take an event-loop turn (like IndexedDB's commit)."""
+
+    async def append(self, seq: int, record: dict[str, object]) -> None:
+        await asyncio.sleep(0.001)
+        await super().append(seq, record)
+
+
+KEY = MemoryAuditKey()  # the host's key survives a reload
+
+
+def _log(sink: MemoryAuditSink, state: MemoryHostState) -> AuditLog:
+    return AuditLog(sink, FixedClock(), key=KEY, state=state)
+
+
+def _read(log: AuditLog, i: int) -> object:
+    return log.append(actor="page", op=f"read{i}", decision="admitted", rule="ok", grouped=True)
+
+
+def _write(log: AuditLog, i: int) -> object:
+    return log.append(actor="page", op=f"write{i}", decision="admitted", rule="ok")
+
+
+def test_a_read_record_is_answered_pending_then_durable_within_the_window() -> None:
+    sink, state = SlowSink(), MemoryHostState()
+
+    async def scenario() -> None:
+        log = _log(sink, state)
+        seq = await _read(log, 1)
+        assert seq == 1 and not log.is_durable(seq) and seq not in sink.records
+        await asyncio.sleep(GROUP_WINDOW_MS / 1000 * 3)
+        assert log.is_durable(seq) and seq in sink.records
+        assert (await log.verify()).ok
+
+    asyncio.run(scenario())
+
+
+def test_a_write_is_answered_only_once_it_and_every_read_before_it_are_durable() -> None:
+    sink, state = SlowSink(), MemoryHostState()
+
+    async def scenario() -> None:
+        log = _log(sink, state)
+        reads = [await _read(log, i) for i in range(3)]
+        assert not any(seq in sink.records for seq in reads)
+        seq = await _write(log, 1)
+        assert seq == 4 and log.is_durable(seq)
+        assert sorted(sink.records) == [1, 2, 3, 4]  # the reads went with the write's commit
+
+    asyncio.run(scenario())
+
+
+def test_a_tab_killed_inside_the_window_loses_only_read_records_never_a_writes() -> None:
+    """The loop stops (asyncio.run cancels the flush task) right after reads that followed a
+    write: the write and every record before it are on storage; only the reads after it are
+    lost, and a reload's chain verifies and continues with no gap."""
+    sink, state = SlowSink(), MemoryHostState()
+    written: list[int] = []
+
+    async def until_killed() -> None:
+        log = _log(sink, state)
+        for i in range(2):
+            await _read(log, i)
+        written.append(await _write(log, 1))
+        for i in range(2, 5):
+            await _read(log, i)
+        # killed here: no await gives the flush task its window
+
+    asyncio.run(until_killed())
+    (write_seq,) = written
+    assert sorted(sink.records) == list(range(1, write_seq + 1))
+    assert all(json.dumps(sink.records[s]).count('"read') for s in (1, 2))
+
+    async def after_reload() -> None:
+        log = _log(sink, state)
+        assert (await log.verify()).ok
+        assert await _write(log, 2) == write_seq + 1
+
+    asyncio.run(after_reload())
+
+
+def test_a_file_read_answers_logged_pending_and_a_file_write_a_durable_number() -> None:
+    """Through the pipeline: ``file.read`` (declared read-only) answers ``logged_pending``;
+    ``file.write`` answers only once its record is on storage and never says pending."""
+    harness = HostHarness()
+    project = harness.ok("project.create", name="Grouped")["project"]["id"]
+    harness.ok("file.write", b"hello", project=project, path="a.txt")
+
+    async def scenario() -> None:
+        message = {"v": 1, "id": "r1", "op": "file.read", "args": {"project": project}}
+        message["args"]["path"] = "a.txt"
+        text, body = await harness.host.handle(json.dumps(message), None)
+        read = json.loads(text)
+        assert read["ok"] and body == b"hello"
+        assert read["logged_pending"] is True and read["logged"] not in harness.sink.records
+        message = {"v": 1, "id": "w1", "op": "file.write", "args": {"project": project}}
+        message["args"]["path"] = "b.txt"
+        text, _ = await harness.host.handle(json.dumps(message), b"bytes")
+        wrote = json.loads(text)
+        assert wrote["ok"] and wrote["logged_pending"] is None
+        assert {read["logged"], wrote["logged"]} <= set(harness.sink.records)
+
+    asyncio.run(scenario())
+
+
+def test_reads_that_arrive_while_a_write_commits_are_committed_all_the_same() -> None:
+    """Reads and writes interleaved, concurrently: every read record still reaches storage
+    within the window of the last one, in chain order, with no gap."""
+    sink, state = SlowSink(), MemoryHostState()
+
+    async def scenario() -> None:
+        log = _log(sink, state)
+        calls = [_read(log, i) if i % 3 else _write(log, i) for i in range(30)]
+        seqs = await asyncio.gather(*calls)
+        assert sorted(seqs) == list(range(1, 31))
+        await log.settled()
+        assert sorted(sink.records) == list(range(1, 31))
+        assert all(log.is_durable(seq) for seq in seqs)
+        assert (await log.verify()).ok
+
+    asyncio.run(scenario())
+
+
+def test_reading_the_audit_shows_a_read_record_still_in_its_window() -> None:
+    """The audit surface and a verification never miss a pending read: reading the audit
+    writes the grouped records first."""
+    sink, state = SlowSink(), MemoryHostState()
+
+    async def scenario() -> None:
+        log = _log(sink, state)
+        seq = await _read(log, 1)
+        assert seq not in sink.records
+        (newest,) = await log.page(limit=1)
+        assert newest["seq"] == seq and log.is_durable(seq)
+        seq = await _read(log, 2)
+        verified = await log.verify()
+        assert verified.ok and verified.checked == seq
+
+    asyncio.run(scenario())
