@@ -19,6 +19,7 @@ from pyodide.ffi import to_js
 
 import core
 from browser_host.audit_key import WebCryptoAuditKey
+from browser_host.byte_path import OpfsRelay, WorkerSink
 from browser_host.diagnostics import runtime_figures
 from browser_host.folders import IdbFolderProjects
 from browser_host.idb_audit import IdbAuditSink
@@ -60,13 +61,8 @@ class HostBridge:
         undefined]``. Never raises.
         """
         data = body.to_bytes() if hasattr(body, "to_bytes") else None
-
-        async def sink(chunk: bytes) -> None:
-            emit(to_js(chunk))
-
-        answer, out, handed = await self.host.handle_full(
-            str(text), data, attachment, sink if emit is not None else None
-        )
+        sink = WorkerSink(emit) if emit is not None else None
+        answer, out, handed = await self.host.handle_full(str(text), data, attachment, sink)
         return to_js([answer, out, handed])
 
     def bounds(self) -> Any:
@@ -141,6 +137,7 @@ async def start(idb: Any, sealer: Any, audit_key: Any, peer_script: str) -> Host
             modules=SiteModules(js.URL.new("../tools/", js.location.href).href),
             connect_sandbox=PortSandbox,
             runtime_probe=runtime_figures,
+            file_relay=OpfsRelay(),
         ),
     )
     host = Host(ctx)

@@ -156,6 +156,12 @@ class HandleProjectFiles:
                 exc, f"No file '{path}'", TypeMismatchError=Code.IS_A_DIRECTORY
             ) from None
 
+    async def file_handle(self, path: ProjectPath) -> Any:
+        """The ``FileSystemFileHandle`` of the file at ``path`` (the byte path reads it in
+        JavaScript: ``browser_host/byte_path.py``). Refuses ``file-not-found``,
+        ``is-a-directory``, ``not-a-directory``."""
+        return await self._file(path)
+
     async def read(self, path: ProjectPath) -> bytes:
         """See :meth:`core.ports.ProjectFiles.read`."""
         handle = await self._file(path)

@@ -23,6 +23,7 @@ __all__ = [
     "Clock",
     "Entry",
     "EnvironmentServers",
+    "FileRelay",
     "FolderEntry",
     "FolderProjects",
     "HostState",
@@ -31,8 +32,10 @@ __all__ = [
     "ProjectFiles",
     "ProjectRoots",
     "Randomness",
+    "Relayed",
     "RuntimeProbe",
     "Sandbox",
+    "Sink",
     "StoredAuditRecord",
 ]
 
@@ -96,6 +99,39 @@ class ProjectFiles(Protocol):
 
     async def move(self, src: ProjectPath, dst: ProjectPath) -> None:
         """Rename the file ``src`` to ``dst`` atomically (``already-exists`` if ``dst`` does)."""
+        ...
+
+
+Sink = Callable[[bytes], Awaitable[None]]
+"""Where a streaming answer's bytes go, in order (the transport to the page, or a list)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Relayed:
+    """One file's bytes as they were relayed: ``size`` (bytes), ``crc32`` (the zip CRC-32, an
+    unsigned 32-bit int) and ``sha256`` (64 lower-case hex digits)."""
+
+    size: int
+    crc32: int
+    sha256: str
+
+
+class FileRelay(Protocol):
+    """Moves one file's bytes to where a stream goes, hashing them on the way (SPEC §10;
+    docs/archives.md §4). The export (:mod:`core.archive.export`) decides what goes around
+    them; a relay only moves and hashes.
+
+    ``relay(files, path, lead, sink)`` hands ``lead`` (bytes the caller made, possibly empty)
+    and then every byte of the file at ``path`` to ``sink``, in order, and returns what it
+    relayed. A placement may move the bytes outside Python (the browser host:
+    ``browser_host/byte_path.py``) as long as they reach the same destination in the same
+    order. Raises what reading ``files`` raises (``file-not-found``, ``storage-failed``…).
+    """
+
+    async def relay(
+        self, files: ProjectFiles, path: ProjectPath, lead: bytes, sink: Sink
+    ) -> Relayed:
+        """Hand ``lead``, then the file's bytes, to ``sink``; return size, CRC-32, sha256."""
         ...
 
 

@@ -22,6 +22,6 @@ export async function exportProject(app, p, progress) {
   const blob = answer.stream ?? new Blob([]);
   show(`Exported ${p.name} (${formatBytes(blob.size)}) — done`, total, total);
   downloadBlob(blob, answer.result.filename || `${p.name}.zip`);
-  showNotice(`Exported ${p.name}: ${answer.result.files} files, ${formatBytes(blob.size)}, sha256 ${answer.result.sha256}.`);
+  showNotice(`Exported ${p.name}: ${answer.result.files} files, ${formatBytes(blob.size)}, manifest sha256 ${answer.result.manifest_sha256}.`);
   return answer;
 }

@@ -173,7 +173,7 @@ async function renderPeer(node, app, env) {
     const blob = answer.stream ?? new Blob([]);
     showProgress(`Exported ${project.name} from ${env.name} (${formatBytes(blob.size)}) — done`, total, total);
     download(blob, `${project.name}.zip`);
-    showNotice(`Exported ${project.name}: ${formatBytes(blob.size)}, sha256 ${answer.result.result.sha256 ?? ""}.`);
+    showNotice(`Exported ${project.name}: ${formatBytes(blob.size)}, manifest sha256 ${answer.result.result.manifest_sha256 ?? ""}.`);
   };
 
   replace(node,

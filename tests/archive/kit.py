@@ -63,12 +63,12 @@ def export(
 ) -> tuple[bytes, ArchiveSummary, list[bytes]]:
     """Export ``files`` to the end: ``(archive bytes, summary, the chunks as handed out)``."""
     job: ArchiveExport = export_archive(files, source, **kwargs)
+    chunks: list[bytes] = []
 
-    async def drain() -> tuple[list[bytes], ArchiveSummary]:
-        chunks = [chunk async for chunk in job.chunks()]
-        return chunks, await job.finish()
+    async def sink(chunk: bytes) -> None:
+        chunks.append(chunk)
 
-    chunks, summary = run(drain())
+    summary = run(job.write_to(sink))
     return b"".join(chunks), summary, chunks
 
 
