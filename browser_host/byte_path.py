@@ -3,11 +3,12 @@ entering the Wasm heap (docs/archives.md §4; issue 18).
 
 :class:`OpfsRelay` is the host's :class:`~core.ports.FileRelay`. The export
 (:mod:`core.archive.export`) decides every entry and makes every byte around the files' data;
-for each file it hands the relay those bytes (``lead``) and the file's path, and the relay asks
-``relayFile`` in ``worker/byte-path.mjs`` (the module ``voicebox_bytes``) to post them and then
-the file's bytes to the page, hashing them on the way (WebCrypto sha256 for a file within
-:data:`WHOLE_FILE_BYTES`, hash-wasm's streaming sha256 beyond; hash-wasm crc32). Python gets
-back only ``{size, crc32, sha256}``.
+for a batch of files it hands the relay a plan — each file's path, the bytes before it
+(``lead``: headers), the bytes after it (``after``: its data descriptor) and where in those the
+measured CRC-32 and size go — and the relay asks ``relayFiles`` in ``worker/byte-path.mjs`` (the
+module ``voicebox_bytes``) to post them and the files' bytes to the page, hashing on the way
+(WebCrypto sha256 for a file within :data:`WHOLE_FILE_BYTES`, hash-wasm's streaming sha256
+beyond; hash-wasm crc32). Python gets back only ``{size, crc32, sha256}`` per file.
 
 It does so only when the bytes can go straight to the page: the sink is this worker's
 :class:`WorkerSink` and the files are an OPFS or picked-folder root
@@ -18,20 +19,20 @@ wrappers). Otherwise — an environment server's export, whose bytes go to a pee
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pyodide.ffi import to_js
 
-from browser_host.jsutil import JS_ERRORS, refusal_from_js, settle
+from browser_host.jsutil import JS_ERRORS, js_options, refusal_from_js, settle
 from browser_host.opfs import HandleProjectFiles
 from core.archive.export import ChunkRelay
-from core.paths import ProjectPath
-from core.ports import ProjectFiles, Relayed, Sink
+from core.ports import ProjectFiles, Relayed, RelayItem, Sink
 from core.projects.read_through import ReadThrough
 
 __all__ = ["CHUNK_BYTES", "WHOLE_FILE_BYTES", "OpfsRelay", "WorkerSink", "byte_path_figures"]
 
-WHOLE_FILE_BYTES = 16 << 20
+WHOLE_FILE_BYTES = 8 << 20
 """A file up to this size is read in one piece and hashed by WebCrypto (which cannot stream)."""
 CHUNK_BYTES = 8 << 20
 """A larger file is read, hashed and posted in pieces of this size."""
@@ -73,22 +74,32 @@ class OpfsRelay:
         self._fallback = fallback or ChunkRelay()
 
     async def relay(
-        self, files: ProjectFiles, path: ProjectPath, lead: bytes, sink: Sink
-    ) -> Relayed:
-        """See :meth:`core.ports.FileRelay.relay`. Refuses ``file-not-found`` (the file went
-        away), ``storage-failed`` (it could not be read, e.g. it changed while read)."""
+        self, files: ProjectFiles, items: Sequence[RelayItem], sink: Sink
+    ) -> list[Relayed]:
+        """See :meth:`core.ports.FileRelay.relay`. Refuses ``file-not-found`` (a file went
+        away), ``storage-failed`` (one could not be read, e.g. it changed while read)."""
         module = _bytes_module()
         root = _handle_files(files)
         if module is None or root is None or not isinstance(sink, WorkerSink):
-            return await self._fallback.relay(files, path, lead, sink)
-        handle = await root.file_handle(path)
+            return await self._fallback.relay(files, items, sink)
+        plan = [
+            js_options(
+                parts=to_js(list(item.path.parts)),
+                lead=to_js(item.lead),
+                after=to_js(item.after),
+                fill=to_js([list(f) for f in item.fill]),
+            )
+            for item in items
+        ]
         try:
             out = await settle(
-                module.relayFile(handle, to_js(lead), sink.emit, WHOLE_FILE_BYTES, CHUNK_BYTES)
+                module.relayFiles(
+                    root.root_handle, to_js(plan), sink.emit, WHOLE_FILE_BYTES, CHUNK_BYTES
+                )
             )
         except JS_ERRORS as exc:
-            raise refusal_from_js(exc, f"Reading '{path}' failed") from None
-        return Relayed(int(out.size), int(out.crc32), str(out.sha256))
+            raise refusal_from_js(exc, "Reading the project's files failed") from None
+        return [Relayed(int(r.size), int(r.crc32), str(r.sha256)) for r in out]
 
 
 def byte_path_figures() -> dict[str, int]:

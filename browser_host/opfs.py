@@ -156,11 +156,11 @@ class HandleProjectFiles:
                 exc, f"No file '{path}'", TypeMismatchError=Code.IS_A_DIRECTORY
             ) from None
 
-    async def file_handle(self, path: ProjectPath) -> Any:
-        """The ``FileSystemFileHandle`` of the file at ``path`` (the byte path reads it in
-        JavaScript: ``browser_host/byte_path.py``). Refuses ``file-not-found``,
-        ``is-a-directory``, ``not-a-directory``."""
-        return await self._file(path)
+    @property
+    def root_handle(self) -> Any:
+        """The root's ``FileSystemDirectoryHandle`` (the export's byte path reads files under it
+        in JavaScript: ``browser_host/byte_path.py``)."""
+        return self._root
 
     async def read(self, path: ProjectPath) -> bytes:
         """See :meth:`core.ports.ProjectFiles.read`."""

@@ -11,7 +11,7 @@ All storage methods are ``async`` because the browser's storage is. Paths are al
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
@@ -32,6 +32,7 @@ __all__ = [
     "ProjectFiles",
     "ProjectRoots",
     "Randomness",
+    "RelayItem",
     "Relayed",
     "RuntimeProbe",
     "Sandbox",
@@ -116,22 +117,35 @@ class Relayed:
     sha256: str
 
 
-class FileRelay(Protocol):
-    """Moves one file's bytes to where a stream goes, hashing them on the way (SPEC §10;
-    docs/archives.md §4). The export (:mod:`core.archive.export`) decides what goes around
-    them; a relay only moves and hashes.
+@dataclass(frozen=True, slots=True)
+class RelayItem:
+    """One file of a relay plan: its ``path``; ``lead``, bytes to hand out before its data;
+    ``after``, bytes to hand out after it, into which the relay first writes what it measured:
+    each ``fill`` is ``(what, offset, width)`` — ``what`` ``"crc32"`` or ``"size"``, written
+    little-endian as ``width`` bytes at ``offset`` of ``after``."""
 
-    ``relay(files, path, lead, sink)`` hands ``lead`` (bytes the caller made, possibly empty)
-    and then every byte of the file at ``path`` to ``sink``, in order, and returns what it
-    relayed. A placement may move the bytes outside Python (the browser host:
+    path: ProjectPath
+    lead: bytes
+    after: bytes = b""
+    fill: tuple[tuple[Literal["crc32", "size"], int, int], ...] = ()
+
+
+class FileRelay(Protocol):
+    """Moves files' bytes to where a stream goes, hashing them on the way (SPEC §10;
+    docs/archives.md §4). The export (:mod:`core.archive.export`) decides what goes around
+    them and makes those bytes; a relay only moves, measures and hashes.
+
+    ``relay(files, items, sink)`` hands, for each item in order, its ``lead``, every byte of
+    the file at its ``path`` and its ``after`` (filled in) to ``sink``, and returns one
+    :class:`Relayed` per item. A placement may move the bytes outside Python (the browser host:
     ``browser_host/byte_path.py``) as long as they reach the same destination in the same
     order. Raises what reading ``files`` raises (``file-not-found``, ``storage-failed``…).
     """
 
     async def relay(
-        self, files: ProjectFiles, path: ProjectPath, lead: bytes, sink: Sink
-    ) -> Relayed:
-        """Hand ``lead``, then the file's bytes, to ``sink``; return size, CRC-32, sha256."""
+        self, files: ProjectFiles, items: Sequence[RelayItem], sink: Sink
+    ) -> list[Relayed]:
+        """Hand each item's lead, file bytes and filled-in after to ``sink``; see class."""
         ...
 
 

@@ -40,7 +40,7 @@ async ([pid, files, mb]) => {
 """
 
 
-WHOLE_FILE_BYTES = 16 << 20  # browser_host/byte_path.py: the one-piece bound
+WHOLE_FILE_BYTES = 8 << 20  # browser_host/byte_path.py: the one-piece bound
 CHUNK_BYTES = 8 << 20  # and the streaming piece
 
 EXPORT = """
@@ -95,7 +95,7 @@ def test_a_200_mb_project_exports_with_host_memory_growing_under_64_mb(
     assert growth < 64 * MB
     runtime = _runtime(host)
     assert runtime["byte_path_bytes"] == FILES * FILE_MB * MB  # every file byte took the path
-    assert runtime["byte_path_peak_held_bytes"] <= 2 * WHOLE_FILE_BYTES
+    assert runtime["byte_path_peak_held_bytes"] <= 3 * WHOLE_FILE_BYTES
     assert len({v for v in seen if 0 < v < FILES * FILE_MB * MB}) >= 2  # the bar moved
     with zipfile.ZipFile(saved) as zf:
         names = [n for n in zf.namelist() if n.startswith("big/")]
@@ -105,7 +105,7 @@ def test_a_200_mb_project_exports_with_host_memory_growing_under_64_mb(
 
 
 def test_a_project_over_the_one_piece_bound_streams_with_bounded_memory(host: HostPage) -> None:
-    """Two 40 MiB files (over the 16 MiB one-piece bound): read, hashed and posted in 8 MiB
+    """Two 40 MiB files (over the 8 MiB one-piece bound): read, hashed and posted in 8 MiB
     pieces — the byte path never holds more than one piece, the Wasm heap does not grow."""
     pid = host.ok("project.create", {"name": "over the bound"})["result"]["project"]["id"]
     host.page.evaluate(FILL, [pid, 2, 40])

@@ -33,15 +33,22 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic import Field
 
 from core.archive.manifest import CHUNK_BYTES, MANIFEST_NAME, ArchiveManifest, ManifestFile
-from core.archive.zipformat import CentralEntry, central_directory, data_descriptor, local_header
+from core.archive.zipformat import (
+    CentralEntry,
+    central_directory,
+    data_descriptor,
+    descriptor_template,
+    local_header,
+)
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
-from core.ports import FileRelay, ProjectFiles, Relayed, Sink
+from core.ports import FileRelay, ProjectFiles, Relayed, RelayItem, Sink
 from core.refusals import Code, Refused
 from core.time import instant_iso
 
@@ -52,7 +59,11 @@ __all__ = [
     "ExportSource",
     "download_filename",
     "export_archive",
+    "filled",
 ]
+
+BATCH_FILES = 256
+"""Files handed to the relay at once (a round trip to the browser's byte path per batch)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,11 +103,22 @@ class ArchiveSummary(Contract):
     skipped: int = Field(ge=0)
 
 
+def filled(item: RelayItem, crc32: int, size: int) -> bytes:
+    """``item.after`` with the measured ``crc32`` and ``size`` written where ``item.fill``
+    says (little-endian). Raises ``OverflowError`` when a value does not fit its width."""
+    out = bytearray(item.after)
+    for what, offset, width in item.fill:
+        value = crc32 if what == "crc32" else size
+        out[offset : offset + width] = value.to_bytes(width, "little")
+    return bytes(out)
+
+
 class ChunkRelay:
-    """The :class:`~core.ports.FileRelay` in Python: the file is read with
+    """The :class:`~core.ports.FileRelay` in Python: each file is read with
     :meth:`~core.ports.ProjectFiles.read_chunks` (``chunk_size`` bytes at a time), each chunk
-    hashed (:mod:`hashlib` sha256, :func:`zlib.crc32`) and handed to the sink — the first one
-    joined to ``lead``. At most one chunk is held."""
+    hashed (:mod:`hashlib` sha256, :func:`zlib.crc32`) and handed to the sink, joined to the
+    small bytes around it while they stay under ``chunk_size``. At most about two chunks are
+    held."""
 
     def __init__(self, chunk_size: int = CHUNK_BYTES) -> None:
         if chunk_size <= 0:
@@ -104,22 +126,41 @@ class ChunkRelay:
         self.chunk_size = chunk_size
 
     async def relay(
-        self, files: ProjectFiles, path: ProjectPath, lead: bytes, sink: Sink
-    ) -> Relayed:
+        self, files: ProjectFiles, items: Sequence[RelayItem], sink: Sink
+    ) -> list[Relayed]:
         """See :meth:`core.ports.FileRelay.relay`."""
-        digest = hashlib.sha256()
-        crc = 0
-        size = 0
-        pending = lead
-        async for chunk in files.read_chunks(path, self.chunk_size):
-            digest.update(chunk)
-            crc = zlib.crc32(chunk, crc)
-            size += len(chunk)
-            await sink(pending + chunk if pending else chunk)
-            pending = b""
+        pending: list[bytes] = []
+        held = 0
+        out: list[Relayed] = []
+
+        async def put(data: bytes) -> None:
+            nonlocal held
+            pending.append(data)
+            held += len(data)
+            if held >= self.chunk_size:
+                await sink(b"".join(pending))
+                pending.clear()
+                held = 0
+
+        for item in items:
+            await put(item.lead)
+            digest = hashlib.sha256()
+            crc = 0
+            size = 0
+            async for chunk in files.read_chunks(item.path, self.chunk_size):
+                digest.update(chunk)
+                crc = zlib.crc32(chunk, crc)
+                size += len(chunk)
+                await put(chunk)
+            try:
+                after = filled(item, crc, size)
+            except OverflowError:
+                after = item.after  # the export refuses this size; the stream is not an archive
+            await put(after)
+            out.append(Relayed(size, crc, digest.hexdigest()))
         if pending:
-            await sink(pending)
-        return Relayed(size, crc, digest.hexdigest())
+            await sink(b"".join(pending))
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,53 +260,71 @@ class ArchiveExport:
             raise RuntimeError("an export is streamed once")
         self._started = True
         found, skipped = await _walk(self._files)
-        pending: list[bytes] = []
+        pending: list[bytes] = []  # bytes made here, not yet handed out
         held = 0
         offset = 0
         directory: list[CentralEntry] = []
         listed: list[ManifestFile] = []
         folders: list[str] = []
+        # entries planned since the last batch, in archive order: (item, header, zip64, after)
+        planned: list[tuple[_Found, bytes, bool, bytes]] = []
+        items: list[RelayItem] = []
 
         async def put(data: bytes) -> None:
             nonlocal held
             pending.append(data)
             held += len(data)
-            if held >= self._chunk_size:
+            if held >= self._chunk_size and not items:  # never ahead of files not yet relayed
                 await flush()
 
         async def flush() -> None:
             nonlocal held
             if pending:
-                out = b"".join(pending)
+                await sink(b"".join(pending))
                 pending.clear()
                 held = 0
-                await sink(out)
+
+        async def relay_batch() -> None:
+            nonlocal offset
+            moved = await self._relay.relay(self._files, items, sink) if items else []
+            results = iter(moved)
+            for item, header, zip64, after in planned:
+                start = offset
+                offset += len(header)
+                if item.folder:
+                    directory.append(CentralEntry(item.entry_name, True, 0, 0, start))
+                    continue
+                got = next(results)
+                try:
+                    data_descriptor(got.crc32, got.size, zip64=zip64)
+                except ValueError:
+                    raise Refused(
+                        Code.STORAGE_FAILED,
+                        f"'{item.path}' grew past 2 GiB while it was exported.",
+                    ) from None
+                offset += got.size + len(after)
+                directory.append(
+                    CentralEntry(item.entry_name, False, got.size, got.crc32, start, zip64)
+                )
+                listed.append(ManifestFile(path=str(item.path), size=got.size, sha256=got.sha256))
+            planned.clear()
+            items.clear()
 
         for item in found:
-            name = item.entry_name
-            header, zip64 = local_header(name, folder=item.folder, size_hint=item.size)
-            start = offset
-            offset += len(header)
+            header, zip64 = local_header(item.entry_name, folder=item.folder, size_hint=item.size)
             if item.folder:
-                await put(header)
-                directory.append(CentralEntry(name, True, 0, 0, start))
+                planned.append((item, header, False, b""))
                 folders.append(str(item.path))
+                await put(header)
                 continue
-            lead = b"".join([*pending, header])
+            after, fill = descriptor_template(zip64=zip64)
+            planned.append((item, header, zip64, after))
+            items.append(RelayItem(item.path, b"".join([*pending, header]), after, fill))
             pending.clear()
             held = 0
-            moved = await self._relay.relay(self._files, item.path, lead, sink)
-            offset += moved.size
-            try:
-                descriptor = data_descriptor(moved.crc32, moved.size, zip64=zip64)
-            except ValueError:
-                raise Refused(
-                    Code.STORAGE_FAILED, f"'{item.path}' grew past 2 GiB while it was exported."
-                ) from None
-            offset += len(descriptor)
-            await put(descriptor)
-            directory.append(CentralEntry(name, False, moved.size, moved.crc32, start, zip64))
-            listed.append(ManifestFile(path=str(item.path), size=moved.size, sha256=moved.sha256))
+            if len(items) >= BATCH_FILES:
+                await relay_batch()
+        await relay_batch()
         update: dict[str, object] = {
             "files": listed,
             "folders": folders,

@@ -22,8 +22,15 @@ from __future__ import annotations
 import stat
 import struct
 from dataclasses import dataclass
+from typing import Literal
 
-__all__ = ["CentralEntry", "central_directory", "data_descriptor", "local_header"]
+__all__ = [
+    "CentralEntry",
+    "central_directory",
+    "data_descriptor",
+    "descriptor_template",
+    "local_header",
+]
 
 _LOCAL = b"PK\x03\x04"
 _CENTRAL = b"PK\x01\x02"
@@ -107,6 +114,20 @@ def data_descriptor(crc32: int, size: int, *, zip64: bool) -> bytes:
     if size > ZIP64_LIMIT:
         raise ValueError("the file grew past the zip64 limit while it was exported")
     return struct.pack("<LLLL", _DESCRIPTOR, crc32, size, size)
+
+
+def descriptor_template(
+    *, zip64: bool
+) -> tuple[bytes, tuple[tuple[Literal["crc32", "size"], int, int], ...]]:
+    """A data descriptor with zero CRC and sizes, and where a relay writes the measured CRC-32
+    and size into it (``(what, offset, width)``, little-endian): filled in, it is
+    :func:`data_descriptor` of those values."""
+    width = 8 if zip64 else 4
+    return data_descriptor(0, 0, zip64=zip64), (
+        ("crc32", 4, 4),
+        ("size", 8, width),
+        ("size", 8 + width, width),
+    )
 
 
 def central_directory(entries: list[CentralEntry], start: int) -> bytes:

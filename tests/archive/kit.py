@@ -199,7 +199,7 @@ GOLDEN_FILES = {
     UNICODE_PATH: "Привет, мир — ü 📦\n".encode(),
     "assets/logo.bin": BINARY,
     "docs/a b/c.txt": b"spaces",
-    # over the browser byte path's one-piece bound (16 MiB): hashed by the streaming hasher
+    # over the browser byte path's one-piece bound (8 MiB): hashed by the streaming hasher
     GOLDEN_BIG: bytes(range(256)) * (17 << 12) + b"the end",
 }
 GOLDEN_FOLDERS = ("empty/inner",)
