@@ -7,8 +7,8 @@ same run on the same machine. Sections (``--only`` picks some):
 
 - ``boot``: navigation → host ready vs a bare Pyodide boot of the same files, cold and warm;
 - ``call``: p50/p95 of a 1 KB ``file.read`` page → host → page vs a raw worker echo;
-- ``projects``: open time and worker memory by file count and content bytes; export MB/s and
-  peak worker memory vs CPython's ``zipfile``;
+- ``projects``: open time and worker memory by file count and content bytes;
+- ``export``: export MB/s and peak worker memory vs CPython's ``zipfile`` (same files, same run);
 - ``mailbox``: post latency at 100 vs 100,000 letters (CPython and browser);
 - ``audit``: audit append rate vs a raw IndexedDB put loop with the same durability;
 - ``patterns``: the text checks on hostile text, seconds per 10,000 characters (Pyodide and
@@ -40,6 +40,7 @@ from bench import (
     audit_bench,
     boot_bench,
     call_bench,
+    export_bench,
     mailbox_browser,
     pattern_bench,
     project_bench,
@@ -49,7 +50,7 @@ from bench.browser import CHROMIUM
 from bench.site import BenchSite
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("boot", "call", "projects", "mailbox", "audit", "patterns")
+SECTIONS = ("boot", "call", "projects", "export", "mailbox", "audit", "patterns")
 MB = 1_000_000
 
 
@@ -117,8 +118,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "boot": lambda: boot_bench.measure(pw, site, plan["runs"], plan["reloads"]),
                 "call": lambda: call_bench.measure(pw, site, plan["runs"], plan["calls"]),
                 "projects": lambda: project_bench.measure(
-                    pw, site, plan["runs"], plan["open_cases"], plan["export_mb"]
+                    pw, site, plan["runs"], plan["open_cases"]
                 ),
+                "export": lambda: export_bench.measure(pw, site, plan["runs"], plan["export_mb"]),
                 "mailbox": lambda: mailbox_browser.measure(
                     pw, site, plan["mailbox_sizes"], plan["runs"], plan["mailbox_posts"]
                 ),

@@ -1,6 +1,6 @@
 """Archive export speed and memory, over the in-memory adapter, against CPython's zipfile.
 
-Run: ``python -m bench.archive_bench [--size-mb 200] [--compression-mb 50]`` (or
+Run: ``python -m bench.archive_bench [--size-mb 200]`` (or
 ``python bench/archive_bench.py``). This is a script, never a timed test.
 
 1. **Export** of a ``--size-mb`` project of mixed files (source-like text, incompressible
@@ -11,11 +11,11 @@ Run: ``python -m bench.archive_bench [--size-mb 200] [--compression-mb 50]`` (or
    Throughput is MB/s of project bytes (best of ``--repeat``); peak is :mod:`tracemalloc`'s
    peak of the Python heap during the export, measured in a separate run (tracing slows
    everything), with the project's own bytes allocated before tracing starts.
-2. **Compression**: the same export of a ``--compression-mb`` project stored, deflated at
-   level 1 and at level 6 — MB/s and archive size — the figures behind "stored by default".
+(The compression section that measured deflate is gone with the option: every entry is stored,
+docs/archives.md §1.)
 
-Our export does more than the baseline per byte: a sha256 per file for the manifest, a sha256
-of the whole archive for the summary, and it reads through the storage port in 1 MiB chunks.
+Our export does more than the baseline per byte: a sha256 per file for the manifest (one pass),
+and it reads through the storage port in 1 MiB chunks (:class:`core.archive.export.ChunkRelay`).
 """
 
 from __future__ import annotations
@@ -100,19 +100,17 @@ def memory_project(files: dict[str, bytes]) -> MemoryProjectFiles:
     return root
 
 
-def ours(project: MemoryProjectFiles, level: int | None = None) -> int:
+def ours(project: MemoryProjectFiles) -> int:
     """Export through core.archive.export, the chunks counted and dropped (as a sink that hands
     them on would); return the archive's size."""
-    job = export_archive(project, SOURCE, deflate_level=level)
+    job = export_archive(project, SOURCE)
     seen = 0
 
-    async def drain() -> None:
+    async def count(chunk: bytes) -> None:
         nonlocal seen
-        async for chunk in job.chunks():
-            seen += len(chunk)
+        seen += len(chunk)
 
-    drive(drain())
-    summary = drive(job.finish())
+    summary = drive(job.write_to(count))
     assert summary.size == seen
     return summary.size
 
@@ -178,33 +176,12 @@ def export_section(size_mb: int, repeat: int) -> None:
         )
 
 
-def compression_section(size_mb: int, repeat: int) -> None:
-    files = mixed_files(size_mb * MB, seed=2)
-    total = sum(len(d) for d in files.values())
-    project = memory_project(files)
-    print(f"\nCompression: {len(files)} files, {total / MB:.1f} MB mixed")
-    for label, level in (("stored", None), ("deflate level 1", 1), ("deflate level 6", 6)):
-        size = 0
-
-        def run(level: int | None = level) -> None:
-            nonlocal size
-            size = ours(project, level)
-
-        seconds = timed(run, repeat)
-        print(
-            f"  {label:16s} {total / MB / seconds:8.0f} MB/s   archive {size / MB:7.1f} MB "
-            f"({size / total:.1%} of the files)"
-        )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=200)
-    parser.add_argument("--compression-mb", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     export_section(args.size_mb, args.repeat)
-    compression_section(args.compression_mb, args.repeat)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Project open (time and worker memory by file count and content bytes) and export throughput.
+"""Project open: time and worker memory by file count and content bytes.
 
 **Open.** For each case (file count, content bytes) a project is created through the host and
 filled straight into OPFS by ``bench/tools.html`` (see :mod:`bench.site`). Then, per case, the
@@ -10,33 +10,16 @@ memory is read again after. Memory comes from
 ``host.info`` (the Wasm memory — Pyodide's heap, which never shrinks, so "after" is also a
 peak) and CDP on the host worker (JS heap, and ArrayBuffers outside the Wasm memory).
 
-**Export.** A mixed project (``bench.archive_bench.mixed_files``: text, incompressible binary,
-zeros) of ``export_mb`` MB is exported with ``project.export`` from the page (chunks streamed to
-the page), ``runs`` times, each timed in the page; the worker's memory is sampled every 200 ms
-during the first export (peak extra = the growth of Wasm memory, JS heap and ArrayBuffers over
-the figures before, summed). The baseline is CPython's ``zipfile`` (stored) on this machine writing
-the same files, read from disk, to a zip on disk. Throughput is project bytes / s (MB = 10⁶).
-The export hashes every byte twice (each file's sha256 for the manifest, the archive's sha256
-for the summary) where ``zipfile`` only computes a crc32, so the section also measures sha256
-and crc32 throughput in the host's Python and in CPython (``hash_limits``).
+**Export** is its own section now: :mod:`bench.export_bench`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import statistics
-import tempfile
-import time
-import zipfile
-import zlib
-from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Playwright
 
 from bench import host
-from bench.archive_bench import mixed_files
 from bench.browser import Profile
 from bench.site import BenchSite, layout_files
 from bench.stats import ratio, runs
@@ -63,18 +46,6 @@ async ([project, repeat]) => {
 }
 """
 
-EXPORT_START = """
-([project]) => {
-  window.__export = null;
-  const start = performance.now();
-  window.voicebox.host.call("project.export", { project }).then(
-    (answer) => { window.__export = { ok: true, ms: performance.now() - start,
-                                      size: answer.stream ? answer.stream.size : 0,
-                                      result: answer.result }; },
-    (err) => { window.__export = { ok: false, code: err.code, message: err.message }; });
-}
-"""
-
 
 def _case_name(files: int, total: int) -> str:
     return f"open-{files}-files-{total // 1000}kB"
@@ -89,96 +60,29 @@ def _memory(profile: Profile, gc: bool = True) -> dict[str, int]:
     }
 
 
-LIMITS = """
-import hashlib, json, time, zlib
-data = bytes(range(256)) * 4096 * 16
-
-def rate(fn):
-    best = 1e9
-    for _ in range(3):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return round(len(data) / 1e6 / best, 1)
-
-json.dumps({"sha256_mb_per_s": rate(lambda: hashlib.sha256(data).digest()),
-            "crc32_mb_per_s": rate(lambda: zlib.crc32(data))})
-"""
-
-
-def _rate(fn: Any, size: int) -> float:
-    best = 1e9
-    for _ in range(3):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return round(size / 1e6 / best, 1)
-
-
-def _limits(profile: Profile, site: BenchSite) -> dict[str, Any]:
-    """What bounds export speed: sha256 and crc32 throughput (MB/s) of the same 16 MiB in the
-    host's Python (Pyodide, a lab worker booted like the host) and in CPython here."""
-    profile.open_tools(site.url)
-    inside = json.loads(profile.evaluate("(code) => window.benchLab(code)", LIMITS))
-    data = bytes(range(256)) * 4096 * 16
-    native = {
-        "sha256_mb_per_s": _rate(lambda: hashlib.sha256(data).digest(), len(data)),
-        "crc32_mb_per_s": _rate(lambda: zlib.crc32(data), len(data)),
-    }
-    return {"pyodide": inside, "cpython": native}
-
-
-def _cpython_zipfile(site: BenchSite, name: str, run_count: int) -> dict[str, Any]:
-    """CPython's zipfile (stored) writing the export project's files from disk to disk."""
-    with tempfile.TemporaryDirectory(prefix="vbx-zip-") as tmp:
-        src = Path(tmp) / "src"
-        paths = []
-        total = 0
-        for path, data in site.project_files(name):
-            target = src / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-            paths.append(path)
-            total += len(data)
-        rates = []
-        for _ in range(run_count):
-            start = time.perf_counter()
-            with zipfile.ZipFile(Path(tmp) / "out.zip", "w") as archive:
-                for path in sorted(paths):
-                    archive.write(src / path, path)
-            rates.append(total / MB / (time.perf_counter() - start))
-    return {"mb_per_s": runs(rates), "bytes": total}
-
-
 def measure(
     playwright: Playwright,
     site: BenchSite,
     run_count: int,
     cases: list[tuple[int, int]],
-    export_mb: float,
     repeat: int = 5,
 ) -> dict:
-    """Run the open and export measurements (see module docstring)."""
+    """Run the open measurements (see module docstring)."""
     names = {}
     for files, total in cases:
         name = _case_name(files, total)
         names[(files, total)] = name
         site.add_project(name, layout_files(files, total))
-    export_files = mixed_files(int(export_mb * MB), seed=3)
-    export_info = site.add_project("export", sorted(export_files.items()))
-    del export_files
-
     open_figures: dict[str, Any] = {}
-    export_figures: dict[str, Any] = {}
     with Profile(playwright) as profile:
         profile.goto(site.url)
         profile.wait_status()
         ids = {}
-        for key, name in [*names.items(), ("export", "export")]:
+        for key, name in names.items():
             ids[key] = host.ok(profile, "project.create", {"name": name})["project"]["id"]
         profile.open_tools(site.url)
         populated = {}
-        for key, name in [*names.items(), ("export", "export")]:
+        for key, name in names.items():
             populated[name] = profile.evaluate(
                 "([n, id]) => window.benchPopulate(n, id)", [name, ids[key]]
             )
@@ -205,44 +109,7 @@ def measure(
                 "populate_ms": round(populated[name]["ms"]),
             }
 
-        profile.goto(site.url)
-        profile.wait_status()
-        base = _memory(profile)
-        seconds = []
-        peak = dict(base)
-        samples_taken = 0
-        for i in range(run_count):
-            profile.evaluate(EXPORT_START, [ids["export"]])
-            while True:
-                if i == 0:
-                    now = _memory(profile, gc=False)
-                    samples_taken += 1
-                    for key in peak:
-                        peak[key] = max(peak[key], now[key])
-                result = profile.evaluate("() => window.__export")
-                if result is not None:
-                    break
-                profile.page.wait_for_timeout(200)
-            if not result["ok"]:
-                raise RuntimeError(f"export refused: {result}")
-            seconds.append(result["ms"] / 1000)
-        after = _memory(profile)
-        rates = [export_info["bytes"] / MB / s for s in seconds]
-        export_figures = {
-            "project_files": export_info["files"],
-            "project_bytes": export_info["bytes"],
-            "archive_bytes": result["size"],
-            "host_mb_per_s": runs(rates),
-            "memory_before": base,
-            "memory_peak_during_first": peak,
-            "memory_after": after,
-            "memory_samples": samples_taken,
-            "peak_extra_bytes": max(peak["backing_store_bytes"] - base["backing_store_bytes"], 0)
-            + max(peak["js_heap_used_bytes"] - base["js_heap_used_bytes"], 0),
-        }
-        export_figures["hash_limits"] = _limits(profile, site)
         errors = list(profile.console_errors)
-    export_figures["cpython_zipfile"] = _cpython_zipfile(site, "export", run_count)
 
     small = [c for c in names if c[0] == min(f for f, _ in names)]
     large = [c for c in names if c[0] == max(f for f, _ in names)]
@@ -280,19 +147,7 @@ def measure(
             "goal": "worker memory after open independent of content bytes (ratio <= 1.05)",
             "met": after_hi <= 1.05 * after_lo,
         }
-    host_rate = statistics.median(rates)
-    zip_rate = export_figures["cpython_zipfile"]["mb_per_s"]["median"]
-    goals["export_vs_cpython_zipfile"] = {
-        "ratio": ratio(host_rate, zip_rate),
-        "goal": ">= 0.5",
-        "met": host_rate >= 0.5 * zip_rate,
-    }
-    goals["export_peak_extra_memory"] = {
-        "value_bytes": export_figures["peak_extra_bytes"],
-        "goal": "<= 64 MiB",
-        "met": export_figures["peak_extra_bytes"] <= 64 * 2**20,
-    }
     return {
-        "figures": {"open": open_figures, "export": export_figures, "console_errors": errors[:10]},
+        "figures": {"open": open_figures, "console_errors": errors[:10]},
         "goals": goals,
     }

@@ -19,6 +19,7 @@ from pyodide.ffi import to_js
 
 import core
 from browser_host.audit_key import WebCryptoAuditKey
+from browser_host.byte_path import OpfsRelay, WorkerSink
 from browser_host.diagnostics import runtime_figures
 from browser_host.folders import IdbFolderProjects
 from browser_host.idb_audit import IdbAuditSink
@@ -61,13 +62,8 @@ class HostBridge:
         undefined]``. Never raises.
         """
         data = body.to_bytes() if hasattr(body, "to_bytes") else None
-
-        async def sink(chunk: bytes) -> None:
-            emit(to_js(chunk))
-
-        answer, out, handed = await self.host.handle_full(
-            str(text), data, attachment, sink if emit is not None else None
-        )
+        sink = WorkerSink(emit) if emit is not None else None
+        answer, out, handed = await self.host.handle_full(str(text), data, attachment, sink)
         return to_js([answer, out, handed])
 
     def bounds(self) -> Any:
@@ -146,6 +142,7 @@ async def start(
             connect_sandbox=PortSandbox,
             runtime_probe=runtime_figures,
             remote=WorkerRemoteLink(guard) if guard is not None else None,
+            file_relay=OpfsRelay(),
         ),
     )
     host = Host(ctx)

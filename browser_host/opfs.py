@@ -169,6 +169,12 @@ class HandleProjectFiles:
                 ) from None
             raise refusal_from_js(exc, f"Reading '{path}' failed") from None
 
+    @property
+    def root_handle(self) -> Any:
+        """The root's ``FileSystemDirectoryHandle`` (the export's byte path reads files under it
+        in JavaScript: ``browser_host/byte_path.py``)."""
+        return self._root
+
     async def read(self, path: ProjectPath) -> bytes:
         """See :meth:`core.ports.ProjectFiles.read` (one wait on ``readFile`` in
         ``worker/opfs-io.mjs`` where it is registered)."""

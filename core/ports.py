@@ -23,6 +23,7 @@ __all__ = [
     "Clock",
     "Entry",
     "EnvironmentServers",
+    "FileRelay",
     "FolderEntry",
     "FolderProjects",
     "HostState",
@@ -31,9 +32,12 @@ __all__ = [
     "ProjectFiles",
     "ProjectRoots",
     "Randomness",
+    "RelayItem",
+    "Relayed",
     "RemoteLink",
     "RuntimeProbe",
     "Sandbox",
+    "Sink",
     "StoredAuditRecord",
 ]
 
@@ -104,6 +108,52 @@ class ProjectFiles(Protocol):
 
     async def move(self, src: ProjectPath, dst: ProjectPath) -> None:
         """Rename the file ``src`` to ``dst`` atomically (``already-exists`` if ``dst`` does)."""
+        ...
+
+
+Sink = Callable[[bytes], Awaitable[None]]
+"""Where a streaming answer's bytes go, in order (the transport to the page, or a list)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Relayed:
+    """One file's bytes as they were relayed: ``size`` (bytes), ``crc32`` (the zip CRC-32, an
+    unsigned 32-bit int) and ``sha256`` (64 lower-case hex digits)."""
+
+    size: int
+    crc32: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class RelayItem:
+    """One file of a relay plan: its ``path``; ``lead``, bytes to hand out before its data;
+    ``after``, bytes to hand out after it, into which the relay first writes what it measured:
+    each ``fill`` is ``(what, offset, width)`` — ``what`` ``"crc32"`` or ``"size"``, written
+    little-endian as ``width`` bytes at ``offset`` of ``after``."""
+
+    path: ProjectPath
+    lead: bytes
+    after: bytes = b""
+    fill: tuple[tuple[Literal["crc32", "size"], int, int], ...] = ()
+
+
+class FileRelay(Protocol):
+    """Moves files' bytes to where a stream goes, hashing them on the way (SPEC §10;
+    docs/archives.md §4). The export (:mod:`core.archive.export`) decides what goes around
+    them and makes those bytes; a relay only moves, measures and hashes.
+
+    ``relay(files, items, sink)`` hands, for each item in order, its ``lead``, every byte of
+    the file at its ``path`` and its ``after`` (filled in) to ``sink``, and returns one
+    :class:`Relayed` per item. A placement may move the bytes outside Python (the browser host:
+    ``browser_host/byte_path.py``) as long as they reach the same destination in the same
+    order. Raises what reading ``files`` raises (``file-not-found``, ``storage-failed``…).
+    """
+
+    async def relay(
+        self, files: ProjectFiles, items: Sequence[RelayItem], sink: Sink
+    ) -> list[Relayed]:
+        """Hand each item's lead, file bytes and filled-in after to ``sink``; see class."""
         ...
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from bench.table import ROWS
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = {"boot", "call", "projects", "mailbox", "audit", "patterns"}
+SECTIONS = {"boot", "call", "projects", "export", "mailbox", "audit", "patterns"}
 GOALS = {
     "boot_cold_vs_bare_cold",
     "boot_warm_vs_bare_warm",
@@ -64,7 +64,7 @@ def test_the_quick_harness_runs_every_section_and_writes_its_report(
         assert row["row"] in done.stderr
     boot = report["sections"]["boot"]["figures"]
     assert set(boot["host_cold_stages_ms"]) >= {"runtime", "packages", "host", "ready"}
-    exported = report["sections"]["projects"]["figures"]["export"]
+    exported = report["sections"]["export"]["figures"]
     assert exported["archive_bytes"] > exported["project_bytes"] > 0
     assert report["sections"]["audit"]["figures"]["sequential"]["chain_verified"] is True
     for runtime in ("pyodide", "cpython"):

@@ -1,17 +1,26 @@
-"""A 200 MB project exports through the page with the host worker's memory growing by less
-than 64 MB, and the progress bar moves (issue 4; SPEC §10: streaming, memory does not grow
-with project size).
+"""Exports stream through the browser's byte path (issues 4 and 18; SPEC §10; docs/archives.md
+§4): the files' bytes go OPFS → worker JavaScript → page without entering the Wasm heap, and the
+archive is the one the core's own export makes, byte for byte.
 
 The files are written straight into the project's OPFS folder by the test, so the host's heap
-holds none of them before the export; the figure is the growth of the host's Wasm memory
-(Pyodide's heap, which never shrinks, so its growth is the peak) across the export."""
+holds none of them before the export. The memory probe is ``host.info``'s runtime figures: the
+host's Wasm memory (Pyodide's heap, which never shrinks, so its growth is the peak) and the byte
+path's own count of the file bytes it held at once (``byte_path_peak_held_bytes``)."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import io
+import json
 import zipfile
 from pathlib import Path
 
+from core.archive.export import ExportSource
+from core.archive.manifest import MANIFEST_NAME
+from core.time import instant_us
 from e2e.hostpage import HostPage
+from tests.archive.kit import GOLDEN_BIG, GOLDEN_FILES, GOLDEN_FOLDERS, export, golden
 
 MB = 1 << 20
 FILES = 20
@@ -31,8 +40,26 @@ async ([pid, files, mb]) => {
 """
 
 
+WHOLE_FILE_BYTES = 8 << 20  # browser_host/byte_path.py: the one-piece bound
+CHUNK_BYTES = 8 << 20  # and the streaming piece
+
+EXPORT = """
+async ([pid]) => {
+  const answer = await window.voicebox.host.call("project.export", { project: pid });
+  const bytes = new Uint8Array(await answer.stream.arrayBuffer());
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return { result: answer.result, b64: btoa(s) };
+}
+"""
+
+
+def _runtime(host: HostPage) -> dict:
+    return host.ok("host.info")["result"]["runtime"]
+
+
 def _wasm_bytes(host: HostPage) -> int:
-    return host.ok("host.info")["result"]["runtime"]["wasm_memory_bytes"]
+    return _runtime(host)["wasm_memory_bytes"]
 
 
 def test_a_200_mb_project_exports_with_host_memory_growing_under_64_mb(
@@ -66,9 +93,67 @@ def test_a_200_mb_project_exports_with_host_memory_growing_under_64_mb(
     )
 
     assert growth < 64 * MB
+    runtime = _runtime(host)
+    assert runtime["byte_path_bytes"] == FILES * FILE_MB * MB  # every file byte took the path
+    assert runtime["byte_path_peak_held_bytes"] <= 3 * WHOLE_FILE_BYTES
     assert len({v for v in seen if 0 < v < FILES * FILE_MB * MB}) >= 2  # the bar moved
     with zipfile.ZipFile(saved) as zf:
         names = [n for n in zf.namelist() if n.startswith("big/")]
         assert len(names) == FILES
         assert zf.getinfo("big/part-00.bin").file_size == FILE_MB * MB
+    host.assert_clean()
+
+
+def test_a_project_over_the_one_piece_bound_streams_with_bounded_memory(host: HostPage) -> None:
+    """Two 40 MiB files (over the 8 MiB one-piece bound): read, hashed and posted in 8 MiB
+    pieces — the byte path never holds more than one piece, the Wasm heap does not grow."""
+    pid = host.ok("project.create", {"name": "over the bound"})["result"]["project"]["id"]
+    host.page.evaluate(FILL, [pid, 2, 40])
+    before = _runtime(host)
+    answer = host.page.evaluate(
+        """async ([pid]) => { const a = await window.voicebox.host.call("project.export", { project: pid });
+             return { size: a.stream.size, result: a.result }; }""",
+        [pid],
+    )
+    after = _runtime(host)
+    relayed = after["byte_path_bytes"] - before["byte_path_bytes"]
+    print(
+        f"\n80 MiB export: Wasm growth {(after['wasm_memory_bytes'] - before['wasm_memory_bytes']) / MB:.1f}"
+        f" MiB, byte path peak held {after['byte_path_peak_held_bytes'] / MB:.1f} MiB"
+    )
+    assert answer["result"]["bytes"] == 80 * MB and answer["size"] == answer["result"]["size"]
+    assert relayed == 80 * MB
+    assert after["byte_path_peak_held_bytes"] <= CHUNK_BYTES
+    assert after["wasm_memory_bytes"] - before["wasm_memory_bytes"] < 4 * MB
+    host.assert_clean()
+
+
+def test_the_browser_byte_path_gives_the_cores_own_archive_byte_for_byte(host: HostPage) -> None:
+    """The golden project (tests/archive/kit.py) exported by the browser host equals, byte for
+    byte, the core's export of the same files under the same manifest head (name, envKey,
+    project id, time — which name this host and this run); that export with the kit's fixed
+    head is the committed golden sha256 (tests/archive/test_zipformat.py)."""
+    pid = host.ok("project.create", {"name": "Golden ü"})["result"]["project"]["id"]
+    for path, data in GOLDEN_FILES.items():
+        host.ok("file.write", {"project": pid, "path": path}, data)
+    for folder in GOLDEN_FOLDERS:
+        host.ok("file.mkdir", {"project": pid, "path": folder})
+    before = _runtime(host)["byte_path_bytes"]
+    out = host.page.evaluate(EXPORT, [pid])
+    data = base64.b64decode(out["b64"])
+    assert _runtime(host)["byte_path_bytes"] - before == sum(map(len, GOLDEN_FILES.values()))
+    manifest = json.loads(zipfile.ZipFile(io.BytesIO(data)).read(MANIFEST_NAME))
+    listed = {f["path"]: f["sha256"] for f in manifest["files"]}
+    assert listed == {p: hashlib.sha256(d).hexdigest() for p, d in GOLDEN_FILES.items()}
+    assert len(GOLDEN_FILES[GOLDEN_BIG]) > WHOLE_FILE_BYTES  # the streaming hasher was used
+    head = ExportSource(
+        manifest["name"],
+        instant_us(manifest["exported_at"]) // 1000,
+        manifest["source_env_key"],
+        manifest["source_project"],
+    )
+    expected, summary, _ = export(golden(), head)
+    assert data == expected
+    result = out["result"]
+    assert (result["size"], result["manifest_sha256"]) == (summary.size, summary.manifest_sha256)
     host.assert_clean()

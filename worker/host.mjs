@@ -29,6 +29,7 @@
 import { BootFailure, bootPython } from "./boot.mjs";
 import { installEgressGuard } from "./egress-guard.mjs";
 import { Database } from "./idb.mjs";
+import * as bytePath from "./byte-path.mjs";
 import * as io from "./opfs-io.mjs";
 import { AuditKey, Sealer } from "./sealed.mjs";
 
@@ -138,6 +139,7 @@ async function boot() {
   if (!owned) post({ kind: "standby" });
   const { pyodide, manifest } = await bootPython({ site: SITE, report: (p) => post({ kind: "boot", ...p }) });
   pyodide.registerJsModule("voicebox_io", io);
+  pyodide.registerJsModule("voicebox_bytes", bytePath); // browser_host/byte_path.py
   // A fatal error inside Python (a Wasm trap, a stack overflow) leaves this worker running but
   // Python unusable, and the call that caused it unanswered: say so, and the page restarts it.
   if (pyodide._api) {

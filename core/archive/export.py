@@ -1,17 +1,22 @@
 """Exporting a project: a deterministic ``.zip``, streamed (SPEC §10; docs/archives.md).
 
-**Export** (:func:`export_archive`) writes one project's files into a zip with the standard
-library's :mod:`zipfile`, over a non-seekable writer whose bytes are handed out as they are
-produced (local headers, data, data descriptors, then the central directory), so memory does
-not grow with the project's bytes. Every file is read once, in chunks
-(:meth:`~core.ports.ProjectFiles.read_chunks`), and hashed as it streams. The archive is
-deterministic: the same files, name and ``exported_at`` give the same bytes every time —
+**Export** (:func:`export_archive`) decides everything about the archive — which entries, in
+which order, under which names, with which fixed times and modes, the manifest, the refusal
+rules — and writes the bytes that frame the entries itself (:mod:`core.archive.zipformat`:
+local headers, data descriptors, the central directory). The files' own bytes are moved by a
+:class:`~core.ports.FileRelay`, hashed once on the way (size, CRC-32, sha256): by default
+:class:`ChunkRelay`, in Python, a chunk at a time; the browser host's relay moves them from
+OPFS to the page in the worker's JavaScript without them entering the Wasm heap
+(``browser_host/byte_path.py``). Headers follow the data in data descriptors, so nothing is
+read twice and memory does not grow with the project's bytes. The archive is deterministic:
+the same files, name and ``exported_at`` give the same bytes every time, whichever relay moved
+them —
 
 - entries in code-point order of their names (UTF-8 byte order), the manifest last;
 - every timestamp 1980-01-01 00:00:00, ``create_system`` 3 (Unix), mode ``0644`` for files and
   ``0755`` for folders, every name UTF-8 with general-purpose flag bit 11 (``0x800``) set;
-- entries *stored* by default (no compression; see docs/archives.md for the measurements), so
-  the bytes do not even depend on the runtime's zlib. ``deflate_level`` opts into deflate.
+- every entry *stored* (no compression; see docs/archives.md for the measurements), so the
+  bytes depend on no runtime's compressor.
 
 What is exported: every file and every empty folder of the project except its metadata folder
 ``.voicebox/`` (the host's own write temporaries never reach a listing). ``.voicebox/`` is
@@ -26,33 +31,39 @@ program's ``.vbx-tmp-draft``) are skipped and counted, never exported under anot
 from __future__ import annotations
 
 import hashlib
-import stat
 import unicodedata
-import zipfile
-from collections.abc import AsyncIterator
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic import Field
 
-from core.archive.manifest import (
-    CHUNK_BYTES,
-    FIXED_DATE_TIME,
-    MANIFEST_NAME,
-    ArchiveManifest,
-    ManifestFile,
+from core.archive.manifest import CHUNK_BYTES, MANIFEST_NAME, ArchiveManifest, ManifestFile
+from core.archive.zipformat import (
+    CentralEntry,
+    central_directory,
+    data_descriptor,
+    descriptor_template,
+    local_header,
 )
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
-from core.ports import ProjectFiles
-from core.refusals import Refused
+from core.ports import FileRelay, ProjectFiles, Relayed, RelayItem, Sink
+from core.refusals import Code, Refused
 from core.time import instant_iso
 
-__all__ = ["ArchiveExport", "ArchiveSummary", "ExportSource", "download_filename", "export_archive"]
+__all__ = [
+    "ArchiveExport",
+    "ArchiveSummary",
+    "ChunkRelay",
+    "ExportSource",
+    "download_filename",
+    "export_archive",
+    "filled",
+]
 
-_FILE_ATTR = (stat.S_IFREG | 0o644) << 16
-_DIR_ATTR = ((stat.S_IFDIR | 0o755) << 16) | 0x10  # 0x10: the MS-DOS directory attribute
-_UNIX = 3
-_UTF8_FLAG = 0x800
+BATCH_FILES = 256
+"""Files handed to the relay at once (a round trip to the browser's byte path per batch)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,74 +83,84 @@ class ExportSource:
 
 class ArchiveSummary(Contract):
     """A finished export: project ``name``, a suggested download ``filename``, the archive's
-    ``size`` in bytes and ``sha256`` (hex), how many ``files`` (and their ``bytes``), empty
-    ``folders``, and how many names were ``skipped`` because they fail the path rule."""
+    ``size`` in bytes and ``manifest_sha256`` (hex), how many ``files`` (and their ``bytes``),
+    empty ``folders``, and how many names were ``skipped`` because they fail the path rule.
+
+    ``manifest_sha256`` is the sha256 of the manifest entry's bytes
+    (``.voicebox/archive-manifest.json``). It identifies the whole archive: the manifest lists
+    every file with its sha256 and every folder, and the rest of the archive is a function of
+    those (the format is deterministic). Each byte is hashed once (docs/archives.md §4), so no
+    sha256 of the whole archive is computed; check one with
+    ``unzip -p archive.zip .voicebox/archive-manifest.json | sha256sum``."""
 
     name: str
     filename: str
     size: int = Field(ge=0)
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    manifest_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     files: int = Field(ge=0)
     bytes: int = Field(ge=0)
     folders: int = Field(ge=0)
     skipped: int = Field(ge=0)
 
 
-class _Utf8Info(zipfile.ZipInfo):
-    """A :class:`zipfile.ZipInfo` whose name is always written as UTF-8 with bit 11 set.
-
-    :mod:`zipfile` sets the flag only for non-ASCII names; we set it for every name so a reader
-    never has to guess (ASCII is UTF-8 too). Checked by a test on each runtime.
-    """
-
-    __slots__ = ()
-
-    def _encodeFilenameFlags(self) -> tuple[bytes, int]:  # zipfile's own name
-        return self.filename.encode("utf-8"), self.flag_bits | _UTF8_FLAG
+def filled(item: RelayItem, crc32: int, size: int) -> bytes:
+    """``item.after`` with the measured ``crc32`` and ``size`` written where ``item.fill``
+    says (little-endian). Raises ``OverflowError`` when a value does not fit its width."""
+    out = bytearray(item.after)
+    for what, offset, width in item.fill:
+        value = crc32 if what == "crc32" else size
+        out[offset : offset + width] = value.to_bytes(width, "little")
+    return bytes(out)
 
 
-def _entry_info(name: str, *, folder: bool, size: int, deflate_level: int | None) -> _Utf8Info:
-    info = _Utf8Info(name, date_time=FIXED_DATE_TIME)
-    info.create_system = _UNIX
-    info.external_attr = _DIR_ATTR if folder else _FILE_ATTR
-    info.file_size = size
-    info.CRC = 0
-    info.compress_size = 0
-    if deflate_level is not None and not folder:
-        info.compress_type = zipfile.ZIP_DEFLATED
-        info._compresslevel = deflate_level  # the attribute zipfile reads, 3.11 to 3.14
-    return info
+class ChunkRelay:
+    """The :class:`~core.ports.FileRelay` in Python: each file is read with
+    :meth:`~core.ports.ProjectFiles.read_chunks` (``chunk_size`` bytes at a time), each chunk
+    hashed (:mod:`hashlib` sha256, :func:`zlib.crc32`) and handed to the sink, joined to the
+    small bytes around it while they stay under ``chunk_size``. At most about two chunks are
+    held."""
 
+    def __init__(self, chunk_size: int = CHUNK_BYTES) -> None:
+        if chunk_size <= 0:
+            raise ValueError("chunk_size must be positive")
+        self.chunk_size = chunk_size
 
-class _Spool:
-    """The non-seekable file :mod:`zipfile` writes into (no ``tell``/``seek``, so it writes
-    data descriptors). It keeps what was written until :meth:`drain` hands it out, and counts
-    and hashes everything that passes."""
+    async def relay(
+        self, files: ProjectFiles, items: Sequence[RelayItem], sink: Sink
+    ) -> list[Relayed]:
+        """See :meth:`core.ports.FileRelay.relay`."""
+        pending: list[bytes] = []
+        held = 0
+        out: list[Relayed] = []
 
-    def __init__(self) -> None:
-        self._parts: list[bytes] = []
-        self.pending = 0
-        self.size = 0
-        self._sha = hashlib.sha256()
+        async def put(data: bytes) -> None:
+            nonlocal held
+            pending.append(data)
+            held += len(data)
+            if held >= self.chunk_size:
+                await sink(b"".join(pending))
+                pending.clear()
+                held = 0
 
-    def write(self, data: bytes) -> int:
-        chunk = bytes(data)
-        self._parts.append(chunk)
-        self.pending += len(chunk)
-        self.size += len(chunk)
-        self._sha.update(chunk)
-        return len(chunk)
-
-    def flush(self) -> None:
-        """Nothing to flush: bytes leave through :meth:`drain`."""
-
-    def drain(self) -> bytes:
-        out = self._parts[0] if len(self._parts) == 1 else b"".join(self._parts)
-        self._parts, self.pending = [], 0
+        for item in items:
+            await put(item.lead)
+            digest = hashlib.sha256()
+            crc = 0
+            size = 0
+            async for chunk in files.read_chunks(item.path, self.chunk_size):
+                digest.update(chunk)
+                crc = zlib.crc32(chunk, crc)
+                size += len(chunk)
+                await put(chunk)
+            try:
+                after = filled(item, crc, size)
+            except OverflowError:
+                after = item.after  # the export refuses this size; the stream is not an archive
+            await put(after)
+            out.append(Relayed(size, crc, digest.hexdigest()))
+        if pending:
+            await sink(b"".join(pending))
         return out
-
-    def sha256(self) -> str:
-        return self._sha.hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,11 +217,14 @@ def download_filename(name: str) -> str:
 class ArchiveExport:
     """One export of one project (build it with :func:`export_archive`).
 
-    :meth:`chunks` yields the archive's bytes as they are produced, each chunk at most about
-    ``2 × chunk_size`` bytes; iterate it once, to the end. Then :meth:`finish` returns the
-    :class:`ArchiveSummary` and :attr:`manifest` the manifest written. Storage refusals
-    (``file-not-found`` if a file vanishes mid-export, ``permission-required``, …) propagate
-    from the iteration; the bytes already handed out are then not an archive.
+    :meth:`write_to` hands the archive's bytes to a sink, in order, as they are produced, and
+    returns the :class:`ArchiveSummary`; :attr:`manifest` is then the manifest written. Bytes
+    the export makes itself (headers, descriptors, the manifest, the directory) are gathered
+    up to ``chunk_size`` and handed out with the next file's first bytes; a file's bytes go
+    through the relay. Storage refusals (``file-not-found`` if a file vanishes mid-export,
+    ``permission-required``, …) propagate; the bytes already handed out are then not an
+    archive. A file that grows past 2 GiB while exported without zip64 sizes refuses
+    ``storage-failed``.
     """
 
     def __init__(
@@ -209,15 +233,13 @@ class ArchiveExport:
         source: ExportSource,
         *,
         chunk_size: int = CHUNK_BYTES,
-        deflate_level: int | None = None,
+        relay: FileRelay | None = None,
         folder: ProjectPath | None = None,
     ) -> None:
         if chunk_size <= 0:
             raise ValueError("chunk_size must be positive")
         if (source.exported_at_ms or 0) < 0 or source.changed_at_ms < 0:
             raise ValueError("exported_at_ms must not be negative")
-        if deflate_level is not None and not 0 <= deflate_level <= 9:
-            raise ValueError("deflate_level is 0..9 or None")
         self._files = files
         self._source = source
         self._folder = folder.parts if folder is not None else ()
@@ -231,46 +253,81 @@ class ArchiveExport:
             total_bytes=0,
         )
         self._chunk_size = chunk_size
-        self._deflate_level = deflate_level
+        self._relay: FileRelay = relay if relay is not None else ChunkRelay(chunk_size)
         self._started = False
-        self._summary: ArchiveSummary | None = None
         self.manifest: ArchiveManifest | None = None
 
-    async def chunks(self) -> AsyncIterator[bytes]:
-        """The archive's bytes, in order (see class docstring)."""
+    async def write_to(self, sink: Sink) -> ArchiveSummary:
+        """Hand the archive's bytes to ``sink`` in order; return the summary (class doc)."""
         if self._started:
             raise RuntimeError("an export is streamed once")
         self._started = True
-        spool = _Spool()
-        archive = zipfile.ZipFile(spool, "w", allowZip64=True)  # type: ignore[arg-type]
         found, skipped = await _walk(self._files, self._folder)
+        pending: list[bytes] = []  # bytes made here, not yet handed out
+        held = 0
+        offset = 0
+        directory: list[CentralEntry] = []
         listed: list[ManifestFile] = []
         folders: list[str] = []
-        for item in found:
-            info = _entry_info(
-                item.entry_name,
-                folder=item.folder,
-                size=item.size,
-                deflate_level=self._deflate_level,
-            )
-            if item.folder:
-                archive.mkdir(info)
-                folders.append(str(item.path))
-            else:
-                digest = hashlib.sha256()
-                size = 0
-                with archive.open(info, "w") as out:
-                    async for chunk in self._files.read_chunks(item.path, self._chunk_size):
-                        out.write(chunk)
-                        digest.update(chunk)
-                        size += len(chunk)
-                        if spool.pending >= self._chunk_size:
-                            yield spool.drain()
-                listed.append(
-                    ManifestFile(path=str(item.path), size=size, sha256=digest.hexdigest())
+        # entries planned since the last batch, in archive order: (item, header, zip64, after)
+        planned: list[tuple[_Found, bytes, bool, bytes]] = []
+        items: list[RelayItem] = []
+
+        async def put(data: bytes) -> None:
+            nonlocal held
+            pending.append(data)
+            held += len(data)
+            if held >= self._chunk_size and not items:  # never ahead of files not yet relayed
+                await flush()
+
+        async def flush() -> None:
+            nonlocal held
+            if pending:
+                await sink(b"".join(pending))
+                pending.clear()
+                held = 0
+
+        async def relay_batch() -> None:
+            nonlocal offset
+            moved = await self._relay.relay(self._files, items, sink) if items else []
+            results = iter(moved)
+            for item, header, zip64, after in planned:
+                start = offset
+                offset += len(header)
+                if item.folder:
+                    directory.append(CentralEntry(item.entry_name, True, 0, 0, start))
+                    continue
+                got = next(results)
+                try:
+                    data_descriptor(got.crc32, got.size, zip64=zip64)
+                except ValueError:
+                    raise Refused(
+                        Code.STORAGE_FAILED,
+                        f"'{item.path}' grew past 2 GiB while it was exported.",
+                    ) from None
+                offset += got.size + len(after)
+                directory.append(
+                    CentralEntry(item.entry_name, False, got.size, got.crc32, start, zip64)
                 )
-            if spool.pending >= self._chunk_size:
-                yield spool.drain()
+                listed.append(ManifestFile(path=str(item.path), size=got.size, sha256=got.sha256))
+            planned.clear()
+            items.clear()
+
+        for item in found:
+            header, zip64 = local_header(item.entry_name, folder=item.folder, size_hint=item.size)
+            if item.folder:
+                planned.append((item, header, False, b""))
+                folders.append(str(item.path))
+                await put(header)
+                continue
+            after, fill = descriptor_template(zip64=zip64)
+            planned.append((item, header, zip64, after))
+            items.append(RelayItem(item.path, b"".join([*pending, header]), after, fill))
+            pending.clear()
+            held = 0
+            if len(items) >= BATCH_FILES:
+                await relay_batch()
+        await relay_batch()
         update: dict[str, object] = {
             "files": listed,
             "folders": folders,
@@ -281,30 +338,28 @@ class ArchiveExport:
             update["exported_at"] = instant_iso(newest)
         self.manifest = self._head.model_copy(update=update)
         data = self.manifest.to_bytes()
-        archive.writestr(
-            _entry_info(MANIFEST_NAME, folder=False, size=len(data), deflate_level=None), data
-        )
-        archive.close()
-        if spool.pending:
-            yield spool.drain()
-        self._summary = ArchiveSummary(
+        header, zip64 = local_header(MANIFEST_NAME, folder=False, size_hint=len(data))
+        crc = zlib.crc32(data)
+        tail = [header, data, data_descriptor(crc, len(data), zip64=zip64)]
+        directory.append(CentralEntry(MANIFEST_NAME, False, len(data), crc, offset, zip64))
+        offset += sum(len(t) for t in tail)
+        tail.append(central_directory(directory, offset))
+        for part in tail:
+            await put(part)
+        await flush()
+        size = offset + len(tail[-1])
+        return ArchiveSummary(
             name=self._source.name,
             filename=download_filename(
                 f"{self._source.name} - {self._folder[-1]}" if self._folder else self._source.name
             ),
-            size=spool.size,
-            sha256=spool.sha256(),
+            size=size,
+            manifest_sha256=hashlib.sha256(data).hexdigest(),
             files=len(listed),
             bytes=self.manifest.total_bytes,
             folders=len(folders),
             skipped=skipped,
         )
-
-    async def finish(self) -> ArchiveSummary:
-        """The summary of the finished archive; ``RuntimeError`` before :meth:`chunks` ended."""
-        if self._summary is None:
-            raise RuntimeError("the export has not been streamed to its end")
-        return self._summary
 
 
 def export_archive(
@@ -312,20 +367,18 @@ def export_archive(
     source: ExportSource,
     *,
     chunk_size: int = CHUNK_BYTES,
-    deflate_level: int | None = None,
+    relay: FileRelay | None = None,
     folder: ProjectPath | None = None,
 ) -> ArchiveExport:
     """Start a deterministic streaming export of ``files`` (SPEC §10; module docstring).
 
-    Returns an :class:`ArchiveExport`: stream ``export.chunks()`` to its end, then
-    ``await export.finish()``. Nothing is read until the stream is iterated. ``chunk_size``
-    (bytes) is the read size and the hand-out threshold; ``deflate_level`` (0–9) compresses
-    entries instead of storing them. Independent of the host protocol: a host operation and
-    an environment server's operation call it alike. ``folder`` limits the archive to one
-    folder of the project (its entries keep their project paths, ``src/…``). An invalid
-    ``source`` (name, envKey,
-    project id, negative time) raises ``ValueError`` here, before anything is streamed.
+    Returns an :class:`ArchiveExport`: ``await export.write_to(sink)`` streams it and returns
+    the summary. Nothing is read until then. ``chunk_size`` (bytes) is the size up to which
+    the export's own bytes are gathered, and :class:`ChunkRelay`'s read size; ``relay`` moves
+    the files' bytes (default: :class:`ChunkRelay`). ``folder`` limits the archive to one
+    folder of the project (its entries keep their project paths, ``src/…``). Independent of
+    the host protocol: a host operation and an environment server's operation call it alike.
+    An invalid ``source`` (name, envKey, project id, negative time) raises ``ValueError``
+    here, before anything is streamed.
     """
-    return ArchiveExport(
-        files, source, chunk_size=chunk_size, deflate_level=deflate_level, folder=folder
-    )
+    return ArchiveExport(files, source, chunk_size=chunk_size, relay=relay, folder=folder)

@@ -4,8 +4,11 @@ Both are thin: the rules live in :mod:`core.archive`.
 
 - ``project.export {project}`` streams the project's deterministic ``.zip`` as the answer's
   body (chunks reach the page as they are produced); the final result is the
-  :class:`~core.archive.export.ArchiveSummary` ``{name, filename, size, sha256, files, bytes,
-  folders, skipped}``, and the audit record carries size, sha256 and counts.
+  :class:`~core.archive.export.ArchiveSummary` ``{name, filename, size, manifest_sha256, files,
+  bytes, folders, skipped}``, and the audit record carries size, manifest sha256 and counts.
+  The files' bytes are moved by the placement's relay (``services.file_relay``; the browser
+  host's moves them outside the Wasm heap), Python's :class:`~core.archive.export.ChunkRelay`
+  where it has none.
 - ``project.import {name?, case_sensitive?}`` takes the zip as the message body, validates
   every entry first (:func:`~core.archive.plan.plan_import`: nothing is created on a refusal),
   then creates a NEW local OPFS project through the catalog and writes the plan into it
@@ -28,6 +31,7 @@ from core.host.operations import Call, Outcome
 from core.host.project_ops import ProjectInfo
 from core.model import Contract
 from core.paths import parse_path
+from core.ports import Sink
 from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 
@@ -102,15 +106,15 @@ async def project_export(call: Call[ExportArgs]) -> Outcome:
         env_key=await local_env_key(call.ctx),
         project_id=opened.manifest.id,
     )
-    export = export_archive(opened.files, source, folder=folder)
-    # The audit record is written after the stream ends; finish() fills its details then.
+    export = export_archive(opened.files, source, relay=call.ctx.services.file_relay, folder=folder)
+    # The audit record is written after the stream ends; write() fills its details then.
     details: dict[str, str | int | bool | None] = {}
 
-    async def finish() -> ArchiveSummary:
-        summary = await export.finish()
+    async def write(sink: Sink) -> ArchiveSummary:
+        summary = await export.write_to(sink)
         details.update(
             size=summary.size,
-            sha256=summary.sha256,
+            manifest_sha256=summary.manifest_sha256,
             files=summary.files,
             bytes=summary.bytes,
             folders=summary.folders,
@@ -123,19 +127,13 @@ async def project_export(call: Call[ExportArgs]) -> Outcome:
         name=source.name,
         filename="",
         size=0,
-        sha256="0" * 64,
+        manifest_sha256="0" * 64,
         files=0,
         bytes=0,
         folders=0,
         skipped=0,
     )
-    return Outcome(
-        placeholder,
-        stream=export.chunks(),
-        finish=finish,
-        project=opened.manifest.id,
-        details=details,
-    )
+    return Outcome(placeholder, writer=write, project=opened.manifest.id, details=details)
 
 
 async def project_import(call: Call[ImportArgs]) -> Outcome:

@@ -15,6 +15,7 @@ from core.policy import Policy
 from core.ports import (
     Clock,
     EnvironmentServers,
+    FileRelay,
     FolderProjects,
     HostState,
     ModuleStore,
@@ -37,8 +38,10 @@ class HostServices:
     this host runs for its peers; ``modules``: the tool modules it may run, with their pins;
     ``connect_sandbox``: how a port handed by the page becomes the tool :class:`Sandbox`;
     ``runtime_probe``: the runtime's memory figures; ``remote``: how it reaches environment
-    servers on other machines (issue 15). ``None`` means the placement has none, and
-    the operations that need one refuse (``sandbox-unavailable``, ``operation-unknown``…).
+    servers on other machines (issue 15); ``file_relay``: how an export moves the files' bytes
+    (``None``: Python's ``core.archive.export.ChunkRelay``). Otherwise ``None`` means the
+    placement has none, and the operations that need one refuse (``sandbox-unavailable``,
+    ``operation-unknown``…).
     ``sandbox`` is the one slot that changes after composition: the sandbox connected now
     (``sandbox.connect`` replaces it; ``None`` until the page hands a port).
     """
@@ -49,6 +52,7 @@ class HostServices:
     connect_sandbox: Callable[[object], Sandbox] | None = None
     runtime_probe: RuntimeProbe | None = None
     remote: RemoteLink | None = None
+    file_relay: FileRelay | None = None
     sandbox: Sandbox | None = None
 
 

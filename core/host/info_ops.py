@@ -20,6 +20,15 @@ class RuntimeFigures(Contract):
     python_allocated_blocks: int | None = Field(
         default=None, ge=0, description="Memory blocks the Python allocator holds (a count)."
     )
+    byte_path_peak_held_bytes: int | None = Field(
+        default=None,
+        ge=0,
+        description="The most file bytes the export's byte path held at once, outside the "
+        "Wasm memory, since the host started (docs/archives.md §4).",
+    )
+    byte_path_bytes: int | None = Field(
+        default=None, ge=0, description="File bytes the export's byte path relayed, in all."
+    )
 
 
 class HostInfo(Contract):

@@ -82,10 +82,13 @@ class Outcome:
     runtime object handed back beside the answer (e.g. a folder handle for a permission
     gesture).
 
-    A streaming operation (e.g. an archive export) sets ``stream``: the pipeline hands each
-    chunk to the transport as it is produced — memory does not grow with the stream's size —
-    and, once the stream is exhausted, awaits ``finish()`` for the final result (which then
-    replaces ``result``) and audits it with ``details``.
+    A streaming operation sets ``stream``: the pipeline hands each chunk to the transport as
+    it is produced — memory does not grow with the stream's size — and, once the stream is
+    exhausted, awaits ``finish()`` for the final result (which then replaces ``result``) and
+    audits it with ``details``. Or it sets ``writer`` (an archive export): the pipeline calls
+    ``writer(sink)`` with the transport's sink, which hands the bytes to it in order and
+    returns the final result; a relay may then move bytes to that sink without Python
+    (:class:`~core.ports.FileRelay`).
     """
 
     result: Contract
@@ -93,6 +96,7 @@ class Outcome:
     attachment: object = None
     stream: AsyncIterator[bytes] | None = None
     finish: Callable[[], Awaitable[Contract]] | None = None
+    writer: Callable[[Sink], Awaitable[Contract]] | None = None
     project: str | None = None
     rule: str = "admitted"
     details: dict[str, str | int | bool | None] = field(default_factory=dict)

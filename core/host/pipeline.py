@@ -299,7 +299,7 @@ class Host:
                 outcome = await op.handler(call)
         else:
             outcome = await op.handler(call)
-        if outcome.stream is not None:
+        if outcome.stream is not None or outcome.writer is not None:
             outcome = await _drain(outcome, sink)
         logged = None
         if op.audited:
@@ -398,13 +398,18 @@ def _validate(op: Operation, args: dict[str, Any]) -> Any:
 
 async def _drain(outcome: Outcome, sink: Sink | None) -> Outcome:
     gathered: list[bytes] = []
-    assert outcome.stream is not None
-    async for chunk in outcome.stream:
-        if sink is None:
-            gathered.append(chunk)
-        else:
-            await sink(chunk)
-    result = await outcome.finish() if outcome.finish is not None else outcome.result
+
+    async def gather(chunk: bytes) -> None:
+        gathered.append(chunk)
+
+    target = gather if sink is None else sink
+    if outcome.writer is not None:
+        result = await outcome.writer(target)
+    else:
+        assert outcome.stream is not None
+        async for chunk in outcome.stream:
+            await target(chunk)
+        result = await outcome.finish() if outcome.finish is not None else outcome.result
     return Outcome(
         result,
         body=b"".join(gathered) if sink is None else None,

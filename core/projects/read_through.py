@@ -22,6 +22,12 @@ class ReadThrough:
     def __init__(self, files: ProjectFiles) -> None:
         self._files = files
 
+    @property
+    def reads_from(self) -> ProjectFiles:
+        """The wrapped files, which every read goes to unchanged (a placement's relay reads
+        them directly: :class:`~core.ports.FileRelay`)."""
+        return self._files
+
     async def read(self, path: ProjectPath) -> bytes:
         """See :meth:`core.ports.ProjectFiles.read`."""
         return await self._files.read(path)

@@ -24,6 +24,6 @@ export async function exportProject(app, p, progress, folder = "") {
   const blob = answer.stream ?? new Blob([]);
   show(`Exported ${what} (${formatBytes(blob.size)}) — done`, total, total);
   downloadBlob(blob, answer.result.filename || `${p.name}.zip`);
-  showNotice(`Exported ${what}: ${answer.result.files} files, ${formatBytes(blob.size)}, sha256 ${answer.result.sha256}.`);
+  showNotice(`Exported ${what}: ${answer.result.files} files, ${formatBytes(blob.size)}, manifest sha256 ${answer.result.manifest_sha256}.`);
   return answer;
 }

@@ -264,7 +264,7 @@ async function renderPeer(node, app, env) {
     const blob = answer.stream ?? new Blob([]);
     showProgress(`Exported ${project.name} from ${env.name} (${formatBytes(blob.size)}) — done`, total, total);
     download(blob, `${project.name}.zip`);
-    showNotice(`Exported ${project.name}: ${formatBytes(blob.size)}, sha256 ${answer.result.result.sha256 ?? ""}.`);
+    showNotice(`Exported ${project.name}: ${formatBytes(blob.size)}, manifest sha256 ${answer.result.result.manifest_sha256 ?? ""}.`);
   };
 
   const tree = el("section", { id: "peer-tree", "aria-label": "Files of a peer project", hidden: true });

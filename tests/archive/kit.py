@@ -63,12 +63,12 @@ def export(
 ) -> tuple[bytes, ArchiveSummary, list[bytes]]:
     """Export ``files`` to the end: ``(archive bytes, summary, the chunks as handed out)``."""
     job: ArchiveExport = export_archive(files, source, **kwargs)
+    chunks: list[bytes] = []
 
-    async def drain() -> tuple[list[bytes], ArchiveSummary]:
-        chunks = [chunk async for chunk in job.chunks()]
-        return chunks, await job.finish()
+    async def sink(chunk: bytes) -> None:
+        chunks.append(chunk)
 
-    chunks, summary = run(drain())
+    summary = run(job.write_to(sink))
     return b"".join(chunks), summary, chunks
 
 
@@ -189,3 +189,27 @@ def storage(h: HostHarness) -> tuple[Any, ...]:
     listed = h.ok("project.list")["projects"]
     roots = {pid: tree(root, meta=True) for pid, root in h.roots.roots.items()}
     return listed, roots, sorted(h.folders.folders)
+
+
+# ---- the golden project ------------------------------------------------------------------
+
+GOLDEN_BIG = "media/big.bin"
+GOLDEN_FILES = {
+    "README.md": b"# golden\n",
+    UNICODE_PATH: "Привет, мир — ü 📦\n".encode(),
+    "assets/logo.bin": BINARY,
+    "docs/a b/c.txt": b"spaces",
+    # over the browser byte path's one-piece bound (8 MiB): hashed by the streaming hasher
+    GOLDEN_BIG: bytes(range(256)) * (17 << 12) + b"the end",
+}
+GOLDEN_FOLDERS = ("empty/inner",)
+GOLDEN_SOURCE = ExportSource("Golden ü", NOW_MS, ENV_KEY, "p_00000000000000aa")
+GOLDEN_SHA256 = "32b561aa747d117323b35b331096c647e837784ef59f17f59a18e9472d0d1d3d"
+"""The sha256 of the golden project's archive (:func:`golden`, :data:`GOLDEN_SOURCE`). Recorded
+once from an export whose bytes equal those CPython's :mod:`zipfile` writes for the same entries
+(``tests/archive/test_zipformat.py``); it changes only when the archive format does."""
+
+
+def golden() -> MemoryProjectFiles:
+    """The golden project: every kind of entry, one file over the byte path's one-piece bound."""
+    return project(GOLDEN_FILES, folders=GOLDEN_FOLDERS)

@@ -32,7 +32,8 @@ def test_export_answers_the_archive_as_body_and_a_summary_as_result() -> None:
     answer, body = _export(h, pid)
     result = answer["result"]
     assert result["size"] == len(body)
-    assert result["sha256"] == hashlib.sha256(body).hexdigest()
+    manifest = zipfile.ZipFile(io.BytesIO(body)).read(MANIFEST_NAME)
+    assert result["manifest_sha256"] == hashlib.sha256(manifest).hexdigest()
     assert result["files"] == 3 and result["bytes"] == sum(len(d) for d in FILES.values())
     assert result["name"] == "Проект-ü-📦" and result["filename"] == "Проект-ü-📦.zip"
     archive = zipfile.ZipFile(io.BytesIO(body))
@@ -40,14 +41,15 @@ def test_export_answers_the_archive_as_body_and_a_summary_as_result() -> None:
         assert archive.read(path) == data
 
 
-def test_export_is_audited_with_size_sha256_and_counts() -> None:
+def test_export_is_audited_with_size_manifest_sha256_and_counts() -> None:
     h = HostHarness()
     pid = new_project(h, "P", FILES)
     answer, body = _export(h, pid)
     record = h.sink.records[answer["logged"]]
     assert record["op"] == "project.export" and record["decision"] == "admitted"
     assert record["project"] == pid
-    assert record["details"]["sha256"] == hashlib.sha256(body).hexdigest()
+    manifest = zipfile.ZipFile(io.BytesIO(body)).read(MANIFEST_NAME)
+    assert record["details"]["manifest_sha256"] == hashlib.sha256(manifest).hexdigest()
     assert record["details"]["size"] == len(body)
     assert record["details"]["files"] == 3
 
@@ -72,7 +74,10 @@ def test_export_chunks_reach_the_sink_before_the_answer() -> None:
     assert answer["ok"] and body is None
     assert len(chunks) >= 3
     assert max(len(c) for c in chunks) <= 2 * (1 << 20) + (64 << 10)
-    assert answer["result"]["sha256"] == hashlib.sha256(b"".join(chunks)).hexdigest()
+    whole = b"".join(chunks)
+    assert answer["result"]["size"] == len(whole)
+    manifest = zipfile.ZipFile(io.BytesIO(whole)).read(MANIFEST_NAME)
+    assert answer["result"]["manifest_sha256"] == hashlib.sha256(manifest).hexdigest()
 
 
 def test_export_names_the_local_environment_as_source() -> None:

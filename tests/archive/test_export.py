@@ -119,7 +119,8 @@ def test_python_zipfile_opens_the_export_and_the_manifest_sha256s_match() -> Non
 def test_summary_describes_the_archive_bytes() -> None:
     data, summary, _ = export(sample())
     assert summary.size == len(data)
-    assert summary.sha256 == hashlib.sha256(data).hexdigest()
+    manifest = zipfile.ZipFile(io.BytesIO(data)).read(MANIFEST_NAME)
+    assert summary.manifest_sha256 == hashlib.sha256(manifest).hexdigest()
     assert summary.name == SOURCE.name
     assert summary.filename == "Проект-ü-📦.zip"
 
@@ -162,43 +163,35 @@ def test_an_empty_project_exports_a_manifest_only() -> None:
     assert summary.files == 0
 
 
-def test_deflate_is_an_option_and_stays_deterministic() -> None:
-    files = project({"text.txt": b"abc" * 10_000, "bin": BINARY})
-    first, _, _ = export(files, deflate_level=6)
-    second, _, _ = export(files, deflate_level=6)
-    assert first == second
-    archive = zipfile.ZipFile(io.BytesIO(first))
-    assert archive.getinfo("text.txt").compress_type == zipfile.ZIP_DEFLATED
+def test_every_entry_is_stored_even_text_that_would_compress() -> None:
+    """docs/archives.md §1: stored, so the bytes depend on no runtime's compressor."""
+    data, _, _ = export(project({"text.txt": b"abc" * 10_000, "bin": BINARY}))
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    assert {i.compress_type for i in archive.infolist()} == {zipfile.ZIP_STORED}
     assert archive.read("text.txt") == b"abc" * 10_000
-    assert len(first) < len(export(files)[0])
 
 
-def test_an_export_streams_once_and_finishes_only_at_its_end() -> None:
+def test_an_export_streams_once() -> None:
     job = export_archive(sample(), SOURCE)
-    with pytest.raises(RuntimeError):
-        run(job.finish())
 
-    async def twice() -> None:
-        async for _ in job.chunks():
-            pass
-        async for _ in job.chunks():
-            pass
+    async def drop(chunk: bytes) -> None:
+        pass
 
+    run(job.write_to(drop))
     with pytest.raises(RuntimeError):
-        run(twice())
+        run(job.write_to(drop))
 
 
 def test_a_file_that_vanishes_mid_export_refuses_the_export() -> None:
     files = sample()
     job = export_archive(files, SOURCE, chunk_size=16)
 
-    async def drain() -> None:
-        async for _ in job.chunks():
-            if await files.stat(parse_path("assets/logo.bin")) is not None:
-                await files.delete(parse_path("assets/logo.bin"))
+    async def sink(chunk: bytes) -> None:
+        if await files.stat(parse_path("assets/logo.bin")) is not None:
+            await files.delete(parse_path("assets/logo.bin"))
 
     with pytest.raises(Refused) as caught:
-        run(drain())
+        run(job.write_to(sink))
     assert caught.value.code == Code.FILE_NOT_FOUND
 
 
@@ -245,8 +238,13 @@ def test_exported_at_is_the_newest_change_so_an_unchanged_project_re_exports_ide
 
     async def export() -> tuple[bytes, str]:
         job = export_archive(files, ExportSource("p", None, changed_at_ms=1_600_000_000_000))
-        data = b"".join([c async for c in job.chunks()])
-        await job.finish()
+        chunks: list[bytes] = []
+
+        async def sink(chunk: bytes) -> None:
+            chunks.append(chunk)
+
+        await job.write_to(sink)
+        data = b"".join(chunks)
         assert job.manifest is not None
         return data, job.manifest.exported_at
 

@@ -1,4 +1,10 @@
-"""The editor bundle: the pinned CodeMirror 6 packages, bundled at build time into one module.
+"""The vendor bundles: pinned npm packages, bundled at build time, each into one module.
+
+- the editor: CodeMirror 6 (:func:`bundle_editor`);
+- the byte path's hashers: ``hash-wasm``'s streaming sha256 and crc32 (:func:`bundle_hashes`,
+  imported by ``worker/byte-path.mjs``; docs/archives.md §4).
+
+The editor bundle:
 
 ``page/editor/codemirror-entry.mjs`` is bundled by the pinned esbuild (``package.json``
 devDependencies, installed by ``npm ci``; never fetched at run time, never from a CDN) into::
@@ -22,11 +28,14 @@ from pathlib import Path
 
 from worker.sitebuild.wheels import BuildError
 
-__all__ = ["ENTRY", "bundle_editor"]
+__all__ = ["ENTRY", "HASHES_ENTRY", "bundle_editor", "bundle_hashes"]
 
 ENTRY = "page/editor/codemirror-entry.mjs"
 OUT_NAME = "codemirror.mjs"
 LICENSES_NAME = "codemirror.LICENSES.txt"
+HASHES_ENTRY = "worker/sitebuild/hashes-entry.mjs"
+HASHES_OUT_NAME = "hash-wasm.mjs"
+HASHES_LICENSES_NAME = "hash-wasm.LICENSES.txt"
 ESBUILD_ARGS = (
     "--bundle",
     "--format=esm",
@@ -63,9 +72,9 @@ def _package_of(input_path: str) -> str | None:
     return "/".join(parts[i + 1 : i + 3]) if parts[i + 1].startswith("@") else parts[i + 1]
 
 
-def _licences(root: Path, packages: set[str]) -> str:
+def _licences(root: Path, packages: set[str], bundle: str = OUT_NAME) -> str:
     blocks = [
-        "Third-party software bundled in codemirror.mjs (built from package-lock.json).\n"
+        f"Third-party software bundled in {bundle} (built from package-lock.json).\n"
         "Each package below is reproduced under its own licence.\n"
     ]
     for name in sorted(packages):
@@ -92,6 +101,17 @@ def bundle_editor(root: Path, dest: Path) -> list[str]:
     Raises :class:`BuildError` when esbuild is missing or not the pinned version, when the
     bundle fails or imports another module, or when a bundled package ships no licence file.
     """
+    return _bundle(root, dest, ENTRY, OUT_NAME, LICENSES_NAME)
+
+
+def bundle_hashes(root: Path, dest: Path) -> list[str]:
+    """Bundle ``hash-wasm``'s sha256 and crc32 into ``dest`` (``dist/vendor/hash-wasm.mjs``,
+    its licence beside it); return the bundled package names. Raises like
+    :func:`bundle_editor`."""
+    return _bundle(root, dest, HASHES_ENTRY, HASHES_OUT_NAME, HASHES_LICENSES_NAME)
+
+
+def _bundle(root: Path, dest: Path, entry: str, out_name: str, licenses_name: str) -> list[str]:
     esbuild = _pinned_esbuild(root)
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,9 +119,9 @@ def bundle_editor(root: Path, dest: Path) -> list[str]:
         done = subprocess.run(
             [
                 str(esbuild),
-                ENTRY,
+                entry,
                 *ESBUILD_ARGS,
-                f"--outfile={dest / OUT_NAME}",
+                f"--outfile={dest / out_name}",
                 f"--metafile={meta_path}",
             ],
             cwd=root,
@@ -110,12 +130,12 @@ def bundle_editor(root: Path, dest: Path) -> list[str]:
             check=False,
         )
         if done.returncode != 0:
-            raise BuildError(f"bundling {ENTRY} failed:\n{done.stdout}\n{done.stderr}")
+            raise BuildError(f"bundling {entry} failed:\n{done.stdout}\n{done.stderr}")
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     inputs = meta["inputs"]
     imports = [i["path"] for out in meta["outputs"].values() for i in out.get("imports", [])]
     if imports:  # one module: nothing else is fetched when the editor loads
-        raise BuildError(f"the editor bundle imports other modules: {imports}")
+        raise BuildError(f"the bundle {out_name} imports other modules: {imports}")
     packages = {p for p in map(_package_of, inputs) if p is not None}
-    (dest / LICENSES_NAME).write_text(_licences(root, packages), encoding="utf-8")
+    (dest / licenses_name).write_text(_licences(root, packages, out_name), encoding="utf-8")
     return sorted(packages)

@@ -12,6 +12,7 @@ Layout::
     dist/plugins/examples/*.zip     ← the example plugin packages, to download and install
     dist/vendor/codemirror.mjs      ← the editor: pinned CodeMirror 6, bundled by esbuild
     dist/vendor/codemirror.LICENSES.txt ← the bundled packages' licences
+    dist/vendor/hash-wasm.mjs       ← the byte path's sha256 and crc32: pinned hash-wasm, bundled
     dist/sw.js                      ← page/sw.js stamped with the build and its files
     dist/site-manifest.json         ← every file with size and sha256 (progress, precache)
 """
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from pyodide_lock.spec import InfoSpec, PackageSpec, PyodideLockSpec
 
-from worker.sitebuild.bundle import bundle_editor
+from worker.sitebuild.bundle import bundle_editor, bundle_hashes
 from worker.sitebuild.bytecode import compile_bytecode
 from worker.sitebuild.offline import SW_NAME, stamp_service_worker
 from worker.sitebuild.wheels import (
@@ -282,6 +283,7 @@ def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
     _copy_tools(root, dist / "tools")
     _copy_plugins(root, dist / "plugins" / "examples")
     editor = bundle_editor(root, dist / "vendor")
+    hashes = bundle_hashes(root, dist / "vendor")
     _manifest(root, dist, lock.target.pyodide, packages, own)
     total = sum(f.stat().st_size for f in dist.rglob("*") if f.is_file())
     return {
@@ -290,4 +292,5 @@ def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
         "packages": packages,
         "own_wheel": own.name,
         "editor_packages": editor,
+        "hash_packages": hashes,
     }

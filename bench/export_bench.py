@@ -1,0 +1,195 @@
+"""Export throughput and peak worker memory, against CPython's ``zipfile`` in the same run.
+
+A mixed project (``bench.archive_bench.mixed_files``: text, incompressible binary, zeros) of
+``export_mb`` MB is put straight into OPFS by ``bench/tools.html`` (see :mod:`bench.site`) and
+exported with ``project.export`` from the page (chunks streamed to the page), ``runs`` times,
+each timed in the page. The host worker's memory is sampled every 200 ms during the first
+export: peak extra = the growth of the Wasm memory (``host.info``), the JS heap and the
+ArrayBuffers outside the Wasm memory (CDP) over the figures before, summed. The baseline is
+CPython's ``zipfile`` (stored) on this machine writing the same files, read from disk, to a
+zip on disk, ``runs`` times, right after. Throughput is project bytes / s (MB = 10⁶).
+
+``hash_limits`` records sha256 and crc32 throughput (MB/s) of the same 16 MiB in the host's
+Python (Pyodide) and in CPython here: what bounded the export while its bytes went through
+Python (before issue 18's byte path).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+import tempfile
+import time
+import zipfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Playwright
+
+from bench import host
+from bench.archive_bench import mixed_files
+from bench.browser import Profile
+from bench.site import BenchSite
+from bench.stats import ratio, runs
+
+__all__ = ["measure"]
+
+MB = 1_000_000
+HOST_WORKER = "worker/host.mjs"
+GOAL_RATIO = 0.6
+PEAK_GOAL_BYTES = 64 * 2**20
+
+EXPORT_START = """
+([project]) => {
+  window.__export = null;
+  const start = performance.now();
+  window.voicebox.host.call("project.export", { project }).then(
+    (answer) => { window.__export = { ok: true, ms: performance.now() - start,
+                                      size: answer.stream ? answer.stream.size : 0,
+                                      result: answer.result }; },
+    (err) => { window.__export = { ok: false, code: err.code, message: err.message }; });
+}
+"""
+
+LIMITS = """
+import hashlib, json, time, zlib
+data = bytes(range(256)) * 4096 * 16
+
+def rate(fn):
+    best = 1e9
+    for _ in range(3):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return round(len(data) / 1e6 / best, 1)
+
+json.dumps({"sha256_mb_per_s": rate(lambda: hashlib.sha256(data).digest()),
+            "crc32_mb_per_s": rate(lambda: zlib.crc32(data))})
+"""
+
+
+def _memory(profile: Profile, gc: bool = True) -> dict[str, int]:
+    """The host worker's memory, bytes: its Wasm memory (``host.info``) and JS heap (CDP)."""
+    runtime = host.ok(profile, "host.info").get("runtime") or {}
+    return {
+        "wasm_memory_bytes": int(runtime.get("wasm_memory_bytes") or 0),
+        **profile.worker_memory(HOST_WORKER, gc=gc),
+    }
+
+
+def _rate(fn: Any, size: int) -> float:
+    best = 1e9
+    for _ in range(3):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return round(size / 1e6 / best, 1)
+
+
+def _limits(profile: Profile, site: BenchSite) -> dict[str, Any]:
+    """sha256 and crc32 throughput (MB/s) of the same 16 MiB in the host's Python (a lab worker
+    booted like the host), in the worker's JavaScript and in CPython here."""
+    profile.open_tools(site.url)
+    inside = json.loads(profile.evaluate("(code) => window.benchLab(code)", LIMITS))
+    data = bytes(range(256)) * 4096 * 16
+    native = {
+        "sha256_mb_per_s": _rate(lambda: hashlib.sha256(data).digest(), len(data)),
+        "crc32_mb_per_s": _rate(lambda: zlib.crc32(data), len(data)),
+    }
+    return {"pyodide": inside, "cpython": native}
+
+
+def _cpython_zipfile(site: BenchSite, name: str, run_count: int) -> dict[str, Any]:
+    """CPython's zipfile (stored) writing the export project's files from disk to disk."""
+    with tempfile.TemporaryDirectory(prefix="vbx-zip-") as tmp:
+        src = Path(tmp) / "src"
+        paths = []
+        total = 0
+        for path, data in site.project_files(name):
+            target = src / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            paths.append(path)
+            total += len(data)
+        rates = []
+        for _ in range(run_count):
+            start = time.perf_counter()
+            with zipfile.ZipFile(Path(tmp) / "out.zip", "w") as archive:
+                for path in sorted(paths):
+                    archive.write(src / path, path)
+            rates.append(total / MB / (time.perf_counter() - start))
+    return {"mb_per_s": runs(rates), "bytes": total}
+
+
+def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: float) -> dict:
+    """Run the export measurement (see module docstring)."""
+    export_files = mixed_files(int(export_mb * MB), seed=3)
+    export_info = site.add_project("export", sorted(export_files.items()))
+    del export_files
+    figures: dict[str, Any] = {}
+    with Profile(playwright) as profile:
+        profile.goto(site.url)
+        profile.wait_status()
+        pid = host.ok(profile, "project.create", {"name": "export"})["project"]["id"]
+        profile.open_tools(site.url)
+        profile.evaluate("([n, id]) => window.benchPopulate(n, id)", ["export", pid])
+        profile.goto(site.url)
+        profile.wait_status()
+        base = _memory(profile)
+        seconds = []
+        peak = dict(base)
+        samples_taken = 0
+        result: dict[str, Any] = {}
+        for i in range(run_count):
+            profile.evaluate(EXPORT_START, [pid])
+            while True:
+                if i == 0:
+                    now = _memory(profile, gc=False)
+                    samples_taken += 1
+                    for key in peak:
+                        peak[key] = max(peak[key], now[key])
+                result = profile.evaluate("() => window.__export")
+                if result is not None:
+                    break
+                profile.page.wait_for_timeout(200)
+            if not result["ok"]:
+                raise RuntimeError(f"export refused: {result}")
+            seconds.append(result["ms"] / 1000)
+        after = _memory(profile)
+        rates = [export_info["bytes"] / MB / s for s in seconds]
+        figures = {
+            "project_files": export_info["files"],
+            "project_bytes": export_info["bytes"],
+            "archive_bytes": result["size"],
+            "host_mb_per_s": runs(rates),
+            "memory_before": base,
+            "memory_peak_during_first": peak,
+            "memory_after": after,
+            "memory_samples": samples_taken,
+            "peak_extra_bytes": sum(
+                max(peak[k] - base[k], 0)
+                for k in ("wasm_memory_bytes", "backing_store_bytes", "js_heap_used_bytes")
+            ),
+        }
+        figures["hash_limits"] = _limits(profile, site)
+        errors = list(profile.console_errors)
+    figures["cpython_zipfile"] = _cpython_zipfile(site, "export", run_count)
+    figures["console_errors"] = errors[:10]
+    host_rate = statistics.median(rates)
+    zip_rate = figures["cpython_zipfile"]["mb_per_s"]["median"]
+    goals = {
+        "export_vs_cpython_zipfile": {
+            "ratio": ratio(host_rate, zip_rate),
+            "figure_mb_per_s": {"host": round(host_rate, 1), "cpython_zipfile": round(zip_rate, 1)},
+            "goal": f">= {GOAL_RATIO}",
+            "met": host_rate >= GOAL_RATIO * zip_rate,
+        },
+        "export_peak_extra_memory": {
+            "value": figures["peak_extra_bytes"],
+            "goal": "<= 64 MiB",
+            "met": figures["peak_extra_bytes"] <= PEAK_GOAL_BYTES,
+        },
+    }
+    return {"figures": figures, "goals": goals}

@@ -1,0 +1,111 @@
+"""The export's byte path in the browser: files move OPFS → worker JavaScript → page without
+entering the Wasm heap (docs/archives.md §4; issue 18).
+
+:class:`OpfsRelay` is the host's :class:`~core.ports.FileRelay`. The export
+(:mod:`core.archive.export`) decides every entry and makes every byte around the files' data;
+for a batch of files it hands the relay a plan — each file's path, the bytes before it
+(``lead``: headers), the bytes after it (``after``: its data descriptor) and where in those the
+measured CRC-32 and size go — and the relay asks ``relayFiles`` in ``worker/byte-path.mjs`` (the
+module ``voicebox_bytes``) to post them and the files' bytes to the page, hashing on the way
+(WebCrypto sha256 for a file within :data:`WHOLE_FILE_BYTES`, hash-wasm's streaming sha256
+beyond; hash-wasm crc32). Python gets back only ``{size, crc32, sha256}`` per file.
+
+It does so only when the bytes can go straight to the page: the sink is this worker's
+:class:`WorkerSink` and the files are an OPFS or picked-folder root
+(:class:`~browser_host.opfs.HandleProjectFiles`, possibly behind the catalog's read-through
+wrappers). Otherwise — an environment server's export, whose bytes go to a peer — it is
+:class:`~core.archive.export.ChunkRelay`, in Python; both give the same archive bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pyodide.ffi import to_js
+
+from browser_host.jsutil import JS_ERRORS, js_options, refusal_from_js, settle
+from browser_host.opfs import HandleProjectFiles
+from core.archive.export import ChunkRelay
+from core.ports import ProjectFiles, Relayed, RelayItem, Sink
+from core.projects.read_through import ReadThrough
+
+__all__ = ["CHUNK_BYTES", "WHOLE_FILE_BYTES", "OpfsRelay", "WorkerSink", "byte_path_figures"]
+
+WHOLE_FILE_BYTES = 8 << 20
+"""A file up to this size is read in one piece and hashed by WebCrypto (which cannot stream)."""
+CHUNK_BYTES = 8 << 20
+"""A larger file is read, hashed and posted in pieces of this size."""
+
+
+def _bytes_module() -> Any:
+    """The worker's ``voicebox_bytes`` (``worker/byte-path.mjs``), or None where it is not
+    registered (an environment server's worker)."""
+    try:
+        import voicebox_bytes  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return voicebox_bytes
+
+
+class WorkerSink:
+    """Where one call's streaming answer goes: ``emit``, the worker's JS function that posts a
+    chunk to the page (transferred). A :data:`~core.ports.Sink`: call it with bytes."""
+
+    def __init__(self, emit: Any) -> None:
+        self.emit = emit
+
+    async def __call__(self, chunk: bytes) -> None:
+        """Post ``chunk`` (bytes made in Python) to the page."""
+        self.emit(to_js(chunk))
+
+
+def _handle_files(files: ProjectFiles) -> HandleProjectFiles | None:
+    while isinstance(files, ReadThrough):
+        files = files.reads_from
+    return files if isinstance(files, HandleProjectFiles) else None
+
+
+class OpfsRelay:
+    """See the module docstring; ``fallback`` is the relay used when the bytes cannot go
+    straight to the page."""
+
+    def __init__(self, fallback: ChunkRelay | None = None) -> None:
+        self._fallback = fallback or ChunkRelay()
+
+    async def relay(
+        self, files: ProjectFiles, items: Sequence[RelayItem], sink: Sink
+    ) -> list[Relayed]:
+        """See :meth:`core.ports.FileRelay.relay`. Refuses ``file-not-found`` (a file went
+        away), ``storage-failed`` (one could not be read, e.g. it changed while read)."""
+        module = _bytes_module()
+        root = _handle_files(files)
+        if module is None or root is None or not isinstance(sink, WorkerSink):
+            return await self._fallback.relay(files, items, sink)
+        plan = [
+            js_options(
+                parts=to_js(list(item.path.parts)),
+                lead=to_js(item.lead),
+                after=to_js(item.after),
+                fill=to_js([list(f) for f in item.fill]),
+            )
+            for item in items
+        ]
+        try:
+            out = await settle(
+                module.relayFiles(
+                    root.root_handle, to_js(plan), sink.emit, WHOLE_FILE_BYTES, CHUNK_BYTES
+                )
+            )
+        except JS_ERRORS as exc:
+            raise refusal_from_js(exc, "Reading the project's files failed") from None
+        return [Relayed(int(r.size), int(r.crc32), str(r.sha256)) for r in out]
+
+
+def byte_path_figures() -> dict[str, int]:
+    """``{"files", "bytes", "peak_held_bytes"}`` the byte path relayed since the worker started
+    (``peak_held_bytes``: the most file bytes it held at once); zeros where it is absent."""
+    module = _bytes_module()
+    if module is None:
+        return {"files": 0, "bytes": 0, "peak_held_bytes": 0}
+    return {k: int(v) for k, v in module.bytePathFigures().to_py().items()}
