@@ -255,6 +255,26 @@ def test_pair_a_remote_by_code_browse_export_it_and_lose_it_without_a_credential
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "remote-paired.png"), full_page=False)
 
+        # a fenced command, sent by the host with the bearer it holds: refused while the
+        # operator has exec off, then it runs in the project's folder on the server
+        page.click(f"tr[data-project='{pid}'] button:text-is('Command…')")
+        page.fill("#command-argv", "printf\nhello %s\nremote")
+        page.click("#run-command")
+        page.wait_for_selector(".alert-error .refusal-code", timeout=UI_S)
+        assert page.text_content(".alert-error .refusal-code") == "tool-disabled"
+        done = cli(rig.server.root, "policy", "--exec", "on")
+        assert done.returncode == 0, done.stderr
+        page.click("#run-command")
+        page.wait_for_selector("#command-output", timeout=UI_S)
+        assert page.text_content("#command-output") == "hello remote"
+        assert page.text_content("#command-status").startswith("exit status 0")
+        page.select_option("#command-kind", "git/init")
+        page.click("#run-command")
+        page.wait_for_function(
+            "() => document.querySelector('#command-output')?.textContent === ''", timeout=UI_S
+        )
+        assert (rig.server.root / "projects" / pid / ".git").is_dir()
+
         # custody: nothing the page received, nothing at rest in clear
         secrets = _secrets_at_rest(host)
         assert any(s.startswith("vbx_") for s in secrets), "the remote's bearer is sealed here"

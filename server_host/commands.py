@@ -41,6 +41,7 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError
 
+from core.custody.remote import CommandRun
 from core.model import Contract
 from core.refusals import Code, Refused
 
@@ -107,19 +108,8 @@ class GitConfigArgs(ProjectArgs):
     value: str = Field(max_length=1000)
 
 
-class RunResult(Contract):
-    """What a command did (see the module docstring). ``exit_status`` is the exit code, or
-    ``-N`` when signal ``N`` ended it; ``output_b64`` the kept output, base64."""
-
-    model_config = Contract.model_config | {"serialize_by_alias": True}
-
-    exit_status: int = Field(alias="exitStatus")
-    duration_ms: int = Field(alias="durationMs")
-    timed_out: bool = Field(alias="timedOut")
-    truncated: bool
-    output_bytes: int = Field(alias="outputBytes")
-    output_sha256: str = Field(alias="outputSha256")
-    output_b64: str = Field(alias="outputB64")
+RunResult = CommandRun
+"""What a command did: the wire contract :class:`core.custody.remote.CommandRun`."""
 
 
 def check_argv(argv: tuple[str, ...]) -> None:

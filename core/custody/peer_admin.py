@@ -38,9 +38,13 @@ from core.custody.pair_code import env_fingerprint
 from core.custody.pairing import PAIRINGS_DOC, PairingStore, load_pairings
 from core.custody.peer_answers import invalid_answer, relayed_refusal
 from core.custody.remote import (
+    CommandAnswer,
+    FencedCommand,
     allowed_origins,
+    command_url,
     local_name,
     parse_claim,
+    parse_command_answer,
     parse_identity,
     refusal_from_answer,
     remote_origin,
@@ -255,6 +259,34 @@ class PeerAdmin:
             for k in ("revoked", "channelsClosed", "logged")
             if isinstance(answer.get(k), int)
         }
+
+    async def fenced(
+        self, env_key: str, command: FencedCommand, body: dict[str, Any]
+    ) -> CommandAnswer:
+        """Run one fenced ``command`` (``exec``, ``git/init``, ``git/config``) in the remote
+        ``env_key`` with the bearer this host holds (seed 002 §4): the server admits it, runs it
+        and audits it. ``body`` is the route's JSON body (``{project, argv, timeLimitMs}``…).
+
+        Refuses ``unknown-environment`` (not a remote), ``environment-not-paired`` (no bearer
+        here), ``environment-unreachable``, ``peer-answer-invalid``, and whatever the server
+        refuses by code (``tool-disabled``, ``read-only-mode``, ``pairing-revoked`` — which also
+        marks the bearer revoked here —, ``args-invalid``…).
+        """
+        origin, bearer = await self.remote(env_key)
+        if bearer is None:
+            raise Refused(Code.ENVIRONMENT_NOT_PAIRED, field="envKey")
+        status, text = await self._remote_link().request(
+            "POST",
+            command_url(origin, env_key, command),
+            json.dumps(body),
+            authorization=f"Bearer {bearer.reveal()}",
+        )
+        refused = refusal_from_answer(status, text)
+        if refused is not None:
+            if refused.code == Code.PAIRING_REVOKED:
+                await self._mark_revoked(env_key)
+            raise refused
+        return parse_command_answer(text)
 
     async def _mark_revoked(self, env_key: str) -> None:
         pairings = await load_pairings(self._state)

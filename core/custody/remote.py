@@ -34,13 +34,20 @@ from core.refusals import Code, Refused
 from core.secret import Secret
 
 __all__ = [
+    "FENCED_COMMANDS",
+    "MAX_COMMAND_OUTPUT_CHARS",
     "RECONNECT_DELAYS_MS",
     "ClaimAnswer",
+    "CommandAnswer",
+    "CommandRun",
+    "FencedCommand",
     "RemoteState",
     "allowed_origins",
     "channel_url",
+    "command_url",
     "local_name",
     "parse_claim",
+    "parse_command_answer",
     "parse_identity",
     "refusal_from_answer",
     "remote_origin",
@@ -178,6 +185,54 @@ def local_name(server_name: str, environments: Environments) -> str:
     while name in taken:
         name, n = f"{folded}-{n}", n + 1
     return name
+
+
+MAX_COMMAND_OUTPUT_CHARS = 1_000_000
+"""The most of a fenced command's kept output the host hands the page, in characters."""
+
+FENCED_COMMANDS = ("exec", "git/init", "git/config")
+"""The fenced environment commands of seed 002 §4, by their route's last part."""
+
+FencedCommand = Literal["exec", "git/init", "git/config"]
+
+
+def command_url(origin: str, env_key: str, command: FencedCommand) -> str:
+    """``POST`` route of a fenced ``command`` at the server ``origin`` for ``env_key``
+    (``/api/environments/:key/exec``, ``…/git/init``, ``…/git/config``)."""
+    return f"{origin}/api/environments/{env_key}/{command}"
+
+
+class CommandRun(Contract):
+    """What one fenced command did (seed 002 §4; docs/remote.md): ``exit_status`` is the exit
+    code, or ``-N`` when signal ``N`` ended it; ``duration_ms`` in ms; ``timed_out`` when the
+    time limit killed its process group; ``truncated`` when the output cap cut it;
+    ``output_bytes`` and ``output_sha256`` of the whole output; ``output_b64`` what was kept,
+    base64. The server answers this plus its audit number ``logged``."""
+
+    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+
+    exit_status: int = Field(alias="exitStatus")
+    duration_ms: int = Field(alias="durationMs", ge=0)
+    timed_out: bool = Field(alias="timedOut")
+    truncated: bool
+    output_bytes: int = Field(alias="outputBytes", ge=0)
+    output_sha256: str = Field(alias="outputSha256", pattern=r"^[0-9a-f]{64}$")
+    output_b64: str = Field(alias="outputB64", max_length=16 * 1024 * 1024)
+
+
+class CommandAnswer(CommandRun):
+    """A fenced command's answer as the server sends it: :class:`CommandRun` and ``logged``
+    (its audit number, ``None`` without an audit root)."""
+
+    logged: int | None = None
+
+
+def parse_command_answer(text: str) -> CommandAnswer:
+    """The server's answer to a fenced command; refuses ``peer-answer-invalid``."""
+    try:
+        return CommandAnswer.model_validate_json(text)
+    except ValidationError:
+        raise _invalid("its command answer has the wrong shape") from None
 
 
 def refusal_from_answer(status: int, text: str) -> Refused | None:

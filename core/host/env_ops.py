@@ -21,9 +21,10 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -32,13 +33,14 @@ from core.custody.pair_code import env_fingerprint
 from core.custody.pairing import load_pairings
 from core.custody.peer_admin import PeerAdmin
 from core.custody.peer_calls import PeerCalls
-from core.custody.remote import RemoteState
+from core.custody.remote import MAX_COMMAND_OUTPUT_CHARS, CommandRun, FencedCommand, RemoteState
 from core.custody.route import LocalRoute, route_call
 from core.custody.wire import CallEnvelope
 from core.gestures import HUMAN_UI
 from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
 from core.ports import EnvironmentServers
+from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 from core.secret import Secret
 from core.tools.admission import CallRequest
@@ -72,6 +74,37 @@ class EnvAddArgs(Contract):
 
     url: str = Field(min_length=1, max_length=300)
     code: Secret
+
+
+class EnvCommandArgs(Contract):
+    """``env.command``: one fenced command in a project of a remote environment (seed 002 §4;
+    docs/remote.md). ``command`` is ``exec`` (``argv``: the program and its arguments, never a
+    shell string; ``time_limit_ms`` may only lower the operator's limit), ``git/init``, or
+    ``git/config`` (``key`` one of the keys the server allows, ``value``)."""
+
+    model_config = Contract.model_config | {"populate_by_name": True}
+
+    env_key: str = Field(alias="envKey", max_length=64)
+    project: str = Field(pattern=PROJECT_ID_PATTERN, description="The remote project's id.")
+    command: FencedCommand
+    argv: list[Annotated[str, Field(max_length=4096)]] | None = Field(
+        default=None, min_length=1, max_length=256
+    )
+    key: str | None = Field(default=None, max_length=64)
+    value: str | None = Field(default=None, max_length=1000)
+    time_limit_ms: int | None = Field(default=None, alias="timeLimitMs", ge=1, le=3_600_000)
+
+
+class CommandRan(CommandRun):
+    """What a fenced command did (:class:`core.custody.remote.CommandRun`), which environment
+    ran it, ``output`` — the kept output as text (UTF-8, undecodable bytes replaced; at most
+    :data:`~core.custody.remote.MAX_COMMAND_OUTPUT_CHARS` characters) — and ``peer_logged``,
+    the remote's own audit number for the run."""
+
+    env_key: str = Field(alias="envKey")
+    command: FencedCommand
+    output: str
+    peer_logged: int | None = Field(alias="peerLogged")
 
 
 class RemoteInfo(Contract):
@@ -263,6 +296,52 @@ async def env_unpair(call: Call[EnvRef]) -> Outcome:
     return Outcome(
         EnvAnswer(environment=await s.info(call.args.env_key)),
         details={"envKey": call.args.env_key},
+    )
+
+
+async def env_command(call: Call[EnvCommandArgs]) -> Outcome:
+    """Run a fenced command in a remote environment through the bearer this host holds; the
+    server admits, runs and audits it; the host audits that it asked (rule ``command-ran``;
+    details: envKey, project, command, argv, exit status, output sha256 — never the output).
+    Refuses ``args-invalid`` (``argv`` for exec, ``key``/``value`` for git/config, missing or
+    given where they do not belong), and what :meth:`PeerAdmin.fenced` refuses."""
+    a = call.args
+    needs = {"exec": ("argv",), "git/init": (), "git/config": ("key", "value")}[a.command]
+    for field in ("argv", "key", "value", "time_limit_ms"):
+        given = getattr(a, field) is not None
+        wanted = field in needs or (field == "time_limit_ms" and a.command == "exec")
+        if field in needs and not given:
+            raise Refused(Code.ARGS_INVALID, f"{a.command} needs {field}.", field=field)
+        if given and not wanted:
+            raise Refused(Code.ARGS_INVALID, f"{a.command} takes no {field}.", field=field)
+    body: dict[str, Any] = {"project": a.project}
+    if a.command == "exec":
+        body["argv"] = a.argv
+        if a.time_limit_ms is not None:
+            body["timeLimitMs"] = a.time_limit_ms
+    elif a.command == "git/config":
+        body |= {"key": a.key, "value": a.value}
+    answer = await services(call).admin.fenced(a.env_key, a.command, body)
+    kept = base64.b64decode(answer.output_b64, validate=True) if answer.output_b64 else b""
+    ran = CommandRan(
+        **answer.model_dump(exclude={"logged"}),
+        envKey=a.env_key,
+        command=a.command,
+        output=kept.decode("utf-8", "replace")[:MAX_COMMAND_OUTPUT_CHARS],
+        peerLogged=answer.logged,
+    )
+    return Outcome(
+        ran,
+        rule="command-ran",
+        details={
+            "envKey": a.env_key,
+            "project": a.project,
+            "command": a.command,
+            "argv": " ".join(a.argv or ())[:500] or None,
+            "exitStatus": ran.exit_status,
+            "outputSha256": ran.output_sha256,
+            "peerLogged": ran.peer_logged,
+        },
     )
 
 

@@ -373,6 +373,15 @@ OPERATIONS = Operations(
             writes=True,
         ),
         Operation(
+            "env.command",
+            env_ops.EnvCommandArgs,
+            env_ops.CommandRan,
+            env_ops.env_command,
+            "Run a fenced command (exec, git init, git config) in a remote environment's project.",
+            writes=True,
+            gesture=Gesture("Running a command in a remote environment"),
+        ),
+        Operation(
             "env.revoke",
             env_ops.EnvRef,
             env_ops.Revoked,

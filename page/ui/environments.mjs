@@ -267,6 +267,49 @@ async function renderPeer(node, app, env) {
     showNotice(`Exported ${project.name}: ${formatBytes(blob.size)}, manifest sha256 ${answer.result.result.manifest_sha256 ?? ""}.`);
   };
 
+  // Fenced commands of a remote (seed 002 §4): the host sends them with the bearer it holds;
+  // the server decides whether they run (off until its operator turns exec on). One argument
+  // per line — never a shell string.
+  const commands = el("section", { id: "peer-command", "aria-label": "Run a command in a remote project", hidden: true });
+  const openCommands = (project) => {
+    const kind = el("select", { id: "command-kind" },
+      el("option", { value: "exec" }, "exec — run a program"),
+      el("option", { value: "git/init" }, "git init"),
+      el("option", { value: "git/config" }, "git config"));
+    const argv = el("textarea", { id: "command-argv", rows: "3", spellcheck: "false", autocomplete: "off", "aria-describedby": "command-hint" });
+    const key = el("input", { id: "command-key", type: "text", autocomplete: "off", placeholder: "user.name" });
+    const value = el("input", { id: "command-value", type: "text", autocomplete: "off" });
+    const runButton = guard(app, "env.command", el("button", { type: "submit", id: "run-command", class: "primary" }, "Run"));
+    const result = el("div", { id: "command-result", role: "status", "aria-live": "polite" });
+    const argvRow = el("div", { class: "field" }, el("label", { for: "command-argv" }, "Program and arguments, one per line"), argv,
+      el("span", { id: "command-hint", class: "muted" }, "Runs in the project's folder on the server, with a scrubbed environment and a time limit."));
+    const configRow = el("div", { class: "field", hidden: true }, el("label", { for: "command-key" }, "Key"), key, el("label", { for: "command-value" }, "Value"), value);
+    kind.addEventListener("change", () => {
+      argvRow.hidden = kind.value !== "exec";
+      configRow.hidden = kind.value !== "git/config";
+    });
+    commands.hidden = false;
+    replace(commands,
+      el("h4", {}, `Run a command in ${project.name} on ${env.name}`),
+      el("form", { class: "inline-form", "aria-label": `Run a command in ${project.name}`,
+        onsubmit: async (e) => {
+          e.preventDefault();
+          const args = { envKey: env.envKey, project: project.id, command: kind.value };
+          if (kind.value === "exec") args.argv = argv.value.split("\n").filter((line) => line !== "");
+          if (kind.value === "git/config") Object.assign(args, { key: key.value, value: value.value });
+          const done = await submitting(runButton, "Running the command", () => app.host.call("env.command", args, { human: true }));
+          if (!done) return;
+          const ran = done.result;
+          replace(result,
+            el("p", { id: "command-status" }, `exit status ${ran.exitStatus} · ${ran.durationMs} ms`, ran.timedOut ? " · stopped at its time limit" : "", ran.truncated ? " · output cut at its cap" : ""),
+            el("pre", { id: "command-output", class: "text-view" }, ran.output),
+            el("p", { class: "muted" }, "output sha256 ", el("code", { class: "hash" }, ran.outputSha256)));
+        } },
+        el("label", { for: "command-kind" }, "Command"), kind, argvRow, configRow, runButton),
+      result);
+    argv.focus();
+  };
+
   const tree = el("section", { id: "peer-tree", "aria-label": "Files of a peer project", hidden: true });
   const openTree = async (project) => {
     const walk = await guarded(`Listing ${project.name}'s files`, () => toolCall(app, env, "file.walk", { project: project.id }));
@@ -300,8 +343,10 @@ async function renderPeer(node, app, env) {
             el("td", { class: "row-actions" },
               el("label", { class: "button", for: `peer-upload-${p.id}` }, "Add files"), upload(p),
               el("button", { type: "button", onclick: () => openTree(p), "aria-label": `Files of ${p.name}` }, "Files"),
+              env.remote ? el("button", { type: "button", onclick: () => openCommands(p), "aria-label": `Run a command in ${p.name}` }, "Command…") : null,
               el("button", { type: "button", class: "primary", onclick: () => exportProject(p), "aria-label": `Export .zip of ${p.name}` }, "Export .zip")))))))
       : el("p", { class: "empty" }, `${env.name} has no projects yet.`),
+    commands,
     tree,
   );
 }

@@ -321,3 +321,63 @@ def test_reconnecting_stops_by_itself_when_the_server_stays_away(
         assert len(world.link.reached) - tries == 3  # one per delay, then it stopped
 
     asyncio.run(go())
+
+
+async def _command(world: RemoteWorld, *, human: bool = True, **args: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {"v": 1, "id": "cmd", "op": "env.command", "args": args}
+    if human:
+        message["origin"] = "human-ui"
+    answer, _, _ = await world.host.handle_full(json.dumps(message))
+    return json.loads(answer)
+
+
+def test_a_fenced_command_runs_in_the_remote_through_the_hosts_bearer_off_until_its_operator_enables_it(  # noqa: E501
+    served: Server,
+) -> None:
+    async def go() -> None:
+        import hashlib
+
+        world = RemoteWorld()
+        await world.start()
+        env = (await world.ok("env.add", url=served.url, code=_code(served.root)))["result"]
+        key = env["environment"]["envKey"]
+        made = await _tool(world, key, "project.create", name="cmd")
+        project = made["result"]["result"]["project"]["id"]
+        run = {"envKey": key, "project": project, "command": "exec"}
+        argv = ["printf", "hello %s", "remote"]
+        # a person's gesture is required; then the operator's switch decides
+        refused = await _command(world, human=False, **run, argv=argv)
+        assert refused["refusal"]["code"] == "human_gesture_required"
+        refused = await _command(world, **run, argv=argv)
+        assert refused["refusal"]["code"] == "tool-disabled"
+        served.policy("--exec", "on")
+        done = await _command(world, **run, argv=argv)
+        assert done["ok"], done
+        ran = done["result"]
+        assert (ran["exitStatus"], ran["output"], ran["timedOut"]) == (0, "hello remote", False)
+        assert ran["outputSha256"] == hashlib.sha256(b"hello remote").hexdigest()
+        assert isinstance(ran["peerLogged"], int)
+        # the arguments each command takes, and no other
+        for bad, field in (
+            ({"command": "exec"}, "argv"),
+            ({"command": "git/init", "argv": argv}, "argv"),
+        ):
+            answer = await _command(world, envKey=key, project=project, **bad)
+            assert (answer["refusal"]["code"], answer["refusal"]["field"]) == (
+                "args-invalid",
+                field,
+            )
+        # git init runs the real git in the remote's project folder
+        assert (await _command(world, envKey=key, project=project, command="git/init"))["ok"]
+        assert (served.root / "projects" / project / ".git").is_dir()
+        # the host's audit names the run, never its output or the bearer
+        page = (await world.ok("audit.list", limit=1000))["result"]
+        records = [r for r in page["records"] if r.get("op") == "env.command"]
+        text = json.dumps(records)
+        assert any(r.get("rule") == "command-ran" for r in records)
+        assert "hello remote" not in text and "vbx_" not in text
+        # revoked at the server: the next command is pairing-revoked, and stays so
+        cli(served.root, "revoke", "--env-key", key)
+        assert (await _command(world, **run, argv=argv))["refusal"]["code"] == "pairing-revoked"
+
+    asyncio.run(go())
