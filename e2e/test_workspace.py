@@ -168,3 +168,37 @@ def test_a_copied_url_opens_the_same_file_in_a_new_tab_once_the_first_has_closed
     assert page.evaluate("() => voicebox.app.project?.id") == pid
     assert page.url == copied
     second.assert_clean()
+
+
+def test_a_reload_keeps_the_open_folders_and_the_trays_state_of_each_project(
+    host: HostPage,
+) -> None:
+    page = host.page
+    pid = _project(host, "Remembered")
+    for path in ("src/deep/x.txt", "docs/a.md"):
+        host.ok("file.write", {"project": pid, "path": path}, body=b"x\n", human=True)
+    other = _project(host, "Elsewhere")
+    open_in_ui(host, pid)
+    for folder in ("src", "src/deep", "docs"):
+        open_folder(page, folder)
+    page.click("#file-tree .tree-dir[data-path='docs'] > .tree-row")  # closes docs again
+    page.wait_for_selector("#file-tree .tree-dir[data-path='docs'][aria-expanded='false']")
+    for _ in range(100):  # the page reports what is open as it changes
+        remembered = host.ok("files.layout", {"project": pid})["result"]["expanded"]
+        if remembered == ["src", "src/deep"]:
+            break
+        page.wait_for_timeout(100)
+    assert remembered == ["src", "src/deep"]
+    page.click("#tray-toggle")  # collapse the tray in this project only
+    page.wait_for_selector("#tray-toggle[aria-expanded='false']")
+
+    host.reload()
+    page.wait_for_selector("#file-tree .tree-dir[data-path='src/deep'][aria-expanded='true']")
+    assert page.get_attribute("#file-tree .tree-dir[data-path='src']", "aria-expanded") == "true"
+    assert page.get_attribute("#file-tree .tree-dir[data-path='docs']", "aria-expanded") == "false"
+    page.wait_for_selector("#tray-toggle[aria-expanded='false']")
+
+    open_in_ui(host, other)
+    page.wait_for_selector("#tray-toggle[aria-expanded='true']")
+    assert page.locator("#file-tree .tree-dir[aria-expanded='true']").count() == 0
+    host.assert_clean()

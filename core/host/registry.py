@@ -22,6 +22,7 @@ from core.host import (
     file_ops,
     inbox_ops,
     info_ops,
+    layout_ops,
     mailbox_ops,
     mission_ops,
     plugin_ops,
@@ -528,6 +529,14 @@ OPERATIONS = Operations(
             tray_ops.LayoutAnswer,
             tray_ops.tray_layout,
             "Remember whether the mission tray is expanded.",
+            audited=False,
+        ),
+        Operation(
+            "files.layout",
+            layout_ops.FilesLayoutArgs,
+            layout_ops.FilesLayout,
+            layout_ops.files_layout,
+            "Remember, or read, the folders open in a project's file tree.",
             audited=False,
         ),
         Operation(

@@ -172,7 +172,7 @@ async def tray_read(call: Call[TrayArgs]) -> Outcome:
         store_version=None if store is None else store.store_version,
         skipped=mailbox.skipped,
         missions=len(states),
-        tray_open=ui.tray_open,
+        tray_open=ui.tray_open_for(project),
     )
     return Outcome(view, project=project)
 
@@ -250,9 +250,11 @@ async def tray_dismiss(call: Call[DismissArgs]) -> Outcome:
 
 
 class LayoutArgs(Contract):
-    """``tray.layout``: whether the tray is expanded."""
+    """``tray.layout``: whether the tray is expanded — in ``project`` when given (each project
+    remembers its own), else the default for projects that never chose."""
 
     open: bool
+    project: str | None = Field(default=None, pattern=PROJECT_ID_PATTERN)
 
 
 class LayoutAnswer(Contract):
@@ -262,12 +264,15 @@ class LayoutAnswer(Contract):
 
 
 async def tray_layout(call: Call[LayoutArgs]) -> Outcome:
-    """Never refuses (beyond malformed arguments)."""
+    """Never refuses (beyond malformed arguments); the project need not be open."""
+    project, open_ = call.args.project, call.args.open
     async with call.ctx.state_lock:
         ui = await load_ui_state(call.ctx.state)
-        if ui.tray_open != call.args.open:
-            await save_ui_state(call.ctx.state, ui.model_copy(update={"tray_open": call.args.open}))
-    return Outcome(LayoutAnswer(tray_open=call.args.open))
+        if project is not None and ui.tray_open_by.get(project) != open_:
+            await save_ui_state(call.ctx.state, ui.with_tray_open(project, open_))
+        elif project is None and ui.tray_open != open_:
+            await save_ui_state(call.ctx.state, ui.model_copy(update={"tray_open": open_}))
+    return Outcome(LayoutAnswer(tray_open=open_))
 
 
 # ----------------------------------------------------------------------------- tray.land

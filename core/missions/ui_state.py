@@ -4,7 +4,10 @@ The page stores nothing itself (it may not touch browser storage, SPEC §1), so 
 remembers between reloads lives here, written only through host operations
 (:mod:`core.host.tray_ops`):
 
-- ``tray_open`` — whether the tray is expanded;
+- ``tray_open`` — whether the tray is expanded (the default), and ``tray_open_by`` — the same
+  per project, once a person opened or collapsed it there;
+- ``expanded`` — per project, the folders open in the Files surface's tree (issue 17: a reload
+  keeps them open);
 - ``dismissed`` — per project, per mission, the head a person hid from the tray: its content id,
   its phase, why it could be hidden (``failed``, or ``stagnant``: a ``judging``/``executing``
   head unchanged for over 24 h) and when.
@@ -15,7 +18,9 @@ dismissal names the *head* it hid, so it holds only while that letter is still t
 the mission moves (a new letter extends it), the tray shows it again (:mod:`core.missions.tray`).
 
 Bounds: at most :data:`MAX_PROJECTS` projects and :data:`MAX_PER_PROJECT` dismissals per
-project; past either, the oldest entries are dropped. A missing or unreadable document reads as
+project; past either, the oldest entries are dropped. At most :data:`MAX_EXPANDED` open folders
+per project (the shallowest kept) and :data:`MAX_PROJECTS` projects with a layout (the most
+recently set kept). A missing or unreadable document reads as
 the default (nothing hidden, tray open): losing presentation state can only show more.
 """
 
@@ -32,6 +37,7 @@ from core.projects.project import PROJECT_ID_PATTERN
 from core.time import Instant
 
 __all__ = [
+    "MAX_EXPANDED",
     "MAX_PER_PROJECT",
     "MAX_PROJECTS",
     "UI_STATE_NAME",
@@ -45,6 +51,8 @@ __all__ = [
 UI_STATE_NAME = "ui-state.json"
 MAX_PROJECTS = 500
 MAX_PER_PROJECT = 2000
+MAX_EXPANDED = 500
+"""The most open folders remembered for one project."""
 
 DismissReason = Literal["failed", "stagnant"]
 ProjectKey = Annotated[str, Field(pattern=PROJECT_ID_PATTERN)]
@@ -67,7 +75,34 @@ class UiState(Contract):
 
     schema_: Literal["voicebox-ui-state-v1"] = Field(default="voicebox-ui-state-v1", alias="schema")
     tray_open: bool = True
+    tray_open_by: dict[ProjectKey, bool] = Field(default_factory=dict)
+    expanded: dict[ProjectKey, list[Annotated[str, Field(max_length=4096)]]] = Field(
+        default_factory=dict
+    )
     dismissed: dict[ProjectKey, dict[MissionId, Dismissal]] = Field(default_factory=dict)
+
+    def tray_open_for(self, project: str) -> bool:
+        """Whether the tray is expanded in ``project`` (its own choice, else the default)."""
+        return self.tray_open_by.get(project, self.tray_open)
+
+    def with_tray_open(self, project: str, open_: bool) -> UiState:
+        """A copy remembering ``open_`` for ``project`` (bounded: newest projects kept)."""
+        by = {k: v for k, v in self.tray_open_by.items() if k != project}
+        by[project] = open_
+        return self.model_copy(update={"tray_open_by": dict(list(by.items())[-MAX_PROJECTS:])})
+
+    def expanded_in(self, project: str) -> list[str]:
+        """The folders remembered open in ``project`` (shallowest first)."""
+        return list(self.expanded.get(project, []))
+
+    def with_expanded(self, project: str, folders: list[str]) -> UiState:
+        """A copy remembering ``folders`` open in ``project``: unique, shallowest first, at most
+        :data:`MAX_EXPANDED`; an empty list forgets the project's entry. Newest projects kept."""
+        kept = sorted(set(folders), key=lambda f: (f.count("/"), f))[:MAX_EXPANDED]
+        others = {k: v for k, v in self.expanded.items() if k != project}
+        if kept:
+            others[project] = kept
+        return self.model_copy(update={"expanded": dict(list(others.items())[-MAX_PROJECTS:])})
 
     def for_project(self, project: str) -> dict[str, Dismissal]:
         """The dismissals recorded for ``project`` (mission id → dismissal)."""

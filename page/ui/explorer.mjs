@@ -124,6 +124,7 @@ export class Explorer {
     node.group.hidden = false;
     node.li.setAttribute("aria-expanded", "true");
     node.li.querySelector(":scope > .tree-row .tree-icon").textContent = "▾";
+    this.on.expanded?.();
     return true;
   }
 
@@ -135,6 +136,7 @@ export class Explorer {
     node.li.setAttribute("aria-expanded", "false");
     node.li.querySelector(":scope > .tree-row .tree-icon").textContent = "▸";
     if (this.focusPath && this.focusPath.startsWith(`${path}/`)) this.#focus(path);
+    this.on.expanded?.();
   }
 
   /** Open every folder on the way to `path` (a file or folder); resolves whether it exists. */
@@ -147,7 +149,7 @@ export class Explorer {
     return this.nodes.has(path);
   }
 
-  /** Which folders are open (for the host to remember per project, phase B). */
+  /** Which folders are open (the host remembers them per project: `files.layout`). */
   expandedFolders() {
     return [...this.nodes.values()].filter((n) => n.expanded && n.path).map((n) => n.path).sort();
   }

@@ -95,6 +95,7 @@ export class FilesView {
         remove: (selected) => this.remove(selected),
         status: (text) => this.say(text),
         selection: (selected) => this.#selectionChanged(selected),
+        expanded: () => this.#rememberFolders(),
       },
     });
     this.uploadFiles = el("input", { id: "upload-files", type: "file", multiple: true, class: "visually-hidden-input",
@@ -130,8 +131,38 @@ export class FilesView {
     );
     document.addEventListener("keydown", this.keys);
     if (!(await this.explorer.start())) return false;
+    await this.#restoreFolders();
     await this.follow(params);
     return false;
+  }
+
+  /** Open the folders the host remembers open in this project (shallowest first; one that is
+   * gone is skipped and forgotten at the next report). */
+  async #restoreFolders() {
+    this.restoring = true;
+    try {
+      const layout = await this.call("files.layout", {}).catch(() => null);
+      this.rememberedFolders = layout?.result.expanded ?? [];
+      for (const folder of this.rememberedFolders) {
+        if (!this.alive) return;
+        const parent = folder.includes("/") ? folder.slice(0, folder.lastIndexOf("/")) : "";
+        if (parent && this.explorer.kind(parent) !== "dir") continue; // its parent stayed closed
+        await this.explorer.expand(folder);
+      }
+    } finally {
+      this.restoring = false;
+    }
+    this.#rememberFolders();
+  }
+
+  /** Tell the host which folders are open now (presentation state: a failure only means a
+   * reload opens fewer folders). */
+  #rememberFolders() {
+    if (this.restoring || !this.alive) return;
+    const expanded = this.explorer.expandedFolders();
+    if (JSON.stringify(expanded) === JSON.stringify(this.rememberedFolders)) return;
+    this.rememberedFolders = expanded;
+    this.call("files.layout", { expanded }).catch(() => {});
   }
 
   destroy() {

@@ -99,7 +99,7 @@ export class Tray {
     toggle?.focus();
     if (this.narrow.matches) return; // the drawer: not remembered
     try {
-      await this.app.host.call("tray.layout", { open });
+      await this.app.host.call("tray.layout", this.project ? { open, project: this.project.id } : { open });
     } catch (err) {
       showRefusal(err, "Remembering the tray layout");
     }
