@@ -50,7 +50,7 @@ from core.custody.environment import load_environments
 from core.custody.hello_gate import HelloGate
 from core.custody.host_token import HOST_TOKEN_DOC, require_host_token
 from core.custody.pair_code import PairCodeStore, env_fingerprint
-from core.custody.pairing import PairingStore, load_pairings
+from core.custody.pairing import PairingStore, Revocation, load_pairings
 from core.custody.wire import (
     ExecuteRefusal,
     ExecuteRequest,
@@ -205,17 +205,7 @@ class EnvironmentService:
         """``DELETE /api/pair`` (and ``voicebox-env revoke``): see the module docstring.
         Answers ``{envKey, revoked, channelsClosed, callsAbandoned, logged, logRefused}``."""
         revocation = await self.pairing.revoke(token, env_key, self.live, actor=actor)
-        abandoned = 0
-        for close in revocation.closes:
-            abandoned += await self._carry_out(close)
-        return {
-            "envKey": revocation.env_key,
-            "revoked": revocation.revoked,
-            "channelsClosed": sum(1 for c in revocation.closes if c.channel_id.startswith("ws")),
-            "callsAbandoned": abandoned,
-            "logged": revocation.logged,
-            "logRefused": revocation.log_refused,
-        }
+        return await self._carried_out(revocation)
 
     async def pair_release(self, env_key: object, bearer: Secret | None) -> dict[str, Any]:
         """``POST /api/pair/revoke`` (``Authorization: Bearer``): the holder of a bearer gives
@@ -228,6 +218,11 @@ class EnvironmentService:
         revocation = await self.pairing.release(
             authorized.env.key, authorized.bearer_hash, self.live, actor="holder"
         )
+        return await self._carried_out(revocation)
+
+    async def _carried_out(self, revocation: Revocation) -> dict[str, Any]:
+        """Close every channel of ``revocation`` (:meth:`_carry_out`); the answer both
+        revocation routes give."""
         abandoned = 0
         for close in revocation.closes:
             abandoned += await self._carry_out(close)
