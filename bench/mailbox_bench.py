@@ -57,7 +57,9 @@ def drive(coro: Coroutine[Any, Any, T]) -> T:
         return stop.value
 
 
-def letter(mission: str, seq: int, prev: str | None, salt: int) -> dict[str, Any]:
+def letter(
+    mission: str, seq: int, prev: str | None, salt: int, brain: str = BRAIN
+) -> dict[str, Any]:
     phases = ("judging", "executing", "gate", "review")
     return {
         "schema": "m1nd-mission-letter-v0",
@@ -65,7 +67,7 @@ def letter(mission: str, seq: int, prev: str | None, salt: int) -> dict[str, Any
         "mission_seq": seq,
         "prev_letter_id": prev,
         "block_id": "sb_bench",
-        "brain_ref": BRAIN,
+        "brain_ref": brain,
         "seat": "hand",
         "runner_id": "build-1",
         "capability": "build-runner",
@@ -78,9 +80,11 @@ def letter(mission: str, seq: int, prev: str | None, salt: int) -> dict[str, Any
 
 
 class Bench:
-    """A host with one project whose mailbox holds ``size`` letters."""
+    """A host with one project whose mailbox holds ``size`` letters; ``brain`` is the project's
+    name (the letters' ``brain_ref``): two projects of one host cannot share a name."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, brain: str = BRAIN) -> None:
+        self.brain = brain
         clock = FixedClock()
         state = MemoryHostState()
         self.ctx = HostContext(
@@ -91,7 +95,7 @@ class Bench:
             random=SeededRandomness(),
         )
         self.host = Host(self.ctx)
-        self.project = drive(self.ctx.catalog.create(BRAIN)).id
+        self.project = drive(self.ctx.catalog.create(brain)).id
         self.heads: dict[str, tuple[int, str]] = {}
         self.salt = 0
         self.rng = random.Random(size)
@@ -107,7 +111,7 @@ class Bench:
     def _next(self, mission: str) -> dict[str, Any]:
         seq, prev = self.heads.get(mission, (0, None))
         self.salt += 1
-        return letter(mission, seq + 1, prev, self.salt)
+        return letter(mission, seq + 1, prev, self.salt, self.brain)
 
     def _record(self, mission: str, seq: int, content_id: str) -> None:
         self.heads[mission] = (seq, sha12(content_id))
@@ -119,7 +123,7 @@ class Bench:
                 box,
                 body,
                 agent_id="hand-1",
-                brain=BRAIN,
+                brain=self.brain,
                 store=None,
                 now_ms=0,
             )

@@ -59,7 +59,7 @@ def measure(
     firsts: dict[int, dict[str, Any]] = {}
     rebuild_posts: dict[int, dict[str, Any]] = {}
     for size in sizes:
-        bench = Bench(size)
+        bench = Bench(size, brain=f"{BRAIN} {size}")
         box, opened = bench.open_mailbox()
         bench.core_latencies(box, 100)
         core = summary(bench.core_latencies(box, 500))
@@ -76,7 +76,7 @@ def measure(
         profile.goto(site.url)
         profile.wait_status()
         ids = {
-            size: host.ok(profile, "project.create", {"name": BRAIN})["project"]["id"]
+            size: host.ok(profile, "project.create", {"name": f"{BRAIN} {size}"})["project"]["id"]
             for size in sizes
         }
         profile.open_tools(site.url)

@@ -99,6 +99,7 @@ def _project(host: HostPage, kind: str, seed: list[tuple[str, str]]) -> tuple[st
         page.click("button.project-open:text-is('in the browser')")
     else:
         page.click("#open-folder")
+        page.wait_for_selector("#project-title")  # the picked folder is adopted and opened
         pid = next(
             p["id"]
             for p in host.ok("project.list")["result"]["projects"]

@@ -40,12 +40,11 @@ async ([dbName, folder]) => {
   const raw = {};
   for await (const [name, handle] of dir.entries()) {
     if (handle.kind !== "file") continue;
-    let file;
-    try { file = await handle.getFile(); } catch (err) {
+    let bytes;
+    try { bytes = new Uint8Array(await (await handle.getFile()).arrayBuffer()); } catch (err) {
       if (err.name === "NotFoundError") continue; // a temporary moved into place meanwhile
       throw err;
     }
-    const bytes = new Uint8Array(await file.arrayBuffer());
     raw[name] = new TextDecoder("latin1").decode(bytes);
     if (bytes[0] === 0x56 && bytes[1] === 0x42 && bytes[2] === 0x58 && bytes[3] === 0x31) {
       const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: bytes.subarray(4, 16) }, key, bytes.subarray(16));

@@ -156,7 +156,7 @@ def test_unsaved_edits_are_never_dropped_without_asking(host: HostPage) -> None:
     page.click("dialog[open] button.dialog-cancel")
     assert editor_text(page) == "typed, not saved\n"
     # the page puts the address back once the dialog has answered (after the click returns)
-    page.wait_for_function("location.hash.includes('file=a.txt')")
+    page.wait_for_function("() => location.hash.includes('file=a.txt')")
     assert "file=a.txt" in page.url
     # Discard: the other file opens and the stored bytes are untouched
     page.click(file_entry("b.txt"))
