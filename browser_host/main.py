@@ -1,7 +1,8 @@
 """Wiring for the E1 host: OPFS and IndexedDB adapters into a core ``Host``.
 
 The worker's JavaScript calls :func:`start` once (after Pyodide and the wheels are loaded and
-the storage lock is held) and then ``bridge.handle(text, body)`` for each page message — or,
+the storage lock is held) and then ``bridge.handle_now(text, body)`` for each page message
+(``bridge.handle`` run as an eager task: answered at once when it never waits) — or,
 for a message over ``bridge.bounds()``, ``bridge.refuse(part, size)``, so that its bytes are
 never copied into the Wasm heap (issue 13). OPFS layout (SPEC §3): ``host/`` is HOST_DIR,
 ``projects/<id>/`` holds projects.
