@@ -1,7 +1,8 @@
 """Wiring for the E1 host: OPFS and IndexedDB adapters into a core ``Host``.
 
 The worker's JavaScript calls :func:`start` once (after Pyodide and the wheels are loaded and
-the storage lock is held) and then ``bridge.handle(text, body)`` for each page message — or,
+the storage lock is held) and then ``bridge.handle_now(text, body)`` for each page message
+(``bridge.handle`` run as an eager task: answered at once when it never waits) — or,
 for a message over ``bridge.bounds()``, ``bridge.refuse(part, size)``, so that its bytes are
 never copied into the Wasm heap (issue 13). OPFS layout (SPEC §3): ``host/`` is HOST_DIR,
 ``projects/<id>/`` holds projects.
@@ -9,6 +10,7 @@ never copied into the Wasm heap (issue 13). OPFS layout (SPEC §3): ``host/`` is
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from typing import Any
@@ -46,7 +48,8 @@ PROJECTS_DIR = "projects"
 
 
 class HostBridge:
-    """What the worker's JavaScript holds: one method, ``handle``."""
+    """What the worker's JavaScript holds: ``handle`` (or ``handle_now``, the same call run
+    eagerly), ``bounds`` and ``refuse``."""
 
     def __init__(self, host: Host) -> None:
         self.host = host
@@ -65,6 +68,27 @@ class HostBridge:
         sink = WorkerSink(emit) if emit is not None else None
         answer, out, handed = await self.host.handle_full(str(text), data, attachment, sink)
         return to_js([answer, out, handed])
+
+    def handle_now(
+        self, text: str, body: Any = None, attachment: Any = None, emit: Any = None
+    ) -> Any:
+        """:meth:`handle`, its first step run at once (issue 18): an eager task
+        (``asyncio.Task(..., eager_start=True)``), so a call that never has to wait — a
+        cached read — is answered before this returns, with no turn of the event loop between
+        the message and its answer. Returns :meth:`handle`'s JS array when the call is done,
+        else the task, which the worker awaits (the rest runs on the loop as any task does).
+        Pyodide marks its loop running only inside a loop callback; this is called from the
+        worker's message handler, so the loop is marked running for the eager step."""
+        loop = asyncio.get_event_loop()
+        previous = asyncio._get_running_loop()
+        asyncio._set_running_loop(loop)
+        try:
+            task = asyncio.Task(
+                self.handle(text, body, attachment, emit), loop=loop, eager_start=True
+            )
+        finally:
+            asyncio._set_running_loop(previous)
+        return task.result() if task.done() else task
 
     def bounds(self) -> Any:
         """:data:`core.protocol.INBOUND_BOUNDS` as a JS object (``message_units``,

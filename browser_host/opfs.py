@@ -125,15 +125,39 @@ async def _write_atomic(folder: Any, name: str, data: bytes, tmp: str) -> None:
                 await settle(folder.removeEntry(tmp))
 
 
+@contextlib.asynccontextmanager
+async def _handles_closed(cached: bool) -> AsyncIterator[None]:
+    """Around a change under an OPFS project root: every cached sync access handle is closed
+    first and none is kept until the change is over (``holdHandles`` in
+    ``worker/opfs-io.mjs``: an open handle makes the browser refuse to replace, move or
+    delete its file or a folder above it). Nothing to do when ``cached`` is false."""
+    io = _io() if cached else None
+    if io is None:
+        yield
+        return
+    wait = io.holdHandles()
+    try:
+        if wait is not None:
+            await settle(wait)
+        yield
+    finally:
+        io.releaseHandles()
+
+
 class HandleProjectFiles:
     """:class:`core.ports.ProjectFiles` over one ``FileSystemDirectoryHandle`` (a project root).
 
     ``temporaries`` is the host's one :class:`~core.projects.temporaries.Temporaries` (never a fresh
-    one per adapter: see the module docstring)."""
+    one per adapter: see the module docstring). ``cached_reads`` (OPFS projects only — a picked
+    folder has no sync access handles): whole-file and ranged reads go through a sync access
+    handle kept after the first read of a file (``readCached`` in ``worker/opfs-io.mjs``, no
+    wait at all), and every write, move and delete closes the cached handles first (issue 18;
+    docs/operations.md, "Reads")."""
 
-    def __init__(self, root: Any, temporaries: Temporaries) -> None:
+    def __init__(self, root: Any, temporaries: Temporaries, *, cached_reads: bool = False) -> None:
         self._root = root
         self._temporaries = temporaries
+        self._cached = cached_reads
 
     async def _dir(self, parts: tuple[str, ...], *, create: bool = False) -> Any:
         handle = self._root
@@ -158,10 +182,17 @@ class HandleProjectFiles:
 
     async def _read_in_one(self, path: ProjectPath, spans: Any) -> Any:
         """``readFile`` of ``worker/opfs-io.mjs``: the file (or its ``spans``) in one wait,
-        refused as :meth:`_file` and :meth:`read` would."""
+        refused as :meth:`_file` and :meth:`read` would; with cached reads, the file's handle
+        cached when it was not already (then no wait at all)."""
+        io = _io()
+        if self._cached:
+            found = io.readCached(self._root, str(path), spans)
+            if found is not None:
+                return found
         folder = await self._dir(path.parent)
+        cache_root, key = (self._root, str(path)) if self._cached else (None, None)
         try:
-            return await settle(_io().readFile(folder, path.name, spans))
+            return await settle(io.readFile(folder, path.name, spans, cache_root, key))
         except JS_ERRORS as exc:
             if str(getattr(exc, "message", "")).startswith("open: "):
                 raise refusal_from_js(
@@ -222,7 +253,8 @@ class HandleProjectFiles:
         """See :meth:`core.ports.ProjectFiles.write` (temporary + atomic move)."""
         folder = await self._dir(path.parent, create=True)
         with self._temporaries.writing() as tmp:
-            await _write_atomic(folder, path.name, data, tmp)
+            async with _handles_closed(self._cached):
+                await _write_atomic(folder, path.name, data, tmp)
 
     async def stat(self, path: ProjectPath) -> Entry | None:
         """See :meth:`core.ports.ProjectFiles.stat`."""
@@ -277,7 +309,8 @@ class HandleProjectFiles:
         """See :meth:`core.ports.ProjectFiles.delete`."""
         folder = await self._dir(path.parent)
         try:
-            await settle(folder.removeEntry(path.name, js_options(recursive=recursive)))
+            async with _handles_closed(self._cached):
+                await settle(folder.removeEntry(path.name, js_options(recursive=recursive)))
         except JS_ERRORS as exc:
             raise refusal_from_js(exc, f"Deleting '{path}' failed") from None
 
@@ -288,14 +321,16 @@ class HandleProjectFiles:
             raise Refused(Code.ALREADY_EXISTS, f"'{dst}' already exists.")
         target = await self._dir(dst.parent, create=True)
         try:
-            await settle(handle.move(target, dst.name))
+            async with _handles_closed(self._cached):
+                await settle(handle.move(target, dst.name))
         except JS_ERRORS as exc:
             raise refusal_from_js(exc, f"Moving '{src}' failed") from None
 
 
 class HandleProjectRoots:
     """:class:`core.ports.ProjectRoots` over OPFS ``projects/``: one folder per project id;
-    every root it hands out shares the host's ``temporaries``."""
+    every root it hands out shares the host's ``temporaries`` and reads through cached sync
+    access handles (:class:`HandleProjectFiles`), closed before a project is removed."""
 
     def __init__(self, projects: Any, temporaries: Temporaries) -> None:
         self._projects = projects
@@ -307,7 +342,7 @@ class HandleProjectRoots:
             await subfolder(self._projects, project_id, create=False)
         except JS_ERRORS:
             root = await subfolder(self._projects, project_id, create=True)
-            return HandleProjectFiles(root, self._temporaries)
+            return HandleProjectFiles(root, self._temporaries, cached_reads=True)
         raise Refused(Code.ALREADY_EXISTS, "That project id exists.")
 
     async def open(self, project_id: str) -> HandleProjectFiles:
@@ -316,12 +351,13 @@ class HandleProjectRoots:
             root = await subfolder(self._projects, project_id, create=False)
         except JS_ERRORS:
             raise Refused(Code.PROJECT_NOT_FOUND) from None
-        return HandleProjectFiles(root, self._temporaries)
+        return HandleProjectFiles(root, self._temporaries, cached_reads=True)
 
     async def remove(self, project_id: str) -> None:
         """See :meth:`core.ports.ProjectRoots.remove`."""
         try:
-            await settle(self._projects.removeEntry(project_id, js_options(recursive=True)))
+            async with _handles_closed(True):
+                await settle(self._projects.removeEntry(project_id, js_options(recursive=True)))
         except JS_ERRORS as exc:
             raise refusal_from_js(
                 exc, "Deleting the project failed", NotFoundError=Code.PROJECT_NOT_FOUND

@@ -91,6 +91,22 @@ function overBound(answerer, text, bytes) {
   return null;
 }
 
+/**
+ * The answer of one call: the host runs it eagerly (`handle_now`, browser_host/main.py) and
+ * gives the answer at once when the call never had to wait (a cached read: no turn of the
+ * event loop), else its task, awaited here. Python's standby answerer has only `handle`.
+ */
+async function answered(answerer, text, bytes, attachment, emit) {
+  if (typeof answerer.handle_now !== "function") return answerer.handle(text, bytes, attachment, emit);
+  const got = answerer.handle_now(text, bytes, attachment, emit);
+  if (Array.isArray(got)) return got;
+  try {
+    return await got;
+  } finally {
+    got.destroy?.();
+  }
+}
+
 async function relay(answerer, { id, text, body, attachment }) {
   try {
     const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : null;
@@ -102,7 +118,7 @@ async function relay(answerer, { id, text, body, attachment }) {
     const over = overBound(answerer, text, bytes);
     const [answer, out, handed] = over
       ? await answerer.refuse(over.part, over.size, over.part === "body" ? text : undefined)
-      : await answerer.handle(text, bytes ?? undefined, attachment ?? undefined, emit);
+      : await answered(answerer, text, bytes ?? undefined, attachment ?? undefined, emit);
     const buffer = out ? owned(out) : null;
     post({ kind: "answer", id, text: answer, body: buffer, attachment: handed ?? null }, buffer ? [buffer] : []);
   } catch (err) {

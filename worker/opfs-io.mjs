@@ -1,7 +1,8 @@
 // Storage steps that browser_host/opfs.py cannot safely or quickly make from Python, so the
 // worker registers them as the Python module `voicebox_io` (worker/host.mjs, worker/peer.mjs):
-// writing and reserving bytes (safely), and listing a folder (quickly: one wait, not one per file;
-// names only, when no size is needed).
+// writing and reserving bytes (safely), listing a folder (quickly: one wait, not one per file;
+// names only, when no size is needed), and reading a file (one wait, or none at all through a
+// cached sync access handle: see "Cached reads" below).
 //
 // Why the writes (checked in Chromium 156 with Pyodide 314): when Python itself calls
 // FileSystemWritableFileStream.write() and the write fails for lack of quota, the promise it
@@ -81,12 +82,23 @@ export async function listEntries(dirHandle) {
  * file when `spans` is null, else one Uint8Array per [offset, length] span (Blob.slice: only
  * those bytes are read). Rejects (plain) with the browser's name — NotFoundError,
  * TypeMismatchError (a folder) — and a message that starts "open: " or "read: ", saying
- * which wait failed.
+ * which wait failed. With `cacheRoot` (a project's root folder) and `cacheKey` (the file's path
+ * under it), the file is read through a sync access handle kept for the next `readCached`.
  */
-export async function readFile(dirHandle, name, spans) {
+export async function readFile(dirHandle, name, spans, cacheRoot, cacheKey) {
+  let fileHandle;
+  try {
+    fileHandle = await dirHandle.getFileHandle(name);
+  } catch (err) {
+    throw new DOMException(`open: ${err?.message ?? err}`, String(err?.name ?? "Error"));
+  }
+  if (cacheRoot !== undefined && cacheRoot !== null) {
+    const bytes = await readCaching(fileHandle, cacheRoot, String(cacheKey), spans);
+    if (bytes !== null) return bytes;
+  }
   let file;
   try {
-    file = await (await dirHandle.getFileHandle(name)).getFile();
+    file = await fileHandle.getFile();
   } catch (err) {
     throw new DOMException(`open: ${err?.message ?? err}`, String(err?.name ?? "Error"));
   }
@@ -100,4 +112,134 @@ export async function readFile(dirHandle, name, spans) {
   } catch (err) {
     throw new DOMException(`read: ${err?.message ?? err}`, String(err?.name ?? "Error"));
   }
+}
+
+// ---- Cached reads (issue 18) ----------------------------------------------------------------
+//
+// A read of an OPFS file through a FileSystemSyncAccessHandle is a synchronous call: no wait,
+// so Python reads it without a round trip through the event loop. Opening one is a wait, so the
+// handle is kept (at most MAX_HANDLES, least recently used closed first), with the file's size.
+// Handles are opened "read-only" (shared: getFile() and other read-only handles still work),
+// but any open handle makes the browser refuse to replace, move or delete its file or a folder
+// above it (NoModificationAllowedError). So the host — the one writer of its storage, under its
+// Web Lock — calls `holdHandles()` before it changes anything under a cached root: every
+// handle is closed (and every open still in flight is waited for and closed) before the
+// change, and none is opened or used until `releaseHandles()`. A cached size is therefore
+// always the file's size: the file cannot change while its handle is open.
+// Used only for OPFS projects (browser_host/opfs.py); a picked folder has no sync handles.
+
+const MAX_HANDLES = 64;
+const cached = new Map(); // `${rootId}\n${path}` -> {access, size}; insertion order = recency
+const rootIds = new WeakMap(); // root folder handle -> a number
+let nextRootId = 1;
+let held = 0; // changes in progress: no handle is opened or used meanwhile
+let epoch = 0; // moved on by every closing: an open that began before it is not kept
+const opening = new Set(); // opens in flight (promises that settle once each is kept or closed)
+
+function cacheKeyOf(root, path) {
+  let id = rootIds.get(root);
+  if (id === undefined) {
+    id = nextRootId++;
+    rootIds.set(root, id);
+  }
+  return `${id}\n${path}`;
+}
+
+function readThrough(access, size, spans) {
+  const whole = (offset, length) => {
+    const start = Math.min(size, Math.max(0, offset));
+    const out = new Uint8Array(Math.min(size, start + Math.max(0, length)) - start);
+    const got = out.byteLength ? access.read(out, { at: start }) : 0;
+    if (got !== out.byteLength) throw new DOMException("short read", "NotReadableError");
+    return out;
+  };
+  if (spans === null || spans === undefined) return whole(0, size);
+  return Array.from(spans, ([offset, length]) => whole(offset, length));
+}
+
+function forget(key) {
+  const entry = cached.get(key);
+  if (!entry) return;
+  cached.delete(key);
+  try { entry.access.close(); } catch { /* already closed */ }
+}
+
+/**
+ * The bytes of the file `path` under the folder `root` (or one Uint8Array per [offset, length]
+ * span) when its handle is cached — synchronously, no wait — else undefined (the caller reads it
+ * with `readFile(…, root, path)`, which caches the handle).
+ */
+export function readCached(root, path, spans) {
+  if (held > 0) return undefined;
+  const key = cacheKeyOf(root, String(path));
+  const entry = cached.get(key);
+  if (!entry) return undefined;
+  cached.delete(key);
+  cached.set(key, entry); // the most recently used
+  try {
+    return readThrough(entry.access, entry.size, spans);
+  } catch {
+    forget(key);
+    return undefined; // read it the ordinary way
+  }
+}
+
+/** Open `fileHandle` read-only, read it, and keep the handle; null when no handle could be
+ * opened (a picked folder, a file another handle locks, a change in progress). */
+async function readCaching(fileHandle, root, path, spans) {
+  if (held > 0 || typeof fileHandle.createSyncAccessHandle !== "function") return null;
+  const began = epoch;
+  const job = (async () => {
+    let access;
+    try {
+      access = await fileHandle.createSyncAccessHandle({ mode: "read-only" });
+    } catch {
+      return null;
+    }
+    let bytes;
+    let size;
+    try {
+      size = access.getSize();
+      bytes = readThrough(access, size, spans);
+    } catch {
+      access.close();
+      return null;
+    }
+    const key = cacheKeyOf(root, path);
+    if (held > 0 || epoch !== began || cached.has(key)) {
+      access.close();
+    } else {
+      cached.set(key, { access, size });
+      if (cached.size > MAX_HANDLES) forget(cached.keys().next().value);
+    }
+    return bytes;
+  })();
+  opening.add(job);
+  try {
+    return await job;
+  } finally {
+    opening.delete(job);
+  }
+}
+
+/**
+ * Before a change under a cached root: close every cached handle and keep none until
+ * `releaseHandles()`. Returns undefined when nothing is left to wait for, else a promise that
+ * resolves once every open in flight has settled (and closed its handle).
+ */
+export function holdHandles() {
+  held += 1;
+  epoch += 1;
+  for (const key of [...cached.keys()]) forget(key);
+  return opening.size ? Promise.allSettled([...opening]).then(() => undefined) : undefined;
+}
+
+/** After the change that `holdHandles()` began (each hold is released once). */
+export function releaseHandles() {
+  held = Math.max(0, held - 1);
+}
+
+/** How many sync access handles are cached now (diagnostics and tests). */
+export function cachedHandles() {
+  return cached.size;
 }
