@@ -180,8 +180,8 @@ EDGE_SIZES = {
 
 def test_the_readers_edges_export_the_cores_own_archive_byte_for_byte(host: HostPage) -> None:
     """Each edge size above, written through the host: the archive the browser exports equals
-    the core's export of the same files under the same manifest head, byte for byte, and every
-    listed sha256 is the file's."""
+    the core's export of the same files under the same manifest head, byte for byte, every
+    listed sha256 is the file's, and importing it gives the files back."""
     pid = host.ok("project.create", {"name": "edges"})["result"]["project"]["id"]
     rng = random.Random(18)
     files = {path: rng.randbytes(size) for path, size in EDGE_SIZES.items()}
@@ -205,4 +205,10 @@ def test_the_readers_edges_export_the_cores_own_archive_byte_for_byte(host: Host
     expected, summary, _ = export(project(files), head)
     assert data == expected
     assert out["result"]["size"] == summary.size
+    # and back: imported as a new project, every file has its bytes again
+    back = host.ok("project.import", {"name": "edges again"}, data)["result"]["project"]["id"]
+    walked = host.ok("file.walk", {"project": back})["result"]["files"]
+    assert {f["path"]: f["size"] for f in walked} == {p: len(d) for p, d in files.items()}
+    for path in ("edge/empty.bin", "edge/whole-over.bin", "many/f15.txt"):
+        assert host.ok("file.read", {"project": back, "path": path})["body"] == files[path]
     host.assert_clean()
