@@ -27,6 +27,7 @@ __all__ = [
     "FolderEntry",
     "FolderProjects",
     "HostState",
+    "ListsFolders",
     "ModuleStore",
     "PeerChannel",
     "ProjectFiles",
@@ -108,6 +109,18 @@ class ProjectFiles(Protocol):
 
     async def move(self, src: ProjectPath, dst: ProjectPath) -> None:
         """Rename the file ``src`` to ``dst`` atomically (``already-exists`` if ``dst`` does)."""
+        ...
+
+
+@runtime_checkable
+class ListsFolders(Protocol):
+    """A :class:`ProjectFiles` that lists several folders in one wait (issue 18: each listing
+    of a browser folder is a wait on the browser's storage; the export's walk asks a whole
+    depth at once)."""
+
+    async def list_dirs(self, folders: Sequence[tuple[str, ...]]) -> list[list[Entry]]:
+        """:meth:`ProjectFiles.list_dir` of each of ``folders``, in the same order; refuses as
+        it does."""
         ...
 
 

@@ -152,7 +152,7 @@ export class HostClient extends EventTarget {
       const waiter = this.#waiting.get(data.id);
       if (!waiter) return;
       waiter.chunks.push(data.data);
-      waiter.received += data.data.byteLength;
+      waiter.received += data.data instanceof Blob ? data.data.size : data.data.byteLength;
       waiter.onChunk?.(waiter.received);
     } else if (data.kind === "answer") {
       const answer = JSON.parse(data.text);

@@ -9,7 +9,8 @@
 import { createCRC32, createSHA256 } from "../vendor/hash-wasm.mjs";
 
 const figures = { files: 0, bytes: 0, held: 0, peakHeld: 0 };
-const SMALL_BYTES = 1 << 20; // small pieces (headers, small files) are joined up to this size
+const INLINE_BYTES = 64 << 10; // a file under this size goes to the page as bytes, not a reference
+const AHEAD_FILES = 8; // at most this many files opened ahead
 
 function hold(n) {
   figures.held += n;
@@ -36,98 +37,147 @@ function filled(after, fill, values) {
   return out;
 }
 
-/** The file handles of `paths` (arrays of segments) under the folder `root`, folders asked once. */
-async function handlesOf(root, paths) {
+/** A promise of the handle of each of `paths` (arrays of segments) under the folder `root`, all
+ * asked at once, each folder once; each awaited when its turn comes. */
+function handlesOf(root, paths) {
   const folders = new Map([["", Promise.resolve(root)]]);
   const folderOf = (parts) => {
     const key = parts.join("/");
     if (!folders.has(key)) folders.set(key, folderOf(parts.slice(0, -1)).then((d) => d.getDirectoryHandle(parts.at(-1))));
     return folders.get(key);
   };
-  return Promise.all(paths.map(async (parts) => (await folderOf(parts.slice(0, -1))).getFileHandle(parts.at(-1))));
+  return paths.map((parts) => {
+    const handle = folderOf(parts.slice(0, -1)).then((d) => d.getFileHandle(parts.at(-1)));
+    handle.catch(() => {}); // awaited in turn; never an unhandled rejection
+    return handle;
+  });
+}
+
+let buffer = null; // the one read buffer, reused by every export
+
+/** Open `handle` for reading — a read-only sync access handle, which no writer can change while
+ * it is open — and take its File snapshot meanwhile: {access, file}. */
+async function openForRead(handle) {
+  const access = await handle.createSyncAccessHandle({ mode: "read-only" });
+  try {
+    const file = await handle.getFile();
+    if (access.getSize() !== file.size) throw new DOMException("the file changed while it was opened", "InvalidStateError");
+    return { access, file };
+  } catch (err) {
+    access.close();
+    throw err;
+  }
+}
+
+/** Read `view.length` bytes of `access` from `at` into `view`. */
+function readInto(access, view, at) {
+  for (let done = 0; done < view.length;) {
+    const n = access.read(view.subarray(done), { at: at + done });
+    if (n <= 0) throw new DOMException("the file ended early", "InvalidStateError");
+    done += n;
+  }
 }
 
 /**
- * Send each planned file through `emit(Uint8Array)` (which transfers it to the page): its `lead`,
- * its bytes, its `after` filled in — small pieces joined into one message. A file of at most
- * `wholeLimit` bytes is read in one piece (the next one is read meanwhile) and hashed by WebCrypto;
+ * Send each planned file through `emit(Blob | Uint8Array)` (posted to the page): its `lead`,
+ * its bytes, its `after` filled in. What is posted is a Blob made of those pieces, about
+ * `chunkBytes` of file bytes at a time; a file's bytes are in it as its File snapshot (a
+ * reference, not a copy), or as bytes for a file under INLINE_BYTES. Each file is read once,
+ * to hash it, through a read-only sync access handle (opened AHEAD_FILES ahead; no writer can
+ * change the file while it is open, and the snapshot is taken meanwhile, so the page's Blob
+ * holds the very bytes hashed) into one reused buffer of max(wholeLimit, chunkBytes) bytes:
+ * a file of at most `wholeLimit` bytes in one piece, hashed by WebCrypto (which copies it);
  * a larger one in pieces of `chunkBytes`, hashed by hash-wasm's streaming sha256. crc32 by
- * hash-wasm. At most about 3 × wholeLimit bytes (or one piece) are held at once.
+ * hash-wasm. At most about 2 × wholeLimit bytes (or one piece) are held at once.
  * `items`: [{parts: [segment…], lead: Uint8Array, after: Uint8Array, fill: [[what, offset, width]…]}].
  * Resolves [{size, crc32, sha256}…]; rejects (a plain DOMException) when reading fails.
  */
 export async function relayFiles(root, items, emit, wholeLimit, chunkBytes) {
+  const handles = handlesOf(root, items.map((item) => item.parts));
+  const opened = new Array(items.length);
+  let next = 0; // the next file to open
+  const openAhead = (upTo) => {
+    for (; next < Math.min(upTo, items.length); next++) {
+      opened[next] = handles[next].then(openForRead);
+      opened[next].catch(() => {});
+    }
+  };
   try {
-    const handles = await handlesOf(root, items.map((item) => item.parts));
-    const files = await Promise.all(handles.map((h) => h.getFile()));
     const crc = await createCRC32();
     let sha = null;
-    let small = [];
-    let smallBytes = 0;
-    const flush = () => {
-      if (!small.length) return;
-      const out = new Uint8Array(smallBytes);
-      let at = 0;
-      for (const b of small) { out.set(b, at); at += b.byteLength; }
-      small = [];
-      smallBytes = 0;
-      emit(out);
+    const size = Math.max(wholeLimit, chunkBytes);
+    if (buffer?.length !== size) buffer = new Uint8Array(size);
+    let pieces = []; // what goes into the next Blob
+    let pieceBytes = 0;
+    const send = () => {
+      if (!pieces.length) return;
+      emit(new Blob(pieces));
+      pieces = [];
+      pieceBytes = 0;
     };
-    const keep = (bytes) => {
-      small.push(bytes);
-      smallBytes += bytes.byteLength;
-      if (smallBytes >= SMALL_BYTES) flush();
+    const put = (piece, n) => {
+      pieces.push(piece);
+      pieceBytes += n;
+      if (pieceBytes >= chunkBytes) send();
     };
-    const whole = (i) => {
-      if (i >= files.length || files[i].size > wholeLimit) return null;
-      hold(files[i].size); // read ahead while the one before is hashed
-      const reading = files[i].arrayBuffer();
-      reading.catch(() => {}); // awaited below; never an unhandled rejection
-      return reading;
+    let digesting = null; // the previous file's WebCrypto digest: {promise, size, index}
+    const sums = new Array(items.length);
+    const settleDigest = async () => {
+      if (!digesting) return;
+      sums[digesting.index] = hex(await digesting.promise);
+      figures.held -= digesting.size;
+      digesting = null;
     };
-    let next = whole(0);
     const out = [];
     for (let i = 0; i < items.length; i++) {
-      const file = files[i];
-      keep(items[i].lead);
+      openAhead(i + AHEAD_FILES);
+      put(items[i].lead, 0);
       crc.init();
-      let sha256;
-      if (file.size <= wholeLimit) {
-        const bytes = new Uint8Array(await next);
-        next = whole(i + 1);
-        hold(bytes.byteLength);
-        const digest = crypto.subtle.digest("SHA-256", bytes); // copies the bytes first
-        crc.update(bytes);
-        if (bytes.byteLength < SMALL_BYTES / 16) keep(bytes);
-        else { flush(); emit(bytes); }
-        sha256 = hex(await digest);
-        figures.held -= 2 * bytes.byteLength;
-      } else {
-        flush();
-        sha ??= await createSHA256();
-        sha.init();
-        for (let at = 0; at < file.size; at += chunkBytes) {
-          const bytes = new Uint8Array(await file.slice(at, Math.min(file.size, at + chunkBytes)).arrayBuffer());
-          hold(bytes.byteLength);
-          sha.update(bytes);
-          crc.update(bytes);
-          const n = bytes.byteLength;
-          emit(bytes);
-          figures.held -= n;
+      const { access, file } = await opened[i];
+      opened[i] = null;
+      try {
+        if (file.size <= wholeLimit) {
+          const view = buffer.subarray(0, file.size);
+          hold(file.size);
+          readInto(access, view, 0);
+          crc.update(view);
+          await settleDigest();
+          hold(file.size); // WebCrypto's copy, until the digest is done
+          digesting = { promise: crypto.subtle.digest("SHA-256", view), size: file.size, index: i };
+          figures.held -= file.size; // the buffer is free again
+          put(file.size < INLINE_BYTES ? view.slice() : file, file.size);
+        } else {
+          await settleDigest();
+          sha ??= await createSHA256();
+          sha.init();
+          for (let at = 0; at < file.size; at += chunkBytes) {
+            const view = buffer.subarray(0, Math.min(chunkBytes, file.size - at));
+            hold(view.length);
+            readInto(access, view, at);
+            sha.update(view);
+            crc.update(view);
+            figures.held -= view.length;
+          }
+          sums[i] = sha.digest("hex");
+          put(file, file.size);
         }
-        sha256 = sha.digest("hex");
-        next = whole(i + 1);
+      } finally {
+        access.close();
       }
       const crc32 = parseInt(crc.digest("hex"), 16);
-      keep(filled(items[i].after, items[i].fill, { crc32, size: file.size }));
+      put(filled(items[i].after, items[i].fill, { crc32, size: file.size }), 0);
       figures.files += 1;
       figures.bytes += file.size;
-      out.push({ size: file.size, crc32, sha256 });
+      out.push({ size: file.size, crc32 });
     }
-    flush();
-    return out;
+    await settleDigest();
+    send();
+    return out.map((r, i) => ({ ...r, sha256: sums[i] }));
   } catch (err) {
     throw plain(err);
+  } finally {
+    // handles opened ahead and not read (a failure): closed, so no lock outlives the export
+    for (const pending of opened) if (pending) pending.then(({ access }) => access.close(), () => {});
   }
 }
 

@@ -17,6 +17,7 @@
 //                {kind: "fatal", code, message, file?}  boot failed; nothing will answer
 //                {kind: "watching", lock} / {kind: "pong", n}
 //                {kind: "chunk", id, data}             streaming answers, before their answer
+//                                                      (data: an ArrayBuffer or a Blob)
 //                {kind: "answer", id, text, body?, attachment?}  exactly one per call; `id`
 //                                                      is the call's own (transport) id
 //                {kind: "broken", id, message}         a call could not be answered: the page
@@ -110,10 +111,14 @@ async function answered(answerer, text, bytes, attachment, emit) {
 async function relay(answerer, { id, text, body, attachment }) {
   try {
     const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : null;
-    // A streaming answer's chunks go to the page as they come (transferred, not copied).
+    // A streaming answer's chunks go to the page as they come: bytes transferred, not copied;
+    // a Blob (the byte path's, worker/byte-path.mjs) posted as it is, a reference.
     const emit = (chunk) => {
-      const buffer = owned(chunk);
-      post({ kind: "chunk", id, data: buffer }, [buffer]);
+      if (chunk instanceof Blob) post({ kind: "chunk", id, data: chunk });
+      else {
+        const buffer = owned(chunk);
+        post({ kind: "chunk", id, data: buffer }, [buffer]);
+      }
     };
     const over = overBound(answerer, text, bytes);
     const [answer, out, handed] = over

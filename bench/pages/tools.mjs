@@ -55,3 +55,32 @@ globalThis.benchLab = (code) => {
     worker.postMessage({ id, code });
   }));
 };
+
+// benchReadLab(projectId, cases): readlab-worker.mjs times the export's pieces on the files of
+// an OPFS project; the page is the far end of the "post" cases (it keeps the chunks and makes
+// one Blob, as page/host-client.mjs does) and acks with the Blob's time.
+globalThis.benchReadLab = (projectId, cases) => {
+  const channel = new MessageChannel();
+  const chunks = [];
+  channel.port1.onmessage = (event) => {
+    if (event.data.done) {
+      const start = performance.now();
+      const blob = new Blob(chunks.splice(0));
+      channel.port1.postMessage({ blob_ms: performance.now() - start, size: blob.size });
+    } else chunks.push(event.data.data);
+  };
+  return new Promise((resolve, reject) => {
+    const worker = new Worker("./readlab-worker.mjs", { type: "module", name: "readlab-worker.mjs" });
+    worker.onmessage = (event) => {
+      const data = event.data;
+      if (data.kind === "ready") {
+        worker.postMessage({ projectId, cases, port: channel.port2 }, [channel.port2]);
+        return;
+      }
+      worker.terminate();
+      if (data.ok) resolve(data.figures);
+      else reject(new Error(data.message));
+    };
+    worker.onerror = (event) => reject(new Error(event.message || "readlab failed"));
+  });
+};

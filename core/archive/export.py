@@ -48,7 +48,8 @@ from core.archive.zipformat import (
 )
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
-from core.ports import FileRelay, ProjectFiles, Relayed, RelayItem, Sink
+from core.ports import FileRelay, ListsFolders, ProjectFiles, Relayed, RelayItem, Sink
+from core.projects.read_through import ReadThrough
 from core.refusals import Code, Refused
 from core.time import instant_iso
 
@@ -64,6 +65,8 @@ __all__ = [
 
 BATCH_FILES = 256
 """Files handed to the relay at once (a round trip to the browser's byte path per batch)."""
+WALK_FOLDERS = 32
+"""Folders the walk asks a :class:`~core.ports.ListsFolders` to list at once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,31 +178,51 @@ class _Found:
         return f"{self.path}/" if self.folder else str(self.path)
 
 
+def _many_lister(files: ProjectFiles) -> ListsFolders | None:
+    """The files under ``files``' read-through wrappers when they list several folders in one
+    wait (the wrappers pass listings through unchanged), else None."""
+    while isinstance(files, ReadThrough):
+        files = files.reads_from
+    return files if isinstance(files, ListsFolders) else None
+
+
 async def _walk(files: ProjectFiles, start: tuple[str, ...] = ()) -> tuple[list[_Found], int]:
     """Every exportable file and empty folder under ``start`` (``()``: the whole project; see
     module docstring), and the skipped count.
 
-    Lists folders only (never reads contents); memory is O(number of entries).
+    Lists folders only (never reads contents), a depth at a time: where the files list several
+    folders in one wait (:class:`~core.ports.ListsFolders`; a browser folder), ``WALK_FOLDERS``
+    at once (issue 18). The result is sorted, so it does not depend on how the listings were
+    asked. Memory is O(number of entries).
     """
     found: list[_Found] = []
     skipped = 0
-    stack: list[tuple[str, ...]] = [start]
-    while stack:
-        folder = stack.pop()
-        entries = await files.list_dir(folder)
-        shown = [e for e in entries if not (folder == () and e.name == META_DIR)]
-        if folder and not shown:
-            found.append(_Found(ProjectPath(folder), 0, True))
-        for entry in shown:
-            try:
-                path = parse_path("/".join((*folder, entry.name)))
-            except Refused:
-                skipped += 1
-                continue
-            if entry.kind == "dir":
-                stack.append(path.parts)
-            else:
-                found.append(_Found(path, entry.size or 0, False, entry.modified_ms or 0))
+    lister = _many_lister(files)
+    level: list[tuple[str, ...]] = [start]
+    while level:
+        deeper: list[tuple[str, ...]] = []
+        for at in range(0, len(level), WALK_FOLDERS):
+            group = level[at : at + WALK_FOLDERS]
+            listings = (
+                await lister.list_dirs(group)
+                if lister is not None
+                else [await files.list_dir(folder) for folder in group]
+            )
+            for folder, entries in zip(group, listings, strict=True):
+                shown = [e for e in entries if not (folder == () and e.name == META_DIR)]
+                if folder and not shown:
+                    found.append(_Found(ProjectPath(folder), 0, True))
+                for entry in shown:
+                    try:
+                        path = parse_path("/".join((*folder, entry.name)))
+                    except Refused:
+                        skipped += 1
+                        continue
+                    if entry.kind == "dir":
+                        deeper.append(path.parts)
+                    else:
+                        found.append(_Found(path, entry.size or 0, False, entry.modified_ms or 0))
+        level = deeper
     found.sort(key=lambda f: f.entry_name)
     return found, skipped
 

@@ -6,12 +6,16 @@ import hashlib
 import io
 import json
 import zipfile
+from collections.abc import Sequence
 
 import pytest
 
 from core.archive.export import ExportSource, download_filename, export_archive
 from core.archive.manifest import FIXED_DATE_TIME, MANIFEST_NAME, ArchiveManifest
+from core.memory.adapters import MemoryProjectFiles
 from core.paths import parse_path
+from core.ports import Entry
+from core.projects.case_guard import CaseGuard
 from core.refusals import Code, Refused
 from core.time import instant_iso as iso_instant
 from tests.archive.kit import (
@@ -257,3 +261,47 @@ def test_exported_at_is_the_newest_change_so_an_unchanged_project_re_exports_ide
     run(files.write(ProjectPath(("a.txt",)), b"one, edited"))
     third, later = run(export())
     assert third != first and later > at
+
+
+class _ListsAtOnce(MemoryProjectFiles):
+    """The in-memory project, able to list several folders in one wait (like a browser folder,
+    :class:`~core.ports.ListsFolders`); records each group it was asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.groups: list[list[tuple[str, ...]]] = []
+
+    async def list_dirs(self, folders: Sequence[tuple[str, ...]]) -> list[list[Entry]]:
+        self.groups.append(list(folders))
+        return [await self.list_dir(folder) for folder in folders]
+
+
+def test_a_store_that_lists_folders_at_once_is_walked_a_depth_at_a_time_to_the_same_archive() -> (
+    None
+):
+    """Issue 18: where a listing is a wait on storage, the walk asks every folder of one depth
+    at once (through read-through wrappers too), and the archive is byte for byte the one the
+    folder-by-folder walk makes."""
+    files = {f"d{i}/e{j}/f.txt": f"{i}.{j}".encode() for i in range(3) for j in range(2)}
+    files["top.txt"] = b"top"
+    plain = project(files, folders=["d0/empty"])
+    at_once = _ListsAtOnce()
+    for path, data in files.items():
+        run(at_once.write(parse_path(path), data))
+    run(at_once.mkdir(parse_path("d0/empty")))
+    expected, _, _ = export(plain)
+    got, _, _ = export(CaseGuard(at_once))
+    assert got == expected
+    assert [sorted(g) for g in at_once.groups] == [
+        [()],
+        [("d0",), ("d1",), ("d2",)],
+        [
+            ("d0", "e0"),
+            ("d0", "e1"),
+            ("d0", "empty"),
+            ("d1", "e0"),
+            ("d1", "e1"),
+            ("d2", "e0"),
+            ("d2", "e1"),
+        ],
+    ]
