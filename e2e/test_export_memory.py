@@ -212,3 +212,57 @@ def test_the_readers_edges_export_the_cores_own_archive_byte_for_byte(host: Host
     for path in ("edge/empty.bin", "edge/whole-over.bin", "many/f15.txt"):
         assert host.ok("file.read", {"project": back, "path": path})["body"] == files[path]
     host.assert_clean()
+
+
+# A write to a file while the export has it open ahead (worker/opfs-io.mjs, "Lent handles"):
+# the write waits for the reader rather than being refused, and what the page got is whole.
+WRITE_DURING_EXPORT = """
+async ([pid, paths, text]) => {
+  let finished = false;
+  const exporting = window.voicebox.host.call("project.export", { project: pid })
+    .then((answer) => { finished = true; return answer; });
+  const writes = [];
+  for (const path of paths) {
+    const body = new TextEncoder().encode(text).buffer;
+    try {
+      await window.voicebox.host.call("file.write", { project: pid, path }, { body });
+      writes.push({ path, ok: true, during: !finished });
+    } catch (err) {
+      writes.push({ path, ok: false, code: err.code, during: !finished });
+    }
+  }
+  const answer = await exporting;
+  const bytes = new Uint8Array(await answer.stream.arrayBuffer());
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return { writes, b64: btoa(s) };
+}
+"""
+
+
+def test_a_write_while_the_export_reads_ahead_waits_and_the_archive_stays_whole(
+    host: HostPage,
+) -> None:
+    """Each of 24 files written while an export of them runs: every write is admitted (none
+    refused because the export's reader holds the file open), some land while the export is
+    still running, and the archive the page holds afterwards reads whole: every entry is either
+    the old or the new bytes, as the manifest's sha256 says."""
+    pid = host.ok("project.create", {"name": "busy export"})["result"]["project"]["id"]
+    host.page.evaluate(FILL, [pid, 24, 1])
+    paths = [f"big/part-{f:02d}.bin" for f in range(24)]
+    text = "written while the export ran"
+    out = host.page.evaluate(WRITE_DURING_EXPORT, [pid, paths, text])
+    refused = [w for w in out["writes"] if not w["ok"]]
+    assert refused == []
+    assert any(w["during"] for w in out["writes"])  # the writes did meet the running export
+    archive = zipfile.ZipFile(io.BytesIO(base64.b64decode(out["b64"])))
+    assert archive.testzip() is None
+    manifest = json.loads(archive.read(MANIFEST_NAME))
+    assert sorted(f["path"] for f in manifest["files"]) == paths
+    for listed in manifest["files"]:
+        data = archive.read(listed["path"])
+        assert hashlib.sha256(data).hexdigest() == listed["sha256"]
+        assert data == text.encode() or len(data) == MB
+    for path in paths:  # and every write is there afterwards
+        assert host.ok("file.read", {"project": pid, "path": path})["body"] == text.encode()
+    host.assert_clean()

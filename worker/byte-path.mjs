@@ -7,6 +7,7 @@
 // every byte around the files' data are decided in Python; the bounds come from Python too.
 
 import { createCRC32, createSHA256 } from "../vendor/hash-wasm.mjs";
+import { lendHandle } from "./opfs-io.mjs";
 
 const figures = { files: 0, bytes: 0, held: 0, peakHeld: 0 };
 const INLINE_BYTES = 64 << 10; // a file under this size goes to the page as bytes, not a reference
@@ -55,22 +56,28 @@ function handlesOf(root, paths) {
 
 let buffer = null; // the one read buffer, reused by every export
 
-/** Open `handle` for reading — a read-only sync access handle, which no writer can change while
- * it is open — and take its File snapshot meanwhile: {access, file}. */
+/** Open `handle` for reading: {loan, file: null} — a read-only sync access handle lent by
+ * worker/opfs-io.mjs (no writer can change the file while it is open; a change the host makes
+ * meanwhile closes it first and the reader lends it again, see `lendHandle`) — or, for a file
+ * with no sync handles (a picked folder's), {loan: null, file}: its File snapshot, whose reads
+ * fail rather than give other bytes if the file changes meanwhile. */
 async function openForRead(handle) {
-  const access = await handle.createSyncAccessHandle({ mode: "read-only" });
   try {
-    const file = await handle.getFile();
-    if (access.getSize() !== file.size) throw new DOMException("the file changed while it was opened", "InvalidStateError");
-    return { access, file };
+    return { loan: await lendHandle(handle), file: null };
   } catch (err) {
-    access.close();
-    throw err;
+    if (err?.name === "NotFoundError") throw err;
+    return { loan: null, file: await handle.getFile() }; // not OPFS: no sync access handles
   }
 }
 
-/** Read `view.length` bytes of `access` from `at` into `view`. */
-function readInto(access, view, at) {
+/** Read `view.length` bytes from `at` into `view`: through `access` (no wait), or from `file`. */
+async function readInto(access, file, view, at) {
+  if (access === null) {
+    const bytes = new Uint8Array(await file.slice(at, at + view.length).arrayBuffer());
+    if (bytes.length !== view.length) throw new DOMException("the file ended early", "InvalidStateError");
+    view.set(bytes);
+    return;
+  }
   for (let done = 0; done < view.length;) {
     const n = access.read(view.subarray(done), { at: at + done });
     if (n <= 0) throw new DOMException("the file ended early", "InvalidStateError");
@@ -81,11 +88,12 @@ function readInto(access, view, at) {
 /**
  * Send each planned file through `emit(Blob | Uint8Array)` (posted to the page): its `lead`,
  * its bytes, its `after` filled in. What is posted is a Blob made of those pieces, about
- * `chunkBytes` of file bytes at a time; a file's bytes are in it as its File snapshot (a
- * reference, not a copy), or as bytes for a file under INLINE_BYTES. Each file is read once,
- * to hash it, through a read-only sync access handle (opened AHEAD_FILES ahead; no writer can
- * change the file while it is open, and the snapshot is taken meanwhile, so the page's Blob
- * holds the very bytes hashed) into one reused buffer of max(wholeLimit, chunkBytes) bytes:
+ * `chunkBytes` of file bytes at a time; a file's bytes are copied into it from the read buffer
+ * (a Blob of their own, or joined bytes for a file under INLINE_BYTES), so the page holds the
+ * very bytes hashed whatever changes later (a reference to the file's snapshot would make the
+ * download fail once the file is written again). Each file is read once, through a read-only
+ * sync access handle (opened AHEAD_FILES ahead: see `openForRead`) into one reused buffer of
+ * max(wholeLimit, chunkBytes) bytes:
  * a file of at most `wholeLimit` bytes in one piece, hashed by WebCrypto (which copies it);
  * a larger one in pieces of `chunkBytes`, hashed by hash-wasm's streaming sha256. crc32 by
  * hash-wasm. At most about 2 × wholeLimit bytes (or one piece) are held at once.
@@ -133,42 +141,52 @@ export async function relayFiles(root, items, emit, wholeLimit, chunkBytes) {
       openAhead(i + AHEAD_FILES);
       put(items[i].lead, 0);
       crc.init();
-      const { access, file } = await opened[i];
+      let { loan, file } = await opened[i];
       opened[i] = null;
+      // taken only now, its turn (never ahead: a change waits for a handle being read, and
+      // must not wait for one whose reader waits for an earlier file to be opened after it)
+      let access = loan === null ? null : loan.take();
+      while (loan !== null && access === null) {
+        // the host changed something while this file waited its turn: open it again after that
+        ({ loan, file } = await openForRead(await handles[i]));
+        access = loan === null ? null : loan.take();
+      }
+      const size = access !== null ? access.getSize() : file.size;
       try {
-        if (file.size <= wholeLimit) {
-          const view = buffer.subarray(0, file.size);
-          hold(file.size);
-          readInto(access, view, 0);
+        if (size <= wholeLimit) {
+          const view = buffer.subarray(0, size);
+          hold(size);
+          await readInto(access, file, view, 0);
+          loan?.giveBack();
           crc.update(view);
           await settleDigest();
-          hold(file.size); // WebCrypto's copy, until the digest is done
-          digesting = { promise: crypto.subtle.digest("SHA-256", view), size: file.size, index: i };
-          figures.held -= file.size; // the buffer is free again
-          put(file.size < INLINE_BYTES ? view.slice() : file, file.size);
+          hold(size); // WebCrypto's copy, until the digest is done
+          digesting = { promise: crypto.subtle.digest("SHA-256", view), size: size, index: i };
+          figures.held -= size; // the buffer is free again
+          put(size < INLINE_BYTES ? view.slice() : new Blob([view]), size);
         } else {
           await settleDigest();
           sha ??= await createSHA256();
           sha.init();
-          for (let at = 0; at < file.size; at += chunkBytes) {
-            const view = buffer.subarray(0, Math.min(chunkBytes, file.size - at));
+          for (let at = 0; at < size; at += chunkBytes) {
+            const view = buffer.subarray(0, Math.min(chunkBytes, size - at));
             hold(view.length);
-            readInto(access, view, at);
+            await readInto(access, file, view, at);
             sha.update(view);
             crc.update(view);
+            put(new Blob([view]), view.length);
             figures.held -= view.length;
           }
           sums[i] = sha.digest("hex");
-          put(file, file.size);
         }
       } finally {
-        access.close();
+        loan?.giveBack();
       }
       const crc32 = parseInt(crc.digest("hex"), 16);
-      put(filled(items[i].after, items[i].fill, { crc32, size: file.size }), 0);
+      put(filled(items[i].after, items[i].fill, { crc32, size }), 0);
       figures.files += 1;
-      figures.bytes += file.size;
-      out.push({ size: file.size, crc32 });
+      figures.bytes += size;
+      out.push({ size, crc32 });
     }
     await settleDigest();
     send();
@@ -177,7 +195,7 @@ export async function relayFiles(root, items, emit, wholeLimit, chunkBytes) {
     throw plain(err);
   } finally {
     // handles opened ahead and not read (a failure): closed, so no lock outlives the export
-    for (const pending of opened) if (pending) pending.then(({ access }) => access.close(), () => {});
+    for (const pending of opened) if (pending) pending.then(({ loan }) => loan?.giveBack(), () => {});
   }
 }
 

@@ -224,19 +224,87 @@ async function readCaching(fileHandle, root, path, spans) {
 
 /**
  * Before a change under a cached root: close every cached handle and keep none until
- * `releaseHandles()`. Returns undefined when nothing is left to wait for, else a promise that
- * resolves once every open in flight has settled (and closed its handle).
+ * `releaseHandles()`; close every lent handle not being read yet (its borrower opens it again
+ * after the change: see "Lent handles" below). Returns undefined when nothing is left to wait
+ * for, else a promise that resolves once every open in flight has settled (and closed its
+ * handle) and every lent handle being read has been given back.
  */
 export function holdHandles() {
   held += 1;
   epoch += 1;
   for (const key of [...cached.keys()]) forget(key);
-  return opening.size ? Promise.allSettled([...opening]).then(() => undefined) : undefined;
+  const waits = [...opening];
+  for (const loan of [...lent]) {
+    if (loan.access !== null && !loan.reading) closeLoan(loan);
+    else waits.push(loan.returned);
+  }
+  return waits.length ? Promise.allSettled(waits).then(() => undefined) : undefined;
 }
 
 /** After the change that `holdHandles()` began (each hold is released once). */
 export function releaseHandles() {
   held = Math.max(0, held - 1);
+  if (held === 0) for (const wake of waiters.splice(0)) wake();
+}
+
+// ---- Lent handles (issue 18, the export) ------------------------------------------------------
+//
+// The export's reader (worker/byte-path.mjs) keeps read-only sync access handles open a few
+// files ahead of the one it reads. Each blocks a change to its file exactly as a cached one
+// does, so they are lent under the same hold: `lendHandle` waits while a change is in progress;
+// `holdHandles` closes a lent handle its borrower has not begun to read (`take` then answers
+// null and the borrower lends it again, after the change) and waits for one being read to be
+// given back (a read takes milliseconds per file: no change waits on a borrower's other work,
+// so no wait goes round in a circle). A write to a file while the export runs is therefore
+// never refused for the export's sake: it waits for at most the one file being read.
+
+const lent = new Set(); // loans: {access, reading, returned, settle}
+const waiters = []; // wake-ups for lends waiting until no change is in progress
+
+function closeLoan(loan) {
+  if (!lent.delete(loan)) return;
+  try { loan.access?.close(); } catch { /* already closed */ }
+  loan.access = null;
+  loan.settle();
+}
+
+/**
+ * Lend a read-only sync access handle of `fileHandle` (an OPFS file), once no change is in
+ * progress: a loan with `take()` (the handle, marked as being read — or null when a change
+ * closed it meanwhile: lend again) and `giveBack()` (closes it). Rejects as
+ * `createSyncAccessHandle` does (e.g. a picked folder's file, which has no sync handles).
+ */
+export async function lendHandle(fileHandle) {
+  for (;;) {
+    while (held > 0) await new Promise((wake) => waiters.push(wake));
+    const began = epoch;
+    const loan = { access: null, reading: false, returned: null, settle: null };
+    loan.returned = new Promise((settle) => { loan.settle = settle; });
+    lent.add(loan);
+    try {
+      loan.access = await fileHandle.createSyncAccessHandle({ mode: "read-only" });
+    } catch (err) {
+      lent.delete(loan);
+      loan.settle();
+      throw err;
+    }
+    if (epoch === began && held === 0) {
+      return {
+        take() {
+          if (loan.access === null) return null;
+          loan.reading = true;
+          return loan.access;
+        },
+        giveBack() { closeLoan(loan); },
+      };
+    }
+    closeLoan(loan); // a change began while it opened: after that change, open it again
+  }
+}
+
+/** How many handles are lent now (tests and diagnostics). */
+export function lentHandles() {
+  return lent.size;
 }
 
 /** How many sync access handles are cached now (diagnostics and tests). */
