@@ -157,12 +157,31 @@ def test_the_warm_up_opens_each_mailbox_so_the_first_post_opens_none() -> None:
     assert run(warm_mailboxes(h.ctx)) == []  # nothing left to open
 
 
-def test_a_warmed_host_answers_every_call_exactly_as_a_cold_one() -> None:
+def _spoil(world: World, how: str) -> None:
+    """Leave each project's persisted index ``how``: current, cut short, stale (a tail line it
+    covered is gone), or missing (an old mailbox)."""
+    for pid in world.ids:
+        tree = run(world.h.roots.open(pid)).tree[".voicebox"]
+        if how == "truncated":
+            tree["mailbox.index"] = bytes(tree["mailbox.index"])[:-7]
+        elif how == "stale":
+            folder = tree["mailbox"]
+            tail = max(folder)
+            folder[tail] = b"".join(bytes(folder[tail]).splitlines(keepends=True)[:-1])
+        elif how == "missing":
+            del tree["mailbox.index"]
+
+
+@pytest.mark.parametrize("index", ["current", "truncated", "stale", "missing"])
+def test_a_warmed_host_answers_every_call_exactly_as_a_cold_one(index: str) -> None:
     """The same calls after a restart — fresh posts, a replay (duplicate), a stale head, a
-    listing of heads — answer byte for byte the same whether the warm-up ran first or not."""
+    listing of heads — answer byte for byte the same whether the warm-up ran first or not,
+    whatever state the persisted index was left in (a stale or truncated one is rebuilt by
+    whichever opens it first)."""
     answers = []
     for warmed in (False, True):
         twin = World()  # the same storage each time (fixed clock, seeded ids)
+        _spoil(twin, index)
         h = twin.restart()
         if warmed:
             assert run(warm_mailboxes(h.ctx))
