@@ -10,6 +10,15 @@ host), the first post again (``first_post_ms``: the index checked and used), the
 blocks of
 ``count`` posts, each extending a randomly chosen mission's head (letters computed ahead with
 :func:`core.missions.letters.letter_id`, so every post passes the head check).
+
+What the issue's row divides (``mailbox_first_post_large_vs_post_small_browser``): the first
+post into the large mailbox after the reload — but on a host that has already answered the
+small mailbox's first post and its blocks (sizes run in order), so it pays the large
+project's own first use, not the host's — over the median of the small mailbox's block
+medians (a warm host's steady post). So that a fresh host's first post is measured too, each
+size then gets two more reloads: a post right after ``ready`` (``fresh_first_post_ms``: the
+host's first call of any kind that touches a mailbox, while the background warm-up may still
+run) and one after :data:`IDLE_MS` of idle (``fresh_first_post_idle_ms``: the warm-up done).
 """
 
 from __future__ import annotations
@@ -28,7 +37,10 @@ from bench.stats import ratio, runs
 from core.missions.letters import MissionLetter, letter_id, sha12
 from core.missions.mailbox import MAILBOX_DIR
 
-__all__ = ["measure"]
+__all__ = ["IDLE_MS", "measure"]
+
+IDLE_MS = 3000
+"""How long the page waits after ``ready`` before ``fresh_first_post_idle_ms``."""
 
 
 def _mailbox_files(bench: Bench) -> list[tuple[str, bytes]]:
@@ -58,6 +70,7 @@ def measure(
     posts: dict[int, list[list[dict[str, Any]]]] = {}
     firsts: dict[int, dict[str, Any]] = {}
     rebuild_posts: dict[int, dict[str, Any]] = {}
+    fresh: dict[int, list[dict[str, Any]]] = {}
     for size in sizes:
         bench = Bench(size, brain=f"{BRAIN} {size}")
         box, opened = bench.open_mailbox()
@@ -70,6 +83,7 @@ def measure(
         rebuild_posts[size] = _letters(bench, 1, seed=size + 1000)[0]
         firsts[size] = _letters(bench, 1, seed=size)[0]
         posts[size] = [_letters(bench, count, seed=size + 1 + r) for r in range(run_count)]
+        fresh[size] = _letters(bench, 2, seed=size + 2000)
 
     browser: dict[str, Any] = {}
     with Profile(playwright) as profile:
@@ -110,6 +124,18 @@ def measure(
                 "post_median_ms": runs(medians, 3),
                 "posts_per_block": count,
             }
+        for size in sizes:  # a fresh host's first post: right after ready, then after idle
+            agent = {"project": ids[size], "agent_id": "hand-1"}
+            for key, letter, idle in (
+                ("fresh_first_post_ms", fresh[size][0], 0),
+                ("fresh_first_post_idle_ms", fresh[size][1], IDLE_MS),
+            ):
+                profile.goto(site.url)
+                profile.wait_status()
+                if idle:
+                    profile.page.wait_for_timeout(idle)
+                took = host.timed_sequence(profile, "mission.post", [{**agent, "letter": letter}])
+                browser[str(size)][key] = round(took[0], 1)
         errors = list(profile.console_errors)
     small, large = str(sizes[0]), str(sizes[-1])
     b_ratio = ratio(
@@ -118,7 +144,8 @@ def measure(
     c_ratio = ratio(
         cpython[large]["host_post"]["median_us"], cpython[small]["host_post"]["median_us"]
     )
-    f_ratio = ratio(browser[large]["first_post_ms"], browser[small]["post_median_ms"]["median"])
+    steady = browser[small]["post_median_ms"]["median"]
+    f_ratio = ratio(browser[large]["first_post_ms"], steady)
     goals = {
         "mailbox_first_post_large_vs_post_small_browser": {
             "sizes": [int(large), int(small)],
@@ -129,6 +156,18 @@ def measure(
             "ratio": f_ratio,
             "goal": "<= 3",
             "met": f_ratio <= 3,
+        },
+        "mailbox_fresh_host_first_post_large_vs_post_small_browser": {
+            "sizes": [int(large), int(small)],
+            "figure_ms": [
+                browser[large]["fresh_first_post_ms"],
+                browser[large]["fresh_first_post_idle_ms"],
+                steady,
+            ],
+            "ratio": ratio(browser[large]["fresh_first_post_ms"], steady),
+            "ratio_after_idle": ratio(browser[large]["fresh_first_post_idle_ms"], steady),
+            "goal": "<= 3 (not the issue's row: a fresh host's first call, see module docstring)",
+            "met": ratio(browser[large]["fresh_first_post_ms"], steady) <= 3,
         },
         "mailbox_post_large_vs_small_browser": {
             "sizes": [int(large), int(small)],

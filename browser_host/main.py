@@ -53,6 +53,7 @@ class HostBridge:
 
     def __init__(self, host: Host) -> None:
         self.host = host
+        self.warming: asyncio.Future[Any] | None = None  # the background warm-up (start)
 
     async def handle(
         self, text: str, body: Any = None, attachment: Any = None, emit: Any = None
@@ -178,4 +179,16 @@ async def start(
     if host.peers is not None:
         await host.peers.admin.allow_remotes()  # the paired remotes' origins, from HOST_DIR
     await audit.head_seq()
-    return HostBridge(host)
+    bridge = HostBridge(host)
+    # Issue 18, after ready (the worker posts ``ready`` when this returns; the task's first step
+    # runs after that): open the projects' mailboxes in the background. Calls are answered
+    # meanwhile; one that needs a mailbox being opened waits for that open.
+    bridge.warming = asyncio.ensure_future(_warm_up(ctx))
+    return bridge
+
+
+async def _warm_up(ctx: HostContext) -> None:
+    """The background work after ready (:func:`core.host.mailbox_ops.warm_mailboxes`)."""
+    from core.host.mailbox_ops import warm_mailboxes  # imported after ready, not at boot
+
+    await warm_mailboxes(ctx)

@@ -6,7 +6,16 @@ a reload the head and the store version are exactly as left."""
 from __future__ import annotations
 
 from e2e.hostpage import HostPage
-from e2e.tray_kit import HUMAN, Missions, candidate, card, expand_tray, new_project, open_in_ui
+from e2e.tray_kit import (
+    HUMAN,
+    Missions,
+    candidate,
+    card,
+    expand_tray,
+    letter,
+    new_project,
+    open_in_ui,
+)
 
 BRAIN = "Repo-B1"
 MISSION = "msn_00000000d00d"
@@ -84,3 +93,50 @@ def test_chain_import_as_gesture_landed_then_reload_keeps_head_and_store_version
         ("refused", "page"),
     ]
     host.assert_clean()
+
+
+TOGETHER = """
+async (calls) => Promise.all(calls.map(async ([op, args]) => {
+  try {
+    return { ok: true, result: (await window.voicebox.host.call(op, args)).result };
+  } catch (err) {
+    return { ok: false, code: err.code };
+  }
+}))
+"""
+
+
+def test_posts_sent_the_moment_a_reloaded_host_is_ready_are_answered_right(
+    host: HostPage,
+) -> None:
+    """Issue 18: once ready, the host opens its projects' mailboxes in the background. Calls
+    sent at once after ``ready`` — while that warm-up may still be opening the very mailbox
+    they need — are answered exactly as on a host with nothing in the background: the next
+    letter extends the head, a stale one is refused with the head it missed, every project's
+    heads read back as posted."""
+    missions = []
+    for n in range(3):
+        pid, blocks = new_project(host, f"{BRAIN} {n}", [("Receipt importer", "Imports.")])
+        m = Missions(host, pid, f"{BRAIN} {n}", blocks[0])
+        m.chain(MISSION, ("judging", "executing", "gate"))
+        missions.append(m)
+    host.reload()
+    calls = []
+    for m in missions:
+        head = m.heads[MISSION]
+        nxt = letter(
+            mission=MISSION, block=m.block, brain=m.brain, seq=4, prev=head["sha12"], phase="review"
+        )
+        stale = dict(nxt, mission_seq=3, prev_letter_id="0" * 12)
+        calls += [
+            ["mission.post", {"project": m.pid, "agent_id": "hand-7", "letter": nxt}],
+            ["mission.post", {"project": m.pid, "agent_id": "hand-7", "letter": stale}],
+        ]
+    answers = host.page.evaluate(TOGETHER, calls)
+    for m, posted, refused in zip(missions, answers[0::2], answers[1::2], strict=True):
+        assert posted["ok"], posted
+        assert (posted["result"]["mission_seq"], posted["result"]["duplicate"]) == (4, False)
+        assert refused == {"ok": False, "code": "stale_head"}
+        (head,) = host.ok("mailbox.read", {"project": m.pid, "kind": "mission"})["result"]["heads"]
+        assert head["letter_id"] == posted["result"]["letter_id"]
+        assert head["superseded_count"] == 3

@@ -6,6 +6,10 @@ operation                   write  what it does
 ``mailbox.send``            yes    a plain letter to an agent's inbox
 ``mailbox.read``            no     plain letters, or ``kind=mission`` heads
 ==========================  =====  =========================================
+
+**Warm-up** (issue 18). :func:`warm_mailboxes` opens the mailboxes of the host's projects once
+the host is ready, in the background, so that the first post into a long mailbox finds its
+persisted index open (:class:`core.missions.mailbox.MailboxCache`) instead of opening it then.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from core.host.context import HostContext
 from core.host.operations import Call, Outcome
 from core.missions.letters import sha12
 from core.missions.mailbox import MAX_NOTE_CHARS, AgentId, note_line
@@ -30,9 +35,13 @@ __all__ = [
     "SendArgs",
     "mailbox_read",
     "mailbox_send",
+    "warm_mailboxes",
 ]
 
 _PROJECT = Field(pattern=PROJECT_ID_PATTERN)
+
+WARM_PROJECTS = 16
+"""At most this many projects' mailboxes are opened ahead of use (:func:`warm_mailboxes`)."""
 
 
 class SendArgs(Contract):
@@ -141,3 +150,31 @@ async def mailbox_read(call: Call[MailboxReadArgs]) -> Outcome:
         skipped=page.skipped,
     )
     return Outcome(answer, project=args.project)
+
+
+async def warm_mailboxes(ctx: HostContext, limit: int = WARM_PROJECTS) -> list[str]:
+    """Open ahead of use the mailboxes of the ``limit`` most recently updated projects in the
+    host's own storage (picked folders are left alone: opening one may need a permission),
+    one project after another; return the ids whose mailbox this opened.
+
+    Meant to run in the background once the host is ready (issue 18: the first post of a fresh
+    host then finds the persisted index open). It changes no answer: every use of a mailbox
+    checks storage first, and a call that needs a mailbox this is opening waits for that one
+    open (:meth:`core.missions.mailbox.MailboxCache.warm`). An open it makes is the one the
+    first call would have made — including the one rebuild of an old mailbox with no index,
+    which writes the index. A project that cannot be opened (refused) is skipped; its first
+    call refuses as it would have. Never refuses."""
+    try:
+        projects = [m for m in await ctx.catalog.list() if m.kind != "directory"]
+    except Refused:
+        return []
+    projects.sort(key=lambda m: (-m.updated_at, m.id))
+    opened: list[str] = []
+    for manifest in projects[:limit]:
+        try:
+            project = await ctx.catalog.open(manifest.id)
+            if await ctx.mailboxes.warm(manifest.id, project.files):
+                opened.append(manifest.id)
+        except Refused:
+            continue
+    return opened

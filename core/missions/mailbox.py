@@ -67,6 +67,7 @@ intact is not detected (the same assumption the in-memory cache below makes).
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import hashlib
 import json
@@ -826,22 +827,43 @@ def _parse_cursor(cursor: str | None) -> tuple[int, int]:
 class MailboxCache:
     """Open mailboxes kept between calls, one per project key (module docstring, "Index").
 
-    :meth:`get` returns the cached mailbox when storage still matches it, else opens it afresh.
+    :meth:`get` returns the cached mailbox when storage still matches it, else opens it afresh;
+    :meth:`warm` opens one ahead of its first use (issue 18: a host opens its projects'
+    mailboxes in the background once ready, :func:`core.host.mailbox_ops.warm_mailboxes`).
+    Per key, one check-or-open runs at a time: a call that asks while another open of the
+    same mailbox is under way waits for it and gets the mailbox it opened (checked like any
+    cached one), never a second open racing the first.
     """
 
     def __init__(self) -> None:
         self._open: dict[str, Mailbox] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
 
     async def get(self, key: str, files: ProjectFiles) -> Mailbox:
-        """The open mailbox of project ``key`` over ``files`` (reopened if storage moved on)."""
-        box = self._open.get(key)
-        if box is not None:
-            box.files = files
-            if await box.is_current():
-                return box
-        box = await Mailbox.open(files, use_index=box is None or not box.damaged)
-        self._open[key] = box
-        return box
+        """The open mailbox of project ``key`` over ``files`` (reopened if storage moved on).
+        Storage refusals propagate (nothing is cached then)."""
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        async with lock:
+            box = self._open.get(key)
+            if box is not None:
+                box.files = files
+                if await box.is_current():
+                    return box
+            box = await Mailbox.open(files, use_index=box is None or not box.damaged)
+            self._open[key] = box
+            return box
+
+    async def warm(self, key: str, files: ProjectFiles) -> bool:
+        """Open the mailbox of ``key`` unless it is already open or being opened; return
+        whether this call opened it. Refuses as :meth:`get`. What a later :meth:`get` answers
+        is the same whether or not this ran (it checks storage before every use)."""
+        lock = self._locks.get(key)
+        if key in self._open or (lock is not None and lock.locked()):
+            return False
+        await self.get(key, files)
+        return True
 
     def forget(self, key: str) -> None:
         """Drop the cached mailbox of ``key`` (e.g. when its project is deleted)."""

@@ -342,3 +342,37 @@ def test_an_id_bucket_cut_short_under_an_open_mailbox_is_refused_then_rebuilt():
     again = run(cache.get("p", log.files))
     assert again is not box
     assert view(again) == view(rebuilt(log.files))
+
+
+def test_an_index_over_a_sealed_segment_since_removed_is_rebuilt(small_segments):
+    """A sealed segment the index counted is gone (a foreign edit of the log): the index no
+    longer describes a prefix of the log, so the whole log decides."""
+    log = Log()
+    log.post(60)
+    assert log.segment_count() > 4
+    assert_index_current(log)
+    del log.files.tree[".voicebox"]["mailbox"][f"{1:08d}.jsonl"]
+    spy = ReadLog(log.files)
+    box = run(Mailbox.open(spy))
+    assert str(segment_path(0)) in spy.paths  # rebuilt from the whole log
+    assert view(box) == view(rebuilt(log.files))
+    again = ReadLog(log.files)  # the index written by the rebuild matches the log as it is
+    assert view(run(Mailbox.open(again))) == view(box)
+    assert_reads_index_parts_and_tail(again, box._tail)
+
+
+def test_an_index_ahead_of_a_log_cut_back_a_whole_segment_is_rebuilt(small_segments):
+    """The log lost its last segment (restored from an older copy): the index names a tail
+    that no longer exists and is not believed."""
+    log = Log()
+    log.post(60)
+    folder = log.files.tree[".voicebox"]["mailbox"]
+    run(Mailbox.open(log.files))
+    del log.files.tree[".voicebox"]["mailbox.index"]
+    run(Mailbox.open(log.files))  # an index covering the whole log as it is now
+    del folder[max(folder)]
+    spy = ReadLog(log.files)
+    box = run(Mailbox.open(spy))
+    assert str(segment_path(0)) in spy.paths
+    assert view(box) == view(rebuilt(log.files))
+    assert_index_current(log)
