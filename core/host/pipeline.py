@@ -35,6 +35,7 @@ passes :func:`core.secret.scrub_secrets`.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -49,7 +50,7 @@ from core.gestures import accept_origin, is_human, require_human_gesture
 from core.host.context import HostContext
 from core.host.file_ops import FileDigest
 from core.host.operations import Call, Operation, Operations, Outcome, PeerServices, Ran
-from core.host.registry import OPERATIONS, field_words
+from core.host.registry import OPERATIONS, FieldWords
 from core.host.tools import ToolBox
 from core.policy import require_writable
 from core.projects.project import PROJECT_ID_PATTERN
@@ -85,6 +86,14 @@ def _scalar_details(details: dict[str, Any]) -> dict[str, str | int | bool | Non
     return out
 
 
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def _project_of(value: object) -> str | None:
     return value if isinstance(value, str) and re.fullmatch(PROJECT_ID_PATTERN, value) else None
 
@@ -109,11 +118,12 @@ class Host:
         self.ctx = ctx
         self.operations = operations
         self._write_lock = asyncio.Lock()
+        self._late: asyncio.Future[None] | None = None
         self._tools = ToolBox(self, operations, ctx, tools)
         self._peers: PeerServices | None = None
         servers = ctx.services.servers
         if servers is not None:
-            words = field_words(operations)
+            words = FieldWords(operations)  # worked out on first use: no late import now
             policy = lambda: ctx.policy  # noqa: E731 - read afresh for every call
             pairing = PairingStore(ctx.state, ctx.clock, ctx.random, ctx.audit)
             link = ctx.services.remote
@@ -138,6 +148,35 @@ class Host:
     def peers(self) -> PeerServices | None:
         """Peer environments, when this host runs environment servers (else ``None``)."""
         return self._peers
+
+    # ---- late modules (issue 18, cold boot) -----------------------------------------------
+
+    def late_imports(self) -> asyncio.Future[None]:
+        """The one import of this host's late modules (:data:`core.host.registry.LATE_MODULES`),
+        started on the first call (the worker calls it right after ``ready``; a call that
+        needs a late operation starts it too, if nothing did). One module at a time, with the
+        event loop served between two modules, so a call that arrives meanwhile is answered
+        at once when its operation is already real, and otherwise awaits this same future —
+        then is admitted as any other. No call sees an operation half imported."""
+        if self._late is None:
+            self._late = asyncio.ensure_future(self._import_late())
+        return self._late
+
+    async def _import_late(self) -> None:
+        for module in self.operations.pending():
+            await asyncio.sleep(0)  # serve what arrived before the next module
+            importlib.import_module(module)
+        for name in self.operations:
+            self.operations[name]  # every entry real from here on
+
+    async def _operation(self, name: str) -> Operation | None:
+        """Step 2: operation ``name`` with real models and handler, or ``None``; awaits
+        :meth:`late_imports` first when it is a late one not imported yet."""
+        if not self.operations.loaded(name) and _loop_running():
+            await asyncio.shield(self.late_imports())
+        # loaded now; or, with no event loop (a coroutine driven by hand, as the tests'
+        # harness does), nothing runs beside this call: the lookup imports the module itself
+        return self.operations.get(name)
 
     # ---- the page's messages ------------------------------------------------------------
 
@@ -174,7 +213,7 @@ class Host:
             origin = accept_origin(env.origin, from_page=actor == "page")
             if is_human(origin):
                 actor = str(origin)
-            op = self.operations.get(env.op)
+            op = await self._operation(env.op)
             if op is None:
                 op_name = "(unknown)"  # the caller's words are not an operation's name
                 raise Refused(Code.OPERATION_UNKNOWN, "The host has no operation by that name.")
@@ -248,7 +287,11 @@ class Host:
         host's receipt names — without it no receipt is made. Raises the refusal — audited, as
         every refusal is — or ``internal-error`` for any other failure.
         """
-        op = name if isinstance(name, Operation) else self.operations.get(name)
+        if isinstance(name, Operation) and name.pending is not None:
+            if _loop_running():
+                await asyncio.shield(self.late_imports())  # a late operation as declared
+            name = name.resolved()
+        op = name if isinstance(name, Operation) else await self._operation(name)
         op_name = "(unknown)" if op is None else op.name
         project = _project_of(getattr(args, "project", None))
         try:
