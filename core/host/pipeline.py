@@ -86,14 +86,6 @@ def _scalar_details(details: dict[str, Any]) -> dict[str, str | int | bool | Non
     return out
 
 
-def _loop_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
 def _project_of(value: object) -> str | None:
     return value if isinstance(value, str) and re.fullmatch(PROJECT_ID_PATTERN, value) else None
 
@@ -153,11 +145,13 @@ class Host:
 
     def late_imports(self) -> asyncio.Future[None]:
         """The one import of this host's late modules (:data:`core.host.registry.LATE_MODULES`),
-        started on the first call (the worker calls it right after ``ready``; a call that
-        needs a late operation starts it too, if nothing did). One module at a time, with the
-        event loop served between two modules, so a call that arrives meanwhile is answered
-        at once when its operation is already real, and otherwise awaits this same future —
-        then is admitted as any other. No call sees an operation half imported."""
+        started by the first call of this method (the worker's, right after ``ready``): one
+        module at a time, with the event loop served between two, so a call that arrives
+        meanwhile is answered at once when its operation is already real, and otherwise waits
+        until this import is done — then is admitted as any other. No call sees an operation
+        half imported, and no call imports a module this import is about to. Before it starts
+        (or in a host that never starts it: a test's), a call that needs a late operation
+        imports its module itself, in full, before it is admitted."""
         if self._late is None:
             self._late = asyncio.ensure_future(self._import_late())
         return self._late
@@ -169,13 +163,19 @@ class Host:
         for name in self.operations:
             self.operations[name]  # every entry real from here on
 
+    async def _await_late(self, op: Operation | None) -> None:
+        """Wait while the shared import (:meth:`late_imports`) is under way and ``op`` is a
+        late operation not imported yet: turn by turn of the event loop, so that a
+        coroutine driven without one (the tests' harness) never waits on a task."""
+        late = self._late
+        while op is not None and op.pending is not None and late is not None and not late.done():
+            await asyncio.sleep(0)
+            op = self.operations.declared(op.name)
+
     async def _operation(self, name: str) -> Operation | None:
-        """Step 2: operation ``name`` with real models and handler, or ``None``; awaits
-        :meth:`late_imports` first when it is a late one not imported yet."""
-        if not self.operations.loaded(name) and _loop_running():
-            await asyncio.shield(self.late_imports())
-        # loaded now; or, with no event loop (a coroutine driven by hand, as the tests'
-        # harness does), nothing runs beside this call: the lookup imports the module itself
+        """Step 2: operation ``name`` with real models and handler, or ``None``; waits for the
+        shared import first when it is a late one not imported yet (:meth:`late_imports`)."""
+        await self._await_late(self.operations.declared(name))
         return self.operations.get(name)
 
     # ---- the page's messages ------------------------------------------------------------
@@ -288,8 +288,7 @@ class Host:
         every refusal is — or ``internal-error`` for any other failure.
         """
         if isinstance(name, Operation) and name.pending is not None:
-            if _loop_running():
-                await asyncio.shield(self.late_imports())  # a late operation as declared
+            await self._await_late(name)  # a late operation as declared
             name = name.resolved()
         op = name if isinstance(name, Operation) else await self._operation(name)
         op_name = "(unknown)" if op is None else op.name

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -73,6 +74,7 @@ def _message(op: str, n: int) -> str:
     return json.dumps({"v": 1, "id": f"m{n}", "op": op, "args": {}})
 
 
+@pytest.mark.cpython_only  # a fresh interpreter: a subprocess, which Pyodide has not
 def test_the_registry_imports_none_of_its_late_modules_and_lists_them_all() -> None:
     """Importing the registry (and the pipeline) imports no late module — checked in a fresh
     interpreter; and the late modules are exactly those the registry names by module."""
@@ -83,10 +85,6 @@ def test_the_registry_imports_none_of_its_late_modules_and_lists_them_all() -> N
         "print(sorted(m for m in r.LATE_MODULES if m in sys.modules))\n"
         "print(sorted(m for m in sys.modules if m == 'jinja2' or m.startswith('jinja2.')))"
     )
-    if sys.platform == "emscripten":
-        pytest.skip("no subprocess in Pyodide")  # a fresh interpreter is CPython's
-    import subprocess
-
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[:2] == ["[]", "[]"], out.stdout
 
@@ -103,11 +101,9 @@ def test_looking_up_a_late_operation_gives_its_real_models_and_handler(late_modu
     assert ops.pending() == (late_modules[1],)
 
 
-def test_a_late_call_without_an_event_loop_imports_its_module_and_is_answered(
-    late_modules,
-) -> None:
-    """A coroutine driven by hand (no event loop: nothing runs beside it) imports the module
-    in the call itself; the call is answered."""
+def test_a_late_call_outside_a_task_imports_its_module_and_is_answered(late_modules) -> None:
+    """A coroutine driven by hand (not an asyncio task: nothing runs beside it) imports the
+    module in the call itself; the call is answered."""
     harness = HostHarness(_ops(late_modules))
     assert harness.ok(f"late.{late_modules[1]}") == {"word": "two"}
 
