@@ -1,8 +1,7 @@
 """Wiring for the E1 host: OPFS and IndexedDB adapters into a core ``Host``.
 
 The worker's JavaScript calls :func:`start` once (after Pyodide and the wheels are loaded and
-the storage lock is held), ``bridge.after_ready()`` once it has posted ``ready`` (the late
-modules' import, issue 18), and then ``bridge.handle(text, body)`` for each page message — or,
+the storage lock is held) and then ``bridge.handle(text, body)`` for each page message — or,
 for a message over ``bridge.bounds()``, ``bridge.refuse(part, size)``, so that its bytes are
 never copied into the Wasm heap (issue 13). OPFS layout (SPEC §3): ``host/`` is HOST_DIR,
 ``projects/<id>/`` holds projects.
@@ -84,12 +83,6 @@ class HostBridge:
         )
         return to_js([answer, None, None])
 
-    def after_ready(self) -> None:
-        """Start importing the host's late modules (:meth:`core.host.pipeline.Host.late_imports`);
-        the worker calls it once ``ready`` is posted. Returns at once; a call that needs a
-        late module awaits the same import."""
-        self.host.late_imports()
-
     def versions(self) -> str:
         """The versions shown on ready, as JSON text."""
         return json.dumps(self.host.ctx.versions)
@@ -161,4 +154,8 @@ async def start(
     if host.peers is not None:
         await host.peers.admin.allow_remotes()  # the paired remotes' origins, from HOST_DIR
     await audit.head_seq()
+    # The late modules (core/host/registry.py) are imported before ready for now: imported
+    # after it, a reload right after ready found this worker busy and the storage lock still
+    # held, and the next host waited in standby (docs/operations.md, "Cold boot").
+    await host.late_imports()
     return HostBridge(host)

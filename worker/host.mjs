@@ -168,7 +168,7 @@ async function boot() {
   post({ kind: "ready", versions, tookOver: !owned, startMs: Math.round(performance.now() - started) });
   bridge = host;
   flush();
-  afterReady({ host, build: manifest.build, snapshotWanted });
+  afterReady({ build: manifest.build, snapshotWanted });
 }
 
 /**
@@ -176,8 +176,8 @@ async function boot() {
  * `ready` is posted and the calls queued before it are relayed, and none can delay a call.
  * Add a task here rather than before `ready`.
  */
-function afterReady({ host, build, snapshotWanted }) {
-  const tasks = [() => host.after_ready()]; // the late modules (core/host/registry.py)
+function afterReady({ build, snapshotWanted }) {
+  const tasks = [];
   if (snapshotWanted) tasks.push(() => makeSnapshot(build));
   for (const task of tasks) {
     Promise.resolve().then(task).catch((err) => console.warn(`After ready: ${err?.message ?? err}`));
