@@ -179,6 +179,10 @@ async def start(
     if host.peers is not None:
         await host.peers.admin.allow_remotes()  # the paired remotes' origins, from HOST_DIR
     await audit.head_seq()
+    # The late modules (core/host/registry.py) are imported before ready for now: imported
+    # after it, a reload right after ready found this worker busy and the storage lock still
+    # held, and the next host waited in standby (docs/operations.md, "Cold boot").
+    await host.late_imports()
     bridge = HostBridge(host)
     # Issue 18, after ready (the worker posts ``ready`` when this returns; the task's first step
     # runs after that): open the projects' mailboxes in the background. Calls are answered

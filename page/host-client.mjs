@@ -49,6 +49,12 @@ export class HostClient extends EventTarget {
   hangAfterMs = 60_000;
 
   start() {
+    // Leaving the page (not into the back-forward cache): end the host now, so that its
+    // storage lock is free at once for the next page's host even while it is busy (the late
+    // imports run right after ready, issue 18) — else a reload waits in standby for it.
+    addEventListener("pagehide", (event) => {
+      if (!event.persisted) this.#worker?.terminate();
+    });
     this.#spawn();
     this.#ticker = setInterval(() => this.#tick(), PING_MS);
   }

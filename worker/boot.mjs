@@ -2,11 +2,23 @@
 // and the environment-server workers. Thin glue: it loads, checks and reports; it decides
 // nothing about requests.
 //
-// bootPython({site, report}) resolves {pyodide, manifest} or throws a BootFailure
-// {code, message, file}. `report({stage, loaded, total})` gets progress (bytes so far).
+// bootPython({site, report, deferSnapshot}) resolves {pyodide, manifest, snapshotWanted} or
+// throws a BootFailure {code, message, file}. `report({stage, loaded, total})` gets progress
+// (bytes so far). Without a snapshot of this build, `deferSnapshot` (the host worker) starts
+// Python plainly and resolves `snapshotWanted: true` — the caller has it made in the
+// background once it is ready (worker/snapshot-maker.mjs) — unless an earlier boot already
+// deferred it and it is still missing; then, as without `deferSnapshot`, this boot makes it.
 
 import { egressGuard } from "./egress-guard.mjs";
-import { AFTER_RESTORE_CODE, PRELOAD_CODE, UNPROXY_CODE, dropSnapshot, readSnapshot, writeSnapshot } from "./snapshot.mjs";
+import {
+  AFTER_RESTORE_CODE,
+  PRELOAD_CODE,
+  UNPROXY_CODE,
+  dropSnapshot,
+  readSnapshot,
+  snapshotPending,
+  writeSnapshot,
+} from "./snapshot.mjs";
 
 const PYODIDE_TIMEOUT_MS = 90_000;
 
@@ -69,7 +81,7 @@ async function diagnoseWheel(site, realFetch, lockPackages, name) {
   }
 }
 
-export async function bootPython({ site, report }) {
+export async function bootPython({ site, report, deferSnapshot = false }) {
   const manifestResponse = await fetch(new URL("site-manifest.json", site), { cache: "no-cache" });
   if (!manifestResponse.ok) {
     throw new BootFailure("boot-failed", `site-manifest.json: HTTP ${manifestResponse.status}`, "site-manifest.json");
@@ -100,6 +112,8 @@ export async function bootPython({ site, report }) {
   const bytecode = fetchBytecode(site, manifest);
   bytecode.catch(() => {}); // awaited (and reported) after the packages
   const snapshot = await readSnapshot(site, manifest.build);
+  // the first boot of a build leaves the snapshot to the background maker (worker/snapshot.mjs)
+  const snapshotWanted = !snapshot && deferSnapshot && !(await snapshotPending(site, manifest.build));
   let pyodide = null;
   try {
     const { loadPyodide } = await import(new URL("pyodide/pyodide.mjs", site).href);
@@ -126,7 +140,9 @@ export async function bootPython({ site, report }) {
         await dropSnapshot(manifest.build);
       }
     }
-    if (!pyodide) {
+    if (!pyodide && snapshotWanted) {
+      pyodide = await start({});
+    } else if (!pyodide) {
       pyodide = await start({ _makeSnapshot: true });
       pyodide.runPython(PRELOAD_CODE);
       try {
@@ -176,7 +192,7 @@ export async function bootPython({ site, report }) {
   }
   booted = true;
   report({ stage: "host", loaded: total, total });
-  return { pyodide, manifest };
+  return { pyodide, manifest, snapshotWanted };
 }
 
 /** Hold the Web Lock `name` for this worker's life; resolves false if another holds it. */

@@ -33,11 +33,14 @@ import { Database } from "./idb.mjs";
 import * as bytePath from "./byte-path.mjs";
 import * as io from "./opfs-io.mjs";
 import { AuditKey, Sealer } from "./sealed.mjs";
+import { markSnapshotPending } from "./snapshot.mjs";
 
 const SITE = new URL("../", import.meta.url);
 const LOCK_NAME = "voicebox-host";
 const ALIVE_PREFIX = "voicebox-alive-";
-const guard = installEgressGuard({ site: SITE, workers: [new URL("peer.mjs", import.meta.url)] });
+const PEER_SCRIPT = new URL("peer.mjs", import.meta.url);
+const SNAPSHOT_MAKER = new URL("snapshot-maker.mjs", import.meta.url);
+const guard = installEgressGuard({ site: SITE, workers: [PEER_SCRIPT, SNAPSHOT_MAKER] });
 
 let bridge = null; // answers calls: Python's standby answerer, then the host
 let bounds = null; // {message_units, body_bytes}: the sizes Python checks, asked once
@@ -158,7 +161,11 @@ async function boot() {
   const storage = claimStorage(LOCK_NAME);
   const owned = await storage.owned;
   if (!owned) post({ kind: "standby" });
-  const { pyodide, manifest } = await bootPython({ site: SITE, report: (p) => post({ kind: "boot", ...p }) });
+  const { pyodide, manifest, snapshotWanted } = await bootPython({
+    site: SITE,
+    report: (p) => post({ kind: "boot", ...p }),
+    deferSnapshot: true,
+  });
   pyodide.registerJsModule("voicebox_io", io);
   pyodide.registerJsModule("voicebox_bytes", bytePath); // browser_host/byte_path.py
   // A fatal error inside Python (a Wasm trap, a stack overflow) leaves this worker running but
@@ -176,12 +183,39 @@ async function boot() {
   const started = performance.now();
   const db = new Database("voicebox-host");
   const main = pyodide.pyimport("browser_host.main");
-  const host = await main.start(db, new Sealer(db), new AuditKey(db), new URL("peer.mjs", import.meta.url).href, guard);
+  const host = await main.start(db, new Sealer(db), new AuditKey(db), PEER_SCRIPT.href, guard);
   const versions = JSON.parse(host.versions());
   versions.build = manifest.build;
   post({ kind: "ready", versions, tookOver: !owned, startMs: Math.round(performance.now() - started) });
   bridge = host;
   flush();
+  afterReady({ build: manifest.build, snapshotWanted });
+}
+
+/**
+ * The work that waits until the host is ready (issue 18, cold boot): each task starts once
+ * `ready` is posted and the calls queued before it are relayed, and none can delay a call.
+ * Add a task here rather than before `ready`.
+ */
+function afterReady({ build, snapshotWanted }) {
+  const tasks = [];
+  if (snapshotWanted) tasks.push(() => makeSnapshot(build));
+  for (const task of tasks) {
+    Promise.resolve().then(task).catch((err) => console.warn(`After ready: ${err?.message ?? err}`));
+  }
+}
+
+/** This build's Python snapshot for the next boot, made by a worker of its own. */
+async function makeSnapshot(build) {
+  if (!(await markSnapshotPending(SITE, build))) return; // no Cache Storage: boots stay cold
+  const maker = new Worker(SNAPSHOT_MAKER, { type: "module", name: "voicebox-snapshot" });
+  maker.onmessage = (event) => {
+    if (event.data?.kind !== "snapshot") return;
+    if (!event.data.ok) console.warn(`No Python snapshot for the next boot: ${event.data.message ?? "not kept"}`);
+    maker.terminate();
+  };
+  maker.onerror = () => maker.terminate();
+  maker.postMessage({ kind: "make", build });
 }
 
 boot().catch((err) => {

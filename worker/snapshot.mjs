@@ -1,13 +1,19 @@
 // A memory snapshot of a freshly started Python, kept per build (SPEC §2, warm boot).
 //
 // Starting CPython in Pyodide (initialising the interpreter, importing the standard library
-// modules the host needs) is the same work on every boot. The first boot of a build takes a
-// snapshot of the Wasm memory right after that — before any wheel is installed, any host code
-// runs or any storage is opened, so it holds no secret and no project data — and keeps it in
-// Cache Storage ("voicebox-snapshot-<build>"). Later boots of the same build restore it instead
-// of starting Python again. A snapshot that fails to restore is deleted and the boot starts
-// Python the ordinary way. The offline service worker (page/sw.js) deletes other builds'
-// snapshots when it activates.
+// modules the host needs) is the same work on every boot. A snapshot of the Wasm memory right
+// after that — before any wheel is installed, any host code runs or any storage is opened, so
+// it holds no secret and no project data — is kept in Cache Storage
+// ("voicebox-snapshot-<build>"). Later boots of the same build restore it instead of starting
+// Python again. A snapshot that fails to restore is deleted and the boot starts Python the
+// ordinary way. The offline service worker (page/sw.js) deletes other builds' snapshots when
+// it activates.
+//
+// Who makes it (issue 18): the first boot of a build starts Python plainly (snapshot mode and
+// the preload cost ≈ 0.6 s there) and, once its host is ready, a worker of its own
+// (worker/snapshot-maker.mjs) makes the snapshot; a "pending" mark is kept first. A boot that
+// finds the mark but no snapshot (the maker was cut short: the tab closed or reloaded at once)
+// makes it inline, as every first boot did before.
 //
 // Pyodide calls these options private (`_makeSnapshot`, `_loadSnapshot`, `makeMemorySnapshot`):
 // they are used here only with the pinned Pyodide 314.0.7, whose loader also refuses a snapshot
@@ -31,6 +37,31 @@ function key(site) {
   return new URL("pyodide/.memory-snapshot", site).href;
 }
 
+function pendingKey(site) {
+  return new URL("pyodide/.memory-snapshot-pending", site).href;
+}
+
+/** True when a boot of this build already handed the snapshot to the background maker. */
+export async function snapshotPending(site, build) {
+  if (!globalThis.caches || !build) return false;
+  try {
+    return Boolean(await (await caches.open(PREFIX + build)).match(pendingKey(site)));
+  } catch {
+    return false;
+  }
+}
+
+/** Mark the build's snapshot as handed to the background maker (see the header). */
+export async function markSnapshotPending(site, build) {
+  if (!globalThis.caches || !build) return false;
+  try {
+    await (await caches.open(PREFIX + build)).put(pendingKey(site), new Response("1"));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The build's snapshot (Uint8Array), or null when there is none (or no Cache Storage). */
 export async function readSnapshot(site, build) {
   if (!globalThis.caches || !build) return null;
@@ -42,14 +73,16 @@ export async function readSnapshot(site, build) {
   }
 }
 
-/** Keep `bytes` as the build's snapshot; failures are ignored (the next boot starts Python). */
+/** Keep `bytes` as the build's snapshot; resolves false on a failure, which is otherwise
+ * ignored (the next boot starts Python). */
 export async function writeSnapshot(site, build, bytes) {
-  if (!globalThis.caches || !build) return;
+  if (!globalThis.caches || !build) return false;
   try {
     const response = new Response(bytes, { headers: { "Content-Type": "application/octet-stream" } });
     await (await caches.open(PREFIX + build)).put(key(site), response);
+    return true;
   } catch {
-    // no space or no Cache Storage: boots stay cold, nothing else changes
+    return false; // no space or no Cache Storage: boots stay cold, nothing else changes
   }
 }
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Set
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
@@ -79,7 +80,7 @@ async def _store_tokens(state: HostState, tokens: PeerTokens) -> None:
     await state.store(PEER_TOKENS_DOC, text.encode("utf-8"))
 
 
-def _refused(answer: dict[str, Any], words: frozenset[str]) -> Refused:
+def _refused(answer: dict[str, Any], words: Set[str]) -> Refused:
     """The peer's admin refusal, relayed as any peer refusal is
     (:mod:`core.custody.peer_answers`)."""
     try:
@@ -105,7 +106,7 @@ class PeerAdmin:
         pairing: PairingStore,
         clock: Clock,
         random: Randomness,
-        field_words: frozenset[str],
+        field_words: Set[str],
         link: RemoteLink | None = None,
     ) -> None:
         self._words = field_words

@@ -29,6 +29,7 @@ the page or the local audit:
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 
 from pydantic import ValidationError
 
@@ -81,7 +82,7 @@ def _segment_name(part: str) -> str | None:
     return name
 
 
-def known_field(field: str | None, words: frozenset[str]) -> str | None:
+def known_field(field: str | None, words: Set[str]) -> str | None:
     """``field`` when each of its dotted parts is one of ``words`` — the fields our models
     declare (``[i]`` item numbers allowed: ``ops[2].name``, ``letter.gate.exit_status``);
     otherwise ``None``."""
@@ -109,7 +110,7 @@ def invalid_answer(*, mutating: bool) -> Refused:
     )
 
 
-def relayed_refusal(body: RefusalBody, *, mutating: bool, words: frozenset[str]) -> Refused:
+def relayed_refusal(body: RefusalBody, *, mutating: bool, words: Set[str]) -> Refused:
     """The refusal to give for the peer's refusal ``body`` (rules in the module docstring);
     ``words`` are the field names our models declare (:func:`known_field`)."""
     if body.code in NOT_RELAYED:

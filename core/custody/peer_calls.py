@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Set
 from dataclasses import dataclass, field
 
 from core.custody.bearer import bearer_hash
@@ -172,7 +172,7 @@ class PeerCalls:
         clock: Clock,
         policy: Callable[[], Policy],
         mutating: Callable[[str], bool],
-        field_words: frozenset[str],
+        field_words: Set[str],
         link: RemoteLink | None = None,
         on_revoked: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:

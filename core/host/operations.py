@@ -20,12 +20,22 @@ handler runs or after it returns:
 
 Handlers check none of these: a handler that runs has passed them. The one module that lists
 every operation is :mod:`core.host.registry`.
+
+**Late operations (issue 18, cold boot).** An operation may name its models and handler by
+module (:class:`Ref`, spelt ``LateModule("core.host.compose_ops").ComposeArgs``): its gates
+are data, known at once, but its module is imported only when something needs the operation
+itself. :class:`Operations` hands out only operations whose models and handler are real —
+looking one up imports its module first (synchronously, in full) — and says which modules are
+still :meth:`~Operations.pending`, so a host can import them after it is ready, one at a
+time, and make a call that needs one await that import
+(:meth:`core.host.pipeline.Host.late_imports`).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from core.custody.peer_admin import PeerAdmin
@@ -42,14 +52,51 @@ __all__ = [
     "Gesture",
     "Handler",
     "HostRuntime",
+    "LateModule",
     "Operation",
     "Operations",
     "Outcome",
     "PeerServices",
     "Ran",
+    "Ref",
 ]
 
 A = TypeVar("A", bound=Contract)
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A model, handler or predicate named by ``module`` and attribute ``name``, imported on
+    first use (module docstring). Calling it calls what it names (a gesture's ``when``).
+    Raises ``ImportError`` / ``AttributeError`` only for a registry that names what does not
+    exist (the registry's tests resolve every entry)."""
+
+    module: str
+    name: str
+
+    def resolve(self) -> Any:
+        """What this names, its module imported (once: Python keeps it in ``sys.modules``)."""
+        return getattr(importlib.import_module(self.module), self.name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
+
+
+class LateModule:
+    """The registry's spelling of a module imported late: ``LateModule(m).X`` is
+    ``Ref(m, "X")``, so a late operation is declared with the same words as an eager one."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+
+    def __getattr__(self, name: str) -> Ref:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Ref(self.module, name)
+
+
+def _real(value: Any) -> Any:
+    return value.resolve() if isinstance(value, Ref) else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,10 +243,12 @@ Handler = Callable[[Call[Any]], Awaitable[Outcome]]
 
 @dataclass(frozen=True, slots=True)
 class Operation:
-    """One operation of the host protocol and its gates (module docstring)."""
+    """One operation of the host protocol and its gates (module docstring). ``args``,
+    ``result`` and ``handler`` are :class:`Ref` in a late operation as declared; an
+    :class:`Operations` lookup hands out the real ones."""
 
     name: str
-    args: type[Contract]
+    args: type[Contract]  # or a Ref, as declared (class docstring)
     result: type[Contract]
     handler: Handler
     summary: str
@@ -220,9 +269,31 @@ class Operation:
             return self.receipt
         return "local-write" if self.writes else "internal-read"
 
+    @property
+    def pending(self) -> str | None:
+        """The module this operation's models and handler are still to come from, or
+        ``None`` when they are real."""
+        for part in (self.args, self.result, self.handler):
+            if isinstance(part, Ref):
+                return part.module
+        return None
+
+    def resolved(self) -> Operation:
+        """This operation with real models and handler (imports its module if need be)."""
+        if self.pending is None:
+            return self
+        return replace(
+            self, args=_real(self.args), result=_real(self.result), handler=_real(self.handler)
+        )
+
 
 class Operations(Mapping[str, Operation]):
-    """Operations by name, fixed when built; a name given twice is a ``ValueError``."""
+    """Operations by name, fixed when built; a name given twice is a ``ValueError``.
+
+    Looking an operation up (``ops[name]``, ``get``, ``values``…) always gives it with real
+    models and handler: a late one's module is imported then, in full, and the entry kept
+    resolved. :meth:`declared` gives an entry's gates without importing anything;
+    :meth:`pending` the modules not imported yet (module docstring)."""
 
     def __init__(self, operations: Iterable[Operation]) -> None:
         self._ops: dict[str, Operation] = {}
@@ -232,7 +303,25 @@ class Operations(Mapping[str, Operation]):
             self._ops[op.name] = op
 
     def __getitem__(self, name: str) -> Operation:
-        return self._ops[name]
+        op = self._ops[name]
+        if op.pending is not None:
+            op = self._ops[name] = op.resolved()
+        return op
+
+    def declared(self, name: str) -> Operation | None:
+        """The operation ``name`` as declared (a late one's models and handler may still be
+        :class:`Ref`): its gates, without importing anything; ``None`` when unknown."""
+        return self._ops.get(name)
+
+    def pending(self) -> tuple[str, ...]:
+        """The modules whose operations have not been looked up yet, in declaration order."""
+        found = (op.pending for op in self._ops.values())
+        return tuple(dict.fromkeys(m for m in found if m is not None))
+
+    def loaded(self, name: str) -> bool:
+        """True when looking operation ``name`` up imports nothing (real, or unknown)."""
+        op = self._ops.get(name)
+        return op is None or op.pending is None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._ops)

@@ -35,6 +35,7 @@ passes :func:`core.secret.scrub_secrets`.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -49,7 +50,7 @@ from core.gestures import accept_origin, is_human, require_human_gesture
 from core.host.context import HostContext
 from core.host.file_ops import FileDigest
 from core.host.operations import Call, Operation, Operations, Outcome, PeerServices, Ran
-from core.host.registry import OPERATIONS, field_words
+from core.host.registry import OPERATIONS, FieldWords
 from core.host.tools import ToolBox
 from core.policy import require_writable
 from core.projects.project import PROJECT_ID_PATTERN
@@ -109,11 +110,12 @@ class Host:
         self.ctx = ctx
         self.operations = operations
         self._write_lock = asyncio.Lock()
+        self._late: asyncio.Future[None] | None = None
         self._tools = ToolBox(self, operations, ctx, tools)
         self._peers: PeerServices | None = None
         servers = ctx.services.servers
         if servers is not None:
-            words = field_words(operations)
+            words = FieldWords(operations)  # worked out on first use: no late import now
             policy = lambda: ctx.policy  # noqa: E731 - read afresh for every call
             pairing = PairingStore(ctx.state, ctx.clock, ctx.random, ctx.audit)
             link = ctx.services.remote
@@ -138,6 +140,43 @@ class Host:
     def peers(self) -> PeerServices | None:
         """Peer environments, when this host runs environment servers (else ``None``)."""
         return self._peers
+
+    # ---- late modules (issue 18, cold boot) -----------------------------------------------
+
+    def late_imports(self) -> asyncio.Future[None]:
+        """The one import of this host's late modules (:data:`core.host.registry.LATE_MODULES`),
+        started by the first call of this method (the worker's, right after ``ready``): one
+        module at a time, with the event loop served between two, so a call that arrives
+        meanwhile is answered at once when its operation is already real, and otherwise waits
+        until this import is done — then is admitted as any other. No call sees an operation
+        half imported, and no call imports a module this import is about to. Before it starts
+        (or in a host that never starts it: a test's), a call that needs a late operation
+        imports its module itself, in full, before it is admitted."""
+        if self._late is None:
+            self._late = asyncio.ensure_future(self._import_late())
+        return self._late
+
+    async def _import_late(self) -> None:
+        for module in self.operations.pending():
+            await asyncio.sleep(0)  # serve what arrived before the next module
+            importlib.import_module(module)
+        for name in self.operations:
+            self.operations[name]  # every entry real from here on
+
+    async def _await_late(self, op: Operation | None) -> None:
+        """Wait while the shared import (:meth:`late_imports`) is under way and ``op`` is a
+        late operation not imported yet: turn by turn of the event loop, so that a
+        coroutine driven without one (the tests' harness) never waits on a task."""
+        late = self._late
+        while op is not None and op.pending is not None and late is not None and not late.done():
+            await asyncio.sleep(0)
+            op = self.operations.declared(op.name)
+
+    async def _operation(self, name: str) -> Operation | None:
+        """Step 2: operation ``name`` with real models and handler, or ``None``; waits for the
+        shared import first when it is a late one not imported yet (:meth:`late_imports`)."""
+        await self._await_late(self.operations.declared(name))
+        return self.operations.get(name)
 
     # ---- the page's messages ------------------------------------------------------------
 
@@ -174,7 +213,7 @@ class Host:
             origin = accept_origin(env.origin, from_page=actor == "page")
             if is_human(origin):
                 actor = str(origin)
-            op = self.operations.get(env.op)
+            op = await self._operation(env.op)
             if op is None:
                 op_name = "(unknown)"  # the caller's words are not an operation's name
                 raise Refused(Code.OPERATION_UNKNOWN, "The host has no operation by that name.")
@@ -248,7 +287,10 @@ class Host:
         host's receipt names — without it no receipt is made. Raises the refusal — audited, as
         every refusal is — or ``internal-error`` for any other failure.
         """
-        op = name if isinstance(name, Operation) else self.operations.get(name)
+        if isinstance(name, Operation) and name.pending is not None:
+            await self._await_late(name)  # a late operation as declared
+            name = name.resolved()
+        op = name if isinstance(name, Operation) else await self._operation(name)
         op_name = "(unknown)" if op is None else op.name
         project = _project_of(getattr(args, "project", None))
         try:

@@ -6,9 +6,20 @@ operation takes and answers, and what the pipeline enforces before its handler r
 (:class:`~core.host.operations.Operation`). The ``*_ops`` modules only define handlers; nothing
 registers itself by being imported. ``docs/protocol.schema.json`` and the page's contract
 module are generated from :data:`OPERATIONS`.
+
+**Late modules (issue 18, cold boot).** The operations the first screen does not need —
+composing (jinja2), missions, the mailbox, blocks and receipts, the tray, plugins, the file
+tree's layout — are declared by module (:data:`LATE_MODULES`,
+:class:`~core.host.operations.LateModule`): importing this module imports none of them. A host
+imports them after it is ready (:meth:`core.host.pipeline.Host.late_imports`); a call that
+needs one before then awaits that import. Generation (``python -m core.host.schema``, the page
+contract) and every test that walks :data:`OPERATIONS` import them all by looking them up.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator, Set
+from typing import TYPE_CHECKING
 
 from core.audit import Verification
 from core.custody.wire import CallEnvelope
@@ -16,21 +27,14 @@ from core.host import (
     archive_ops,
     asset_ops,
     audit_ops,
-    blocks_ops,
-    compose_ops,
     env_ops,
     file_ops,
     inbox_ops,
     info_ops,
-    layout_ops,
-    mailbox_ops,
-    mission_ops,
-    plugin_ops,
     project_ops,
     settings_ops,
-    tray_ops,
 )
-from core.host.operations import Gesture, Operation, Operations
+from core.host.operations import Gesture, LateModule, Operation, Operations
 from core.missions.blocks import Block, SkeletonStore
 from core.missions.letters import MissionLetter
 from core.model import NoArgs
@@ -39,7 +43,38 @@ from core.protocol import Envelope
 from core.secret import known_names
 from core.tools.builtin import FileWriteToolArgs
 
-__all__ = ["OPERATIONS", "field_words"]
+if TYPE_CHECKING:  # imported late (module docstring); named here for the layering tests
+    from core.host import (
+        blocks_ops,
+        compose_ops,
+        layout_ops,
+        mailbox_ops,
+        mission_ops,
+        plugin_ops,
+        tray_ops,
+    )
+
+__all__ = ["LATE_MODULES", "OPERATIONS", "FieldWords", "field_words"]
+
+LATE_MODULES = (
+    "core.host.plugin_ops",
+    "core.host.compose_ops",
+    "core.host.mission_ops",
+    "core.host.mailbox_ops",
+    "core.host.blocks_ops",
+    "core.host.tray_ops",
+    "core.host.layout_ops",
+)
+"""The modules whose operations are imported after ready (module docstring), in order."""
+
+if not TYPE_CHECKING:
+    compose_ops = LateModule("core.host.compose_ops")
+    mission_ops = LateModule("core.host.mission_ops")
+    mailbox_ops = LateModule("core.host.mailbox_ops")
+    blocks_ops = LateModule("core.host.blocks_ops")
+    tray_ops = LateModule("core.host.tray_ops")
+    layout_ops = LateModule("core.host.layout_ops")
+    plugin_ops = LateModule("core.host.plugin_ops")
 
 _ARCHIVING = Gesture("Archiving a mission", via="archived_via", when=mission_ops.archives)
 _OWNER_SEAT = Gesture(
@@ -593,3 +628,26 @@ def field_words(operations: Operations) -> frozenset[str]:
         Policy,
     ]
     return known_names(*models)
+
+
+class FieldWords(Set[str]):
+    """:func:`field_words` of ``operations``, worked out on first use (a membership test):
+    what a host hands its peer channels at start without importing its late modules."""
+
+    def __init__(self, operations: Operations) -> None:
+        self._operations = operations
+        self._words: frozenset[str] | None = None
+
+    def _all(self) -> frozenset[str]:
+        if self._words is None:
+            self._words = field_words(self._operations)
+        return self._words
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._all()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
