@@ -9,8 +9,9 @@ measured CRC-32 and size go — and the relay asks ``relayFiles`` in ``worker/by
 module ``voicebox_bytes``) to post them and the files' bytes to the page. Each file is read once,
 through a read-only sync access handle into one reused buffer, and hashed (WebCrypto sha256 for
 a file within :data:`WHOLE_FILE_BYTES`, hash-wasm's streaming sha256 beyond; hash-wasm crc32);
-the page gets Blobs holding the headers and each file's snapshot by reference (taken while the
-handle kept writers out, so it is the very bytes hashed). Python gets back only
+the page gets Blobs holding the headers and the files' bytes, copied from the read buffer (the
+very bytes hashed; a change the host makes meanwhile waits for the one file being read,
+``lendHandle`` in ``worker/opfs-io.mjs``). Python gets back only
 ``{size, crc32, sha256}`` per file.
 
 It does so only when the bytes can go straight to the page: the sink is this worker's

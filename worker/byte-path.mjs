@@ -10,7 +10,7 @@ import { createCRC32, createSHA256 } from "../vendor/hash-wasm.mjs";
 import { lendHandle } from "./opfs-io.mjs";
 
 const figures = { files: 0, bytes: 0, held: 0, peakHeld: 0 };
-const INLINE_BYTES = 64 << 10; // a file under this size goes to the page as bytes, not a reference
+const INLINE_BYTES = 64 << 10; // a file under this size is joined with the bytes around it, not a Blob of its own
 const AHEAD_FILES = 8; // at most this many files opened ahead
 
 function hold(n) {
