@@ -386,6 +386,7 @@ class HandleHostState:
 
     def __init__(self, host_dir: Any) -> None:
         self._dir = host_dir
+        self._storing: dict[str, asyncio.Lock] = {}
 
     async def load(self, name: str) -> bytes | None:
         """See :meth:`core.ports.HostState.load`."""
@@ -396,5 +397,10 @@ class HandleHostState:
         return (await settle((await settle(handle.getFile())).arrayBuffer())).to_bytes()
 
     async def store(self, name: str, data: bytes) -> None:
-        """See :meth:`core.ports.HostState.store`."""
-        await _write_atomic(self._dir, name, data, TEMP_PREFIX + secrets.token_hex(8))
+        """See :meth:`core.ports.HostState.store`. Two stores of one name run one after the
+        other, the later last: the browser refuses a move onto a file another move is replacing
+        ("a destination which is locked", ``NoModificationAllowedError``) — a revocation's own
+        write of ``pairings.json`` and the 1008 it causes, written beside it, met so."""
+        lock = self._storing.setdefault(name, asyncio.Lock())
+        async with lock:
+            await _write_atomic(self._dir, name, data, TEMP_PREFIX + secrets.token_hex(8))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -171,6 +172,25 @@ def _environments(page: Page) -> None:
     page.wait_for_selector("#remote-form", timeout=UI_S)
 
 
+def _revocation_notice(page: Page) -> str:
+    """The notice that answers a revoke from the page once shown, or the error shown instead
+    (or, past the bound, whatever is shown)."""
+    deadline = time.monotonic() + UI_S / 1000
+    shown: list[str] = []
+    while time.monotonic() < deadline:
+        shown = page.evaluate(
+            "() => [...document.querySelectorAll('.alert-info > span, .alert-error')]"
+            ".map((e) => e.textContent)"
+        )
+        for text in shown:
+            if text.startswith("Revoked:"):
+                return text
+        if page.query_selector(".alert-error"):
+            break
+        time.sleep(0.2)
+    return " | ".join(shown)
+
+
 def _wait_state(host: HostPage, name: str, want: set[str], bound_s: float) -> str:
     """Re-render the Environments surface until the remote's state is one of ``want``."""
     deadline = time.monotonic() + bound_s
@@ -305,7 +325,10 @@ def test_pair_a_remote_by_code_browse_export_it_and_lose_it_without_a_credential
         _environments(page)
         page.click("button[aria-label='Revoke build-box']")
         page.click("dialog .dialog-confirm")
-        page.wait_for_selector("text=Revoked: 1 live channel(s) closed", timeout=UI_S)
+        notice = _revocation_notice(page)  # or the error shown instead, to say what went wrong
+        assert re.fullmatch(r"Revoked: 1 live channel\(s\) closed\. Audit record #\d+\.", notice), (
+            notice
+        )
         assert _tool(host, key, "projects.list", {})["refusal"]["code"] == "pairing-revoked"
         assert _wait_state(host, "build-box", {"revoked"}, 10) == "revoked"
 
