@@ -15,6 +15,7 @@ import {
   PRELOAD_CODE,
   UNPROXY_CODE,
   dropSnapshot,
+  handOnce,
   readSnapshot,
   snapshotPending,
   writeSnapshot,
@@ -111,7 +112,7 @@ export async function bootPython({ site, report, deferSnapshot = false }) {
   // the wheels' precompiled bytecode (worker/sitebuild/bytecode.py), fetched while Python starts
   const bytecode = fetchBytecode(site, manifest);
   bytecode.catch(() => {}); // awaited (and reported) after the packages
-  const snapshot = await readSnapshot(site, manifest.build);
+  let snapshot = await readSnapshot(site, manifest.build);
   // the first boot of a build leaves the snapshot to the background maker (worker/snapshot.mjs)
   const snapshotWanted = !snapshot && deferSnapshot && !(await snapshotPending(site, manifest.build));
   let pyodide = null;
@@ -132,7 +133,9 @@ export async function bootPython({ site, report, deferSnapshot = false }) {
     if (snapshot) {
       // a snapshot of this build's freshly started Python (worker/snapshot.mjs)
       try {
-        pyodide = await start({ _loadSnapshot: snapshot });
+        const restoring = handOnce(snapshot);
+        snapshot = true; // the bytes now belong to the loader alone (handOnce)
+        pyodide = await start({ _loadSnapshot: restoring });
         pyodide.runPython(AFTER_RESTORE_CODE);
       } catch (err) {
         console.warn(`The Python snapshot did not restore (${err.message}); starting Python anew.`);
