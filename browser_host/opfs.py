@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import secrets
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -73,14 +74,15 @@ async def _fits(handle: Any, size: int) -> bool:
 async def _list_entries(handle: Any) -> list[dict[str, Any]]:
     """The children of the folder ``handle`` as ``{name, kind, size, lastModified}`` rows
     (``kind`` ``"file"`` or ``"directory"``; ``size`` in bytes, ``lastModified`` in ms), from
-    ``listEntries`` in ``worker/opfs-io.mjs`` (registered by both workers)."""
-    return list((await settle(_io().listEntries(handle))).to_py())
+    ``listEntries`` in ``worker/opfs-io.mjs`` (registered by both workers), which hands them
+    over as one JSON string."""
+    return list(json.loads(str(await settle(_io().listEntries(handle)))))
 
 
 async def _list_names(handle: Any) -> list[str]:
     """The names of the children of the folder ``handle``, nothing asked per child
     (``listNames`` in ``worker/opfs-io.mjs``)."""
-    return [str(name) for name in (await settle(_io().listNames(handle))).to_py()]
+    return [str(name) for name in json.loads(str(await settle(_io().listNames(handle))))]
 
 
 async def _write_atomic(folder: Any, name: str, data: bytes, tmp: str) -> None:

@@ -47,18 +47,21 @@ export async function canReserve(fileHandle, size) {
   }
 }
 
-/** The name of every child of `dirHandle`, nothing asked per child (keys only). */
+/** The name of every child of `dirHandle`, nothing asked per child (keys only), as one JSON
+ * array: one string crosses into Python instead of a proxy per name (see `listEntries`). */
 export async function listNames(dirHandle) {
   const names = [];
   for await (const name of dirHandle.keys()) names.push(name);
-  return names;
+  return JSON.stringify(names);
 }
 
 /**
  * Every child of `dirHandle` as `{name, kind: "file"|"directory", size, lastModified}`, the
  * files' sizes asked in parallel (one wait per folder instead of one per file; figures in
  * docs/operations.md). A child removed while being listed (a temporary just moved into
- * place) is left out; any other failure rejects (plain).
+ * place) is left out; any other failure rejects (plain). Resolves one JSON string: Python's
+ * `to_py()` of the rows crossed the FFI once per row and field (issue 18, the open-10,000 row:
+ * measured in docs/operations.md).
  */
 export async function listEntries(dirHandle) {
   const children = [];
@@ -73,7 +76,7 @@ export async function listEntries(dirHandle) {
       throw plain(err);
     }
   }));
-  return rows.filter((row) => row !== null);
+  return JSON.stringify(rows.filter((row) => row !== null));
 }
 
 /**
