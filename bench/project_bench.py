@@ -6,7 +6,11 @@ site is loaded afresh (a new host, warmed by one ``project.list``), the host wor
 read, and "open" — what the page does when a person opens a project: ``project.open`` then
 ``file.list`` of the root — is timed ``repeat`` times in the page (ms, each part kept too; the
 first open also reads the manifest, later ones find the project remembered); the worker's
-memory is read again after. Memory comes from
+memory is read again after. The goal's ratio (most files / fewest, at the smallest content)
+comes from one more host that opens the two projects in turn, ``runs × repeat`` times each
+after each one's first open, so that both meet the same load (separate page loads differed by
+more than the ratio measures: 10 files took 46.5 ms in one run and 84.8 ms in the next).
+Memory comes from
 ``host.info`` (the Wasm memory — Pyodide's heap, which never shrinks, so "after" is also a
 peak) and CDP on the host worker (JS heap, and ArrayBuffers outside the Wasm memory).
 
@@ -109,20 +113,41 @@ def measure(
                 "populate_ms": round(populated[name]["ms"]),
             }
 
+        small = [c for c in names if c[0] == min(f for f, _ in names)]
+        large = [c for c in names if c[0] == max(f for f, _ in names)]
+        fewest = min(small, key=lambda c: c[1])
+        most = min(large, key=lambda c: c[1])
+        # the goal's two cases in one host, taking turns, so that both meet the same load
+        profile.goto(site.url)
+        profile.wait_status()
+        host.ok(profile, "project.list")
+        pair = [ids[most], ids[fewest]]
+        profile.evaluate(OPEN, [pair[0], 1])  # each first open reads the manifest
+        profile.evaluate(OPEN, [pair[1], 1])
+        turns: dict[str, list[dict]] = {pair[0]: [], pair[1]: []}
+        for _ in range(max(run_count, 1) * repeat):
+            for project in pair:
+                turns[project].extend(profile.evaluate(OPEN, [project, 1]))
         errors = list(profile.console_errors)
 
-    small = [c for c in names if c[0] == min(f for f, _ in names)]
-    large = [c for c in names if c[0] == max(f for f, _ in names)]
-    fewest = min(small, key=lambda c: c[1])
-    most = min(large, key=lambda c: c[1])
-    t_small = open_figures[names[fewest]]["open_ms"]["median"]
-    t_large = open_figures[names[most]]["open_ms"]["median"]
+    def parts(samples: list[dict]) -> dict[str, Any]:
+        return {
+            "open_ms": runs([s["ms"] for s in samples], 2),
+            "project_open_ms": runs([s["open_ms"] for s in samples], 2),
+            "root_list_ms": runs([s["list_ms"] for s in samples], 2),
+        }
+
+    in_turn = {names[most]: parts(turns[pair[0]]), names[fewest]: parts(turns[pair[1]])}
+    t_large = in_turn[names[most]]["open_ms"]
+    t_small = in_turn[names[fewest]]["open_ms"]
     goals: dict[str, Any] = {
         "open_most_vs_fewest_files": {
             "cases": [names[most], names[fewest]],
-            "ratio": ratio(t_large, t_small),
+            "method": "the two cases opened in turn in one host, after each one's first open",
+            "in_turn": in_turn,
+            "ratio": ratio(t_large["median"], t_small["median"]),
             "goal": "<= 1.2",
-            "met": t_large <= 1.2 * t_small,
+            "met": t_large["median"] <= 1.2 * t_small["median"],
         }
     }
     by_count: dict[int, list[tuple[int, int]]] = {}

@@ -211,8 +211,8 @@ class HostPage:
         """No CSP violation, console error, page error or dialog happened, and no secret
         reached the page (:meth:`assert_custody`)."""
         self.assert_custody()
-        assert self.csp_violations() == []
-        assert self.console_errors == []
+        assert self.csp_violations() == [], self.csp_violations()
+        assert self.console_errors == [], self.console_errors
         assert self.page_errors == []
         assert self.dialogs == []
 
