@@ -92,6 +92,9 @@ MAX_BATCH = 256
 GROUP_WINDOW_MS = 50
 """A grouped (read) record is committed at the latest this many ms after its append."""
 
+CHAIN_STEP = 8
+"""A commit chains at most this many grouped records between two turns of the event loop."""
+
 ANCHOR_NAME = "audit-anchor.json"
 """The HOST_DIR document holding the audit's anchor (:class:`AuditAnchor`)."""
 
@@ -552,22 +555,36 @@ class AuditLog:
         """The newest number handed out: the last unchained record's, else the head's."""
         return self._unchained[-1].seq if self._unchained else head_seq
 
-    def _chain(self) -> tuple[int, str]:
-        """Chain every numbered, unchained (grouped) record onto the head, in number order:
-        its ``prev`` is the hash of the record before it, its ``hash`` its own (the same
-        bytes an append that chained it at once would have made: every other field was fixed
-        when it was numbered). Returns the new head. Synchronous: nothing runs in between."""
+    def _chain(self, limit: int | None = None) -> tuple[int, str]:
+        """Chain the numbered, unchained (grouped) records onto the head — every one, or the
+        oldest ``limit`` — in number order: its ``prev`` is the hash of the record before it,
+        its ``hash`` its own (the same bytes an append that chained it at once would have
+        made: every other field was fixed when it was numbered). Returns the new head.
+        Synchronous: nothing runs in between."""
         if self._head is None:  # never: a record is numbered only after the head is loaded
             raise Refused(Code.STORAGE_FAILED, "The audit's head is unknown.")
         seq, prev = self._head
-        for q in self._unchained:
+        todo = self._unchained if limit is None else self._unchained[:limit]
+        for q in todo:
             q.data["prev"] = prev
             prev = record_hash(q.data)
             q.data["hash"] = q.hash = prev
             seq = q.seq
-        self._unchained = []
+        del self._unchained[: len(todo)]
         self._head = (seq, prev)
         return self._head
+
+    async def _chain_in_steps(self) -> None:
+        """:meth:`_chain` the records waiting, :data:`CHAIN_STEP` at a time with a turn of the
+        event loop between two steps, so a call that arrives meanwhile is answered rather than
+        waiting for the whole batch's hashing (issue 18, round four); the last step chains
+        every record numbered by then."""
+        steps = -(-len(self._unchained) // CHAIN_STEP)
+        for _ in range(steps - 1):
+            self._chain(CHAIN_STEP)
+            await asyncio.sleep(0)
+        if self._unchained:
+            self._chain()
 
     def is_durable(self, seq: int) -> bool:
         """True when record ``seq`` is known durable (its batch was written)."""
@@ -638,8 +655,7 @@ class AuditLog:
         after each batch is durable, anchor its last record (:meth:`_anchor_after`), then
         settle it."""
         while not mine.settled:
-            if self._unchained:
-                self._chain()  # the batch's grouped records get their prev and hash now
+            await self._chain_in_steps()  # the batch's grouped records get prev and hash
             batch = self._queue[:MAX_BATCH]
             del self._queue[:MAX_BATCH]
             written = 0

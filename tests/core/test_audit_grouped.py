@@ -12,7 +12,7 @@ import json
 import pytest
 
 import core.audit
-from core.audit import GENESIS, GROUP_WINDOW_MS, AuditLog
+from core.audit import CHAIN_STEP, GENESIS, GROUP_WINDOW_MS, AuditLog
 from core.memory.adapters import FixedClock, MemoryAuditKey, MemoryAuditSink, MemoryHostState
 from tests.support import HostHarness
 
@@ -234,6 +234,31 @@ def test_reads_appended_while_a_batch_is_written_wait_for_their_own_window() -> 
         assert sink.writes == 1
         await asyncio.sleep(GROUP_WINDOW_MS / 1000 * 3)
         assert log.is_durable(second) and sink.writes == 2
+        assert (await log.verify()).ok
+
+    asyncio.run(scenario())
+
+
+def test_a_commit_chains_a_large_batch_in_steps_and_a_call_is_served_between() -> None:
+    """Issue 18, round four: the group commit hashes its grouped records ``CHAIN_STEP`` at a
+    time with a turn of the event loop between, so a call that arrives while a large batch is
+    chained runs before the chaining is over (the worker answers a read between two steps);
+    the chain is the same and verifies."""
+    sink, state = SlowSink(), MemoryHostState()
+    seen: list[int] = []
+
+    async def scenario() -> None:
+        log = _log(sink, state)
+        count = CHAIN_STEP * 8
+        for i in range(count):
+            await _read(log, i)
+
+        async def a_call_meanwhile() -> None:
+            seen.append(len(log._unchained))
+
+        await asyncio.gather(log.settled(), a_call_meanwhile())
+        assert seen and 0 < seen[0] < count  # it ran while records were still unchained
+        assert sorted(sink.records) == list(range(1, count + 1))
         assert (await log.verify()).ok
 
     asyncio.run(scenario())
