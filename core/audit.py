@@ -90,7 +90,8 @@ MAX_BATCH = 256
 """At most this many records go to the sink in one write."""
 
 GROUP_WINDOW_MS = 50
-"""A grouped (read) record is committed at the latest this many ms after its append."""
+"""A grouped (read) record's commit starts at the latest this many ms after its append (or
+when the write in flight then is done)."""
 
 CHAIN_STEP = 8
 """A commit chains at most this many grouped records between two turns of the event loop."""
