@@ -90,7 +90,11 @@ MAX_BATCH = 256
 """At most this many records go to the sink in one write."""
 
 GROUP_WINDOW_MS = 50
-"""A grouped (read) record is committed at the latest this many ms after its append."""
+"""A grouped (read) record's commit starts at the latest this many ms after its append (or
+when the write in flight then is done)."""
+
+CHAIN_STEP = 8
+"""A commit chains at most this many grouped records between two turns of the event loop."""
 
 ANCHOR_NAME = "audit-anchor.json"
 """The HOST_DIR document holding the audit's anchor (:class:`AuditAnchor`)."""
@@ -233,19 +237,28 @@ class BatchAuditSink(AuditSink, Protocol):
 
 
 class _Queued:
-    """One chained record waiting to be written, and how its ``append`` learns the outcome:
+    """One numbered record waiting to be written, and how its ``append`` learns the outcome:
     ``turn`` (only when it had to wait) resolves True to make it the writer, or False once
-    another writer settled it."""
+    another writer settled it. ``hash`` is None while a grouped record is numbered but not
+    yet chained (:meth:`AuditLog._chain`); ``due`` is when, by the event loop's clock, a
+    grouped record's commit must start at the latest."""
 
-    __slots__ = ("data", "error", "grouped", "hash", "seq", "settled", "turn")
+    __slots__ = ("data", "due", "error", "grouped", "hash", "seq", "settled", "turn")
 
     def __init__(
-        self, seq: int, hash_: str, data: dict[str, object], *, grouped: bool = False
+        self,
+        seq: int,
+        hash_: str | None,
+        data: dict[str, object],
+        *,
+        grouped: bool = False,
+        due: float = 0.0,
     ) -> None:
         self.grouped = grouped  # no caller waits for it (module docstring, "Grouped reads")
         self.seq = seq
         self.hash = hash_
         self.data = data
+        self.due = due
         self.settled = False
         self.error: Exception | None = None
         self.turn: asyncio.Future[bool] | None = None
@@ -303,7 +316,8 @@ class AuditLog:
         self.anchor_failures = 0
         self._background = background_anchor
         self._lock = asyncio.Lock()
-        self._head: tuple[int, str] | None = None
+        self._head: tuple[int, str] | None = None  # the newest chained record
+        self._unchained: list[_Queued] = []  # numbered after the head, chained at the commit
         self._anchor: AuditAnchor | None = None
         self._queue: list[_Queued] = []
         self._writing = False
@@ -494,8 +508,11 @@ class AuditLog:
             grouped = loop is not None
         async with self._lock:
             seq_prev, hash_prev = await self._load_head()
+            if not grouped and self._unchained:
+                seq_prev, hash_prev = self._chain()  # a strict record links to all before it
+            seq = self._top_seq(seq_prev) + 1
             fields: dict[str, object] = {
-                "seq": seq_prev + 1,
+                "seq": seq,
                 "at": instant_iso(self._clock.now_ms()),
                 "env": self.env,
                 "actor": actor,
@@ -504,13 +521,21 @@ class AuditLog:
                 "rule": rule,
                 "project": project,
                 "details": dict(details or {}),
-                "prev": hash_prev,
+                "prev": GENESIS if grouped else hash_prev,  # a grouped one's: at its commit
             }
-            fields["hash"] = record_hash(fields)
-            record = AuditRecord.model_validate(fields)  # its MAC is added when it is written
-            mine = _Queued(record.seq, record.hash, record.model_dump(mode="json"), grouped=grouped)
+            fields["hash"] = GENESIS if grouped else record_hash(fields)
+            # the guard for every caller: the record is valid before it gets its number; a
+            # strict model's fields are then its JSON data (no dump); the MAC comes at the write
+            AuditRecord.model_validate(fields)
+            if grouped:
+                assert loop is not None
+                due = loop.time() + GROUP_WINDOW_MS / 1000
+                mine = _Queued(seq, None, fields, grouped=True, due=due)
+                self._unchained.append(mine)
+            else:
+                mine = _Queued(seq, str(fields["hash"]), fields)
+                self._head = (seq, mine.hash or GENESIS)
             self._queue.append(mine)
-            self._head = (record.seq, record.hash)
             if grouped:
                 if self._flush is None or self._flush.done():
                     self._flush = asyncio.ensure_future(self._flush_grouped())
@@ -527,26 +552,80 @@ class AuditLog:
             self._hand_over()
         return mine.result()
 
+    def _top_seq(self, head_seq: int) -> int:
+        """The newest number handed out: the last unchained record's, else the head's."""
+        return self._unchained[-1].seq if self._unchained else head_seq
+
+    def _chain(self, limit: int | None = None) -> tuple[int, str]:
+        """Chain the numbered, unchained (grouped) records onto the head — every one, or the
+        oldest ``limit`` — in number order: its ``prev`` is the hash of the record before it,
+        its ``hash`` its own (the same bytes an append that chained it at once would have
+        made: every other field was fixed when it was numbered). Returns the new head.
+        Synchronous: nothing runs in between."""
+        if self._head is None:  # never: a record is numbered only after the head is loaded
+            raise Refused(Code.STORAGE_FAILED, "The audit's head is unknown.")
+        seq, prev = self._head
+        todo = self._unchained if limit is None else self._unchained[:limit]
+        for q in todo:
+            q.data["prev"] = prev
+            prev = record_hash(q.data)
+            q.data["hash"] = q.hash = prev
+            seq = q.seq
+        del self._unchained[: len(todo)]
+        self._head = (seq, prev)
+        return self._head
+
+    async def _chain_in_steps(self) -> None:
+        """:meth:`_chain` the records waiting, :data:`CHAIN_STEP` at a time with a turn of the
+        event loop between two steps, so a call that arrives meanwhile is answered rather than
+        waiting for the whole batch's hashing (issue 18, round four); the last step chains
+        every record numbered by then."""
+        steps = -(-len(self._unchained) // CHAIN_STEP)
+        for _ in range(steps - 1):
+            self._chain(CHAIN_STEP)
+            await asyncio.sleep(0)
+        if self._unchained:
+            self._chain()
+
     def is_durable(self, seq: int) -> bool:
         """True when record ``seq`` is known durable (its batch was written)."""
         return seq <= self._durable_seq
 
     async def _flush_grouped(self) -> None:
-        """After :data:`GROUP_WINDOW_MS`, write every grouped record still queued (as the
-        writer, or after the writer in turn); a failure is the records' own (no caller
-        waits for them: module docstring)."""
-        await asyncio.sleep(GROUP_WINDOW_MS / 1000)
-        await self._write_grouped()
+        """Commit the grouped records: each batch's commit starts at the latest when the
+        :data:`GROUP_WINDOW_MS` of its oldest record ends (it sleeps until then), and takes
+        every grouped record waiting at that moment (as the writer, or after the writer in
+        turn). Records appended while a batch is written wait for their own window rather
+        than a commit right behind it, so commits — each an IndexedDB transaction and an
+        anchor write on the worker's one thread — come about once a window, not back to back
+        (issue 18, round four). A failure is the records' own (no caller waits for them:
+        module docstring)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            waiting = self._grouped_waiting()
+            if not waiting:
+                return
+            delay = waiting[0].due - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+                continue  # a strict append or settled() may have written them meanwhile
+            async with self._grouped_lock:
+                await self._write_grouped_locked(once=True)
+
+    def _grouped_waiting(self) -> list[_Queued]:
+        return [q for q in self._queue if q.grouped and not q.settled]
 
     async def _write_grouped(self) -> None:
         """Write every grouped record queued now, as the writer or after it in turn."""
         async with self._grouped_lock:
             await self._write_grouped_locked()
 
-    async def _write_grouped_locked(self) -> None:
-        while True:  # until no grouped record waits (more may come while one is written)
+    async def _write_grouped_locked(self, *, once: bool = False) -> None:
+        """Write the grouped records waiting now; unless ``once``, again until none waits
+        (more may come while one batch is written)."""
+        while True:
             async with self._lock:
-                waiting = [q for q in self._queue if q.grouped and not q.settled]
+                waiting = self._grouped_waiting()
                 if not waiting:
                     return
                 mine = waiting[-1]
@@ -555,11 +634,15 @@ class AuditLog:
                 else:
                     self._writing = True
             if mine.turn is not None and not await mine.turn:
+                if once:
+                    return
                 continue  # another writer wrote it
             try:
                 await self._write_until(mine)
             finally:
                 self._hand_over()
+            if once:
+                return
 
     async def settled(self) -> None:
         """Write every grouped record appended so far now (or see it fail), without waiting
@@ -573,12 +656,13 @@ class AuditLog:
         after each batch is durable, anchor its last record (:meth:`_anchor_after`), then
         settle it."""
         while not mine.settled:
+            await self._chain_in_steps()  # the batch's grouped records get prev and hash
             batch = self._queue[:MAX_BATCH]
             del self._queue[:MAX_BATCH]
             written = 0
             error: Exception | None = None
             try:
-                macs = await self._key.mac_many([_mac_input(q.hash) for q in batch])
+                macs = await self._key.mac_many([_mac_input(str(q.hash)) for q in batch])
                 for q, mac in zip(batch, macs, strict=True):
                     q.data["mac"] = mac
                 if len(batch) > 1 and isinstance(self._sink, BatchAuditSink):
@@ -595,7 +679,8 @@ class AuditLog:
                 raise
             try:
                 if written:
-                    await self._anchor_after(batch[written - 1].seq, batch[written - 1].hash)
+                    last = batch[written - 1]
+                    await self._anchor_after(last.seq, str(last.hash))
             except BaseException:  # cancelled while anchoring: what was written is durable
                 self._fail(batch, written, error or Refused(Code.STORAGE_FAILED))
                 raise
@@ -612,6 +697,7 @@ class AuditLog:
             q.settle()
         failed = batch[written:] + self._queue
         self._queue = []
+        self._unchained = []
         self._head = None
         for q in failed:
             q.settle(error)
@@ -630,6 +716,7 @@ class AuditLog:
             # its caller stopped waiting; the record is chained all the same: fail it and
             # everything after it, and read the head again
             failed, self._queue = self._queue, []
+            self._unchained = []
             self._head = None
             for q in failed:
                 q.settle(Refused(Code.STORAGE_FAILED, "The audit record was abandoned."))
@@ -640,7 +727,7 @@ class AuditLog:
         """The sequence number the audit has reached (0 when empty): the newest record, or
         the anchored head when newer records were deleted — the next append gets one more."""
         async with self._lock:
-            return (await self._load_head())[0]
+            return self._top_seq((await self._load_head())[0])
 
     async def page(self, *, before: int | None = None, limit: int = 100) -> list[dict[str, object]]:
         """Up to ``limit`` records, newest first, with ``seq < before`` when given (grouped

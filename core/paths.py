@@ -144,6 +144,15 @@ def _is_control(ch: str) -> bool:
 
 def _text_problem(text: str) -> str | None:
     """The character rule (a–d of the module docstring): what is wrong with ``text``, or None."""
+    if text.isascii():  # the common name, at once (issue 18, the read path): ASCII is valid
+        # Unicode in NFC with no bidirectional control; its only control characters (Cc:
+        # 0x00–0x1F, 0x7F) are exactly its characters str.isprintable() refuses
+        return None if text.isprintable() else "holds a NUL or control character"
+    return _any_text_problem(text)
+
+
+def _any_text_problem(text: str) -> str | None:
+    """:func:`_text_problem` for any text, character by character."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -66,6 +66,8 @@ def scrub_secrets(text: str) -> str:
     """``text`` with everything shaped like a bearer or a host token replaced by
     :data:`REDACTED` — the last guard of every refusal, audit detail and peer answer (a rule
     that echoed one would still not leak it)."""
+    if "vb" not in text:  # the shape begins with a literal "vb": nothing to scrub (issue 18)
+        return text
     return SECRET_SHAPE.sub(REDACTED, text)
 
 

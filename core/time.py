@@ -15,6 +15,7 @@ offset never changes a comparison. Records written before this rule (audit recor
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Annotated
 
 from pydantic import AfterValidator, Field
@@ -28,8 +29,15 @@ def instant_iso(ms: int) -> str:
     """``ms`` milliseconds since the Unix epoch as RFC 3339 UTC text,
     ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (the one format the host writes)."""
     seconds, millis = divmod(ms, 1000)
+    return f"{_second_iso(seconds)}.{millis:03d}Z"
+
+
+@lru_cache(maxsize=8)
+def _second_iso(seconds: int) -> str:
+    """The whole second's part of :func:`instant_iso`, kept for the few seconds in use (every
+    audit record of a second shares it: issue 18, the read path)."""
     moment = datetime.fromtimestamp(seconds, tz=UTC).replace(tzinfo=None)
-    return f"{moment.isoformat(timespec='seconds')}.{millis:03d}Z"
+    return moment.isoformat(timespec="seconds")
 
 
 def instant_us(text: str) -> int:

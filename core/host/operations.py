@@ -269,14 +269,19 @@ class Operation:
             return self.receipt
         return "local-write" if self.writes else "internal-read"
 
+    _pending: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # worked out once: every call asks (issue 18, the read path); the entry is frozen
+        parts = (self.args, self.result, self.handler)
+        module = next((p.module for p in parts if isinstance(p, Ref)), None)
+        object.__setattr__(self, "_pending", module)
+
     @property
     def pending(self) -> str | None:
         """The module this operation's models and handler are still to come from, or
         ``None`` when they are real."""
-        for part in (self.args, self.result, self.handler):
-            if isinstance(part, Ref):
-                return part.module
-        return None
+        return self._pending
 
     def resolved(self) -> Operation:
         """This operation with real models and handler (imports its module if need be)."""

@@ -86,8 +86,11 @@ def _scalar_details(details: dict[str, Any]) -> dict[str, str | int | bool | Non
     return out
 
 
+_PROJECT_ID = re.compile(PROJECT_ID_PATTERN)
+
+
 def _project_of(value: object) -> str | None:
-    return value if isinstance(value, str) and re.fullmatch(PROJECT_ID_PATTERN, value) else None
+    return value if isinstance(value, str) and _PROJECT_ID.fullmatch(value) else None
 
 
 class Host:

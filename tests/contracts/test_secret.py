@@ -7,6 +7,8 @@ import json
 import pickle
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import Field, ValidationError
 
 from core.custody.bearer import BEARER_PREFIX, bearer_hash, find_hash, is_bearer_shaped, new_bearer
@@ -19,6 +21,7 @@ from core.runtime import SystemRandomness
 from core.secret import (
     REDACTED,
     REVEAL,
+    SECRET_SHAPE,
     Secret,
     known_location,
     known_names,
@@ -168,3 +171,15 @@ def test_a_bound_the_model_declares_is_said_but_never_the_value() -> None:
     with pytest.raises(ValidationError) as caught:
         Bounded.model_validate({"n": 1})
     assert quiet_error_text(caught.value, known_names(Bounded)) == "n is too small (at least 3)."
+
+
+@given(
+    st.lists(
+        st.one_of(st.text(max_size=8), st.sampled_from(["vb", "vbx_", "vbh_", "a" * 24, "-_"])),
+        max_size=8,
+    ).map("".join)
+)
+def test_the_scrubs_shortcut_replaces_exactly_what_the_shape_matches(text: str) -> None:
+    """A text without "vb" is returned as it is (issue 18, the read path's shortcut); every
+    text is scrubbed exactly as the shape's own substitution would."""
+    assert scrub_secrets(text) == SECRET_SHAPE.sub(REDACTED, text)

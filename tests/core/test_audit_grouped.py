@@ -11,7 +11,8 @@ import json
 
 import pytest
 
-from core.audit import GROUP_WINDOW_MS, AuditLog
+import core.audit
+from core.audit import CHAIN_STEP, GENESIS, GROUP_WINDOW_MS, AuditLog
 from core.memory.adapters import FixedClock, MemoryAuditKey, MemoryAuditSink, MemoryHostState
 from tests.support import HostHarness
 
@@ -155,5 +156,109 @@ def test_reading_the_audit_shows_a_read_record_still_in_its_window() -> None:
         seq = await _read(log, 2)
         verified = await log.verify()
         assert verified.ok and verified.checked == seq
+
+    asyncio.run(scenario())
+
+
+def test_a_read_record_is_chained_at_its_commit_in_call_order_not_on_the_calls_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 18, round four: a grouped append numbers its record and returns without hashing
+    it (the chaining is the group commit's work, off the read's answer path); a strict append
+    chains every record before it first; once committed, every record links to the one
+    before it in call order, matches its own hash, and the chain verifies."""
+    sink, state = SlowSink(), MemoryHostState()
+    hashed: list[object] = []
+    real_hash = core.audit.record_hash
+
+    def counting(fields: dict[str, object]) -> str:
+        hashed.append(fields["seq"])
+        return real_hash(fields)
+
+    monkeypatch.setattr(core.audit, "record_hash", counting)
+
+    async def scenario() -> None:
+        log = _log(sink, state)
+        reads = [await _read(log, i) for i in range(3)]
+        assert reads == [1, 2, 3] and hashed == []  # numbered, not yet chained
+        assert await _write(log, 3) == 4 and hashed == [1, 2, 3, 4]
+        more = [await _read(log, i) for i in range(4, 7)]
+        assert more == [5, 6, 7] and hashed == [1, 2, 3, 4]
+        await log.settled()
+        assert hashed == [1, 2, 3, 4, 5, 6, 7]
+        prev = GENESIS
+        for seq in range(1, 8):
+            record = sink.records[seq]
+            assert record["op"] == (f"write{seq - 1}" if seq == 4 else f"read{seq - 1}")
+            assert record["prev"] == prev and record["hash"] == real_hash(record)
+            prev = str(record["hash"])
+        assert (await log.verify()).ok
+
+    asyncio.run(scenario())
+
+
+class GatedSink(MemoryAuditSink):
+    """A memory sink whose writes wait for ``gate`` (an IndexedDB commit in flight) and that
+    counts them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.entered = asyncio.Event()
+        self.writes = 0
+
+    async def append(self, seq: int, record: dict[str, object]) -> None:
+        self.writes += 1
+        self.entered.set()
+        await self.gate.wait()
+        await super().append(seq, record)
+
+
+def test_reads_appended_while_a_batch_is_written_wait_for_their_own_window() -> None:
+    """Issue 18, round four: the group commit does not start a second commit right behind the
+    first for the reads that arrived while it was written (each commit is an IndexedDB
+    transaction and an anchor write on the worker's thread, in the way of the next read); they
+    are committed when their own window ends, and every record is then durable and verifies."""
+    state = MemoryHostState()
+
+    async def scenario() -> None:
+        sink = GatedSink()
+        log = _log(sink, state)
+        first = await _read(log, 1)
+        await asyncio.wait_for(sink.entered.wait(), GROUP_WINDOW_MS / 1000 * 20)
+        second = await _read(log, 2)  # arrives while the first batch is being written
+        sink.gate.set()
+        for _ in range(20):  # the first commit finishes; many loop turns, far below a window
+            await asyncio.sleep(0)
+        assert log.is_durable(first) and not log.is_durable(second)
+        assert sink.writes == 1
+        await asyncio.sleep(GROUP_WINDOW_MS / 1000 * 3)
+        assert log.is_durable(second) and sink.writes == 2
+        assert (await log.verify()).ok
+
+    asyncio.run(scenario())
+
+
+def test_a_commit_chains_a_large_batch_in_steps_and_a_call_is_served_between() -> None:
+    """Issue 18, round four: the group commit hashes its grouped records ``CHAIN_STEP`` at a
+    time with a turn of the event loop between, so a call that arrives while a large batch is
+    chained runs before the chaining is over (the worker answers a read between two steps);
+    the chain is the same and verifies."""
+    sink, state = SlowSink(), MemoryHostState()
+    seen: list[int] = []
+
+    async def scenario() -> None:
+        log = _log(sink, state)
+        count = CHAIN_STEP * 8
+        for i in range(count):
+            await _read(log, i)
+
+        async def a_call_meanwhile() -> None:
+            seen.append(len(log._unchained))
+
+        await asyncio.gather(log.settled(), a_call_meanwhile())
+        assert seen and 0 < seen[0] < count  # it ran while records were still unchained
+        assert sorted(sink.records) == list(range(1, count + 1))
+        assert (await log.verify()).ok
 
     asyncio.run(scenario())

@@ -14,6 +14,8 @@ from core.paths import (
     META_DIR,
     TEMP_PREFIX,
     ProjectPath,
+    _any_text_problem,
+    _text_problem,
     check_name,
     parse_path,
 )
@@ -231,3 +233,15 @@ def test_display_names_refuse_empty_control_bidi_denormalised_and_overlong(bad: 
 def test_display_names_keep_markup_slashes_and_device_names_literally() -> None:
     for name in ["<b>x</b>", "a/b", "..", "CON", "a.", " padded ", "caf\u00e9", "👩\u200d💻"]:
         assert check_name(name) == name
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=40))
+def test_the_ascii_shortcut_gives_every_ascii_name_the_general_rules_verdict(text: str) -> None:
+    """The read path's shortcut for ASCII names (issue 18) refuses exactly what the general
+    character rule refuses, with the same words."""
+    assert _text_problem(text) == _any_text_problem(text)
+
+
+@pytest.mark.parametrize("code", range(0x80))
+def test_every_ascii_character_gets_the_general_rules_verdict(code: int) -> None:
+    assert _text_problem(f"a{chr(code)}b") == _any_text_problem(f"a{chr(code)}b")
