@@ -5,8 +5,10 @@ The export bench's project (:func:`bench.archive_bench.mixed_files`, seed 3) is 
 as ``python -m bench`` does, then ``bench/pages/readlab-worker.mjs`` times each case on its files
 in a dedicated worker — the ways of reading them (``getFile().arrayBuffer()`` in turn and read
 ahead, ``slice``, ``stream()``, sync access handles per file and opened ahead), hashing 8 MiB
-buffers of them (WebCrypto sha256, hash-wasm sha256 and crc32, a slicing-by-8 table crc32) and
-posting their bytes to the page, which makes one Blob of them. Prints one JSON line per round:
+buffers of them (WebCrypto sha256, hash-wasm sha256 and crc32, a slicing-by-8 table crc32),
+posting their bytes to the page, which makes one Blob of them, and (``x-…``, round four) what
+each step after a handle's read costs: closing it, a Blob per file or per 8 MiB, a spool file,
+the digest. Prints one JSON line per round:
 per case its ms and MB/s over the project's bytes. Build ``dist/`` first.
 """
 
@@ -42,6 +44,19 @@ CASES = [
     "crc-table",
     "post",
     "post1",
+    "x-close",
+    "x-close-1",
+    "x-close-2",
+    "x-close-4",
+    "x-close-16",
+    "x-snap-4",
+    "x-snap-8",
+    "x-snap-16",
+    "x-blob",
+    "x-blob8",
+    "x-fresh-blob",
+    "x-spool",
+    "x-digest",
 ]
 
 

@@ -7,11 +7,11 @@ for a batch of files it hands the relay a plan — each file's path, the bytes b
 (``lead``: headers), the bytes after it (``after``: its data descriptor) and where in those the
 measured CRC-32 and size go — and the relay asks ``relayFiles`` in ``worker/byte-path.mjs`` (the
 module ``voicebox_bytes``) to post them and the files' bytes to the page. Each file is read once,
-through a read-only sync access handle into one reused buffer, and hashed (WebCrypto sha256 for
-a file within :data:`WHOLE_FILE_BYTES`, hash-wasm's streaming sha256 beyond; hash-wasm crc32);
-the page gets Blobs holding the headers and the files' bytes, copied from the read buffer (the
-very bytes hashed; a change the host makes meanwhile waits for the one file being read,
-``lendHandle`` in ``worker/opfs-io.mjs``). Python gets back only
+through a read-only sync access handle straight into one reused staging buffer that also holds
+the headers, and hashed (WebCrypto sha256 for a file within :data:`WHOLE_FILE_BYTES`,
+hash-wasm's streaming sha256 beyond; hash-wasm crc32); the page gets one Blob per buffer-full,
+copied from the staging buffer (the very bytes hashed; a change the host makes meanwhile waits
+for the one file being read, ``lendHandle`` in ``worker/opfs-io.mjs``). Python gets back only
 ``{size, crc32, sha256}`` per file.
 
 It does so only when the bytes can go straight to the page: the sink is this worker's
@@ -39,8 +39,8 @@ __all__ = ["CHUNK_BYTES", "WHOLE_FILE_BYTES", "OpfsRelay", "WorkerSink", "byte_p
 WHOLE_FILE_BYTES = 8 << 20
 """A file up to this size is read in one piece and hashed by WebCrypto (which cannot stream)."""
 CHUNK_BYTES = 8 << 20
-"""A larger file is read and hashed in pieces of this size; about this many file bytes go to
-the page in each Blob posted."""
+"""A larger file is read and hashed in pieces of this size. The staging buffer is the larger of
+the two bounds: at most that many bytes go to the page in each Blob posted."""
 
 
 def _bytes_module() -> Any:

@@ -160,17 +160,19 @@ def test_the_browser_byte_path_gives_the_cores_own_archive_byte_for_byte(host: H
     host.assert_clean()
 
 
-# The reader's edges (worker/byte-path.mjs): nothing, one byte, either side of the size under
-# which a file goes to the page as bytes rather than as a reference, exactly the one-piece
-# bound and one byte over it (the streaming hasher), exactly two streaming pieces, and more
-# files than the reader opens ahead at once.
-INLINE_BYTES = 64 << 10  # worker/byte-path.mjs: under this a file is posted as bytes
-AHEAD_FILES = 8  # and this many files are opened ahead
+# The reader's edges (worker/byte-path.mjs): nothing, one byte, either side of 64 KiB, exactly
+# the one-piece bound and one byte over it (the streaming hasher), exactly two streaming pieces,
+# two files that do not fit the staging buffer together (the staged bytes go out before the
+# second is read), and more files than the reader opens ahead at once.
+SMALL_BYTES = 64 << 10
+AHEAD_FILES = 8  # worker/byte-path.mjs: this many files are opened ahead
 EDGE_SIZES = {
     "edge/empty.bin": 0,
     "edge/one.bin": 1,
-    "edge/inline-under.bin": INLINE_BYTES - 1,
-    "edge/inline-at.bin": INLINE_BYTES,
+    "edge/small-under.bin": SMALL_BYTES - 1,
+    "edge/small-at.bin": SMALL_BYTES,
+    "edge/stage-a.bin": 5 << 20,
+    "edge/stage-b.bin": 5 << 20,
     "edge/whole-at.bin": WHOLE_FILE_BYTES,
     "edge/whole-over.bin": WHOLE_FILE_BYTES + 1,
     "edge/two-pieces.bin": 2 * CHUNK_BYTES,

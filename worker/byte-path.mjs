@@ -10,7 +10,6 @@ import { createCRC32, createSHA256 } from "../vendor/hash-wasm.mjs";
 import { lendHandle } from "./opfs-io.mjs";
 
 const figures = { files: 0, bytes: 0, held: 0, peakHeld: 0 };
-const INLINE_BYTES = 64 << 10; // a file under this size is joined with the bytes around it, not a Blob of its own
 const AHEAD_FILES = 8; // at most this many files opened ahead
 
 function hold(n) {
@@ -54,7 +53,7 @@ function handlesOf(root, paths) {
   });
 }
 
-let buffer = null; // the one read buffer, reused by every export
+let stage = null; // the one staging buffer, reused by every export
 
 /** Open `handle` for reading: {loan, file: null} — a read-only sync access handle lent by
  * worker/opfs-io.mjs (no writer can change the file while it is open; a change the host makes
@@ -86,17 +85,19 @@ async function readInto(access, file, view, at) {
 }
 
 /**
- * Send each planned file through `emit(Blob | Uint8Array)` (posted to the page): its `lead`,
- * its bytes, its `after` filled in. What is posted is a Blob made of those pieces, about
- * `chunkBytes` of file bytes at a time; a file's bytes are copied into it from the read buffer
- * (a Blob of their own, or joined bytes for a file under INLINE_BYTES), so the page holds the
- * very bytes hashed whatever changes later (a reference to the file's snapshot would make the
- * download fail once the file is written again). Each file is read once, through a read-only
- * sync access handle (opened AHEAD_FILES ahead: see `openForRead`) into one reused buffer of
- * max(wholeLimit, chunkBytes) bytes:
- * a file of at most `wholeLimit` bytes in one piece, hashed by WebCrypto (which copies it);
- * a larger one in pieces of `chunkBytes`, hashed by hash-wasm's streaming sha256. crc32 by
- * hash-wasm. At most about 2 × wholeLimit bytes (or one piece) are held at once.
+ * Send each planned file through `emit(Blob)` (posted to the page): its `lead`, its bytes, its
+ * `after` filled in. Everything goes through one reused staging buffer of
+ * max(wholeLimit, chunkBytes) bytes: the headers are copied into it and each file is read
+ * straight into it, through a read-only sync access handle (opened AHEAD_FILES ahead: see
+ * `openForRead`); when the next piece does not fit, the staged bytes become one Blob (a copy:
+ * the page holds the very bytes hashed whatever changes later — a reference to the file's
+ * snapshot would make the download fail once the file is written again) and are posted. One
+ * Blob per buffer-full, not one per file: each Blob made is a round trip to the browser's blob
+ * registry, measured as the export's largest cost when it was made per file (docs/operations.md,
+ * round four). A file of at most `wholeLimit` bytes is read in one piece and hashed by WebCrypto
+ * (which copies it); a larger one in pieces of `chunkBytes`, hashed by hash-wasm's streaming
+ * sha256. crc32 by hash-wasm. At most about 2 × wholeLimit file bytes are held at once (the
+ * staged bytes and one digest's copy), or one piece.
  * `items`: [{parts: [segment…], lead: Uint8Array, after: Uint8Array, fill: [[what, offset, width]…]}].
  * Resolves [{size, crc32, sha256}…]; rejects (a plain DOMException) when reading fails.
  */
@@ -110,23 +111,33 @@ export async function relayFiles(root, items, emit, wholeLimit, chunkBytes) {
       opened[next].catch(() => {});
     }
   };
+  let staged = 0; // bytes in `stage`
+  let stagedFileBytes = 0; // of which files' bytes (counted as held)
   try {
     const crc = await createCRC32();
     let sha = null;
     const size = Math.max(wholeLimit, chunkBytes);
-    if (buffer?.length !== size) buffer = new Uint8Array(size);
-    let pieces = []; // what goes into the next Blob
-    let pieceBytes = 0;
+    if (stage?.length !== size) stage = new Uint8Array(size);
     const send = () => {
-      if (!pieces.length) return;
-      emit(new Blob(pieces));
-      pieces = [];
-      pieceBytes = 0;
+      if (staged === 0) return;
+      emit(new Blob([stage.subarray(0, staged)]));
+      figures.held -= stagedFileBytes;
+      staged = 0;
+      stagedFileBytes = 0;
     };
-    const put = (piece, n) => {
-      pieces.push(piece);
-      pieceBytes += n;
-      if (pieceBytes >= chunkBytes) send();
+    /** Room for `n` bytes (at most the stage's length) at the end of the staged bytes. */
+    const room = (n) => {
+      if (staged + n > stage.length) send();
+      return stage.subarray(staged, staged + n);
+    };
+    const putBytes = (bytes) => {
+      if (bytes.length > stage.length) { // never planned so; kept whole, in order
+        send();
+        emit(new Blob([bytes]));
+        return;
+      }
+      room(bytes.length).set(bytes);
+      staged += bytes.length;
     };
     let digesting = null; // the previous file's WebCrypto digest: {promise, size, index}
     const sums = new Array(items.length);
@@ -139,7 +150,7 @@ export async function relayFiles(root, items, emit, wholeLimit, chunkBytes) {
     const out = [];
     for (let i = 0; i < items.length; i++) {
       openAhead(i + AHEAD_FILES);
-      put(items[i].lead, 0);
+      putBytes(items[i].lead);
       crc.init();
       let { loan, file } = await opened[i];
       opened[i] = null;
@@ -154,28 +165,28 @@ export async function relayFiles(root, items, emit, wholeLimit, chunkBytes) {
       const size = access !== null ? access.getSize() : file.size;
       try {
         if (size <= wholeLimit) {
-          const view = buffer.subarray(0, size);
-          hold(size);
+          await settleDigest(); // before its bytes are staged: at most one copy in flight
+          const view = room(size);
           await readInto(access, file, view, 0);
           loan?.giveBack();
+          staged += size;
+          stagedFileBytes += size;
+          hold(size);
           crc.update(view);
-          await settleDigest();
           hold(size); // WebCrypto's copy, until the digest is done
           digesting = { promise: crypto.subtle.digest("SHA-256", view), size: size, index: i };
-          figures.held -= size; // the buffer is free again
-          put(size < INLINE_BYTES ? view.slice() : new Blob([view]), size);
         } else {
           await settleDigest();
           sha ??= await createSHA256();
           sha.init();
           for (let at = 0; at < size; at += chunkBytes) {
-            const view = buffer.subarray(0, Math.min(chunkBytes, size - at));
-            hold(view.length);
+            const view = room(Math.min(chunkBytes, size - at));
             await readInto(access, file, view, at);
+            staged += view.length;
+            stagedFileBytes += view.length;
+            hold(view.length);
             sha.update(view);
             crc.update(view);
-            put(new Blob([view]), view.length);
-            figures.held -= view.length;
           }
           sums[i] = sha.digest("hex");
         }
@@ -183,7 +194,7 @@ export async function relayFiles(root, items, emit, wholeLimit, chunkBytes) {
         loan?.giveBack();
       }
       const crc32 = parseInt(crc.digest("hex"), 16);
-      put(filled(items[i].after, items[i].fill, { crc32, size }), 0);
+      putBytes(filled(items[i].after, items[i].fill, { crc32, size }));
       figures.files += 1;
       figures.bytes += size;
       out.push({ size, crc32 });
@@ -194,6 +205,7 @@ export async function relayFiles(root, items, emit, wholeLimit, chunkBytes) {
   } catch (err) {
     throw plain(err);
   } finally {
+    figures.held -= stagedFileBytes; // a failure: what was staged is dropped
     // handles opened ahead and not read (a failure): closed, so no lock outlives the export
     for (const pending of opened) if (pending) pending.then(({ loan }) => loan?.giveBack(), () => {});
   }

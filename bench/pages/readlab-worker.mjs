@@ -8,7 +8,13 @@
 // - sah / sah-ro: createSyncAccessHandle() (default / {mode: "read-only"}) per file, read into
 //   one reused 8 MiB buffer, closed; sah-ro-ahead: the next file's handle opened meanwhile;
 // - sha-subtle / sha-wasm / crc-wasm / crc-table: hashing 8 MiB buffers of the project's bytes;
-// - post: transfer the project's bytes to the page in 8 MiB messages (the page acks the last).
+// - post: transfer the project's bytes to the page in 8 MiB messages (the page acks the last);
+// - x-STEP[-N] (round four): read-only sync access handles opened N (default 8) ahead, each file
+//   read into the reused buffer and closed, then STEP, each timed apart (wait, read, close,
+//   step): close (nothing), blob (a Blob per file), fresh-blob (read into a fresh ArrayBuffer of
+//   the file's size, a Blob of it), blob8 (copied into an 8 MiB staging buffer, a Blob per
+//   buffer-full), spool (written into one OPFS file through a read-write handle, its File at the
+//   end), digest (WebCrypto sha256, awaited); x-snap-N reads getFile().arrayBuffer() N ahead.
 
 import { createCRC32, createSHA256 } from "../vendor/hash-wasm.mjs";
 
@@ -142,6 +148,57 @@ self.onmessage = async (event) => {
             a.close();
           }
         });
+      } else if (name.startsWith("x-")) {
+        // x-close / x-blob / x-fresh-blob / x-spool / x-digest: sah-ro-ahead (8) with one more step per file, its ms apart
+        const [step, aheadText] = name.slice(2).split("-");
+        const AHEAD = Number(aheadText ?? 8);
+        const t = { wait: 0, read: 0, close: 0, step: 0 };
+        let spool = null;
+        let spoolAt = 0;
+        const stage = new Uint8Array(8 * MiB);
+        let staged = 0;
+        const parts = [];
+        if (step === "spool") {
+          const h = await project.getFileHandle("spool.tmp", { create: true });
+          spool = await h.createSyncAccessHandle();
+          spool.truncate(0);
+        }
+        r = await timed(async () => {
+          const opened = [];
+          const snap = step === "snap";
+          const openAt = (i) => { if (i < files.length) { const p = snap ? files[i].getFile().then((f) => f.arrayBuffer()) : files[i].createSyncAccessHandle({ mode: "read-only" }); p.catch(() => {}); opened[i] = p; } };
+          for (let i = 0; i < AHEAD; i++) openAt(i);
+          for (let i = 0; i < files.length; i++) {
+            let t0 = performance.now();
+            const a = await opened[i];
+            opened[i] = null;
+            openAt(i + AHEAD);
+            if (snap) { t.wait += performance.now() - t0; t0 = performance.now(); buffer.set(new Uint8Array(a)); t.read += performance.now() - t0; continue; }
+            t.wait += performance.now() - t0; t0 = performance.now();
+            const size = a.getSize();
+            const view = step === "fresh-blob" ? new Uint8Array(size) : buffer.subarray(0, size);
+            for (let at = 0; at < size;) at += a.read(view.subarray(at), { at });
+            t.read += performance.now() - t0; t0 = performance.now();
+            a.close();
+            t.close += performance.now() - t0; t0 = performance.now();
+            if (step === "blob" || step === "fresh-blob") parts.push(new Blob([view]));
+            else if (step === "blob8") {
+              for (let at = 0; at < size;) {
+                const n = Math.min(size - at, stage.length - staged);
+                stage.set(view.subarray(at, at + n), staged);
+                staged += n; at += n;
+                if (staged === stage.length) { parts.push(new Blob([stage])); staged = 0; }
+              }
+            }
+            else if (step === "spool") { spoolAt += spool.write(view, { at: spoolAt }); }
+            else if (step === "digest") await crypto.subtle.digest("SHA-256", view);
+            t.step += performance.now() - t0;
+          }
+          if (spool) { spool.flush(); spool.close(); const f = await (await project.getFileHandle("spool.tmp")).getFile(); parts.push(f); }
+          if (parts.length) { const b = new Blob(parts); port.postMessage({ blob: b }); }
+        });
+        for (const k in t) r[k + "_ms"] = Math.round(t[k]);
+        if (spool) await project.removeEntry("spool.tmp");
       } else if (name.startsWith("sha-") || name.startsWith("crc-")) {
         sample ??= new Uint8Array(await (await files[files.length - 1].getFile()).slice(0, 8 * MiB).arrayBuffer());
         const reps = Math.ceil(total / sample.length);
