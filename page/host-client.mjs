@@ -20,6 +20,24 @@ import { trustedWorkerUrl } from "./trusted-types.mjs";
 /** core/refusals.py Code.HOST_RESTARTED — the only refusal the page itself gives. */
 export const HOST_RESTARTED = Object.freeze({ code: "host-restarted", status: 503 });
 const PING_MS = 1000;
+/** sessionStorage key of this tab's id (worker/host.mjs: a reload's host waits for its own
+ * previous host's storage lock instead of declaring standby). */
+const TAB_KEY = "voicebox-tab";
+
+/** This tab's id: kept for the tab's life in sessionStorage (a reload keeps it, another tab
+ * has its own — a duplicated tab copies it), or this page's own when storage is refused. */
+function tabId() {
+  try {
+    let id = sessionStorage.getItem(TAB_KEY);
+    if (!id) {
+      id = crypto.randomUUID();
+      sessionStorage.setItem(TAB_KEY, id);
+    }
+    return id;
+  } catch {
+    return crypto.randomUUID();
+  }
+}
 const RESTARTS_PER_MINUTE = 3;
 
 export class Refusal extends Error {
@@ -39,6 +57,7 @@ export class HostClient extends EventTarget {
   #ping = { n: 0, sentAt: null };
   #ticker = null;
   #restarts = [];
+  #tab = null;
   /** "booting" | "standby" | "ready" | "restarting" | "error" */
   state = "booting";
   versions = null;
@@ -50,8 +69,10 @@ export class HostClient extends EventTarget {
 
   start() {
     // Leaving the page (not into the back-forward cache): end the host now, so that its
-    // storage lock is free at once for the next page's host even while it is busy (the late
-    // imports run right after ready, issue 18) — else a reload waits in standby for it.
+    // storage lock is free soon for the next page's host even while it is busy (the late
+    // imports run right after ready, issue 18); that host waits a few seconds for a lock its
+    // own tab's previous host still holds (the tab id below) before it declares standby.
+    this.#tab = tabId();
     addEventListener("pagehide", (event) => {
       if (!event.persisted) this.#worker?.terminate();
     });
@@ -75,6 +96,7 @@ export class HostClient extends EventTarget {
         this.#fail({ code: "boot-failed", message: `The host worker failed: ${message}`, file: "worker/host.mjs" });
       } else this.#lost("uncaught-error", message);
     };
+    worker.postMessage({ kind: "tab", id: this.#tab });
     if (navigator.locks) worker.postMessage({ kind: "watch", lock: `voicebox-alive-${crypto.randomUUID()}` });
   }
 

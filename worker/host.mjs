@@ -2,7 +2,9 @@
 // pinned wheels with integrity checks, starts the Python host and relays page messages to it.
 // Thin glue: every decision about a request is made in Python (core/host/pipeline.py).
 //
-// Page → worker: {kind: "call", id, text, body?: ArrayBuffer, attachment?}  one request
+// Page → worker: {kind: "tab", id}      this tab's id (page/host-client.mjs, kept in the tab's
+//                                        sessionStorage): tells a reload's predecessor apart
+//                {kind: "call", id, text, body?: ArrayBuffer, attachment?}  one request
 //                {kind: "watch", lock}   hold the Web Lock `lock` (voicebox-alive-…) for this
 //                                        worker's life: the page learns of its death by it
 //                {kind: "ping", n}       answered {kind: "pong", n} at once: the page learns
@@ -14,6 +16,9 @@
 //                                                      that tab closes; then boot stage
 //                                                      "takeover" and ready
 //                {kind: "ready", versions, tookOver, startMs}  the host answers calls now
+//                {kind: "settled"}                     the late modules are imported (issue 18:
+//                                                      they are imported right after ready;
+//                                                      a call needing one waits for them)
 //                {kind: "fatal", code, message, file?}  boot failed; nothing will answer
 //                {kind: "watching", lock} / {kind: "pong", n}
 //                {kind: "chunk", id, data}             streaming answers, before their answer
@@ -25,7 +30,11 @@
 //
 // One host owns the storage (SPEC §3): the Web Lock `voicebox-host`, held for this worker's
 // life. A second tab does not fail: it waits in the lock's queue (standby) and takes over
-// the moment the first tab's worker is gone (docs/security.md, "Two tabs").
+// the moment the first tab's worker is gone (docs/security.md, "Two tabs"). The holder also
+// holds `voicebox-host-tab-<tab id>`, so that a worker finding the lock held can tell whose it
+// is: this tab's own previous worker (a reload, a restart — ended, but the browser has not
+// let its lock go yet) is waited for up to SAME_TAB_GRACE_MS before this one says standby;
+// another tab's host means standby at once.
 
 import { BootFailure, bootPython } from "./boot.mjs";
 import { installEgressGuard } from "./egress-guard.mjs";
@@ -37,12 +46,19 @@ import { markSnapshotPending } from "./snapshot.mjs";
 
 const SITE = new URL("../", import.meta.url);
 const LOCK_NAME = "voicebox-host";
+const TAB_LOCK_PREFIX = "voicebox-host-tab-";
+/** How long a lock held by this tab's own previous worker is waited for before standby (ms). */
+const SAME_TAB_GRACE_MS = 5_000;
+/** How long the page's tab id is waited for when the lock is held (it is posted at spawn). */
+const TAB_ID_WAIT_MS = 1_000;
 const ALIVE_PREFIX = "voicebox-alive-";
 const PEER_SCRIPT = new URL("peer.mjs", import.meta.url);
 const SNAPSHOT_MAKER = new URL("snapshot-maker.mjs", import.meta.url);
 const guard = installEgressGuard({ site: SITE, workers: [PEER_SCRIPT, SNAPSHOT_MAKER] });
 
 let bridge = null; // answers calls: Python's standby answerer, then the host
+let tabGiven; // resolves this tab's id, once the page has said it
+const tabId = new Promise((resolve) => { tabGiven = resolve; });
 let bounds = null; // {message_units, body_bytes}: the sizes Python checks, asked once
 const pending = [];
 
@@ -54,6 +70,7 @@ self.onmessage = (event) => {
   const data = event.data;
   if (!data || typeof data !== "object") return;
   if (data.kind === "ping") post({ kind: "pong", n: data.n });
+  else if (data.kind === "tab" && typeof data.id === "string" && /^[0-9a-f-]{36}$/.test(data.id)) tabGiven(data.id);
   else if (data.kind === "watch") watch(data.lock);
   else if (data.kind === "call" && typeof data.id === "string") {
     const call = { ...data, text: typeof data.text === "string" ? data.text : "" };
@@ -136,22 +153,52 @@ async function relay(answerer, { id, text, body, attachment }) {
   }
 }
 
+/** `promise`'s value if it settles within `ms`, else `fallback`. */
+function within(promise, ms, fallback) {
+  let timer;
+  const late = new Promise((resolve) => { timer = setTimeout(() => resolve(fallback), ms); });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 /**
- * Claim the storage lock: `owned` resolves at once (true: held now), `granted` when this worker
- * holds it — at once, or when the tab holding it closes. Held until this worker ends.
+ * Whether the storage lock, found held, is held by this tab's own previous host worker (a
+ * reload or a restart: the browser lets a worker's locks go a moment after it ended) — true
+ * also when the holder names no tab (a build before this one, or a holder that has not said
+ * its tab yet), so only a lock known to be another tab's means standby at once.
+ */
+async function heldByThisTab() {
+  const [mine, state] = await Promise.all([within(tabId, TAB_ID_WAIT_MS, null), navigator.locks.query()]);
+  const tabs = (state.held ?? []).filter((l) => l.name.startsWith(TAB_LOCK_PREFIX)).map((l) => l.name.slice(TAB_LOCK_PREFIX.length));
+  return tabs.length === 0 || (mine !== null && tabs.includes(mine));
+}
+
+/**
+ * Claim the storage lock: `owned` resolves true when this worker holds it — at once, or within
+ * SAME_TAB_GRACE_MS when it was held by this tab's own previous worker — and false when another
+ * tab's host holds it (standby); `granted` when this worker holds it — at once, or when the tab
+ * holding it closes. Held until this worker ends, with this tab's own lock beside it (above).
  */
 function claimStorage(name) {
   if (!navigator.locks) return { owned: Promise.resolve(true), granted: Promise.resolve() };
   let grant;
   const granted = new Promise((resolve) => { grant = resolve; });
-  const hold = () => { grant(); return new Promise(() => {}); };
-  const owned = new Promise((resolve) => {
+  const hold = () => {
+    grant();
+    tabId.then((id) => navigator.locks.request(TAB_LOCK_PREFIX + id, () => new Promise(() => {})));
+    return new Promise(() => {});
+  };
+  const now = new Promise((resolve) => {
     navigator.locks.request(name, { ifAvailable: true }, (lock) => {
       resolve(lock !== null);
       if (lock) return hold();
-      navigator.locks.request(name, hold); // queued: granted when the other tab lets go
+      navigator.locks.request(name, hold); // queued: granted when the holder lets go
       return undefined;
     });
+  });
+  const owned = now.then(async (held) => {
+    if (held) return true;
+    if (!(await heldByThisTab())) return false;
+    return within(granted.then(() => true), SAME_TAB_GRACE_MS, false);
   });
   return { owned, granted };
 }
@@ -159,13 +206,16 @@ function claimStorage(name) {
 async function boot() {
   post({ kind: "boot", stage: "lock", loaded: 0, total: 0 });
   const storage = claimStorage(LOCK_NAME);
-  const owned = await storage.owned;
-  if (!owned) post({ kind: "standby" });
-  const { pyodide, manifest, snapshotWanted } = await bootPython({
+  // Python starts while the lock is decided: nothing before `main.start` touches the storage
+  const python = bootPython({
     site: SITE,
     report: (p) => post({ kind: "boot", ...p }),
     deferSnapshot: true,
   });
+  python.catch(() => {}); // awaited below, after the standby decision
+  const owned = await storage.owned;
+  if (!owned) post({ kind: "standby" });
+  const { pyodide, manifest, snapshotWanted } = await python;
   pyodide.registerJsModule("voicebox_io", io);
   pyodide.registerJsModule("voicebox_bytes", bytePath); // browser_host/byte_path.py
   // A fatal error inside Python (a Wasm trap, a stack overflow) leaves this worker running but
@@ -188,6 +238,10 @@ async function boot() {
   versions.build = manifest.build;
   post({ kind: "ready", versions, tookOver: !owned, startMs: Math.round(performance.now() - started) });
   bridge = host;
+  // the late modules' import and the mailboxes' warm-up, in the background (their first steps
+  // run on later turns): started before the queued calls are relayed, so a queued call for a
+  // late operation waits for that one import (browser_host/main.py, HostBridge.after_ready)
+  host.after_ready(() => post({ kind: "settled" }));
   flush();
   afterReady({ build: manifest.build, snapshotWanted });
 }
@@ -195,7 +249,8 @@ async function boot() {
 /**
  * The work that waits until the host is ready (issue 18, cold boot): each task starts once
  * `ready` is posted and the calls queued before it are relayed, and none can delay a call.
- * Add a task here rather than before `ready`.
+ * Add a task here rather than before `ready` (Python's own after-ready work — the late
+ * modules, the mailboxes' warm-up — is started by `host.after_ready`, above).
  */
 function afterReady({ build, snapshotWanted }) {
   const tasks = [];
