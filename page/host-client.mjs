@@ -20,25 +20,12 @@ import { trustedWorkerUrl } from "./trusted-types.mjs";
 /** core/refusals.py Code.HOST_RESTARTED — the only refusal the page itself gives. */
 export const HOST_RESTARTED = Object.freeze({ code: "host-restarted", status: 503 });
 const PING_MS = 1000;
-/** sessionStorage key of this tab's id (worker/host.mjs: a reload's host waits for its own
- * previous host's storage lock instead of declaring standby). */
-const TAB_KEY = "voicebox-tab";
-
-/** This tab's id: kept for the tab's life in sessionStorage (a reload keeps it, another tab
- * has its own — a duplicated tab copies it), or this page's own when storage is refused. */
-function tabId() {
-  try {
-    let id = sessionStorage.getItem(TAB_KEY);
-    if (!id) {
-      id = crypto.randomUUID();
-      sessionStorage.setItem(TAB_KEY, id);
-    }
-    return id;
-  } catch {
-    return crypto.randomUUID();
-  }
-}
-const RESTARTS_PER_MINUTE = 3;
+/** Held by this page for its life (`voicebox-page-<id>`); the host worker holding the storage
+ * lock holds `voicebox-host-page-<id>` of the page that started it. A host worker that finds
+ * the storage lock held waits a few seconds for a holder whose page is gone (a reload: the old
+ * worker is still being ended) or is this page (a restart), and declares standby at once for
+ * a holder whose page is alive — another tab (worker/host.mjs, "One host owns the storage"). */
+const PAGE_LOCK_PREFIX = "voicebox-page-";
 
 export class Refusal extends Error {
   constructor(refusal) {
@@ -57,7 +44,7 @@ export class HostClient extends EventTarget {
   #ping = { n: 0, sentAt: null };
   #ticker = null;
   #restarts = [];
-  #tab = null;
+  #page = crypto.randomUUID();
   /** "booting" | "standby" | "ready" | "restarting" | "error" */
   state = "booting";
   versions = null;
@@ -70,9 +57,9 @@ export class HostClient extends EventTarget {
   start() {
     // Leaving the page (not into the back-forward cache): end the host now, so that its
     // storage lock is free soon for the next page's host even while it is busy (the late
-    // imports run right after ready, issue 18); that host waits a few seconds for a lock its
-    // own tab's previous host still holds (the tab id below) before it declares standby.
-    this.#tab = tabId();
+    // imports run right after ready, issue 18); that host waits a few seconds for a lock held
+    // by a host whose page is gone (this page's lock, below) before it declares standby.
+    navigator.locks?.request(PAGE_LOCK_PREFIX + this.#page, () => new Promise(() => {}));
     addEventListener("pagehide", (event) => {
       if (!event.persisted) this.#worker?.terminate();
     });
@@ -96,7 +83,7 @@ export class HostClient extends EventTarget {
         this.#fail({ code: "boot-failed", message: `The host worker failed: ${message}`, file: "worker/host.mjs" });
       } else this.#lost("uncaught-error", message);
     };
-    worker.postMessage({ kind: "tab", id: this.#tab });
+    worker.postMessage({ kind: "page", id: this.#page });
     if (navigator.locks) worker.postMessage({ kind: "watch", lock: `voicebox-alive-${crypto.randomUUID()}` });
   }
 

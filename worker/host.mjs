@@ -2,8 +2,8 @@
 // pinned wheels with integrity checks, starts the Python host and relays page messages to it.
 // Thin glue: every decision about a request is made in Python (core/host/pipeline.py).
 //
-// Page → worker: {kind: "tab", id}      this tab's id (page/host-client.mjs, kept in the tab's
-//                                        sessionStorage): tells a reload's predecessor apart
+// Page → worker: {kind: "page", id}     the id of the page that started this worker, whose
+//                                        lock `voicebox-page-<id>` it holds for its life
 //                {kind: "call", id, text, body?: ArrayBuffer, attachment?}  one request
 //                {kind: "watch", lock}   hold the Web Lock `lock` (voicebox-alive-…) for this
 //                                        worker's life: the page learns of its death by it
@@ -31,10 +31,11 @@
 // One host owns the storage (SPEC §3): the Web Lock `voicebox-host`, held for this worker's
 // life. A second tab does not fail: it waits in the lock's queue (standby) and takes over
 // the moment the first tab's worker is gone (docs/security.md, "Two tabs"). The holder also
-// holds `voicebox-host-tab-<tab id>`, so that a worker finding the lock held can tell whose it
-// is: this tab's own previous worker (a reload, a restart — ended, but the browser has not
-// let its lock go yet) is waited for up to SAME_TAB_GRACE_MS before this one says standby;
-// another tab's host means standby at once.
+// holds `voicebox-host-page-<page id>`, so that a worker finding the lock held can tell whose
+// it is: a host whose page is gone (a reload: the old worker ended, but the browser has not
+// let its lock go yet) or is this worker's own page (a restart) is waited for up to
+// GRACE_MS before standby; a host whose page is alive — another tab — means standby within
+// about PAGE_RECHECK_MS (a reloaded page's lock may be let go a moment after it is gone).
 
 import { BootFailure, bootPython } from "./boot.mjs";
 import { installEgressGuard } from "./egress-guard.mjs";
@@ -46,19 +47,22 @@ import { markSnapshotPending } from "./snapshot.mjs";
 
 const SITE = new URL("../", import.meta.url);
 const LOCK_NAME = "voicebox-host";
-const TAB_LOCK_PREFIX = "voicebox-host-tab-";
-/** How long a lock held by this tab's own previous worker is waited for before standby (ms). */
-const SAME_TAB_GRACE_MS = 5_000;
-/** How long the page's tab id is waited for when the lock is held (it is posted at spawn). */
-const TAB_ID_WAIT_MS = 1_000;
+const PAGE_LOCK_PREFIX = "voicebox-page-"; // held by each page (page/host-client.mjs)
+const HOST_PAGE_PREFIX = "voicebox-host-page-"; // held beside LOCK_NAME: whose page started it
+/** How long a lock held by a host whose page is gone, or is ours, is waited for (ms). */
+const GRACE_MS = 5_000;
+/** A holder's page seen alive is looked at again after this, twice, before standby (ms). */
+const PAGE_RECHECK_MS = 250;
+/** How long the page's id is waited for when the lock is held (it is posted at spawn). */
+const PAGE_ID_WAIT_MS = 1_000;
 const ALIVE_PREFIX = "voicebox-alive-";
 const PEER_SCRIPT = new URL("peer.mjs", import.meta.url);
 const SNAPSHOT_MAKER = new URL("snapshot-maker.mjs", import.meta.url);
 const guard = installEgressGuard({ site: SITE, workers: [PEER_SCRIPT, SNAPSHOT_MAKER] });
 
 let bridge = null; // answers calls: Python's standby answerer, then the host
-let tabGiven; // resolves this tab's id, once the page has said it
-const tabId = new Promise((resolve) => { tabGiven = resolve; });
+let pageGiven; // resolves the id of the page that started this worker, once it has said it
+const pageId = new Promise((resolve) => { pageGiven = resolve; });
 let bounds = null; // {message_units, body_bytes}: the sizes Python checks, asked once
 const pending = [];
 
@@ -70,7 +74,7 @@ self.onmessage = (event) => {
   const data = event.data;
   if (!data || typeof data !== "object") return;
   if (data.kind === "ping") post({ kind: "pong", n: data.n });
-  else if (data.kind === "tab" && typeof data.id === "string" && /^[0-9a-f-]{36}$/.test(data.id)) tabGiven(data.id);
+  else if (data.kind === "page" && typeof data.id === "string" && /^[0-9a-f-]{36}$/.test(data.id)) pageGiven(data.id);
   else if (data.kind === "watch") watch(data.lock);
   else if (data.kind === "call" && typeof data.id === "string") {
     const call = { ...data, text: typeof data.text === "string" ? data.text : "" };
@@ -161,22 +165,29 @@ function within(promise, ms, fallback) {
 }
 
 /**
- * Whether the storage lock, found held, is held by this tab's own previous host worker (a
- * reload or a restart: the browser lets a worker's locks go a moment after it ended) — true
- * also when the holder names no tab (a build before this one, or a holder that has not said
- * its tab yet), so only a lock known to be another tab's means standby at once.
+ * Whether the storage lock, found held, is worth waiting for: its holder's page is gone (a
+ * reload or a closed tab whose worker the browser has not ended yet) or is this worker's own
+ * (a restart), or the holder names no page (a build before this one, or a holder that has not
+ * said it yet). False only for a holder whose page is alive and another — another tab — seen
+ * so three times, PAGE_RECHECK_MS apart.
  */
-async function heldByThisTab() {
-  const [mine, state] = await Promise.all([within(tabId, TAB_ID_WAIT_MS, null), navigator.locks.query()]);
-  const tabs = (state.held ?? []).filter((l) => l.name.startsWith(TAB_LOCK_PREFIX)).map((l) => l.name.slice(TAB_LOCK_PREFIX.length));
-  return tabs.length === 0 || (mine !== null && tabs.includes(mine));
+async function worthWaiting() {
+  const mine = await within(pageId, PAGE_ID_WAIT_MS, null);
+  for (let look = 0; look < 3; look++) {
+    if (look) await new Promise((resolve) => setTimeout(resolve, PAGE_RECHECK_MS));
+    const held = ((await navigator.locks.query()).held ?? []).map((l) => l.name);
+    const holders = held.filter((n) => n.startsWith(HOST_PAGE_PREFIX)).map((n) => n.slice(HOST_PAGE_PREFIX.length));
+    const alive = new Set(held.filter((n) => n.startsWith(PAGE_LOCK_PREFIX)).map((n) => n.slice(PAGE_LOCK_PREFIX.length)));
+    if (holders.length === 0 || holders.some((id) => id === mine || !alive.has(id))) return true;
+  }
+  return false;
 }
 
 /**
  * Claim the storage lock: `owned` resolves true when this worker holds it — at once, or within
- * SAME_TAB_GRACE_MS when it was held by this tab's own previous worker — and false when another
- * tab's host holds it (standby); `granted` when this worker holds it — at once, or when the tab
- * holding it closes. Held until this worker ends, with this tab's own lock beside it (above).
+ * GRACE_MS when its holder was worth waiting for (above) — and false when another tab's host
+ * holds it (standby); `granted` when this worker holds it — at once, or when the tab holding it
+ * closes. Held until this worker ends, with its page's `voicebox-host-page-<id>` beside it.
  */
 function claimStorage(name) {
   if (!navigator.locks) return { owned: Promise.resolve(true), granted: Promise.resolve() };
@@ -184,7 +195,7 @@ function claimStorage(name) {
   const granted = new Promise((resolve) => { grant = resolve; });
   const hold = () => {
     grant();
-    tabId.then((id) => navigator.locks.request(TAB_LOCK_PREFIX + id, () => new Promise(() => {})));
+    pageId.then((id) => navigator.locks.request(HOST_PAGE_PREFIX + id, () => new Promise(() => {})));
     return new Promise(() => {});
   };
   const now = new Promise((resolve) => {
@@ -197,8 +208,8 @@ function claimStorage(name) {
   });
   const owned = now.then(async (held) => {
     if (held) return true;
-    if (!(await heldByThisTab())) return false;
-    return within(granted.then(() => true), SAME_TAB_GRACE_MS, false);
+    if (!(await worthWaiting())) return false;
+    return within(granted.then(() => true), GRACE_MS, false);
   });
   return { owned, granted };
 }
