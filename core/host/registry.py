@@ -9,7 +9,7 @@ module are generated from :data:`OPERATIONS`.
 
 **Late modules (issue 18, cold boot).** The operations the first screen does not need —
 composing (jinja2), missions, the mailbox, blocks and receipts, the tray, plugins, the file
-tree's layout — are declared by module (:data:`LATE_MODULES`,
+tree's layout, archives (export and import) — are declared by module (:data:`LATE_MODULES`,
 :class:`~core.host.operations.LateModule`): importing this module imports none of them. A host
 imports them after it is ready (:meth:`core.host.pipeline.Host.late_imports`); a call that
 needs one before then awaits that import. Generation (``python -m core.host.schema``, the page
