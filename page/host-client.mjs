@@ -20,11 +20,13 @@ import { trustedWorkerUrl } from "./trusted-types.mjs";
 /** core/refusals.py Code.HOST_RESTARTED — the only refusal the page itself gives. */
 export const HOST_RESTARTED = Object.freeze({ code: "host-restarted", status: 503 });
 const PING_MS = 1000;
+const RESTARTS_PER_MINUTE = 3;
 /** Held by this page for its life (`voicebox-page-<id>`); the host worker holding the storage
  * lock holds `voicebox-host-page-<id>` of the page that started it. A host worker that finds
  * the storage lock held waits a few seconds for a holder whose page is gone (a reload: the old
- * worker is still being ended) or is this page (a restart), and declares standby at once for
- * a holder whose page is alive — another tab (worker/host.mjs, "One host owns the storage"). */
+ * worker is still being ended) or is this page (a restart), and declares standby after a
+ * short look (about 0.5 s) for a holder whose page is alive — another tab (worker/host.mjs,
+ * "One host owns the storage"). */
 const PAGE_LOCK_PREFIX = "voicebox-page-";
 
 export class Refusal extends Error {
