@@ -24,15 +24,17 @@ wrappers). Otherwise — an environment server's export, whose bytes go to a pee
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyodide.ffi import to_js
 
 from browser_host.jsutil import JS_ERRORS, js_options, refusal_from_js, settle
 from browser_host.opfs import HandleProjectFiles
-from core.archive.export import ChunkRelay
-from core.ports import ProjectFiles, Relayed, RelayItem, Sink
+from core.ports import FileRelay, ProjectFiles, Relayed, RelayItem, Sink
 from core.projects.read_through import ReadThrough
+
+if TYPE_CHECKING:
+    from core.archive.export import ChunkRelay
 
 __all__ = ["CHUNK_BYTES", "WHOLE_FILE_BYTES", "OpfsRelay", "WorkerSink", "byte_path_figures"]
 
@@ -73,10 +75,19 @@ def _handle_files(files: ProjectFiles) -> HandleProjectFiles | None:
 
 class OpfsRelay:
     """See the module docstring; ``fallback`` is the relay used when the bytes cannot go
-    straight to the page."""
+    straight to the page (by default :class:`~core.archive.export.ChunkRelay`, made on first
+    use: the archive modules are imported after ready, issue 18)."""
 
     def __init__(self, fallback: ChunkRelay | None = None) -> None:
-        self._fallback = fallback or ChunkRelay()
+        self._given: FileRelay | None = fallback
+
+    @property
+    def _fallback(self) -> FileRelay:
+        if self._given is None:
+            from core.archive.export import ChunkRelay  # after ready, not at boot
+
+            self._given = ChunkRelay()
+        return self._given
 
     async def relay(
         self, files: ProjectFiles, items: Sequence[RelayItem], sink: Sink

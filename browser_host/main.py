@@ -1,7 +1,9 @@
 """Wiring for the E1 host: OPFS and IndexedDB adapters into a core ``Host``.
 
 The worker's JavaScript calls :func:`start` once (after Pyodide and the wheels are loaded and
-the storage lock is held) and then ``bridge.handle_now(text, body)`` for each page message
+the storage lock is held), ``bridge.after_ready(settled)`` once it has posted ``ready`` (the
+late modules' import and the mailboxes' warm-up start then), and ``bridge.handle_now(text,
+body)`` for each page message
 (``bridge.handle`` run as an eager task: answered at once when it never waits) — or,
 for a message over ``bridge.bounds()``, ``bridge.refuse(part, size)``, so that its bytes are
 never copied into the Wasm heap (issue 13). OPFS layout (SPEC §3): ``host/`` is HOST_DIR,
@@ -49,11 +51,11 @@ PROJECTS_DIR = "projects"
 
 class HostBridge:
     """What the worker's JavaScript holds: ``handle`` (or ``handle_now``, the same call run
-    eagerly), ``bounds`` and ``refuse``."""
+    eagerly), ``bounds``, ``refuse`` and ``after_ready``."""
 
     def __init__(self, host: Host) -> None:
         self.host = host
-        self.warming: asyncio.Future[Any] | None = None  # the background warm-up (start)
+        self.warming: asyncio.Future[Any] | None = None  # the background warm-up (after_ready)
 
     async def handle(
         self, text: str, body: Any = None, attachment: Any = None, emit: Any = None
@@ -107,6 +109,21 @@ class HostBridge:
             text if isinstance(text, str) else None,
         )
         return to_js([answer, None, None])
+
+    def after_ready(self, settled: Any = None) -> None:
+        """Start the host's work that waits for ``ready`` (issue 18, cold boot; the worker
+        calls this right after it posts ``ready``, before it relays the calls queued during
+        the boot): the late modules' one shared import
+        (:meth:`core.host.pipeline.Host.late_imports` — a call for a late operation waits
+        for it, any other is answered meanwhile), then the mailboxes' warm-up
+        (:func:`core.host.mailbox_ops.warm_mailboxes`: a post needing a mailbox being opened
+        waits for that open). Returns at once: both run on later turns of the event loop.
+        ``settled``, a JS function, is called with no argument when the late imports are
+        done (the worker then posts ``settled``: docs/architecture.md, "Late operations")."""
+        late = self.host.late_imports()
+        if settled is not None:
+            late.add_done_callback(lambda _done: settled())
+        self.warming = asyncio.ensure_future(_warm_up(self.host.ctx, late))
 
     def versions(self) -> str:
         """The versions shown on ready, as JSON text."""
@@ -179,20 +196,15 @@ async def start(
     if host.peers is not None:
         await host.peers.admin.allow_remotes()  # the paired remotes' origins, from HOST_DIR
     await audit.head_seq()
-    # The late modules (core/host/registry.py) are imported before ready for now: imported
-    # after it, a reload right after ready found this worker busy and the storage lock still
-    # held, and the next host waited in standby (docs/operations.md, "Cold boot").
-    await host.late_imports()
-    bridge = HostBridge(host)
-    # Issue 18, after ready (the worker posts ``ready`` when this returns; the task's first step
-    # runs after that): open the projects' mailboxes in the background. Calls are answered
-    # meanwhile; one that needs a mailbox being opened waits for that open.
-    bridge.warming = asyncio.ensure_future(_warm_up(ctx))
-    return bridge
+    # The late modules (core/host/registry.py) and the mailboxes' warm-up wait for ready: the
+    # worker starts them when it has posted it (HostBridge.after_ready).
+    return HostBridge(host)
 
 
-async def _warm_up(ctx: HostContext) -> None:
-    """The background work after ready (:func:`core.host.mailbox_ops.warm_mailboxes`)."""
-    from core.host.mailbox_ops import warm_mailboxes  # imported after ready, not at boot
+async def _warm_up(ctx: HostContext, late: asyncio.Future[None]) -> None:
+    """The background work after the late imports (``late``):
+    :func:`core.host.mailbox_ops.warm_mailboxes`."""
+    await late
+    from core.host.mailbox_ops import warm_mailboxes  # a late module: imported by then
 
     await warm_mailboxes(ctx)

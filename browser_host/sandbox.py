@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Mapping
-from importlib import resources
 from typing import Any
 
 import js
@@ -184,6 +183,8 @@ class SiteModules:
 
     async def load(self, name: str) -> tuple[bytes, str]:
         """See :meth:`core.ports.ModuleStore.load`."""
+        from importlib import resources  # on first use, not at boot
+
         try:
             pin = resources.files("browser_host").joinpath(f"{name}.wasm.sha256").read_text()
         except FileNotFoundError:

@@ -1,13 +1,20 @@
 """The late modules in the browser (issue 18, cold boot; docs/architecture.md, "Late
 operations").
 
-The host posts ``ready`` with only the first screen's modules imported and starts importing
-the rest right after. Calls sent to the worker the moment ``ready`` arrives — before the page
-itself sends anything, so they land while those imports run — are answered: a late operation
-(``plugin.list``, from ``core.host.plugin_ops``) with its result, another (``blocks.get`` of a
-project that does not exist) with its ordinary refusal, never ``operation-unknown``, an
-``internal-error`` or an import error. The first boot of a profile has no snapshot; the
-reload's boot runs the same way.
+The host posts ``ready`` with only the first screen's modules imported and imports the rest
+right after, in one shared import; the worker posts ``settled`` when that import is done.
+Calls are sent to the worker the moment ``ready`` arrives — before the page itself sends
+anything: two late operations (``plugin.list``, from ``core.host.plugin_ops``; ``blocks.get``
+of a project that does not exist, from ``core.host.blocks_ops``) and an eager one
+(``host.info``).
+
+- The window is real: ``host.info`` is answered before ``settled`` arrives, so the calls
+  reached the host while it was still importing (this fails if the imports ran before ready).
+- The late calls wait for that one import: each is answered after ``settled`` (without the
+  wait, a call imports its module itself and is answered before it), with its result or its
+  ordinary refusal — never ``operation-unknown``, an ``internal-error`` or an import error.
+
+The first boot of a profile has no snapshot; the reload's boot runs the same way.
 """
 
 from __future__ import annotations
@@ -18,11 +25,12 @@ from e2e.hostpage import HostPage
 
 PROBES = """
 (() => {
-  const probes = { sent: 0, answers: {} };
+  const probes = { sent: 0, answers: {}, order: [] };
   Object.defineProperty(window, "__lateProbes", { value: probes });
   const CALLS = [
     ["late-plugins", "plugin.list", {}],
     ["late-blocks", "blocks.get", { project: "p_0000000000000000" }],
+    ["eager-info", "host.info", {}],
   ];
   const Original = window.Worker;
   window.Worker = class LateProbe extends Original {
@@ -35,7 +43,10 @@ PROBES = """
           for (const [id, op, a] of CALLS) {
             this.postMessage({ kind: "call", id, text: JSON.stringify({ v: 1, id, op, args: a }) });
           }
-        } else if (d?.kind === "answer" && String(d.id).startsWith("late-")) {
+        } else if (d?.kind === "settled") {
+          probes.order.push("settled");
+        } else if (d?.kind === "answer" && /^(late|eager)-/.test(String(d.id))) {
+          probes.order.push(d.id);
           probes.answers[d.id] = JSON.parse(d.text);
         }
       });
@@ -45,23 +56,29 @@ PROBES = """
 """
 
 
-def _answers(host: HostPage) -> dict:
+def _probed(host: HostPage) -> tuple[dict, list[str]]:
     host.page.wait_for_function(
-        "() => Object.keys(window.__lateProbes.answers).length === window.__lateProbes.sent"
-        " && window.__lateProbes.sent > 0",
+        "() => window.__lateProbes.sent > 0"
+        " && Object.keys(window.__lateProbes.answers).length === window.__lateProbes.sent"
+        " && window.__lateProbes.order.includes('settled')",
         timeout=60_000,
     )
-    return host.page.evaluate("() => window.__lateProbes.answers")
+    return host.page.evaluate("() => [window.__lateProbes.answers, window.__lateProbes.order]")
 
 
-def test_calls_sent_the_moment_the_host_is_ready_are_answered_not_import_errors(
+def test_calls_sent_the_moment_the_host_is_ready_wait_for_the_late_imports_never_fail(
     site_context: BrowserContext,
 ) -> None:
     site_context.add_init_script(PROBES)
     host = HostPage(site_context.new_page())
     for load in ("cold", "reload"):
         host.open() if load == "cold" else host.reload()
-        answers = _answers(host)
+        answers, order = _probed(host)
+        settled = order.index("settled")
+        assert order.index("eager-info") < settled, (load, order)  # sent inside the window
+        assert answers["eager-info"]["ok"] is True, (load, answers["eager-info"])
+        assert order.index("late-plugins") > settled, (load, order)  # waited for the import
+        assert order.index("late-blocks") > settled, (load, order)
         plugins, blocks = answers["late-plugins"], answers["late-blocks"]
         assert plugins["ok"] is True and isinstance(plugins["result"]["plugins"], list), (
             load,

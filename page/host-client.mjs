@@ -21,6 +21,13 @@ import { trustedWorkerUrl } from "./trusted-types.mjs";
 export const HOST_RESTARTED = Object.freeze({ code: "host-restarted", status: 503 });
 const PING_MS = 1000;
 const RESTARTS_PER_MINUTE = 3;
+/** Held by this page for its life (`voicebox-page-<id>`); the host worker holding the storage
+ * lock holds `voicebox-host-page-<id>` of the page that started it. A host worker that finds
+ * the storage lock held waits a few seconds for a holder whose page is gone (a reload: the old
+ * worker is still being ended) or is this page (a restart), and declares standby after a
+ * short look (about 0.5 s) for a holder whose page is alive — another tab (worker/host.mjs,
+ * "One host owns the storage"). */
+const PAGE_LOCK_PREFIX = "voicebox-page-";
 
 export class Refusal extends Error {
   constructor(refusal) {
@@ -39,6 +46,7 @@ export class HostClient extends EventTarget {
   #ping = { n: 0, sentAt: null };
   #ticker = null;
   #restarts = [];
+  #page = crypto.randomUUID();
   /** "booting" | "standby" | "ready" | "restarting" | "error" */
   state = "booting";
   versions = null;
@@ -50,8 +58,10 @@ export class HostClient extends EventTarget {
 
   start() {
     // Leaving the page (not into the back-forward cache): end the host now, so that its
-    // storage lock is free at once for the next page's host even while it is busy (the late
-    // imports run right after ready, issue 18) — else a reload waits in standby for it.
+    // storage lock is free soon for the next page's host even while it is busy (the late
+    // imports run right after ready, issue 18); that host waits a few seconds for a lock held
+    // by a host whose page is gone (this page's lock, below) before it declares standby.
+    navigator.locks?.request(PAGE_LOCK_PREFIX + this.#page, () => new Promise(() => {}));
     addEventListener("pagehide", (event) => {
       if (!event.persisted) this.#worker?.terminate();
     });
@@ -75,6 +85,7 @@ export class HostClient extends EventTarget {
         this.#fail({ code: "boot-failed", message: `The host worker failed: ${message}`, file: "worker/host.mjs" });
       } else this.#lost("uncaught-error", message);
     };
+    worker.postMessage({ kind: "page", id: this.#page });
     if (navigator.locks) worker.postMessage({ kind: "watch", lock: `voicebox-alive-${crypto.randomUUID()}` });
   }
 

@@ -2,7 +2,9 @@
 // pinned wheels with integrity checks, starts the Python host and relays page messages to it.
 // Thin glue: every decision about a request is made in Python (core/host/pipeline.py).
 //
-// Page → worker: {kind: "call", id, text, body?: ArrayBuffer, attachment?}  one request
+// Page → worker: {kind: "page", id}     the id of the page that started this worker, whose
+//                                        lock `voicebox-page-<id>` it holds for its life
+//                {kind: "call", id, text, body?: ArrayBuffer, attachment?}  one request
 //                {kind: "watch", lock}   hold the Web Lock `lock` (voicebox-alive-…) for this
 //                                        worker's life: the page learns of its death by it
 //                {kind: "ping", n}       answered {kind: "pong", n} at once: the page learns
@@ -14,6 +16,9 @@
 //                                                      that tab closes; then boot stage
 //                                                      "takeover" and ready
 //                {kind: "ready", versions, tookOver, startMs}  the host answers calls now
+//                {kind: "settled"}                     the late modules are imported (issue 18:
+//                                                      they are imported right after ready;
+//                                                      a call needing one waits for them)
 //                {kind: "fatal", code, message, file?}  boot failed; nothing will answer
 //                {kind: "watching", lock} / {kind: "pong", n}
 //                {kind: "chunk", id, data}             streaming answers, before their answer
@@ -25,7 +30,12 @@
 //
 // One host owns the storage (SPEC §3): the Web Lock `voicebox-host`, held for this worker's
 // life. A second tab does not fail: it waits in the lock's queue (standby) and takes over
-// the moment the first tab's worker is gone (docs/security.md, "Two tabs").
+// the moment the first tab's worker is gone (docs/security.md, "Two tabs"). The holder also
+// holds `voicebox-host-page-<page id>`, so that a worker finding the lock held can tell whose
+// it is: a host whose page is gone (a reload: the old worker ended, but the browser has not
+// let its lock go yet) or is this worker's own page (a restart) is waited for up to
+// GRACE_MS before standby; a host whose page is alive — another tab — means standby within
+// about PAGE_RECHECK_MS (a reloaded page's lock may be let go a moment after it is gone).
 
 import { BootFailure, bootPython } from "./boot.mjs";
 import { installEgressGuard } from "./egress-guard.mjs";
@@ -37,12 +47,22 @@ import { markSnapshotPending } from "./snapshot.mjs";
 
 const SITE = new URL("../", import.meta.url);
 const LOCK_NAME = "voicebox-host";
+const PAGE_LOCK_PREFIX = "voicebox-page-"; // held by each page (page/host-client.mjs)
+const HOST_PAGE_PREFIX = "voicebox-host-page-"; // held beside LOCK_NAME: whose page started it
+/** How long a lock held by a host whose page is gone, or is ours, is waited for (ms). */
+const GRACE_MS = 5_000;
+/** A holder's page seen alive is looked at again after this, twice, before standby (ms). */
+const PAGE_RECHECK_MS = 250;
+/** How long the page's id is waited for when the lock is held (it is posted at spawn). */
+const PAGE_ID_WAIT_MS = 1_000;
 const ALIVE_PREFIX = "voicebox-alive-";
 const PEER_SCRIPT = new URL("peer.mjs", import.meta.url);
 const SNAPSHOT_MAKER = new URL("snapshot-maker.mjs", import.meta.url);
 const guard = installEgressGuard({ site: SITE, workers: [PEER_SCRIPT, SNAPSHOT_MAKER] });
 
 let bridge = null; // answers calls: Python's standby answerer, then the host
+let pageGiven; // resolves the id of the page that started this worker, once it has said it
+const pageId = new Promise((resolve) => { pageGiven = resolve; });
 let bounds = null; // {message_units, body_bytes}: the sizes Python checks, asked once
 const pending = [];
 
@@ -54,6 +74,7 @@ self.onmessage = (event) => {
   const data = event.data;
   if (!data || typeof data !== "object") return;
   if (data.kind === "ping") post({ kind: "pong", n: data.n });
+  else if (data.kind === "page" && typeof data.id === "string" && /^[0-9a-f-]{36}$/.test(data.id)) pageGiven(data.id);
   else if (data.kind === "watch") watch(data.lock);
   else if (data.kind === "call" && typeof data.id === "string") {
     const call = { ...data, text: typeof data.text === "string" ? data.text : "" };
@@ -136,22 +157,59 @@ async function relay(answerer, { id, text, body, attachment }) {
   }
 }
 
+/** `promise`'s value if it settles within `ms`, else `fallback`. */
+function within(promise, ms, fallback) {
+  let timer;
+  const late = new Promise((resolve) => { timer = setTimeout(() => resolve(fallback), ms); });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 /**
- * Claim the storage lock: `owned` resolves at once (true: held now), `granted` when this worker
- * holds it — at once, or when the tab holding it closes. Held until this worker ends.
+ * Whether the storage lock, found held, is worth waiting for: its holder's page is gone (a
+ * reload or a closed tab whose worker the browser has not ended yet) or is this worker's own
+ * (a restart), or the holder names no page (a build before this one, or a holder that has not
+ * said it yet). False only for a holder whose page is alive and another — another tab — seen
+ * so three times, PAGE_RECHECK_MS apart.
+ */
+async function worthWaiting() {
+  const mine = await within(pageId, PAGE_ID_WAIT_MS, null);
+  for (let look = 0; look < 3; look++) {
+    if (look) await new Promise((resolve) => setTimeout(resolve, PAGE_RECHECK_MS));
+    const held = ((await navigator.locks.query()).held ?? []).map((l) => l.name);
+    const holders = held.filter((n) => n.startsWith(HOST_PAGE_PREFIX)).map((n) => n.slice(HOST_PAGE_PREFIX.length));
+    const alive = new Set(held.filter((n) => n.startsWith(PAGE_LOCK_PREFIX)).map((n) => n.slice(PAGE_LOCK_PREFIX.length)));
+    if (holders.length === 0 || holders.some((id) => id === mine || !alive.has(id))) return true;
+  }
+  return false;
+}
+
+/**
+ * Claim the storage lock: `owned` resolves true when this worker holds it — at once, or within
+ * GRACE_MS when its holder was worth waiting for (above) — and false when another tab's host
+ * holds it (standby); `granted` when this worker holds it — at once, or when the tab holding it
+ * closes. Held until this worker ends, with its page's `voicebox-host-page-<id>` beside it.
  */
 function claimStorage(name) {
   if (!navigator.locks) return { owned: Promise.resolve(true), granted: Promise.resolve() };
   let grant;
   const granted = new Promise((resolve) => { grant = resolve; });
-  const hold = () => { grant(); return new Promise(() => {}); };
-  const owned = new Promise((resolve) => {
+  const hold = () => {
+    grant();
+    pageId.then((id) => navigator.locks.request(HOST_PAGE_PREFIX + id, () => new Promise(() => {})));
+    return new Promise(() => {});
+  };
+  const now = new Promise((resolve) => {
     navigator.locks.request(name, { ifAvailable: true }, (lock) => {
       resolve(lock !== null);
       if (lock) return hold();
-      navigator.locks.request(name, hold); // queued: granted when the other tab lets go
+      navigator.locks.request(name, hold); // queued: granted when the holder lets go
       return undefined;
     });
+  });
+  const owned = now.then(async (held) => {
+    if (held) return true;
+    if (!(await worthWaiting())) return false;
+    return within(granted.then(() => true), GRACE_MS, false);
   });
   return { owned, granted };
 }
@@ -159,13 +217,16 @@ function claimStorage(name) {
 async function boot() {
   post({ kind: "boot", stage: "lock", loaded: 0, total: 0 });
   const storage = claimStorage(LOCK_NAME);
-  const owned = await storage.owned;
-  if (!owned) post({ kind: "standby" });
-  const { pyodide, manifest, snapshotWanted } = await bootPython({
+  // Python starts while the lock is decided: nothing before `main.start` touches the storage
+  const python = bootPython({
     site: SITE,
     report: (p) => post({ kind: "boot", ...p }),
     deferSnapshot: true,
   });
+  python.catch(() => {}); // awaited below, after the standby decision
+  const owned = await storage.owned;
+  if (!owned) post({ kind: "standby" });
+  const { pyodide, manifest, snapshotWanted } = await python;
   pyodide.registerJsModule("voicebox_io", io);
   pyodide.registerJsModule("voicebox_bytes", bytePath); // browser_host/byte_path.py
   // A fatal error inside Python (a Wasm trap, a stack overflow) leaves this worker running but
@@ -188,6 +249,10 @@ async function boot() {
   versions.build = manifest.build;
   post({ kind: "ready", versions, tookOver: !owned, startMs: Math.round(performance.now() - started) });
   bridge = host;
+  // the late modules' import and the mailboxes' warm-up, in the background (their first steps
+  // run on later turns): started before the queued calls are relayed, so a queued call for a
+  // late operation waits for that one import (browser_host/main.py, HostBridge.after_ready)
+  host.after_ready(() => post({ kind: "settled" }));
   flush();
   afterReady({ build: manifest.build, snapshotWanted });
 }
@@ -195,7 +260,8 @@ async function boot() {
 /**
  * The work that waits until the host is ready (issue 18, cold boot): each task starts once
  * `ready` is posted and the calls queued before it are relayed, and none can delay a call.
- * Add a task here rather than before `ready`.
+ * Add a task here rather than before `ready` (Python's own after-ready work — the late
+ * modules, the mailboxes' warm-up — is started by `host.after_ready`, above).
  */
 function afterReady({ build, snapshotWanted }) {
   const tasks = [];

@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from core.audit import AuditLog
-from core.missions.mailbox import Mailbox, MailboxCache
 from core.policy import Policy
 from core.ports import (
     Clock,
@@ -26,6 +26,9 @@ from core.ports import (
     Sandbox,
 )
 from core.projects.catalog import OpenProject, ProjectCatalog
+
+if TYPE_CHECKING:
+    from core.missions.mailbox import Mailbox, MailboxCache
 
 __all__ = ["HostContext", "HostServices"]
 
@@ -82,8 +85,19 @@ class HostContext:
     services: HostServices = field(default_factory=HostServices)
     env_key: str = "local"
     opened: dict[str, OpenProject] = field(init=False, default_factory=dict)
-    mailboxes: MailboxCache = field(init=False, default_factory=MailboxCache)
     state_lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
+    _mailboxes = None  # not a field: the MailboxCache, made by ``mailboxes`` on first use
+
+    @property
+    def mailboxes(self) -> MailboxCache:
+        """The open mailboxes (:class:`~core.missions.mailbox.MailboxCache`), made on first
+        use: the mission modules are imported after ready (issue 18, cold boot)."""
+        cache: MailboxCache | None = self._mailboxes
+        if cache is None:
+            from core.missions.mailbox import MailboxCache
+
+            cache = self._mailboxes = MailboxCache()
+        return cache
 
     @property
     def catalog(self) -> ProjectCatalog:

@@ -9,7 +9,7 @@ module are generated from :data:`OPERATIONS`.
 
 **Late modules (issue 18, cold boot).** The operations the first screen does not need —
 composing (jinja2), missions, the mailbox, blocks and receipts, the tray, plugins, the file
-tree's layout — are declared by module (:data:`LATE_MODULES`,
+tree's layout, archives (export and import) — are declared by module (:data:`LATE_MODULES`,
 :class:`~core.host.operations.LateModule`): importing this module imports none of them. A host
 imports them after it is ready (:meth:`core.host.pipeline.Host.late_imports`); a call that
 needs one before then awaits that import. Generation (``python -m core.host.schema``, the page
@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 from core.audit import Verification
 from core.custody.wire import CallEnvelope
 from core.host import (
-    archive_ops,
     asset_ops,
     audit_ops,
     env_ops,
@@ -35,8 +34,6 @@ from core.host import (
     settings_ops,
 )
 from core.host.operations import Gesture, LateModule, Operation, Operations
-from core.missions.blocks import Block, SkeletonStore
-from core.missions.letters import MissionLetter
 from core.model import NoArgs
 from core.policy import Policy
 from core.protocol import Envelope
@@ -45,6 +42,7 @@ from core.tools.builtin import FileWriteToolArgs
 
 if TYPE_CHECKING:  # imported late (module docstring); named here for the layering tests
     from core.host import (
+        archive_ops,
         blocks_ops,
         compose_ops,
         layout_ops,
@@ -58,6 +56,7 @@ __all__ = ["LATE_MODULES", "OPERATIONS", "FieldWords", "field_words"]
 
 LATE_MODULES = (
     "core.host.plugin_ops",
+    "core.host.archive_ops",
     "core.host.compose_ops",
     "core.host.mission_ops",
     "core.host.mailbox_ops",
@@ -68,6 +67,7 @@ LATE_MODULES = (
 """The modules whose operations are imported after ready (module docstring), in order."""
 
 if not TYPE_CHECKING:
+    archive_ops = LateModule("core.host.archive_ops")
     compose_ops = LateModule("core.host.compose_ops")
     mission_ops = LateModule("core.host.mission_ops")
     mailbox_ops = LateModule("core.host.mailbox_ops")
@@ -616,7 +616,11 @@ def field_words(operations: Operations) -> frozenset[str]:
     """Every field name and alias the host-facing models declare — the operations' arguments,
     the call and message envelopes, tool arguments, letters, receipt candidates, blocks, the
     policy: the only words a peer's relayed refusal may name
-    (:func:`core.custody.peer_answers.known_field`)."""
+    (:func:`core.custody.peer_answers.known_field`). Imports every late module (issue 18:
+    :class:`FieldWords` calls it on first use)."""
+    from core.missions.blocks import Block, SkeletonStore
+    from core.missions.letters import MissionLetter
+
     models = [op.args for op in operations.values()]
     models += [
         CallEnvelope,
