@@ -1,7 +1,8 @@
 """A page of the running site, with what the tests watch and a way to call the host.
 
 Watched from before the page's own scripts run (an init script): ``securitypolicyviolation``
-events, console errors (page and worker), uncaught page errors and dialogs (any ``alert`` would
+events (with the element and script blamed; kept across reloads in :attr:`HostPage.violations`),
+console errors (page and worker), uncaught page errors and dialogs (any ``alert`` would
 be an injection). :meth:`HostPage.call` sends a host-protocol request the same way the page's
 UI does, through the page's own client.
 
@@ -33,9 +34,29 @@ WATCH_SCRIPT = """
 (() => {
   const seen = [];
   Object.defineProperty(window, "__cspViolations", { value: seen });
+  // Where a violation happened: the element (inside the editor's shadow root too — the event is
+  // composed, so this document listener hears it) with its ancestors, and the script line the
+  // browser blames when a script caused it (empty when the browser's own code wrote it).
+  const describe = (node) => {
+    const parts = [];
+    for (let n = node; n && parts.length < 6; n = n.parentNode ?? n.host) {
+      if (n.nodeType === 11) { parts.push("#shadow-root"); continue; }
+      if (n.nodeType !== 1) continue;
+      parts.push(n.nodeName.toLowerCase() + (n.id ? `#${n.id}` : "") + [...n.classList].map((c) => `.${c}`).join(""));
+    }
+    return parts.join(" < ");
+  };
   document.addEventListener("securitypolicyviolation", (e) => {
-    seen.push({ directive: e.violatedDirective, blocked: e.blockedURI, sample: e.sample });
-  });
+    const v = {
+      directive: e.violatedDirective, blocked: e.blockedURI, sample: e.sample,
+      element: describe(e.composedPath()[0]),
+      source: e.sourceFile ? `${e.sourceFile}:${e.lineNumber}:${e.columnNumber}` : "",
+      document: location.href,
+    };
+    seen.push(v);
+    // also to the test, which keeps it across reloads and navigations (this list does not)
+    window.__vbxViolation?.(v);
+  }, true);
   // The custody recorder: every message any worker posts to this page, as text (binary
   // payloads decoded byte-for-byte), so a test can scan all of it for secrets. A binary
   // payload over 64 KiB (an archive chunk) is scanned when it arrives and kept as a summary
@@ -99,6 +120,9 @@ class HostPage:
     """Wraps a Playwright page of the site (see module docstring)."""
 
     page: Page
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    """Every ``securitypolicyviolation`` of every document and frame this page has shown since
+    it was wrapped (what :meth:`csp_violations` reads is the current document's only)."""
     console_errors: list[str] = field(default_factory=list)
     page_errors: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
@@ -108,6 +132,7 @@ class HostPage:
         self.page.add_init_script(
             WATCH_SCRIPT.replace("SECRET_SHAPE", json.dumps(SECRET_SHAPE.pattern))
         )
+        self.page.expose_binding("__vbxViolation", lambda _source, v: self.violations.append(v))
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda err: self.page_errors.append(str(err)))
         self.page.on("dialog", self._dialog)
@@ -208,10 +233,11 @@ class HostPage:
         return self.page.evaluate("() => window.__cspViolations.slice()")
 
     def assert_clean(self) -> None:
-        """No CSP violation, console error, page error or dialog happened, and no secret
-        reached the page (:meth:`assert_custody`)."""
+        """No CSP violation (in any document the page has shown), console error, page error or
+        dialog happened, and no secret reached the page (:meth:`assert_custody`)."""
         self.assert_custody()
         assert self.csp_violations() == [], self.csp_violations()
+        assert self.violations == [], self.violations
         assert self.console_errors == [], self.console_errors
         assert self.page_errors == []
         assert self.dialogs == []

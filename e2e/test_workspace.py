@@ -95,6 +95,45 @@ def test_the_editor_saves_with_ctrl_s_undoes_and_finds_with_no_violation(host: H
     host.assert_clean()
 
 
+# Swallows every selectionchange before CodeMirror's listener (on the document) hears it: the
+# state of a busy page, where that task has not run yet when the text arrives.
+HOLD_SELECTIONCHANGE = """() => {
+  window.__held = 0;
+  window.__hold = (e) => { window.__held += 1; e.stopImmediatePropagation(); };
+  addEventListener("selectionchange", window.__hold, true);
+}"""
+RELEASE_SELECTIONCHANGE = """() => {
+  removeEventListener("selectionchange", window.__hold, true);
+  return window.__held;
+}"""
+
+
+def test_text_over_a_selection_the_editor_has_not_seen_yet_replaces_it_with_no_violation(
+    host: HostPage,
+) -> None:
+    """Text inserted over a multi-line selection before CodeMirror's selectionchange has run
+    (Playwright's fill selects then inserts; a loaded machine delays the event) is applied by
+    the editor, not by Chromium's editing code, which writes inline styles the CSP refuses
+    (the intermittent failure of e2e/test_folders.py, round five)."""
+    page = host.page
+    pid = _project(host, "Raced")
+    open_in_ui(host, pid)
+    open_folder(page, "src")
+    open_file(page, "src/hello.py")
+    wait_editor(page)
+    page.click(EDITOR)  # focused first: the focus's own selection update is done before the hold
+    page.wait_for_selector("#editor .cm-editor.cm-focused")
+
+    page.evaluate(HOLD_SELECTIONCHANGE)
+    page.fill(EDITOR, "# replaced\n")  # selects the content, then inserts the text
+    held = page.evaluate(RELEASE_SELECTIONCHANGE)
+    assert held >= 1  # the editor had not been told of the selection
+    assert editor_text(page) == "# replaced\n"
+    page.keyboard.press("Control+z")  # one undo step back to the file as it was
+    page.wait_for_function("(t) => voicebox.app.filesView.editor.text() === t", arg=HELLO)
+    host.assert_clean()  # above all: Chromium wrote no style attribute into the lines
+
+
 def test_a_drop_uploads_and_an_existing_name_asks_before_anything_is_replaced(
     host: HostPage,
 ) -> None:

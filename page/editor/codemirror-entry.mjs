@@ -136,9 +136,18 @@ export function languageKey(name) {
 // attributes — which the page's CSP refuses (style-src-attr), one violation per keystroke.
 // So a selection is replaced by a transaction instead, as CodeMirror does for its own keys:
 // same text, same undo history ("input.type" groups like typing), no DOM edit by the browser.
+//
+// The selection replaced must be the one the browser holds NOW. CodeMirror learns of a new
+// selection on the next `selectionchange` event, a task the browser may run only after the text
+// has arrived (a script that selects the content and then inserts — Playwright's fill, an
+// assistive tool — on a busy machine). Its state then still says "nothing selected" while the
+// browser replaces every selected line itself. CodeMirror reads the DOM selection first before
+// handling a key, a mousedown or a paste (`view.observer.forceFlush()`), not before beforeinput;
+// this handler makes it do so. `observer` is CodeMirror's own DOM observer, not declared public:
+// the pinned version has it, and e2e/test_workspace.py fails if an upgrade loses it.
 const replaceSelectionByTransaction = EditorView.domEventHandlers({
   beforeinput(event, view) {
-    if (event.isComposing || view.state.readOnly || view.state.selection.ranges.every((r) => r.empty)) return false;
+    if (event.isComposing || view.state.readOnly) return false;
     let insert;
     let userEvent;
     if (event.inputType === "insertText" || event.inputType === "insertReplacementText") {
@@ -150,6 +159,8 @@ const replaceSelectionByTransaction = EditorView.domEventHandlers({
     } else {
       return false;
     }
+    view.observer?.forceFlush?.(); // the browser's selection, read as CodeMirror would on keydown
+    if (view.state.selection.ranges.every((r) => r.empty)) return false;
     event.preventDefault();
     view.dispatch({ ...view.state.replaceSelection(insert), userEvent, scrollIntoView: true });
     return true;
