@@ -11,7 +11,8 @@
 // Reproducible: the same runtime gives the same bytes on every run and machine. What would
 // differ between runs is fixed for this process only: the randomness Python and its allocator
 // draw while starting (a counter stream instead of the CSPRNG), the clock (the build's
-// SOURCE_DATE_EPOCH), Python's string-hash key (PYTHONHASHSEED=0), the program name. None of
+// SOURCE_DATE_EPOCH), Python's string-hash key (PYTHONHASHSEED=0), the program's name and
+// arguments (a browser's). None of
 // it is a secret of anyone's: the snapshot is a public file of the site. After a restore,
 // every draw of randomness reaches the browser's CSPRNG again (os.urandom, secrets) and
 // `random` is reseeded from it (AFTER_RESTORE_CODE); tests/build/test_snapshot.py checks both.
@@ -26,6 +27,10 @@ if (!dir || !out || !epoch) {
   console.error("usage: node worker/sitebuild/snapshot.mjs <dist/pyodide/> <out.bin> <SOURCE_DATE_EPOCH>");
   process.exit(2);
 }
+
+// Emscripten takes the program's name (sys.executable, sys.argv) and arguments from Node's
+// argv: give it what a browser's start has, so no path of the build machine is in the memory.
+process.argv = [process.argv[0], "./this.program"];
 
 // This process only: a fixed clock and a counter in place of the CSPRNG while Python starts.
 const fixedMs = Number(epoch) * 1000;
