@@ -28,7 +28,9 @@ import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { AFTER_RESTORE_CODE } from "%(root)s/worker/snapshot.mjs";
 const bytes = new Uint8Array(gunzipSync(readFileSync("%(snapshot)s")));
-const pyodide = await loadPyodide({ indexURL: "%(index)s", _loadSnapshot: bytes, stdout: () => {} });
+const pyodide = await loadPyodide({
+  indexURL: "%(index)s", _loadSnapshot: bytes, stdout: () => {},
+});
 pyodide.runPython(AFTER_RESTORE_CODE);
 console.log(pyodide.runPython(`
 import json, os, random, secrets, sys
