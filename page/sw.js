@@ -11,7 +11,8 @@
 //   until the page, once its host is ready, says "skip-waiting" (page/sw-register.mjs): a
 //   booting host never has its files switched under it; the next load uses the new build.
 // - activate: delete every other "voicebox-site-*" cache and every "voicebox-snapshot-*"
-//   cache of another build (worker/snapshot.mjs), then control the open pages.
+//   cache (earlier builds kept a Python snapshot there; it now ships as a pinned file,
+//   worker/snapshot.mjs), then control the open pages.
 // - fetch: a request for another origin that loads anything (a script, import(), a worker, a
 //   style, an image, a frame) is answered with a network error, never sent — the page's CSP
 //   already forbids it, and this is what stops the workers' import() on a host that sends no
@@ -71,8 +72,8 @@ self.addEventListener("message", (event) => {
 self.addEventListener("activate", (event) => {
   event.waitUntil((async () => {
     for (const name of await caches.keys()) {
-      const ours = name.startsWith(SITE_PREFIX) || name.startsWith(SNAPSHOT_PREFIX);
-      if (ours && !name.endsWith(`-${BUILD}`)) await caches.delete(name);
+      const old = name.startsWith(SITE_PREFIX) ? !name.endsWith(`-${BUILD}`) : name.startsWith(SNAPSHOT_PREFIX);
+      if (old) await caches.delete(name);
     }
     await self.clients.claim();
   })());

@@ -2,24 +2,12 @@
 // and the environment-server workers. Thin glue: it loads, checks and reports; it decides
 // nothing about requests.
 //
-// bootPython({site, report, deferSnapshot}) resolves {pyodide, manifest, snapshotWanted} or
-// throws a BootFailure {code, message, file}. `report({stage, loaded, total})` gets progress
-// (bytes so far). Without a snapshot of this build, `deferSnapshot` (the host worker) starts
-// Python plainly and resolves `snapshotWanted: true` — the caller has it made in the
-// background once it is ready (worker/snapshot-maker.mjs) — unless an earlier boot already
-// deferred it and it is still missing; then, as without `deferSnapshot`, this boot makes it.
+// bootPython({site, report}) resolves {pyodide, manifest, restored} or throws a BootFailure {code,
+// message, file}. `report({stage, loaded, total})` gets progress (bytes so far). Python starts
+// from the site's memory snapshot (worker/snapshot.mjs) when the site ships one (`restored`).
 
 import { egressGuard } from "./egress-guard.mjs";
-import {
-  AFTER_RESTORE_CODE,
-  PRELOAD_CODE,
-  UNPROXY_CODE,
-  dropSnapshot,
-  handOnce,
-  readSnapshot,
-  snapshotPending,
-  writeSnapshot,
-} from "./snapshot.mjs";
+import { AFTER_RESTORE_CODE, SNAPSHOT, fetchSnapshot, handOnce } from "./snapshot.mjs";
 
 const PYODIDE_TIMEOUT_MS = 90_000;
 
@@ -82,14 +70,14 @@ async function diagnoseWheel(site, realFetch, lockPackages, name) {
   }
 }
 
-export async function bootPython({ site, report, deferSnapshot = false }) {
+export async function bootPython({ site, report }) {
   const manifestResponse = await fetch(new URL("site-manifest.json", site), { cache: "no-cache" });
   if (!manifestResponse.ok) {
     throw new BootFailure("boot-failed", `site-manifest.json: HTTP ${manifestResponse.status}`, "site-manifest.json");
   }
   const manifest = await manifestResponse.json();
   const sizes = new Map(manifest.files.map((f) => [f.path, f.size]));
-  const counted = ["pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "pyodide/pyodide-lock.json", BYTECODE];
+  const counted = ["pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "pyodide/pyodide-lock.json", BYTECODE, SNAPSHOT];
   const wheels = manifest.files.filter((f) => f.path.startsWith("pyodide/") && f.path.endsWith(".whl"));
   const total = [...counted.map((p) => sizes.get(p) ?? 0), ...wheels.map((f) => f.size)].reduce((a, b) => a + b, 0);
   let loaded = 0;
@@ -109,13 +97,13 @@ export async function bootPython({ site, report, deferSnapshot = false }) {
   });
 
   report({ stage, loaded, total });
-  // the wheels' precompiled bytecode (worker/sitebuild/bytecode.py), fetched while Python starts
+  // the snapshot and the wheels' precompiled bytecode, fetched while the runtime loads
+  let snapshot = fetchSnapshot(site, manifest);
+  snapshot?.catch(() => {}); // awaited by the loader, or below when it was not
   const bytecode = fetchBytecode(site, manifest);
   bytecode.catch(() => {}); // awaited (and reported) after the packages
-  let snapshot = await readSnapshot(site, manifest.build);
-  // the first boot of a build leaves the snapshot to the background maker (worker/snapshot.mjs)
-  const snapshotWanted = !snapshot && deferSnapshot && !(await snapshotPending(site, manifest.build));
   let pyodide = null;
+  let restored = false;
   try {
     const { loadPyodide } = await import(new URL("pyodide/pyodide.mjs", site).href);
     const start = (extra) =>
@@ -131,34 +119,31 @@ export async function bootPython({ site, report, deferSnapshot = false }) {
         "Loading pyodide.asm.wasm",
       );
     if (snapshot) {
-      // a snapshot of this build's freshly started Python (worker/snapshot.mjs)
+      const fetched = snapshot;
+      snapshot = null; // the bytes belong to the loader alone (handOnce)
       try {
-        const restoring = handOnce(snapshot);
-        snapshot = true; // the bytes now belong to the loader alone (handOnce)
-        pyodide = await start({ _loadSnapshot: restoring });
+        pyodide = await start({ _loadSnapshot: handOnce(fetched) });
         pyodide.runPython(AFTER_RESTORE_CODE);
+        restored = true;
       } catch (err) {
+        // bytes that are not the pinned ones stop the boot; a snapshot that does not restore
+        // (this browser, this memory) only costs the time of starting Python anew
+        const settled = fetched.then(() => null, (fetchError) => fetchError);
+        const why = await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, 1000, null))]);
+        if (why) {
+          throw new BootFailure(
+            "boot-failed",
+            `${SNAPSHOT} could not be used: ${why.message}. The host refuses to start with it.`,
+            SNAPSHOT,
+          );
+        }
         console.warn(`The Python snapshot did not restore (${err.message}); starting Python anew.`);
         pyodide = null;
-        await dropSnapshot(manifest.build);
       }
     }
-    if (!pyodide && snapshotWanted) {
-      pyodide = await start({});
-    } else if (!pyodide) {
-      pyodide = await start({ _makeSnapshot: true });
-      pyodide.runPython(PRELOAD_CODE);
-      try {
-        writeSnapshot(site, manifest.build, pyodide.makeMemorySnapshot());
-      } catch (err) {
-        console.warn(`No Python snapshot for the next boot: ${err.message}`);
-      }
-      // snapshot mode hands Python a recording proxy of the globals (native getters refuse
-      // it): from here on `js` is the real global scope again
-      pyodide.registerJsModule("js", globalThis);
-      pyodide.runPython(UNPROXY_CODE);
-    }
+    pyodide ??= await start({});
   } catch (err) {
+    if (err instanceof BootFailure) throw err;
     throw new BootFailure("boot-failed", `Python runtime failed to load: ${err.message}`, "pyodide/pyodide.asm.wasm");
   }
 
@@ -195,7 +180,7 @@ export async function bootPython({ site, report, deferSnapshot = false }) {
   }
   booted = true;
   report({ stage: "host", loaded: total, total });
-  return { pyodide, manifest, snapshotWanted };
+  return { pyodide, manifest, restored };
 }
 
 /** Hold the Web Lock `name` for this worker's life; resolves false if another holds it. */

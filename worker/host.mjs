@@ -43,7 +43,6 @@ import { Database } from "./idb.mjs";
 import * as bytePath from "./byte-path.mjs";
 import * as io from "./opfs-io.mjs";
 import { AuditKey, Sealer } from "./sealed.mjs";
-import { markSnapshotPending } from "./snapshot.mjs";
 
 const SITE = new URL("../", import.meta.url);
 const LOCK_NAME = "voicebox-host";
@@ -57,8 +56,7 @@ const PAGE_RECHECK_MS = 250;
 const PAGE_ID_WAIT_MS = 1_000;
 const ALIVE_PREFIX = "voicebox-alive-";
 const PEER_SCRIPT = new URL("peer.mjs", import.meta.url);
-const SNAPSHOT_MAKER = new URL("snapshot-maker.mjs", import.meta.url);
-const guard = installEgressGuard({ site: SITE, workers: [PEER_SCRIPT, SNAPSHOT_MAKER] });
+const guard = installEgressGuard({ site: SITE, workers: [PEER_SCRIPT] });
 
 let bridge = null; // answers calls: Python's standby answerer, then the host
 let pageGiven; // resolves the id of the page that started this worker, once it has said it
@@ -221,12 +219,11 @@ async function boot() {
   const python = bootPython({
     site: SITE,
     report: (p) => post({ kind: "boot", ...p }),
-    deferSnapshot: true,
   });
   python.catch(() => {}); // awaited below, after the standby decision
   const owned = await storage.owned;
   if (!owned) post({ kind: "standby" });
-  const { pyodide, manifest, snapshotWanted } = await python;
+  const { pyodide, manifest, restored } = await python;
   pyodide.registerJsModule("voicebox_io", io);
   pyodide.registerJsModule("voicebox_bytes", bytePath); // browser_host/byte_path.py
   // A fatal error inside Python (a Wasm trap, a stack overflow) leaves this worker running but
@@ -247,6 +244,7 @@ async function boot() {
   const host = await main.start(db, new Sealer(db), new AuditKey(db), PEER_SCRIPT.href, guard);
   const versions = JSON.parse(host.versions());
   versions.build = manifest.build;
+  versions.python_start = restored ? "snapshot" : "plain"; // worker/snapshot.mjs
   post({ kind: "ready", versions, tookOver: !owned, startMs: Math.round(performance.now() - started) });
   bridge = host;
   // the late modules' import and the mailboxes' warm-up, in the background (their first steps
@@ -254,34 +252,6 @@ async function boot() {
   // late operation waits for that one import (browser_host/main.py, HostBridge.after_ready)
   host.after_ready(() => post({ kind: "settled" }));
   flush();
-  afterReady({ build: manifest.build, snapshotWanted });
-}
-
-/**
- * The work that waits until the host is ready (issue 18, cold boot): each task starts once
- * `ready` is posted and the calls queued before it are relayed, and none can delay a call.
- * Add a task here rather than before `ready` (Python's own after-ready work — the late
- * modules, the mailboxes' warm-up — is started by `host.after_ready`, above).
- */
-function afterReady({ build, snapshotWanted }) {
-  const tasks = [];
-  if (snapshotWanted) tasks.push(() => makeSnapshot(build));
-  for (const task of tasks) {
-    Promise.resolve().then(task).catch((err) => console.warn(`After ready: ${err?.message ?? err}`));
-  }
-}
-
-/** This build's Python snapshot for the next boot, made by a worker of its own. */
-async function makeSnapshot(build) {
-  if (!(await markSnapshotPending(SITE, build))) return; // no Cache Storage: boots stay cold
-  const maker = new Worker(SNAPSHOT_MAKER, { type: "module", name: "voicebox-snapshot" });
-  maker.onmessage = (event) => {
-    if (event.data?.kind !== "snapshot") return;
-    if (!event.data.ok) console.warn(`No Python snapshot for the next boot: ${event.data.message ?? "not kept"}`);
-    maker.terminate();
-  };
-  maker.onerror = () => maker.terminate();
-  maker.postMessage({ kind: "make", build });
 }
 
 boot().catch((err) => {

@@ -8,6 +8,7 @@ Layout::
     dist/pyodide/*.whl              ← the locked wheels and our own wheel
     dist/pyodide/pyodide-lock.json  ← written here: our wheels with sha256 (browser SRI)
     dist/pyodide/site-bytecode.zip  ← the wheels' modules compiled by the pinned CPython
+    dist/pyodide/python-snapshot.bin.gz ← a started Python's memory, restored by every boot
     dist/tools/                     ← the create-asset module and its (plugin) sandbox
     dist/plugins/examples/*.zip     ← the example plugin packages, to download and install
     dist/vendor/codemirror.mjs      ← the editor: pinned CodeMirror 6, bundled by esbuild
@@ -34,6 +35,7 @@ from pyodide_lock.spec import InfoSpec, PackageSpec, PyodideLockSpec
 from worker.sitebuild.bundle import bundle_editor, bundle_hashes
 from worker.sitebuild.bytecode import compile_bytecode
 from worker.sitebuild.offline import SW_NAME, stamp_service_worker
+from worker.sitebuild.snapshot import make_snapshot
 from worker.sitebuild.wheels import (
     SOURCE_DATE_EPOCH,
     BuildError,
@@ -277,6 +279,7 @@ def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
     own = build_own_wheel(root, pyo)
     packages = _write_pyodide_lock(runtime, pyo, lock, wheels, own)
     compile_bytecode(root, pyo)
+    make_snapshot(root, pyo)
     write_page_contract(root)
     _copy_tree(root / "page", dist, ("*.html", "*.mjs", "*.css", "*.svg", "*.png", "ui/*.mjs"))
     _copy_tree(root / "worker", dist / "worker", ("*.mjs",))
