@@ -322,7 +322,8 @@ class AuditLog:
         self._queue: list[_Queued] = []
         self._writing = False
         self._durable_seq = 0  # the newest record known durable
-        self._anchor_due: tuple[int, str] | None = None  # durable, not yet anchored
+        # durable, not yet anchored: (seq, hash, that anchor MAC'd with its batch or None)
+        self._anchor_due: tuple[int, str, AuditAnchor | None] | None = None
         self._anchored_seq = 0  # the newest record an anchor write was made for
         self._anchoring: asyncio.Future[None] | None = None  # the background anchor task
         self._anchor_waiters: list[asyncio.Future[None]] = []
@@ -425,10 +426,11 @@ class AuditLog:
         self._durable_seq = self._anchored_seq = self._head[0]
         return self._head
 
-    async def _anchor_after(self, seq: int, hash_: str) -> None:
-        """The records up to ``seq`` are durable: anchor them, now or in the background."""
+    async def _anchor_after(self, seq: int, hash_: str, signed: AuditAnchor | None = None) -> None:
+        """The records up to ``seq`` are durable: anchor them, now or in the background.
+        ``signed`` is that anchor already MAC'd (with its batch), when it was."""
         self._durable_seq = max(self._durable_seq, seq)
-        self._anchor_due = (seq, hash_)
+        self._anchor_due = (seq, hash_, signed)
         if not self._background:
             await self._drain_anchor()
         elif self._anchoring is None:
@@ -439,9 +441,9 @@ class AuditLog:
         covers every batch that became durable while the one before it was in flight)."""
         try:
             while self._anchor_due is not None:
-                seq, hash_ = self._anchor_due
+                seq, hash_, signed = self._anchor_due
                 self._anchor_due = None
-                await self._advance_anchor(seq, hash_)
+                await self._advance_anchor(seq, hash_, signed)
                 self._anchored_seq = max(self._anchored_seq, seq)
                 self._wake_anchor_waiters()
         finally:
@@ -464,10 +466,20 @@ class AuditLog:
             self._anchor_waiters.append(waiter)
             await waiter
 
-    async def _advance_anchor(self, seq: int, hash_: str) -> None:
-        """Anchor the durable record ``seq``."""
+    async def _advance_anchor(self, seq: int, hash_: str, signed: AuditAnchor | None) -> None:
+        """Anchor the durable record ``seq``: with ``signed`` when it is that very anchor
+        (MAC'd with its batch, and ``since``/``foreign_from`` unchanged since), else MAC'd
+        now."""
         anchor = self._anchor
         if anchor is None:  # never: the head (and so the anchor) is loaded before a record
+            return
+        if signed is not None and (
+            signed.seq,
+            signed.hash,
+            signed.since,
+            signed.foreign_from,
+        ) == (seq, hash_, anchor.since, anchor.foreign_from):
+            await self._store_anchor(signed)
             return
         try:
             moved = await self._signed_anchor(seq, hash_, anchor.since, anchor.foreign_from)
@@ -654,15 +666,24 @@ class AuditLog:
     async def _write_until(self, mine: _Queued) -> None:
         """As the writer: MAC and write queued batches, in order, until ``mine`` is settled;
         after each batch is durable, anchor its last record (:meth:`_anchor_after`), then
-        settle it."""
+        settle it. The anchor that will follow a batch is MAC'd in the batch's own
+        :meth:`~core.ports.AuditKey.mac_many` call (one crossing into the key per commit, not
+        two: issue 18, round five); it is written only once the batch is durable, as before."""
         while not mine.settled:
             await self._chain_in_steps()  # the batch's grouped records get prev and hash
             batch = self._queue[:MAX_BATCH]
             del self._queue[:MAX_BATCH]
             written = 0
             error: Exception | None = None
+            signed: AuditAnchor | None = None
             try:
-                macs = await self._key.mac_many([_mac_input(str(q.hash)) for q in batch])
+                draft = self._draft_anchor(batch[-1])
+                inputs = [_mac_input(str(q.hash)) for q in batch]
+                if draft is not None:
+                    inputs.append(draft.checkpoint())
+                macs = await self._key.mac_many(inputs)
+                if draft is not None:
+                    signed = draft.model_copy(update={"mac": macs.pop()})
                 for q, mac in zip(batch, macs, strict=True):
                     q.data["mac"] = mac
                 if len(batch) > 1 and isinstance(self._sink, BatchAuditSink):
@@ -680,7 +701,9 @@ class AuditLog:
             try:
                 if written:
                     last = batch[written - 1]
-                    await self._anchor_after(last.seq, str(last.hash))
+                    await self._anchor_after(
+                        last.seq, str(last.hash), signed if written == len(batch) else None
+                    )
             except BaseException:  # cancelled while anchoring: what was written is durable
                 self._fail(batch, written, error or Refused(Code.STORAGE_FAILED))
                 raise
@@ -689,6 +712,20 @@ class AuditLog:
                 continue
             for q in batch:
                 q.settle()
+
+    def _draft_anchor(self, last: _Queued) -> AuditAnchor | None:
+        """The anchor to write once ``last`` (a batch's last record) is durable, its MAC not
+        made yet (GENESIS stands in); None before the anchor is loaded."""
+        anchor = self._anchor
+        if anchor is None:
+            return None
+        return AuditAnchor(
+            seq=last.seq,
+            hash=str(last.hash),
+            since=anchor.since,
+            foreign_from=anchor.foreign_from,
+            mac=GENESIS,
+        )
 
     def _fail(self, batch: list[_Queued], written: int, error: Exception) -> None:
         """``batch[:written]`` is durable; the rest, and everything queued after it, failed
