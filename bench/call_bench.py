@@ -7,6 +7,16 @@ dispatcher's fixed cost from storage and audit. Then the tab loads ``bench/bare.
 worker answers the same message shape: ``echo`` in JavaScript (the floor: two
 ``postMessage`` hops with a transferred 1 KB body) and ``py-echo`` through one Python call.
 
+The blocks are timed once the host's work after its first boot is over (issue 18, round
+five): the late imports (``settled``) and the build's Python snapshot, which a first boot
+makes in a worker of its own right after ``ready`` (``worker/snapshot.mjs``) — waited for up
+to :data:`BACKGROUND_WAIT_S`, the wait and whether the snapshot was made are reported. That
+one-time work shares the machine's two cores with the calls (measured: 1 KB reads 1–14 ms
+p50 per block while the snapshot was being made, 0.6–1.2 ms after, same host); the raw echo
+never ran beside it and ``host.info`` was timed after the reads, so the old method compared
+the reads under a load the two other figures did not have. One block of reads right after
+``ready`` (``host_file_read_right_after_ready``) still shows what a first boot's reads meet.
+
 Each block gives a p50 and a p95; the report keeps the median block (and min/max), and the
 goal compares the medians of the p50s: host minus echo ≤ 1 ms.
 """
@@ -14,6 +24,7 @@ goal compares the medians of the p50s: host minus echo ≤ 1 ms.
 from __future__ import annotations
 
 import statistics
+import time
 from typing import Any
 
 from playwright.sync_api import Playwright
@@ -26,6 +37,34 @@ from bench.stats import percentile, runs
 __all__ = ["measure"]
 
 PAYLOAD = 1024
+BACKGROUND_WAIT_S = 180
+"""At most this long (s) is waited for the first boot's work after ``ready`` to end."""
+
+SNAPSHOT_MADE = """
+async (build) => {
+  if (!globalThis.caches || !build) return false;
+  const cache = await caches.open("voicebox-snapshot-" + build);
+  return (await cache.keys()).some((r) => r.url.endsWith("/pyodide/.memory-snapshot"));
+}
+"""
+
+
+def _wait_background(profile: Profile, build: str | None) -> dict[str, Any]:
+    """Wait until the host has settled and the build's snapshot is made (or
+    :data:`BACKGROUND_WAIT_S` passed); ``{waited_ms, settled, snapshot_made}``."""
+    started = time.monotonic()
+    settled = made = False
+    while time.monotonic() - started < BACKGROUND_WAIT_S:
+        settled = "settled" in profile.marks()
+        made = bool(profile.evaluate(SNAPSHOT_MADE, build))
+        if settled and made:
+            break
+        time.sleep(0.25)
+    return {
+        "waited_ms": round((time.monotonic() - started) * 1000),
+        "settled": settled,
+        "snapshot_made": made,
+    }
 
 
 def _blocks(blocks: list[list[float]]) -> dict[str, Any]:
@@ -43,6 +82,9 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, count: int)
         host.ok(profile, "file.write", {"project": project, "path": "one-kb.bin"}, b"k" * PAYLOAD)
         read_args = {"project": project, "path": "one-kb.bin"}
         host.timed_calls(profile, "file.read", read_args, max(10, count // 5))
+        first = host.timed_calls(profile, "file.read", read_args, count)
+        background = _wait_background(profile, site.manifest.get("build"))
+        host.timed_calls(profile, "file.read", read_args, max(10, count // 5))
         reads = [host.timed_calls(profile, "file.read", read_args, count) for _ in range(run_count)]
         infos = [host.timed_calls(profile, "host.info", {}, count) for _ in range(run_count)]
 
@@ -54,6 +96,8 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, count: int)
         py = [profile.evaluate(echo, [count, PAYLOAD, True]) for _ in range(run_count)]
     figures = {
         "payload_bytes": PAYLOAD,
+        "after_first_boot_work": background,
+        "host_file_read_right_after_ready": _blocks([first]),
         "host_file_read": _blocks(reads),
         "host_info_unaudited": _blocks(infos),
         "raw_worker_echo": _blocks(raw),

@@ -18,10 +18,12 @@ those :meth:`~core.projects.temporaries.Temporaries.sweepable` says are leftover
 A full disk (SPEC §3, §4): the write is refused ``storage-quota-exceeded`` (507) and nothing is
 left — the temporary is removed, the target keeps its old bytes. Chromium reports it as
 ``QuotaExceededError``, or — for one large ``write()`` from a worker — as ``AbortError: Failed
-to write data to data pipe``; an ``AbortError`` is therefore checked against the quota (see
-:func:`_fits`) before it is named. The bytes themselves are written from JavaScript
-(``worker/opfs-io.mjs``), and every other browser promise here is awaited through
-:func:`browser_host.jsutil.settle`: Pyodide 314 mishandles a ``QuotaExceededError``
+to write data to data pipe``; an ``AbortError`` is therefore checked against the quota
+(``canReserve`` in ``worker/opfs-io.mjs``: ``navigator.storage.estimate()``, then growing a
+never-committed writable of the empty temporary — the estimate alone does not show every
+limit, a DevTools override for one) before it is named. The write's steps run in JavaScript
+(``writeAtomic`` in ``worker/opfs-io.mjs``: one wait), and every other browser promise here is
+awaited through :func:`browser_host.jsutil.settle`: Pyodide 314 mishandles a ``QuotaExceededError``
 rejection (the ``await`` never resumes).
 """
 
@@ -60,17 +62,6 @@ def _io() -> Any:
     return voicebox_io
 
 
-async def _fits(handle: Any, size: int) -> bool:
-    """Whether ``size`` more bytes fit the origin's storage quota, asked of the browser itself
-    (``canReserve`` in ``worker/opfs-io.mjs``: ``navigator.storage.estimate()``, then growing a
-    never-committed writable of the empty temporary ``handle`` — the estimate alone does not
-    show every limit, a DevTools override for one)."""
-    io = _io()
-    if io is None:
-        return True
-    return bool(await io.canReserve(handle, size))
-
-
 async def _list_entries(handle: Any) -> list[dict[str, Any]]:
     """The children of the folder ``handle`` as ``{name, kind, size, lastModified}`` rows
     (``kind`` ``"file"`` or ``"directory"``; ``size`` in bytes, ``lastModified`` in ms), from
@@ -91,27 +82,44 @@ async def _write_atomic(folder: Any, name: str, data: bytes, tmp: str) -> None:
 
     Refuses ``storage-quota-exceeded`` when the bytes do not fit, ``is-a-directory`` when
     ``name`` is a folder, ``storage-failed`` otherwise; in every case the temporary is gone and
-    ``name`` keeps its old bytes. The bytes are written by ``writeAll`` in
-    ``worker/opfs-io.mjs``: a write that fails for lack of quota never settles when Python
-    calls ``write()`` itself (checked, Pyodide 314 in Chromium 156).
+    ``name`` keeps its old bytes. Where ``worker/opfs-io.mjs`` is registered the steps run
+    there in one wait (``writeAtomic``, issue 18), which reports a failure as facts — the
+    step, the browser's name and message, whether the bytes would fit — and this function
+    names it; a write that fails for lack of quota never settles when Python calls
+    ``write()`` itself (checked, Pyodide 314 in Chromium 156).
     """
-    handle = None
     io = _io()
+    if io is None:
+        await _write_atomic_steps(folder, name, data, tmp)
+        return
+    failed = await settle(io.writeAtomic(folder, name, to_js(data), tmp))
+    if failed is None:
+        return
+    failure = json.loads(str(failed))
+    error = BrowserError(str(failure["name"]), str(failure["message"]))
+    if failure["step"] == "write" and error.name == "AbortError" and failure["fits"] is False:
+        error = BrowserError("QuotaExceededError", error.message)
+    raise refusal_from_js(
+        error,
+        f"Writing '{name}' failed",
+        TypeMismatchError=Code.IS_A_DIRECTORY,
+        InvalidModificationError=Code.IS_A_DIRECTORY,
+    )
+
+
+async def _write_atomic_steps(folder: Any, name: str, data: bytes, tmp: str) -> None:
+    """:func:`_write_atomic` step by step from Python, where ``worker/opfs-io.mjs`` is not
+    registered (the bytes then go through ``write()`` and ``close()`` directly)."""
+    handle = None
     try:
         handle = await settle(folder.getFileHandle(tmp, js_options(create=True)))
         writable = await settle(handle.createWritable())
         try:
-            if io is not None:
-                await io.writeAll(writable, to_js(data))
-            else:
-                await settle(writable.write(to_js(data)))
-                await settle(writable.close())
-        except JS_ERRORS as exc:
-            if io is None:
-                with contextlib.suppress(*JS_ERRORS):
-                    await settle(writable.abort())
-            if exc.name == "AbortError" and not await _fits(handle, len(data)):
-                raise BrowserError("QuotaExceededError", str(exc.message)) from None
+            await settle(writable.write(to_js(data)))
+            await settle(writable.close())
+        except JS_ERRORS:
+            with contextlib.suppress(*JS_ERRORS):
+                await settle(writable.abort())
             raise
         await settle(handle.move(name))
         handle = None

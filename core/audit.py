@@ -51,6 +51,19 @@ grouped record before it). The caller reports the number as pending, never as du
 killed tab therefore loses at most the grouped read records of the last window; never a
 mutating call's, whose append still returns only once its own record is durable. Without a
 running event loop (no flush task can be scheduled) a grouped append is strict.
+
+**The anchor's pace** (issue 18, round five). With ``background_anchor``, a batch holding a
+record someone waited for (a strict append: a write, a refusal, any call not ``read_only``)
+moves the anchor at once, as every batch used to; a batch holding only grouped read records
+moves it at most once in :data:`ANCHOR_READS_INTERVAL_MS` (counted from the start of the
+anchor write before; the write then covers every batch durable by then). A steady stream of
+reads thus costs one anchor write a quarter of a second instead of one a commit — each a MAC,
+a seal and an OPFS write whose continuations share the worker's one thread with the reads
+(docs/operations.md, "Round five"). :meth:`AuditLog.verify` (and anything else that waits for
+the anchor) does not wait for the interval. The anchor trails the store by at most that
+interval of read records plus one write; if the host stops inside it, those durable read
+records are protected by their MACs against edits and forgery, not against deletion of the
+newest (docs/security.md, "What the anchor cannot detect"). A write's record never waits.
 """
 
 from __future__ import annotations
@@ -70,6 +83,7 @@ from core.time import instant_iso
 
 __all__ = [
     "ANCHOR_NAME",
+    "ANCHOR_READS_INTERVAL_MS",
     "GENESIS",
     "GROUP_WINDOW_MS",
     "MAX_BATCH",
@@ -95,6 +109,11 @@ when the write in flight then is done)."""
 
 CHAIN_STEP = 8
 """A commit chains at most this many grouped records between two turns of the event loop."""
+
+ANCHOR_READS_INTERVAL_MS = 250
+"""With ``background_anchor``, a batch holding only grouped (read) records moves the anchor at
+most once in this many ms (measured from the start of the anchor write before); a batch
+holding any other record moves it at once (module docstring, "The anchor's pace")."""
 
 ANCHOR_NAME = "audit-anchor.json"
 """The HOST_DIR document holding the audit's anchor (:class:`AuditAnchor`)."""
@@ -287,15 +306,18 @@ class AuditLog:
     """Appends hash-chained, MAC'd records to an :class:`~core.ports.AuditSink`, keeps their
     anchor in ``state`` (HOST_DIR) and verifies both (module docstring).
 
-    ``key`` MACs records (one :meth:`~core.ports.AuditKey.mac_many` per written batch) and the
-    anchor; ``env`` is the environment this host acts for (``"local"`` until the host knows
-    its envKey; settable); ``clock`` stamps records. ``background_anchor`` is fixed when the
-    host is composed: False (the default) makes each append wait until its batch's anchor
-    write is done; True — for a host running an event loop (the E1 worker, an ASGI server) —
-    moves the anchor in a task of its own, beside the appends that follow, so an append costs
-    one durable commit and not an anchor write too (figures: docs/operations.md), and the
-    anchor trails the store by at most the write in flight. ``anchor_failures`` counts anchor
-    writes that failed (their records stayed durable).
+    ``key`` MACs records and the anchor that follows them (one
+    :meth:`~core.ports.AuditKey.mac_many` per written batch); ``env`` is the environment this
+    host acts for (``"local"`` until the host knows its envKey; settable); ``clock`` stamps
+    records. ``background_anchor`` is fixed when the host is composed: False (the default)
+    makes each append wait until its batch's anchor write is done; True — for a host running
+    an event loop (the E1 worker, an ASGI server) — moves the anchor in a task of its own,
+    beside the appends that follow, so an append costs one durable commit and not an anchor
+    write too (figures: docs/operations.md), and the anchor trails the store by at most the
+    write in flight — or, for read records only, by at most ``anchor_reads_interval_ms``
+    (default :data:`ANCHOR_READS_INTERVAL_MS`) and one write (module docstring, "The
+    anchor's pace"). ``anchor_failures`` counts anchor writes that failed (their records
+    stayed durable).
     """
 
     def __init__(
@@ -307,6 +329,7 @@ class AuditLog:
         state: HostState,
         env: str = "local",
         background_anchor: bool = False,
+        anchor_reads_interval_ms: int = ANCHOR_READS_INTERVAL_MS,
     ) -> None:
         self._sink = sink
         self._clock = clock
@@ -322,9 +345,14 @@ class AuditLog:
         self._queue: list[_Queued] = []
         self._writing = False
         self._durable_seq = 0  # the newest record known durable
-        self._anchor_due: tuple[int, str] | None = None  # durable, not yet anchored
+        # durable, not yet anchored: (seq, hash, that anchor MAC'd with its batch or None)
+        self._anchor_due: tuple[int, str, AuditAnchor | None] | None = None
         self._anchored_seq = 0  # the newest record an anchor write was made for
         self._anchoring: asyncio.Future[None] | None = None  # the background anchor task
+        self._reads_interval = anchor_reads_interval_ms / 1000
+        self._anchor_urgent = False  # the anchor due covers a record someone waited for
+        self._anchor_started = float("-inf")  # loop time the last anchor write began
+        self._anchor_pause: asyncio.Future[None] | None = None  # a read-only anchor's wait
         self._anchor_waiters: list[asyncio.Future[None]] = []
         self._flush: asyncio.Task[None] | None = None  # commits grouped records
         self._grouped_lock = asyncio.Lock()  # one grouped writer at a time (flush, settled)
@@ -425,10 +453,17 @@ class AuditLog:
         self._durable_seq = self._anchored_seq = self._head[0]
         return self._head
 
-    async def _anchor_after(self, seq: int, hash_: str) -> None:
-        """The records up to ``seq`` are durable: anchor them, now or in the background."""
+    async def _anchor_after(
+        self, seq: int, hash_: str, signed: AuditAnchor | None = None, *, urgent: bool = True
+    ) -> None:
+        """The records up to ``seq`` are durable: anchor them, now or in the background.
+        ``signed`` is that anchor already MAC'd (with its batch), when it was; ``urgent`` is
+        False when the batch held only grouped (read) records — in the background its anchor
+        write then waits for the read interval (module docstring, "The anchor's pace")."""
         self._durable_seq = max(self._durable_seq, seq)
-        self._anchor_due = (seq, hash_)
+        self._anchor_due = (seq, hash_, signed)
+        if urgent:
+            self._hurry_anchor()
         if not self._background:
             await self._drain_anchor()
         elif self._anchoring is None:
@@ -439,15 +474,46 @@ class AuditLog:
         covers every batch that became durable while the one before it was in flight)."""
         try:
             while self._anchor_due is not None:
-                seq, hash_ = self._anchor_due
+                if self._background:
+                    await self._pause_for_reads()
+                    self._anchor_started = asyncio.get_running_loop().time()
+                seq, hash_, signed = self._anchor_due
                 self._anchor_due = None
-                await self._advance_anchor(seq, hash_)
+                self._anchor_urgent = False
+                await self._advance_anchor(seq, hash_, signed)
                 self._anchored_seq = max(self._anchored_seq, seq)
                 self._wake_anchor_waiters()
         finally:
             if self._background:
                 self._anchoring = None
             self._wake_anchor_waiters()
+
+    def _hurry_anchor(self) -> None:
+        """The anchor due must not wait for the read interval: a record someone waited for
+        is durable, or someone waits for the anchor (:meth:`_anchor_caught_up`)."""
+        self._anchor_urgent = True
+        pause = self._anchor_pause
+        if pause is not None and not pause.done():
+            pause.set_result(None)
+
+    async def _pause_for_reads(self) -> None:
+        """Before a background anchor write that only grouped (read) records made due: wait
+        until :data:`ANCHOR_READS_INTERVAL_MS` has passed since the last anchor write began,
+        or until :meth:`_hurry_anchor`."""
+        if self._anchor_urgent:
+            return
+        loop = asyncio.get_running_loop()
+        wait = self._anchor_started + self._reads_interval - loop.time()
+        if wait <= 0:
+            return
+        pause: asyncio.Future[None] = loop.create_future()
+        self._anchor_pause = pause
+        timer = loop.call_later(wait, _resolve, pause)
+        try:
+            await pause
+        finally:
+            timer.cancel()
+            self._anchor_pause = None
 
     def _wake_anchor_waiters(self) -> None:
         waiters, self._anchor_waiters = self._anchor_waiters, []
@@ -459,15 +525,27 @@ class AuditLog:
         """Wait until the anchor write for every record durable now has been made (at once
         without a background anchor task)."""
         target = self._durable_seq
+        if self._anchoring is not None and self._anchored_seq < target:
+            self._hurry_anchor()
         while self._anchoring is not None and self._anchored_seq < target:
             waiter = asyncio.get_running_loop().create_future()
             self._anchor_waiters.append(waiter)
             await waiter
 
-    async def _advance_anchor(self, seq: int, hash_: str) -> None:
-        """Anchor the durable record ``seq``."""
+    async def _advance_anchor(self, seq: int, hash_: str, signed: AuditAnchor | None) -> None:
+        """Anchor the durable record ``seq``: with ``signed`` when it is that very anchor
+        (MAC'd with its batch, and ``since``/``foreign_from`` unchanged since), else MAC'd
+        now."""
         anchor = self._anchor
         if anchor is None:  # never: the head (and so the anchor) is loaded before a record
+            return
+        if signed is not None and (
+            signed.seq,
+            signed.hash,
+            signed.since,
+            signed.foreign_from,
+        ) == (seq, hash_, anchor.since, anchor.foreign_from):
+            await self._store_anchor(signed)
             return
         try:
             moved = await self._signed_anchor(seq, hash_, anchor.since, anchor.foreign_from)
@@ -654,15 +732,24 @@ class AuditLog:
     async def _write_until(self, mine: _Queued) -> None:
         """As the writer: MAC and write queued batches, in order, until ``mine`` is settled;
         after each batch is durable, anchor its last record (:meth:`_anchor_after`), then
-        settle it."""
+        settle it. The anchor that will follow a batch is MAC'd in the batch's own
+        :meth:`~core.ports.AuditKey.mac_many` call (one crossing into the key per commit, not
+        two: issue 18, round five); it is written only once the batch is durable, as before."""
         while not mine.settled:
             await self._chain_in_steps()  # the batch's grouped records get prev and hash
             batch = self._queue[:MAX_BATCH]
             del self._queue[:MAX_BATCH]
             written = 0
             error: Exception | None = None
+            signed: AuditAnchor | None = None
             try:
-                macs = await self._key.mac_many([_mac_input(str(q.hash)) for q in batch])
+                draft = self._draft_anchor(batch[-1])
+                inputs = [_mac_input(str(q.hash)) for q in batch]
+                if draft is not None:
+                    inputs.append(draft.checkpoint())
+                macs = await self._key.mac_many(inputs)
+                if draft is not None:
+                    signed = draft.model_copy(update={"mac": macs.pop()})
                 for q, mac in zip(batch, macs, strict=True):
                     q.data["mac"] = mac
                 if len(batch) > 1 and isinstance(self._sink, BatchAuditSink):
@@ -680,7 +767,12 @@ class AuditLog:
             try:
                 if written:
                     last = batch[written - 1]
-                    await self._anchor_after(last.seq, str(last.hash))
+                    await self._anchor_after(
+                        last.seq,
+                        str(last.hash),
+                        signed if written == len(batch) else None,
+                        urgent=not all(q.grouped for q in batch[:written]),
+                    )
             except BaseException:  # cancelled while anchoring: what was written is durable
                 self._fail(batch, written, error or Refused(Code.STORAGE_FAILED))
                 raise
@@ -689,6 +781,20 @@ class AuditLog:
                 continue
             for q in batch:
                 q.settle()
+
+    def _draft_anchor(self, last: _Queued) -> AuditAnchor | None:
+        """The anchor to write once ``last`` (a batch's last record) is durable, its MAC not
+        made yet (GENESIS stands in); None before the anchor is loaded."""
+        anchor = self._anchor
+        if anchor is None:
+            return None
+        return AuditAnchor(
+            seq=last.seq,
+            hash=str(last.hash),
+            since=anchor.since,
+            foreign_from=anchor.foreign_from,
+            mac=GENESIS,
+        )
 
     def _fail(self, batch: list[_Queued], written: int, error: Exception) -> None:
         """``batch[:written]`` is durable; the rest, and everything queued after it, failed
@@ -788,6 +894,11 @@ class AuditLog:
                 f"reached record {anchor.seq}, so its newest records were deleted",
             )
         return walk.intact()
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _mac_input(record_hash_hex: str) -> bytes:

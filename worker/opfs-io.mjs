@@ -27,6 +27,42 @@ export async function writeAll(writable, bytes) {
 }
 
 /**
+ * Write `bytes` (Uint8Array) as the file `name` of `folder` through the temporary sibling `tmp`
+ * in one wait (issue 18: from Python these were four waits — getFileHandle, createWritable,
+ * the write, move — each a round trip through the event loop, and the audit's anchor is one
+ * such write per group commit): the temporary is created, written and committed (`writeAll`),
+ * then moved onto `name`. Resolves undefined when `name` holds the new bytes. A failure
+ * resolves (never rejects) one JSON text `{step, name, message, fits}` — `step` is "open"
+ * (creating the temporary), "write" or "move"; `name` and `message` are the browser's; `fits`
+ * is asked only for a failed write (`canReserve`: whether the bytes would fit the quota, null
+ * when not asked) — and the temporary is gone by then. What a failure means is decided in
+ * browser_host/opfs.py.
+ */
+export async function writeAtomic(folder, name, bytes, tmp) {
+  let handle = null;
+  let step = "open";
+  try {
+    handle = await folder.getFileHandle(tmp, { create: true });
+    step = "write";
+    await writeAll(await handle.createWritable(), bytes);
+    step = "move";
+    await handle.move(name);
+    return undefined;
+  } catch (err) {
+    let failure = { step, name: String(err?.name ?? "Error"), message: String(err?.message ?? err), fits: null };
+    if (step === "write" && handle !== null) {
+      try {
+        failure.fits = await canReserve(handle, bytes.byteLength);
+      } catch (asked) {
+        failure = { step, name: String(asked?.name ?? "Error"), message: String(asked?.message ?? asked), fits: null };
+      }
+    }
+    if (handle !== null) await folder.removeEntry(tmp).catch(() => {});
+    return JSON.stringify(failure);
+  }
+}
+
+/**
  * Whether `size` more bytes fit this origin's quota: the browser is asked to reserve them by
  * growing a fresh, never-committed writable of `fileHandle` (an empty temporary). Resolves
  * true or false; rejects (plain) only when the question itself fails.

@@ -421,6 +421,45 @@ class CountingKey(MemoryAuditKey):
         return await super().mac_many(items)
 
 
+class CrossingsKey(MemoryAuditKey):
+    """Counts every crossing into the key: single MACs and batches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.singles = 0
+        self.batches = 0
+
+    async def mac(self, data: bytes) -> str:
+        self.singles += 1
+        return await super().mac(data)
+
+    async def mac_many(self, items: list[bytes]) -> list[str]:
+        self.batches += 1
+        return await super().mac_many(items)
+
+
+@pytest.mark.cpython_only  # its own event loop (see test_audit_batching.py)
+@pytest.mark.parametrize("background", [False, True])
+def test_each_commit_crosses_into_the_key_once_its_anchor_maced_with_its_records(
+    background: bool,
+) -> None:
+    async def scenario() -> tuple[int, int, int, Verification]:
+        sink, key = WatchedSink(), CrossingsKey()
+        state = WatchingState(sink)
+        log = AuditLog(sink, FixedClock(), key=key, state=state, background_anchor=background)
+        await log.head_seq()  # the anchor made for the empty store at start: one single MAC
+        singles = key.singles
+        for i in range(6):
+            await log.append(actor="a", op=f"x{i}", decision="admitted", rule="admitted")
+        crossings = key.singles - singles, key.batches
+        verdict = await log.verify()
+        return crossings[0], crossings[1], sink.writes, verdict
+
+    singles, batches, writes, verdict = asyncio.run(scenario())
+    assert verdict.ok and verdict.anchor_seq == 6
+    assert (singles, batches) == (0, writes) and writes == 6
+
+
 @pytest.mark.cpython_only
 def test_records_are_maced_once_per_written_batch_and_anchored_in_the_background() -> None:
     async def scenario() -> tuple[WatchedSink, CountingKey, WatchingState, Verification]:

@@ -262,3 +262,78 @@ def test_a_commit_chains_a_large_batch_in_steps_and_a_call_is_served_between() -
         assert (await log.verify()).ok
 
     asyncio.run(scenario())
+
+
+class AnchorWatch(MemoryHostState):
+    """HOST_DIR noting the sequence number of each anchor written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.anchored: list[int] = []
+
+    async def store(self, name: str, data: bytes) -> None:
+        if name == core.audit.ANCHOR_NAME:
+            self.anchored.append(int(json.loads(data)["seq"]))
+        await super().store(name, data)
+
+
+def _paced(sink: MemoryAuditSink, state: MemoryHostState) -> AuditLog:
+    """A background-anchored log whose read interval never ends within a test (60 s)."""
+    return AuditLog(
+        sink,
+        FixedClock(),
+        key=KEY,
+        state=state,
+        background_anchor=True,
+        anchor_reads_interval_ms=60_000,
+    )
+
+
+async def _turns(n: int = 20) -> None:
+    for _ in range(n):
+        await asyncio.sleep(0)
+
+
+def test_read_only_batches_move_the_anchor_at_most_once_an_interval_a_write_at_once() -> None:
+    sink, state = SlowSink(), AnchorWatch()
+
+    async def scenario() -> None:
+        log = _paced(sink, state)
+        await _read(log, 1)
+        await log.settled()
+        await _turns()
+        assert state.anchored[-1] == 1  # the first anchor write after a while: at once
+        await _read(log, 2)
+        await _read(log, 3)
+        await log.settled()
+        await _turns()
+        assert log.is_durable(3) and state.anchored[-1] == 1  # reads only: the interval waits
+        seq = await _write(log, 4)
+        await _turns()
+        assert seq == 4 and state.anchored[-1] == 4  # a write's batch: anchored at once
+        await _read(log, 5)
+        await log.settled()
+        await _turns()
+        assert state.anchored[-1] == 4
+        verdict = await log.verify()  # a verification waits for nothing: the anchor catches up
+        assert verdict.ok and verdict.anchor_seq == 5 and state.anchored[-1] == 5
+
+    asyncio.run(scenario())
+
+
+def test_newest_read_records_deleted_while_their_anchor_waits_are_named_truncated() -> None:
+    sink, state = SlowSink(), AnchorWatch()
+
+    async def scenario() -> tuple[bool, str | None, int | None]:
+        log = _paced(sink, state)
+        await _read(log, 1)
+        await log.settled()
+        await _turns()
+        for i in range(2, 6):
+            await _read(log, i)
+        await log.settled()
+        del sink.records[5], sink.records[4]  # while the anchor waits for the interval
+        verdict = await log.verify()
+        return verdict.ok, verdict.finding, verdict.broken_seq
+
+    assert asyncio.run(scenario()) == (False, "truncated", 4)
