@@ -33,6 +33,7 @@ from browser_host.remote import WorkerRemoteLink
 from browser_host.sandbox import PortSandbox, SiteModules
 from browser_host.sealed_state import SealedHostState
 from browser_host.servers import WorkerEnvironmentServers
+from browser_host.watch import ObserverWatcher
 from core.audit import AuditLog
 from core.custody.env_server import ensure_identity
 from core.host.context import HostContext, HostServices
@@ -130,6 +131,13 @@ class HostBridge:
         return json.dumps(self.host.ctx.versions)
 
 
+def _storage_io() -> Any:
+    """The worker's ``voicebox_io`` (``worker/opfs-io.mjs``), registered before :func:`start`."""
+    import voicebox_io  # type: ignore[import-not-found]
+
+    return voicebox_io
+
+
 async def _load_policy(state: HostState) -> Policy:
     raw = await state.load("policy.json")
     if raw is None:
@@ -185,6 +193,7 @@ async def start(
             runtime_probe=runtime_figures,
             remote=WorkerRemoteLink(guard) if guard is not None else None,
             file_relay=OpfsRelay(),
+            folder_watcher=ObserverWatcher(_storage_io()),
         ),
     )
     host = Host(ctx)

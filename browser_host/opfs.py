@@ -212,6 +212,12 @@ class HandleProjectFiles:
             raise refusal_from_js(exc, f"Reading '{path}' failed") from None
 
     @property
+    def in_opfs(self) -> bool:
+        """True for an OPFS project's root (made by :class:`HandleProjectRoots`, with cached
+        reads), False for a picked folder."""
+        return self._cached
+
+    @property
     def root_handle(self) -> Any:
         """The root's ``FileSystemDirectoryHandle`` (the export's byte path reads files under it
         in JavaScript: ``browser_host/byte_path.py``)."""

@@ -20,12 +20,15 @@ from core.paths import ProjectPath
 __all__ = [
     "AuditKey",
     "AuditSink",
+    "CachesListings",
     "Clock",
     "Entry",
     "EnvironmentServers",
     "FileRelay",
+    "FolderChange",
     "FolderEntry",
     "FolderProjects",
+    "FolderWatch",
     "HostState",
     "ListsFolders",
     "ModuleStore",
@@ -40,6 +43,7 @@ __all__ = [
     "Sandbox",
     "Sink",
     "StoredAuditRecord",
+    "WatchesFolders",
 ]
 
 
@@ -121,6 +125,63 @@ class ListsFolders(Protocol):
     async def list_dirs(self, folders: Sequence[tuple[str, ...]]) -> list[list[Entry]]:
         """:meth:`ProjectFiles.list_dir` of each of ``folders``, in the same order; refuses as
         it does."""
+        ...
+
+
+@runtime_checkable
+class CachesListings(Protocol):
+    """A :class:`ProjectFiles` that can answer a listing shown to a person from listings it
+    kept (issue 18, the open row: :mod:`core.projects.listing_cache`). Such a listing shows
+    every change this host made at once; a change made by anyone else (another program,
+    DevTools) once the folder's watch has reported it. Decisions — a move's survey, an
+    export's walk, the trash — read :meth:`ProjectFiles.list_dir`, never this."""
+
+    async def list_dir_cached(self, folder: tuple[str, ...]) -> list[Entry]:
+        """:meth:`ProjectFiles.list_dir` of ``folder``, possibly kept from an earlier listing;
+        refuses as it does."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class FolderChange:
+    """One change under a watched folder, as :class:`WatchesFolders` reports it.
+
+    ``kind``: ``"changed"`` — the entry at ``path`` appeared or its content or size changed
+    (the listing of its folder changed); ``"removed"`` — the entry at ``path`` and everything
+    below it are gone; ``"lost"`` — the watch cannot say what changed (the browser dropped
+    records, or the watch ended): every listing under the folder is in doubt. ``path`` is
+    relative to the watched folder (``()``: the folder itself)."""
+
+    kind: Literal["changed", "removed", "lost"]
+    path: tuple[str, ...] = ()
+
+
+class FolderWatch(Protocol):
+    """One folder being watched (:meth:`WatchesFolders.watch`)."""
+
+    @property
+    def active(self) -> bool:
+        """True while every change under the folder is being reported (False before the
+        watch has begun, and for ever once it failed or was stopped)."""
+        ...
+
+    def stop(self) -> None:
+        """Stop reporting (nothing is reported after this returns)."""
+        ...
+
+
+class WatchesFolders(Protocol):
+    """Reports changes under a project's root folder made by anyone — this host included — after
+    they happen (the browser's ``FileSystemObserver``: ``browser_host/watch.py``)."""
+
+    def watch(
+        self, files: ProjectFiles, report: Callable[[Sequence[FolderChange]], None]
+    ) -> FolderWatch | None:
+        """Start watching the root folder of ``files``; returns at once. ``report`` is then
+        called with each batch of changes, some time after they happened (the delay is the
+        runtime's; docs/operations.md measures the browser's); it must not raise. ``None``
+        when these files cannot be watched (no observer in this runtime, not a folder it
+        can observe)."""
         ...
 
 

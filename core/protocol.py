@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, StringConstraints, ValidationError
+from pydantic import AfterValidator, Field, StringConstraints, ValidationError, WithJsonSchema
 from pydantic_core import from_json
 
 from core.gestures import HUMAN_UI
@@ -124,13 +124,22 @@ class Envelope(Contract):
 _ENVELOPE_NAMES = known_names(Envelope)
 
 
+AnyResult = Annotated[
+    Any, WithJsonSchema({"additionalProperties": True, "title": "Result", "type": "object"})
+]
+"""An operation's result: its result model itself (a :class:`~core.model.Contract`), which the
+answer's JSON text serialises in one pass as its own class (issue 18, the open row's per-entry
+cost: no dict made first). In the schema any object; each operation's own result schema is in
+``x-operations``."""
+
+
 class ResultAnswer(Contract):
     """A successful answer. ``result`` follows the operation's result schema."""
 
     v: Literal[1] = 1
     id: str | None
     ok: Literal[True] = True
-    result: dict[str, Any]
+    result: AnyResult
     logged: int | None = None
     logged_pending: Literal[True] | None = Field(
         default=None,

@@ -23,6 +23,7 @@ from core.memory.adapters import (
     MemoryFolderProjects,
     MemoryHostState,
     MemoryProjectRoots,
+    MemoryWatcher,
     SeededRandomness,
 )
 
@@ -44,9 +45,13 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 class HostHarness:
     """A host over in-memory ports, plus helpers to call it like the page does.
 
-    ``extra`` are operations a test adds to the built-in ones (a test-only handler)."""
+    ``extra`` are operations a test adds to the built-in ones (a test-only handler);
+    ``watcher`` watches the projects' folders, so the host keeps the listings it shows
+    (:mod:`core.projects.listing_cache`; none by default)."""
 
-    def __init__(self, extra: tuple[Operation, ...] = ()) -> None:
+    def __init__(
+        self, extra: tuple[Operation, ...] = (), watcher: MemoryWatcher | None = None
+    ) -> None:
         self.clock = FixedClock()
         self.sink = MemoryAuditSink()
         self.roots = MemoryProjectRoots()
@@ -59,7 +64,7 @@ class HostHarness:
             audit=AuditLog(self.sink, self.clock, key=self.audit_key, state=self.state),
             clock=self.clock,
             random=SeededRandomness(),
-            services=HostServices(folders=self.folders),
+            services=HostServices(folders=self.folders, folder_watcher=watcher),
         )
         self.host = Host(self.ctx, OPERATIONS.extended(*extra))
         self._n = 0

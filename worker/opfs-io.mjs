@@ -350,3 +350,50 @@ export function lentHandles() {
 export function cachedHandles() {
   return cached.size;
 }
+
+// ---- Watched folders (issue 18, the open row) -------------------------------------------------
+//
+// The host keeps the listings it shows (core/projects/listing_cache.py) and must learn of every
+// change made to a project's folder by anyone else (another same-origin context: DevTools, a
+// test planting files straight into OPFS). A FileSystemObserver on the project's root, recursive,
+// reports them (in Chromium 156 within a few ms of the write; docs/operations.md). What a record
+// means for the kept listings is decided in Python (browser_host/watch.py); this only relays.
+
+/**
+ * Watch `dirHandle` and everything below it: `report(json)` is called with each batch of the
+ * observer's records as one JSON array of `[type, path, movedFrom]` (`path`, `movedFrom`:
+ * arrays of names relative to `dirHandle`; `movedFrom` null unless moved); a failed start is
+ * reported as one `["errored", [], null]`. Returns at once `{active, stop()}` — `active` turns
+ * true once the browser observes the folder, false for good after `errored` or `stop()` (no
+ * report after `stop()`) — or null when this browser has no FileSystemObserver.
+ */
+export function watchFolder(dirHandle, report) {
+  if (typeof FileSystemObserver !== "function") return null;
+  const watch = { active: false, stopped: false, stop: null };
+  const say = (rows) => {
+    if (watch.stopped) return;
+    try { report(JSON.stringify(rows)); } catch (err) { console.warn(`watch report: ${err?.message ?? err}`); }
+  };
+  let observer;
+  try {
+    observer = new FileSystemObserver((records) => {
+      if (watch.stopped) return;
+      const rows = records.map((r) => [String(r.type), Array.from(r.relativePathComponents ?? [], String),
+        r.relativePathMovedFrom ? Array.from(r.relativePathMovedFrom, String) : null]);
+      if (rows.some(([type]) => type === "errored")) watch.active = false;
+      say(rows);
+    });
+  } catch {
+    return null;
+  }
+  watch.stop = () => {
+    watch.stopped = true;
+    watch.active = false;
+    observer.disconnect();
+  };
+  observer.observe(dirHandle, { recursive: true }).then(
+    () => { if (!watch.stopped) watch.active = true; },
+    () => { watch.active = false; say([["errored", [], null]]); watch.stop(); },
+  );
+  return watch;
+}

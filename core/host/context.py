@@ -24,8 +24,10 @@ from core.ports import (
     RemoteLink,
     RuntimeProbe,
     Sandbox,
+    WatchesFolders,
 )
 from core.projects.catalog import OpenProject, ProjectCatalog
+from core.projects.listing_cache import CachedRoots, ListingCache
 
 if TYPE_CHECKING:
     from core.missions.mailbox import Mailbox, MailboxCache
@@ -42,7 +44,10 @@ class HostServices:
     ``connect_sandbox``: how a port handed by the page becomes the tool :class:`Sandbox`;
     ``runtime_probe``: the runtime's memory figures; ``remote``: how it reaches environment
     servers on other machines (issue 15); ``file_relay``: how an export moves the files' bytes
-    (``None``: Python's ``core.archive.export.ChunkRelay``). Otherwise ``None`` means the
+    (``None``: Python's ``core.archive.export.ChunkRelay``); ``folder_watcher``: how the
+    projects' root folders are watched for changes made by anyone, which lets the host keep
+    the listings it shows (:mod:`core.projects.listing_cache`; ``None``: every listing reads
+    storage). Otherwise ``None`` means the
     placement has none, and the operations that need one refuse (``sandbox-unavailable``,
     ``operation-unknown``…).
     ``sandbox`` is the one slot that changes after composition: the sandbox connected now
@@ -56,6 +61,7 @@ class HostServices:
     runtime_probe: RuntimeProbe | None = None
     remote: RemoteLink | None = None
     file_relay: FileRelay | None = None
+    folder_watcher: WatchesFolders | None = None
     sandbox: Sandbox | None = None
 
 
@@ -70,7 +76,9 @@ class HostContext:
     the optional capabilities (:class:`HostServices`).
 
     Kept between calls, built here once: :attr:`opened` (the OPFS projects the catalog
-    opened, :class:`~core.projects.catalog.ProjectCatalog`), :attr:`mailboxes` (open mailboxes,
+    opened, :class:`~core.projects.catalog.ProjectCatalog`), :attr:`listings` (the listings
+    shown, kept when the placement watches folders: :mod:`core.projects.listing_cache`),
+    :attr:`mailboxes` (open mailboxes,
     checked before every use) and :attr:`state_lock` (read-modify-write of HOST_DIR documents —
     the policy, the tray's presentation state — never interleaves).
     """
@@ -86,7 +94,13 @@ class HostContext:
     env_key: str = "local"
     opened: dict[str, OpenProject] = field(init=False, default_factory=dict)
     state_lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
+    listings: ListingCache | None = field(init=False, default=None)
     _mailboxes = None  # not a field: the MailboxCache, made by ``mailboxes`` on first use
+
+    def __post_init__(self) -> None:
+        watcher = self.services.folder_watcher
+        if watcher is not None:
+            self.listings = ListingCache(watcher)
 
     @property
     def mailboxes(self) -> MailboxCache:
@@ -103,9 +117,8 @@ class HostContext:
     def catalog(self) -> ProjectCatalog:
         """The project catalog over :attr:`roots` and the picked folders; the OPFS projects it
         opened are remembered in :attr:`opened` between calls."""
-        return ProjectCatalog(
-            self.roots, self.clock, self.random, self.services.folders, self.opened
-        )
+        roots = self.roots if self.listings is None else CachedRoots(self.roots, self.listings)
+        return ProjectCatalog(roots, self.clock, self.random, self.services.folders, self.opened)
 
     async def open_mailbox(self, project: str) -> tuple[OpenProject, Mailbox]:
         """Open ``project`` and its mailbox (from :attr:`mailboxes` when storage still matches

@@ -29,6 +29,7 @@ from core.host.operations import Call, Outcome
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
 from core.ports import Entry, ProjectFiles
+from core.projects.listing_cache import cached_lister
 from core.projects.project import PROJECT_ID_PATTERN
 from core.projects.trash import TRASH_ID_PATTERN, Trash, TrashEntry
 from core.projects.tree import free_path, move_tree, survey
@@ -207,15 +208,22 @@ async def _files(call: Call[Any]) -> ProjectFiles:
 
 
 async def file_list(call: Call[FolderArgs]) -> Outcome:
-    """Refuses ``project-not-found``, ``file-not-found``, ``not-a-directory``, path codes."""
+    """Refuses ``project-not-found``, ``file-not-found``, ``not-a-directory``, path codes.
+
+    The listing shown may be a kept one (:func:`core.projects.listing_cache.cached_lister`:
+    this host's own changes show at once, another program's once the folder's watch reports
+    them)."""
     folder = _folder(call.args.folder)
     files = await _files(call)
-    entries = [
-        EntryInfo(name=e.name, kind=e.kind, size=e.size)
-        for e in await files.list_dir(folder)
-        if visible(e, folder)
-    ]
-    return Outcome(Listing(folder="/".join(folder), entries=entries), project=call.args.project)
+    lister = cached_lister(files)
+    listed = await (files.list_dir(folder) if lister is None else lister.list_dir_cached(folder))
+    # the entries' fields read by pydantic in one call (from_attributes): a third of the
+    # cost of one model per entry in Pyodide (issue 18, docs/operations.md "Round five")
+    shown = [e for e in listed if visible(e, folder)]
+    listing = Listing.model_validate(
+        {"folder": "/".join(folder), "entries": shown}, from_attributes=True
+    )
+    return Outcome(listing, project=call.args.project)
 
 
 async def walk(files: ProjectFiles, folder: tuple[str, ...]) -> list[WalkEntry]:

@@ -8,7 +8,7 @@ from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
 from core.protocol import PROTOCOL_VERSION
 
-__all__ = ["HostInfo", "RuntimeFigures", "host_info"]
+__all__ = ["HostInfo", "ListingFigures", "RuntimeFigures", "host_info"]
 
 
 class RuntimeFigures(Contract):
@@ -31,14 +31,29 @@ class RuntimeFigures(Contract):
     )
 
 
+class ListingFigures(Contract):
+    """The listings the host keeps for ``file.list`` (:mod:`core.projects.listing_cache`);
+    counts only, never a name."""
+
+    entries: int = Field(ge=0, description="Entries kept now, over every project.")
+    folders: int = Field(ge=0, description="Folder listings kept now.")
+    watched: int = Field(ge=0, description="Projects whose folder is being watched now.")
+    hits: int = Field(ge=0, description="Listings answered from a kept one since the start.")
+    reports: int = Field(
+        ge=0, description="Batches of changes the folders' watches reported since the start."
+    )
+
+
 class HostInfo(Contract):
     """What the page may know about the host: versions, protocol, SAFE mode, runtime figures
-    (``runtime`` is null where the placement has no probe)."""
+    (``runtime`` is null where the placement has no probe; ``listings`` where it keeps
+    none)."""
 
     protocol: int
     versions: dict[str, str]
     read_only: bool
     runtime: RuntimeFigures | None = None
+    listings: ListingFigures | None = None
 
 
 async def host_info(call: Call[NoArgs]) -> Outcome:
@@ -51,5 +66,8 @@ async def host_info(call: Call[NoArgs]) -> Outcome:
             versions=dict(ctx.versions),
             read_only=ctx.policy.read_only,
             runtime=None if probe is None else RuntimeFigures.model_validate(probe()),
+            listings=None
+            if ctx.listings is None
+            else ListingFigures.model_validate(ctx.listings.figures()),
         )
     )

@@ -241,11 +241,11 @@ class Host:
             return refused.model_dump_json(), None, None
         answer = ResultAnswer(
             id=request_id,
-            result=ran.result.model_dump(mode="json", by_alias=True),
+            result=ran.result,
             logged=ran.logged,
             logged_pending=True if ran.logged_pending else None,
         )
-        return answer.model_dump_json(), ran.body, ran.attachment
+        return answer.model_dump_json(by_alias=True), ran.body, ran.attachment
 
     async def refuse_oversized(
         self, part: MessagePart, size: int, text: str | None = None, *, actor: str = "page"

@@ -89,7 +89,7 @@ OPERATIONS = Operations(
             NoArgs,
             info_ops.HostInfo,
             info_ops.host_info,
-            "Versions, protocol, policy flags and runtime memory figures.",
+            "Versions, protocol, policy flags, runtime memory figures, kept listings (counts).",
             audited=False,
         ),
         Operation(

@@ -11,11 +11,12 @@ import hashlib
 import hmac
 import secrets
 import unicodedata
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Union
 
 from core.paths import ProjectPath
-from core.ports import Clock, Entry, FolderEntry, StoredAuditRecord
+from core.ports import Clock, Entry, FolderChange, FolderEntry, ProjectFiles, StoredAuditRecord
+from core.projects.read_through import ReadThrough
 from core.refusals import Code, Refused
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "MemoryPeerChannel",
     "MemoryProjectFiles",
     "MemoryProjectRoots",
+    "MemoryWatch",
+    "MemoryWatcher",
     "SeededRandomness",
     "memory_channel_pair",
 ]
@@ -52,6 +55,13 @@ class MemoryProjectFiles:
         self.clock = clock
         self.fold_case = fold_case
         self.modified: dict[tuple[str, ...], int] = {}
+        self.watches: list[MemoryWatch] = []
+
+    def _note(self, *changes: FolderChange) -> None:
+        """Queue ``changes`` for every active watch of this folder (:class:`MemoryWatcher`)."""
+        for watch in self.watches:
+            if watch.active:
+                watch.pending.extend(changes)
 
     def _key(self, node: dict[str, Node], name: str) -> str:
         """The key ``name`` finds in ``node``: itself, or on a folding disk the entry spelled
@@ -118,6 +128,7 @@ class MemoryProjectFiles:
             raise Refused(Code.IS_A_DIRECTORY, f"'{path}' is a folder.")
         folder[name] = bytes(data)
         self.modified[(*path.parent, name)] = self.clock.now_ms() if self.clock is not None else 0
+        self._note(FolderChange("changed", (*path.parent, name)))
 
     async def stat(self, path: ProjectPath) -> Entry | None:
         """See :meth:`core.ports.ProjectFiles.stat`."""
@@ -149,6 +160,7 @@ class MemoryProjectFiles:
     async def mkdir(self, path: ProjectPath) -> None:
         """See :meth:`core.ports.ProjectFiles.mkdir`."""
         self._folder(path.parts, create=True)
+        self._note(FolderChange("changed", path.parts))
 
     async def delete(self, path: ProjectPath, *, recursive: bool = False) -> None:
         """See :meth:`core.ports.ProjectFiles.delete`."""
@@ -160,6 +172,7 @@ class MemoryProjectFiles:
         if isinstance(value, dict) and value and not recursive:
             raise Refused(Code.DIRECTORY_NOT_EMPTY, f"'{path}' is not empty.")
         del folder[name]
+        self._note(FolderChange("removed", (*path.parent, name)))
 
     async def move(self, src: ProjectPath, dst: ProjectPath) -> None:
         """See :meth:`core.ports.ProjectFiles.move`."""
@@ -170,6 +183,72 @@ class MemoryProjectFiles:
         target[self._key(target, dst.name)] = data
         source = self._folder(src.parent)
         del source[self._key(source, src.name)]
+        self._note(FolderChange("removed", src.parts), FolderChange("changed", dst.parts))
+
+
+class MemoryWatch:
+    """One watch of a :class:`MemoryProjectFiles` (:class:`~core.ports.FolderWatch`): the
+    changes made since the last :meth:`MemoryWatcher.deliver` wait in ``pending``."""
+
+    def __init__(self, report: Callable[[Sequence[FolderChange]], None], active: bool) -> None:
+        self.report = report
+        self.active = active
+        self.ended = False
+        self.pending: list[FolderChange] = []
+
+    def stop(self) -> None:
+        """See :meth:`core.ports.FolderWatch.stop`."""
+        self.active = False
+        self.ended = True
+        self.pending.clear()
+
+
+class MemoryWatcher:
+    """:class:`~core.ports.WatchesFolders` over :class:`MemoryProjectFiles` (under any
+    read-through wrappers): every change made to a watched folder — by the host, or straight
+    into the folder by anyone — is reported, but only when :meth:`deliver` is called, as a
+    browser's observer reports some time after the change. ``available=False`` plays a runtime
+    without an observer (``watch`` answers ``None``); ``begin_active=False`` watches that have
+    not begun yet (:meth:`begin` begins them)."""
+
+    def __init__(self, *, available: bool = True, begin_active: bool = True) -> None:
+        self.available = available
+        self.begin_active = begin_active
+        self.started: list[MemoryWatch] = []
+
+    def watch(
+        self, files: ProjectFiles, report: Callable[[Sequence[FolderChange]], None]
+    ) -> MemoryWatch | None:
+        """See :meth:`core.ports.WatchesFolders.watch`."""
+        while isinstance(files, ReadThrough):
+            files = files.reads_from
+        if not self.available or not isinstance(files, MemoryProjectFiles):
+            return None
+        watch = MemoryWatch(report, self.begin_active)
+        files.watches.append(watch)
+        self.started.append(watch)
+        return watch
+
+    def begin(self) -> None:
+        """Every watch started so far begins (becomes active)."""
+        for watch in self.started:
+            watch.active = not watch.ended
+
+    def deliver(self) -> None:
+        """Report every active watch's pending changes, one batch per watch."""
+        for watch in self.started:
+            if watch.active and watch.pending:
+                batch, watch.pending = watch.pending, []
+                watch.report(batch)
+
+    def lose(self) -> None:
+        """Every active watch reports ``lost`` and ends (the browser's ``errored``)."""
+        for watch in self.started:
+            if watch.active:
+                watch.pending.clear()
+                watch.active = False
+                watch.ended = True
+                watch.report([FolderChange("lost")])
 
 
 class MemoryProjectRoots:

@@ -1,0 +1,361 @@
+"""Listings kept between calls, for the listings a person is shown (issue 18, the open row).
+
+Opening a project lists its root folder, and in the browser a listing costs the folder's
+enumeration — about 45 µs an entry, paid again on every listing (docs/operations.md). So the
+listings ``file.list`` shows are kept (:class:`ListingCache`) and stay true in two ways:
+
+- **This host's own changes** go through :class:`CachedListings`: every write, folder,
+  delete and move drops the listings it can have changed when it ends (whether it succeeded
+  or not), before the call is answered. The host is the one writer of its OPFS projects (its
+  Web Lock), so its next listing shows its own change at once.
+- **Anyone else's changes** (another same-origin context: DevTools, a test that plants files
+  straight into OPFS) are reported by a watch of the project's root folder
+  (:class:`~core.ports.WatchesFolders`; the browser's ``FileSystemObserver``). A report drops
+  the listings it touches. Until the report arrives, a kept listing may not show such a change:
+  that delay is the staleness window, measured in docs/operations.md. A watch that says it
+  lost track (``"lost"``: the browser's ``errored`` or ``unknown`` records) drops every listing
+  of that project, and a new watch is started by the next listing. A project whose folder
+  cannot be watched is never cached: each listing reads storage, as before.
+
+A listing is kept only when its project's watch was active when it began and nothing changed
+in that project while it ran (a per-project generation, moved by every change and report).
+
+**What a change drops.** A change at ``path`` (``"changed"``: written, created, resized) drops
+the listing of its folder and of ``path`` itself, and the listing of any folder above that does
+not already show the next folder down (a folder made on the way). A removal (``"removed"``)
+drops the listing of its folder and every kept listing at or below ``path``. A batch of more
+than :data:`MAX_BATCH` changes, or a removal in a project with more than :data:`SCAN_FOLDERS`
+kept folders, drops the whole project's listings instead of looking one by one.
+
+**Bounded.** At most :data:`MAX_ENTRIES` entries are kept over every project (an empty folder
+counts as one), least recently used folder first out, and at most :data:`MAX_ROOTS` projects
+are watched (least recently listed first out: its listings dropped, its watch stopped). A
+folder of more than :data:`MAX_ENTRIES` entries is not kept. Memory follows the number of
+entries kept, never the projects' content bytes.
+
+Only :meth:`CachedListings.list_dir_cached` (:class:`~core.ports.CachesListings`) answers from
+kept listings; :meth:`~core.ports.ProjectFiles.list_dir` always reads storage, so decisions —
+a move's survey, an export's walk, the trash, the mailbox — never act on a kept listing.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from core.paths import ProjectPath
+from core.ports import (
+    CachesListings,
+    Entry,
+    FolderChange,
+    FolderWatch,
+    ProjectFiles,
+    ProjectRoots,
+    WatchesFolders,
+)
+from core.projects.read_through import ReadThrough
+
+__all__ = [
+    "MAX_BATCH",
+    "MAX_ENTRIES",
+    "MAX_ROOTS",
+    "SCAN_FOLDERS",
+    "CachedListings",
+    "CachedRoots",
+    "ListingCache",
+    "cached_lister",
+]
+
+MAX_ENTRIES = 20_000
+"""The most entries kept over every project (an empty folder counts as one entry)."""
+MAX_ROOTS = 8
+"""The most projects watched and cached at once."""
+MAX_BATCH = 256
+"""A report of more changes than this drops the project's listings as a whole."""
+SCAN_FOLDERS = 512
+"""A removal in a project with more kept folders than this drops them all (no scan)."""
+
+Folder = tuple[str, ...]
+
+
+@dataclass
+class _Root:
+    """One project's kept state: its watch (``unwatchable`` once the watcher said it cannot
+    watch it), its generation and its kept folders."""
+
+    watch: FolderWatch | None = None
+    unwatchable: bool = False
+    generation: int = 0
+    folders: set[Folder] = field(default_factory=set)
+
+
+class ListingCache:
+    """The kept listings of every project of one host (module docstring), keyed by project id.
+
+    ``watcher`` watches each cached project's root folder. :attr:`entries` counts the entries
+    kept, :attr:`hits` the listings answered from them, :attr:`reports` the batches of changes
+    watches reported (:meth:`figures`, for ``host.info``).
+    """
+
+    def __init__(
+        self,
+        watcher: WatchesFolders,
+        *,
+        max_entries: int = MAX_ENTRIES,
+        max_roots: int = MAX_ROOTS,
+    ) -> None:
+        self._watcher = watcher
+        self._max_entries = max_entries
+        self._max_roots = max_roots
+        self._roots: OrderedDict[str, _Root] = OrderedDict()
+        self._kept: OrderedDict[tuple[str, Folder], list[Entry]] = OrderedDict()
+        self.entries = 0
+        self.hits = 0
+        self.reports = 0
+
+    def figures(self) -> dict[str, int]:
+        """``{entries, folders, watched, hits, reports}``: counts for ``host.info``."""
+        watched = sum(1 for r in self._roots.values() if r.watch is not None and r.watch.active)
+        return {
+            "entries": self.entries,
+            "folders": len(self._kept),
+            "watched": watched,
+            "hits": self.hits,
+            "reports": self.reports,
+        }
+
+    # ---- reading --------------------------------------------------------------------------
+
+    def lookup(self, key: str, folder: Folder) -> list[Entry] | None:
+        """The kept listing of ``folder`` in project ``key`` (a new list), or ``None``."""
+        root = self._roots.get(key)
+        if root is None or root.watch is None or not root.watch.active:
+            return None
+        kept = self._kept.get((key, folder))
+        if kept is None:
+            return None
+        self._kept.move_to_end((key, folder))
+        self._roots.move_to_end(key)
+        self.hits += 1
+        return list(kept)
+
+    def begin(self, key: str, files: ProjectFiles) -> int | None:
+        """Before listing storage for project ``key`` (whose files are ``files``): its
+        generation when the listing may be kept — its watch is active — else ``None``
+        (and its watch is started when it has none; a project the watcher cannot watch is
+        not asked again until it is forgotten)."""
+        root = self._roots.get(key)
+        if root is None:
+            root = self._roots[key] = _Root()
+            while len(self._roots) > self._max_roots:
+                self.forget(next(iter(self._roots)))
+        self._roots.move_to_end(key)
+        if root.watch is None and not root.unwatchable:
+            root.watch = self._watcher.watch(files, lambda changes: self.report(key, changes))
+            root.unwatchable = root.watch is None
+        if root.watch is None or not root.watch.active:
+            return None
+        return root.generation
+
+    def store(self, key: str, folder: Folder, entries: list[Entry], generation: int) -> None:
+        """Keep ``entries`` as the listing of ``folder`` in project ``key`` when ``generation``
+        (from :meth:`begin`) is still its generation and its watch still active; then let
+        the least recently used listings go until :data:`MAX_ENTRIES` hold."""
+        root = self._roots.get(key)
+        if root is None or root.generation != generation:
+            return
+        if root.watch is None or not root.watch.active:
+            return
+        size = max(1, len(entries))
+        if size > self._max_entries:
+            return
+        self._drop(key, root, folder)
+        self._kept[(key, folder)] = list(entries)
+        root.folders.add(folder)
+        self.entries += size
+        while self.entries > self._max_entries:
+            (old_key, old_folder), _ = next(iter(self._kept.items()))
+            self._drop(old_key, self._roots[old_key], old_folder)
+
+    # ---- changes ----------------------------------------------------------------------------
+
+    def changed(self, key: str, changes: Sequence[FolderChange]) -> None:
+        """``changes`` happened in project ``key`` (this host's, or reported by its watch):
+        drop what they can have changed (module docstring, "What a change drops")."""
+        root = self._roots.get(key)
+        if root is None:
+            return
+        root.generation += 1
+        if any(c.kind == "lost" for c in changes):
+            self._lose(key, root)
+            return
+        if len(changes) > MAX_BATCH:
+            self._drop_all(key, root)
+            return
+        for change in changes:
+            if not root.folders:
+                return
+            if change.kind == "removed" and len(root.folders) > SCAN_FOLDERS:
+                self._drop_all(key, root)
+                return
+            self._apply(key, root, change)
+
+    def report(self, key: str, changes: Sequence[FolderChange]) -> None:
+        """What a watch calls: :meth:`changed`, counted in :attr:`reports`."""
+        self.reports += 1
+        self.changed(key, changes)
+
+    def forget(self, key: str) -> None:
+        """Drop project ``key`` entirely and stop its watch (its project is removed, or it is
+        the least recently listed of more than :data:`MAX_ROOTS`)."""
+        root = self._roots.pop(key, None)
+        if root is None:
+            return
+        root.generation += 1
+        self._drop_all(key, root)
+        if root.watch is not None:
+            root.watch.stop()
+            root.watch = None
+
+    # ---- inside -----------------------------------------------------------------------------
+
+    def _apply(self, key: str, root: _Root, change: FolderChange) -> None:
+        path = change.path
+        if not path:
+            self._drop_all(key, root)
+            return
+        self._drop(key, root, path[:-1])
+        if change.kind == "removed":
+            self._drop_below(key, root, path)
+        else:
+            self._drop(key, root, path)
+        for depth in range(len(path) - 1):
+            above = path[:depth]
+            kept = self._kept.get((key, above))
+            if kept is not None and not _shows_folder(kept, path[depth]):
+                self._drop(key, root, above)
+
+    def _drop(self, key: str, root: _Root, folder: Folder) -> None:
+        kept = self._kept.pop((key, folder), None)
+        if kept is not None:
+            root.folders.discard(folder)
+            self.entries -= max(1, len(kept))
+
+    def _drop_below(self, key: str, root: _Root, path: Folder) -> None:
+        n = len(path)
+        for folder in [f for f in root.folders if f[:n] == path]:
+            self._drop(key, root, folder)
+
+    def _drop_all(self, key: str, root: _Root) -> None:
+        for folder in list(root.folders):
+            self._drop(key, root, folder)
+
+    def _lose(self, key: str, root: _Root) -> None:
+        """The watch lost track: drop every listing and the watch (the next listing starts
+        another)."""
+        self._drop_all(key, root)
+        if root.watch is not None:
+            root.watch.stop()
+            root.watch = None
+
+
+def _shows_folder(entries: list[Entry], name: str) -> bool:
+    return any(e.name == name and e.kind == "dir" for e in entries)
+
+
+class CachedListings(ReadThrough):
+    """:class:`~core.ports.ProjectFiles` of project ``key`` whose shown listings are kept in
+    ``cache`` (:class:`~core.ports.CachesListings`). Reads and :meth:`list_dir` pass through
+    to ``files`` unchanged; every write, folder, delete and move passes through and then drops
+    what it can have changed, also when it failed part-way (module docstring)."""
+
+    def __init__(self, files: ProjectFiles, cache: ListingCache, key: str) -> None:
+        super().__init__(files)
+        self._cache = cache
+        self._key = key
+
+    async def list_dir_cached(self, folder: Folder) -> list[Entry]:
+        """See :meth:`core.ports.CachesListings.list_dir_cached`."""
+        kept = self._cache.lookup(self._key, folder)
+        if kept is not None:
+            return kept
+        generation = self._cache.begin(self._key, self._files)
+        entries = await self._files.list_dir(folder)
+        if generation is not None:
+            self._cache.store(self._key, folder, entries, generation)
+        return entries
+
+    def _changed(self, *changes: FolderChange) -> None:
+        self._cache.changed(self._key, changes)
+
+    async def write(self, path: ProjectPath, data: bytes) -> None:
+        """See :meth:`core.ports.ProjectFiles.write`."""
+        try:
+            await self._files.write(path, data)
+        finally:
+            self._changed(FolderChange("changed", path.parts))
+
+    async def mkdir(self, path: ProjectPath) -> None:
+        """See :meth:`core.ports.ProjectFiles.mkdir`."""
+        try:
+            await self._files.mkdir(path)
+        finally:
+            self._changed(FolderChange("changed", path.parts))
+
+    async def delete(self, path: ProjectPath, *, recursive: bool = False) -> None:
+        """See :meth:`core.ports.ProjectFiles.delete`."""
+        try:
+            await self._files.delete(path, recursive=recursive)
+        finally:
+            self._changed(FolderChange("removed", path.parts))
+
+    async def move(self, src: ProjectPath, dst: ProjectPath) -> None:
+        """See :meth:`core.ports.ProjectFiles.move`."""
+        try:
+            await self._files.move(src, dst)
+        finally:
+            self._changed(FolderChange("removed", src.parts), FolderChange("changed", dst.parts))
+
+
+class CachedRoots:
+    """:class:`~core.ports.ProjectRoots` whose projects' files are :class:`CachedListings`
+    over one :class:`ListingCache`; removing a project forgets it (and stops its watch) before
+    its folder is removed."""
+
+    def __init__(self, roots: ProjectRoots, cache: ListingCache) -> None:
+        self._roots = roots
+        self._cache = cache
+
+    async def create(self, project_id: str) -> ProjectFiles:
+        """See :meth:`core.ports.ProjectRoots.create`."""
+        self._cache.forget(project_id)
+        return CachedListings(await self._roots.create(project_id), self._cache, project_id)
+
+    async def open(self, project_id: str) -> ProjectFiles:
+        """See :meth:`core.ports.ProjectRoots.open`."""
+        return CachedListings(await self._roots.open(project_id), self._cache, project_id)
+
+    async def remove(self, project_id: str) -> None:
+        """See :meth:`core.ports.ProjectRoots.remove`."""
+        self._cache.forget(project_id)
+        try:
+            await self._roots.remove(project_id)
+        finally:
+            self._cache.forget(project_id)
+
+    async def list_ids(self) -> list[str]:
+        """See :meth:`core.ports.ProjectRoots.list_ids`."""
+        return await self._roots.list_ids()
+
+
+def cached_lister(files: ProjectFiles) -> CachesListings | None:
+    """The :class:`~core.ports.CachesListings` under ``files``' read-through wrappers (a
+    picked folder's case guard wraps its files; writes pass through every wrapper), or
+    ``None`` when the project's listings are not kept (a picked folder)."""
+    while True:
+        if isinstance(files, CachesListings):
+            return files
+        if not isinstance(files, ReadThrough):
+            return None
+        files = files.reads_from
