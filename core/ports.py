@@ -143,12 +143,15 @@ class RelayItem:
     """One file of a relay plan: its ``path``; ``lead``, bytes to hand out before its data;
     ``after``, bytes to hand out after it, into which the relay first writes what it measured:
     each ``fill`` is ``(what, offset, width)`` — ``what`` ``"crc32"`` or ``"size"``, written
-    little-endian as ``width`` bytes at ``offset`` of ``after``."""
+    little-endian as ``width`` bytes at ``offset`` of ``after``; ``size``, the file's size in
+    bytes when it was listed — a hint a relay may use to share the work (the browser's reader
+    lanes, issue 18), never what it relays or reports: that is what it reads."""
 
     path: ProjectPath
     lead: bytes
     after: bytes = b""
     fill: tuple[tuple[Literal["crc32", "size"], int, int], ...] = ()
+    size: int = 0
 
 
 class FileRelay(Protocol):

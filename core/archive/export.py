@@ -345,7 +345,7 @@ class ArchiveExport:
                 continue
             after, fill = descriptor_template(zip64=zip64)
             planned.append((item, header, zip64, after))
-            items.append(RelayItem(item.path, b"".join([*pending, header]), after, fill))
+            items.append(RelayItem(item.path, b"".join([*pending, header]), after, fill, item.size))
             pending.clear()
             held = 0
             if len(items) >= BATCH_FILES:
