@@ -101,6 +101,7 @@ class OpfsRelay:
         plan = [
             js_options(
                 parts=to_js(list(item.path.parts)),
+                size=item.size,
                 lead=to_js(item.lead),
                 after=to_js(item.after),
                 fill=to_js([list(f) for f in item.fill]),

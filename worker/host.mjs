@@ -58,7 +58,7 @@ const PAGE_ID_WAIT_MS = 1_000;
 const ALIVE_PREFIX = "voicebox-alive-";
 const PEER_SCRIPT = new URL("peer.mjs", import.meta.url);
 const SNAPSHOT_MAKER = new URL("snapshot-maker.mjs", import.meta.url);
-const guard = installEgressGuard({ site: SITE, workers: [PEER_SCRIPT, SNAPSHOT_MAKER] });
+const guard = installEgressGuard({ site: SITE, workers: [PEER_SCRIPT, SNAPSHOT_MAKER, bytePath.LANE_SCRIPT] });
 
 let bridge = null; // answers calls: Python's standby answerer, then the host
 let pageGiven; // resolves the id of the page that started this worker, once it has said it
