@@ -166,6 +166,12 @@ class FileRelay(Protocol):
     order. Raises what reading ``files`` raises (``file-not-found``, ``storage-failed``…).
     """
 
+    def begin(self, files: ProjectFiles, sink: Sink) -> None:
+        """Called once per export of ``files`` to ``sink``, before the export walks the project:
+        a relay may get ready meanwhile without anyone waiting for it (the browser starts its
+        reader lanes, issue 18). Never raises; nothing is read or handed out yet."""
+        ...
+
     async def relay(
         self, files: ProjectFiles, items: Sequence[RelayItem], sink: Sink
     ) -> list[Relayed]:

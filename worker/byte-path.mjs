@@ -241,6 +241,14 @@ function readInLanes(started, root, items, emit, wholeLimit, chunkBytes) {
   });
 }
 
+/** Start the reader lanes now, if they are not started (an export is about to walk its project:
+ * they start meanwhile); nothing waits for them here. */
+export function startLanes() {
+  clearTimeout(idleTimer);
+  readyLanes().catch(() => {});
+  if (exporting === 0) idleTimer = setTimeout(endIdleLanes, LANE_IDLE_MS);
+}
+
 /**
  * Send each planned file through `emit(Blob)` (posted to the page): its `lead`, its bytes, its
  * `after` filled in — read in the reader lanes, or here where none can be started

@@ -308,11 +308,15 @@ def test_a_store_that_lists_folders_at_once_is_walked_a_depth_at_a_time_to_the_s
 
 
 class _RecordingRelay(ChunkRelay):
-    """The Python relay, recording every plan item it is handed."""
+    """The Python relay, recording every plan item it is handed and each ``begin``."""
 
     def __init__(self) -> None:
         super().__init__()
         self.items: list[RelayItem] = []
+        self.begun: list[tuple[ProjectFiles, Sink]] = []
+
+    def begin(self, files: ProjectFiles, sink: Sink) -> None:
+        self.begun.append((files, sink))
 
     async def relay(
         self, files: ProjectFiles, items: Sequence[RelayItem], sink: Sink
@@ -331,3 +335,36 @@ def test_the_relay_plan_gives_each_files_listed_size_and_the_archive_does_not_ch
         path: len(data) for path, data in files.items()
     }
     assert got == export(project(files))[0]
+
+
+class _ListingFiles(MemoryProjectFiles):
+    """The in-memory project, counting its folder listings."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.listed = 0
+
+    async def list_dir(self, folder: tuple[str, ...]) -> list[Entry]:
+        self.listed += 1
+        return await super().list_dir(folder)
+
+
+def test_the_relay_is_told_once_before_the_walk_that_an_export_begins() -> None:
+    """Issue 18, round five: ``begin`` comes once per export, before the first listing (the
+    browser starts its reader lanes while the project is walked), with the export's files and
+    sink."""
+    files = _ListingFiles()
+    run(files.write(parse_path("d/a.txt"), b"a"))
+    relay = _RecordingRelay()
+    listed_at_begin: list[int] = []
+    original = relay.begin
+
+    def begin(given: ProjectFiles, sink: Sink) -> None:
+        listed_at_begin.append(files.listed)
+        original(given, sink)
+
+    relay.begin = begin  # type: ignore[method-assign]
+    export(files, relay=relay)
+    assert listed_at_begin == [0]
+    assert len(relay.begun) == 1 and relay.begun[0][0] is files
+    assert files.listed > 0
