@@ -8,8 +8,10 @@ install``).
 Timing is taken in the page (``performance.now()``, ms since navigation), never through the
 driver: an init script records when each worker message kind first arrives (the host's boot
 stages, ``ready``). Worker memory comes from CDP: the page session auto-attaches to its
-dedicated workers (non-flat sessions) and asks them for their JS heap
-(:meth:`Profile.worker_memory`); the host's Wasm memory comes from ``host.info``.
+dedicated workers (non-flat sessions), and each worker session to the workers that worker
+starts (the export's reader lanes, environment servers: their messages travel wrapped in their
+parent's), and asks them for their JS heap (:meth:`Profile.worker_memory`,
+:meth:`Profile.workers_memory`); the host's Wasm memory comes from ``host.info``.
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ class Profile:
         self.page.on("console", self._console)
         self.page.on("worker", lambda w: w.on("console", self._console))
         self._cdp: CDPSession = self.context.new_cdp_session(self.page)
-        self._workers: dict[str, dict[str, str]] = {}
+        # session path (outermost first: the page's worker, then the worker it started…) -> info
+        self._workers: dict[tuple[str, ...], dict[str, str]] = {}
         self._replies: dict[int, dict[str, Any]] = {}
         self._next = 0
         self._cdp.on("Target.attachedToTarget", self._attached)
@@ -93,33 +96,65 @@ class Profile:
         if msg.type == "error":
             self.console_errors.append(msg.text)
 
-    def _attached(self, event: dict[str, Any]) -> None:
+    def _attached(self, event: dict[str, Any], parent: tuple[str, ...] = ()) -> None:
         info = event["targetInfo"]
-        self._workers[event["sessionId"]] = {"url": info.get("url", ""), "type": info["type"]}
+        path = (*parent, event["sessionId"])
+        self._workers[path] = {"url": info.get("url", ""), "type": info["type"]}
+        # the workers this worker starts are attached too (their messages come wrapped in its)
+        self._post(
+            path,
+            {
+                "id": self._ident(),
+                "method": "Target.setAutoAttach",
+                "params": {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": False},
+            },
+        )
 
-    def _detached(self, event: dict[str, Any]) -> None:
-        self._workers.pop(event.get("sessionId", ""), None)
+    def _detached(self, event: dict[str, Any], parent: tuple[str, ...] = ()) -> None:
+        gone = (*parent, event.get("sessionId", ""))
+        for path in [p for p in self._workers if p[: len(gone)] == gone]:
+            del self._workers[path]
 
-    def _message(self, event: dict[str, Any]) -> None:
+    def _message(self, event: dict[str, Any], parent: tuple[str, ...] = ()) -> None:
+        path = (*parent, event["sessionId"])
         data = json.loads(event["message"])
         if "id" in data:
             self._replies[data["id"]] = data
+        elif data.get("method") == "Target.attachedToTarget":
+            self._attached(data["params"], path)
+        elif data.get("method") == "Target.detachedFromTarget":
+            self._detached(data["params"], path)
+        elif data.get("method") == "Target.receivedMessageFromTarget":
+            self._message(data["params"], path)
+
+    def _ident(self) -> int:
+        self._next += 1
+        return self._next
+
+    def _post(self, path: tuple[str, ...], message: dict[str, Any]) -> None:
+        """Send ``message`` to the worker at ``path``, wrapped once per level below the page."""
+        for inner in reversed(path[1:]):
+            message = {
+                "id": self._ident(),
+                "method": "Target.sendMessageToTarget",
+                "params": {"sessionId": inner, "message": json.dumps(message)},
+            }
+        self._cdp.send(
+            "Target.sendMessageToTarget", {"sessionId": path[0], "message": json.dumps(message)}
+        )
+
+    def _worker_paths(self, url_part: str) -> list[tuple[str, ...]]:
+        return [p for p, w in self._workers.items() if url_part in w["url"]]
 
     def _worker_send(self, url_part: str, method: str, params: dict | None = None) -> dict:
-        session = next(
-            (s for s, w in reversed(self._workers.items()) if url_part in w["url"]), None
-        )
-        if session is None:
+        paths = self._worker_paths(url_part)
+        if not paths:
             raise RuntimeError(f"no worker matching {url_part!r}: {self._workers}")
-        self._next += 1
-        ident = self._next
-        self._cdp.send(
-            "Target.sendMessageToTarget",
-            {
-                "sessionId": session,
-                "message": json.dumps({"id": ident, "method": method, "params": params or {}}),
-            },
-        )
+        return self._send_to(paths[-1], method, params)
+
+    def _send_to(self, path: tuple[str, ...], method: str, params: dict | None = None) -> dict:
+        ident = self._ident()
+        self._post(path, {"id": ident, "method": method, "params": params or {}})
         for _ in range(600):
             if ident in self._replies:
                 reply = self._replies.pop(ident)
@@ -127,16 +162,38 @@ class Profile:
                     raise RuntimeError(f"{method}: {reply['error']}")
                 return reply.get("result", {})
             self.page.wait_for_timeout(25)
-        raise TimeoutError(f"{method} on worker {url_part!r}: no reply")
+        raise TimeoutError(f"{method} on worker {path!r}: no reply")
 
     def worker_memory(self, url_part: str, gc: bool = True) -> dict[str, int]:
         """The worker's JS heap, bytes: ``js_heap_used_bytes`` / ``js_heap_total_bytes`` and
         ``backing_store_bytes`` (ArrayBuffers outside the Wasm memory, e.g. chunks in flight),
         from ``Runtime.getHeapUsage``; ``gc`` collects garbage first. The Wasm memory is not
         in these figures (the host reports it in ``host.info``)."""
+        paths = self._worker_paths(url_part)
+        if not paths:
+            raise RuntimeError(f"no worker matching {url_part!r}: {self._workers}")
+        return self._memory_of(paths[-1], gc)
+
+    def workers_memory(self, url_part: str, gc: bool = True) -> dict[str, int]:
+        """The same figures summed over every worker whose URL holds ``url_part`` (nested
+        ones included; all zero and ``workers`` 0 when there is none), with ``workers``, how
+        many were counted. A worker ending while it is asked is left out."""
+        total = {"js_heap_used_bytes": 0, "js_heap_total_bytes": 0, "backing_store_bytes": 0}
+        counted = 0
+        for path in self._worker_paths(url_part):
+            try:
+                one = self._memory_of(path, gc)
+            except (RuntimeError, TimeoutError):
+                continue
+            counted += 1
+            for key in total:
+                total[key] += one[key]
+        return {**total, "workers": counted}
+
+    def _memory_of(self, path: tuple[str, ...], gc: bool) -> dict[str, int]:
         if gc:
-            self._worker_send(url_part, "HeapProfiler.collectGarbage")
-        usage = self._worker_send(url_part, "Runtime.getHeapUsage")
+            self._send_to(path, "HeapProfiler.collectGarbage")
+        usage = self._send_to(path, "Runtime.getHeapUsage")
         return {
             "js_heap_used_bytes": int(usage.get("usedSize", 0)),
             "js_heap_total_bytes": int(usage.get("totalSize", 0)),

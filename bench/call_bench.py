@@ -8,14 +8,14 @@ worker answers the same message shape: ``echo`` in JavaScript (the floor: two
 ``postMessage`` hops with a transferred 1 KB body) and ``py-echo`` through one Python call.
 
 The blocks are timed once the host's work after its first boot is over (issue 18, round
-five): the late imports (``settled``) and the build's Python snapshot, which a first boot
-makes in a worker of its own right after ``ready`` (``worker/snapshot.mjs``) — waited for up
-to :data:`BACKGROUND_WAIT_S`, the wait and whether the snapshot was made are reported. That
-one-time work shares the machine's two cores with the calls (measured: 1 KB reads 1–14 ms
-p50 per block while the snapshot was being made, 0.6–1.2 ms after, same host); the raw echo
-never ran beside it and ``host.info`` was timed after the reads, so the old method compared
-the reads under a load the two other figures did not have. One block of reads right after
-``ready`` (``host_file_read_right_after_ready``) still shows what a first boot's reads meet.
+five): the late imports (``settled``), waited for up to :data:`BACKGROUND_WAIT_S`; the wait is
+reported. That one-time work shares the machine's two cores with the calls (measured while a
+first boot still made its Python snapshot in a worker of its own, before the build shipped
+it: 1 KB reads 1–14 ms p50 per block during it, 0.6–1.2 ms after, same host); the raw echo
+never ran beside it and ``host.info`` was timed after the reads, so timing the reads at once
+compared them under a load the two other figures did not have. One block of reads right
+after ``ready`` (``host_file_read_right_after_ready``) still shows what a first boot's reads
+meet.
 
 Each block gives a p50 and a p95; the report keeps the median block (and min/max), and the
 goal compares the medians of the p50s: host minus echo ≤ 1 ms.
@@ -40,31 +40,18 @@ PAYLOAD = 1024
 BACKGROUND_WAIT_S = 180
 """At most this long (s) is waited for the first boot's work after ``ready`` to end."""
 
-SNAPSHOT_MADE = """
-async (build) => {
-  if (!globalThis.caches || !build) return false;
-  const cache = await caches.open("voicebox-snapshot-" + build);
-  return (await cache.keys()).some((r) => r.url.endsWith("/pyodide/.memory-snapshot"));
-}
-"""
 
-
-def _wait_background(profile: Profile, build: str | None) -> dict[str, Any]:
-    """Wait until the host has settled and the build's snapshot is made (or
-    :data:`BACKGROUND_WAIT_S` passed); ``{waited_ms, settled, snapshot_made}``."""
+def _wait_background(profile: Profile) -> dict[str, Any]:
+    """Wait until the host has settled (its late imports are done) or
+    :data:`BACKGROUND_WAIT_S` passed; ``{waited_ms, settled}``."""
     started = time.monotonic()
-    settled = made = False
+    settled = False
     while time.monotonic() - started < BACKGROUND_WAIT_S:
         settled = "settled" in profile.marks()
-        made = bool(profile.evaluate(SNAPSHOT_MADE, build))
-        if settled and made:
+        if settled:
             break
         time.sleep(0.25)
-    return {
-        "waited_ms": round((time.monotonic() - started) * 1000),
-        "settled": settled,
-        "snapshot_made": made,
-    }
+    return {"waited_ms": round((time.monotonic() - started) * 1000), "settled": settled}
 
 
 def _blocks(blocks: list[list[float]]) -> dict[str, Any]:
@@ -83,7 +70,7 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, count: int)
         read_args = {"project": project, "path": "one-kb.bin"}
         host.timed_calls(profile, "file.read", read_args, max(10, count // 5))
         first = host.timed_calls(profile, "file.read", read_args, count)
-        background = _wait_background(profile, site.manifest.get("build"))
+        background = _wait_background(profile)
         host.timed_calls(profile, "file.read", read_args, max(10, count // 5))
         reads = [host.timed_calls(profile, "file.read", read_args, count) for _ in range(run_count)]
         infos = [host.timed_calls(profile, "host.info", {}, count) for _ in range(run_count)]

@@ -57,6 +57,10 @@ CASES = [
     "x-fresh-blob",
     "x-spool",
     "x-digest",
+    "y-full",
+    "y-lanes-1",
+    "y-lanes-2",
+    "y-lanes-3",
 ]
 
 

@@ -89,6 +89,15 @@ class OpfsRelay:
             self._given = ChunkRelay()
         return self._given
 
+    def begin(self, files: ProjectFiles, sink: Sink) -> None:
+        """See :meth:`core.ports.FileRelay.begin`: where the bytes will take the byte path, its
+        reader lanes start now, while the export walks the project (``startLanes``)."""
+        module = _bytes_module()
+        if module is not None and _handle_files(files) is not None and isinstance(sink, WorkerSink):
+            module.startLanes()
+        else:
+            self._fallback.begin(files, sink)
+
     async def relay(
         self, files: ProjectFiles, items: Sequence[RelayItem], sink: Sink
     ) -> list[Relayed]:
@@ -101,6 +110,7 @@ class OpfsRelay:
         plan = [
             js_options(
                 parts=to_js(list(item.path.parts)),
+                size=item.size,
                 lead=to_js(item.lead),
                 after=to_js(item.after),
                 fill=to_js([list(f) for f in item.fill]),

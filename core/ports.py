@@ -204,12 +204,15 @@ class RelayItem:
     """One file of a relay plan: its ``path``; ``lead``, bytes to hand out before its data;
     ``after``, bytes to hand out after it, into which the relay first writes what it measured:
     each ``fill`` is ``(what, offset, width)`` — ``what`` ``"crc32"`` or ``"size"``, written
-    little-endian as ``width`` bytes at ``offset`` of ``after``."""
+    little-endian as ``width`` bytes at ``offset`` of ``after``; ``size``, the file's size in
+    bytes when it was listed — a hint a relay may use to share the work (the browser's reader
+    lanes, issue 18), never what it relays or reports: that is what it reads."""
 
     path: ProjectPath
     lead: bytes
     after: bytes = b""
     fill: tuple[tuple[Literal["crc32", "size"], int, int], ...] = ()
+    size: int = 0
 
 
 class FileRelay(Protocol):
@@ -223,6 +226,12 @@ class FileRelay(Protocol):
     ``browser_host/byte_path.py``) as long as they reach the same destination in the same
     order. Raises what reading ``files`` raises (``file-not-found``, ``storage-failed``…).
     """
+
+    def begin(self, files: ProjectFiles, sink: Sink) -> None:
+        """Called once per export of ``files`` to ``sink``, before the export walks the project:
+        a relay may get ready meanwhile without anyone waiting for it (the browser starts its
+        reader lanes, issue 18). Never raises; nothing is read or handed out yet."""
+        ...
 
     async def relay(
         self, files: ProjectFiles, items: Sequence[RelayItem], sink: Sink

@@ -4,9 +4,9 @@
 The site is served the way a plain static host serves it — with none of our headers, so the
 workers run without their CSP — from a real server on 127.0.0.1 (nested workers are not routed
 by Playwright). A loopback observer on another port (another origin) records every request
-that reaches it. Code run in the host worker and in an environment-server worker (through
-Playwright's ``worker.evaluate``, in the worker's own global scope) tries every way out it has:
-it must reach nothing. ``import()`` cannot be wrapped from JavaScript: without the header it
+that reaches it. Code run in the host worker, in an environment-server worker and in an export
+reader lane (worker/byte-lane.mjs; through Playwright's ``worker.evaluate``, in the worker's own
+global scope) tries every way out it has: it must reach nothing. ``import()`` cannot be wrapped from JavaScript: without the header it
 is stopped by the service worker once that controls the site; with the header, by the CSP.
 """
 
@@ -158,8 +158,21 @@ def served(request: pytest.FixtureRequest, dist: Path) -> Iterator[tuple[str, st
 
 def _worker(page: Page, script: str) -> Worker:
     found = [w for w in page.workers if w.url.endswith(f"worker/{script}")]
-    assert len(found) == 1, [w.url for w in page.workers]
+    # the export's reader lanes are alike: any one of them
+    assert len(found) == 1 or (found and script == "byte-lane.mjs"), [w.url for w in page.workers]
     return found[0]
+
+
+def _start_workers(host: HostPage) -> None:
+    """Start the host's nested workers: an environment server, and the export's reader lanes
+    (started by an export)."""
+    host.ok("env.create", {"name": "studio"}, human=True)
+    pid = host.ok("project.create", {"name": "lanes"})["result"]["project"]["id"]
+    host.ok("file.write", {"project": pid, "path": "a.txt"}, b"a file to export")
+    host.page.evaluate(
+        "async (pid) => (await window.voicebox.host.call('project.export', { project: pid })).stream.size",
+        pid,
+    )
 
 
 def _open(browser: Browser, url: str) -> HostPage:
@@ -186,11 +199,14 @@ def test_worker_code_reaches_no_other_origin_by_any_api_even_without_the_worker_
     how, url = served
     worker_csp = urllib.request.urlopen(f"{url}worker/host.mjs").headers["Content-Security-Policy"]
     assert (worker_csp is None) == (how == "no-headers")
+    lane_csp = urllib.request.urlopen(f"{url}worker/byte-lane.mjs").headers
+    assert lane_csp["Content-Security-Policy"] == worker_csp  # the lanes get the workers' CSP
     host = _open(browser, url)
     try:
-        host.ok("env.create", {"name": "studio"}, human=True)  # starts an environment worker
+        _start_workers(host)
         _assert_reaches_nothing(_worker(host.page, "host.mjs"), observer, "host")
         _assert_reaches_nothing(_worker(host.page, "peer.mjs"), observer, "peer")
+        _assert_reaches_nothing(_worker(host.page, "byte-lane.mjs"), observer, "lane")
         host.assert_custody()
         assert host.page_errors == [] and host.dialogs == []
     finally:
@@ -209,8 +225,8 @@ def test_import_from_worker_code_reaches_no_other_origin_once_the_site_is_contro
         if how == "no-headers":
             host.page.wait_for_function(CONTROLLED, timeout=60_000)
             host.reload()  # this load's workers start controlled
-        host.ok("env.create", {"name": "studio"}, human=True)
-        for script in ("host.mjs", "peer.mjs"):
+        _start_workers(host)
+        for script in ("host.mjs", "peer.mjs", "byte-lane.mjs"):
             outcome = _worker(host.page, script).evaluate(IMPORT, f"{observer.url}/{script}.mjs")
             time.sleep(GRACE_S)
             assert observer.seen == [], (script, outcome)

@@ -5,7 +5,15 @@ archive is the one the core's own export makes, byte for byte.
 The files are written straight into the project's OPFS folder by the test, so the host's heap
 holds none of them before the export. The memory probe is ``host.info``'s runtime figures: the
 host's Wasm memory (Pyodide's heap, which never shrinks, so its growth is the peak) and the byte
-path's own count of the file bytes it held at once (``byte_path_peak_held_bytes``)."""
+path's own count of the file bytes it held at once (``byte_path_peak_held_bytes``).
+
+The byte path reads in reader lanes, workers the host worker starts (worker/byte-lane.mjs;
+issue 18, round five), or in the host worker itself where no lane can start. The tests with the
+``exporter`` fixture run both ways: under Playwright routing with service workers blocked — the
+routing serves no nested worker (microsoft/playwright#27376), so the lanes fail to start and
+the host reads (once the site's service worker controls a routed page, it serves the lanes'
+script from its cache and they do start: hence the block) — and with the site on a real static
+server at 127.0.0.1, where the lanes read."""
 
 from __future__ import annotations
 
@@ -15,12 +23,18 @@ import io
 import json
 import random
 import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser
 
 from core.archive.export import ExportSource
 from core.archive.manifest import MANIFEST_NAME
 from core.time import instant_us
 from e2e.hostpage import HostPage
+from e2e.site import SiteRouter
 from tests.archive.kit import GOLDEN_BIG, GOLDEN_FILES, GOLDEN_FOLDERS, export, golden, project
 
 MB = 1 << 20
@@ -53,6 +67,45 @@ async ([pid]) => {
   return { result: answer.result, b64: btoa(s) };
 }
 """
+
+
+LANES = 2  # worker/byte-path.mjs: reader lanes the host starts
+LANE_SCRIPT = "worker/byte-lane.mjs"
+
+
+@dataclass
+class Exporter:
+    """A ready host and how many reader lanes its exports start (0: it reads itself)."""
+
+    host: HostPage
+    lanes: int
+
+    def assert_read_where_expected(self) -> None:
+        """The exports so far started exactly that many reader lanes (asked right after an
+        export: lanes idle for a minute are ended)."""
+        started = [w for w in self.host.page.workers if w.url.endswith(LANE_SCRIPT)]
+        assert len(started) == self.lanes
+
+
+@pytest.fixture(params=["in the host worker", "in reader lanes"])
+def exporter(
+    request: pytest.FixtureRequest, browser: Browser, router: SiteRouter
+) -> Iterator[Exporter]:
+    """A ready host whose byte path reads in the host worker itself (routed, no service
+    worker: no nested worker can start) or in its reader lanes (the site on 127.0.0.1)."""
+    if request.param == "in the host worker":
+        context = browser.new_context(service_workers="block")
+        router.install(context)
+        host = HostPage(context.new_page())
+        host.open()
+        yield Exporter(host, 0)
+        context.close()
+        return
+    context = request.getfixturevalue("served_context")
+    url: str = request.getfixturevalue("static_server")
+    host = HostPage(context.new_page())
+    host.open(url)
+    yield Exporter(host, LANES)
 
 
 def _runtime(host: HostPage) -> dict:
@@ -105,9 +158,10 @@ def test_a_200_mb_project_exports_with_host_memory_growing_under_64_mb(
     host.assert_clean()
 
 
-def test_a_project_over_the_one_piece_bound_streams_with_bounded_memory(host: HostPage) -> None:
+def test_a_project_over_the_one_piece_bound_streams_with_bounded_memory(exporter: Exporter) -> None:
     """Two 40 MiB files (over the 8 MiB one-piece bound): read, hashed and posted in 8 MiB
-    pieces — the byte path never holds more than one piece, the Wasm heap does not grow."""
+    pieces — each reader never holds more than one piece, the Wasm heap does not grow."""
+    host = exporter.host
     pid = host.ok("project.create", {"name": "over the bound"})["result"]["project"]["id"]
     host.page.evaluate(FILL, [pid, 2, 40])
     before = _runtime(host)
@@ -116,6 +170,7 @@ def test_a_project_over_the_one_piece_bound_streams_with_bounded_memory(host: Ho
              return { size: a.stream.size, result: a.result }; }""",
         [pid],
     )
+    exporter.assert_read_where_expected()
     after = _runtime(host)
     relayed = after["byte_path_bytes"] - before["byte_path_bytes"]
     print(
@@ -124,16 +179,19 @@ def test_a_project_over_the_one_piece_bound_streams_with_bounded_memory(host: Ho
     )
     assert answer["result"]["bytes"] == 80 * MB and answer["size"] == answer["result"]["size"]
     assert relayed == 80 * MB
-    assert after["byte_path_peak_held_bytes"] <= CHUNK_BYTES
+    assert after["byte_path_peak_held_bytes"] <= max(1, exporter.lanes) * CHUNK_BYTES
     assert after["wasm_memory_bytes"] - before["wasm_memory_bytes"] < 4 * MB
     host.assert_clean()
 
 
-def test_the_browser_byte_path_gives_the_cores_own_archive_byte_for_byte(host: HostPage) -> None:
+def test_the_browser_byte_path_gives_the_cores_own_archive_byte_for_byte(
+    exporter: Exporter,
+) -> None:
     """The golden project (tests/archive/kit.py) exported by the browser host equals, byte for
     byte, the core's export of the same files under the same manifest head (name, envKey,
     project id, time — which name this host and this run); that export with the kit's fixed
     head is the committed golden sha256 (tests/archive/test_zipformat.py)."""
+    host = exporter.host
     pid = host.ok("project.create", {"name": "Golden ü"})["result"]["project"]["id"]
     for path, data in GOLDEN_FILES.items():
         host.ok("file.write", {"project": pid, "path": path}, data)
@@ -141,6 +199,7 @@ def test_the_browser_byte_path_gives_the_cores_own_archive_byte_for_byte(host: H
         host.ok("file.mkdir", {"project": pid, "path": folder})
     before = _runtime(host)["byte_path_bytes"]
     out = host.page.evaluate(EXPORT, [pid])
+    exporter.assert_read_where_expected()
     data = base64.b64decode(out["b64"])
     assert _runtime(host)["byte_path_bytes"] - before == sum(map(len, GOLDEN_FILES.values()))
     manifest = json.loads(zipfile.ZipFile(io.BytesIO(data)).read(MANIFEST_NAME))
@@ -160,12 +219,12 @@ def test_the_browser_byte_path_gives_the_cores_own_archive_byte_for_byte(host: H
     host.assert_clean()
 
 
-# The reader's edges (worker/byte-path.mjs): nothing, one byte, either side of 64 KiB, exactly
+# The reader's edges (worker/byte-reader.mjs): nothing, one byte, either side of 64 KiB, exactly
 # the one-piece bound and one byte over it (the streaming hasher), exactly two streaming pieces,
 # two files that do not fit the staging buffer together (the staged bytes go out before the
 # second is read), and more files than the reader opens ahead at once.
 SMALL_BYTES = 64 << 10
-AHEAD_FILES = 8  # worker/byte-path.mjs: this many files are opened ahead
+AHEAD_FILES = 8  # worker/byte-reader.mjs: this many files are opened ahead
 EDGE_SIZES = {
     "edge/empty.bin": 0,
     "edge/one.bin": 1,
@@ -180,10 +239,13 @@ EDGE_SIZES = {
 }
 
 
-def test_the_readers_edges_export_the_cores_own_archive_byte_for_byte(host: HostPage) -> None:
+def test_the_readers_edges_export_the_cores_own_archive_byte_for_byte(exporter: Exporter) -> None:
     """Each edge size above, written through the host: the archive the browser exports equals
     the core's export of the same files under the same manifest head, byte for byte, every
-    listed sha256 is the file's, and importing it gives the files back."""
+    listed sha256 is the file's, and importing it gives the files back. (In the lanes, the
+    files are cut into runs of up to 8 MiB by their listed sizes: the edges give runs of one
+    file, of a file over the bound, and of many small files.)"""
+    host = exporter.host
     pid = host.ok("project.create", {"name": "edges"})["result"]["project"]["id"]
     rng = random.Random(18)
     files = {path: rng.randbytes(size) for path, size in EDGE_SIZES.items()}
@@ -191,6 +253,7 @@ def test_the_readers_edges_export_the_cores_own_archive_byte_for_byte(host: Host
         host.ok("file.write", {"project": pid, "path": path}, data)
     before = _runtime(host)["byte_path_bytes"]
     out = host.page.evaluate(EXPORT, [pid])
+    exporter.assert_read_where_expected()
     data = base64.b64decode(out["b64"])
     assert _runtime(host)["byte_path_bytes"] - before == sum(EDGE_SIZES.values())
     archive = zipfile.ZipFile(io.BytesIO(data))
@@ -243,17 +306,20 @@ async ([pid, paths, text]) => {
 
 
 def test_a_write_while_the_export_reads_ahead_waits_and_the_archive_stays_whole(
-    host: HostPage,
+    exporter: Exporter,
 ) -> None:
     """Each of 24 files written while an export of them runs: every write is admitted (none
-    refused because the export's reader holds the file open), some land while the export is
-    still running, and the archive the page holds afterwards reads whole: every entry is either
-    the old or the new bytes, as the manifest's sha256 says."""
+    refused because the export's reader holds the file open — in the lanes, handles held in
+    other workers), some land while the export is still running, and the archive the page
+    holds afterwards reads whole: every entry is either the old or the new bytes, as the
+    manifest's sha256 says."""
+    host = exporter.host
     pid = host.ok("project.create", {"name": "busy export"})["result"]["project"]["id"]
     host.page.evaluate(FILL, [pid, 24, 1])
     paths = [f"big/part-{f:02d}.bin" for f in range(24)]
     text = "written while the export ran"
     out = host.page.evaluate(WRITE_DURING_EXPORT, [pid, paths, text])
+    exporter.assert_read_where_expected()
     refused = [w for w in out["writes"] if not w["ok"]]
     assert refused == []
     assert any(w["during"] for w in out["writes"])  # the writes did meet the running export
@@ -267,4 +333,95 @@ def test_a_write_while_the_export_reads_ahead_waits_and_the_archive_stays_whole(
         assert data == text.encode() or len(data) == MB
     for path in paths:  # and every write is there afterwards
         assert host.ok("file.read", {"project": pid, "path": path})["body"] == text.encode()
+    host.assert_clean()
+
+
+# Two exports at once, of two projects (issue 18, round five): each reader reads one run after
+# another, so the two never share a staging buffer; in the lanes, their runs interleave.
+TWO_AT_ONCE = """
+async ([a, b]) => {
+  const one = (pid) => window.voicebox.host.call("project.export", { project: pid }).then(async (answer) => {
+    const bytes = new Uint8Array(await answer.stream.arrayBuffer());
+    let s = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    return btoa(s);
+  });
+  return Promise.all([one(a), one(b)]);
+}
+"""
+
+
+def _head(data: bytes) -> ExportSource:
+    manifest = json.loads(zipfile.ZipFile(io.BytesIO(data)).read(MANIFEST_NAME))
+    return ExportSource(
+        manifest["name"],
+        instant_us(manifest["exported_at"]) // 1000,
+        manifest["source_env_key"],
+        manifest["source_project"],
+    )
+
+
+def test_two_exports_at_once_each_give_their_own_projects_archive(exporter: Exporter) -> None:
+    """Two projects of several 1–3 MiB files (several staging buffers' worth each) exported at
+    the same moment: each archive is, byte for byte, the core's export of its own files."""
+    host = exporter.host
+    rng = random.Random(5)
+    projects = {}
+    for name in ("left", "right"):
+        pid = host.ok("project.create", {"name": name})["result"]["project"]["id"]
+        files = {f"{name}/f{i:02d}.bin": rng.randbytes(rng.randint(1, 3) * MB) for i in range(9)}
+        for path, data in files.items():
+            host.ok("file.write", {"project": pid, "path": path}, data)
+        projects[pid] = files
+    got = host.page.evaluate(TWO_AT_ONCE, list(projects))
+    exporter.assert_read_where_expected()
+    for b64, files in zip(got, projects.values(), strict=True):
+        data = base64.b64decode(b64)
+        expected, _, _ = export(project(files), _head(data))
+        assert data == expected
+    host.assert_clean()
+
+
+# A file removed behind the host's back (straight from OPFS, as another program would) once the
+# export has begun sending: the export is refused, and every reader lets go of the files.
+REMOVED_DURING_EXPORT = """
+async ([pid, victim]) => {
+  let removing = null;
+  const removeOnce = async () => {
+    let dir = await navigator.storage.getDirectory();
+    for (const part of ["projects", pid, "big"]) dir = await dir.getDirectoryHandle(part);
+    for (let tries = 0; ; tries++) {
+      try { await dir.removeEntry(victim); return "removed"; }
+      catch (err) { if (tries > 200) return `not removed: ${err.name}`; await new Promise((r) => setTimeout(r, 5)); }
+    }
+  };
+  try {
+    await window.voicebox.host.call("project.export", { project: pid },
+      { onChunk: () => { removing ??= removeOnce(); } });
+    return { refused: null, removed: await removing };
+  } catch (err) {
+    return { refused: err.code, removed: await removing };
+  }
+}
+"""
+
+
+def test_a_file_removed_while_exported_refuses_the_export_and_the_readers_let_go(
+    exporter: Exporter,
+) -> None:
+    """40 files of 1 MiB; the last is removed from OPFS directly once the first bytes reached
+    the page: the export answers ``file-not-found``; then every file can be written (no reader
+    kept a handle open), and the next export is the core's own archive of the files."""
+    host = exporter.host
+    pid = host.ok("project.create", {"name": "vanishing"})["result"]["project"]["id"]
+    host.page.evaluate(FILL, [pid, 40, 1])
+    out = host.page.evaluate(REMOVED_DURING_EXPORT, [pid, "part-39.bin"])
+    assert out == {"refused": "file-not-found", "removed": "removed"}
+    files = {f"big/part-{f:02d}.bin": bytes([f]) * 1000 for f in range(40)}
+    for path, data in files.items():
+        host.ok("file.write", {"project": pid, "path": path}, data)
+    data = base64.b64decode(host.page.evaluate(EXPORT, [pid])["b64"])
+    exporter.assert_read_where_expected()
+    expected, _, _ = export(project(files), _head(data))
+    assert data == expected
     host.assert_clean()

@@ -1,218 +1,282 @@
 // The export's byte path (docs/archives.md §4): files' bytes from OPFS to the page, hashed on the
 // way, without entering the Wasm heap. Registered for Python as the module `voicebox_bytes`
 // (worker/host.mjs); browser_host/byte_path.py calls relayFiles once per batch of files with a
-// plan the export made (core/archive/export.py): for each file its path, the bytes to send before
-// it (`lead`: headers) and after it (`after`: its data descriptor), and where in `after` to write
-// the CRC-32 and size measured here (`fill`). Thin: what goes in the archive, in which order, and
-// every byte around the files' data are decided in Python; the bounds come from Python too.
+// plan the export made (core/archive/export.py): for each file its path, its size when listed,
+// the bytes to send before it (`lead`: headers) and after it (`after`: its data descriptor), and
+// where in `after` to write the CRC-32 and size measured here (`fill`). Thin: what goes in the
+// archive, in which order, and every byte around the files' data are decided in Python; the
+// bounds come from Python too.
+//
+// Where the reading happens (issue 18, round five): in LANES reader lanes — dedicated workers
+// this worker starts (worker/byte-lane.mjs), each reading, hashing and making the Blobs of the
+// runs of consecutive files it is given, so that their synchronous handle closes, hashing and
+// copies run beside each other and beside this thread (Python, the page's calls). The runs'
+// Blobs are posted to the page in the archive's order. Where no lane can be started (a browser
+// or a harness that serves no nested worker), the same reader (worker/byte-reader.mjs) runs
+// here, in this worker.
 
-import { createCRC32, createSHA256 } from "../vendor/hash-wasm.mjs";
-import { lendHandle } from "./opfs-io.mjs";
+import { ByteReader, LANE_PROTOCOL, plain } from "./byte-reader.mjs";
+import { holdElsewhere, holdsInProgress } from "./opfs-io.mjs";
+
+/** The reader lanes' script: the only worker this module starts (worker/host.mjs lists it in
+ * the egress guard). */
+export const LANE_SCRIPT = new URL("byte-lane.mjs", import.meta.url);
+const LANES = 2; // reader lanes (each holds up to about 2 × the staging buffer: docs/archives.md §4)
+const RUNS_PER_LANE = 2; // runs given to a lane at once (it opens files ahead across them)
+const LANE_START_MS = 10_000; // a lane not started by then: this export is read here
+const LANE_IDLE_MS = 60_000; // lanes idle this long are ended (their buffers freed)
 
 const figures = { files: 0, bytes: 0, held: 0, peakHeld: 0 };
-const AHEAD_FILES = 8; // at most this many files opened ahead
+const here = new ByteReader(figures); // where no lane can be started
+const lanePeaks = new Array(LANES).fill(0); // each lane slot's most held bytes, over its lives
 
-function hold(n) {
-  figures.held += n;
-  figures.peakHeld = Math.max(figures.peakHeld, figures.held);
-}
+let lanes = null; // a promise of the started lanes ([] when none can be), or null
+let lanesFailed = false; // a lane failed to start once: every later export is read here
+let idleTimer = null;
+let exporting = 0; // relayFiles calls in progress
+const live = new Set(); // lanes started and not ended (for the holds)
+let nextExport = 1;
+let nextHold = 1;
 
-function hex(buffer) {
-  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function plain(err) {
-  return new DOMException(String(err?.message ?? err), String(err?.name ?? "Error"));
-}
-
-/** `after` (a copy) with each [what, offset, width] of `fill` set to the measured value, LE. */
-function filled(after, fill, values) {
-  const out = new Uint8Array(after);
-  const view = new DataView(out.buffer);
-  for (const [what, offset, width] of fill) {
-    const value = values[what];
-    if (width === 8) view.setBigUint64(offset, BigInt(value), true);
-    else view.setUint32(offset, value >>> 0, true);
-  }
-  return out;
-}
-
-/** A promise of the handle of each of `paths` (arrays of segments) under the folder `root`, all
- * asked at once, each folder once; each awaited when its turn comes. */
-function handlesOf(root, paths) {
-  const folders = new Map([["", Promise.resolve(root)]]);
-  const folderOf = (parts) => {
-    const key = parts.join("/");
-    if (!folders.has(key)) folders.set(key, folderOf(parts.slice(0, -1)).then((d) => d.getDirectoryHandle(parts.at(-1))));
-    return folders.get(key);
+/** A lane: its worker, its runs in flight (seg → {resolve}), its holds and their answers. */
+function startLane(slot) {
+  const worker = new Worker(LANE_SCRIPT, { type: "module", name: "voicebox-byte-lane" });
+  const lane = { worker, slot, runs: new Map(), holds: 0, held: new Map(), ready: false, dead: false };
+  live.add(lane);
+  const started = new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), LANE_START_MS);
+    lane.onStart = (ok) => {
+      clearTimeout(timer);
+      resolve(ok);
+    };
+  });
+  worker.onmessage = (event) => {
+    const data = event.data;
+    if (data?.kind === "ready") {
+      if (data.protocol !== LANE_PROTOCOL) {
+        endLane(lane, "a reader lane of another build");
+        return;
+      }
+      lane.ready = true;
+      // a lane that starts during a change holds as many as are in progress, before any run
+      for (let i = holdsInProgress(); i > 0; i--) {
+        lane.holds += 1;
+        worker.postMessage({ kind: "hold", h: 0 });
+      }
+      lane.onStart(true);
+    } else if (data?.kind === "run") {
+      const key = `${data.n}/${data.seg}`;
+      const waiter = lane.runs.get(key);
+      lane.runs.delete(key);
+      if (data.ok) lanePeaks[slot] = Math.max(lanePeaks[slot], Number(data.peakHeld) || 0);
+      waiter?.(data);
+    } else if (data?.kind === "held") {
+      lane.held.get(data.h)?.();
+      lane.held.delete(data.h);
+    }
   };
-  return paths.map((parts) => {
-    const handle = folderOf(parts.slice(0, -1)).then((d) => d.getFileHandle(parts.at(-1)));
-    handle.catch(() => {}); // awaited in turn; never an unhandled rejection
-    return handle;
+  worker.onerror = (event) => {
+    event.preventDefault?.();
+    endLane(lane, `a reader lane failed: ${event.message || "it could not be started"}`);
+  };
+  worker.onmessageerror = () => endLane(lane, "a reader lane's message could not be read");
+  lane.started = started;
+  return lane;
+}
+
+/** End `lane`: its runs in flight fail (AbortError), its holds are answered. */
+function endLane(lane, why) {
+  if (lane.dead) return;
+  lane.dead = true;
+  live.delete(lane);
+  lane.worker.terminate();
+  lane.onStart(false);
+  for (const waiter of lane.runs.values()) waiter({ ok: false, name: "AbortError", message: why });
+  lane.runs.clear();
+  for (const answered of lane.held.values()) answered();
+  lane.held.clear();
+}
+
+/** The started lanes, starting them on first use; [] where none can be started. */
+async function readyLanes() {
+  if (lanesFailed) return [];
+  if (lanes === null) {
+    const starting = Array.from({ length: LANES }, (_, slot) => startLane(slot));
+    lanes = Promise.all(starting.map((lane) => lane.started)).then((ok) => {
+      if (ok.every(Boolean)) return starting;
+      for (const lane of starting) endLane(lane, "not started");
+      lanesFailed = true;
+      return [];
+    });
+  }
+  const started = await lanes;
+  if (started.some((lane) => lane.dead)) { // one ended (a failure): start them again
+    for (const lane of started) endLane(lane, "restarted");
+    lanes = null;
+    return readyLanes();
+  }
+  return started;
+}
+
+function endIdleLanes() {
+  idleTimer = null;
+  if (exporting > 0 || lanes === null) return;
+  const ending = lanes;
+  lanes = null;
+  ending.then((started) => { for (const lane of started) endLane(lane, "idle"); });
+}
+
+// The lanes' handles are held with this worker's own (worker/opfs-io.mjs, holdHandles): a change
+// the host makes waits until every lane has closed the handles it opened ahead and finished the
+// file it is reading, and no lane opens a handle until the change is over.
+// A lane still starting is given the holds in progress when it is ready (startLane).
+holdElsewhere({
+  hold() {
+    const waits = [];
+    for (const lane of live) {
+      if (!lane.ready) continue;
+      const h = nextHold++;
+      lane.holds += 1;
+      waits.push(new Promise((answered) => lane.held.set(h, answered)));
+      lane.worker.postMessage({ kind: "hold", h });
+    }
+    return waits.length ? Promise.all(waits) : undefined;
+  },
+  release() {
+    for (const lane of live) {
+      if (lane.holds === 0) continue;
+      lane.holds -= 1;
+      lane.worker.postMessage({ kind: "release" });
+    }
+  },
+});
+
+/** `item` with its byte arrays as small as their bytes (never a view of a larger buffer, which
+ * posting would copy whole). */
+function compact(item) {
+  const own = (bytes) => (bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice());
+  return { parts: item.parts, lead: own(item.lead), after: own(item.after), fill: item.fill };
+}
+
+/** `items` cut into runs of consecutive files of at most `limit` bytes each by their listed
+ * sizes (headers counted), at least one file each: [[first, end]…]. */
+function runsOf(items, limit) {
+  const runs = [];
+  for (let first = 0; first < items.length;) {
+    let end = first;
+    let bytes = 0;
+    while (end < items.length) {
+      const item = items[end];
+      const more = item.lead.length + (Number(item.size) || 0) + item.after.length;
+      if (end > first && bytes + more > limit) break;
+      bytes += more;
+      end += 1;
+    }
+    runs.push([first, end]);
+    first = end;
+  }
+  return runs;
+}
+
+/** Read `items` in the lanes: runs handed out RUNS_PER_LANE to a lane at a time, their Blobs
+ * emitted in order as soon as every run before them is; on a failure the other runs are
+ * cancelled and, once every lane has answered, the first failure (in archive order) rejects. */
+function readInLanes(started, root, items, emit, wholeLimit, chunkBytes) {
+  const n = nextExport++;
+  const runs = runsOf(items, Math.max(wholeLimit, chunkBytes));
+  const done = new Array(runs.length);
+  const out = [];
+  let given = 0;
+  let emitted = 0;
+  let inFlight = 0;
+  let failure = null; // {seg, error}
+  return new Promise((resolve, reject) => {
+    const finish = () => {
+      if (inFlight > 0) return;
+      if (failure !== null) reject(failure.error);
+      else if (emitted === runs.length) resolve(out);
+    };
+    const give = (lane) => {
+      if (failure !== null || given >= runs.length) return;
+      const seg = given++;
+      const [first, end] = runs[seg];
+      inFlight += 1;
+      if (lane.dead) {
+        landed(lane, seg, { ok: false, name: "AbortError", message: "a reader lane stopped" });
+        return;
+      }
+      lane.runs.set(`${n}/${seg}`, (answer) => landed(lane, seg, answer));
+      lane.worker.postMessage({
+        kind: "run", n, seg, root, items: items.slice(first, end).map(compact), wholeLimit, chunkBytes,
+      });
+    };
+    const landed = (lane, seg, answer) => {
+      inFlight -= 1;
+      if (!answer.ok) {
+        const error = new DOMException(String(answer.message), String(answer.name));
+        const cancelled = answer.name === "AbortError" && !lane.dead;
+        if (failure === null || (failure.cancelled && !cancelled) || (cancelled === failure.cancelled && seg < failure.seg)) {
+          failure = { seg, error, cancelled };
+        }
+        for (const other of started) if (!other.dead) other.worker.postMessage({ kind: "cancel", n });
+      } else if (failure === null) {
+        done[seg] = answer;
+        while (emitted < runs.length && done[emitted]) {
+          const { blobs, out: measured } = done[emitted];
+          done[emitted] = null;
+          for (const blob of blobs) emit(blob);
+          for (const r of measured) {
+            figures.files += 1;
+            figures.bytes += r.size;
+            out.push(r);
+          }
+          emitted += 1;
+        }
+        give(lane);
+      }
+      finish();
+    };
+    for (let round = 0; round < RUNS_PER_LANE; round++) for (const lane of started) give(lane);
+    finish(); // an empty plan
   });
 }
 
-let stage = null; // the one staging buffer, reused by every export
-
-/** Open `handle` for reading: {loan, file: null} — a read-only sync access handle lent by
- * worker/opfs-io.mjs (no writer can change the file while it is open; a change the host makes
- * meanwhile closes it first and the reader lends it again, see `lendHandle`) — or, for a file
- * with no sync handles (a picked folder's), {loan: null, file}: its File snapshot, whose reads
- * fail rather than give other bytes if the file changes meanwhile. */
-async function openForRead(handle) {
-  try {
-    return { loan: await lendHandle(handle), file: null };
-  } catch (err) {
-    if (err?.name === "NotFoundError") throw err;
-    return { loan: null, file: await handle.getFile() }; // not OPFS: no sync access handles
-  }
-}
-
-/** Read `view.length` bytes from `at` into `view`: through `access` (no wait), or from `file`. */
-async function readInto(access, file, view, at) {
-  if (access === null) {
-    const bytes = new Uint8Array(await file.slice(at, at + view.length).arrayBuffer());
-    if (bytes.length !== view.length) throw new DOMException("the file ended early", "InvalidStateError");
-    view.set(bytes);
-    return;
-  }
-  for (let done = 0; done < view.length;) {
-    const n = access.read(view.subarray(done), { at: at + done });
-    if (n <= 0) throw new DOMException("the file ended early", "InvalidStateError");
-    done += n;
-  }
+/** Start the reader lanes now, if they are not started (an export is about to walk its project:
+ * they start meanwhile); nothing waits for them here. */
+export function startLanes() {
+  clearTimeout(idleTimer);
+  readyLanes().catch(() => {});
+  if (exporting === 0) idleTimer = setTimeout(endIdleLanes, LANE_IDLE_MS);
 }
 
 /**
  * Send each planned file through `emit(Blob)` (posted to the page): its `lead`, its bytes, its
- * `after` filled in. Everything goes through one reused staging buffer of
- * max(wholeLimit, chunkBytes) bytes: the headers are copied into it and each file is read
- * straight into it, through a read-only sync access handle (opened AHEAD_FILES ahead: see
- * `openForRead`); when the next piece does not fit, the staged bytes become one Blob (a copy:
- * the page holds the very bytes hashed whatever changes later — a reference to the file's
- * snapshot would make the download fail once the file is written again) and are posted. One
- * Blob per buffer-full, not one per file: each Blob made is a round trip to the browser's blob
- * registry, measured as the export's largest cost when it was made per file (docs/operations.md,
- * round four). A file of at most `wholeLimit` bytes is read in one piece and hashed by WebCrypto
- * (which copies it); a larger one in pieces of `chunkBytes`, hashed by hash-wasm's streaming
- * sha256. crc32 by hash-wasm. At most about 2 × wholeLimit file bytes are held at once (the
- * staged bytes and one digest's copy), or one piece.
- * `items`: [{parts: [segment…], lead: Uint8Array, after: Uint8Array, fill: [[what, offset, width]…]}].
+ * `after` filled in — read in the reader lanes, or here where none can be started
+ * (worker/byte-reader.mjs says how: a staging buffer of max(wholeLimit, chunkBytes) bytes per
+ * reader, one Blob per buffer-full, WebCrypto or hash-wasm sha256, hash-wasm crc32).
+ * `items`: [{parts: [segment…], size, lead: Uint8Array, after: Uint8Array, fill: [[what, offset, width]…]}]
+ * (`size`: the file's size when listed, used only to share the work).
  * Resolves [{size, crc32, sha256}…]; rejects (a plain DOMException) when reading fails.
  */
 export async function relayFiles(root, items, emit, wholeLimit, chunkBytes) {
-  const handles = handlesOf(root, items.map((item) => item.parts));
-  const opened = new Array(items.length);
-  let next = 0; // the next file to open
-  const openAhead = (upTo) => {
-    for (; next < Math.min(upTo, items.length); next++) {
-      opened[next] = handles[next].then(openForRead);
-      opened[next].catch(() => {});
-    }
-  };
-  let staged = 0; // bytes in `stage`
-  let stagedFileBytes = 0; // of which files' bytes (counted as held)
+  exporting += 1;
+  clearTimeout(idleTimer);
   try {
-    const crc = await createCRC32();
-    let sha = null;
-    const size = Math.max(wholeLimit, chunkBytes);
-    if (stage?.length !== size) stage = new Uint8Array(size);
-    const send = () => {
-      if (staged === 0) return;
-      emit(new Blob([stage.subarray(0, staged)]));
-      figures.held -= stagedFileBytes;
-      staged = 0;
-      stagedFileBytes = 0;
-    };
-    /** Room for `n` bytes (at most the stage's length) at the end of the staged bytes. */
-    const room = (n) => {
-      if (staged + n > stage.length) send();
-      return stage.subarray(staged, staged + n);
-    };
-    const putBytes = (bytes) => {
-      if (bytes.length > stage.length) { // never planned so; kept whole, in order
-        send();
-        emit(new Blob([bytes]));
-        return;
-      }
-      room(bytes.length).set(bytes);
-      staged += bytes.length;
-    };
-    let digesting = null; // the previous file's WebCrypto digest: {promise, size, index}
-    const sums = new Array(items.length);
-    const settleDigest = async () => {
-      if (!digesting) return;
-      sums[digesting.index] = hex(await digesting.promise);
-      figures.held -= digesting.size;
-      digesting = null;
-    };
-    const out = [];
-    for (let i = 0; i < items.length; i++) {
-      openAhead(i + AHEAD_FILES);
-      putBytes(items[i].lead);
-      crc.init();
-      let { loan, file } = await opened[i];
-      opened[i] = null;
-      // taken only now, its turn (never ahead: a change waits for a handle being read, and
-      // must not wait for one whose reader waits for an earlier file to be opened after it)
-      let access = loan === null ? null : loan.take();
-      while (loan !== null && access === null) {
-        // the host changed something while this file waited its turn: open it again after that
-        ({ loan, file } = await openForRead(await handles[i]));
-        access = loan === null ? null : loan.take();
-      }
-      const size = access !== null ? access.getSize() : file.size;
-      try {
-        if (size <= wholeLimit) {
-          await settleDigest(); // before its bytes are staged: at most one copy in flight
-          const view = room(size);
-          await readInto(access, file, view, 0);
-          loan?.giveBack();
-          staged += size;
-          stagedFileBytes += size;
-          hold(size);
-          crc.update(view);
-          hold(size); // WebCrypto's copy, until the digest is done
-          digesting = { promise: crypto.subtle.digest("SHA-256", view), size: size, index: i };
-        } else {
-          await settleDigest();
-          sha ??= await createSHA256();
-          sha.init();
-          for (let at = 0; at < size; at += chunkBytes) {
-            const view = room(Math.min(chunkBytes, size - at));
-            await readInto(access, file, view, at);
-            staged += view.length;
-            stagedFileBytes += view.length;
-            hold(view.length);
-            sha.update(view);
-            crc.update(view);
-          }
-          sums[i] = sha.digest("hex");
-        }
-      } finally {
-        loan?.giveBack();
-      }
-      const crc32 = parseInt(crc.digest("hex"), 16);
-      putBytes(filled(items[i].after, items[i].fill, { crc32, size }));
-      figures.files += 1;
-      figures.bytes += size;
-      out.push({ size, crc32 });
-    }
-    await settleDigest();
-    send();
-    return out.map((r, i) => ({ ...r, sha256: sums[i] }));
+    const started = await readyLanes();
+    if (started.length === 0) return await here.run(root, items, emit, { wholeLimit, chunkBytes });
+    return await readInLanes(started, root, items, emit, wholeLimit, chunkBytes);
   } catch (err) {
     throw plain(err);
   } finally {
-    figures.held -= stagedFileBytes; // a failure: what was staged is dropped
-    // handles opened ahead and not read (a failure): closed, so no lock outlives the export
-    for (const pending of opened) if (pending) pending.then(({ loan }) => loan?.giveBack(), () => {});
+    exporting -= 1;
+    if (exporting === 0 && lanes !== null) idleTimer = setTimeout(endIdleLanes, LANE_IDLE_MS);
   }
 }
 
 /** What the byte path did since the worker started: files and bytes relayed, and the most file
- * bytes it held at once (`peak_held_bytes`) — read by host.info's runtime figures. */
+ * bytes it held at once (`peak_held_bytes`: this worker's own most plus each lane's most — an
+ * upper bound, the lanes' peaks may not coincide) — read by host.info's runtime figures. */
 export function bytePathFigures() {
-  return { files: figures.files, bytes: figures.bytes, peak_held_bytes: figures.peakHeld };
+  const lanesHeld = lanePeaks.reduce((a, b) => a + b, 0);
+  return { files: figures.files, bytes: figures.bytes, peak_held_bytes: figures.peakHeld + lanesHeld };
 }

@@ -277,13 +277,37 @@ export function holdHandles() {
     if (loan.access !== null && !loan.reading) closeLoan(loan);
     else waits.push(loan.returned);
   }
+  for (const party of elsewhere) {
+    const wait = party.hold();
+    if (wait) waits.push(wait);
+  }
   return waits.length ? Promise.allSettled(waits).then(() => undefined) : undefined;
 }
 
 /** After the change that `holdHandles()` began (each hold is released once). */
 export function releaseHandles() {
-  held = Math.max(0, held - 1);
+  if (held === 0) return;
+  held -= 1;
+  for (const party of elsewhere) party.release();
   if (held === 0) for (const wake of waiters.splice(0)) wake();
+}
+
+/** How many holds are in progress (a party joining later starts with as many). */
+export function holdsInProgress() {
+  return held;
+}
+
+const elsewhere = []; // parties holding handles in other workers: {hold(), release()}
+
+/**
+ * Hold `party`'s handles with this worker's own: `party.hold()` is called by every
+ * `holdHandles()` (it closes the party's handles opened ahead, opens none until its
+ * `release()`, and returns a promise that resolves once none of its handles is open, or
+ * undefined), `party.release()` by every `releaseHandles()`. The export's reader lanes
+ * (worker/byte-path.mjs) are such a party: their handles live in workers of their own.
+ */
+export function holdElsewhere(party) {
+  elsewhere.push(party);
 }
 
 // ---- Lent handles (issue 18, the export) ------------------------------------------------------

@@ -17,6 +17,7 @@
 //   end), digest (WebCrypto sha256, awaited); x-snap-N reads getFile().arrayBuffer() N ahead.
 
 import { createCRC32, createSHA256 } from "../vendor/hash-wasm.mjs";
+import { makePipe } from "./readlab-pipe.mjs";
 
 const MiB = 1 << 20;
 
@@ -148,6 +149,67 @@ self.onmessage = async (event) => {
             a.close();
           }
         });
+      } else if (name === "y-full" || name.startsWith("y-lanes-")) {
+        // round five: the whole reading pipeline (readlab-pipe.mjs) on segments of consecutive
+        // files of up to 8 MiB, here (y-full) or in N nested reader lanes (y-lanes-N), each lane
+        // given up to 2 segments at a time; the Blobs posted to the page in order
+        const segs = [];
+        for (let i = 0; i < paths.length;) {
+          let bytes = 0;
+          const seg = [];
+          while (i < paths.length && (seg.length === 0 || bytes + sizes[i] <= 8 * MiB)) { bytes += sizes[i]; seg.push(paths[i]); i++; }
+          segs.push(seg);
+        }
+        const lanesN = name === "y-full" ? 0 : Number(name.slice(8));
+        const parts = [];
+        const got = new Map();
+        let nextOut = 0;
+        let finish;
+        const finished = new Promise((resolve) => { finish = resolve; });
+        const landed = (seg, blobs) => {
+          got.set(seg, blobs);
+          while (got.has(nextOut)) { for (const b of got.get(nextOut)) { parts.push(b); port.postMessage({ chunk: b }); } got.delete(nextOut); nextOut++; }
+          if (nextOut === segs.length) finish();
+        };
+        let spawn = 0;
+        let lanes = [];
+        if (lanesN) {
+          const t0 = performance.now();
+          lanes = await Promise.all(Array.from({ length: lanesN }, () => new Promise((resolve, reject) => {
+            const w = new Worker("./readlab-lane.mjs", { type: "module" });
+            w.onmessage = (e) => { if (e.data.kind === "ready") { w.postMessage({ root: project }); resolve(w); } };
+            w.onerror = (e) => reject(new Error(e.message || "lane failed"));
+          })));
+          spawn = performance.now() - t0;
+        }
+        let times = null;
+        r = await timed(async () => {
+          if (!lanesN) {
+            const pipe = makePipe(project, (seg, blobs) => landed(seg, blobs));
+            segs.forEach((seg, i) => pipe.push(seg, i));
+            await finished;
+            times = pipe.t;
+          } else {
+            let given = 0;
+            const give = (lane) => { if (given < segs.length) { lane.postMessage({ seg: given, files: segs[given] }); given++; } };
+            for (const lane of lanes) {
+              lane.onmessage = (e) => { landed(e.data.seg, e.data.blobs); give(lane); };
+              give(lane); give(lane);
+            }
+            await finished;
+          }
+          const b = new Blob(parts);
+          port.postMessage({ blob: b });
+        });
+        if (lanesN) {
+          const all = await Promise.all(lanes.map((w) => new Promise((resolve) => { w.onmessage = (e) => resolve(e.data.times); w.postMessage({ times: true }); })));
+          times = {};
+          all.forEach((one, i) => { for (const k in one) times[`${k}${i}`] = one[k]; });
+          for (const w of lanes) w.terminate();
+        }
+        for (const k in times) r[k + "_ms"] = Math.round(times[k]);
+        r.spawn_ms = Math.round(spawn);
+        r.segments = segs.length;
       } else if (name.startsWith("x-")) {
         // x-close / x-blob / x-fresh-blob / x-spool / x-digest: sah-ro-ahead (8) with one more step per file, its ms apart
         const [step, aheadText] = name.slice(2).split("-");

@@ -67,7 +67,7 @@ globalThis.benchReadLab = (projectId, cases) => {
       const start = performance.now();
       const blob = new Blob(chunks.splice(0));
       channel.port1.postMessage({ blob_ms: performance.now() - start, size: blob.size });
-    } else chunks.push(event.data.data);
+    } else if (event.data.data) chunks.push(event.data.data);
   };
   return new Promise((resolve, reject) => {
     const worker = new Worker("./readlab-worker.mjs", { type: "module", name: "readlab-worker.mjs" });

@@ -128,6 +128,9 @@ class ChunkRelay:
             raise ValueError("chunk_size must be positive")
         self.chunk_size = chunk_size
 
+    def begin(self, files: ProjectFiles, sink: Sink) -> None:
+        """See :meth:`core.ports.FileRelay.begin`: nothing to get ready."""
+
     async def relay(
         self, files: ProjectFiles, items: Sequence[RelayItem], sink: Sink
     ) -> list[Relayed]:
@@ -285,6 +288,7 @@ class ArchiveExport:
         if self._started:
             raise RuntimeError("an export is streamed once")
         self._started = True
+        self._relay.begin(self._files, sink)  # it may get ready while the project is walked
         found, skipped = await _walk(self._files, self._folder)
         pending: list[bytes] = []  # bytes made here, not yet handed out
         held = 0
@@ -345,7 +349,7 @@ class ArchiveExport:
                 continue
             after, fill = descriptor_template(zip64=zip64)
             planned.append((item, header, zip64, after))
-            items.append(RelayItem(item.path, b"".join([*pending, header]), after, fill))
+            items.append(RelayItem(item.path, b"".join([*pending, header]), after, fill, item.size))
             pending.clear()
             held = 0
             if len(items) >= BATCH_FILES:

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 
 import pytest
 
-from core.archive.export import ExportSource, download_filename, export_archive
+from core.archive.export import ChunkRelay, ExportSource, download_filename, export_archive
 from core.archive.manifest import FIXED_DATE_TIME, MANIFEST_NAME, ArchiveManifest
 from core.memory.adapters import MemoryProjectFiles
 from core.paths import parse_path
-from core.ports import Entry
+from core.ports import Entry, ProjectFiles, Relayed, RelayItem, Sink
 from core.projects.case_guard import CaseGuard
 from core.refusals import Code, Refused
 from core.time import instant_iso as iso_instant
@@ -305,3 +305,66 @@ def test_a_store_that_lists_folders_at_once_is_walked_a_depth_at_a_time_to_the_s
             ("d2", "e1"),
         ],
     ]
+
+
+class _RecordingRelay(ChunkRelay):
+    """The Python relay, recording every plan item it is handed and each ``begin``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: list[RelayItem] = []
+        self.begun: list[tuple[ProjectFiles, Sink]] = []
+
+    def begin(self, files: ProjectFiles, sink: Sink) -> None:
+        self.begun.append((files, sink))
+
+    async def relay(
+        self, files: ProjectFiles, items: Sequence[RelayItem], sink: Sink
+    ) -> list[Relayed]:
+        self.items.extend(items)
+        return await super().relay(files, items, sink)
+
+
+def test_the_relay_plan_gives_each_files_listed_size_and_the_archive_does_not_change() -> None:
+    """Issue 18, round five: each planned file carries its size as listed (the browser's reader
+    lanes share the work by it); the archive is the same bytes whatever relay moved them."""
+    files = {"a.txt": b"a" * 10, "d/b.bin": bytes(range(256)) * 40, "d/e/empty": b""}
+    relay = _RecordingRelay()
+    got, _, _ = export(project(files), relay=relay)
+    assert {str(item.path): item.size for item in relay.items} == {
+        path: len(data) for path, data in files.items()
+    }
+    assert got == export(project(files))[0]
+
+
+class _ListingFiles(MemoryProjectFiles):
+    """The in-memory project, counting its folder listings."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.listed = 0
+
+    async def list_dir(self, folder: tuple[str, ...]) -> list[Entry]:
+        self.listed += 1
+        return await super().list_dir(folder)
+
+
+def test_the_relay_is_told_once_before_the_walk_that_an_export_begins() -> None:
+    """Issue 18, round five: ``begin`` comes once per export, before the first listing (the
+    browser starts its reader lanes while the project is walked), with the export's files and
+    sink."""
+    files = _ListingFiles()
+    run(files.write(parse_path("d/a.txt"), b"a"))
+    relay = _RecordingRelay()
+    listed_at_begin: list[int] = []
+    original = relay.begin
+
+    def begin(given: ProjectFiles, sink: Sink) -> None:
+        listed_at_begin.append(files.listed)
+        original(given, sink)
+
+    relay.begin = begin  # type: ignore[method-assign]
+    export(files, relay=relay)
+    assert listed_at_begin == [0]
+    assert len(relay.begun) == 1 and relay.begun[0][0] is files
+    assert files.listed > 0

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from wasm_tools.build import build_plugins
+from worker.sitebuild.serve import WORKER_CSP, headers_for
 from worker.sitebuild.site import check_plugin_package
 from worker.sitebuild.wheels import BuildError, _check, check_requirements, load_lock
 
@@ -131,3 +132,17 @@ def test_a_plugin_package_ships_only_with_its_committed_manifest_and_pinned_modu
 def test_the_built_example_packages_pass_the_site_check(tmp_path: Path) -> None:
     for package in build_plugins(tmp_path).values():
         check_plugin_package(ROOT, package)
+
+
+def test_every_worker_a_worker_starts_is_served_with_the_workers_csp() -> None:
+    """A worker's CSP comes only from its own response header (SPEC §2): every script a worker
+    starts (``new URL("….mjs", import.meta.url)`` in worker/ — environment servers and the
+    export's reader lanes) gets the same header as the host worker."""
+    started = set()
+    for module in (ROOT / "worker").glob("*.mjs"):
+        text = module.read_text(encoding="utf-8")
+        started |= set(re.findall(r'new URL\("([a-z-]+\.mjs)", import\.meta\.url\)', text))
+    assert {"peer.mjs", "byte-lane.mjs"} <= started
+    for script in sorted(started):
+        headers = headers_for(f"worker/{script}")
+        assert headers.get("Content-Security-Policy") == WORKER_CSP, script

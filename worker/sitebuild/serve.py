@@ -34,7 +34,7 @@ WORKER_CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; "
     "worker-src 'self'"
 )
-WORKER_SCRIPTS = ("worker/host.mjs", "worker/peer.mjs")
+WORKER_SCRIPTS = ("worker/host.mjs", "worker/peer.mjs", "worker/byte-lane.mjs")
 SERVICE_WORKER_CSP = "default-src 'self'; script-src 'self'; connect-src 'self'"
 
 
