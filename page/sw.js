@@ -10,8 +10,8 @@
 //   One failure fails the install; the previous version keeps serving. A new version waits
 //   until the page, once its host is ready, says "skip-waiting" (page/sw-register.mjs): a
 //   booting host never has its files switched under it; the next load uses the new build.
-// - activate: delete every other "voicebox-site-*" cache and every "voicebox-snapshot-*"
-//   cache (earlier builds kept a Python snapshot there; it now ships as a pinned file,
+// - activate: delete every other build's "voicebox-site-*" and "voicebox-snapshot-*" caches
+//   (the host keeps the inflated Python snapshot of its build in the latter,
 //   worker/snapshot.mjs), then control the open pages.
 // - fetch: a request for another origin that loads anything (a script, import(), a worker, a
 //   style, an image, a frame) is answered with a network error, never sent — the page's CSP
@@ -72,7 +72,8 @@ self.addEventListener("message", (event) => {
 self.addEventListener("activate", (event) => {
   event.waitUntil((async () => {
     for (const name of await caches.keys()) {
-      const old = name.startsWith(SITE_PREFIX) ? !name.endsWith(`-${BUILD}`) : name.startsWith(SNAPSHOT_PREFIX);
+      const ours = name === SITE_PREFIX + BUILD || name === SNAPSHOT_PREFIX + BUILD;
+      const old = !ours && (name.startsWith(SITE_PREFIX) || name.startsWith(SNAPSHOT_PREFIX));
       if (old) await caches.delete(name);
     }
     await self.clients.claim();

@@ -2,12 +2,13 @@
 // and the environment-server workers. Thin glue: it loads, checks and reports; it decides
 // nothing about requests.
 //
-// bootPython({site, report}) resolves {pyodide, manifest, restored} or throws a BootFailure {code,
+// bootPython({site, report}) resolves {pyodide, manifest, restored, kept} or throws a BootFailure {code,
 // message, file}. `report({stage, loaded, total})` gets progress (bytes so far). Python starts
-// from the site's memory snapshot (worker/snapshot.mjs) when the site ships one (`restored`).
+// from the site's memory snapshot (worker/snapshot.mjs) when the site ships one (`restored`;
+// `kept`: from this build's inflated copy in Cache Storage).
 
 import { egressGuard } from "./egress-guard.mjs";
-import { AFTER_RESTORE_CODE, SNAPSHOT, fetchSnapshot, handOnce } from "./snapshot.mjs";
+import { AFTER_RESTORE_CODE, SNAPSHOT, dropInflated, fetchSnapshot, handOnce } from "./snapshot.mjs";
 
 const PYODIDE_TIMEOUT_MS = 90_000;
 
@@ -98,7 +99,8 @@ export async function bootPython({ site, report }) {
 
   report({ stage, loaded, total });
   // the snapshot and the wheels' precompiled bytecode, fetched while the runtime loads
-  let snapshot = fetchSnapshot(site, manifest);
+  const seen = {};
+  let snapshot = fetchSnapshot(site, manifest, seen);
   snapshot?.catch(() => {}); // awaited by the loader, or below when it was not
   const bytecode = fetchBytecode(site, manifest);
   bytecode.catch(() => {}); // awaited (and reported) after the packages
@@ -138,6 +140,7 @@ export async function bootPython({ site, report }) {
           );
         }
         console.warn(`The Python snapshot did not restore (${err.message}); starting Python anew.`);
+        if (seen.kept) await dropInflated(manifest.build); // the next boot inflates the pinned file
         pyodide = null;
       }
     }
@@ -180,7 +183,7 @@ export async function bootPython({ site, report }) {
   }
   booted = true;
   report({ stage: "host", loaded: total, total });
-  return { pyodide, manifest, restored };
+  return { pyodide, manifest, restored, kept: restored && seen.kept === true };
 }
 
 /** Hold the Web Lock `name` for this worker's life; resolves false if another holds it. */

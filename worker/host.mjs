@@ -223,7 +223,7 @@ async function boot() {
   python.catch(() => {}); // awaited below, after the standby decision
   const owned = await storage.owned;
   if (!owned) post({ kind: "standby" });
-  const { pyodide, manifest, restored } = await python;
+  const { pyodide, manifest, restored, kept } = await python;
   pyodide.registerJsModule("voicebox_io", io);
   pyodide.registerJsModule("voicebox_bytes", bytePath); // browser_host/byte_path.py
   // A fatal error inside Python (a Wasm trap, a stack overflow) leaves this worker running but
@@ -245,6 +245,7 @@ async function boot() {
   const versions = JSON.parse(host.versions());
   versions.build = manifest.build;
   versions.python_start = restored ? "snapshot" : "plain"; // worker/snapshot.mjs
+  if (restored) versions.python_snapshot = kept ? "kept" : "fetched"; // inflated copy or the pinned file
   post({ kind: "ready", versions, tookOver: !owned, startMs: Math.round(performance.now() - started) });
   bridge = host;
   // the late modules' import and the mailboxes' warm-up, in the background (their first steps
