@@ -10,23 +10,16 @@
 // times: paths relative to site-packages, e.g. "jinja2/__pycache__/nodes.cpython-314.pyc".
 
 import { readFileSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { join } from "node:path";
+import { loadPinnedPyodide } from "./node-pyodide.mjs";
 
 const [dir, out] = process.argv.slice(2);
 if (!dir || !out) {
   console.error("usage: node worker/sitebuild/bytecode.mjs <dist/pyodide/> <out.zip>");
   process.exit(2);
 }
-const indexURL = resolve(dir) + "/";
-const { loadPyodide } = await import(pathToFileURL(`${indexURL}pyodide.mjs`).href);
-const pyodide = await loadPyodide({
-  indexURL,
-  lockFileURL: `${indexURL}pyodide-lock.json`,
-  packageBaseUrl: indexURL,
-  stdout: () => {},
-});
-const lock = JSON.parse(readFileSync(`${indexURL}pyodide-lock.json`, "utf8"));
+const pyodide = await loadPinnedPyodide(dir);
+const lock = JSON.parse(readFileSync(join(dir, "pyodide-lock.json"), "utf8"));
 const wanted = Object.keys(lock.packages);
 const errors = [];
 const installed = await pyodide.loadPackage(wanted, { messageCallback: () => {}, errorCallback: (m) => errors.push(m) });

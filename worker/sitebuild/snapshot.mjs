@@ -18,9 +18,8 @@
 // `random` is reseeded from it (AFTER_RESTORE_CODE); tests/build/test_snapshot.py checks both.
 
 import { writeFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { PRELOAD_CODE } from "../snapshot.mjs";
+import { loadPinnedPyodide } from "./node-pyodide.mjs";
 
 const [dir, out, epoch] = process.argv.slice(2);
 if (!dir || !out || !epoch) {
@@ -45,13 +44,7 @@ const fill = (view) => {
 globalThis.crypto.getRandomValues = fill;
 (await import("node:crypto")).default.randomFillSync = fill;
 
-const indexURL = resolve(dir) + "/";
-const { loadPyodide } = await import(pathToFileURL(`${indexURL}pyodide.mjs`).href);
-const pyodide = await loadPyodide({
-  indexURL,
-  lockFileURL: `${indexURL}pyodide-lock.json`,
-  packageBaseUrl: indexURL,
-  stdout: () => {},
+const pyodide = await loadPinnedPyodide(dir, {
   env: { PYTHONHASHSEED: "0", _: "./this.program" },
   _makeSnapshot: true,
 });
