@@ -23,6 +23,17 @@ def _project(host: HostPage, name: str) -> str:
     return pid
 
 
+def _editing_hello(host: HostPage, name: str) -> str:
+    """A new project ``name`` (:func:`_project`) open in the page, ``src/hello.py`` in the
+    editor; its id."""
+    pid = _project(host, name)
+    open_in_ui(host, pid)
+    open_folder(host.page, "src")
+    open_file(host.page, "src/hello.py")
+    wait_editor(host.page)
+    return pid
+
+
 def _shown(page, path: str) -> None:
     page.wait_for_selector(f"#viewer-path:text-is('{path}')")
     wait_editor(page)
@@ -60,11 +71,7 @@ def test_the_url_holds_project_folder_and_file_and_reload_back_forward_restore_t
 
 def test_the_editor_saves_with_ctrl_s_undoes_and_finds_with_no_violation(host: HostPage) -> None:
     page = host.page
-    pid = _project(host, "Edited")
-    open_in_ui(host, pid)
-    open_folder(page, "src")
-    open_file(page, "src/hello.py")
-    wait_editor(page)
+    pid = _editing_hello(host, "Edited")
 
     page.click(EDITOR)
     page.keyboard.press("Control+End")
@@ -116,11 +123,7 @@ def test_text_over_a_selection_the_editor_has_not_seen_yet_replaces_it_with_no_v
     the editor, not by Chromium's editing code, which writes inline styles the CSP refuses
     (the intermittent failure of e2e/test_folders.py, round five)."""
     page = host.page
-    pid = _project(host, "Raced")
-    open_in_ui(host, pid)
-    open_folder(page, "src")
-    open_file(page, "src/hello.py")
-    wait_editor(page)
+    _editing_hello(host, "Raced")
     page.click(EDITOR)  # focused first: the focus's own selection update is done before the hold
     page.wait_for_selector("#editor .cm-editor.cm-focused")
 
