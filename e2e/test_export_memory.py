@@ -69,7 +69,7 @@ async ([pid]) => {
 """
 
 
-LANES = 2  # worker/byte-path.mjs: reader lanes the host starts
+LANES = 3  # worker/byte-path.mjs: reader lanes the host starts
 LANE_SCRIPT = "worker/byte-lane.mjs"
 
 
