@@ -69,7 +69,7 @@ async ([pid]) => {
 """
 
 
-LANES = 2  # worker/byte-path.mjs: reader lanes the host starts
+LANES = 3  # worker/byte-path.mjs: reader lanes the host starts
 LANE_SCRIPT = "worker/byte-lane.mjs"
 
 
@@ -149,7 +149,9 @@ def test_a_200_mb_project_exports_with_host_memory_growing_under_64_mb(
     assert growth < 64 * MB
     runtime = _runtime(host)
     assert runtime["byte_path_bytes"] == FILES * FILE_MB * MB  # every file byte took the path
-    assert runtime["byte_path_peak_held_bytes"] <= 2 * WHOLE_FILE_BYTES  # a file + its digest copy
+    # 10 MB files are read in 8 MiB pieces: at most one piece held per reader (each lane, or
+    # the host's own reader where no lane starts)
+    assert runtime["byte_path_peak_held_bytes"] <= LANES * CHUNK_BYTES
     assert len({v for v in seen if 0 < v < FILES * FILE_MB * MB}) >= 2  # the bar moved
     with zipfile.ZipFile(saved) as zf:
         names = [n for n in zf.namelist() if n.startswith("big/")]

@@ -21,7 +21,7 @@ import { holdElsewhere, holdsInProgress } from "./opfs-io.mjs";
 /** The reader lanes' script: the only worker this module starts (worker/host.mjs lists it in
  * the egress guard). */
 export const LANE_SCRIPT = new URL("byte-lane.mjs", import.meta.url);
-const LANES = 2; // reader lanes (each holds up to about 2 × the staging buffer: docs/archives.md §4)
+const LANES = 3; // reader lanes (each holds up to about 2 × the staging buffer: docs/archives.md §4)
 const RUNS_PER_LANE = 2; // runs given to a lane at once (it opens files ahead across them)
 const LANE_START_MS = 10_000; // a lane not started by then: this export is read here
 const LANE_IDLE_MS = 60_000; // lanes idle this long are ended (their buffers freed)

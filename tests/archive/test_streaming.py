@@ -113,3 +113,28 @@ def test_a_small_project_exports_in_few_pieces() -> None:
     one-file project is two pieces (header and data; descriptor, manifest and directory)."""
     _, _, chunks = export(project({"a.txt": b"a"}))
     assert len(chunks) == 2
+
+
+def test_an_export_cut_into_batches_is_the_export_in_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project of more files than a batch is relayed in several batches (here of two files),
+    with folder headers between them, and gives the very bytes and manifest of one batch."""
+    from core.archive import export as export_module
+    from core.archive.export import ChunkRelay
+
+    files = project(
+        {f"d{i % 3}/f{i}.txt": bytes([i]) * (i * 37) for i in range(7)},
+        folders=["d1/empty", "e"],
+    )
+    whole, summary, _ = export(files)
+    batches: list[int] = []
+
+    class Counting(ChunkRelay):
+        async def relay(self, files, items, sink):  # type: ignore[no-untyped-def]
+            batches.append(len(items))
+            return await super().relay(files, items, sink)
+
+    monkeypatch.setattr(export_module, "BATCH_FILES", 2)
+    cut, cut_summary, _ = export(files, relay=Counting())
+    assert batches == [2, 2, 2, 1]
+    assert cut == whole
+    assert cut_summary == summary
