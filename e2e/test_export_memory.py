@@ -389,9 +389,9 @@ def test_two_exports_at_once_each_give_their_own_projects_archive(exporter: Expo
 REMOVED_DURING_EXPORT = """
 async ([pid, victim]) => {
   let removing = null;
+  let dir = await navigator.storage.getDirectory();
+  for (const part of ["projects", pid, "big"]) dir = await dir.getDirectoryHandle(part);
   const removeOnce = async () => {
-    let dir = await navigator.storage.getDirectory();
-    for (const part of ["projects", pid, "big"]) dir = await dir.getDirectoryHandle(part);
     for (let tries = 0; ; tries++) {
       try { await dir.removeEntry(victim); return "removed"; }
       catch (err) { if (tries > 200) return `not removed: ${err.name}`; await new Promise((r) => setTimeout(r, 5)); }
@@ -411,15 +411,20 @@ async ([pid, victim]) => {
 def test_a_file_removed_while_exported_refuses_the_export_and_the_readers_let_go(
     exporter: Exporter,
 ) -> None:
-    """40 files of 1 MiB; the last is removed from OPFS directly once the first bytes reached
+    """96 files of 1 MiB; the last is removed from OPFS directly once the first bytes reached
     the page: the export answers ``file-not-found``; then every file can be written (no reader
-    kept a handle open), and the next export is the core's own archive of the files."""
+    kept a handle open), and the next export is the core's own archive of the files.
+
+    Why 96: the lanes are given runs of 7 such files, RUNS_PER_LANE at a time, and read them
+    beside each other; the run holding the last file must not be given before the page can
+    remove it (with 40 files, three lanes were given every run at once and sometimes read the
+    last file before the first bytes reached the page: a CI run saw the export succeed)."""
     host = exporter.host
     pid = host.ok("project.create", {"name": "vanishing"})["result"]["project"]["id"]
-    host.page.evaluate(FILL, [pid, 40, 1])
-    out = host.page.evaluate(REMOVED_DURING_EXPORT, [pid, "part-39.bin"])
+    host.page.evaluate(FILL, [pid, 96, 1])
+    out = host.page.evaluate(REMOVED_DURING_EXPORT, [pid, "part-95.bin"])
     assert out == {"refused": "file-not-found", "removed": "removed"}
-    files = {f"big/part-{f:02d}.bin": bytes([f]) * 1000 for f in range(40)}
+    files = {f"big/part-{f:02d}.bin": bytes([f]) * 1000 for f in range(96)}
     for path, data in files.items():
         host.ok("file.write", {"project": pid, "path": path}, data)
     data = base64.b64decode(host.page.evaluate(EXPORT, [pid])["b64"])
