@@ -136,9 +136,9 @@ class CachesListings(Protocol):
     DevTools) once the folder's watch has reported it. Decisions — a move's survey, an
     export's walk, the trash — read :meth:`ProjectFiles.list_dir`, never this."""
 
-    async def list_dir_cached(self, folder: tuple[str, ...]) -> list[Entry]:
-        """:meth:`ProjectFiles.list_dir` of ``folder``, possibly kept from an earlier listing;
-        refuses as it does."""
+    async def list_dir_cached(self, folder: tuple[str, ...]) -> Sequence[Entry]:
+        """:meth:`ProjectFiles.list_dir` of ``folder``, possibly kept from an earlier listing
+        (then an immutable tuple, the same object while it stays kept); refuses as it does."""
         ...
 
 

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import Field
 
 from core.host.operations import Call, Outcome
+from core.host.shown_listings import ShownListings
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
 from core.ports import Entry, ProjectFiles
@@ -217,13 +219,21 @@ async def file_list(call: Call[FolderArgs]) -> Outcome:
     files = await _files(call)
     lister = cached_lister(files)
     listed = await (files.list_dir(folder) if lister is None else lister.list_dir_cached(folder))
+    return Outcome(_SHOWN.shown(listed, folder), project=call.args.project)
+
+
+def _listing(listed: Sequence[Entry], folder: tuple[str, ...]) -> Listing:
+    """The answer of ``file.list`` for ``listed``, the entries of ``folder``."""
     # the entries' fields read by pydantic in one call (from_attributes): a third of the
     # cost of one model per entry in Pyodide (issue 18, docs/operations.md "Round five")
     shown = [e for e in listed if visible(e, folder)]
-    listing = Listing.model_validate(
+    return Listing.model_validate(
         {"folder": "/".join(folder), "entries": shown}, from_attributes=True
     )
-    return Outcome(listing, project=call.args.project)
+
+
+_SHOWN = ShownListings(_listing)
+"""The answers of kept listings, kept beside them (:mod:`core.host.shown_listings`)."""
 
 
 async def walk(files: ProjectFiles, folder: tuple[str, ...]) -> list[WalkEntry]:

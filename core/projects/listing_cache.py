@@ -109,7 +109,7 @@ class ListingCache:
         self._max_entries = max_entries
         self._max_roots = max_roots
         self._roots: OrderedDict[str, _Root] = OrderedDict()
-        self._kept: OrderedDict[tuple[str, Folder], list[Entry]] = OrderedDict()
+        self._kept: OrderedDict[tuple[str, Folder], tuple[Entry, ...]] = OrderedDict()
         self.entries = 0
         self.hits = 0
         self.reports = 0
@@ -127,8 +127,11 @@ class ListingCache:
 
     # ---- reading --------------------------------------------------------------------------
 
-    def lookup(self, key: str, folder: Folder) -> list[Entry] | None:
-        """The kept listing of ``folder`` in project ``key`` (a new list), or ``None``."""
+    def lookup(self, key: str, folder: Folder) -> tuple[Entry, ...] | None:
+        """The kept listing of ``folder`` in project ``key``, or ``None``. A kept listing is
+        a tuple never changed: a change drops it, and a later listing keeps a new tuple (so
+        an answer made from one may be kept while it is the one handed out:
+        :mod:`core.host.shown_listings`)."""
         root = self._roots.get(key)
         if root is None or root.watch is None or not root.watch.active:
             return None
@@ -138,7 +141,7 @@ class ListingCache:
         self._kept.move_to_end((key, folder))
         self._roots.move_to_end(key)
         self.hits += 1
-        return list(kept)
+        return kept
 
     def begin(self, key: str, files: ProjectFiles) -> int | None:
         """Before listing storage for project ``key`` (whose files are ``files``): its
@@ -158,25 +161,29 @@ class ListingCache:
             return None
         return root.generation
 
-    def store(self, key: str, folder: Folder, entries: list[Entry], generation: int) -> None:
+    def store(
+        self, key: str, folder: Folder, entries: Sequence[Entry], generation: int
+    ) -> tuple[Entry, ...] | None:
         """Keep ``entries`` as the listing of ``folder`` in project ``key`` when ``generation``
         (from :meth:`begin`) is still its generation and its watch still active; then let
-        the least recently used listings go until :data:`MAX_ENTRIES` hold."""
+        the least recently used listings go until :data:`MAX_ENTRIES` hold. Returns the kept
+        tuple (what :meth:`lookup` hands out), or ``None`` when nothing was kept."""
         root = self._roots.get(key)
         if root is None or root.generation != generation:
-            return
+            return None
         if root.watch is None or not root.watch.active:
-            return
+            return None
         size = max(1, len(entries))
         if size > self._max_entries:
-            return
+            return None
         self._drop(key, root, folder)
-        self._kept[(key, folder)] = list(entries)
+        kept = self._kept[(key, folder)] = tuple(entries)
         root.folders.add(folder)
         self.entries += size
         while self.entries > self._max_entries:
             (old_key, old_folder), _ = next(iter(self._kept.items()))
             self._drop(old_key, self._roots[old_key], old_folder)
+        return kept
 
     # ---- changes ----------------------------------------------------------------------------
 
@@ -275,15 +282,18 @@ class CachedListings(ReadThrough):
         self._cache = cache
         self._key = key
 
-    async def list_dir_cached(self, folder: Folder) -> list[Entry]:
-        """See :meth:`core.ports.CachesListings.list_dir_cached`."""
+    async def list_dir_cached(self, folder: Folder) -> Sequence[Entry]:
+        """See :meth:`core.ports.CachesListings.list_dir_cached`: the kept tuple when the
+        listing is (or is now) kept, else the list read."""
         kept = self._cache.lookup(self._key, folder)
         if kept is not None:
             return kept
         generation = self._cache.begin(self._key, self._files)
         entries = await self._files.list_dir(folder)
         if generation is not None:
-            self._cache.store(self._key, folder, entries, generation)
+            kept = self._cache.store(self._key, folder, entries, generation)
+            if kept is not None:
+                return kept
         return entries
 
     def _changed(self, *changes: FolderChange) -> None:
