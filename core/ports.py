@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from core.paths import ProjectPath
 
@@ -45,6 +45,9 @@ __all__ = [
     "StoredAuditRecord",
     "WatchesFolders",
 ]
+
+ShownAnswer = TypeVar("ShownAnswer")
+"""What :meth:`CachesListings.shown` makes from a listing (``file.list``'s answer)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +140,16 @@ class CachesListings(Protocol):
     export's walk, the trash — read :meth:`ProjectFiles.list_dir`, never this."""
 
     async def list_dir_cached(self, folder: tuple[str, ...]) -> Sequence[Entry]:
-        """:meth:`ProjectFiles.list_dir` of ``folder``, possibly kept from an earlier listing
-        (then an immutable tuple, the same object while it stays kept); refuses as it does."""
+        """:meth:`ProjectFiles.list_dir` of ``folder``, possibly kept from an earlier listing;
+        refuses as it does."""
+        ...
+
+    async def shown(
+        self, folder: tuple[str, ...], make: Callable[[Sequence[Entry]], ShownAnswer]
+    ) -> ShownAnswer:
+        """``make(entries)`` of :meth:`list_dir_cached`'s entries, kept with the kept listing
+        and made again only once that listing changed (``make`` must give the same answer for
+        the same entries); refuses as :meth:`list_dir_cached` does."""
         ...
 
 

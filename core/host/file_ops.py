@@ -27,7 +27,6 @@ from typing import Any, Literal
 from pydantic import Field
 
 from core.host.operations import Call, Outcome
-from core.host.shown_listings import ShownListings
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
 from core.ports import Entry, ProjectFiles
@@ -218,8 +217,11 @@ async def file_list(call: Call[FolderArgs]) -> Outcome:
     folder = _folder(call.args.folder)
     files = await _files(call)
     lister = cached_lister(files)
-    listed = await (files.list_dir(folder) if lister is None else lister.list_dir_cached(folder))
-    return Outcome(_SHOWN.shown(listed, folder), project=call.args.project)
+    if lister is None:
+        listing = _listing(await files.list_dir(folder), folder)
+    else:  # kept with the kept listing (core.projects.listing_cache, "The answer kept beside it")
+        listing = await lister.shown(folder, lambda listed: _listing(listed, folder))
+    return Outcome(listing, project=call.args.project)
 
 
 def _listing(listed: Sequence[Entry], folder: tuple[str, ...]) -> Listing:
@@ -230,10 +232,6 @@ def _listing(listed: Sequence[Entry], folder: tuple[str, ...]) -> Listing:
     return Listing.model_validate(
         {"folder": "/".join(folder), "entries": shown}, from_attributes=True
     )
-
-
-_SHOWN = ShownListings(_listing)
-"""The answers of kept listings, kept beside them (:mod:`core.host.shown_listings`)."""
 
 
 async def walk(files: ProjectFiles, folder: tuple[str, ...]) -> list[WalkEntry]:

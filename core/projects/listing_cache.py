@@ -33,16 +33,27 @@ are watched (least recently listed first out: its listings dropped, its watch st
 folder of more than :data:`MAX_ENTRIES` entries is not kept. Memory follows the number of
 entries kept, never the projects' content bytes.
 
-Only :meth:`CachedListings.list_dir_cached` (:class:`~core.ports.CachesListings`) answers from
-kept listings; :meth:`~core.ports.ProjectFiles.list_dir` always reads storage, so decisions —
-a move's survey, an export's walk, the trash, the mailbox — never act on a kept listing.
+**The answer kept beside it** (issue 18, round seven). Turning a kept listing into what
+``file.list`` answers — the entries shown, one validated model each — cost about 2 µs an entry
+on CPython and several times that in Pyodide, on every listing. A kept listing is an immutable
+tuple, so the answer made from it stays true as long as it is kept: :meth:`CachedListings.shown`
+keeps that answer in the listing's own record, and it goes with the listing (a change, a
+report, the bounds). The one caller (``file.list``) makes the same answer from the same entries
+every time; each kept listing holds at most one answer, about as much memory again as its
+entries.
+
+Only :meth:`CachedListings.list_dir_cached` and :meth:`CachedListings.shown`
+(:class:`~core.ports.CachesListings`) answer from kept listings;
+:meth:`~core.ports.ProjectFiles.list_dir` always reads storage, so decisions — a move's survey,
+an export's walk, the trash, the mailbox — never act on a kept listing.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from core.paths import ProjectPath
 from core.ports import (
@@ -77,6 +88,16 @@ SCAN_FOLDERS = 512
 """A removal in a project with more kept folders than this drops them all (no scan)."""
 
 Folder = tuple[str, ...]
+Answer = TypeVar("Answer")
+
+
+@dataclass
+class _Kept:
+    """One kept listing: its entries (never changed) and the answer made from them, once made
+    (:meth:`CachedListings.shown`)."""
+
+    entries: tuple[Entry, ...]
+    answer: Any = None
 
 
 @dataclass
@@ -109,7 +130,7 @@ class ListingCache:
         self._max_entries = max_entries
         self._max_roots = max_roots
         self._roots: OrderedDict[str, _Root] = OrderedDict()
-        self._kept: OrderedDict[tuple[str, Folder], tuple[Entry, ...]] = OrderedDict()
+        self._kept: OrderedDict[tuple[str, Folder], _Kept] = OrderedDict()
         self.entries = 0
         self.hits = 0
         self.reports = 0
@@ -127,11 +148,8 @@ class ListingCache:
 
     # ---- reading --------------------------------------------------------------------------
 
-    def lookup(self, key: str, folder: Folder) -> tuple[Entry, ...] | None:
-        """The kept listing of ``folder`` in project ``key``, or ``None``. A kept listing is
-        a tuple never changed: a change drops it, and a later listing keeps a new tuple (so
-        an answer made from one may be kept while it is the one handed out:
-        :mod:`core.host.shown_listings`)."""
+    def lookup(self, key: str, folder: Folder) -> _Kept | None:
+        """The kept listing of ``folder`` in project ``key``, or ``None``."""
         root = self._roots.get(key)
         if root is None or root.watch is None or not root.watch.active:
             return None
@@ -163,11 +181,11 @@ class ListingCache:
 
     def store(
         self, key: str, folder: Folder, entries: Sequence[Entry], generation: int
-    ) -> tuple[Entry, ...] | None:
+    ) -> _Kept | None:
         """Keep ``entries`` as the listing of ``folder`` in project ``key`` when ``generation``
         (from :meth:`begin`) is still its generation and its watch still active; then let
-        the least recently used listings go until :data:`MAX_ENTRIES` hold. Returns the kept
-        tuple (what :meth:`lookup` hands out), or ``None`` when nothing was kept."""
+        the least recently used listings go until :data:`MAX_ENTRIES` hold. Returns what was
+        kept (as :meth:`lookup` will), or ``None`` when nothing was."""
         root = self._roots.get(key)
         if root is None or root.generation != generation:
             return None
@@ -177,7 +195,7 @@ class ListingCache:
         if size > self._max_entries:
             return None
         self._drop(key, root, folder)
-        kept = self._kept[(key, folder)] = tuple(entries)
+        kept = self._kept[(key, folder)] = _Kept(tuple(entries))
         root.folders.add(folder)
         self.entries += size
         while self.entries > self._max_entries:
@@ -240,14 +258,14 @@ class ListingCache:
         for depth in range(len(path) - 1):
             above = path[:depth]
             kept = self._kept.get((key, above))
-            if kept is not None and not _shows_folder(kept, path[depth]):
+            if kept is not None and not _shows_folder(kept.entries, path[depth]):
                 self._drop(key, root, above)
 
     def _drop(self, key: str, root: _Root, folder: Folder) -> None:
         kept = self._kept.pop((key, folder), None)
         if kept is not None:
             root.folders.discard(folder)
-            self.entries -= max(1, len(kept))
+            self.entries -= max(1, len(kept.entries))
 
     def _drop_below(self, key: str, root: _Root, path: Folder) -> None:
         n = len(path)
@@ -283,8 +301,23 @@ class CachedListings(ReadThrough):
         self._key = key
 
     async def list_dir_cached(self, folder: Folder) -> Sequence[Entry]:
-        """See :meth:`core.ports.CachesListings.list_dir_cached`: the kept tuple when the
-        listing is (or is now) kept, else the list read."""
+        """See :meth:`core.ports.CachesListings.list_dir_cached`."""
+        listed = await self._listed(folder)
+        return listed if not isinstance(listed, _Kept) else listed.entries
+
+    async def shown(self, folder: Folder, make: Callable[[Sequence[Entry]], Answer]) -> Answer:
+        """See :meth:`core.ports.CachesListings.shown`: the answer kept with the kept listing,
+        made by ``make`` the first time it is shown (module docstring)."""
+        listed = await self._listed(folder)
+        if not isinstance(listed, _Kept):
+            return make(listed)
+        if listed.answer is None:
+            listed.answer = make(listed.entries)
+        answer: Answer = listed.answer
+        return answer
+
+    async def _listed(self, folder: Folder) -> _Kept | list[Entry]:
+        """The kept listing of ``folder`` (kept now if it may be), else the entries read."""
         kept = self._cache.lookup(self._key, folder)
         if kept is not None:
             return kept
