@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from core.custody.remote import refusal_from_answer
 from server_host.sandbox import Bubblewrap, Fence, NoSandbox, Unavailable, detect, spawn
 from tests.server.harness import Server
 from tests.server.test_commands import _exec, _ready, _refusal, _running
@@ -144,6 +145,8 @@ def test_without_a_sandbox_commands_are_refused_unless_the_operator_opts_out(
             message = answer.json()["refusal"]["message"]
             assert "No permissions to create new namespace" in message
             assert "--exec-unsandboxed" in message
+            relayed = refusal_from_answer(answer.status_code, answer.text)  # the browser host's
+            assert relayed is not None and "bubblewrap" in relayed.body().message
         assert not (server.root / "projects" / project / ".git").exists()
         refused = [r for r in _audit(server) if r["op"] == "env.exec"]
         assert [r["rule"] for r in refused] == ["sandbox-unavailable"]
