@@ -4,7 +4,9 @@ Commands (each has ``--help``):
 
 - ``init --root DIR --name NAME`` — create the environment: its envKey, host token, audit;
 - ``serve --root DIR [--host H] [--port P] [--allow-origin O ...] [--certfile F --keyfile F]
-  [--no-audit]`` — serve it over HTTP(S) and WebSocket;
+  [--no-audit] [--exec-unsandboxed]`` — serve it over HTTP(S) and WebSocket; one per root
+  (:mod:`server_host.root_lock`); fenced commands in the process sandbox
+  (:mod:`server_host.sandbox`) unless the operator opts out;
 - ``pair-code --root DIR`` — mint a one-time pairing code (and show the envKey fingerprint);
 - ``revoke --root DIR --env-key K`` — revoke every bearer issued for ``K`` (closing its live
   channels at once when the server runs);
@@ -13,9 +15,9 @@ Commands (each has ``--help``):
   switches: fenced commands, SAFE mode.
 
 ``pair-code`` and ``revoke`` talk to the running server through its admin socket
-(:mod:`server_host.admin`) and work on disk when none runs. Nothing printed or logged holds a
-bearer or the host token (the host token stays in HOST_DIR ``.host-token``); the pairing code
-is printed once, to the operator who asked for it.
+(:mod:`server_host.admin`) and work on disk, holding the root's lock, when none runs.
+Nothing printed or logged holds a bearer or the host token (the host token stays in HOST_DIR
+``.host-token``); the pairing code is printed once, to the operator who asked for it.
 """
 
 from __future__ import annotations

@@ -60,6 +60,7 @@ HIDDEN_TMPFS_BYTES = 64 << 10
 SCRATCH_TMPFS_BYTES = 256 << 20
 """Default size of each scratch tmpfs (it is memory): a process that fills it gets ENOSPC."""
 PROBE_S = 10
+_HIDE, _SCRATCH, _BIND = 0, 1, 2  # the kinds of mount, in the order they go at one depth
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +70,9 @@ class Fence:
     - ``writable``: folders bound read-write at their own path (a project folder, a runner's
       git worktree);
     - ``hidden``: folders or files replaced by nothing — an empty read-only tmpfs over a
-      folder, ``/dev/null`` over a file — wherever they are (``/tmp``, a home, ``/srv``);
-      a ``writable`` or ``scratch`` path inside a hidden one is mounted back on top;
+      folder; ``/dev/null`` bound over a file (opening it there is refused: ``EACCES``) —
+      wherever they are (``/tmp``, a home, ``/srv``); a ``writable`` or ``scratch`` path
+      inside a hidden one is mounted back on top;
     - ``scratch``: fresh, private, writable tmpfs folders of ``scratch_bytes`` each, empty at
       every start and gone at the end (``/tmp``, the process's ``HOME``);
     - ``network``: ``False`` gives the process a network namespace of its own with only a
@@ -127,24 +129,27 @@ class Bubblewrap:
             real = _real(raw)
             if real is not None and real != Path("/"):
                 hidden.append(real)
+        # a hidden path inside another hidden one is already gone
         hidden = [h for h in hidden if not any(_inside(h, o) and h != o for o in hidden)]
-        mounts: list[tuple[int, int, Path]] = [(len(p.parts), 0, p) for p in set(hidden)]
-        mounts += [(len(p.parts), 1, p) for p in {Path(os.path.realpath(s)) for s in fence.scratch}]
+        mounts = [(len(p.parts), _HIDE, p) for p in set(hidden)]
+        scratch = {Path(os.path.realpath(p)) for p in fence.scratch}
+        mounts += [(len(p.parts), _SCRATCH, p) for p in scratch]
         for folder in fence.writable:
             real = _real(folder)
             if real is None or not real.is_dir():
                 raise Refused(Code.INTERNAL_ERROR, "A sandbox's writable folder is missing.")
-            mounts.append((len(real.parts), 2, real))
+            mounts.append((len(real.parts), _BIND, real))
         args = [self.path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        for _, kind, path in sorted(mounts):
-            if kind == 0 and not path.is_dir():
-                args += ["--ro-bind", os.devnull, str(path)]
-            elif kind == 0:
-                args += ["--perms", "0555", "--size", str(HIDDEN_TMPFS_BYTES), "--tmpfs", str(path)]
-            elif kind == 1:
-                args += ["--size", str(fence.scratch_bytes), "--tmpfs", str(path)]
+        for _, kind, path in sorted(mounts):  # parents first; at one depth: hide, scratch, bind
+            where = str(path)
+            if kind == _HIDE and not path.is_dir():
+                args += ["--ro-bind", os.devnull, where]
+            elif kind == _HIDE:
+                args += ["--perms", "0555", "--size", str(HIDDEN_TMPFS_BYTES), "--tmpfs", where]
+            elif kind == _SCRATCH:
+                args += ["--size", str(fence.scratch_bytes), "--tmpfs", where]
             else:
-                args += ["--bind", str(path), str(path)]
+                args += ["--bind", where, where]
         args += ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
         args += ["--die-with-parent", "--chdir", os.path.realpath(cwd)]
         if fence.network:
