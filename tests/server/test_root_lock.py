@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from server_host.root_lock import RootBusy, lock_root
@@ -56,6 +57,23 @@ def test_the_lock_dies_with_its_server_however_it_ends(tmp_path: Path) -> None:
         assert again.pair().startswith("vbx_")
     finally:
         again.stop()
+
+
+def test_a_serve_waits_for_an_on_disk_act_to_release_the_root(tmp_path: Path) -> None:
+    server = Server(tmp_path / "env")
+    held = lock_root(server.host_dir, "revoke")  # as `voicebox-env revoke` does with no server
+    releaser = threading.Timer(3.0, held.release)  # the serve is at its lock by then
+    releaser.start()
+    try:
+        server.start()  # waits for the act (bounded by WAIT_S) instead of refusing
+        assert server.pair().startswith("vbx_")
+        assert (
+            f"{server._process.pid if server._process else 0} serve"
+            in (server.host_dir / "serve.lock").read_text()
+        )
+    finally:
+        releaser.join(5)
+        server.stop()
 
 
 def test_an_on_disk_act_holds_the_lock_a_serve_never_lets_go(tmp_path: Path) -> None:
