@@ -4,7 +4,9 @@ Commands (each has ``--help``):
 
 - ``init --root DIR --name NAME`` — create the environment: its envKey, host token, audit;
 - ``serve --root DIR [--host H] [--port P] [--allow-origin O ...] [--certfile F --keyfile F]
-  [--no-audit]`` — serve it over HTTP(S) and WebSocket;
+  [--no-audit] [--exec-unsandboxed]`` — serve it over HTTP(S) and WebSocket; one per root
+  (:mod:`server_host.root_lock`); fenced commands in the process sandbox
+  (:mod:`server_host.sandbox`) unless the operator opts out;
 - ``pair-code --root DIR`` — mint a one-time pairing code (and show the envKey fingerprint);
 - ``revoke --root DIR --env-key K`` — revoke every bearer issued for ``K`` (closing its live
   channels at once when the server runs);
@@ -13,9 +15,9 @@ Commands (each has ``--help``):
   switches: fenced commands, SAFE mode.
 
 ``pair-code`` and ``revoke`` talk to the running server through its admin socket
-(:mod:`server_host.admin`) and work on disk when none runs. Nothing printed or logged holds a
-bearer or the host token (the host token stays in HOST_DIR ``.host-token``); the pairing code
-is printed once, to the operator who asked for it.
+(:mod:`server_host.admin`) and work on disk, holding the root's lock, when none runs.
+Nothing printed or logged holds a bearer or the host token (the host token stays in HOST_DIR
+``.host-token``); the pairing code is printed once, to the operator who asked for it.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from typing import Any
 from core.refusals import Refused
 from core.secret import Secret
 from server_host.home import Home, compose, init_home
+from server_host.root_lock import WAIT_S, RootBusy, RootLock, lock_root
+from server_host.sandbox import ProcessSandbox, Unavailable
 
 __all__ = ["main"]
 
@@ -93,7 +97,60 @@ def _hello_bound() -> int | None:
     return value
 
 
+def _lock(home: Home, role: str) -> RootLock:
+    """The root's lock for ``role`` (:mod:`server_host.root_lock`); a sentence and exit 1
+    when another process holds it (issue 29 item 10)."""
+    try:
+        return lock_root(home.host_dir, role, wait_s=WAIT_S)
+    except RootBusy as busy:
+        if busy.role == "serve" and role == "serve":
+            raise SystemExit(
+                f"{PROG}: another voicebox-env serve (pid {busy.pid}) already serves "
+                f"{home.root}; two servers on one root would split its revocations: stop that "
+                "one first, or keep using it"
+            ) from None
+        if busy.role == "serve":
+            raise SystemExit(
+                f"{PROG}: the server of {home.root} (pid {busy.pid}) runs but its admin socket "
+                f"did not answer; {role} needs it (or stop that server): revoke with "
+                "DELETE /api/pair and the host token instead"
+            ) from None
+        raise SystemExit(
+            f"{PROG}: {home.root} is busy: pid {busy.pid} ({busy.role}) holds its lock; try again"
+        ) from None
+
+
+def _sandbox_line(sandbox: ProcessSandbox) -> str:
+    """What the operator reads at start about fenced commands' sandbox."""
+    if isinstance(sandbox, Unavailable):
+        return (
+            f"no process sandbox ({sandbox.reason}): exec, git/init and git/config are refused "
+            "sandbox-unavailable; install bubblewrap, or serve with --exec-unsandboxed"
+        )
+    if sandbox.name == "none":
+        return (
+            "WARNING --exec-unsandboxed: fenced commands run with this server's user and its "
+            "full reach (HOST_DIR and its host token, every project, the network)"
+        )
+    return (
+        "fenced commands run in a bubblewrap sandbox (their project read-write, the system "
+        "read-only, nothing of this root else, no network)"
+    )
+
+
 async def _serve(args: argparse.Namespace) -> int:
+    if bool(args.certfile) != bool(args.keyfile):
+        raise SystemExit(f"{PROG}: --certfile and --keyfile go together")
+    home = Home(Path(args.root))
+    lock = _lock(home, "serve") if home.host_dir.is_dir() else None  # else compose refuses
+    try:
+        return await _serve_locked(args)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+async def _serve_locked(args: argparse.Namespace) -> int:
     import uvicorn
 
     from core.custody.pair_code import env_fingerprint
@@ -101,12 +158,16 @@ async def _serve(args: argparse.Namespace) -> int:
     from server_host.admin import start_admin
     from server_host.app import build_app
     from server_host.logs import log_config
+    from server_host.sandbox import detect
     from server_host.service import EnvironmentService
 
-    if bool(args.certfile) != bool(args.keyfile):
-        raise SystemExit(f"{PROG}: --certfile and --keyfile go together")
     composed = await compose(Path(args.root), audit=not args.no_audit)
-    service = EnvironmentService(composed, hello_bound_ms=_hello_bound())
+    sandbox = detect(opt_out=args.exec_unsandboxed)
+    _say(f"{PROG}: {_sandbox_line(sandbox)}")
+    private = tuple(Path(f) for f in (args.certfile, args.keyfile) if f)
+    service = EnvironmentService(
+        composed, hello_bound_ms=_hello_bound(), sandbox=sandbox, private_paths=private
+    )
     app = build_app(service, allow_origins=tuple(args.allow_origin))
     sock = _bind(args.host, args.port)
     config = uvicorn.Config(
@@ -153,7 +214,8 @@ async def _admin_or_disk(home: Home, request: dict[str, Any]) -> dict[str, Any]:
     answer = None
     if home.admin_socket.exists():
         answer = await ask(home.admin_socket, {**request, "hostToken": _token(home)})
-    if answer is None:  # no server runs: the same act, on disk
+    if answer is None:  # no server runs: the same act, on disk, holding the root's lock
+        lock = _lock(home, request["op"]) if home.host_dir.is_dir() else None
         service = EnvironmentService(await compose(home.root))
         token = Secret(_token(home))
         try:
@@ -165,6 +227,8 @@ async def _admin_or_disk(home: Home, request: dict[str, Any]) -> dict[str, Any]:
             await service.ctx.audit.head_seq()  # let the background anchor settle
             if service.composed.sink is not None:
                 service.composed.sink.close()
+            if lock is not None:
+                lock.release()
     if not answer.get("ok"):
         refusal = answer.get("refusal") or {}
         from core.refusals import Code
@@ -268,6 +332,13 @@ def _parser() -> argparse.ArgumentParser:
         help="declare no audit root: nothing is recorded (revocations say root-not-declared)",
     )
     serve.add_argument("--log-level", default="info", choices=("info", "warning", "error"))
+    serve.add_argument(
+        "--exec-unsandboxed",
+        action="store_true",
+        help="run fenced commands WITHOUT the process sandbox, with this server's user and its "
+        "full reach (HOST_DIR, every project, the network); only where bubblewrap cannot run "
+        "and every caller could have a shell here. Each run's audit record says sandbox none",
+    )
     serve.set_defaults(run=_serve)
 
     code = command("pair-code", "Mint a one-time pairing code (10 minutes, single use).")

@@ -15,17 +15,21 @@ How a command runs (:func:`run_argv`):
   folder of the server's own), ``LANG``/``LC_ALL`` ``C.UTF-8``, ``TZ=UTC`` and, for git, the
   switches that keep the machine's own git configuration and prompts out — nothing the server
   inherited, so no token or key of its environment reaches a command;
+- **a process sandbox** (:mod:`server_host.sandbox`, issue 29 item 7): the project folder
+  read-write, the system read-only, a private ``/tmp`` and ``HOME``, and nothing of the
+  environment's root (HOST_DIR, other projects), the users' homes or ``/run``; no network;
+  refused ``sandbox-unavailable`` where the server has no sandbox, unless its operator opted
+  out (``serve --exec-unsandboxed``);
 - **stdin closed** (``/dev/null``), stdout and stderr as one output stream;
 - a **time limit**: past it the whole process group (the command runs in a session of its
-  own) is killed with ``SIGKILL``;
+  own; in the sandbox, its whole pid namespace) is killed with ``SIGKILL``;
 - an **output cap**: the first ``output_cap_bytes`` are kept, the rest is read and dropped
   (counted, hashed) so the command never blocks on a full pipe.
 
 What a run returns and what the audit keeps: the argv, exit status (or the signal), duration,
 whether it timed out or was cut, the output's size and sha256 — never the environment's
-variables. What this is **not**: a sandbox. A command runs with the server's user, reaches
-every file and the network that user can; the working directory is a convenience, not a
-fence (docs/security.md, "Fenced commands").
+variables, and which sandbox ran it (``bubblewrap`` or ``none``). What exec can and cannot
+see: docs/security.md, "What fenced commands see".
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from pydantic import Field, ValidationError
 from core.custody.remote import CommandRun
 from core.model import Contract
 from core.refusals import Code, Refused
+from server_host.sandbox import Fence, ProcessSandbox, spawn
 
 __all__ = [
     "COMMANDS_DOC",
@@ -168,24 +173,19 @@ async def run_argv(
     env: dict[str, str],
     time_limit_ms: int,
     output_cap_bytes: int,
+    sandbox: ProcessSandbox,
+    fence: Fence,
 ) -> RunResult:
-    """Run ``argv`` as the module docstring says. A program that cannot be started is refused
-    ``args-invalid`` (not found, not executable); nothing else is raised for what the command
-    itself does."""
+    """Run ``argv`` as the module docstring says, inside ``fence`` (:mod:`server_host.sandbox`:
+    refused ``sandbox-unavailable`` where this server has no sandbox and no opt-out). A
+    program that cannot be started is refused ``args-invalid`` (not found, not executable);
+    nothing else is raised for what the command itself does."""
     import base64
 
     check_argv(argv)
     started = time.monotonic()
     try:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
+        process = await spawn(argv, sandbox=sandbox, fence=fence, cwd=cwd, env=env)
     except (FileNotFoundError, PermissionError, NotADirectoryError):
         raise Refused(
             Code.ARGS_INVALID, "That program is not found or not executable here.", field="argv"

@@ -39,6 +39,7 @@ import json
 import shlex
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -76,6 +77,7 @@ from server_host.commands import (
     scrubbed_env,
 )
 from server_host.home import Composed
+from server_host.sandbox import Fence, ProcessSandbox, Unavailable, detect
 
 __all__ = ["MAX_HTTP_STREAM_BYTES", "EnvironmentService", "OpenChannel"]
 
@@ -122,7 +124,14 @@ class EnvironmentService:
     channel has for its hello (``VOICEBOX_HELLO_BOUND_MS``, else the policy's).
     """
 
-    def __init__(self, composed: Composed, *, hello_bound_ms: int | None = None) -> None:
+    def __init__(
+        self,
+        composed: Composed,
+        *,
+        hello_bound_ms: int | None = None,
+        sandbox: ProcessSandbox | None = None,
+        private_paths: tuple[Path, ...] = (),
+    ) -> None:
         self.composed = composed
         ctx = composed.ctx
         self.ctx = ctx
@@ -137,6 +146,33 @@ class EnvironmentService:
         self._closing: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
         self._hello_bound_ms = hello_bound_ms
+        self._sandbox = sandbox
+        self.private_paths = private_paths
+
+    @property
+    def sandbox(self) -> ProcessSandbox:
+        """The process sandbox fenced commands run in (:func:`server_host.sandbox.detect`,
+        probed on first use when the server was not given one)."""
+        if self._sandbox is None:
+            self._sandbox = detect()
+        return self._sandbox
+
+    def command_fence(self, folder: Path) -> Fence:
+        """What a fenced command in project ``folder`` sees (issue 29 item 7): that folder
+        read-write; the environment's whole root (HOST_DIR, the other projects, exec-home), the
+        server's own home, the server's private files (its TLS key) and the machine's private
+        folders hidden; ``/tmp`` and ``HOME`` (exec-home's path) fresh and private; no
+        network."""
+        home = self.composed.home
+        try:
+            own: tuple[Path, ...] = (Path.home(),)
+        except (RuntimeError, KeyError):  # no HOME and no passwd entry
+            own = ()
+        return Fence(
+            writable=(folder,),
+            hidden=(home.root, *own, *self.private_paths),
+            scratch=(Path("/tmp"), home.exec_home),
+        )
 
     @property
     def hello_bound_ms(self) -> int:
@@ -541,6 +577,9 @@ class EnvironmentService:
                 )
             if policy.read_only:
                 raise Refused(Code.READ_ONLY_MODE)
+            sandbox = self.sandbox
+            if isinstance(sandbox, Unavailable):
+                raise sandbox.refusal()
             await self.ctx.catalog.open(args.project)  # a project, with its manifest
             folder = self.composed.roots.folder(args.project)
             if isinstance(args, ExecArgs):
@@ -570,6 +609,8 @@ class EnvironmentService:
                 env=env,
                 time_limit_ms=limit,
                 output_cap_bytes=commands.output_cap_bytes,
+                sandbox=sandbox,
+                fence=self.command_fence(folder),
             )
             logged = None
             if self.audit is not None:
@@ -588,6 +629,7 @@ class EnvironmentService:
                             "truncated": ran.truncated,
                             "outputBytes": ran.output_bytes,
                             "outputSha256": ran.output_sha256,
+                            "sandbox": sandbox.name,
                         },
                     )
             return {**ran.model_dump(mode="json", by_alias=True), "logged": logged}

@@ -235,6 +235,12 @@ def parse_command_answer(text: str) -> CommandAnswer:
         raise _invalid("its command answer has the wrong shape") from None
 
 
+_NO_REMOTE_SANDBOX = (
+    "That environment runs commands only inside a process sandbox, and it has none: its "
+    "operator installs bubblewrap there (or opts out with --exec-unsandboxed)."
+)
+
+
 def refusal_from_answer(status: int, text: str) -> Refused | None:
     """The refusal a server's error answer names (by its code, this host's sentence), or
     ``None`` for a 2xx answer. An error answer without a known code is
@@ -245,4 +251,6 @@ def refusal_from_answer(status: int, text: str) -> Refused | None:
         code = Code(json.loads(text)["refusal"]["code"])
     except (ValueError, KeyError, TypeError):
         return Refused(Code.ENVIRONMENT_UNREACHABLE, f"The server answered HTTP {status}.")
+    if code is Code.SANDBOX_UNAVAILABLE:  # a fenced command (issue 29 item 7)
+        return Refused(code, _NO_REMOTE_SANDBOX)
     return Refused(code)
