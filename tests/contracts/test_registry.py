@@ -8,7 +8,7 @@ from core.policy import Policy
 from core.refusals import Code, Refused
 from core.tools.admission import CallRequest, admit
 from core.tools.registry import MAX_OFFERED_SEATS, OperationRegistry, descriptor_id
-from tests.contracts.operations import builtin, plugin
+from tests.contracts.operations import builtin, package_sha, plugin
 
 
 def test_registration_cannot_replace_other_origin() -> None:
@@ -111,7 +111,7 @@ def test_offer_leaves_out_what_policy_refuses_outright() -> None:
     registry.register(plugin("gone", plugin_id="notes"))
     registry.withdraw("gone", "plugin:notes")
     registry.register(plugin("stranger.save", plugin_id="stranger"))
-    policy = Policy(disabled_tools=("off",), admitted_plugins={"notes": "1.0.0"})
+    policy = Policy(disabled_tools=("off",), admitted_plugins={"notes": package_sha()})
     names = [d.name for d in registry.offer(policy)]
     assert names == ["on", "notes.save"]
 
