@@ -29,6 +29,7 @@ from core.host.file_ops import WriteArgs
 from core.host.operations import Operation, Operations, Ran
 from core.model import Contract, NoArgs
 from core.refusals import Code, Refused
+from core.relayed_text import escape_tree
 from core.tools.admission import Admission, Admitted, CallRequest
 from core.tools.broker import Broker
 from core.tools.builtin import BuiltinTool, DescribeArgs, FileWriteToolArgs
@@ -243,4 +244,6 @@ class ToolBox:
             receipt = ran.receipt
             written.append(str(access.path))
         result = answer.model_dump(mode="json", exclude={"writes"}) | {"written": written}
-        return ToolOutcome(result=result, receipt=receipt)
+        # the plugin's words are relayed with every invisible control written out (issue 29
+        # item 4); its refusals' texts are escaped where every refusal is (Refused.body)
+        return ToolOutcome(result=escape_tree(result), receipt=receipt)

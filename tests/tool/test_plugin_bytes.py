@@ -16,6 +16,7 @@ import pytest
 from core.host.pipeline import Host
 from core.host.registry import OPERATIONS
 from core.policy import Policy
+from core.refusals import Code, Refused
 from tests.support import run
 from tests.tool.test_plugin_host import HUMAN, World, package
 
@@ -190,3 +191,30 @@ def test_discovery_shows_a_plugins_operations_under_its_origin(
     assert shown["origin"] == "plugin:textstats"
     assert shown["summary"].startswith("[plugin:textstats] ")
     assert not world.tools()["file.write"]["summary"].startswith("[")
+
+
+def test_a_plugins_text_is_relayed_with_its_invisible_controls_written_out(
+    world: World, plugins_dir: Path
+) -> None:
+    """Issue 29 item 4: the plugin's message, result strings and error text reach the caller
+    with every bidi or invisible control as a visible ``<U+XXXX>``."""
+    world.install(package(plugins_dir, "textstats"))
+    world.grant("textstats", admit=True, files=True)
+    world.write("notes/a.md", b"one\n")
+
+    async def says(*_: Any, **__: Any) -> bytes:
+        text = {"ok": True, "message": "done \u202egnp.exe", "result": {"n\u200b": "x\u2066"}}
+        return json.dumps(text).encode()
+
+    async def fails(*_: Any, **__: Any) -> bytes:
+        raise Refused(Code.TOOL_OUTPUT_INVALID, "the plugin said: \u202eevil", show_details=True)
+
+    world.sandbox.call = says  # type: ignore[method-assign]
+    answer = world.call("textstats.count", path="notes/a.md")
+    relayed = answer["result"]["result"]
+    assert relayed["message"] == "done <U+202E>gnp.exe"
+    assert relayed["result"] == {"n<U+200B>": "x<U+2066>"}
+    world.sandbox.call = fails  # type: ignore[method-assign]
+    refused = world.call("textstats.count", path="notes/a.md")["refusal"]
+    assert "<U+202E>evil" in refused["message"]
+    assert "\u202e" not in json.dumps(refused, ensure_ascii=False)
