@@ -56,23 +56,20 @@ def test_admission_is_bound_to_the_manifest_bytes(
     world.write("notes/b.md", b"the person's own file\n")
     twin = repacked(package(plugins_dir, "tidy"), tmp_path / "tidy-1.0.0.zip", _no_confirm)
     shown = world.h.ok("plugin.inspect", twin.read_bytes())
+    installed = world.install(twin)
+    assert installed["ok"], installed
+    answer = world.call("tidy.text", path="notes/a.md", target="notes/b.md")
+    assert answer.get("refusal", {}).get("code") == "plugin-not-admitted", answer
+    assert world.read("notes/b.md") == b"the person's own file\n"
+    assert world.sandbox.calls == []
+    (listed,) = world.h.ok("plugin.list")["plugins"]
+    assert (listed["release"], listed["admitted"], listed["filesGranted"]) == ("1.0.0", 0, 0)
+    # what the install dialog was told, and the install's answer: an admitted release replaced
     assert shown["release"] == "1.0.0" and not shown["admitted"] and not shown["filesGranted"]
     replaces = shown["replaces"]
     assert (replaces["release"], replaces["sameBytes"]) == ("1.0.0", False)
     assert replaces["admitted"] and replaces["filesGranted"]
-    installed = world.install(twin)
-    assert installed["ok"], installed
     assert installed["result"]["replaces"]["admitted"]
-    (listed,) = world.h.ok("plugin.list")["plugins"]
-    assert (listed["release"], listed["admitted"], listed["filesGranted"]) == (
-        "1.0.0",
-        False,
-        False,
-    )
-    answer = world.call("tidy.text", path="notes/a.md", target="notes/b.md")
-    assert answer["refusal"]["code"] == "plugin-not-admitted"
-    assert world.read("notes/b.md") == b"the person's own file\n"
-    assert world.sandbox.calls == []
     # the original bytes again: still not admitted (the admission went with the replacement)
     assert world.install(package(plugins_dir, "tidy"))["ok"]
     answer = world.call("tidy.text", origin=HUMAN, path="notes/a.md", target="notes/b.md")
@@ -140,11 +137,11 @@ def test_reinstalling_a_withdrawn_release_keeps_it_withdrawn(
     world.write("notes/a.md", b"x  \n")
     world.h.call("plugin.withdraw", origin=HUMAN, id="tidy")
     assert world.install(package(plugins_dir, "tidy"))["ok"]
+    answer = world.call("tidy.text", origin=HUMAN, path="notes/a.md", target="notes/b.md")
+    assert answer.get("refusal", {}).get("code") == "plugin-withdrawn", answer
+    assert world.read("notes/b.md") is None
     shown = world.h.ok("plugin.inspect", package(plugins_dir, "tidy").read_bytes())
     assert shown["withdrawn"] and shown["replaces"]["sameBytes"]
-    answer = world.call("tidy.text", origin=HUMAN, path="notes/a.md", target="notes/b.md")
-    assert answer["refusal"]["code"] == "plugin-withdrawn"
-    assert world.read("notes/b.md") is None
 
 
 @pytest.mark.parametrize(
