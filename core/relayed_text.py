@@ -51,6 +51,9 @@ _CONFUSABLES = str.maketrans(
 )  # fmt: skip
 
 
+_ASCII_DROP = str.maketrans("", "", "".join(chr(c) for c in range(128) if not chr(c).isalnum()))
+
+
 def _hidden(ch: str) -> bool:
     return ch in BIDI_CONTROLS or (
         ch not in _KEPT and unicodedata.category(ch) in _HIDDEN_CATEGORIES
@@ -68,34 +71,39 @@ def escape_invisible(text: str) -> str:
 
 
 def escape_tree(value: Any) -> Any:
-    """A copy of the JSON ``value`` with :func:`escape_invisible` applied to every object key
-    and every string, at any depth (iterative: no recursion limit is reached)."""
-    root: list[Any] = [None]
-    stack: list[tuple[Any, list[Any] | dict[str, Any], Any]] = [(value, root, 0)]
+    """The JSON ``value`` with :func:`escape_invisible` applied to every object key and every
+    string, at any depth; changed in place (a list or object is rebuilt only where a key needs
+    it) and returned. Iterative: no nesting depth reaches a recursion limit."""
+    if isinstance(value, str):
+        return escape_invisible(value)
+    stack: list[Any] = [value]
     while stack:
-        item, parent, slot = stack.pop()
-        if isinstance(item, str):
-            parent[slot] = escape_invisible(item)
-        elif isinstance(item, dict):
-            copy: dict[str, Any] = {}
-            parent[slot] = copy
+        item = stack.pop()
+        if isinstance(item, dict):
+            if any(isinstance(k, str) and escape_invisible(k) is not k for k in item):
+                pairs = list(item.items())
+                item.clear()
+                item.update((escape_invisible(k) if isinstance(k, str) else k, v) for k, v in pairs)
             for key, inner in item.items():
-                name = escape_invisible(key) if isinstance(key, str) else key
-                copy[name] = None
-                stack.append((inner, copy, name))
+                if isinstance(inner, str):
+                    item[key] = escape_invisible(inner)
+                elif isinstance(inner, dict | list):
+                    stack.append(inner)
         elif isinstance(item, list):
-            out: list[Any] = [None] * len(item)
-            parent[slot] = out
-            stack.extend((inner, out, i) for i, inner in enumerate(item))
-        else:
-            parent[slot] = item
-    return root[0]
+            for index, inner in enumerate(item):
+                if isinstance(inner, str):
+                    item[index] = escape_invisible(inner)
+                elif isinstance(inner, dict | list):
+                    stack.append(inner)
+    return value
 
 
 def fold_key(key: str) -> str:
     """``key`` as it is compared with a reserved word (module docstring): NFKC, format and
     control characters dropped, case folded, look-alike letters mapped to Latin, every
     character that is not a letter or digit dropped (``re-ceipt``, ``re_ceipt`` → ``receipt``)."""
+    if key.isascii():  # the common key, at once: ASCII has no look-alike and no format character
+        return key.lower().translate(_ASCII_DROP)
     text = unicodedata.normalize("NFKC", key)
     text = "".join(ch for ch in text if not _hidden(ch)).casefold()
     text = unicodedata.normalize("NFKC", text.translate(_CONFUSABLES))

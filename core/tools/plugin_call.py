@@ -89,11 +89,9 @@ _GRANT_WORDS = frozenset({"grant", "grants", "filesgrant", "filesgrants", "admit
 _RECEIPT_SHAPE = frozenset({"issuer", "sha256", "storeversion"})
 
 
-def _forged(key: str) -> Code | None:
-    """What the output key ``key`` claims, compared as :func:`core.relayed_text.fold_key`
-    spells it (any case, width, look-alike letter or separator): a receipt, a grant, or
-    nothing."""
-    folded = fold_key(key)
+def _forged(folded: str) -> Code | None:
+    """What an output key claims, given as :func:`core.relayed_text.fold_key` spells it (any
+    case, width, look-alike letter or separator): a receipt, a grant, or nothing."""
     if "receipt" in folded:
         return Code.RECEIPT_FORGERY_REFUSED
     if folded in _GRANT_WORDS or folded.startswith("grant"):
@@ -117,7 +115,7 @@ def _refuse_forged_fields(value: object) -> None:
             keys = {fold_key(k) for k in item if isinstance(k, str)}
             if "rung" in keys and keys & _RECEIPT_SHAPE:
                 found.add(Code.RECEIPT_FORGERY_REFUSED)
-            found.update(c for k in item if isinstance(k, str) and (c := _forged(k)) is not None)
+            found.update(c for k in keys if (c := _forged(k)) is not None)
             stack.extend(item.values())
     if Code.RECEIPT_FORGERY_REFUSED in found:
         raise Refused(Code.RECEIPT_FORGERY_REFUSED, field="receipt")
