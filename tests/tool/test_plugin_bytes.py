@@ -215,3 +215,25 @@ def test_a_plugins_text_is_relayed_with_its_invisible_controls_written_out(
     refused = world.call("textstats.count", path="notes/a.md")["refusal"]
     assert "<U+202E>evil" in refused["message"]
     assert "\u202e" not in json.dumps(refused, ensure_ascii=False)
+
+
+def test_a_stored_plugin_with_a_host_name_no_longer_registers(
+    world: World, plugins_dir: Path, tmp_path: Path
+) -> None:
+    """A package an older host stored with an operation called ``audit.verify`` is skipped
+    when the host starts, as any stored package that no longer registers (issue 29 item 3)."""
+
+    def rename(manifest: dict[str, Any]) -> None:
+        manifest["operations"][0]["name"] = "audit.verify"
+
+    hostile = repacked(package(plugins_dir, "textstats"), tmp_path / "t.zip", rename)
+    state = world.h.ctx.state
+    run(state.store("plugin-textstats.zip", hostile.read_bytes()))
+    run(state.store("plugins.json", b'{"textstats": "1.0.0"}'))
+    restarted_policy = Policy(admitted_plugins={"textstats": "1.0.0"})
+    world.h.ctx.policy = restarted_policy
+    world.h.host = Host(world.h.ctx, OPERATIONS)
+    run(world.h.host.tools.plugins.load())
+    assert world.h.host.tools.registry.get("audit.verify") is None
+    assert "audit.verify" not in world.tools()
+    assert world.h.ok("plugin.list")["plugins"] == []
