@@ -5,7 +5,11 @@ of the write, withdraw and see the refusal; a hostile package is refused with it
 the page and the host keep answering; a hostile plugin's call (a loop, memory past its cap, an
 HTTP request, a refused import, an output claiming a receipt) — installed, admitted and run by
 clicking — is stopped or refused by code in the page's real sandbox frame, the code shown in
-the page, and the page and the host keep answering; a plugin installs from its folder."""
+the page, and the page and the host keep answering; a plugin installs from its folder. Issue 29:
+other bytes under an admitted release label are another release (the dialog says an admitted
+release is replaced; nothing admitted or granted after; the person's file untouched); a
+withdrawal survives a reload of the page; a package naming a host operation is refused; the
+Tools surface shows a plugin operation's origin beside its name."""
 
 from __future__ import annotations
 
