@@ -77,6 +77,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from core.refusals import Code, Refused
+from core.relayed_text import BIDI_CONTROLS  # rule c: the one list, shared with relayed text
 
 __all__ = [
     "BIDI_CONTROLS",
@@ -98,8 +99,6 @@ MAX_PATH_BYTES = 4096
 MAX_NAME_CHARS = 200
 """The longest display name (a project's, an environment's), in characters."""
 MAX_DEPTH = 64
-BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-"""Bidirectional embedding, override and isolate controls (rule c)."""
 _DEVICE_STEMS = frozenset(
     {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
     | {f"{kind}{digit}" for kind in ("COM", "LPT") for digit in "0123456789\u00b9\u00b2\u00b3"}

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from core.relayed_text import escape_invisible
 from core.secret import capitalised, quiet_error_text, quiet_first_error, scrub_secrets
 
 __all__ = ["REFUSALS", "Code", "RefusalBody", "RefusalInfo", "Refused", "info", "invalid_input"]
@@ -304,19 +305,22 @@ class Refused(Exception):
 
     def body(self) -> RefusalBody:
         """The boundary form ``{code, status, message[, field][, details]}``, with anything
-        shaped like a bearer or a host token replaced (:func:`core.secret.scrub_secrets`)."""
+        shaped like a bearer or a host token replaced (:func:`core.secret.scrub_secrets`) and
+        every invisible or direction-changing character of the message and details written
+        out visibly (:func:`core.relayed_text.escape_invisible`; a plugin's or a peer's error
+        text is relayed here — issue 29 item 4)."""
         shown = None
         if self.show_details and self.details:
             shown = {
                 scrub_secrets(str(k)[:64]): v
                 if isinstance(v, bool | int) or v is None
-                else scrub_secrets(str(v)[:1000])
+                else scrub_secrets(escape_invisible(str(v)[:1000]))
                 for k, v in list(self.details.items())[:24]
             }
         return RefusalBody(
             code=self.code,
             status=self.status,
-            message=scrub_secrets(self.message[:2000]),
+            message=scrub_secrets(escape_invisible(self.message[:2000])),
             field=None if self.field is None else scrub_secrets(self.field[:200]),
             details=shown,
         )

@@ -5,11 +5,16 @@ of the write, withdraw and see the refusal; a hostile package is refused with it
 the page and the host keep answering; a hostile plugin's call (a loop, memory past its cap, an
 HTTP request, a refused import, an output claiming a receipt) — installed, admitted and run by
 clicking — is stopped or refused by code in the page's real sandbox frame, the code shown in
-the page, and the page and the host keep answering; a plugin installs from its folder."""
+the page, and the page and the host keep answering; a plugin installs from its folder. Issue 29:
+other bytes under an admitted release label are another release (the dialog says an admitted
+release is replaced; nothing admitted or granted after; the person's file untouched); a
+withdrawal survives a reload of the page; a package naming a host operation is refused; the
+Tools surface shows a plugin operation's origin beside its name."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import zipfile
 from pathlib import Path
 
@@ -131,6 +136,7 @@ def test_a_plugin_installs_from_its_folder_through_the_ui(
         ("bad-pin", "plugin-pin-mismatch"),
         ("unknown-field", "registration-invalid"),
         ("builtin-name", "registration-conflict"),
+        ("host-name", "registration-conflict"),
     ],
 )
 def test_a_hostile_package_is_refused_with_its_code_and_the_host_keeps_answering(
@@ -177,3 +183,89 @@ def test_a_hostile_plugin_call_is_stopped_in_the_real_sandbox_and_the_host_keeps
     assert host.ok("file.list", {"project": pid})["result"]["entries"] == []
     records = host.ok("audit.list", {"limit": 200})["result"]["records"]
     assert any(r["op"] == "tool.call" and r["rule"] == code for r in records), records[-3:]
+
+
+def _notes(host: HostPage) -> str:
+    """A project with a file to tidy and the person's own notes/b.md, open in the page."""
+    page = host.page
+    pid = host.ok("project.create", {"name": "Notes"})["result"]["project"]["id"]
+    host.ok("file.write", {"project": pid, "path": "notes/a.md"}, b"x  \n")
+    host.ok("file.write", {"project": pid, "path": "notes/b.md"}, b"the person's own file\n")
+    page.evaluate("(id) => voicebox.app.openProject(id)", pid)
+    page.wait_for_function("(id) => voicebox.app.project?.id === id", arg=pid)
+    return pid
+
+
+def _refused_as(page: Page, tool: str, code: str) -> None:
+    """Run ``tool`` on notes/a.md → notes/b.md from the Tools surface; confirm if asked; the
+    page shows ``code``."""
+    _run(page, tool, {"path": "notes/a.md", "target": "notes/b.md"})
+    page.wait_for_selector("#tool-confirm-dialog[open], .alert-error .refusal-code")
+    if page.query_selector("#tool-confirm-dialog[open]"):
+        page.click("#tool-confirm-dialog .dialog-confirm")
+    page.wait_for_selector(".alert-error .refusal-code")
+    assert page.text_content(".alert-error .refusal-code") == code
+    assert page.query_selector("#tool-receipt") is None
+
+
+def test_other_bytes_under_an_admitted_release_label_need_a_new_admission_through_the_ui(
+    host: HostPage, dist: Path, tmp_path: Path
+) -> None:
+    """Issue 29 item 1: the same id and release, ``confirm`` switched off — the dialog says it
+    replaces an admitted release; afterwards nothing is admitted or granted, the call is
+    refused, and the person's file is untouched."""
+    page = host.page
+    pid = _notes(host)
+    page.click("#surfaces button[data-surface='plugins']")
+    original = dist / "plugins" / "examples" / "tidy-1.0.0.zip"
+    _install(page, original, "tidy")
+    _admit(page, "tidy", files=True)
+    twin = tmp_path / "tidy-1.0.0.zip"
+    with zipfile.ZipFile(original) as source, zipfile.ZipFile(twin, "w") as out:
+        manifest = json.loads(source.read("voicebox-plugin.json"))
+        manifest["operations"][0]["confirm"] = False
+        out.writestr("voicebox-plugin.json", json.dumps(manifest))
+        out.writestr("tidy.wasm", source.read("tidy.wasm"))
+    page.set_input_files("#plugin-file", str(twin))
+    page.wait_for_selector("#plugin-install-dialog[open]")
+    note = page.wait_for_selector("#plugin-install-replaces")
+    assert note.get_attribute("data-replaces") == "admitted"
+    said = note.text_content() or ""
+    assert "replaces the installed release 1.0.0" in said and "admitted and granted files" in said
+    assert "no admission or files grant carries over" in said
+    page.click("#plugin-install-dialog .dialog-confirm")
+    card = "article[data-plugin='tidy']"
+    page.wait_for_selector(f"{card} .plugin-state[data-admitted='false'][data-files='false']")
+    _refused_as(page, "tidy.text", "plugin-not-admitted")
+    assert host.ok("file.read", {"project": pid, "path": "notes/b.md"})["body"] == (
+        b"the person's own file\n"
+    )
+    host.assert_clean()
+
+
+def test_a_withdrawal_survives_a_reload_of_the_page(host: HostPage, dist: Path) -> None:
+    """Issue 29 item 2: withdraw, reload the page; the operation is refused plugin-withdrawn
+    and the file is untouched. Issue 29 item 3: the Tools surface shows the plugin's origin
+    beside its operation's name."""
+    page = host.page
+    pid = _notes(host)
+    page.click("#surfaces button[data-surface='plugins']")
+    _install(page, dist / "plugins" / "examples" / "tidy-1.0.0.zip", "tidy")
+    _admit(page, "tidy", files=True)
+    page.click("nav >> text=Tools")
+    origin = page.wait_for_selector("#tool-table tr[data-tool='tidy.text'] [data-origin]")
+    assert origin.text_content() == "plugin:tidy"
+    page.click("#surfaces button[data-surface='plugins']")
+    page.click("article[data-plugin='tidy'] button[data-act='withdraw']")
+    page.click("dialog[open] .dialog-confirm")
+    page.wait_for_selector("article[data-plugin='tidy'] .plugin-state[data-withdrawn='true']")
+    host.reload()
+    page.evaluate("(id) => voicebox.app.openProject(id)", pid)
+    page.wait_for_function("(id) => voicebox.app.project?.id === id", arg=pid)
+    page.click("#surfaces button[data-surface='plugins']")
+    page.wait_for_selector("article[data-plugin='tidy'] .plugin-state[data-withdrawn='true']")
+    _refused_as(page, "tidy.text", "plugin-withdrawn")
+    assert host.ok("file.read", {"project": pid, "path": "notes/b.md"})["body"] == (
+        b"the person's own file\n"
+    )
+    host.assert_clean()

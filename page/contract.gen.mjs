@@ -52,11 +52,15 @@ export const POLICY_FIELDS = Object.freeze({
   }),
   "admitted_plugins": Object.freeze({
     "title": "Admitted plugin releases",
-    "description": "Each plugin runs only at the release admitted here (plugin-not-admitted otherwise).",
+    "description": "Each plugin runs only as the exact package admitted here, named by its manifest's sha256 (plugin-not-admitted otherwise). An entry holding a release label (from an older host) admits nothing: admit the release again on the Plugins surface.",
   }),
   "files_grants": Object.freeze({
     "title": "File access grants",
-    "description": "Origins allowed to reach project files through the broker (builtin is the host's own tools).",
+    "description": "Who may reach project files through the broker: builtin (the host's own tools) or plugin:<id>@<manifest sha256> (one plugin package, by its bytes).",
+  }),
+  "withdrawn_plugins": Object.freeze({
+    "title": "Withdrawn plugin releases",
+    "description": "Plugin packages withdrawn by the operator, as <id>@<manifest sha256>: every call of their operations is refused with plugin-withdrawn, also after a restart.",
   }),
   "hello_bound_ms": Object.freeze({
     "title": "Hello bound (ms)",

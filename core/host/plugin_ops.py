@@ -6,18 +6,27 @@
   (:class:`PackageArgs`; split by :func:`core.tools.plugin_manifest.folder_files`). It is
   read and pin-checked (:func:`core.tools.plugin_manifest.read_package`), then every operation
   is registered under origin ``plugin:<id>``, all or none (``registration-conflict`` when a
-  name is held by another origin — a built-in or another plugin). Installing admits nothing.
-  A different release of an installed id replaces it and drops the old admission and files
-  grant: an upgrade needs its own admission.
+  name is held by another origin — a built-in or another plugin — or is a name of the host:
+  :class:`core.tools.registry.ReservedNames`). Installing admits nothing. Any other package of
+  an installed id — a new release, or other bytes under the same release label — replaces it
+  and drops the old admission and files grant: admission and grant follow the manifest's
+  sha256 (which pins every module), never the label (issue 29 item 1). The same bytes again
+  keep their admission, grant and withdrawal.
 - ``plugin.inspect`` — what installing a package would register (the dialog shown before the
-  gesture), with the install's refusals, changing nothing;
+  gesture), with the install's refusals, changing nothing; ``replaces`` names the installed
+  package of the same id it would replace, and whether that one is admitted, granted files or
+  withdrawn (so the dialog can say an admission is being replaced);
 - ``plugin.list`` — every installed plugin with its operations, effect, receipt rung,
   confirmation, each capability's reason, whether its release is admitted and files granted.
-- ``plugin.grant`` — a person's gesture: admit (or un-admit) the installed release, give (or
-  remove) the files grant of its origin. Stored in the operator's policy (``policy.json``).
+- ``plugin.grant`` — a person's gesture: admit (or un-admit) the installed package, give (or
+  remove) its files grant — both bound to its manifest's sha256. Stored in the operator's
+  policy (``policy.json``).
 - ``plugin.withdraw`` — a person's gesture: every operation of the plugin keeps its name and
   its calls are refused ``plugin-withdrawn`` (also a call admitted before and still running).
-- ``plugin.uninstall`` — a person's gesture: operations, package, admission and grant removed.
+  Stored in the policy with the admission it cancels (``withdrawn_plugins``,
+  ``<id>@<manifest sha256>``), so it lasts across a restart or a reload (issue 29 item 2).
+- ``plugin.uninstall`` — a person's gesture: operations, package, admission, grant and
+  withdrawal removed (installing it again starts from nothing: not admitted, no grant).
 
 Every one of them is audited (the pipeline), with the plugin's id and release.
 """
@@ -32,7 +41,7 @@ from core.host.operations import Call, Outcome
 from core.host.settings_ops import POLICY_NAME
 from core.host.tools import ToolBox
 from core.model import Contract, NoArgs, canonical_json
-from core.policy import Policy
+from core.policy import Policy, plugin_grantee, plugin_release_key
 from core.refusals import Code, Refused
 from core.tools.plugin_manifest import (
     MAX_MODULE_BYTES,
@@ -97,8 +106,27 @@ class OperationInfo(Contract):
     withdrawn: bool
 
 
+class ReplacedInfo(Contract):
+    """The installed package of the same id that installing another would replace, and what
+    the operator had decided about it: none of it carries over to other bytes (issue 29
+    item 1)."""
+
+    model_config = Contract.model_config | {"serialize_by_alias": True}
+
+    release: str
+    manifest_sha256: str = Field(alias="manifestSha256")
+    same_bytes: bool = Field(alias="sameBytes")
+    admitted: bool
+    files_granted: bool = Field(alias="filesGranted")
+    withdrawn: bool
+
+
 class PluginInfo(Contract):
-    """One installed plugin and the operator's decisions about it."""
+    """One installed plugin (or, from ``plugin.inspect``, a package about to be) and the
+    operator's decisions about it, all bound to its manifest's sha256. ``readmit``: the policy
+    still lists it by release label only (a host before issue 29), which admits nothing;
+    ``withdrawn``: the operator withdrew this package; ``replaces``: the installed package of
+    the same id this one would replace (``plugin.inspect`` only)."""
 
     model_config = Contract.model_config | {"serialize_by_alias": True}
 
@@ -110,8 +138,11 @@ class PluginInfo(Contract):
     origin: str
     manifest_sha256: str = Field(alias="manifestSha256")
     admitted: bool
+    readmit: bool = False
     files_granted: bool = Field(alias="filesGranted")
+    withdrawn: bool = False
     operations: list[OperationInfo]
+    replaces: ReplacedInfo | None = None
 
 
 class PluginList(Contract):
@@ -140,7 +171,8 @@ def _tools(call: Call[object]) -> ToolBox:
 
 
 def _info(call: Call[object], package: PluginPackage, *, installed: bool = True) -> PluginInfo:
-    manifest, policy = package.manifest, call.ctx.policy
+    manifest, policy, sha = package.manifest, call.ctx.policy, package.manifest_sha256
+    withdrawn = policy.plugin_withdrawn(manifest.id, sha)
     registry = _tools(call).registry
     operations = []
     for op in manifest.operations:
@@ -157,7 +189,7 @@ def _info(call: Call[object], package: PluginPackage, *, installed: bool = True)
                 capabilities=caps,
                 timeMs=op.limits.time_ms,
                 memoryBytes=op.limits.memory_bytes,
-                withdrawn=installed and (held is None or held.withdrawn),
+                withdrawn=withdrawn or (installed and (held is None or held.withdrawn)),
             )
         )
     return PluginInfo(
@@ -167,28 +199,66 @@ def _info(call: Call[object], package: PluginPackage, *, installed: bool = True)
         publisher=manifest.publisher,
         summary=manifest.summary,
         origin=manifest.origin,
-        manifestSha256=package.manifest_sha256,
-        admitted=policy.release_admitted(manifest.id, manifest.release),
-        filesGranted=policy.has_files_grant(manifest.origin),
+        manifestSha256=sha,
+        admitted=policy.plugin_admitted(manifest.id, sha),
+        readmit=policy.admitted_by_label_only(manifest.id, manifest.release),
+        filesGranted=policy.has_files_grant(plugin_grantee(manifest.id, sha)),
+        withdrawn=withdrawn,
         operations=operations,
     )
 
 
+def _replaced(call: Call[object], package: PluginPackage) -> ReplacedInfo | None:
+    old = _tools(call).plugins.get(package.manifest.id)
+    if old is None:
+        return None
+    info = _info(call, old)
+    return ReplacedInfo(
+        release=info.release,
+        manifestSha256=info.manifest_sha256,
+        sameBytes=info.manifest_sha256 == package.manifest_sha256,
+        admitted=info.admitted,
+        filesGranted=info.files_granted,
+        withdrawn=info.withdrawn,
+    )
+
+
 async def _set_policy(
-    call: Call[object], plugin_id: str, *, admit: str | None, files: bool
+    call: Call[object],
+    plugin_id: str,
+    sha: str | None,
+    *,
+    admit: bool = False,
+    files: bool = False,
+    withdraw: bool = False,
+    forget_withdrawals: bool = False,
 ) -> None:
-    """Store the policy with ``plugin_id`` admitted at release ``admit`` (``None``: not
-    admitted) and its origin's files grant as ``files``."""
+    """Store the policy with ``plugin_id``'s admission and files grant bound to the package
+    whose manifest sha256 is ``sha``: admitted when ``admit``, granted files when ``files``.
+    Every other admission or grant of ``plugin_id`` is dropped (neither carries over to other
+    bytes). ``withdraw``: record that package as withdrawn; ``forget_withdrawals``: drop every
+    withdrawal of ``plugin_id`` (uninstall). ``sha`` ``None``: nothing admitted or granted."""
     async with call.ctx.state_lock:
         current = call.ctx.policy.model_dump(mode="json")
         admitted = {k: v for k, v in current["admitted_plugins"].items() if k != plugin_id}
-        if admit is not None:
-            admitted[plugin_id] = admit
+        if admit and sha is not None:
+            admitted[plugin_id] = sha
         origin = f"plugin:{plugin_id}"
-        grants = [g for g in current["files_grants"] if g != origin]
-        if files:
-            grants.append(origin)
-        merged = current | {"admitted_plugins": admitted, "files_grants": grants}
+        grants = [
+            g for g in current["files_grants"] if g != origin and not g.startswith(origin + "@")
+        ]
+        if files and sha is not None:
+            grants.append(plugin_grantee(plugin_id, sha))
+        withdrawn = list(current["withdrawn_plugins"])
+        if forget_withdrawals:
+            withdrawn = [w for w in withdrawn if not w.startswith(plugin_id + "@")]
+        if withdraw and sha is not None and plugin_release_key(plugin_id, sha) not in withdrawn:
+            withdrawn.append(plugin_release_key(plugin_id, sha))
+        merged = current | {
+            "admitted_plugins": admitted,
+            "files_grants": grants,
+            "withdrawn_plugins": withdrawn,
+        }
         new = Policy.model_validate_json(json.dumps(merged))
         if new != call.ctx.policy:
             await call.ctx.state.store(POLICY_NAME, canonical_json(new.model_dump(mode="json")))
@@ -205,16 +275,19 @@ def _installed(call: Call[object], plugin_id: str) -> PluginPackage:
 async def plugin_install(call: Call[PackageArgs]) -> Outcome:
     """Refuses the package reader's codes (``plugin-pin-mismatch``, ``registration-invalid``,
     ``archive-*``, ``file-too-large``) and ``registration-conflict``; nothing is registered,
-    stored or granted on a refusal. A folder and the zip of the same files install alike."""
+    stored or granted on a refusal. A folder and the zip of the same files install alike.
+    Other bytes than the installed package's drop its admission and files grant (issue 29
+    item 1); the same bytes keep them, and a withdrawn package stays withdrawn."""
     package = _package(call)
     shelf = _tools(call).plugins
     await shelf.load()
+    replaces = _replaced(call, package)
     old = await shelf.install(package)
     manifest = package.manifest
-    if old is not None and old.manifest.release != manifest.release:
-        await _set_policy(call, manifest.id, admit=None, files=False)
+    if old is not None and old.manifest_sha256 != package.manifest_sha256:
+        await _set_policy(call, manifest.id, None)
     return Outcome(
-        _info(call, package),
+        _info(call, package).model_copy(update={"replaces": replaces}),
         rule="plugin-installed",
         details={
             "plugin": manifest.id,
@@ -222,6 +295,7 @@ async def plugin_install(call: Call[PackageArgs]) -> Outcome:
             "manifestSha256": package.manifest_sha256,
             "operations": ",".join(op.name for op in manifest.operations),
             "replaced": None if old is None else old.manifest.release,
+            "replacedSha256": None if old is None else old.manifest_sha256,
         },
     )
 
@@ -229,18 +303,14 @@ async def plugin_install(call: Call[PackageArgs]) -> Outcome:
 async def plugin_inspect(call: Call[PackageArgs]) -> Outcome:
     """What installing the package (the body) would register, for the install dialog: the
     same reading and refusals as ``plugin.install`` (including ``registration-conflict`` for a
-    name another origin holds), nothing registered or stored."""
+    name another origin or the host holds), nothing registered or stored; ``replaces`` says
+    which installed package of the same id it would replace and what was decided about it."""
     package = _package(call)
-    registry = _tools(call).registry
-    await _tools(call).plugins.load()
-    for op in package.manifest.operations:
-        held = registry.get(op.name)
-        if held is not None and held.origin != package.manifest.origin:
-            raise Refused(
-                Code.REGISTRATION_CONFLICT,
-                f"'{op.name}' belongs to {held.origin}; {package.manifest.origin} cannot take it.",
-            )
-    return Outcome(_info(call, package, installed=False))
+    shelf = _tools(call).plugins
+    await shelf.load()
+    shelf.check(package)
+    info = _info(call, package, installed=False)
+    return Outcome(info.model_copy(update={"replaces": _replaced(call, package)}))
 
 
 async def plugin_list(call: Call[NoArgs]) -> Outcome:
@@ -251,19 +321,19 @@ async def plugin_list(call: Call[NoArgs]) -> Outcome:
 
 
 async def plugin_grant(call: Call[PluginGrantArgs]) -> Outcome:
-    """Refuses ``tool-unknown`` for an id not installed."""
+    """Refuses ``tool-unknown`` for an id not installed. Admission and grant name the installed
+    package's manifest sha256."""
     await _tools(call).plugins.load()
     package = _installed(call, call.args.id)
-    release = package.manifest.release
-    await _set_policy(
-        call, call.args.id, admit=release if call.args.admit else None, files=call.args.files
-    )
+    sha = package.manifest_sha256
+    await _set_policy(call, call.args.id, sha, admit=call.args.admit, files=call.args.files)
     return Outcome(
         _info(call, package),
         rule="plugin-granted",
         details={
             "plugin": call.args.id,
-            "release": release,
+            "release": package.manifest.release,
+            "manifestSha256": sha,
             "admitted": call.args.admit,
             "files": call.args.files,
         },
@@ -271,23 +341,39 @@ async def plugin_grant(call: Call[PluginGrantArgs]) -> Outcome:
 
 
 async def plugin_withdraw(call: Call[PluginRef]) -> Outcome:
-    """Refuses ``tool-unknown`` for an id not installed."""
+    """Refuses ``tool-unknown`` for an id not installed. Withdraws in memory first (the calls
+    are refused at once), then stores the withdrawal in the policy beside the admission it
+    cancels, bound to the same manifest sha256 (issue 29 item 2)."""
     shelf = _tools(call).plugins
     await shelf.load()
     package = shelf.withdraw(call.args.id)
+    sha, policy = package.manifest_sha256, call.ctx.policy
+    await _set_policy(
+        call,
+        call.args.id,
+        sha,
+        admit=policy.plugin_admitted(call.args.id, sha),
+        files=policy.has_files_grant(plugin_grantee(call.args.id, sha)),
+        withdraw=True,
+    )
     return Outcome(
         _info(call, package),
         rule="plugin-withdrawn",
-        details={"plugin": call.args.id, "release": package.manifest.release},
+        details={
+            "plugin": call.args.id,
+            "release": package.manifest.release,
+            "manifestSha256": sha,
+        },
     )
 
 
 async def plugin_uninstall(call: Call[PluginRef]) -> Outcome:
-    """Refuses ``tool-unknown`` for an id not installed."""
+    """Refuses ``tool-unknown`` for an id not installed. Its admission, grant and withdrawals
+    go with it."""
     shelf = _tools(call).plugins
     await shelf.load()
     package = await shelf.uninstall(call.args.id)
-    await _set_policy(call, call.args.id, admit=None, files=False)
+    await _set_policy(call, call.args.id, None, forget_withdrawals=True)
     return Outcome(
         PluginList(plugins=[_info(call, p) for p in shelf.all()]),
         rule="plugin-uninstalled",

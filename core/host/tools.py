@@ -29,12 +29,13 @@ from core.host.file_ops import WriteArgs
 from core.host.operations import Operation, Operations, Ran
 from core.model import Contract, NoArgs
 from core.refusals import Code, Refused
+from core.relayed_text import escape_tree
 from core.tools.admission import Admission, Admitted, CallRequest
 from core.tools.broker import Broker
 from core.tools.builtin import BuiltinTool, DescribeArgs, FileWriteToolArgs
 from core.tools.plugin_call import decode_output, envelope, read_requests, write_request
 from core.tools.plugin_shelf import PluginShelf
-from core.tools.registry import Descriptor, OperationEntry, OperationRegistry
+from core.tools.registry import Descriptor, OperationEntry, OperationRegistry, ReservedNames
 from core.tools.runner import Sink, ToolOutcome
 
 __all__ = ["ToolBox"]
@@ -92,7 +93,9 @@ class ToolBox:
         self._pipeline = pipeline
         self._operations = operations
         self._ctx = ctx
-        self._registry = OperationRegistry()
+        # no plugin may take a name of this host's protocol or of its tools (issue 29 item 3)
+        reserved = ReservedNames([*operations, *(tool.name for tool in tools)])
+        self._registry = OperationRegistry(reserved)
         self._bound: dict[str, _Bound] = {}
         for tool in tools:
             op = None if tool.operation is None else operations.get(tool.operation)
@@ -101,7 +104,7 @@ class ToolBox:
             self.add(tool, op)
         self._admission = Admission(self._registry, lambda: ctx.policy)
         self._broker = Broker(lambda: ctx.policy)
-        self.plugins = PluginShelf(ctx.state, self._registry)
+        self.plugins = PluginShelf(ctx.state, self._registry, lambda: ctx.policy)
         """The installed plugins, registered in :attr:`registry` with origin ``plugin:<id>``."""
 
     def add(self, tool: BuiltinTool, operation: Operation | None) -> None:
@@ -185,7 +188,7 @@ class ToolBox:
         assert entry.plugin_id is not None
         package = self.plugins.get(entry.plugin_id)
         op = None if package is None else package.manifest.operation(entry.name)
-        if package is None or op is None or package.manifest.release != entry.release:
+        if package is None or op is None or package.manifest_sha256 != entry.manifest_sha256:
             raise Refused(Code.PLUGIN_WITHDRAWN, "That plugin is no longer installed.")
         args = admitted.args.model_dump(mode="json", by_alias=True)
         project = args.pop("project")
@@ -217,10 +220,15 @@ class ToolBox:
             config=dict(package.manifest.config),
         )
         answer, writes = decode_output(op, args, output)
-        now = self._registry.get(entry.name)
-        if now is None or now.withdrawn or now.release != entry.release:
+        now, policy = self._registry.get(entry.name), self._ctx.policy
+        if (
+            now is None
+            or now.withdrawn
+            or now.manifest_sha256 != entry.manifest_sha256
+            or policy.plugin_withdrawn(entry.plugin_id, entry.manifest_sha256)
+        ):
             raise Refused(Code.PLUGIN_WITHDRAWN, "The plugin was withdrawn during the call.")
-        if not self._ctx.policy.release_admitted(entry.plugin_id, entry.release):
+        if not policy.plugin_admitted(entry.plugin_id, entry.manifest_sha256):
             raise Refused(Code.PLUGIN_NOT_ADMITTED, "The release's admission was withdrawn.")
         accesses = [self._broker.decide(entry, write_request(w.path)) for w in writes]
         receipt = None
@@ -236,4 +244,6 @@ class ToolBox:
             receipt = ran.receipt
             written.append(str(access.path))
         result = answer.model_dump(mode="json", exclude={"writes"}) | {"written": written}
-        return ToolOutcome(result=result, receipt=receipt)
+        # the plugin's words are relayed with every invisible control written out (issue 29
+        # item 4); its refusals' texts are escaped where every refusal is (Refused.body)
+        return ToolOutcome(result=escape_tree(result), receipt=receipt)

@@ -8,8 +8,8 @@ first failing check names the refusal:
 2. the operator has not switched it off .................... ``tool-disabled`` (403)
 3. its dispatch owner is still the one the caller was shown  ``dispatch-owner-changed`` (409)
 4. SAFE / read-only mode does not forbid a mutating call ... ``read-only-mode`` (403)
-5. for a plugin: its release is the one admitted ........... ``plugin-not-admitted`` (403)
-6. for a plugin: the operation is not withdrawn ............ ``plugin-withdrawn`` (410)
+5. for a plugin: its package (manifest sha256) is admitted .. ``plugin-not-admitted`` (403)
+6. for a plugin: the operation/package is not withdrawn .... ``plugin-withdrawn`` (410)
 7. the arguments satisfy its schema ........................ ``args-invalid`` (422)
 8. if it needs confirmation, a person confirmed it ......... ``confirmation-required`` (428)
 
@@ -83,9 +83,9 @@ def admit(registry: OperationRegistry, policy: Policy, request: CallRequest) -> 
     if entry.mutating:
         require_writable(policy)
     if entry.plugin_id is not None:
-        if not policy.release_admitted(entry.plugin_id, entry.release):
+        if not policy.plugin_admitted(entry.plugin_id, entry.manifest_sha256):
             raise Refused(Code.PLUGIN_NOT_ADMITTED, field="tool")
-        if entry.withdrawn:
+        if entry.withdrawn or policy.plugin_withdrawn(entry.plugin_id, entry.manifest_sha256):
             raise Refused(Code.PLUGIN_WITHDRAWN, field="tool")
     args = _parse_args(entry, request.args)
     if entry.needs_confirmation and not is_human(request.confirmed_by):

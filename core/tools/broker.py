@@ -12,7 +12,8 @@ taken for that request, in this order:
 4. the action stays within the operation's effect class ............. ``effect-class-exceeded``
 5. SAFE / read-only mode does not forbid a write .................... ``read-only-mode``
 6. network: no egress in the E1 placement ........................... ``network-egress-refused``
-7. files: the operator granted file access to the operation's origin  ``files-grant-missing``
+7. files: the operator granted file access to the operation's origin
+   (a plugin's: to its package, by manifest sha256 — issue 29 item 1) . ``files-grant-missing``
 8. files: the path is inside the project root (:func:`core.paths.parse_path`; ``.voicebox/``
    only for the operation that owns it) ............. ``path-outside-root``/``path-reserved``/…
 
@@ -161,7 +162,7 @@ def decide(entry: OperationEntry, policy: Policy, raw: object) -> FilesAccess | 
         raise Refused(Code.NETWORK_EGRESS_REFUSED)
     if isinstance(request, StorageRequest):
         return StorageAccess(request.action, entry.origin, request.key)
-    if not policy.has_files_grant(entry.origin):
+    if not policy.has_files_grant(entry.grantee):
         raise Refused(Code.FILES_GRANT_MISSING)
     return FilesAccess(request.action, parse_path(request.path, allow_meta=entry.owns_meta))
 

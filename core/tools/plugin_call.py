@@ -6,7 +6,8 @@ request", "a plugin can never forge a receipt"; docs/plugins.md "Input and outpu
 - :func:`envelope` — the input bytes: ``{v, operation, args, files}`` with each admitted file's
   bytes in base64 (the plugin never touches storage: the host read them);
 - :func:`decode_output` — the plugin's output: refuses any receipt it claims
-  (``receipt-forgery-refused``), any grant it carries (``grant-field-refused``), a write
+  (``receipt-forgery-refused``), any grant it carries (``grant-field-refused``) — at any depth,
+  under any look-alike spelling of the key (issue 29 item 4) — a write
   request to a path that is not the value of a declared write argument
   (``capability-undeclared``), and anything else off the closed shape (``tool-output-invalid``).
   The write requests it returns are still requests: the broker decides each on a fresh policy
@@ -25,12 +26,11 @@ from pydantic import Field, ValidationError
 
 from core.model import Contract
 from core.refusals import Code, Refused, invalid_input
+from core.relayed_text import fold_key
 from core.secret import known_names
 from core.tools.plugin_manifest import PluginOperation
 
 __all__ = ["PluginOutput", "WriteRequest", "decode_output", "envelope", "read_requests"]
-
-_GRANT_KEYS = frozenset({"grant", "grants"})
 
 
 class WriteRequest(Contract):
@@ -85,15 +85,42 @@ def envelope(op: PluginOperation, args: dict[str, Any], files: list[bytes]) -> b
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def _has_key(value: object, keys: frozenset[str], *, contains: bool = False) -> bool:
-    if not isinstance(value, dict):
-        return False
-    for key in value:
-        if isinstance(key, str):
-            folded = key.casefold()
-            if (contains and any(k in folded for k in keys)) or folded in keys:
-                return True
-    return False
+_GRANT_WORDS = frozenset({"grant", "grants", "filesgrant", "filesgrants", "admittedplugins"})
+_RECEIPT_SHAPE = frozenset({"issuer", "sha256", "storeversion"})
+
+
+def _forged(folded: str) -> Code | None:
+    """What an output key claims, given as :func:`core.relayed_text.fold_key` spells it (any
+    case, width, look-alike letter or separator): a receipt, a grant, or nothing."""
+    if "receipt" in folded:
+        return Code.RECEIPT_FORGERY_REFUSED
+    if folded in _GRANT_WORDS or folded.startswith("grant"):
+        return Code.GRANT_FIELD_REFUSED
+    return None
+
+
+def _refuse_forged_fields(value: object) -> None:
+    """Refuse ``value`` (the plugin's output as JSON) when any object at any depth has a key
+    claiming a receipt (``receipt-forgery-refused``) — or is shaped like the host's receipt: a
+    ``rung`` beside an ``issuer``, ``sha256`` or ``storeVersion`` — or a key claiming a grant
+    (``grant-field-refused``); a receipt is named first (issue 29 item 4). Iterative: no
+    nesting depth reaches a recursion limit."""
+    found: set[Code] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            keys = {fold_key(k) for k in item if isinstance(k, str)}
+            if "rung" in keys and keys & _RECEIPT_SHAPE:
+                found.add(Code.RECEIPT_FORGERY_REFUSED)
+            found.update(c for k in keys if (c := _forged(k)) is not None)
+            stack.extend(item.values())
+    if Code.RECEIPT_FORGERY_REFUSED in found:
+        raise Refused(Code.RECEIPT_FORGERY_REFUSED, field="receipt")
+    if Code.GRANT_FIELD_REFUSED in found:
+        raise Refused(Code.GRANT_FIELD_REFUSED, field="grant")
 
 
 def decode_output(
@@ -106,16 +133,7 @@ def decode_output(
         value = json.loads(data)
     except (ValueError, RecursionError):
         raise Refused(Code.TOOL_OUTPUT_INVALID, "The plugin's output is not JSON.") from None
-    receipt = frozenset({"receipt"})
-    if _has_key(value, receipt, contains=True) or (
-        isinstance(value, dict) and _has_key(value.get("result"), receipt, contains=True)
-    ):
-        raise Refused(Code.RECEIPT_FORGERY_REFUSED, field="receipt")
-    writes = value.get("writes") if isinstance(value, dict) else None
-    if _has_key(value, _GRANT_KEYS) or (
-        isinstance(writes, list) and any(_has_key(w, _GRANT_KEYS) for w in writes)
-    ):
-        raise Refused(Code.GRANT_FIELD_REFUSED, field="grant")
+    _refuse_forged_fields(value)
     try:
         output = PluginOutput.model_validate_json(data)
     except ValidationError as exc:

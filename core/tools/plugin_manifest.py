@@ -8,7 +8,8 @@ it pins by sha256 (issue 16; seed 003 "plugin operations keep their origin"; doc
 - :func:`parse_manifest` reads manifest bytes; anything outside the model, or a manifest that
   contradicts itself, is refused ``registration-invalid`` with the fields named, never values.
 - :func:`read_package` reads a package (a ``.zip``, or a folder's files): exactly the manifest
-  and the modules it lists, flat names, bounded sizes, and each module's bytes equal to its pin
+  and the modules it lists, flat names (a NUL anywhere in a stored name is refused, never cut
+  there), bounded sizes, and each module's bytes equal to its pin
   (``plugin-pin-mismatch``) — checked before any module can run.
 - :func:`operation_entries` turns a manifest into registry entries with origin ``plugin:<id>``
   and a strict argument model built from the operation's schema (:func:`args_model`).
@@ -240,6 +241,9 @@ def _zip_files(data: bytes) -> dict[str, bytes]:
         raise Refused(Code.ARCHIVE_INVALID, "A plugin package holds a manifest and ≤ 8 modules.")
     files: dict[str, bytes] = {}
     for info in infos:
+        # zipfile cuts a name at its first NUL ("a.wasm\0x" reads as "a.wasm"): the name as
+        # stored must be the name read (issue 29 item 4)
+        _check_name(info.orig_filename)
         _check_name(info.filename)
         if info.filename in files:
             raise Refused(Code.ARCHIVE_ENTRY_DUPLICATE, "A name appears twice in the package.")
@@ -296,6 +300,10 @@ def folder_files(entries: Sequence[tuple[str, int]], body: bytes) -> dict[str, b
 
 
 def _check_name(name: str) -> None:
+    if "\0" in name:
+        raise Refused(
+            Code.ARCHIVE_ENTRY_NAME_INVALID, "A package entry's name holds a NUL character."
+        )
     if name.startswith(("/", "\\")):
         raise Refused(Code.ARCHIVE_ENTRY_ABSOLUTE, "Package entries are plain file names.")
     if ".." in re.split(r"[/\\]", name):
@@ -380,9 +388,10 @@ def args_model(schema: ArgsSchema, *, title: str) -> type[Contract]:
     return model
 
 
-def operation_entries(manifest: PluginManifest) -> list[OperationEntry]:
+def operation_entries(manifest: PluginManifest, manifest_sha256: str) -> list[OperationEntry]:
     """The registry entries of ``manifest``'s operations: origin ``plugin:<id>``, the manifest's
-    release, the ``files`` capability when the operation reads or writes a path."""
+    release and ``manifest_sha256`` (hex; what admission, grants and withdrawal follow — issue
+    29 item 1), the ``files`` capability when the operation reads or writes a path."""
     entries = []
     for op in manifest.operations:
         rung: Rung = op.receipt
@@ -397,6 +406,7 @@ def operation_entries(manifest: PluginManifest) -> list[OperationEntry]:
                 needs_confirmation=op.confirm,
                 capabilities=frozenset({"files"}) if (op.reads or op.writes) else frozenset(),
                 release=manifest.release,
+                manifest_sha256=manifest_sha256,
             )
         )
     return entries

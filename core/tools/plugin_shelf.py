@@ -4,10 +4,15 @@
 Each installed package is stored whole, as read and pin-checked (``plugin-<id>.zip`` or the
 folder's files re-packed), with an index ``plugins.json`` (``{id: release}``). Installing
 registers every operation of the manifest under origin ``plugin:<id>``, all or none: a name
-another origin holds refuses the whole install (``registration-conflict``) and nothing is
-registered or stored. Installing is not admitting: the release runs only once the operator
-admits it (:class:`core.policy.Policy` ``admitted_plugins``), and an upgrade's new release
-needs its own admission. Nothing here runs a module.
+another origin holds, or a name of the host (its operations, built-in tools and namespaces:
+:class:`core.tools.registry.ReservedNames`, issue 29 item 3), refuses the whole install
+(``registration-conflict``) and nothing is registered or stored. Installing is not admitting:
+the package runs only once the operator admits its manifest's sha256
+(:class:`core.policy.Policy` ``admitted_plugins``); any other package — a new release, or other
+bytes under the same release label — needs its own admission (issue 29 item 1). A package the
+operator withdrew (``withdrawn_plugins``, bound to the same sha256) registers withdrawn,
+whenever it is registered: at load, before any call can reach it, and when the same bytes are
+installed again (issue 29 item 2). Nothing here runs a module.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from collections.abc import Callable
 
+from core.policy import Policy
 from core.ports import HostState
 from core.refusals import Code, Refused
 from core.tools.plugin_manifest import MANIFEST_NAME, PluginPackage, operation_entries, read_package
@@ -41,11 +48,15 @@ def _pack(package: PluginPackage) -> bytes:
 
 
 class PluginShelf:
-    """The installed packages by plugin id, over ``state``, registered in ``registry``."""
+    """The installed packages by plugin id, over ``state``, registered in ``registry``;
+    ``policy`` gives the operator's current policy (which packages are withdrawn)."""
 
-    def __init__(self, state: HostState, registry: OperationRegistry) -> None:
+    def __init__(
+        self, state: HostState, registry: OperationRegistry, policy: Callable[[], Policy] = Policy
+    ) -> None:
         self._state = state
         self._registry = registry
+        self._policy = policy
         self._packages: dict[str, PluginPackage] = {}
         self._loaded = False
 
@@ -74,22 +85,26 @@ class PluginShelf:
         """Every installed package, by id."""
         return [self._packages[k] for k in sorted(self._packages)]
 
+    def check(self, package: PluginPackage) -> None:
+        """Refuse what registering ``package`` would refuse (``registration-conflict``,
+        ``registration-invalid``), changing nothing: the install dialog asks this first."""
+        for entry in operation_entries(package.manifest, package.manifest_sha256):
+            self._registry.check(entry)
+
     def _register(self, package: PluginPackage) -> None:
         manifest = package.manifest
-        entries = operation_entries(manifest)
+        entries = operation_entries(manifest, package.manifest_sha256)
         old = self._packages.get(manifest.id)
         old_names = {op.name for op in old.manifest.operations} if old else set()
         for entry in entries:
-            held = self._registry.get(entry.name)
-            if held is not None and held.origin != entry.origin:
-                raise Refused(
-                    Code.REGISTRATION_CONFLICT,
-                    f"'{entry.name}' belongs to {held.origin}; {entry.origin} cannot take it.",
-                )
+            self._registry.check(entry)
         for name in old_names - {e.name for e in entries}:
             self._registry.remove(name, manifest.origin)
+        withdrawn = self._policy().plugin_withdrawn(manifest.id, package.manifest_sha256)
         for entry in entries:
             self._registry.register(entry)
+            if withdrawn:
+                self._registry.withdraw(entry.name, entry.origin)
         self._packages[manifest.id] = package
 
     async def install(self, package: PluginPackage) -> PluginPackage | None:
@@ -119,7 +134,9 @@ class PluginShelf:
 
     def withdraw(self, plugin_id: str) -> PluginPackage:
         """Withdraw every operation of ``plugin_id`` (they keep their names; calls get
-        ``plugin-withdrawn``); refuses ``tool-unknown``."""
+        ``plugin-withdrawn``); refuses ``tool-unknown``. In memory only: the operator's
+        withdrawal lasts because ``plugin.withdraw`` stores it in the policy
+        (``withdrawn_plugins``), which :meth:`load` and :meth:`install` read."""
         package = self._packages.get(plugin_id)
         if package is None:
             raise Refused(Code.TOOL_UNKNOWN, "No plugin by that id is installed.", field="id")

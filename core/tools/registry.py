@@ -5,6 +5,10 @@ not admission", SPEC §7).
 - Every entry has an ``origin``: ``builtin`` or ``plugin:<id>``. A name held by one origin can
   never be registered by another (``registration-conflict``); the holder may re-register it
   (a new release), withdraw it (calls then get ``plugin-withdrawn``) or remove it.
+- A plugin can never take a name of the host (:class:`ReservedNames`, issue 29 item 3): every
+  operation of the host protocol and every built-in tool, and every namespace they use
+  (``audit.``, ``host.``, ``plugin.``, ``policy.``, ``tool.`` …), derived from those names —
+  ``registration-conflict`` before anything is registered.
 - Each entry has a ``descriptorId`` derived from its origin and name. A caller names the
   descriptor it was shown; if the name now belongs to another origin, admission refuses
   ``dispatch-owner-changed`` (:mod:`core.tools.admission`).
@@ -19,13 +23,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
 from pydantic import Field
 
 from core.model import Contract, canonical_json
-from core.policy import Policy
+from core.policy import Policy, plugin_grantee
 from core.refusals import Code, Refused
 from core.tools.receipts import Rung
 
@@ -37,6 +42,7 @@ __all__ = [
     "EffectClass",
     "OperationEntry",
     "OperationRegistry",
+    "ReservedNames",
     "descriptor_id",
 ]
 
@@ -71,6 +77,8 @@ class OperationEntry:
     discovery shows). ``effect`` is its effect class; ``receipt_rule`` the rung of evidence its
     results carry (:data:`core.tools.receipts.RUNGS`). ``capabilities`` are the services it may ask
     the broker for. ``release`` is required for a plugin and absent for a built-in.
+    ``manifest_sha256`` (hex) names a plugin's package by its bytes: admission, the files grant
+    and a withdrawal follow it, never the release label (issue 29 item 1).
     ``owns_meta`` marks the one kind of operation that may name paths in ``.voicebox/``.
     ``withdrawn`` is set by :meth:`OperationRegistry.withdraw`.
     """
@@ -84,6 +92,7 @@ class OperationEntry:
     needs_confirmation: bool = False
     capabilities: frozenset[Capability] = frozenset()
     release: str | None = None
+    manifest_sha256: str | None = None
     owns_meta: bool = False
     withdrawn: bool = False
 
@@ -98,17 +107,28 @@ class OperationEntry:
         return self.origin.removeprefix("plugin:") if self.origin != "builtin" else None
 
     @property
+    def grantee(self) -> str:
+        """Who a files grant must name for this operation: ``builtin``, or the plugin's package
+        by its bytes (:func:`core.policy.plugin_grantee`)."""
+        if self.plugin_id is None or self.manifest_sha256 is None:
+            return self.origin
+        return plugin_grantee(self.plugin_id, self.manifest_sha256)
+
+    @property
     def mutating(self) -> bool:
         """True unless the operation only reads: such a call is never blindly retried."""
         return self.effect != "read"
 
     def describe(self) -> Descriptor:
-        """The discovery metadata of this operation."""
+        """The discovery metadata of this operation. A plugin's summary starts with its origin
+        (``[plugin:<id>] …``): whoever reads only names and summaries — the model — still sees
+        whose operation it is (issue 29 item 3)."""
+        shown = self.summary if self.plugin_id is None else f"[{self.origin}] {self.summary}"
         return Descriptor(
             name=self.name,
             origin=self.origin,
             descriptorId=self.descriptor_id,
-            summary=self.summary,
+            summary=shown,
             argsSchema=self.args_model.model_json_schema(),
             effect=self.effect,
             receiptRule=self.receipt_rule,
@@ -146,6 +166,11 @@ def _check_entry(entry: OperationEntry) -> None:
         raise _invalid("An origin is 'builtin' or 'plugin:<id>'.")
     if (entry.origin == "builtin") != (entry.release is None):
         raise _invalid("A plugin operation names its release; a built-in one does not.")
+    if (entry.origin == "builtin") != (entry.manifest_sha256 is None) or (
+        entry.manifest_sha256 is not None
+        and not re.fullmatch(r"[0-9a-f]{64}", entry.manifest_sha256)
+    ):
+        raise _invalid("A plugin operation names its manifest's sha256; a built-in one does not.")
     if entry.effect not in get_args(EffectClass):
         raise _invalid("Unknown effect class.")
     if entry.receipt_rule not in _RUNGS_FOR_EFFECT[entry.effect]:
@@ -158,25 +183,71 @@ def _check_entry(entry: OperationEntry) -> None:
         raise _invalid("The argument model must be a strict contract.")
 
 
+def _spellings(name: str) -> str:
+    """``name`` with ``_`` and ``-`` read as ``.`` (``audit_verify`` reads as ``audit.verify``)."""
+    return name.replace("_", ".").replace("-", ".")
+
+
+class ReservedNames:
+    """The names no plugin may take (issue 29 item 3), derived from the host's own ``names`` —
+    its protocol's operations and its built-in tools, never a hand-kept list.
+
+    Reserved: each of those names, and each namespace — what comes before the first ``.`` of a
+    dotted name (``audit.verify`` reserves ``audit``: ``audit.anything``). A name is compared
+    with ``_`` and ``-`` read as ``.``, so ``audit_verify`` or ``create.asset`` are taken too.
+    """
+
+    def __init__(self, names: Iterable[str]) -> None:
+        spelled = {_spellings(n) for n in names}
+        self._names = frozenset(spelled)
+        self._spaces = frozenset(n.split(".", 1)[0] for n in spelled if "." in n)
+
+    @property
+    def namespaces(self) -> frozenset[str]:
+        """The reserved namespaces (``audit``, ``host``, ``plugin``, ``policy``, ``tool`` …)."""
+        return self._spaces
+
+    def reason(self, name: str) -> str | None:
+        """Why ``name`` is the host's (a sentence), or ``None`` when a plugin may take it."""
+        spelled = _spellings(name)
+        if spelled in self._names:
+            return f"'{name}' is an operation of the host itself; a plugin cannot take it."
+        space = spelled.split(".", 1)[0]
+        if space in self._spaces:
+            return f"'{space}.' is the host's own namespace; a plugin's operation cannot use it."
+        return None
+
+
 class OperationRegistry:
-    """Built-in and plugin operations by name (see module docstring). Mutable, host-held."""
+    """Built-in and plugin operations by name (see module docstring). Mutable, host-held.
 
-    def __init__(self) -> None:
+    ``reserved``: the host's names (:class:`ReservedNames`) no plugin operation may take."""
+
+    def __init__(self, reserved: ReservedNames | None = None) -> None:
         self._entries: dict[str, OperationEntry] = {}
+        self._reserved = reserved or ReservedNames(())
 
-    def register(self, entry: OperationEntry) -> Descriptor:
-        """Register ``entry`` (or replace it, when the same origin holds the name).
-
-        Refuses ``registration-conflict`` (409) when another origin holds the name, and
-        ``registration-invalid`` (422) for an entry that contradicts itself.
-        """
+    def check(self, entry: OperationEntry) -> None:
+        """What :meth:`register` would refuse for ``entry``, changing nothing:
+        ``registration-invalid`` (422) for an entry that contradicts itself,
+        ``registration-conflict`` (409) when another origin holds the name, or when a plugin
+        names an operation or namespace of the host (:class:`ReservedNames`)."""
         _check_entry(entry)
+        if entry.origin != "builtin":
+            reason = self._reserved.reason(entry.name)
+            if reason is not None:
+                raise Refused(Code.REGISTRATION_CONFLICT, reason)
         held = self._entries.get(entry.name)
         if held is not None and held.origin != entry.origin:
             raise Refused(
                 Code.REGISTRATION_CONFLICT,
                 f"'{entry.name}' belongs to {held.origin}; {entry.origin} cannot take it.",
             )
+
+    def register(self, entry: OperationEntry) -> Descriptor:
+        """Register ``entry`` (or replace it, when the same origin holds the name); refuses as
+        :meth:`check`."""
+        self.check(entry)
         self._entries[entry.name] = replace(entry, withdrawn=False)
         return self._entries[entry.name].describe()
 
@@ -221,7 +292,12 @@ class OperationRegistry:
         def _live(e: OperationEntry) -> bool:
             if e.withdrawn or not policy.tool_enabled(e.name):
                 return False
-            return e.plugin_id is None or policy.release_admitted(e.plugin_id, e.release)
+            if e.plugin_id is None:
+                return True
+            sha = e.manifest_sha256
+            return policy.plugin_admitted(e.plugin_id, sha) and not policy.plugin_withdrawn(
+                e.plugin_id, sha
+            )
 
         rank = {name: i for i, name in enumerate(prefer)}
         chosen = sorted(

@@ -60,6 +60,31 @@ function fileList(source) {
     el("li", {}, el("code", {}, literal(f.path)), ` (${formatBytes(f.size)})`)));
 }
 
+// What installing does to the operator's decisions, as the host answered (plugin.inspect's
+// `replaces` and `withdrawn`; issue 29 item 1): admission and grants follow the manifest's
+// sha256, never the release label.
+function installNote(plugin) {
+  const r = plugin.replaces;
+  if (plugin.withdrawn) {
+    return el("p", { class: "warn", id: "plugin-install-replaces", "data-replaces": "withdrawn" },
+      "You withdrew exactly these bytes: installing them again keeps them withdrawn.");
+  }
+  if (r && !r.sameBytes) {
+    const decided = [r.admitted ? "admitted" : null, r.filesGranted ? "granted files" : null].filter(Boolean);
+    return el("p", { class: decided.length ? "warn" : "muted", id: "plugin-install-replaces", "data-replaces": decided.length ? "admitted" : "installed" },
+      "This replaces the installed release ", literal(r.release), " (manifest sha256 ", el("code", {}, r.manifestSha256), ")",
+      decided.length ? `, which you ${decided.join(" and ")}` : "", ". These are other bytes",
+      r.release === plugin.release ? " under the same release label" : "",
+      ": no admission or files grant carries over. Its operations run once you admit this release, and read or write files only once you grant files.");
+  }
+  if (r) {
+    return el("p", { class: "muted", id: "plugin-install-replaces", "data-replaces": "same" },
+      "These are the installed release's exact bytes: its admission and files grant stay as they are.");
+  }
+  return el("p", { class: "muted", id: "plugin-install-replaces", "data-replaces": "none" },
+    "Installing admits nothing: its operations run once you admit this release, and read or write files only once you grant files.");
+}
+
 async function install(app, source, node) {
   const { args, bytes } = source;
   const shown = await guarded(`Reading ${source.label}`, () => app.host.call("plugin.inspect", args, { body: bytes.slice(0) }));
@@ -69,7 +94,7 @@ async function install(app, source, node) {
     id: "plugin-install-dialog",
     title: `Install ${plugin.id} ${plugin.release}?`,
     body: el("div", {}, summary(plugin), fileList(source), operationTable(plugin, "plugin-install-operations"),
-      el("p", { class: "muted" }, "Installing admits nothing: its operations run once you admit this release, and read or write files only once you grant files.")),
+      installNote(plugin)),
     confirmLabel: "Install",
   });
   if (!ok) return;
@@ -89,9 +114,12 @@ function pluginCard(app, node, p) {
   return el("article", { class: "plugin", "data-plugin": p.id, "aria-label": `Plugin ${p.id}` },
     el("h3", {}, literal(p.title), " ", el("span", { class: "muted" }, literal(p.release))),
     summary(p),
-    el("p", { class: "plugin-state", "data-admitted": String(p.admitted), "data-files": String(p.filesGranted) },
+    el("p", { class: "plugin-state", "data-admitted": String(p.admitted), "data-files": String(p.filesGranted), "data-withdrawn": String(p.withdrawn) },
       p.admitted ? "This release is admitted." : "This release is not admitted: its operations are refused.", " ",
-      p.filesGranted ? "Files are granted." : "Files are not granted."),
+      p.filesGranted ? "Files are granted." : "Files are not granted.",
+      p.withdrawn ? " It is withdrawn: every call of its operations is refused, also after a reload." : ""),
+    p.readmit ? el("p", { class: "warn", "data-readmit": "true" },
+      "An earlier version of this host admitted this plugin by its release label only. Admissions now name the package's exact bytes (its manifest sha256): admit this release again to run it.") : null,
     operationTable(p, `plugin-operations-${p.id}`),
     el("div", { class: "toolbar" },
       el("button", { type: "button", class: "primary", "data-act": "admit", onclick: () => grant(!p.admitted, p.filesGranted) },

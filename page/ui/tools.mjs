@@ -3,7 +3,7 @@
 // and the host's receipts are shown as text; an image the tool produced is shown through a
 // blob: URL. A description is not an entitlement: the host admits every call afresh.
 
-import { el, formatBytes, formatTime, name, replace, tableBox } from "../dom.mjs";
+import { el, formatBytes, formatTime, literal, name, replace, tableBox } from "../dom.mjs";
 import { clearAlerts, guarded, submitting } from "./alerts.mjs";
 import { confirmDialog } from "./dialog.mjs";
 import { askConflict } from "./transfer.mjs";
@@ -151,7 +151,7 @@ export async function renderTools(node, app, params = {}) {
         const path = answer.result.result?.path;
         if (path && IMAGE.test(path) && args.project) await showImage(app, chosen.envKey, local.envKey, args.project, path, out);
       } },
-      el("h3", {}, `Run ${tool.name}`),
+      el("h3", {}, "Run ", literal(tool.name), tool.origin === "builtin" ? "" : [" (", literal(tool.origin), ")"]),
       el("p", { class: "muted" }, tool.summary),
       ...fields.map(([, f]) => f.node),
       el("div", { class: "toolbar" }, run, busy),
@@ -169,7 +169,8 @@ export async function renderTools(node, app, params = {}) {
           el("caption", { class: "visually-hidden" }, `Tools offered by ${chosen.name}`),
           el("thead", {}, el("tr", {}, ...["Tool", "Origin", "Effect", "Receipt rule", "Confirmation", ""].map((h) => el("th", { scope: "col" }, h)))),
           el("tbody", {}, tools.filter((t) => t.name !== "tools.describe").map((t) => el("tr", { "data-tool": t.name },
-            el("td", {}, el("strong", {}, t.name), el("div", { class: "muted" }, t.summary)),
+            el("td", {}, el("strong", {}, literal(t.name)), t.origin === "builtin" ? null : [" ", el("span", { class: "badge", "data-origin": t.origin }, literal(t.origin))],
+              el("div", { class: "muted" }, literal(t.summary))),
             el("td", { class: "nowrap" }, t.origin),
             el("td", { class: "nowrap" }, t.effect),
             el("td", { class: "nowrap" }, el("code", {}, t.receiptRule)),

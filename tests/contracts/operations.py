@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from pydantic import Field
@@ -29,8 +30,15 @@ def builtin(name: str = "echo", **changes: Any) -> OperationEntry:
     return OperationEntry(**{**fields, **changes})
 
 
+def package_sha(plugin_id: str = "notes", release: str = "1.0.0") -> str:
+    """The manifest sha256 :func:`plugin` gives a test package of ``plugin_id`` at
+    ``release`` (a stand-in for the bytes of its manifest)."""
+    return hashlib.sha256(f"{plugin_id}@{release}".encode()).hexdigest()
+
+
 def plugin(name: str = "notes.save", plugin_id: str = "notes", **changes: Any) -> OperationEntry:
-    """A plugin write operation at release ``1.0.0`` with the files capability."""
+    """A plugin write operation at release ``1.0.0`` with the files capability; its manifest
+    sha256 is :func:`package_sha` of its id and release unless ``changes`` names one."""
     fields: dict[str, Any] = {
         "name": name,
         "origin": f"plugin:{plugin_id}",
@@ -41,4 +49,6 @@ def plugin(name: str = "notes.save", plugin_id: str = "notes", **changes: Any) -
         "capabilities": frozenset({"files"}),
         "release": "1.0.0",
     }
+    release = changes.get("release", "1.0.0")
+    fields["manifest_sha256"] = package_sha(plugin_id, release)
     return OperationEntry(**{**fields, **changes})

@@ -10,9 +10,9 @@ from core.policy import Policy
 from core.refusals import Code, Refused
 from core.tools.admission import ADMISSION_ORDER, Admission, CallRequest, admit
 from core.tools.registry import OperationRegistry
-from tests.contracts.operations import EchoArgs, builtin, plugin
+from tests.contracts.operations import EchoArgs, builtin, package_sha, plugin
 
-NOTES = Policy(admitted_plugins={"notes": "1.0.0"})
+NOTES = Policy(admitted_plugins={"notes": package_sha()})
 
 
 def refusal(registry: OperationRegistry, policy: Policy, request: CallRequest) -> Code:
@@ -56,13 +56,13 @@ def test_dispatch_owner_change_is_refused() -> None:
     registry.remove("notes.save", "plugin:notes")
     registry.register(plugin("notes.save", plugin_id="other"))
     request = call(registry, "notes.save", descriptor_id=shown)
-    policy = Policy(admitted_plugins={"notes": "1.0.0", "other": "1.0.0"})
+    policy = Policy(admitted_plugins={"notes": package_sha(), "other": package_sha("other")})
     assert refusal(registry, policy, request) == Code.DISPATCH_OWNER_CHANGED
 
 
 def test_read_only_mode_refuses_mutating_calls_only() -> None:
     registry = registry_with(builtin("echo"), plugin("notes.save"))
-    safe = Policy(read_only=True, admitted_plugins={"notes": "1.0.0"})
+    safe = Policy(read_only=True, admitted_plugins={"notes": package_sha()})
     assert refusal(registry, safe, call(registry, "notes.save")) == Code.READ_ONLY_MODE
     assert admit(registry, safe, call(registry, "echo")).entry.name == "echo"
 
@@ -72,7 +72,9 @@ def test_plugin_release_must_be_the_admitted_one() -> None:
     request = call(registry, "notes.save")
     assert refusal(registry, NOTES, request) == Code.PLUGIN_NOT_ADMITTED
     assert refusal(registry, Policy(), request) == Code.PLUGIN_NOT_ADMITTED
-    assert admit(registry, Policy(admitted_plugins={"notes": "2.0.0"}), request)
+    assert admit(
+        registry, Policy(admitted_plugins={"notes": package_sha(release="2.0.0")}), request
+    )
 
 
 def test_withdrawn_plugin_operation_is_refused() -> None:
@@ -113,7 +115,7 @@ def test_admission_order_is_fixed() -> None:
     seen.append(refusal(registry, policy, request))
     policy = policy.model_copy(update={"read_only": False})
     seen.append(refusal(registry, policy, request))
-    policy = policy.model_copy(update={"admitted_plugins": {"notes": "9"}})
+    policy = policy.model_copy(update={"admitted_plugins": {"notes": package_sha(release="9")}})
     seen.append(refusal(registry, policy, request))
     registry.register(entry)  # re-registering by its holder restores it
     seen.append(refusal(registry, policy, request))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from core.paths import ProjectPath
-from core.policy import Policy
+from core.policy import Policy, plugin_grantee
 from core.refusals import Code, Refused
 from core.tools.broker import Broker, FilesAccess, StorageAccess, decide
-from tests.contracts.operations import builtin, plugin
+from tests.contracts.operations import builtin, package_sha, plugin
 
-GRANTED = Policy(files_grants=("builtin", "plugin:notes"))
+GRANTED = Policy(files_grants=("builtin", plugin_grantee("notes", package_sha())))
 WRITE = {"kind": "files", "action": "write", "path": "notes/today.md"}
 
 

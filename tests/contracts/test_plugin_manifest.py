@@ -67,6 +67,10 @@ def manifest(module: bytes = MODULE) -> dict:
     }
 
 
+SHA = "5" * 64
+"""A manifest sha256 for the registry entries these tests build."""
+
+
 def encoded(value: dict) -> bytes:
     return json.dumps(value).encode()
 
@@ -187,7 +191,7 @@ def test_bytes_that_are_not_a_zip_are_refused_archive_invalid() -> None:
 
 
 def test_plugin_operations_keep_their_origin_and_release() -> None:
-    (entry,) = operation_entries(parse_manifest(encoded(manifest())))
+    (entry,) = operation_entries(parse_manifest(encoded(manifest())), SHA)
     assert (entry.origin, entry.release, entry.effect) == ("plugin:tidy", "1.0.0", "write")
     assert entry.receipt_rule == "local-write" and entry.needs_confirmation
     assert entry.capabilities == frozenset({"files"})
@@ -197,16 +201,16 @@ def test_an_operation_named_like_a_builtin_is_refused_and_the_builtin_stays() ->
     registry = OperationRegistry()
     registry.register(builtin("file.write", effect="write", receipt_rule="local-write"))
     raw = _edit(lambda m, op: op.update(name="file.write"))
-    (entry,) = operation_entries(parse_manifest(encoded(raw)))
+    (entry,) = operation_entries(parse_manifest(encoded(raw)), SHA)
     assert refusal(registry.register, entry).code == Code.REGISTRATION_CONFLICT
     assert registry.get("file.write").origin == "builtin"
 
 
 def _admit(args: dict, *, policy: Policy | None = None, confirmed: bool = True):
     registry = OperationRegistry()
-    (entry,) = operation_entries(parse_manifest(encoded(manifest())))
+    (entry,) = operation_entries(parse_manifest(encoded(manifest())), SHA)
     registry.register(entry)
-    policy = Policy(admitted_plugins={"tidy": "1.0.0"}) if policy is None else policy
+    policy = Policy(admitted_plugins={"tidy": SHA}) if policy is None else policy
     request = CallRequest(
         "tidy.text", entry.descriptor_id, args, confirmed_by="human-ui" if confirmed else None
     )

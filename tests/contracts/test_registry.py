@@ -8,7 +8,7 @@ from core.policy import Policy
 from core.refusals import Code, Refused
 from core.tools.admission import CallRequest, admit
 from core.tools.registry import MAX_OFFERED_SEATS, OperationRegistry, descriptor_id
-from tests.contracts.operations import builtin, plugin
+from tests.contracts.operations import builtin, package_sha, plugin
 
 
 def test_registration_cannot_replace_other_origin() -> None:
@@ -111,7 +111,7 @@ def test_offer_leaves_out_what_policy_refuses_outright() -> None:
     registry.register(plugin("gone", plugin_id="notes"))
     registry.withdraw("gone", "plugin:notes")
     registry.register(plugin("stranger.save", plugin_id="stranger"))
-    policy = Policy(disabled_tools=("off",), admitted_plugins={"notes": "1.0.0"})
+    policy = Policy(disabled_tools=("off",), admitted_plugins={"notes": package_sha()})
     names = [d.name for d in registry.offer(policy)]
     assert names == ["on", "notes.save"]
 
@@ -138,3 +138,24 @@ def test_builtin_does_not_name_a_release() -> None:
     with pytest.raises(Refused) as caught:
         OperationRegistry().register(builtin(release="1"))
     assert caught.value.code == Code.REGISTRATION_INVALID
+
+
+def test_a_plugin_cannot_take_any_name_or_namespace_of_the_host() -> None:
+    """Issue 29 item 3: the reserved names are derived from the host protocol's operations and
+    the built-in tools — every one of them, and every namespace they use, is refused to a
+    plugin (``registration-conflict``); a name outside them is not."""
+    from core.host.registry import OPERATIONS
+    from core.tools.builtin import BUILTIN_TOOLS
+    from core.tools.registry import ReservedNames
+
+    names = [*OPERATIONS, *(t.name for t in BUILTIN_TOOLS)]
+    reserved = ReservedNames(names)
+    assert {"audit", "host", "plugin", "policy", "tool", "file", "project", "mission"} <= (
+        reserved.namespaces
+    )
+    for name in [*names, *(f"{n.split('.')[0]}.x" for n in names if "." in n)]:
+        with pytest.raises(Refused) as caught:
+            OperationRegistry(reserved).register(plugin(name))
+        assert caught.value.code == Code.REGISTRATION_CONFLICT, name
+    assert OperationRegistry(reserved).register(plugin("notes.save")).name == "notes.save"
+    assert OperationRegistry(reserved).register(builtin("audit.verify")).origin == "builtin"

@@ -224,6 +224,7 @@ def test_the_hostile_packages_are_real_packages_except_for_their_one_flaw(
         "extra-entry",
         "forge",
         "hog",
+        "host-name",
         "http",
         "loop",
         "needs-import",

@@ -313,6 +313,7 @@ def test_an_upgrade_needs_its_own_admission_and_grant(
     ("name", "code"),
     [
         ("builtin-name", "registration-conflict"),
+        ("host-name", "registration-conflict"),
         ("bad-pin", "plugin-pin-mismatch"),
         ("unknown-field", "registration-invalid"),
         ("traversal", "archive-entry-traversal"),

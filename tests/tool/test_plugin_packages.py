@@ -18,7 +18,15 @@ REFUSED_ON_READ = {
     "extra-entry": Code.ARCHIVE_ENTRY_NAME_INVALID,
     "traversal": Code.ARCHIVE_ENTRY_TRAVERSAL,
 }
-READ_THEN_REFUSED_LATER = {"builtin-name", "loop", "hog", "needs-import", "http", "forge"}
+READ_THEN_REFUSED_LATER = {
+    "builtin-name",
+    "host-name",
+    "loop",
+    "hog",
+    "needs-import",
+    "http",
+    "forge",
+}
 
 
 def test_the_example_packages_are_read_with_their_pins(plugins_dir: Path) -> None:
@@ -27,7 +35,9 @@ def test_the_example_packages_are_read_with_their_pins(plugins_dir: Path) -> Non
         "tidy": ["tidy.text"],
     }.items():
         package = read_package((plugins_dir / f"{plugin}-1.0.0.zip").read_bytes())
-        assert [e.name for e in operation_entries(package.manifest)] == operations
+        assert [
+            e.name for e in operation_entries(package.manifest, package.manifest_sha256)
+        ] == operations
         assert (
             package.modules[f"{plugin}.wasm"]
             == (plugins_dir / plugin / f"{plugin}.wasm").read_bytes()
@@ -52,4 +62,4 @@ def test_a_package_whose_flaw_is_at_run_time_is_read(
     test_packages: dict[str, Path], name: str
 ) -> None:
     package = read_package(test_packages[name].read_bytes())
-    assert operation_entries(package.manifest)
+    assert operation_entries(package.manifest, package.manifest_sha256)
