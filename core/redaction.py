@@ -17,8 +17,8 @@ the side knows them — in these forms:
   with nothing safe (which leaves letters and digits as they are);
 - **JSON-escaped** (``\\u00xx`` for what JSON escapes);
 - **base64**, standard or URL-safe, at each of the three alignments a value can have inside a
-  longer base64 stream (the characters that depend only on the value's own bits; the one or two
-  characters shared with a neighbouring byte, and ``=`` padding, are left: at most 4 bits).
+  longer base64 stream: the characters made only of the value's bits, and with them the
+  character at either end that holds some of its bits, and ``=`` padding.
 
 A value shorter than :data:`MIN_SECRET_BYTES` (a body shorter than :data:`MIN_BODY_BYTES`) is
 refused with ``ValueError``: redacting a short value would redact ordinary text.
@@ -89,10 +89,12 @@ class SecretValue:
 
 
 def secret_value(
-    value: str | bytes | Secret, prefixes: tuple[str, ...] = TOKEN_PREFIXES
+    value: SecretValue | str | bytes | Secret, prefixes: tuple[str, ...] = TOKEN_PREFIXES
 ) -> SecretValue:
     """``value`` (text as UTF-8) as a :class:`SecretValue`, its prefix recognised when it
     starts with one of ``prefixes``. Raises ``ValueError`` when it is too short."""
+    if isinstance(value, SecretValue):
+        return value
     if isinstance(value, Secret):
         value = value.reveal()
     raw = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else bytes(value)
@@ -100,23 +102,28 @@ def secret_value(
     return SecretValue(raw, len(prefix))
 
 
-def _base64_cores(data: bytes) -> set[bytes]:
+def _base64_cores(data: bytes) -> dict[bytes, tuple[int, int]]:
     """The base64 characters that depend on ``data`` alone, at each of the three alignments it
-    can have inside a longer stream (standard alphabet)."""
-    cores = set()
+    can have inside a longer stream (standard alphabet) → how many characters before and after
+    them hold some of its bits too (0 or 1 each)."""
+    cores = {}
     for shift in range(3):
         encoded = base64.b64encode(b"\0" * shift + data)
         first = -(-8 * shift // 6)  # ceil: the first character made only of data's bits
         last = 8 * (shift + len(data)) // 6  # floor: past the last such character
-        cores.add(encoded[first:last])
+        cores[encoded[first:last]] = (
+            int(8 * shift % 6 != 0),
+            int(8 * (shift + len(data)) % 6 != 0),
+        )
     return cores
 
 
-def _needles(secret: SecretValue) -> tuple[set[bytes], set[bytes]]:
+def _needles(secret: SecretValue) -> tuple[set[bytes], dict[bytes, tuple[int, int]]]:
     """``(case_insensitive, exact)`` needles of one secret (module docstring); the first
-    lower-cased, the second with ``-_`` read as ``+/``."""
+    lower-cased, the second with ``-_`` read as ``+/``, each with the partial characters
+    around it that a match takes too (:func:`_base64_cores`)."""
     folded: set[bytes] = set()
-    exact: set[bytes] = set()
+    exact: dict[bytes, tuple[int, int]] = {}
     value = secret.value
     if secret.prefix_len:
         body = value[secret.prefix_len :]
@@ -124,7 +131,7 @@ def _needles(secret: SecretValue) -> tuple[set[bytes], set[bytes]]:
         folded.add(body.lower())
     else:
         variants = {value}
-        exact.add(value.translate(_URLSAFE))
+        exact[value.translate(_URLSAFE)] = (0, 0)
     for variant in variants:
         folded.add(variant.hex().encode("ascii"))
         folded.add(b"".join(b"%%%02x" % b for b in variant))
@@ -155,16 +162,18 @@ class Redactor:
 
     def __init__(self, secrets: Iterable[SecretValue | str | bytes | Secret] = ()) -> None:
         folded: set[bytes] = set()
-        exact: set[bytes] = set()
+        exact: dict[bytes, tuple[int, int]] = {}
         for item in secrets:
-            held = item if isinstance(item, SecretValue) else secret_value(item)
+            held = secret_value(item)
             more_folded, more_exact = _needles(held)
             folded |= more_folded
             exact |= more_exact
         self._folded = tuple(sorted(folded))
-        self._exact = tuple(sorted(exact))
-        self.longest = max(map(len, (*folded, *exact)), default=0)
-        """The longest form in bytes (what a stream holds back, less one)."""
+        self._exact = tuple(sorted(exact.items()))
+        longest = max(map(len, (*folded, *exact)), default=0)
+        self.longest = longest + 4 if longest else 0
+        """The longest form in bytes, with a base64 form's partial characters and padding
+        (what a stream holds back, less one)."""
 
     def __bool__(self) -> bool:
         return self.longest > 0
@@ -172,15 +181,18 @@ class Redactor:
     def spans(self, data: bytes) -> list[tuple[int, int]]:
         """The ``(start, end)`` byte ranges of ``data`` that hold a form, merged, in order."""
         found: list[tuple[int, int]] = []
-        for needles, hay in (
-            (self._folded, data.lower() if self._folded else b""),
-            (self._exact, data.translate(_URLSAFE) if self._exact else b""),
-        ):
-            for needle in needles:
-                at = hay.find(needle)
-                while at >= 0:
-                    found.append((at, at + len(needle)))
-                    at = hay.find(needle, at + 1)
+        hay = data.lower()
+        for needle in self._folded:
+            at = hay.find(needle)
+            while at >= 0:
+                found.append((at, at + len(needle)))
+                at = hay.find(needle, at + 1)
+        hay = data.translate(_URLSAFE)
+        for needle, (before, after) in self._exact:
+            at = hay.find(needle)
+            while at >= 0:
+                found.append(_widened(hay, at, at + len(needle), before, after))
+                at = hay.find(needle, at + 1)
         if not found:
             return found
         found.sort()
@@ -208,6 +220,22 @@ class Redactor:
         if not spans:
             return text
         return _replaced(data, spans).decode("utf-8", "replace")
+
+
+_BASE64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+def _widened(hay: bytes, start: int, end: int, before: int, after: int) -> tuple[int, int]:
+    """A base64 match with the partial characters around it that hold some of the value's
+    bits, and its ``=`` padding."""
+    if before and start > 0 and hay[start - 1] in _BASE64:
+        start -= 1
+    if after and end < len(hay) and hay[end] in _BASE64:
+        end += 1
+        for _ in range(2):
+            if end < len(hay) and hay[end] == 0x3D:  # "="
+                end += 1
+    return start, end
 
 
 def _replaced(data: bytes, spans: list[tuple[int, int]]) -> bytes:
