@@ -61,9 +61,11 @@ from core.custody.wire import (
     parse_peer_message,
 )
 from core.protocol import salvage_id
+from core.redaction import Redactor
 from core.refusals import Code, Refused
 from core.secret import REVEAL, Secret, known_names, quiet_error_text, scrub_secrets
 from core.tools.admission import CallRequest
+from server_host.audit_store import AUDIT_KEY_FILE
 from server_host.commands import (
     COMMANDS_DOC,
     GIT_CONFIG_KEYS,
@@ -137,6 +139,17 @@ class EnvironmentService:
         self._closing: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
         self._hello_bound_ms = hello_bound_ms
+        self.secrets = ctx.secrets
+        """The secrets this server holds (:mod:`core.custody.held_secrets`): HOST_DIR's, the
+        audit key, and the bearers it issued or accepted while running."""
+        key_file = composed.home.host_dir / AUDIT_KEY_FILE
+        self.secrets.set_group("audit-key", [key_file.read_bytes()] if key_file.exists() else [])
+
+    async def redactor(self) -> Redactor:
+        """The redactor over every secret this server holds now, HOST_DIR read afresh (a host
+        token or a pairing changed by the CLI is seen). Issued bearers are kept only as their
+        sha256: the ones it can match are those issued by, or presented to, this process."""
+        return await self.secrets.current(self.ctx.state, reread=True)
 
     @property
     def hello_bound_ms(self) -> int:
@@ -190,6 +203,7 @@ class EnvironmentService:
     async def pair_issue(self, token: Secret | None, env_key: str) -> dict[str, Any]:
         """``POST /api/pair``: ``{envKey, bearer, logged}`` (the bearer shown this once)."""
         issued = await self.pairing.issue(token, env_key, actor="operator")
+        self.secrets.remember(issued.bearer)
         return issued.model_dump(mode="json", by_alias=True, context={REVEAL: True})
 
     async def pair_complete(
@@ -289,6 +303,7 @@ class EnvironmentService:
             await self._refused("pair.claim", refusal)
             raise
         issued = await self.pairing.issue(await self._own_token(), env_key, actor="pair-code")
+        self.secrets.remember(issued.bearer)
         answer = issued.model_dump(mode="json", by_alias=True, context={REVEAL: True})
         return {**answer, "fingerprint": env_fingerprint(env_key)}
 
@@ -297,7 +312,7 @@ class EnvironmentService:
     async def _authorize(self, op: str, env_key: object, bearer: Secret | None) -> Authorized:
         """Core's decision order on HOST_DIR as it is now (module docstring); audited."""
         try:
-            return authorize_execute(
+            authorized = authorize_execute(
                 await load_environments(self.state),
                 await load_pairings(self.state),
                 env_key,
@@ -306,6 +321,8 @@ class EnvironmentService:
         except Refused as refusal:
             await self._refused(op, refusal, envKey=_unknown_key_text(env_key))
             raise
+        self.secrets.remember(bearer)  # one of ours: matched from now on (redactor)
+        return authorized
 
     async def _tracked(
         self,
@@ -564,12 +581,14 @@ class EnvironmentService:
             raise
 
         async def work() -> dict[str, Any]:
+            redactor = await self.redactor()
             ran: RunResult = await run_argv(
                 argv,
                 cwd=folder,
                 env=env,
                 time_limit_ms=limit,
                 output_cap_bytes=commands.output_cap_bytes,
+                redactor=redactor,
             )
             logged = None
             if self.audit is not None:
@@ -581,7 +600,7 @@ class EnvironmentService:
                         rule="command-ran",
                         project=args.project,
                         details={
-                            "argv": scrub_secrets(shlex.join(argv))[:1000],
+                            "argv": scrub_secrets(redactor.redact(shlex.join(argv)))[:1000],
                             "exitStatus": ran.exit_status,
                             "durationMs": ran.duration_ms,
                             "timedOut": ran.timed_out,

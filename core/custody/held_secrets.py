@@ -95,8 +95,10 @@ class HeldSecrets:
     def set_group(self, name: str, values: Iterable[SecretValue | str | bytes | Secret]) -> None:
         """Hold ``values`` as the group ``name``, replacing what it held (a value too short to
         redact safely, under 16 bytes, is left out)."""
-        self._groups[name] = _values(values)
-        self._redactor = None
+        held = _values(values)
+        if self._groups.get(name) != held:
+            self._groups[name] = held
+            self._redactor = None
 
     def remember(self, value: str | bytes | Secret | None) -> None:
         """Hold ``value``, a secret seen in process (an issued or accepted bearer)."""
