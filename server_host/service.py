@@ -46,7 +46,7 @@ from pydantic import BaseModel, ValidationError
 from core.audit import AuditLog
 from core.custody.authorize import Authorized, authorize_execute
 from core.custody.channels import ChannelClose, LiveChannels
-from core.custody.environment import load_environments
+from core.custody.environment import env_key_said, load_environments
 from core.custody.hello_gate import HelloGate
 from core.custody.host_token import HOST_TOKEN_DOC, require_host_token
 from core.custody.pair_code import PairCodeStore, env_fingerprint
@@ -100,10 +100,6 @@ class OpenChannel:
     gate: HelloGate
     bearer: Secret | None = None
     calls: dict[str, asyncio.Task[None]] = field(default_factory=dict)
-
-
-def _unknown_key_text(value: object) -> str:
-    return scrub_secrets(str(value)[:64])
 
 
 def parse_body(model: type[M], text: bytes) -> M:
@@ -175,7 +171,9 @@ class EnvironmentService:
         if self.audit is None:
             return
         clean = {
-            k: v if isinstance(v, int | bool) or v is None else scrub_secrets(str(v)[:1000])
+            k: v
+            if isinstance(v, int | bool) or v is None
+            else scrub_secrets(str(v)[:1000], self.secrets.redactor().redact)
             for k, v in details.items()
         }
         with contextlib.suppress(Exception):
@@ -319,7 +317,7 @@ class EnvironmentService:
                 bearer,
             )
         except Refused as refusal:
-            await self._refused(op, refusal, envKey=_unknown_key_text(env_key))
+            await self._refused(op, refusal, envKey=env_key_said(env_key))
             raise
         self.secrets.remember(bearer)  # one of ours: matched from now on (redactor)
         return authorized
@@ -425,7 +423,7 @@ class EnvironmentService:
         served = envs.find(env_key)
         if served is None or served.kind != "local":
             refusal = Refused(Code.UNKNOWN_ENVIRONMENT)
-            await self._refused("channel.open", refusal, envKey=_unknown_key_text(env_key))
+            await self._refused("channel.open", refusal, envKey=env_key_said(env_key))
             await channel.close(1008, str(Code.UNKNOWN_ENVIRONMENT))
             return None
         channel_id = f"ws{next(self._ids)}"
@@ -465,7 +463,7 @@ class EnvironmentService:
         )
         if isinstance(decision, ChannelClose):
             refusal = Refused(decision.reason)
-            await self._refused("channel.hello", refusal, envKey=_unknown_key_text(chan.env_key))
+            await self._refused("channel.hello", refusal, envKey=env_key_said(chan.env_key))
             await self._close(channel_id, decision.reason)
             return False
         hello = parse_peer_message(text)
