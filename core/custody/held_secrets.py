@@ -21,15 +21,18 @@ only when the set changed.
 
 from __future__ import annotations
 
-import json
+import contextlib
 from collections import OrderedDict
 from collections.abc import Iterable
 
+from pydantic import ValidationError
+
 from core.custody.host_token import HOST_TOKEN_DOC
-from core.custody.pairing import PAIRINGS_DOC
-from core.custody.peer_admin import PEER_TOKENS_DOC
+from core.custody.pairing import PAIRINGS_DOC, load_pairings
+from core.custody.peer_admin import PEER_TOKENS_DOC, PeerTokens
 from core.ports import HostState
 from core.redaction import Redactor, SecretValue, secret_value
+from core.refusals import Refused
 from core.secret import Secret
 
 __all__ = ["MAX_REMEMBERED", "SECRET_DOCS", "HeldSecrets", "WatchedState", "host_dir_secrets"]
@@ -51,35 +54,18 @@ def _values(items: Iterable[SecretValue | str | bytes | Secret]) -> tuple[Secret
 
 
 async def host_dir_secrets(state: HostState) -> tuple[SecretValue, ...]:
-    """Every secret held in clear in HOST_DIR (:data:`SECRET_DOCS`); a document that does not
-    parse gives none (the host's own readers refuse it)."""
-    found: list[str] = []
+    """Every secret held in clear in HOST_DIR (:data:`SECRET_DOCS`), read by the documents' own
+    readers; a document that does not parse gives none (those readers refuse it elsewhere)."""
+    found: list[Secret] = []
     token = await state.load(HOST_TOKEN_DOC)
     if token:
-        found.append(token.decode("utf-8", "replace").strip())
-    for name, pick in ((PAIRINGS_DOC, _outbound), (PEER_TOKENS_DOC, _peer_tokens)):
-        raw = await state.load(name)
-        if not raw:
-            continue
-        try:
-            found.extend(pick(json.loads(raw)))
-        except (ValueError, TypeError, AttributeError, RecursionError):
-            continue
+        found.append(Secret(token.decode("utf-8", "replace").strip()))
+    with contextlib.suppress(Refused):
+        found.extend(o.bearer for o in (await load_pairings(state)).outbound)
+    raw = await state.load(PEER_TOKENS_DOC)
+    with contextlib.suppress(ValidationError):
+        found.extend(PeerTokens.model_validate_json(raw or b"{}").tokens.values())
     return _values(found)
-
-
-def _outbound(doc: dict[str, object]) -> list[str]:
-    records = doc.get("outbound") or []
-    assert isinstance(records, list)
-    return [
-        r["bearer"] for r in records if isinstance(r, dict) and isinstance(r.get("bearer"), str)
-    ]
-
-
-def _peer_tokens(doc: dict[str, object]) -> list[str]:
-    tokens = doc.get("tokens") or {}
-    assert isinstance(tokens, dict)
-    return [t for t in tokens.values() if isinstance(t, str)]
 
 
 class HeldSecrets:
