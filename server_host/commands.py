@@ -26,13 +26,14 @@ How a command runs (:func:`run_argv`):
   bearers it can match, runner secrets — in raw, base64, hex, percent-encoded and JSON-escaped
   forms, and a bearer's body without its prefix in any case, becomes ``[redacted]``, also when
   it is split across two reads of the pipe (:class:`core.redaction.StreamRedactor`). The cap,
-  the size and the sha256 are of the redacted output: what the caller receives.
+  the size and the sha256 are of the redacted output: what the caller receives; the audited
+  argv is redacted the same way (:mod:`server_host.service`).
 
-What a run returns and what the audit keeps: the argv (redacted the same way), exit status (or
-the signal), duration, whether it timed out or was cut, the output's size and sha256 — never
-the environment's variables. What this is **not**: a sandbox. A command runs with the server's
-user, reaches every file and the network that user can; the working directory is a
-convenience, not a fence (docs/security.md, "Fenced commands").
+What a run returns and what the audit keeps: the argv, exit status (or the signal), duration,
+whether it timed out or was cut, the output's size and sha256 — never the environment's
+variables. What this is **not**: a sandbox. A command runs with the server's user, reaches
+every file and the network that user can; the working directory is a convenience, not a
+fence (docs/security.md, "Fenced commands").
 """
 
 from __future__ import annotations
