@@ -19,8 +19,7 @@ How a command runs (:func:`run_argv`):
 - a **time limit**: past it the whole process group (the command runs in a session of its
   own) is killed with ``SIGKILL``;
 - an **output cap**: the first ``output_cap_bytes`` are kept, the rest is read and dropped
-  (counted, hashed) so the command never blocks on a full pipe.
-
+  (counted, hashed) so the command never blocks on a full pipe;
 - **the server's secrets redacted** from the output (issue 29 item 7, a second wall behind the
   sandbox): the exact value of every secret the server holds — host token, audit key, the
   bearers it can match, runner secrets — in raw, base64, hex, percent-encoded and JSON-escaped
