@@ -204,6 +204,7 @@ async def start(
     audit.env = ctx.env_key
     if host.peers is not None:
         await host.peers.admin.allow_remotes()  # the paired remotes' origins, from HOST_DIR
+    await ctx.secrets.current(ctx.state)  # held before the first answer: none waits on it
     await audit.head_seq()
     # The late modules (core/host/registry.py) and the mailboxes' warm-up wait for ready: the
     # worker starts them when it has posted it (HostBridge.after_ready).

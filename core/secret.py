@@ -20,7 +20,8 @@ import hashlib
 import hmac
 import re
 import typing
-from collections.abc import Iterable
+import urllib.parse
+from collections.abc import Callable, Iterable
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
@@ -62,13 +63,44 @@ def secret_shaped(text: str) -> bool:
     return SECRET_SHAPE.search(text) is not None
 
 
-def scrub_secrets(text: str) -> str:
+_NOT_URL_CHAR = re.compile(r"([^A-Za-z0-9_.~+%-])")
+"""One character that cannot be part of a percent-encoded word (a URL's query, a path)."""
+
+
+def scrub_secrets(text: str, exact: Callable[[str], str] | None = None) -> str:
     """``text`` with everything shaped like a bearer or a host token replaced by
-    :data:`REDACTED` — the last guard of every refusal, audit detail and peer answer (a rule
-    that echoed one would still not leak it)."""
+    :data:`REDACTED` — the last guard of every refusal, audit detail, log line and peer answer
+    (a rule that echoed one would still not leak it).
+
+    A percent-encoded word (``vbx%5F…``, ``%76%62%78…``, encoded twice or thrice) is decoded
+    before it is judged, and replaced whole when it hides one (issue 29 item 9). ``exact``,
+    when given, is the exact-value redaction of the secrets the caller holds
+    (:meth:`core.redaction.Redactor.redact`): it runs on the text and on each decoded word."""
+    if "%" in text:
+        text = "".join(_scrub_word(word, exact) for word in _NOT_URL_CHAR.split(text))
+    if exact is not None:
+        text = exact(text)
     if "vb" not in text:  # the shape begins with a literal "vb": nothing to scrub (issue 18)
         return text
     return SECRET_SHAPE.sub(REDACTED, text)
+
+
+def _scrub_word(word: str, exact: Callable[[str], str] | None) -> str:
+    """``word``, or :data:`REDACTED` when its percent-decoding hides a secret."""
+    if "%" not in word:
+        return word
+    decoded = word
+    for _ in range(3):  # an encoding of an encoding, up to three deep
+        again = urllib.parse.unquote(decoded)
+        if again == decoded:
+            break
+        decoded = again
+    if decoded == word:
+        return word
+    hidden = SECRET_SHAPE.search(decoded) is not None or (
+        exact is not None and exact(decoded) != decoded
+    )
+    return REDACTED if hidden else word
 
 
 def sha256_hex(text: str) -> str:

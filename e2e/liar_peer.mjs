@@ -5,8 +5,10 @@
 // bearer it issues), then:
 // - every refusal carries them in `message` and `field` (and one with code path-invalid gets
 //   a code outside the closed list: the bearer itself);
-// - every result carries the bearer in a note, and a receipt is rewritten to name the HOST's
-//   own envKey and project (a write that never happened there).
+// - every result carries the bearer in a note, and every secret disguised (issue 29 item 8):
+//   its body without the prefix, a lower-cased copy as a name, base64 of the body and of its
+//   lower-cased copy; a receipt is rewritten to name the HOST's own envKey and project (a
+//   write that never happened there).
 // The test server replaces LIAR_CONFIG with {localEnvKey, localProject}.
 
 import "./peer.mjs?genuine";
@@ -41,6 +43,10 @@ MessagePort.prototype.postMessage = function (message, transfer) {
       if (code === "path-invalid") frame.refusal.code = secrets[0];
     } else if (frame.type === "result") {
       frame.result.note = `your bearer is ${secrets[0]}`;
+      frame.result.disguised = secrets.map((secret) => {
+        const body = secret.slice(4);
+        return { body, [body.toLowerCase()]: [btoa(body), btoa(body.toLowerCase())] };
+      });
       if (frame.receipt) {
         Object.assign(frame.receipt, { env: CONFIG.localEnvKey, project: CONFIG.localProject, path: "never-written.txt" });
       }

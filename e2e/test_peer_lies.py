@@ -4,7 +4,9 @@ The environment server here is the genuine one wrapped by ``e2e/liar_peer.mjs``,
 test's static server sends as ``worker/peer.mjs``: it learns the real host token and bearer as
 they pass and then lies with them — in every refusal's ``message``, ``field`` and details, in
 a code outside the closed list, in a note in every result, and in a ``local-write`` receipt
-rewritten to name THIS host's envKey and project for a write that never happened here. The
+rewritten to name THIS host's envKey and project for a write that never happened here, and
+every secret it learnt disguised: without its prefix, lower-cased as a name, in base64 (issue
+29 item 8). The
 host's own code path (worker, Python, dispatcher, audit) is the real one. Nothing of the lies
 may reach the page's messages or the local audit, and the receipt is refused. The same laws,
 rule by rule: ``tests/peers/test_peer_lies.py``."""
@@ -82,6 +84,9 @@ def test_a_lying_peer_gets_nothing_into_the_page_or_the_audit_and_its_receipt_is
         made = _tool(host, key, "project.create", {"name": "theirs"})
         assert made["ok"], made
         assert made["result"]["result"]["note"] == "your bearer is [redacted]"
+        disguised = made["result"]["result"]["disguised"]
+        assert len(disguised) >= 2, "the liar knows the peer's host token and the bearer"
+        assert all(d == {"body": "[redacted]", "[redacted]": ["[redacted]"] * 2} for d in disguised)
         theirs = made["result"]["result"]["project"]["id"]
 
         # a receipt naming this host's envKey and project: refused; nothing lands here
@@ -121,6 +126,10 @@ def test_a_lying_peer_gets_nothing_into_the_page_or_the_audit_and_its_receipt_is
             assert not SECRET_SHAPE.search(text), what
             for secret in secrets:
                 assert not any(secret[i : i + 12] in text for i in range(len(secret) - 11)), what
+                body = secret[4:].lower()  # prefix-less, any case, base64 (issue 29 item 8)
+                assert not any(body[i : i + 12] in text.lower() for i in range(len(body) - 11))
+                for said in (body, secret[4:]):
+                    assert base64.b64encode(said.encode()).decode()[2:-4] not in text, what
         assert host.page_errors == [] and host.dialogs == []
     finally:
         context.close()

@@ -168,11 +168,12 @@ async def _serve_locked(args: argparse.Namespace) -> int:
     service = EnvironmentService(
         composed, hello_bound_ms=_hello_bound(), sandbox=sandbox, private_paths=private
     )
+    await service.redactor()  # HOST_DIR's secrets held before the first log line
     app = build_app(service, allow_origins=tuple(args.allow_origin))
     sock = _bind(args.host, args.port)
     config = uvicorn.Config(
         app,
-        log_config=log_config(args.log_level),
+        log_config=log_config(args.log_level, service.secrets),
         ws="websockets-sansio",
         ws_max_size=MAX_FRAME_BYTES + 1024,
         ws_per_message_deflate=False,  # archives do not compress: deflate made exports 11x slower

@@ -24,7 +24,14 @@ How a command runs (:func:`run_argv`):
 - a **time limit**: past it the whole process group (the command runs in a session of its
   own; in the sandbox, its whole pid namespace) is killed with ``SIGKILL``;
 - an **output cap**: the first ``output_cap_bytes`` are kept, the rest is read and dropped
-  (counted, hashed) so the command never blocks on a full pipe.
+  (counted, hashed) so the command never blocks on a full pipe;
+- **the server's secrets redacted** from the output (issue 29 item 7, a second wall behind the
+  sandbox): the exact value of every secret the server holds — host token, audit key, the
+  bearers it can match, runner secrets — in raw, base64, hex, percent-encoded and JSON-escaped
+  forms, and a bearer's body without its prefix in any case, becomes ``[redacted]``, also when
+  it is split across two reads of the pipe (:class:`core.redaction.StreamRedactor`). The cap,
+  the size and the sha256 are of the redacted output: what the caller receives; the audited
+  argv is redacted the same way (:mod:`server_host.service`).
 
 What a run returns and what the audit keeps: the argv, exit status (or the signal), duration,
 whether it timed out or was cut, the output's size and sha256 — never the environment's
@@ -47,6 +54,7 @@ from pydantic import Field, ValidationError
 
 from core.custody.remote import CommandRun
 from core.model import Contract
+from core.redaction import Redactor, StreamRedactor
 from core.refusals import Code, Refused
 from server_host.sandbox import Fence, ProcessSandbox, spawn
 
@@ -175,11 +183,13 @@ async def run_argv(
     output_cap_bytes: int,
     sandbox: ProcessSandbox,
     fence: Fence,
+    redactor: Redactor | None = None,
 ) -> RunResult:
     """Run ``argv`` as the module docstring says, inside ``fence`` (:mod:`server_host.sandbox`:
     refused ``sandbox-unavailable`` where this server has no sandbox and no opt-out). A
     program that cannot be started is refused ``args-invalid`` (not found, not executable);
-    nothing else is raised for what the command itself does."""
+    nothing else is raised for what the command itself does. ``redactor`` holds the secrets
+    the server holds: its output passes it as a stream (issue 29 item 7's second wall)."""
     import base64
 
     check_argv(argv)
@@ -193,10 +203,11 @@ async def run_argv(
     output = _Output(output_cap_bytes, bytearray())
     assert process.stdout is not None
     stream = process.stdout
+    redacting = StreamRedactor(redactor or Redactor())
 
     async def drain() -> None:
         while chunk := await stream.read(1 << 16):
-            output.take(chunk)
+            output.take(redacting.feed(chunk))
 
     timed_out = False
     reader = asyncio.ensure_future(drain())
@@ -215,6 +226,7 @@ async def run_argv(
         await asyncio.wait_for(reader, 2)
     except TimeoutError:
         reader.cancel()
+    output.take(redacting.flush())
     code = process.returncode if process.returncode is not None else -signal.SIGKILL
     return RunResult(
         exitStatus=code,

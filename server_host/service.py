@@ -47,7 +47,7 @@ from pydantic import BaseModel, ValidationError
 from core.audit import AuditLog
 from core.custody.authorize import Authorized, authorize_execute
 from core.custody.channels import ChannelClose, LiveChannels
-from core.custody.environment import load_environments
+from core.custody.environment import env_key_said, load_environments
 from core.custody.hello_gate import HelloGate
 from core.custody.host_token import HOST_TOKEN_DOC, require_host_token
 from core.custody.pair_code import PairCodeStore, env_fingerprint
@@ -62,9 +62,11 @@ from core.custody.wire import (
     parse_peer_message,
 )
 from core.protocol import salvage_id
+from core.redaction import Redactor
 from core.refusals import Code, Refused
 from core.secret import REVEAL, Secret, known_names, quiet_error_text, scrub_secrets
 from core.tools.admission import CallRequest
+from server_host.audit_store import AUDIT_KEY_FILE
 from server_host.commands import (
     COMMANDS_DOC,
     GIT_CONFIG_KEYS,
@@ -100,10 +102,6 @@ class OpenChannel:
     gate: HelloGate
     bearer: Secret | None = None
     calls: dict[str, asyncio.Task[None]] = field(default_factory=dict)
-
-
-def _unknown_key_text(value: object) -> str:
-    return scrub_secrets(str(value)[:64])
 
 
 def parse_body(model: type[M], text: bytes) -> M:
@@ -148,6 +146,11 @@ class EnvironmentService:
         self._hello_bound_ms = hello_bound_ms
         self._sandbox = sandbox
         self.private_paths = private_paths
+        self.secrets = ctx.secrets
+        """The secrets this server holds (:mod:`core.custody.held_secrets`): HOST_DIR's, the
+        audit key, and the bearers it issued or accepted while running."""
+        key_file = composed.home.host_dir / AUDIT_KEY_FILE
+        self.secrets.set_group("audit-key", [key_file.read_bytes()] if key_file.exists() else [])
 
     @property
     def sandbox(self) -> ProcessSandbox:
@@ -174,6 +177,12 @@ class EnvironmentService:
             scratch=(Path("/tmp"), home.exec_home),
         )
 
+    async def redactor(self) -> Redactor:
+        """The redactor over every secret this server holds now, HOST_DIR read afresh (a host
+        token or a pairing changed by the CLI is seen). Issued bearers are kept only as their
+        sha256: the ones it can match are those issued by, or presented to, this process."""
+        return await self.secrets.current(self.ctx.state, reread=True)
+
     @property
     def hello_bound_ms(self) -> int:
         """How long a new channel may take to send its hello, in ms."""
@@ -198,7 +207,9 @@ class EnvironmentService:
         if self.audit is None:
             return
         clean = {
-            k: v if isinstance(v, int | bool) or v is None else scrub_secrets(str(v)[:1000])
+            k: v
+            if isinstance(v, int | bool) or v is None
+            else scrub_secrets(str(v)[:1000], self.secrets.redactor().redact)
             for k, v in details.items()
         }
         with contextlib.suppress(Exception):
@@ -226,6 +237,7 @@ class EnvironmentService:
     async def pair_issue(self, token: Secret | None, env_key: str) -> dict[str, Any]:
         """``POST /api/pair``: ``{envKey, bearer, logged}`` (the bearer shown this once)."""
         issued = await self.pairing.issue(token, env_key, actor="operator")
+        self.secrets.remember(issued.bearer)
         return issued.model_dump(mode="json", by_alias=True, context={REVEAL: True})
 
     async def pair_complete(
@@ -325,6 +337,7 @@ class EnvironmentService:
             await self._refused("pair.claim", refusal)
             raise
         issued = await self.pairing.issue(await self._own_token(), env_key, actor="pair-code")
+        self.secrets.remember(issued.bearer)
         answer = issued.model_dump(mode="json", by_alias=True, context={REVEAL: True})
         return {**answer, "fingerprint": env_fingerprint(env_key)}
 
@@ -333,15 +346,17 @@ class EnvironmentService:
     async def _authorize(self, op: str, env_key: object, bearer: Secret | None) -> Authorized:
         """Core's decision order on HOST_DIR as it is now (module docstring); audited."""
         try:
-            return authorize_execute(
+            authorized = authorize_execute(
                 await load_environments(self.state),
                 await load_pairings(self.state),
                 env_key,
                 bearer,
             )
         except Refused as refusal:
-            await self._refused(op, refusal, envKey=_unknown_key_text(env_key))
+            await self._refused(op, refusal, envKey=env_key_said(env_key))
             raise
+        self.secrets.remember(bearer)  # one of ours: matched from now on (redactor)
+        return authorized
 
     async def _tracked(
         self,
@@ -444,7 +459,7 @@ class EnvironmentService:
         served = envs.find(env_key)
         if served is None or served.kind != "local":
             refusal = Refused(Code.UNKNOWN_ENVIRONMENT)
-            await self._refused("channel.open", refusal, envKey=_unknown_key_text(env_key))
+            await self._refused("channel.open", refusal, envKey=env_key_said(env_key))
             await channel.close(1008, str(Code.UNKNOWN_ENVIRONMENT))
             return None
         channel_id = f"ws{next(self._ids)}"
@@ -484,7 +499,7 @@ class EnvironmentService:
         )
         if isinstance(decision, ChannelClose):
             refusal = Refused(decision.reason)
-            await self._refused("channel.hello", refusal, envKey=_unknown_key_text(chan.env_key))
+            await self._refused("channel.hello", refusal, envKey=env_key_said(chan.env_key))
             await self._close(channel_id, decision.reason)
             return False
         hello = parse_peer_message(text)
@@ -603,6 +618,7 @@ class EnvironmentService:
             raise
 
         async def work() -> dict[str, Any]:
+            redactor = await self.redactor()
             ran: RunResult = await run_argv(
                 argv,
                 cwd=folder,
@@ -611,6 +627,7 @@ class EnvironmentService:
                 output_cap_bytes=commands.output_cap_bytes,
                 sandbox=sandbox,
                 fence=self.command_fence(folder),
+                redactor=redactor,
             )
             logged = None
             if self.audit is not None:
@@ -622,7 +639,7 @@ class EnvironmentService:
                         rule="command-ran",
                         project=args.project,
                         details={
-                            "argv": scrub_secrets(shlex.join(argv))[:1000],
+                            "argv": scrub_secrets(redactor.redact(shlex.join(argv)))[:1000],
                             "exitStatus": ran.exit_status,
                             "durationMs": ran.duration_ms,
                             "timedOut": ran.timed_out,

@@ -35,6 +35,7 @@ __all__ = [
     "Environment",
     "Environments",
     "env_key_from_public_key",
+    "env_key_said",
     "is_env_key",
     "load_environments",
     "new_env_key",
@@ -67,6 +68,20 @@ def env_key_from_public_key(public_key: bytes) -> str:
 def is_env_key(text: object) -> bool:
     """True when ``text`` has the form of an ``envKey``."""
     return isinstance(text, str) and re.fullmatch(ENV_KEY_PATTERN, text) is not None
+
+
+def env_key_said(value: object) -> str:
+    """What a log or an audit record may say of an ``envKey`` someone sent (issue 29 item 9):
+    the text itself only when it has an envKey's own shape (:data:`ENV_KEY_PATTERN`, which
+    no bearer, token or key has); anything else as its length and class only —
+    ``<41 chars, not an envKey>``, ``<not text, not an envKey>`` — so a secret sent in its
+    place (a bearer without its prefix, a host token) is never recorded."""
+    if is_env_key(value):
+        assert isinstance(value, str)
+        return value
+    if not isinstance(value, str):
+        return "<not text, not an envKey>"
+    return f"<{len(value)} chars, not an envKey>"
 
 
 class Environment(Contract):

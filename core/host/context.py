@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from core.audit import AuditLog
+from core.custody.held_secrets import HeldSecrets, WatchedState
 from core.policy import Policy
 from core.ports import (
     Clock,
@@ -79,8 +80,10 @@ class HostContext:
     opened, :class:`~core.projects.catalog.ProjectCatalog`), :attr:`listings` (the listings
     shown, kept when the placement watches folders: :mod:`core.projects.listing_cache`),
     :attr:`mailboxes` (open mailboxes,
-    checked before every use) and :attr:`state_lock` (read-modify-write of HOST_DIR documents —
-    the policy, the tray's presentation state — never interleaves).
+    checked before every use), :attr:`state_lock` (read-modify-write of HOST_DIR documents —
+    the policy, the tray's presentation state — never interleaves) and :attr:`secrets` (the
+    secrets this host holds, :mod:`core.custody.held_secrets`: ``state`` is wrapped so that
+    storing one of them is seen; nothing the page receives holds one, issue 29 item 8).
     """
 
     roots: ProjectRoots
@@ -95,9 +98,11 @@ class HostContext:
     opened: dict[str, OpenProject] = field(init=False, default_factory=dict)
     state_lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
     listings: ListingCache | None = field(init=False, default=None)
+    secrets: HeldSecrets = field(init=False, default_factory=HeldSecrets)
     _mailboxes = None  # not a field: the MailboxCache, made by ``mailboxes`` on first use
 
     def __post_init__(self) -> None:
+        self.state = WatchedState(self.state, self.secrets)  # a stored secret is seen at once
         watcher = self.services.folder_watcher
         if watcher is not None:
             self.listings = ListingCache(watcher)

@@ -29,7 +29,8 @@ through steps 2 and 4–7 alike.
 Nothing the caller sent is repeated unless a model declares it (seed 002 §2, issue 13): an
 argument error names only the operation's declared fields, an unknown operation is not named —
 in the answer or in the audit, whose ``op`` is then ``(unknown)`` — and every audit detail
-passes :func:`core.secret.scrub_secrets`.
+passes :func:`core.secret.scrub_secrets`. Every answer's JSON text passes the exact-value
+redaction of the secrets this host holds (:meth:`Host._shown`, issue 29 item 8).
 """
 
 from __future__ import annotations
@@ -229,7 +230,7 @@ class Host:
                 request_id = salvage_id(text)
             logged = await self._audit_refusal(op_name, actor, refusal, project)
             answer = RefusalAnswer(id=request_id, refusal=refusal.body(), logged=logged)
-            return answer.model_dump_json(), None, None
+            return await self._shown(answer.model_dump_json()), None, None
         except Exception:
             log.exception("internal error in %s", op_name)
             logged = await self._audit_refusal(
@@ -238,14 +239,23 @@ class Host:
             refused = RefusalAnswer(
                 id=request_id, refusal=Refused(Code.INTERNAL_ERROR).body(), logged=logged
             )
-            return refused.model_dump_json(), None, None
+            return await self._shown(refused.model_dump_json()), None, None
         answer = ResultAnswer(
             id=request_id,
             result=ran.result,
             logged=ran.logged,
             logged_pending=True if ran.logged_pending else None,
         )
-        return answer.model_dump_json(by_alias=True), ran.body, ran.attachment
+        return await self._shown(answer.model_dump_json(by_alias=True)), ran.body, ran.attachment
+
+    async def _shown(self, answer: str) -> str:
+        """Step 8's last guard (issue 29 item 8): ``answer`` with the exact value of every
+        secret this host holds — in every form :mod:`core.redaction` knows, a bearer's body
+        without its prefix in any case — replaced. Every answer the page receives passes
+        here, so a peer's or remote's lie about a secret of ours never reaches the page. The
+        bytes of a body or a stream are a project's own and are not rewritten."""
+        redactor = await self.ctx.secrets.current(self.ctx.state)
+        return redactor.redact(answer) if redactor else answer
 
     async def refuse_oversized(
         self, part: MessagePart, size: int, text: str | None = None, *, actor: str = "page"

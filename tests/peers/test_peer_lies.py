@@ -202,6 +202,50 @@ def test_no_token_shape_of_a_peer_result_reaches_the_page() -> None:
     run(go())
 
 
+def _disguises(secret: str) -> list[str]:
+    """How a liar writes a secret of ours so that no shape scrub sees it (issue 29 item 8)."""
+    body = secret[4:]
+    return [
+        body,
+        body.lower(),
+        body.upper(),
+        base64.b64encode(body.encode()).decode(),
+        base64.b64encode(body.lower().encode()).decode(),
+        base64.urlsafe_b64encode(b"x" + secret.encode()).decode(),
+        secret.encode().hex(),
+        "".join(f"%{b:02X}" for b in secret.encode()),
+    ]
+
+
+def test_no_secret_this_host_holds_reaches_the_page_in_any_disguise() -> None:
+    async def go() -> None:
+        world, key, secrets = await _lying_world()
+        bearer, token = secrets
+
+        def disguise(frame: dict[str, Any]) -> None:
+            if frame.get("type") == "result":
+                frame["result"]["note"] = f"your bearer's body is {bearer[4:]}"
+                frame["result"][bearer[4:].lower()] = _disguises(bearer) + _disguises(token)
+            elif frame.get("type") == "refusal":
+                frame["refusal"]["field"] = bearer[4:].lower()
+
+        world.servers.lying["studio"] = _rewrite(disguise)
+        listed = await world.tool(key, "projects.list")
+        assert listed["ok"], listed
+        result = listed["result"]["result"]
+        assert result["note"] == "your bearer's body is [redacted]"
+        shown_forms = result["[redacted]"]  # the prefix is not secret: it may stay
+        assert len(shown_forms) == 16 and all(f.endswith("[redacted]") for f in shown_forms)
+        await world.call_tool(key, "file.walk", project="p_" + "0" * 16)
+        shown = "\n".join(world.answers)
+        for secret in secrets:
+            for form in _disguises(secret):
+                assert form[2:-2] not in shown, form
+                assert form[2:-2].lower() not in shown.lower() or form.startswith("%"), form
+
+    run(go())
+
+
 def test_a_peer_admin_refusal_is_relayed_with_our_sentence() -> None:
     async def go() -> None:
         world, key, secrets = await _lying_world()

@@ -83,3 +83,47 @@ def test_no_token_bearer_or_code_reaches_the_log(server: Server) -> None:
         assert value not in log, what
     assert SECRET_SHAPE.search(log) is None
     assert "access" in log and "/api/pair/claim" in log  # the log was captured
+
+
+def _windows(secret: str) -> list[str]:
+    """Every 12-character window of ``secret``'s body, lower-cased: none may be logged."""
+    body = secret[4:].lower()
+    return [body[i : i + 12] for i in range(len(body) - 11)]
+
+
+def test_a_percent_encoded_bearer_in_a_query_string_never_reaches_the_log(server: Server) -> None:
+    bearer = server.pair()
+    body = bearer[4:]
+    asked = [
+        "vbx%5F" + body,  # the prefix's "_" encoded
+        "".join(f"%{b:02X}" for b in bearer.encode()),  # every byte encoded
+        "".join(f"%25{b:02x}" for b in bearer.encode()),  # encoded twice, lower-case hex
+        body.lower(),  # the body of a bearer this server issued, no prefix
+        "%" + body.encode().hex(),  # hex of it, behind a lone percent sign
+    ]
+    with server.http() as client:
+        for query in asked:
+            assert client.get(f"/api/identity?t={query}&n=1").status_code == 200
+        assert client.get(f"/api/nowhere?t={asked[1]}").status_code == 404
+    server.stop()
+    log = server.text().lower()
+    assert log.count("/api/identity?t=[redacted]&n=1") == len(asked) - 1
+    assert log.count("/api/identity?t=%[redacted]&n=1") == 1  # the hex was the secret
+    for window in _windows(bearer):
+        assert window not in log and window.encode().hex() not in log
+    assert "%76%62%78%5f" not in log
+
+
+def test_an_env_key_is_recorded_only_when_it_has_an_env_keys_shape(server: Server) -> None:
+    bearer = server.pair()
+    unknown = "ek_" + "0" * 32
+    for env_key in (bearer[4:], bearer[4:].upper(), unknown, "x" * 41):
+        answer = server.execute(bearer, "projects.list", {}, env_key=env_key)
+        assert answer.json()["refusal"]["code"] == "unknown-environment"
+    server.stop()
+    with sqlite3.connect(server.host_dir / "audit.sqlite3") as db:
+        rows = [json.loads(r[0]) for r in db.execute("SELECT record FROM records")]
+    said = [r["details"]["envKey"] for r in rows if r["rule"] == "unknown-environment"]
+    assert said == ["<43 chars, not an envKey>"] * 2 + [unknown, "<41 chars, not an envKey>"]
+    text = json.dumps(rows).lower()
+    assert not any(window in text for window in _windows(bearer))
