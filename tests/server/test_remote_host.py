@@ -24,6 +24,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from core.custody.remote import AnswerBody, answer_overdue
 from core.custody.wire import parse_chunk_message
 from core.refusals import Code, Refused
 from tests.peers.harness import World
@@ -91,18 +92,40 @@ class LoopbackLink:
         self.reached.append(origin)
 
     async def request(
-        self, method: str, url: str, body: str | None = None, *, authorization: str | None = None
+        self,
+        method: str,
+        url: str,
+        body: str | None = None,
+        *,
+        authorization: str | None = None,
+        deadline_ms: int,
     ) -> tuple[int, str]:
+        """Streams the answer into core's :class:`AnswerBody` and stops at its bound; the
+        whole exchange ends at ``deadline_ms`` (as the browser's adapter does)."""
         self._check(url)
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
         headers = {"content-type": "application/json"}
         if authorization:
             headers["authorization"] = authorization
+        answer = AnswerBody(origin)
+
+        async def exchange() -> tuple[int, str]:
+            async with (
+                httpx.AsyncClient(timeout=None) as client,
+                client.stream(method, url, content=body, headers=headers) as streamed,
+            ):
+                answer.declared(streamed.headers.get("content-length"))
+                async for chunk in streamed.aiter_raw():
+                    answer.take(chunk)
+                return streamed.status_code, answer.text()
+
         try:
-            async with httpx.AsyncClient(timeout=10) as client:
-                answer = await client.request(method, url, content=body, headers=headers)
+            return await asyncio.wait_for(exchange(), deadline_ms / 1000)
+        except TimeoutError:
+            raise answer_overdue(origin, deadline_ms) from None
         except httpx.HTTPError:
             raise Refused(Code.ENVIRONMENT_UNREACHABLE) from None
-        return answer.status_code, answer.text
 
     async def connect(self, url: str, on_frame: Any, on_data: Any, on_close: Any) -> LinkChannel:
         self._check(url)
