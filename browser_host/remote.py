@@ -244,9 +244,10 @@ class WorkerRemoteLink:
     async def _exchange(self, url: str, options: Any, answer: AnswerBody) -> tuple[int, str]:
         """Send, then read the answer's stream into ``answer`` until it ends or is refused."""
         response = await self._fetch(url, options)
-        answer.declared(response.headers.get("content-length"))
-        stream = response.body
-        if stream is not None:
+        length = response.headers.get("content-length")  # a str, or JS null
+        answer.declared(length if isinstance(length, str) else None)
+        stream = response.body  # a ReadableStream, or JS null (no body)
+        if hasattr(stream, "getReader"):
             reader = stream.getReader()
             while True:
                 read = await reader.read()
