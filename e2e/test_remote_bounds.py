@@ -26,7 +26,7 @@ import pytest
 from playwright.sync_api import Browser
 
 from e2e.hostpage import HostPage
-from tests.server.liars import LiarServer
+from tests.server.liars import CHANNEL_FLOOD, LiarServer
 from worker.sitebuild.serve import make_server
 
 DEADLINE_MS = 3_000  # the host's peer_deadline_ms for these tests (the policy's field)
@@ -169,3 +169,59 @@ def test_a_remote_the_sites_csp_does_not_list_is_refused_saying_how_to_serve_the
     finally:
         context.close()
         site.stop()
+
+
+WHILE_CALLING = """
+async ([envKey, rounds]) => {
+  const host = window.voicebox.host;
+  let settled = null;
+  const started = performance.now();
+  const args = { envKey, tool: "projects.list", descriptorId: "d_" + "0".repeat(24), args: {} };
+  const calling = host.call("tool.call", args).then(
+    (answer) => { settled = { ok: true, result: answer.result }; },
+    (err) => { settled = { ok: false, code: err.code, message: err.message }; },
+  );
+  const info = [];
+  while (settled === null || info.length < rounds) {
+    const t0 = performance.now();
+    await host.call("host.info");
+    info.push(performance.now() - t0);
+    if (performance.now() - started > 120000) break;
+  }
+  await calling;
+  return { settled, info, tookMs: performance.now() - started };
+}
+"""
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["text", "binary"])
+def test_a_remote_channel_message_past_its_bound_closes_the_channel_unread(
+    browser: Browser, dist: Path, binary: bool
+) -> None:
+    liar = LiarServer("channel-flood")
+    liar.binary = binary
+    site = Site(dist, (liar.origin,))
+    context = browser.new_context()
+    try:
+        host = HostPage(context.new_page())
+        host.open(site.url)
+        added = host.ok("env.add", {"url": liar.origin, "code": "ABCDE-FGHJK"}, human=True)
+        key = added["result"]["environment"]["envKey"]
+        got = host.page.evaluate(WHILE_CALLING, [key, 5])
+        assert got["settled"]["ok"] is False, got["settled"]
+        assert got["settled"]["code"] == "message-too-large", got["settled"]
+        assert max(got["info"]) < INFO_BOUND_MS, " ".join(str(round(x)) for x in got["info"])
+        print(
+            f"channel {'binary' if binary else 'text'} message of {CHANNEL_FLOOD} bytes: refused "
+            f"after {got['tookMs']:.0f} ms, host.info x{len(got['info'])} "
+            f"max {max(got['info']):.1f} ms"
+        )
+        assert liar.dropped.wait(10), "the host kept the channel open"
+        envs = host.ok("env.list")["result"]["environments"]
+        assert [e["remote"]["state"] for e in envs if e.get("remote")] == ["unreachable"]
+        # nothing reconnects to a remote that sent a message past its bound
+        assert len([r for r in liar.requests if r.startswith("GET /channel")]) == 1
+    finally:
+        context.close()
+        site.stop()
+        liar.stop()

@@ -7,7 +7,11 @@ Each answers every request one way (``mode``):
 - ``trickle``: the start of a body, then one byte every 50 ms, forever;
 - ``silent``: the headers and a few bytes, then nothing, and it never closes;
 - ``versioned``: a well-formed identity naming :attr:`LiarServer.protocol` as its protocol
-  version, and a well-formed claim (any code) for the same envKey.
+  version, and a well-formed claim (any code) for the same envKey;
+- ``channel-flood``: as ``versioned``, and its ``/channel`` accepts the WebSocket, reads the
+  hello and the first execute frame, then sends one message (text, or binary when
+  :attr:`LiarServer.binary`) of :attr:`LiarServer.channel_flood_size` bytes
+  (:data:`CHANNEL_FLOOD` unless set: 2 MiB + 1, past every channel message bound).
 
 CORS is open (``*``) so a page's worker may read what it sends. :attr:`LiarServer.dropped` is
 set when the host closed an answer's connection before the server was done with it (it gave
@@ -17,6 +21,8 @@ up reading: what it must do); :attr:`LiarServer.requests` lists every request li
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import socket
 import socketserver
@@ -24,9 +30,11 @@ import threading
 
 from core.custody.pair_code import env_fingerprint
 
-__all__ = ["FLOOD_BYTES", "LiarServer"]
+__all__ = ["CHANNEL_FLOOD", "FLOOD_BYTES", "LiarServer"]
 
 FLOOD_BYTES = 500 * 1000 * 1000
+CHANNEL_FLOOD = (2 << 20) + 1
+_WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 ENV_KEY = "ek_" + "5a" * 16
 BEARER = "vbx_" + "A" * 43
 
@@ -55,6 +63,8 @@ class LiarServer(socketserver.ThreadingTCPServer):
     def __init__(self, mode: str, protocol: int = 1) -> None:
         self.mode = mode
         self.protocol = protocol
+        self.binary = False  # channel-flood: a binary message instead of a text one
+        self.channel_flood_size = CHANNEL_FLOOD
         self.env_key = ENV_KEY
         self.stopping = threading.Event()
         self.dropped = threading.Event()
@@ -94,7 +104,10 @@ class _Answer(socketserver.BaseRequestHandler):
             if line.startswith("OPTIONS"):
                 sock.sendall(PREFLIGHT)
                 return
-            if self.server.mode == "versioned":
+            if self.server.mode == "channel-flood" and line.startswith("GET /channel"):
+                self.channel_flood(sock, head)
+                return
+            if self.server.mode in ("versioned", "channel-flood"):
                 self.versioned(sock, line)
                 return
             sock.sendall(HEADERS)
@@ -119,6 +132,58 @@ class _Answer(socketserver.BaseRequestHandler):
         sock.sendall(
             HEADERS.replace(b"\r\n\r\n", f"\r\ncontent-length: {len(data)}\r\n\r\n".encode()) + data
         )
+
+    def channel_flood(self, sock: socket.socket, head: bytes) -> None:
+        key = next(
+            v.strip()
+            for k, _, v in (h.partition(b":") for h in head.split(b"\r\n"))
+            if k.strip().lower() == b"sec-websocket-key"
+        )
+        accept = base64.b64encode(hashlib.sha1(key + _WS_GUID).digest())
+        sock.sendall(
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n"
+        )
+        for _ in range(2):  # the hello, then the first execute frame
+            self._read_frame(sock)
+        opcode = 0x82 if self.server.binary else 0x81
+        size = self.server.channel_flood_size
+        sock.sendall(bytes([opcode, 127]) + size.to_bytes(8, "big"))
+        block = b"x" * (1 << 16)
+        for start in range(0, size, len(block)):
+            sock.sendall(block[: size - start])
+        self.server.sent += size
+        while not self.server.stopping.is_set():  # until the host closes it
+            try:
+                got = sock.recv(1)
+            except TimeoutError:
+                continue
+            if got == b"" or got[0] & 0x0F == 0x8:  # gone, or its close frame
+                raise ConnectionResetError("the host closed it")
+
+    def _read_frame(self, sock: socket.socket) -> bytes:
+        """One masked client frame's payload (small frames only: a hello, an execute)."""
+        sock.settimeout(30)
+        head = self._exactly(sock, 2)
+        size = head[1] & 0x7F
+        if size == 126:
+            size = int.from_bytes(self._exactly(sock, 2), "big")
+        elif size == 127:
+            size = int.from_bytes(self._exactly(sock, 8), "big")
+        mask = self._exactly(sock, 4)
+        data = self._exactly(sock, size)
+        sock.settimeout(1)
+        return bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+
+    @staticmethod
+    def _exactly(sock: socket.socket, n: int) -> bytes:
+        out = b""
+        while len(out) < n:
+            got = sock.recv(n - len(out))
+            if not got:
+                raise ConnectionResetError("closed mid-frame")
+            out += got
+        return out
 
     def flood(self, sock: socket.socket) -> None:
         block = b'{"name": "' + b"x" * (64 * 1024 - 12) + b'",\n'
