@@ -73,12 +73,12 @@ async def _failed(origin: str, mark: int) -> Refused:
     http = origin.replace("ws://", "http://", 1).replace("wss://", "https://", 1)
     ws = http.replace("http", "ws", 1)
     io = _remote_io()
-    if await io.refusedByPolicy(js_list([http, ws]), mark, POLICY_EVENT_WAIT_MS):
+    if await io.refusedByPolicy(_js_list([http, ws]), mark, POLICY_EVENT_WAIT_MS):
         return blocked_by_site_policy(http)
     return _unreachable(origin)
 
 
-def js_list(items: list[str]) -> Any:
+def _js_list(items: list[str]) -> Any:
     """A JS array of ``items``."""
     return js.Array.of(*items)
 

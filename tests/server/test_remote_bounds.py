@@ -145,7 +145,8 @@ def test_a_paired_remote_is_checked_for_its_protocol_version_on_every_connect() 
 def test_an_identity_without_a_version_is_version_one() -> None:
     check_protocol('{"name": "old", "envKey": "ek_x", "fingerprint": "f"}', "http://o.test")
     check_protocol("not json", "http://o.test")  # the identity's parser refuses it
-    with pytest.raises(Refused) as refused:
-        check_protocol('{"protocol": 7, "shape": ["other"]}', "http://o.test")
-    assert refused.value.code == Code.PROTOCOL_VERSION_UNSUPPORTED
-    assert "http://o.test speaks protocol version 7" in refused.value.message
+    for theirs in (7, 0, -1, 10**12):
+        with pytest.raises(Refused) as refused:
+            check_protocol(f'{{"protocol": {theirs}, "shape": ["other"]}}', "http://o.test")
+        assert refused.value.code == Code.PROTOCOL_VERSION_UNSUPPORTED
+        assert f"http://o.test speaks protocol version {theirs};" in refused.value.message
