@@ -38,13 +38,14 @@ from core.audit import AuditLog
 from core.custody.env_server import ensure_identity
 from core.host.context import HostContext, HostServices
 from core.host.pipeline import Host
+from core.model import Contract
 from core.policy import Policy
 from core.ports import HostState
 from core.projects.temporaries import load_temporaries
 from core.protocol import INBOUND_BOUNDS
 from core.runtime import SystemClock, SystemRandomness
 
-__all__ = ["HostBridge", "start"]
+__all__ = ["HostBridge", "WorkerPageEvents", "start"]
 
 HOST_DIR = "host"
 PROJECTS_DIR = "projects"
@@ -148,8 +149,28 @@ async def _load_policy(state: HostState) -> Policy:
         return Policy()
 
 
+class WorkerPageEvents:
+    """:class:`core.ports.PageEvents` in the host worker: ``post`` gives the event's JSON to
+    ``send`` (the worker's ``{kind: "event", text}`` to the page, ``worker/host.mjs``)."""
+
+    def __init__(self, send: Any) -> None:
+        self._send = send
+
+    def post(self, event: Contract) -> None:
+        """See :meth:`core.ports.PageEvents.post` (never raises)."""
+        try:
+            self._send(event.model_dump_json())
+        except Exception:  # a page that is gone: it lists again when it comes back
+            return
+
+
 async def start(
-    idb: Any, sealer: Any, audit_key: Any, peer_script: str, guard: Any = None
+    idb: Any,
+    sealer: Any,
+    audit_key: Any,
+    peer_script: str,
+    guard: Any = None,
+    event: Any = None,
 ) -> HostBridge:
     """Open OPFS and IndexedDB and return the bridge.
 
@@ -157,7 +178,8 @@ async def start(
     (``worker/sealed.mjs``: HOST_DIR sealed at rest), ``audit_key`` its ``AuditKey`` (the
     audit's HMAC key; the anchor goes to HOST_DIR), ``peer_script`` the URL of
     ``worker/peer.mjs`` (environment servers), ``guard`` the worker's egress guard
-    (``worker/egress-guard.mjs``; remote environments are reachable only with it).
+    (``worker/egress-guard.mjs``; remote environments are reachable only with it), ``event``
+    the worker's function that posts an event's JSON text to the page (:class:`WorkerPageEvents`).
     """
     opfs = await js.navigator.storage.getDirectory()
     state = SealedHostState(HandleHostState(await subfolder(opfs, HOST_DIR, create=True)), sealer)
@@ -194,6 +216,7 @@ async def start(
             remote=WorkerRemoteLink(guard) if guard is not None else None,
             file_relay=OpfsRelay(),
             folder_watcher=ObserverWatcher(_storage_io()),
+            events=WorkerPageEvents(event) if event is not None else None,
         ),
     )
     host = Host(ctx)

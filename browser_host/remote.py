@@ -9,6 +9,15 @@ answer to the worker's egress guard (``allowAlso``, ``worker/egress-guard.mjs``)
 for every fetch, WebSocket, XHR and EventSource of the worker. What arrives is delivered to the
 three callbacks in the order it arrived, by one consumer: a chunk is never overtaken by the
 result frame that follows it.
+
+A remote's bytes never hold the host (issue 29 item 6): an HTTP answer's body is read from
+its stream chunk by chunk into core's :class:`~core.custody.remote.AnswerBody` and the request is
+aborted (the stream cancelled) the moment it passes its bound; the whole exchange has one
+deadline (the policy's ``peer_deadline_ms``), not a per-read one; a channel message is measured
+in JavaScript (``worker/remote-io.mjs``: a JS string would be converted into Python the moment
+Python read it) and one over its bound closes the channel ``message-too-large`` unread. A
+request this site's own CSP kept in the browser is told apart from an unreachable server by
+the worker's ``securitypolicyviolation`` event (issue 29 item 15).
 """
 
 from __future__ import annotations
@@ -23,6 +32,13 @@ from js import Uint8Array
 from pyodide.ffi import JsException, create_proxy
 
 from browser_host.jsutil import js_options
+from core.custody.remote import (
+    AnswerBody,
+    answer_overdue,
+    blocked_by_site_policy,
+    channel_message_over,
+    channel_message_too_large,
+)
 from core.custody.wire import parse_chunk_message
 from core.refusals import Code, Refused
 
@@ -30,8 +46,9 @@ __all__ = ["WorkerRemoteLink"]
 
 log = logging.getLogger("voicebox.remote")
 CONNECT_TIMEOUT_S = 10
-REQUEST_TIMEOUT_S = 30
-MAX_ANSWER_CHARS = 1 << 20
+POLICY_EVENT_WAIT_MS = 250
+"""How long a failed request waits for the worker's ``securitypolicyviolation`` event, which
+the browser queues as a task of its own (it may come after the request's rejection)."""
 _OPEN = 1  # WebSocket.OPEN
 _TASKS: set[asyncio.Future[None]] = set()
 
@@ -41,6 +58,29 @@ def _unreachable(origin: str) -> Refused:
         Code.ENVIRONMENT_UNREACHABLE,
         f"The environment server at {origin} could not be reached.",
     )
+
+
+def _remote_io() -> Any:
+    """The worker's ``voicebox_remote`` (``worker/remote-io.mjs``), registered before start."""
+    import voicebox_remote  # type: ignore[import-not-found]
+
+    return voicebox_remote
+
+
+async def _failed(origin: str, mark: int) -> Refused:
+    """Why a request to ``origin`` failed in the browser: this site's CSP kept it (a
+    connect-src violation after ``mark``), else the server could not be reached."""
+    http = origin.replace("ws://", "http://", 1).replace("wss://", "https://", 1)
+    ws = http.replace("http", "ws", 1)
+    io = _remote_io()
+    if await io.refusedByPolicy(_js_list([http, ws]), mark, POLICY_EVENT_WAIT_MS):
+        return blocked_by_site_policy(http)
+    return _unreachable(origin)
+
+
+def _js_list(items: list[str]) -> Any:
+    """A JS array of ``items``."""
+    return js.Array.of(*items)
 
 
 class WebSocketChannel:
@@ -67,12 +107,25 @@ class WebSocketChannel:
         task.add_done_callback(_TASKS.discard)
 
     def _message(self, event: Any) -> None:
-        if self.closed is None:
-            data = event.data
-            if isinstance(data, str):
-                self._inbox.put_nowait(("frame", data))
-            else:
-                self._inbox.put_nowait(("data", Uint8Array.new(data).to_bytes()))
+        if self.closed is not None:
+            return
+        io = _remote_io()
+        binary, size = bool(io.isBinary(event)), int(io.messageSize(event))
+        if channel_message_over(size, binary):  # measured, never converted
+            refused = channel_message_too_large(size, binary)
+            log.warning("remote channel closed: %s", refused.message)
+            self._finish(1000, str(refused.code))
+            self._inbox.put_nowait(("close", (1000, str(refused.code))))
+            try:
+                self._socket.close(1000, str(refused.code))
+            except JsException:
+                self._socket.close()
+            return
+        data = event.data
+        if isinstance(data, str):
+            self._inbox.put_nowait(("frame", data))
+        else:
+            self._inbox.put_nowait(("data", Uint8Array.new(data).to_bytes()))
 
     def _closed(self, event: Any) -> None:
         if self.closed is None:
@@ -135,6 +188,9 @@ class WorkerRemoteLink:
         self._origins: frozenset[str] = frozenset()
         self._allows_proxy = create_proxy(self._allows)
         guard.allowAlso(self._allows_proxy)
+        # the checked fetch that counts nothing: the boot's byte counter reads a clone of
+        # every counted answer to its end (a remote's 500 MB would be read whole)
+        self._fetch = guard.fetchUncounted
 
     def _allows(self, url: Any) -> bool:
         return str(url.origin) in self._origins
@@ -144,10 +200,20 @@ class WorkerRemoteLink:
         self._origins = frozenset(origins)
 
     async def request(
-        self, method: str, url: str, body: str | None = None, *, authorization: str | None = None
+        self,
+        method: str,
+        url: str,
+        body: str | None = None,
+        *,
+        authorization: str | None = None,
+        deadline_ms: int,
     ) -> tuple[int, str]:
-        """See :meth:`core.ports.RemoteLink.request` (no cookie, no referrer, no redirect)."""
-        origin = js.URL.new(url).origin
+        """See :meth:`core.ports.RemoteLink.request` (no cookie, no referrer, no redirect).
+        The body is streamed and bounded, the exchange ends at ``deadline_ms`` (module
+        docstring): ``message-too-large``, ``environment-unreachable``,
+        ``network-egress-refused`` (this site's CSP kept it)."""
+        origin = str(js.URL.new(url).origin)
+        controller = js.AbortController.new()
         headers: dict[str, str] = {}
         if body is not None:
             headers["content-type"] = "application/json"
@@ -160,14 +226,36 @@ class WorkerRemoteLink:
             cache="no-store",
             redirect="error",
             referrerPolicy="no-referrer",
+            signal=controller.signal,
             **({"body": body} if body is not None else {}),
         )
+        mark = int(_remote_io().violationMark())
         try:
-            response = await asyncio.wait_for(js.fetch(url, options), REQUEST_TIMEOUT_S)
-            text = await asyncio.wait_for(response.text(), REQUEST_TIMEOUT_S)
-        except (JsException, TimeoutError):
-            raise _unreachable(str(origin)) from None
-        return int(response.status), str(text)[:MAX_ANSWER_CHARS]
+            return await asyncio.wait_for(
+                self._exchange(url, options, AnswerBody(origin)), deadline_ms / 1000
+            )
+        except TimeoutError:
+            raise answer_overdue(origin, deadline_ms) from None
+        except JsException:
+            raise await _failed(origin, mark) from None
+        finally:
+            controller.abort()  # whatever is still open ends here: the request, the stream
+
+    async def _exchange(self, url: str, options: Any, answer: AnswerBody) -> tuple[int, str]:
+        """Send, then read the answer's stream into ``answer`` until it ends or is refused."""
+        response = await self._fetch(url, options)
+        length = response.headers.get("content-length")  # a str, or JS null
+        answer.declared(length if isinstance(length, str) else None)
+        stream = response.body  # a ReadableStream, or JS null (no body)
+        if hasattr(stream, "getReader"):
+            reader = stream.getReader()
+            while True:
+                read = await reader.read()
+                if read.done:
+                    break
+                answer.admit(int(read.value.byteLength))  # before a byte is copied
+                answer.take(read.value.to_bytes())
+        return int(response.status), answer.text()
 
     async def connect(
         self,
@@ -179,11 +267,12 @@ class WorkerRemoteLink:
         """See :meth:`core.ports.RemoteLink.connect`."""
         loop = asyncio.get_running_loop()
         opened: asyncio.Future[bool] = loop.create_future()
-        origin = js.URL.new(url).origin
+        origin = str(js.URL.new(url).origin)
+        mark = int(_remote_io().violationMark())
         try:
             socket = js.WebSocket.new(url)
         except JsException:
-            raise _unreachable(str(origin)) from None
+            raise await _failed(origin, mark) from None
         socket.binaryType = "arraybuffer"
 
         def settle(ok: bool) -> Callable[[Any], None]:
@@ -207,5 +296,5 @@ class WorkerRemoteLink:
         if not ok:
             socket.onclose = None
             socket.close()
-            raise _unreachable(str(origin))
+            raise await _failed(origin, mark)
         return WebSocketChannel(socket, on_frame, on_data, on_close)

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar, runtime_checkable
 
+from core.model import Contract
 from core.paths import ProjectPath
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "HostState",
     "ListsFolders",
     "ModuleStore",
+    "PageEvents",
     "PeerChannel",
     "ProjectFiles",
     "ProjectRoots",
@@ -458,6 +460,14 @@ class RemoteLink(Protocol):
     refuses every connection outside it. ``request`` sends one request and returns ``(status,
     answer text)``; ``authorization`` goes in the ``Authorization`` header. A server that
     cannot be reached refuses ``environment-unreachable``.
+
+    Bounds (issue 29 item 6; :mod:`core.custody.remote`): the answer's body is streamed into a
+    :class:`~core.custody.remote.AnswerBody` and reading stops (the stream cancelled) at its
+    bound — ``message-too-large``; the whole exchange ends at ``deadline_ms``
+    (:func:`~core.custody.remote.answer_overdue`); a channel message is measured before it is
+    converted and one over its bound closes the channel with the reason ``message-too-large``
+    (:func:`~core.custody.remote.channel_message_over`). A request the site's own policy kept
+    in the browser refuses :func:`~core.custody.remote.blocked_by_site_policy`.
     """
 
     def allow(self, origins: frozenset[str]) -> None:
@@ -465,9 +475,16 @@ class RemoteLink(Protocol):
         ...
 
     async def request(
-        self, method: str, url: str, body: str | None = None, *, authorization: str | None = None
+        self,
+        method: str,
+        url: str,
+        body: str | None = None,
+        *,
+        authorization: str | None = None,
+        deadline_ms: int,
     ) -> tuple[int, str]:
-        """One HTTP request to ``url`` (an allowed origin); the status and the answer's text."""
+        """One HTTP request to ``url`` (an allowed origin); the status and the answer's text
+        (at most :data:`~core.custody.remote.MAX_ANSWER_BYTES`), all within ``deadline_ms``."""
         ...
 
     async def connect(
@@ -481,6 +498,19 @@ class RemoteLink(Protocol):
         (the hello not yet sent). Binary messages are chunks in the form of
         :func:`core.custody.wire.parse_chunk_message`; delivered to the callbacks as in
         :meth:`EnvironmentServers.connect`."""
+        ...
+
+
+class PageEvents(Protocol):
+    """How the host tells the page something it shows changed, unasked (issue 29 item 15: a
+    remote revoked by its operator, removed, unreachable, back). ``post`` hands one event (a
+    :class:`~core.model.Contract`, e.g. :class:`core.custody.remote.RemoteChanged`) to the
+    page as its JSON; it never waits and never fails the host (a page that is gone misses it;
+    it lists again when it comes back). No secret is ever in an event.
+    """
+
+    def post(self, event: Contract) -> None:
+        """Send ``event`` to the page."""
         ...
 
 

@@ -57,9 +57,14 @@ __all__ = [
     "oversized",
     "parse_envelope",
     "salvage_id",
+    "version_refused",
 ]
 
 PROTOCOL_VERSION = 1
+"""The one protocol version of this release (issue 29 item 15): the page's envelopes carry it
+(``v``, page/contract.gen.mjs), the host checks it; an environment server's ``GET
+/api/identity`` answers it (``protocol``), and the host checks that on pairing and on every
+(re)connect (:func:`core.custody.remote.check_protocol`)."""
 MAX_MESSAGE_BYTES = 1 << 20
 MAX_BODY_BYTES = 256 << 20
 
@@ -187,6 +192,28 @@ def salvage_id(text: str | bytes) -> str | None:
     return None
 
 
+def version_refused(theirs: object) -> Refused:
+    """``protocol-version-unsupported`` for a page that sent version ``theirs``, naming both
+    versions (issue 29 item 15: an old copy of the page, kept by a cache after an update, or an
+    old worker beside a new page)."""
+    return Refused(
+        Code.PROTOCOL_VERSION_UNSUPPORTED,
+        f"This page speaks host protocol version {theirs} and this host speaks version "
+        f"{PROTOCOL_VERSION}: one of them is an older copy. Reload the page (the browser may "
+        "have kept an old copy of it).",
+    )
+
+
+def _salvage_version(text: str | bytes) -> object:
+    """The ``v`` of a message that failed to validate, when it is an int; else ``None``."""
+    try:
+        raw = from_json(text)
+    except (ValueError, RecursionError, TypeError):
+        return None
+    v = raw.get("v") if isinstance(raw, dict) else None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
 def parse_envelope(text: str | bytes) -> Envelope:
     """Parse and bound-check a request's JSON text.
 
@@ -204,12 +231,13 @@ def parse_envelope(text: str | bytes) -> Envelope:
     try:
         env = Envelope.model_validate_json(text)
     except ValidationError as exc:
+        # another version's envelope may have another shape: its version is the refusal
+        theirs = _salvage_version(text)
+        if theirs is not None and theirs != PROTOCOL_VERSION:
+            raise version_refused(theirs) from None
         raise invalid_input(exc, _ENVELOPE_NAMES, code=Code.MESSAGE_MALFORMED) from None
     except (ValueError, RecursionError):
         raise Refused(Code.MESSAGE_MALFORMED, "The message is not valid JSON.") from None
     if env.v != PROTOCOL_VERSION:
-        raise Refused(
-            Code.PROTOCOL_VERSION_UNSUPPORTED,
-            f"This host speaks protocol version {PROTOCOL_VERSION}, not {env.v}.",
-        )
+        raise version_refused(env.v)
     return env

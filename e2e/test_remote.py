@@ -5,7 +5,8 @@ one-time code; its projects listed, its tree opened, the project exported and ev
 the archive compared by sha256 with the server's disk; no bearer or host token in anything the
 page received nor in clear in OPFS or IndexedDB; the server killed (``environment-unreachable``)
 and restarted (reconnected, pairing intact); revoked from the page (the server closes the
-channel 1008, the next call is ``pairing-revoked``) and by ``voicebox-env revoke``.
+channel 1008, the next call is ``pairing-revoked``) and by ``voicebox-env revoke`` — shown on
+the Environments surface as it happens, without a reload or a new rendering (issue 29 item 15).
 
 The sdist is fetched at test set-up (``pip download --no-binary :all: --no-deps``) into a cache
 outside the repository and checked against a pinned sha256. The site is served from 127.0.0.1
@@ -338,9 +339,16 @@ def test_pair_a_remote_by_code_browse_export_it_and_lose_it_without_a_credential
         page.wait_for_selector("tr[data-env='build-box']", state="detached", timeout=UI_S)
         _add_remote(host, rig)
         assert _tool(host, key, "projects.list", {})["ok"]
+        # the surface shown now is not rendered again: the host tells the page (issue 29 15)
+        page.evaluate("() => { document.getElementById('env-table').dataset.shownOnce = 'yes'; }")
         done = cli(rig.server.root, "revoke", "--env-key", key)
         assert done.returncode == 0, done.stderr
-        assert _wait_state(host, "build-box", {"revoked"}, 20) == "revoked"
+        page.wait_for_selector(
+            "tr[data-env='build-box'] .env-state[data-state='revoked']", timeout=20_000
+        )
+        assert page.text_content("tr[data-env='build-box'] .env-paired") == "revoked"
+        assert page.locator("button[aria-label='Revoke build-box']").count() == 0
+        assert page.get_attribute("#env-table", "data-shown-once") == "yes", "not a re-render"
         assert _tool(host, key, "projects.list", {})["refusal"]["code"] == "pairing-revoked"
 
         assert host.assert_custody() > 20

@@ -16,7 +16,7 @@ import { renderAudit } from "./ui/audit.mjs";
 import { renderBlocks } from "./ui/blocks.mjs";
 import { renderBoot, renderBootFailure, renderHostLoss, renderStandby, renderTakeover } from "./ui/boot.mjs";
 import { renderCompose } from "./ui/compose.mjs";
-import { renderEnvironments } from "./ui/environments.mjs";
+import { remoteChanged, renderEnvironments } from "./ui/environments.mjs";
 import { FilesView } from "./ui/files.mjs";
 import { renderPlugins } from "./ui/plugins.mjs";
 import { renderProjects } from "./ui/projects.mjs";
@@ -316,6 +316,13 @@ host.addEventListener("ready", async (event) => {
   router.onMove(() => app.follow());
   await app.follow(); // the place the URL names (a reload, a link), or the projects
   registerServiceWorker();
+});
+// A remote's state changed (revoked by its operator, removed, unreachable, back): the
+// Environments surface shows it without a reload (issue 29 item 15).
+host.addEventListener("event", (event) => {
+  if (event.detail?.type === "env.changed" && app.surface === "environments") {
+    remoteChanged(main.querySelector('[data-surface="environments"]'), app);
+  }
 });
 host.addEventListener("fatal", (event) => {
   setStatus("error", `Error: ${event.detail.code}`);

@@ -3,6 +3,8 @@
 
 export const HUMAN_UI = "human-ui";
 
+export const PROTOCOL_VERSION = 1;
+
 export const OPERATOR = "operator";
 
 export const PHASES = Object.freeze(["judging", "executing", "gate", "review", "merge_wait", "landed", "failed", "archived"]);

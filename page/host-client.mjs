@@ -14,7 +14,7 @@
 // refusal host-restarted (503, core/refusals.py): its outcome is unknown, never silence. Data
 // written before survives — every write is atomic (browser_host/opfs.py).
 
-import { HUMAN_UI } from "./contract.gen.mjs";
+import { HUMAN_UI, PROTOCOL_VERSION } from "./contract.gen.mjs";
 import { trustedWorkerUrl } from "./trusted-types.mjs";
 
 /** core/refusals.py Code.HOST_RESTARTED — the only refusal the page itself gives. */
@@ -165,6 +165,13 @@ export class HostClient extends EventTarget {
     } else if (data.kind === "pong") {
       if (data.n === this.#ping.n) this.#ping.sentAt = null;
     } else if (data.kind === "broken") this.#lost("broken", data.message);
+    else if (data.kind === "event" && typeof data.text === "string") {
+      // something the page shows changed, unasked (a remote's state: core/custody/remote.py
+      // RemoteChanged): handed on as it came, an "event" event
+      try {
+        this.#emit("event", JSON.parse(data.text));
+      } catch {} // not JSON: nothing to hand on
+    }
     else if (data.kind === "chunk") {
       const waiter = this.#waiting.get(data.id);
       if (!waiter) return;
@@ -205,7 +212,7 @@ export class HostClient extends EventTarget {
    */
   call(op, args = {}, { body = null, human = false, attachment = null, onChunk = null } = {}) {
     const id = `p${++this.#next}`;
-    const message = { v: 1, id, op, args };
+    const message = { v: PROTOCOL_VERSION, id, op, args };
     if (human) message.origin = HUMAN_UI;
     return this.#post(id, JSON.stringify(message), { body, attachment, onChunk });
   }

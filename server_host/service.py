@@ -61,7 +61,7 @@ from core.custody.wire import (
     parse_call_envelope,
     parse_peer_message,
 )
-from core.protocol import salvage_id
+from core.protocol import PROTOCOL_VERSION, salvage_id
 from core.redaction import Redactor
 from core.refusals import Code, Refused
 from core.secret import REVEAL, Secret, known_names, quiet_error_text, scrub_secrets
@@ -191,7 +191,8 @@ class EnvironmentService:
     # ---- identity and audit -------------------------------------------------------------
 
     async def identity(self) -> dict[str, Any]:
-        """The environment's public identity: name, envKey, fingerprint (no secret)."""
+        """The environment's public identity: name, envKey, fingerprint and the protocol
+        version it speaks (no secret; issue 29 item 15)."""
         env = self.composed.environment
         envs = await load_environments(self.state)
         current = next((e for e in envs.environments if e.kind == "local"), env)
@@ -199,6 +200,7 @@ class EnvironmentService:
             "name": current.name,
             "envKey": current.key,
             "fingerprint": env_fingerprint(current.key),
+            "protocol": PROTOCOL_VERSION,
         }
 
     async def _refused(

@@ -27,6 +27,9 @@
 //                                                      is the call's own (transport) id
 //                {kind: "broken", id, message}         a call could not be answered: the page
 //                                                      restarts this worker
+//                {kind: "event", text}                 something the page shows changed, unasked
+//                                                      (JSON: core/custody/remote.py
+//                                                      RemoteChanged; issue 29 item 15)
 //
 // One host owns the storage (SPEC §3): the Web Lock `voicebox-host`, held for this worker's
 // life. A second tab does not fail: it waits in the lock's queue (standby) and takes over
@@ -42,6 +45,7 @@ import { installEgressGuard } from "./egress-guard.mjs";
 import { Database } from "./idb.mjs";
 import * as bytePath from "./byte-path.mjs";
 import * as io from "./opfs-io.mjs";
+import * as remoteIo from "./remote-io.mjs";
 import { AuditKey, Sealer } from "./sealed.mjs";
 
 const SITE = new URL("../", import.meta.url);
@@ -226,6 +230,7 @@ async function boot() {
   const { pyodide, manifest, restored, kept } = await python;
   pyodide.registerJsModule("voicebox_io", io);
   pyodide.registerJsModule("voicebox_bytes", bytePath); // browser_host/byte_path.py
+  pyodide.registerJsModule("voicebox_remote", remoteIo); // browser_host/remote.py
   // A fatal error inside Python (a Wasm trap, a stack overflow) leaves this worker running but
   // Python unusable, and the call that caused it unanswered: say so, and the page restarts it.
   if (pyodide._api) {
@@ -241,7 +246,8 @@ async function boot() {
   const started = performance.now();
   const db = new Database("voicebox-host");
   const main = pyodide.pyimport("browser_host.main");
-  const host = await main.start(db, new Sealer(db), new AuditKey(db), PEER_SCRIPT.href, guard);
+  const event = (text) => post({ kind: "event", text: String(text) });
+  const host = await main.start(db, new Sealer(db), new AuditKey(db), PEER_SCRIPT.href, guard, event);
   const versions = JSON.parse(host.versions());
   versions.build = manifest.build;
   versions.python_start = restored ? "snapshot" : "plain"; // worker/snapshot.mjs

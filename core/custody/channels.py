@@ -40,9 +40,12 @@ CLOSE_REASONS = frozenset(
         Code.UNAUTHENTICATED_CALL,
         Code.EXECUTOR_UNAUTHENTICATED,
         Code.UNKNOWN_ENVIRONMENT,
+        Code.MESSAGE_TOO_LARGE,
     }
 )
-"""The refusal codes a channel may close with (1008 and the code as the reason)."""
+"""The refusal codes a channel may close with (1008 and the code as the reason; the caller's
+end closes with ``message-too-large`` itself when a remote sends a message past its bound —
+issue 29 item 6)."""
 
 
 class Abandoned(Contract):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Set
+from collections.abc import Callable, Set
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
@@ -42,6 +42,7 @@ from core.custody.remote import (
     CommandAnswer,
     FencedCommand,
     allowed_origins,
+    check_protocol,
     command_url,
     local_name,
     parse_claim,
@@ -52,6 +53,7 @@ from core.custody.remote import (
 )
 from core.gestures import HUMAN_UI
 from core.model import Contract
+from core.policy import Policy
 from core.ports import Clock, EnvironmentServers, HostState, Randomness, RemoteLink
 from core.refusals import Code, RefusalBody, Refused
 from core.secret import REVEAL, Secret
@@ -96,7 +98,8 @@ class PeerAdmin:
     ``field_words`` are the field names this host's models declare: a peer's admin refusal is
     relayed as any peer refusal is, naming only those (:mod:`core.custody.peer_answers`).
     ``link`` reaches remote environments (``None``: this placement has none, and adding one
-    refuses ``operation-unknown``).
+    refuses ``operation-unknown``); ``policy`` returns the current policy, whose
+    ``peer_deadline_ms`` bounds each whole request to a remote (issue 29 item 6).
     """
 
     def __init__(
@@ -108,7 +111,10 @@ class PeerAdmin:
         random: Randomness,
         field_words: Set[str],
         link: RemoteLink | None = None,
+        *,
+        policy: Callable[[], Policy] = Policy,
     ) -> None:
+        self._policy = policy
         self._words = field_words
         self._link = link
         self._state = state
@@ -179,6 +185,18 @@ class PeerAdmin:
             raise Refused(Code.OPERATION_UNKNOWN, "This host cannot reach remote environments.")
         return self._link
 
+    async def _request(
+        self, method: str, url: str, body: str | None = None, *, authorization: str | None = None
+    ) -> tuple[int, str]:
+        """One request to a remote, bounded by the policy's ``peer_deadline_ms``."""
+        return await self._remote_link().request(
+            method,
+            url,
+            body,
+            authorization=authorization,
+            deadline_ms=self._policy().peer_deadline_ms,
+        )
+
     async def allow_remotes(self, claiming: str | None = None) -> None:
         """Hand the adapter the egress allow-list: the origins of the remotes in
         ``environments.json`` (and ``claiming`` while a claim is under way)."""
@@ -189,21 +207,34 @@ class PeerAdmin:
         """Claim the one-time ``code`` at the server ``url``; record the remote and its
         bearer; return its envKey (see module docstring).
 
-        Refuses ``args-invalid`` (``url``), ``environment-unreachable`` (no answer),
-        ``pairing-code-refused`` / ``rate-limited`` (the server's), ``peer-answer-invalid``
-        (an answer outside the contract), ``already-exists`` (that envKey is listed here).
+        The server's identity is read first (``GET /api/identity``): a server speaking another
+        protocol version is refused ``protocol-version-unsupported`` before the code is spent
+        (issue 29 item 15).
+
+        Refuses ``args-invalid`` (``url``), ``environment-unreachable`` (no answer, or not
+        within the deadline), ``network-egress-refused`` (this site's policy kept the request
+        in the browser), ``message-too-large`` (an answer past its bound),
+        ``protocol-version-unsupported``, ``pairing-code-refused`` / ``rate-limited`` (the
+        server's), ``peer-answer-invalid`` (an answer outside the contract),
+        ``already-exists`` (that envKey is listed here).
         """
-        link = self._remote_link()
+        self._remote_link()
         origin = remote_origin(url)
         await self.allow_remotes(claiming=origin)
         try:
-            status, text = await link.request(
+            status, text = await self._request("GET", f"{origin}/api/identity")
+            refused = refusal_from_answer(status, text)
+            if refused is not None:
+                raise refused
+            check_protocol(text, origin)
+            identity = parse_identity(text)
+            status, text = await self._request(
                 "POST", f"{origin}/api/pair/claim", json.dumps({"code": code.reveal()})
             )
             refused = refusal_from_answer(status, text)
             if refused is not None:
                 raise refused
-            claim = parse_claim(text)
+            claim = parse_claim(text, identity.env_key)
             envs = await self.environments()
             if envs.find(claim.env_key) is not None:
                 raise Refused(
@@ -211,11 +242,6 @@ class PeerAdmin:
                     "That server is already listed here; revoke or remove it first.",
                     field="url",
                 )
-            status, text = await link.request("GET", f"{origin}/api/identity")
-            refused = refusal_from_answer(status, text)
-            if refused is not None:
-                raise refused
-            identity = parse_identity(text, claim.env_key)
             name = local_name(identity.name, envs)
             await save_environments(
                 self._state,
@@ -244,7 +270,7 @@ class PeerAdmin:
         origin, bearer = await self.remote(env_key)
         if bearer is None:
             raise Refused(Code.ENVIRONMENT_NOT_PAIRED, field="envKey")
-        status, text = await self._remote_link().request(
+        status, text = await self._request(
             "POST",
             f"{origin}/api/pair/revoke",
             json.dumps({"envKey": env_key}),
@@ -276,7 +302,7 @@ class PeerAdmin:
         origin, bearer = await self.remote(env_key)
         if bearer is None:
             raise Refused(Code.ENVIRONMENT_NOT_PAIRED, field="envKey")
-        status, text = await self._remote_link().request(
+        status, text = await self._request(
             "POST",
             command_url(origin, env_key, command),
             json.dumps(body),

@@ -23,7 +23,11 @@ by a refusal) the host reconnects after each delay of
 :data:`~core.custody.remote.RECONNECT_DELAYS_MS` and then stops by itself (state
 ``unreachable``; the next call tries once more). Calls pending on the lost channel are answered
 ``environment-unreachable`` and never retried. A 1008 ``pairing-revoked`` close marks the remote
-``revoked`` (``on_revoked``) and nothing reconnects.
+``revoked`` (``on_revoked``) and nothing reconnects. Before every (re)connect the host reads the
+server's ``GET /api/identity``: another protocol version is ``protocol-version-unsupported``,
+another envKey ``peer-answer-invalid`` (issue 29 item 15). Each change of a remote's state is
+told to ``on_state`` as it happens (:class:`~core.custody.remote.RemoteChanged`: the page
+shows it without a reload).
 
 A streaming answer's chunks are relayed as they come, at most
 :data:`~core.custody.wire.MAX_STREAM_BYTES` per call: past that the call is refused
@@ -41,7 +45,15 @@ from dataclasses import dataclass, field
 from core.custody.bearer import bearer_hash
 from core.custody.channels import CLOSE_REASONS, Abandoned, LiveChannels
 from core.custody.peer_answers import accepted_result, invalid_answer, relayed_refusal
-from core.custody.remote import RECONNECT_DELAYS_MS, RemoteState, channel_url
+from core.custody.remote import (
+    RECONNECT_DELAYS_MS,
+    RemoteChanged,
+    RemoteState,
+    channel_url,
+    check_protocol,
+    parse_identity,
+    refusal_from_answer,
+)
 from core.custody.route import PeerRoute
 from core.custody.wire import (
     MAX_STREAM_BYTES,
@@ -161,7 +173,8 @@ class PeerCalls:
     models declare — the only ones a relayed refusal may name
     (:func:`core.custody.peer_answers.known_field`). ``max_stream_bytes`` bounds one call's
     chunks. ``link`` reaches remote environments; ``on_revoked(envKey)`` is awaited when a
-    remote closes its channel 1008 ``pairing-revoked``.
+    remote closes its channel 1008 ``pairing-revoked``; ``on_state(changed)`` is called
+    whenever a remote's state (:meth:`remote_state`) changes or it is forgotten.
     """
 
     max_stream_bytes: int = MAX_STREAM_BYTES
@@ -175,10 +188,13 @@ class PeerCalls:
         field_words: Set[str],
         link: RemoteLink | None = None,
         on_revoked: Callable[[str], Awaitable[None]] | None = None,
+        on_state: Callable[[RemoteChanged], None] | None = None,
     ) -> None:
         self._servers = servers
         self._link = link
         self._on_revoked = on_revoked
+        self._on_state = on_state
+        self._shown: dict[str, RemoteState] = {}
         self._state: dict[str, RemoteState] = {}
         self._contact: dict[str, int] = {}
         self._reconnects: dict[str, asyncio.Future[None]] = {}
@@ -208,11 +224,38 @@ class PeerCalls:
 
     def forget(self, env_key: str) -> None:
         """Drop what is known of ``env_key``'s connection (it was removed or revoked here);
-        a reconnect under way stops."""
+        a reconnect under way stops. Told to ``on_state`` as ``removed``."""
         task = self._reconnects.pop(env_key, None)
         if task is not None:
             task.cancel()
         self._state.pop(env_key, None)
+        self._shown.pop(env_key, None)
+        self._tell(RemoteChanged(env_key=env_key, state="removed"))
+
+    def _tell(self, changed: RemoteChanged) -> None:
+        if self._on_state is not None:
+            self._on_state(changed)
+
+    def _notify(self, env_key: str) -> None:
+        """Tell ``on_state`` when the state of the remote ``env_key`` is not the one last told."""
+        now = self.remote_state(env_key)
+        if self._shown.get(env_key, "idle") != now:
+            self._shown[env_key] = now
+            self._tell(RemoteChanged(env_key=env_key, state=now))
+
+    async def _check_identity(self, origin: str, env_key: str) -> None:
+        """The server at ``origin`` still speaks this host's protocol and is ``env_key``
+        (issue 29 item 15); refuses ``protocol-version-unsupported``, ``peer-answer-invalid``,
+        or the request's own refusal."""
+        assert self._link is not None
+        status, text = await self._link.request(
+            "GET", f"{origin}/api/identity", deadline_ms=self._policy().peer_deadline_ms
+        )
+        refused = refusal_from_answer(status, text)
+        if refused is not None:
+            raise refused
+        check_protocol(text, origin)
+        parse_identity(text, env_key)
 
     def _touch(self, env_key: str) -> None:
         self._contact[env_key] = self._clock.now_ms()
@@ -232,12 +275,14 @@ class PeerCalls:
         if self._link is None:
             raise Refused(Code.ENVIRONMENT_UNREACHABLE, "This host cannot reach remotes.")
         try:
+            await self._check_identity(origin, route.env.key)
             channel = await self._link.connect(
                 channel_url(origin, route.env.key), on_frame, on_data, on_close
             )
         except Refused:
             if self._state.get(route.env.key) != "reconnecting":
                 self._state[route.env.key] = "unreachable"
+                self._notify(route.env.key)
             raise
         self._state[route.env.key] = "connected"
         self._touch(route.env.key)
@@ -248,16 +293,31 @@ class PeerCalls:
         key = route.env.key
         if reason == Code.PAIRING_REVOKED:
             self._state[key] = "revoked"
-            if self._on_revoked is not None:
-                _spawn(self._on_revoked(key))
+            _spawn(self._revoked(key))
             return
-        if reason in (Code.BEARER_REFUSED, Code.UNKNOWN_ENVIRONMENT, Code.UNAUTHENTICATED_CALL):
+        if reason in (
+            Code.BEARER_REFUSED,
+            Code.UNKNOWN_ENVIRONMENT,
+            Code.UNAUTHENTICATED_CALL,
+            Code.MESSAGE_TOO_LARGE,
+        ):
             self._state[key] = "unreachable"
+            self._notify(key)
             return
         running = self._reconnects.get(key)
         if running is None or running.done():
             self._state[key] = "reconnecting"
             self._reconnects[key] = _spawn(self._reconnect(route))
+        self._notify(key)
+
+    async def _revoked(self, key: str) -> None:
+        """Record the revocation (``on_revoked``), then tell ``on_state``: the page that
+        lists again then sees the pairing revoked too."""
+        try:
+            if self._on_revoked is not None:
+                await self._on_revoked(key)
+        finally:
+            self._notify(key)
 
     async def _reconnect(self, route: PeerRoute) -> None:
         key = route.env.key
@@ -269,9 +329,11 @@ class PeerCalls:
                 await self._connect(route)
             except Refused:
                 continue
+            self._notify(key)
             return
         if not self.is_connected(key) and self._state.get(key) == "reconnecting":
             self._state[key] = "unreachable"
+            self._notify(key)
 
     async def close_all(self, env_key: str) -> None:
         """Close this host's channel to ``env_key`` (e.g. after unpairing)."""
@@ -349,6 +411,8 @@ class PeerCalls:
             holder["conn"] = conn
             await caller.hello(route)
             self._conns[route.env.key] = conn
+            if route.env.origin is not None:
+                self._notify(route.env.key)
             return conn
 
     def _refuse_invalid(self, conn: _Conn, text: str) -> None:

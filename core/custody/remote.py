@@ -11,6 +11,20 @@
 - **Claim** (:func:`parse_claim`, :func:`parse_identity`): what the server answers is untrusted
   text. A claim must name an envKey, a bearer of a bearer's form and the fingerprint of that
   envKey; the identity must name the same envKey. Anything else is ``peer-answer-invalid``.
+- **Answers are bounded** (issue 29 item 6, :class:`AnswerBody`): the adapter streams an HTTP
+  answer's body and hands it here chunk by chunk; past :data:`MAX_ANSWER_BYTES` (or a
+  ``content-length`` over it) the answer is refused ``message-too-large`` and the adapter stops
+  reading (it cancels the stream); an answer not finished within the call's deadline (the
+  policy's ``peer_deadline_ms``, for the whole answer, not per read) is refused
+  ``environment-unreachable`` saying so (:func:`answer_overdue`). A channel message is measured
+  before it is converted (:data:`MAX_CHANNEL_TEXT_UNITS`, :data:`MAX_CHANNEL_BINARY_BYTES`);
+  past them the channel is closed ``message-too-large``. A remote's bytes never hold the host.
+- **Not sent** (:func:`blocked_by_site_policy`): a request the site's own Content-Security-Policy
+  kept in the browser is ``network-egress-refused`` with how to serve the site — never
+  "could not be reached".
+- **Protocol** (:func:`check_protocol`): ``GET /api/identity`` answers the server's protocol
+  version; the host checks it when it pairs and before every (re)connect, and refuses
+  ``protocol-version-unsupported`` naming both versions.
 - **Reconnect** (:data:`RECONNECT_DELAYS_MS`): after a remote's channel is lost the host tries
   again after each of these delays, then stops by itself and shows the remote unreachable; the
   next call tries once more. A call pending on a lost channel is answered
@@ -29,21 +43,34 @@ from pydantic import Field, ValidationError
 from core.custody.bearer import is_bearer_shaped
 from core.custody.environment import ENV_KEY_PATTERN, Environments
 from core.custody.pair_code import env_fingerprint
+from core.custody.wire import MAX_CHUNK_BYTES, MAX_FRAME_BYTES
 from core.model import Contract
+from core.protocol import PROTOCOL_VERSION
 from core.refusals import Code, Refused
 from core.secret import Secret
 
 __all__ = [
     "FENCED_COMMANDS",
+    "MAX_ANSWER_BYTES",
+    "MAX_CHANNEL_BINARY_BYTES",
+    "MAX_CHANNEL_TEXT_UNITS",
     "MAX_COMMAND_OUTPUT_CHARS",
     "RECONNECT_DELAYS_MS",
+    "AnswerBody",
     "ClaimAnswer",
     "CommandAnswer",
     "CommandRun",
     "FencedCommand",
+    "RemoteChanged",
     "RemoteState",
     "allowed_origins",
+    "answer_overdue",
+    "answer_too_large",
+    "blocked_by_site_policy",
+    "channel_message_over",
+    "channel_message_too_large",
     "channel_url",
+    "check_protocol",
     "command_url",
     "local_name",
     "parse_claim",
@@ -58,6 +85,122 @@ RECONNECT_DELAYS_MS = (500, 1_000, 2_000, 4_000, 8_000, 15_000)
 
 RemoteState = Literal["idle", "connected", "reconnecting", "unreachable", "revoked"]
 """How a remote stands now: ``idle`` paired, no channel yet (it opens on the next call)."""
+
+MAX_ANSWER_BYTES = 1 << 20
+"""The most bytes of one HTTP answer from a remote the host reads (issue 29 item 6): 1 MiB —
+an identity, a claim, a fenced command's answer (its kept output is at most 1 MiB of base64
+in practice; the server caps it at its own bound)."""
+MAX_CHANNEL_TEXT_UNITS = MAX_FRAME_BYTES
+"""A channel's text message longer than this many UTF-16 units is certainly over
+:data:`~core.custody.wire.MAX_FRAME_BYTES` (each unit is at least one UTF-8 byte): measured
+before it is converted, it closes the channel ``message-too-large``."""
+MAX_CHANNEL_BINARY_BYTES = 1 + 64 + MAX_CHUNK_BYTES
+"""The largest binary message a channel carries: the id's length byte, an id of at most 64
+characters and one chunk (:func:`core.custody.wire.parse_chunk_message`)."""
+
+
+class RemoteChanged(Contract):
+    """What the host tells the page, unasked, when a remote's state changed (issue 29 item 15):
+    its envKey and its state now (``removed``: forgotten here). The page lists the
+    environments again; nothing secret is in it."""
+
+    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+
+    type: Literal["env.changed"] = "env.changed"
+    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    state: RemoteState | Literal["removed"]
+
+
+def answer_too_large(origin: str, limit: int = MAX_ANSWER_BYTES) -> Refused:
+    """``message-too-large``: the server at ``origin`` answered more than ``limit`` bytes and
+    the host stopped reading (issue 29 item 6) — the server was reached."""
+    return Refused(
+        Code.MESSAGE_TOO_LARGE,
+        f"The server at {origin} answered more than {limit} bytes; the host stopped reading "
+        "its answer (a Voicebox server's answers are smaller: is this the right address?).",
+    )
+
+
+def answer_overdue(origin: str, deadline_ms: int) -> Refused:
+    """``environment-unreachable``: the server at ``origin`` did not finish its answer within
+    ``deadline_ms`` (a trickling or never-ending answer; issue 29 item 6)."""
+    return Refused(
+        Code.ENVIRONMENT_UNREACHABLE,
+        f"The server at {origin} did not finish its answer within {deadline_ms} ms; the host "
+        "stopped waiting for it.",
+    )
+
+
+def channel_message_too_large(size: int, binary: bool) -> Refused:
+    """``message-too-large``: a channel message of ``size`` (bytes, or UTF-16 units of a
+    text) over :data:`MAX_CHANNEL_BINARY_BYTES` / :data:`MAX_CHANNEL_TEXT_UNITS`."""
+    bound = MAX_CHANNEL_BINARY_BYTES if binary else MAX_FRAME_BYTES
+    return Refused(
+        Code.MESSAGE_TOO_LARGE,
+        f"The server sent a channel message of at least {size} bytes (at most {bound}); the "
+        "host closed the channel.",
+    )
+
+
+def channel_message_over(size: int, binary: bool) -> bool:
+    """True when a channel message of ``size`` (bytes of a binary one, UTF-16 units of a
+    text) is over its bound and closes the channel (module docstring)."""
+    return size > (MAX_CHANNEL_BINARY_BYTES if binary else MAX_CHANNEL_TEXT_UNITS)
+
+
+def blocked_by_site_policy(origin: str) -> Refused:
+    """``network-egress-refused``: this site's Content-Security-Policy (its worker scripts'
+    ``connect-src``) does not list ``origin``, so the browser kept the request — it never left
+    (issue 29 item 15). Says how to serve the site so that it may."""
+    return Refused(
+        Code.NETWORK_EGRESS_REFUSED,
+        f"This site's Content-Security-Policy does not let the host reach {origin}: the request "
+        "never left the browser. Serve the site with --peer-origin "
+        f"{origin} (voicebox's own server, e.g. nox -s serve -- --peer-origin {origin}); on "
+        f"another static host, add {origin} and {_ws(origin)} to connect-src in the "
+        "Content-Security-Policy header of the worker scripts (worker/*.mjs) — "
+        "docs/operations.md.",
+        field="url",
+    )
+
+
+class AnswerBody:
+    """One HTTP answer's body, taken chunk by chunk as the adapter streams it (issue 29 item 6).
+
+    ``declared(length)`` is given the ``content-length`` header (text or ``None``) before any
+    byte is read; ``admit(size)`` is asked before a chunk of ``size`` bytes is copied;
+    ``take(chunk)`` keeps it; ``text()`` is the body decoded as UTF-8 (bad bytes replaced —
+    the parsers refuse what is not theirs). Each refuses ``message-too-large``
+    (:func:`answer_too_large`) once the body is certainly past ``limit`` bytes: the adapter then
+    cancels the stream and reads no more.
+    """
+
+    def __init__(self, origin: str, limit: int = MAX_ANSWER_BYTES) -> None:
+        self.origin = origin
+        self.limit = limit
+        self.size = 0
+        self._parts: list[bytes] = []
+
+    def declared(self, length: str | None) -> None:
+        """Refuse at once when the answer declares more than ``limit`` bytes."""
+        if length is not None and length.strip().isdigit() and int(length) > self.limit:
+            raise answer_too_large(self.origin, self.limit)
+
+    def admit(self, size: int) -> None:
+        """Refuse when ``size`` more bytes would pass ``limit`` (before they are copied)."""
+        if self.size + size > self.limit:
+            raise answer_too_large(self.origin, self.limit)
+
+    def take(self, chunk: bytes) -> None:
+        """Keep ``chunk`` (refused as :meth:`admit` when it passes the bound)."""
+        self.admit(len(chunk))
+        self.size += len(chunk)
+        self._parts.append(chunk)
+
+    def text(self) -> str:
+        """The body so far, decoded (UTF-8, bad bytes replaced)."""
+        return b"".join(self._parts).decode("utf-8", "replace")
+
 
 MAX_URL_CHARS = 300
 _LABEL = re.compile(r"[a-z0-9-]{1,63}")
@@ -133,13 +276,43 @@ class ClaimAnswer(Contract):
 
 
 class Identity(Contract):
-    """What ``GET /api/identity`` answers (public): name, envKey, fingerprint."""
+    """What ``GET /api/identity`` answers (public): name, envKey, fingerprint and the protocol
+    version it speaks (:data:`core.protocol.PROTOCOL_VERSION`; servers before issue 29 sent
+    none and spoke version 1)."""
 
     model_config = Contract.model_config | {"extra": "ignore"}
 
     name: str = Field(min_length=1, max_length=200)
     env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
     fingerprint: str = Field(max_length=64)
+    protocol: int = 1
+
+
+class _Versioned(Contract):
+    """The one field read from an identity before its shape: another version's identity may
+    have another shape, and its version is then the refusal."""
+
+    model_config = Contract.model_config | {"extra": "ignore"}
+
+    protocol: int = 1
+
+
+def check_protocol(text: str, origin: str) -> None:
+    """Refuse ``protocol-version-unsupported`` when the identity ``text`` of the server at
+    ``origin`` names another protocol version than :data:`core.protocol.PROTOCOL_VERSION`
+    (issue 29 item 15); the sentence names both. An identity that does not parse passes here
+    (:func:`parse_identity` refuses it ``peer-answer-invalid``)."""
+    try:
+        theirs = _Versioned.model_validate_json(text).protocol
+    except (ValueError, RecursionError):  # ValidationError too: not an identity at all
+        return
+    if theirs != PROTOCOL_VERSION:
+        raise Refused(
+            Code.PROTOCOL_VERSION_UNSUPPORTED,
+            f"The environment server at {origin} speaks protocol version {theirs}; this host "
+            f"speaks version {PROTOCOL_VERSION}. Update the older of the two (the server: "
+            "install the same Voicebox release; this page: reload it).",
+        )
 
 
 def _invalid(why: str) -> Refused:
@@ -148,9 +321,10 @@ def _invalid(why: str) -> Refused:
     )
 
 
-def parse_claim(text: str) -> ClaimAnswer:
-    """The server's claim answer, checked: envKey, a bearer of a bearer's form, the fingerprint
-    of that envKey. Refuses ``peer-answer-invalid`` (the answer's values never in the text)."""
+def parse_claim(text: str, env_key: str | None = None) -> ClaimAnswer:
+    """The server's claim answer, checked: envKey (``env_key``, the one its identity named,
+    when given), a bearer of a bearer's form, the fingerprint of that envKey. Refuses
+    ``peer-answer-invalid`` (the answer's values never in the text)."""
     try:
         answer = ClaimAnswer.model_validate_json(text)
     except ValidationError:
@@ -159,16 +333,19 @@ def parse_claim(text: str) -> ClaimAnswer:
         raise _invalid("it handed no pairing bearer")
     if answer.fingerprint != env_fingerprint(answer.env_key):
         raise _invalid("its fingerprint does not belong to its envKey")
+    if env_key is not None and answer.env_key != env_key:
+        raise _invalid("its identity names another envKey than its pairing")
     return answer
 
 
-def parse_identity(text: str, env_key: str) -> Identity:
-    """The server's identity, checked to name ``env_key``; refuses ``peer-answer-invalid``."""
+def parse_identity(text: str, env_key: str | None = None) -> Identity:
+    """The server's identity, checked to name ``env_key`` (when given); refuses
+    ``peer-answer-invalid``. Check its version first (:func:`check_protocol`)."""
     try:
         identity = Identity.model_validate_json(text)
     except ValidationError:
         raise _invalid("its identity has the wrong shape") from None
-    if identity.env_key != env_key:
+    if env_key is not None and identity.env_key != env_key:
         raise _invalid("its identity names another envKey than its pairing")
     return identity
 

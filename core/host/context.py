@@ -20,6 +20,7 @@ from core.ports import (
     FolderProjects,
     HostState,
     ModuleStore,
+    PageEvents,
     ProjectRoots,
     Randomness,
     RemoteLink,
@@ -48,7 +49,9 @@ class HostServices:
     (``None``: Python's ``core.archive.export.ChunkRelay``); ``folder_watcher``: how the
     projects' root folders are watched for changes made by anyone, which lets the host keep
     the listings it shows (:mod:`core.projects.listing_cache`; ``None``: every listing reads
-    storage). Otherwise ``None`` means the
+    storage); ``events``: how the host tells the page, unasked, that a remote's state changed
+    (issue 29 item 15; ``None``: the page learns it when it lists again). Otherwise ``None``
+    means the
     placement has none, and the operations that need one refuse (``sandbox-unavailable``,
     ``operation-unknown``…).
     ``sandbox`` is the one slot that changes after composition: the sandbox connected now
@@ -63,6 +66,7 @@ class HostServices:
     remote: RemoteLink | None = None
     file_relay: FileRelay | None = None
     folder_watcher: WatchesFolders | None = None
+    events: PageEvents | None = None
     sandbox: Sandbox | None = None
 
 

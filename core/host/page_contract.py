@@ -5,7 +5,8 @@ loads under the page's CSP and Trusted Types like any of its modules. The site b
 (``worker/sitebuild``) and a test fails when the committed file is stale. Regenerate with
 ``python -m core.host.page_contract > page/contract.gen.mjs``.
 
-It carries what the page would otherwise restate: the gesture token and the agent the tray
+It carries what the page would otherwise restate: the protocol version its envelopes carry
+(issue 29 item 15), the gesture token and the agent the tray
 posts as; the eight phases and what each means; seats and runner capabilities; the
 environment-name pattern and its rule in words; the limits of names, notes and a file inside a
 call envelope, the longest text the editor opens; the policy's fields (title and meaning); the
@@ -34,7 +35,7 @@ from core.missions.letters import PHASE_MEANINGS, PHASES, Capability, Seat
 from core.missions.tray import ACTION_MEANINGS, OPERATOR, PHASE_ACTIONS
 from core.paths import MAX_NAME_CHARS
 from core.policy import Policy
-from core.protocol import MAX_BODY_BYTES, MAX_MESSAGE_BYTES
+from core.protocol import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, PROTOCOL_VERSION
 from core.refusals import REFUSALS
 from core.secret import field_sentence
 
@@ -120,6 +121,7 @@ def page_contract() -> dict[str, Any]:
     """Every constant of the page's contract module, by export name (JSON data)."""
     return {
         "HUMAN_UI": HUMAN_UI,
+        "PROTOCOL_VERSION": PROTOCOL_VERSION,
         "OPERATOR": OPERATOR,
         "PHASES": list(PHASES),
         "PHASE_MEANINGS": dict(PHASE_MEANINGS),

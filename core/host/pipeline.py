@@ -123,7 +123,10 @@ class Host:
             policy = lambda: ctx.policy  # noqa: E731 - read afresh for every call
             pairing = PairingStore(ctx.state, ctx.clock, ctx.random, ctx.audit)
             link = ctx.services.remote
-            admin = PeerAdmin(ctx.state, servers, pairing, ctx.clock, ctx.random, words, link)
+            events = ctx.services.events
+            admin = PeerAdmin(
+                ctx.state, servers, pairing, ctx.clock, ctx.random, words, link, policy=policy
+            )
             calls = PeerCalls(
                 servers,
                 ctx.clock,
@@ -132,6 +135,7 @@ class Host:
                 words,
                 link,
                 on_revoked=admin.revoked_by_peer,
+                on_state=None if events is None else lambda changed: events.post(changed),
             )
             self._peers = PeerServices(servers=servers, calls=calls, admin=admin)
 

@@ -48,6 +48,37 @@ function download(blob, name) {
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
+/** The remote's reachability cell's content: its state in words and its last contact. */
+function reachCell(env) {
+  return [el("span", { class: "env-state", "data-state": env.remote.state }, REMOTE_STATES[env.remote.state] ?? env.remote.state), el("br"), el("span", { class: "muted" }, `last contact ${since(env.remote.lastContact)}`)];
+}
+
+/**
+ * The host said a remote's state changed (issue 29 item 15): list again and update the shown
+ * rows in place — the state, the pairing, the Revoke button; a removed remote's row goes —
+ * without re-rendering the surface (what the person is typing stays).
+ */
+export async function remoteChanged(node, app) {
+  if (!node) return;
+  let listed;
+  try {
+    listed = await app.host.call("env.list");
+  } catch {
+    return; // the next rendering lists again
+  }
+  const byName = new Map(listed.result.environments.filter((e) => e.remote).map((e) => [e.name, e]));
+  for (const row of node.querySelectorAll("tr[data-env][data-remote]")) {
+    const env = byName.get(row.dataset.env);
+    if (!env) {
+      row.remove();
+      continue;
+    }
+    replace(row.querySelector(".env-reach"), reachCell(env));
+    row.querySelector(".env-paired").textContent = env.paired ? "paired" : env.revoked ? "revoked" : "not paired";
+    if (!env.paired) row.querySelector("button[data-op='env.revoke']")?.remove();
+  }
+}
+
 export async function renderEnvironments(node, app, params = {}) {
   const listed = await guarded("Listing environments", () => app.host.call("env.list"));
   const envs = listed?.result.environments ?? [];
@@ -121,7 +152,7 @@ export async function renderEnvironments(node, app, params = {}) {
       : "in this browser"),
     el("td", { class: "env-paired" }, env.paired ? "paired" : env.revoked ? "revoked" : "not paired"),
     el("td", { class: "env-reach" }, env.remote
-      ? [el("span", { class: "env-state", "data-state": env.remote.state }, REMOTE_STATES[env.remote.state] ?? env.remote.state), el("br"), el("span", { class: "muted" }, `last contact ${since(env.remote.lastContact)}`)]
+      ? reachCell(env)
       : env.connected ? "connected" : env.running ? "running" : "stopped (starts on use)"),
     el("td", { class: "row-actions" },
       env.remote ? remoteActions(env) : env.paired

@@ -4,6 +4,7 @@ core/host/pipeline.py; SPEC §4)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from core.host.operations import Operation, Outcome
 from core.host.registry import OPERATIONS
 from core.model import NoArgs
-from core.protocol import INBOUND_BOUNDS, MAX_BODY_BYTES, MAX_MESSAGE_BYTES
+from core.protocol import INBOUND_BOUNDS, MAX_BODY_BYTES, MAX_MESSAGE_BYTES, PROTOCOL_VERSION
 from core.refusals import REFUSALS, Code
 from tests.support import HostHarness, run
 
@@ -53,6 +54,33 @@ def test_unknown_argument_fields_are_refused_without_being_named() -> None:
 def test_other_protocol_versions_are_refused() -> None:
     answer, _ = HostHarness().raw(json.dumps({"v": 2, "id": "a", "op": "host.info"}))
     assert answer["refusal"]["code"] == "protocol-version-unsupported"
+
+
+def test_a_page_of_another_protocol_version_is_told_both_versions_whatever_its_shape() -> None:
+    """Issue 29 item 15: an old page cached across an update (or an old worker beside a new
+    page) is told both versions and to reload — even when its envelope's shape is another
+    version's (a field this version does not know), never ``message-malformed``."""
+    theirs = PROTOCOL_VERSION + 1
+    for envelope in (
+        {"v": theirs, "id": "a", "op": "host.info"},
+        {"v": theirs, "id": "a", "op": "host.info", "session": "s1", "args": {}},
+        {"v": theirs, "id": "a", "operation": "host.info"},
+    ):
+        answer, _ = HostHarness().raw(json.dumps(envelope))
+        refusal = answer["refusal"]
+        assert refusal["code"] == "protocol-version-unsupported", refusal
+        assert f"version {theirs}" in refusal["message"]
+        assert f"version {PROTOCOL_VERSION}" in refusal["message"]
+        assert "Reload the page" in refusal["message"]
+
+
+def test_the_page_sends_the_protocol_version_of_core() -> None:
+    """The page's envelopes carry core's one constant (page/contract.gen.mjs), not a literal."""
+    root = Path(__file__).resolve().parents[2]
+    client = (root / "page" / "host-client.mjs").read_text()
+    assert "{ v: PROTOCOL_VERSION, id, op, args }" in client
+    generated = (root / "page" / "contract.gen.mjs").read_text()
+    assert f"export const PROTOCOL_VERSION = {PROTOCOL_VERSION};" in generated
 
 
 def test_oversized_messages_are_refused_before_parsing() -> None:

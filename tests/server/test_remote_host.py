@@ -24,7 +24,9 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from core.custody.remote import AnswerBody, answer_overdue
 from core.custody.wire import parse_chunk_message
+from core.model import Contract
 from core.refusals import Code, Refused
 from tests.peers.harness import World
 from tests.server.harness import Server, cli
@@ -91,18 +93,40 @@ class LoopbackLink:
         self.reached.append(origin)
 
     async def request(
-        self, method: str, url: str, body: str | None = None, *, authorization: str | None = None
+        self,
+        method: str,
+        url: str,
+        body: str | None = None,
+        *,
+        authorization: str | None = None,
+        deadline_ms: int,
     ) -> tuple[int, str]:
+        """Streams the answer into core's :class:`AnswerBody` and stops at its bound; the
+        whole exchange ends at ``deadline_ms`` (as the browser's adapter does)."""
         self._check(url)
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
         headers = {"content-type": "application/json"}
         if authorization:
             headers["authorization"] = authorization
+        answer = AnswerBody(origin)
+
+        async def exchange() -> tuple[int, str]:
+            async with (
+                httpx.AsyncClient(timeout=None) as client,
+                client.stream(method, url, content=body, headers=headers) as streamed,
+            ):
+                answer.declared(streamed.headers.get("content-length"))
+                async for chunk in streamed.aiter_raw():
+                    answer.take(chunk)
+                return streamed.status_code, answer.text()
+
         try:
-            async with httpx.AsyncClient(timeout=10) as client:
-                answer = await client.request(method, url, content=body, headers=headers)
+            return await asyncio.wait_for(exchange(), deadline_ms / 1000)
+        except TimeoutError:
+            raise answer_overdue(origin, deadline_ms) from None
         except httpx.HTTPError:
             raise Refused(Code.ENVIRONMENT_UNREACHABLE) from None
-        return answer.status_code, answer.text
 
     async def connect(self, url: str, on_frame: Any, on_data: Any, on_close: Any) -> LinkChannel:
         self._check(url)
@@ -113,11 +137,23 @@ class LoopbackLink:
         return LinkChannel(ws, on_frame, on_data, on_close)
 
 
+class ToldEvents:
+    """:class:`core.ports.PageEvents` that keeps what it was told (the page's side)."""
+
+    def __init__(self) -> None:
+        self.told: list[dict[str, Any]] = []
+
+    def post(self, event: Contract) -> None:
+        self.told.append(json.loads(event.model_dump_json()))
+
+
 class RemoteWorld(World):
     def __init__(self) -> None:
         super().__init__()
         self.link = LoopbackLink()
+        self.events = ToldEvents()
         self.ctx.services.remote = self.link
+        self.ctx.services.events = self.events
         from core.host.pipeline import Host
 
         self.host = Host(self.ctx)
@@ -271,6 +307,47 @@ def test_revoke_by_the_server_operator_marks_the_remote_revoked(served: Server) 
         assert done.returncode == 0, done.stderr
         assert await _wait_state(world, key, {"revoked"}, 10) == "revoked"
         assert (await _tool(world, key, "projects.list"))["refusal"]["code"] == "pairing-revoked"
+
+    asyncio.run(go())
+
+
+def test_the_page_is_told_at_once_when_a_remote_is_revoked_removed_lost_or_back(
+    served: Server,
+) -> None:
+    """Issue 29 item 15: a remote's state change reaches the page unasked (no reload, no
+    listing): connected, lost (reconnecting), back (connected), revoked by its operator,
+    removed here — each told once, as it happens, with its envKey and nothing secret."""
+
+    async def told(world: RemoteWorld, key: str, state: str, bound_s: float) -> None:
+        for _ in range(int(bound_s * 20)):
+            if {"type": "env.changed", "envKey": key, "state": state} in world.events.told:
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"never told {state}: {world.events.told}")
+
+    async def go() -> None:
+        world = RemoteWorld()
+        await world.start()
+        key = (await world.ok("env.add", url=served.url, code=_code(served.root)))["result"][
+            "environment"
+        ]["envKey"]
+        assert (await _tool(world, key, "projects.list"))["ok"]
+        await told(world, key, "connected", 5)
+        await asyncio.to_thread(served.stop)
+        await told(world, key, "reconnecting", 10)
+        served.url = ""  # the harness reads the URL (the same port) from the new process
+        await asyncio.to_thread(served.start)
+        world.events.told.clear()
+        await told(world, key, "connected", 20)
+        done = await asyncio.to_thread(cli, served.root, "revoke", "--env-key", key)
+        assert done.returncode == 0, done.stderr
+        await told(world, key, "revoked", 10)
+        states = [e["envKey"] for e in world.events.told]
+        assert states == [key] * len(states)
+        assert (await world.ok("env.remove", envKey=key))["ok"]
+        await told(world, key, "removed", 1)
+        everything = json.dumps(world.events.told)
+        assert "vbx_" not in everything and "vbh_" not in everything
 
     asyncio.run(go())
 
