@@ -43,6 +43,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+import core
 from core.audit import AuditLog
 from core.custody.authorize import Authorized, authorize_execute
 from core.custody.channels import ChannelClose, LiveChannels
@@ -60,7 +61,7 @@ from core.custody.wire import (
     parse_call_envelope,
     parse_peer_message,
 )
-from core.protocol import salvage_id
+from core.protocol import PROTOCOL_VERSION, salvage_id
 from core.refusals import Code, Refused
 from core.secret import REVEAL, Secret, known_names, quiet_error_text, scrub_secrets
 from core.tools.admission import CallRequest
@@ -146,15 +147,21 @@ class EnvironmentService:
     # ---- identity and audit -------------------------------------------------------------
 
     async def identity(self) -> dict[str, Any]:
-        """The environment's public identity: name, envKey, fingerprint (no secret)."""
-        env = self.composed.environment
-        envs = await load_environments(self.state)
-        current = next((e for e in envs.environments if e.kind == "local"), env)
+        """The environment's public identity: name, envKey, fingerprint (no secret). Read from
+        ``environments.json`` now: refuses ``unknown-environment`` once the operator removed it
+        (:meth:`core.custody.environment.Environments.own`)."""
+        current = (await load_environments(self.state)).own()
         return {
             "name": current.name,
             "envKey": current.key,
             "fingerprint": env_fingerprint(current.key),
         }
+
+    def health(self) -> dict[str, Any]:
+        """``GET /api/health`` for proxies and monitors (issue 29 item 15d): ``{"status": "ok",
+        "protocol": <int>, "version": <core's version>}``. No auth, no secret, no count; reads
+        nothing from disk, so it is as cheap as an answer gets."""
+        return {"status": "ok", "protocol": PROTOCOL_VERSION, "version": core.__version__}
 
     async def _refused(
         self, op: str, refusal: Refused, actor: str = "remote", **details: Any
