@@ -9,7 +9,7 @@ import { el, name, replace } from "./dom.mjs";
 import { History, formatRoute, parseRoute } from "./router.mjs";
 import { HostClient } from "./host-client.mjs";
 import { connectSandbox } from "./sandbox.mjs";
-import { registerServiceWorker } from "./sw-register.mjs";
+import { controlBeforeBoot, registerServiceWorker } from "./sw-register.mjs";
 import { mountAlerts, clearAlerts, showRefusal } from "./ui/alerts.mjs";
 import { renderGrantAccess } from "./ui/permission.mjs";
 import { renderAudit } from "./ui/audit.mjs";
@@ -333,5 +333,6 @@ host.addEventListener("fatal", (event) => {
 });
 
 setStatus("booting", "Booting…");
+await controlBeforeBoot(); // a hard reload: the host worker starts under the service worker
 host.start();
 globalThis.voicebox = Object.freeze({ host, app });
