@@ -296,11 +296,11 @@ def test_import_from_the_host_worker_reaches_no_other_origin_after_a_hard_reload
         cdp = host.page.context.new_cdp_session(host.page)
         cdp.send("Page.reload", {"ignoreCache": True})
         host.wait_ready()
-        assert host.page.evaluate("navigator.serviceWorker.controller !== null")
         outcome = _worker(host.page, "host.mjs").evaluate(IMPORT, f"{observer.url}/hard.mjs")
         time.sleep(GRACE_S)  # a request still on its way
         assert observer.seen == [], outcome
         assert outcome.startswith("refused"), outcome
+        assert host.page.evaluate("navigator.serviceWorker.controller !== null")
         assert host.page_errors == [] and host.dialogs == []
     finally:
         host.page.context.close()

@@ -4,9 +4,10 @@
 manifest's build hash, its ``FILES`` marker with every pinned file (``[path, sha256]``), and
 its ``WORKER_CSP`` / ``WORKER_SCRIPTS`` markers with the CSP it gives worker scripts served
 without one and the scripts it gives it to — both from :mod:`worker.sitebuild.serve`, the one
-place the workers' CSP is written (issue 29 item 12) — and writes the result to the site's root folder (a service worker's scope is its own folder). A new
-build therefore ships a different ``sw.js``; the browser installs it, it precaches the new
-files and deletes the old caches.
+place the workers' CSP is written (issue 29 item 12) — and writes the result to the site's
+root folder (a service worker's scope is its own folder). A new build therefore ships a
+different ``sw.js``; the browser installs it, it precaches the new files and deletes the old
+caches.
 
 The build hash covers every file of the site except ``sw.js`` itself and
 ``site-manifest.json`` (which would make it depend on itself); ``sw.js`` is listed in the
