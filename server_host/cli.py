@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import socket
+import sqlite3
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from core.refusals import Refused
-from core.secret import Secret
+from core.secret import Secret, scrub_secrets
 from server_host.home import Home, compose, init_home
 
 __all__ = ["main"]
@@ -382,8 +383,15 @@ def main(argv: list[str] | None = None) -> int:
         where = f" ({exc.filename})" if exc.filename else ""
         print(f"{PROG}: {exc.strerror or exc}{where}", file=sys.stderr, flush=True)
         return 1
+    except sqlite3.Error as exc:  # an audit database that is not one (damaged, replaced)
+        print(f"{PROG}: the audit database cannot be used: {exc}", file=sys.stderr, flush=True)
+        return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # the last wall: a sentence, never a traceback (STYLE §5)
+        text = scrub_secrets(f"{type(exc).__name__}: {exc}")[:500]
+        print(f"{PROG}: internal error: {text}", file=sys.stderr, flush=True)
+        return 1
 
 
 if __name__ == "__main__":

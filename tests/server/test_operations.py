@@ -139,3 +139,7 @@ def test_bad_option_values_of_every_command_are_a_sentence_not_a_traceback(
             assert done.stderr.startswith("voicebox-env") or "usage:" in done.stderr, args
     unwritable = cli(Path("/proc/voicebox-no-such-root"), "init", "--name", "x")
     assert unwritable.returncode != 0 and "Traceback" not in unwritable.stderr
+    (root / "host" / "audit.sqlite3").write_bytes(b"not a database, and longer than a header")
+    damaged = cli(root, "audit", "verify")
+    assert damaged.returncode != 0 and "Traceback" not in damaged.stderr, damaged.stderr
+    assert "audit database" in damaged.stderr
