@@ -23,7 +23,7 @@ from core.audit import AuditLog
 from core.custody.env_server import EnvironmentServer
 from core.host.context import HostContext
 from core.host.pipeline import Host
-from core.policy import Policy
+from core.policy import load_policy, say_policy_damage
 from core.projects.temporaries import load_temporaries
 from core.runtime import SystemClock, SystemRandomness
 
@@ -89,7 +89,7 @@ async def start(name: str, idb: Any, sealer: Any, audit_key: Any) -> ServerBridg
     temporaries = await load_temporaries(state, random)  # this server's own marker
     roots = HandleProjectRoots(await subfolder(root, "projects", create=True), temporaries)
     clock = SystemClock()
-    raw = await state.load("policy.json")
+    loaded = await load_policy(state)  # core's one reader: a damaged policy is SAFE mode
     ctx = HostContext(
         roots=roots,
         state=state,
@@ -102,10 +102,12 @@ async def start(name: str, idb: Any, sealer: Any, audit_key: Any) -> ServerBridg
         ),
         clock=clock,
         random=random,
-        policy=Policy.model_validate_json(raw) if raw else Policy(),
+        policy=loaded.policy,
+        policy_damage=loaded.damage,
     )
     await ctx.catalog.sweep_unfinished()  # this worker holds the environment's lock
     server = EnvironmentServer(ctx, name, Host(ctx).tools)
     ctx.env_key = await server.start()
     ctx.audit.env = ctx.env_key  # records name the environment that decided
+    await say_policy_damage(ctx.audit, loaded)  # the console and this environment's audit
     return ServerBridge(server)

@@ -39,8 +39,7 @@ from core.custody.env_server import ensure_identity
 from core.host.context import HostContext, HostServices
 from core.host.pipeline import Host
 from core.model import Contract
-from core.policy import Policy
-from core.ports import HostState
+from core.policy import load_policy, say_policy_damage
 from core.projects.temporaries import load_temporaries
 from core.protocol import INBOUND_BOUNDS
 from core.runtime import SystemClock, SystemRandomness
@@ -139,16 +138,6 @@ def _storage_io() -> Any:
     return voicebox_io
 
 
-async def _load_policy(state: HostState) -> Policy:
-    raw = await state.load("policy.json")
-    if raw is None:
-        return Policy()
-    try:
-        return Policy.model_validate_json(raw)
-    except ValueError:
-        return Policy()
-
-
 class WorkerPageEvents:
     """:class:`core.ports.PageEvents` in the host worker: ``post`` gives the event's JSON to
     ``send`` (the worker's ``{kind: "event", text}`` to the page, ``worker/host.mjs``)."""
@@ -194,6 +183,7 @@ async def start(
         state=state,
         background_anchor=True,  # the worker runs an event loop: anchor beside the appends
     )
+    loaded = await load_policy(state)  # core's one reader: a damaged policy is SAFE mode
     versions = {
         "python": sys.version.split()[0],
         "pyodide": pyodide.__version__,
@@ -205,7 +195,8 @@ async def start(
         audit=audit,
         clock=clock,
         random=random,
-        policy=await _load_policy(state),
+        policy=loaded.policy,
+        policy_damage=loaded.damage,
         versions=versions,
         services=HostServices(
             folders=IdbFolderProjects(idb, temporaries),
@@ -225,6 +216,7 @@ async def start(
     envs = await ensure_identity(ctx, "local")
     ctx.env_key = next(e.key for e in envs.environments if e.kind == "local")
     audit.env = ctx.env_key
+    await say_policy_damage(audit, loaded)  # the console and the audit; the page: host.info
     if host.peers is not None:
         await host.peers.admin.allow_remotes()  # the paired remotes' origins, from HOST_DIR
     await ctx.secrets.current(ctx.state)  # held before the first answer: none waits on it

@@ -7,21 +7,38 @@ entitlement). Stored in HOST_DIR as ``policy.json``.
 
 from __future__ import annotations
 
+import logging
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from core.model import Contract
+from core.ports import HostState
 from core.refusals import Code, Refused
+
+if TYPE_CHECKING:
+    from core.audit import AuditLog
 
 __all__ = [
     "DEFAULT_HELLO_BOUND_MS",
     "DEFAULT_PEER_DEADLINE_MS",
+    "POLICY_DAMAGE_RULE",
+    "POLICY_NAME",
+    "LoadedPolicy",
     "Policy",
+    "load_policy",
     "plugin_grantee",
     "plugin_release_key",
     "require_writable",
+    "say_policy_damage",
 ]
+
+POLICY_NAME = "policy.json"
+"""The policy's document in HOST_DIR."""
+
+log = logging.getLogger("voicebox.policy")
 
 DEFAULT_HELLO_BOUND_MS = 5000
 DEFAULT_PEER_DEADLINE_MS = 30_000
@@ -157,3 +174,90 @@ def require_writable(policy: Policy) -> None:
     """
     if policy.read_only:
         raise Refused(Code.READ_ONLY_MODE)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedPolicy:
+    """What :func:`load_policy` found: the policy to use and, when ``policy.json`` could not be
+    used, ``damage`` — one sentence saying why and that the host is in SAFE mode (no secret:
+    the policy holds switches, names and bounds only, and the sentence names at most one of
+    its field names). ``damage`` is ``None`` for a readable policy or an absent one."""
+
+    policy: Policy
+    damage: str | None = None
+
+
+def _why(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    loc = first.get("loc") or ()
+    if first.get("type") in ("json_invalid", "json_type"):
+        return "is not valid JSON"
+    field = loc[0] if loc else None
+    if first.get("type") == "extra_forbidden":
+        return "holds a field the policy does not have"
+    if isinstance(field, str) and field in Policy.model_fields:
+        return f"has a value of {field} out of its bounds or of the wrong kind"
+    return "is not a policy"
+
+
+def _damaged(why: str) -> LoadedPolicy:
+    sentence = (
+        f"{POLICY_NAME} {why}, so this host is in SAFE mode (read-only): every write is "
+        "refused until the policy is saved again (Settings in the page; voicebox-env policy "
+        "--safe off on an environment server)."
+    )
+    return LoadedPolicy(Policy(read_only=True), sentence)
+
+
+async def load_policy(state: HostState) -> LoadedPolicy:
+    """The operator's policy from HOST_DIR ``policy.json`` — the one reader for every placement
+    (browser host, environment worker, environment server, ``voicebox-env policy``; issue 29
+    item 11, seed 003: a damaged policy fails closed).
+
+    Absent: the defaults (:class:`Policy`). Readable and valid: that policy. Anything else — a
+    document the storage cannot give back (a seal that does not open, an I/O error), empty
+    bytes, text that is not JSON, a value out of its bounds, an unknown field — is SAFE mode:
+    ``Policy(read_only=True)`` with :attr:`LoadedPolicy.damage` saying why. Never raises and
+    never logs (a server reads the policy for every request); the caller shows ``damage`` in
+    its UI (``host.info`` ``safe_reason``) and says it once in its log and audit
+    (:func:`say_policy_damage`).
+    """
+    try:
+        raw = await state.load(POLICY_NAME)
+    except Exception:  # a storage failure of any kind: fail closed, never open
+        return _damaged("could not be read from storage")
+    if raw is None:
+        return LoadedPolicy(Policy())
+    try:
+        return LoadedPolicy(Policy.model_validate_json(raw))
+    except ValidationError as exc:
+        return _damaged(_why(exc))
+    except ValueError:
+        return _damaged("is not a policy")
+
+
+POLICY_DAMAGE_RULE = "policy-unreadable"
+"""The audit rule of the record that says the host went to SAFE mode over a damaged policy."""
+
+
+async def say_policy_damage(audit: AuditLog | None, loaded: LoadedPolicy) -> None:
+    """Say :attr:`LoadedPolicy.damage` in the log (a warning on ``voicebox.policy``) and in
+    ``audit`` (skipped when ``None``): actor
+    ``host``, op ``policy.load``, decision ``recorded``, rule :data:`POLICY_DAMAGE_RULE`, the
+    sentence in ``details.reason``. Nothing when the policy was readable. A failing audit does
+    not stop the host (the warning is already logged)."""
+    if loaded.damage is None:
+        return
+    log.warning("%s", loaded.damage)
+    if audit is None:
+        return
+    try:
+        await audit.append(
+            actor="host",
+            op="policy.load",
+            decision="recorded",
+            rule=POLICY_DAMAGE_RULE,
+            details={"reason": loaded.damage},
+        )
+    except Exception:
+        log.exception("could not audit the damaged policy")

@@ -235,3 +235,72 @@ def test_import_from_worker_code_reaches_no_other_origin_once_the_site_is_contro
         assert host.page_errors == [] and host.dialogs == []
     finally:
         host.page.context.close()
+
+
+DATA_IMPORT = """
+async () => import("data:text/javascript,export default 1").then(() => "ran", (err) => `refused: ${err.message}`)
+"""
+
+WORKER_SCRIPT_CSP = """
+async () => (await fetch("worker/host.mjs", { cache: "no-store" })).headers.get("content-security-policy")
+"""
+
+
+@pytest.fixture
+def plain(dist: Path) -> Iterator[str]:
+    """``dist/`` on 127.0.0.1 as a plain static host: no header of ours."""
+    server = make_server(dist, 0, headers=False)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def _controlled_then_reloaded(browser: Browser, url: str) -> HostPage:
+    host = _open(browser, url)
+    host.page.wait_for_function(CONTROLLED, timeout=60_000)
+    host.reload()  # this load's workers start controlled
+    return host
+
+
+def test_worker_scripts_get_the_workers_csp_from_the_service_worker_on_a_plain_host(
+    browser: Browser, plain: str
+) -> None:
+    """The one CSP (worker/sitebuild/serve.py), stamped into sw.js, is the worker scripts'
+    header once the service worker serves them — and the host worker runs under it: even an
+    import of a ``data:`` module, which no request shows the service worker, is refused."""
+    from worker.sitebuild.serve import service_worker_worker_csp
+
+    assert (
+        urllib.request.urlopen(f"{plain}worker/host.mjs").headers["Content-Security-Policy"] is None
+    )
+    host = _controlled_then_reloaded(browser, plain)
+    try:
+        assert host.page.evaluate(WORKER_SCRIPT_CSP) == service_worker_worker_csp()
+        outcome = _worker(host.page, "host.mjs").evaluate(DATA_IMPORT)
+        assert outcome.startswith("refused"), outcome
+        host.ok("project.create", {"name": "still works"})
+        assert host.page_errors == [] and host.dialogs == []
+    finally:
+        host.page.context.close()
+
+
+def test_import_from_the_host_worker_reaches_no_other_origin_after_a_hard_reload(
+    browser: Browser, plain: str, observer: Observer
+) -> None:
+    """A hard reload loads the page without its service worker; the page has it claim the page
+    before the host worker starts, so ``import()`` of another origin is still refused."""
+    host = _controlled_then_reloaded(browser, plain)
+    try:
+        cdp = host.page.context.new_cdp_session(host.page)
+        cdp.send("Page.reload", {"ignoreCache": True})
+        host.wait_ready()
+        outcome = _worker(host.page, "host.mjs").evaluate(IMPORT, f"{observer.url}/hard.mjs")
+        time.sleep(GRACE_S)  # a request still on its way
+        assert observer.seen == [], outcome
+        assert outcome.startswith("refused"), outcome
+        assert host.page.evaluate("navigator.serviceWorker.controller !== null")
+        assert host.page_errors == [] and host.dialogs == []
+    finally:
+        host.page.context.close()

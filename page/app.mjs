@@ -9,7 +9,7 @@ import { el, name, replace } from "./dom.mjs";
 import { History, formatRoute, parseRoute } from "./router.mjs";
 import { HostClient } from "./host-client.mjs";
 import { connectSandbox } from "./sandbox.mjs";
-import { registerServiceWorker } from "./sw-register.mjs";
+import { controlBeforeBoot, registerServiceWorker } from "./sw-register.mjs";
 import { mountAlerts, clearAlerts, showRefusal } from "./ui/alerts.mjs";
 import { renderGrantAccess } from "./ui/permission.mjs";
 import { renderAudit } from "./ui/audit.mjs";
@@ -31,6 +31,7 @@ const main = document.getElementById("main");
 const nav = document.getElementById("surfaces");
 const projectBar = document.getElementById("project-bar");
 const safeBadge = document.getElementById("safe-badge");
+const safeReasonNote = document.getElementById("safe-reason");
 mountAlerts(document.getElementById("alerts"));
 startFocusTooltips();
 
@@ -73,6 +74,8 @@ const app = {
   params: {},
   project: null,
   readOnly: false,
+  /** Why SAFE mode was forced (host.info `safe_reason`: policy.json could not be used), or null. */
+  safeReason: null,
   tray: null,
   /** The Files surface on screen (page/ui/files.mjs), or null. */
   filesView: null,
@@ -218,10 +221,15 @@ const app = {
     this.go("projects", {}, { leaveChecked: true });
   },
 
-  /** The policy changed (Settings): show SAFE mode and let the tray and compose follow. */
+  /** The policy changed (Settings, or host.info on ready): show SAFE mode — with its reason
+   * when the host forced it (`safe_reason`) — and let the tray and compose follow. */
   policyChanged(policy) {
     this.readOnly = Boolean(policy.read_only);
+    this.safeReason = this.readOnly && policy.safe_reason ? String(policy.safe_reason) : null;
     safeBadge.hidden = !this.readOnly;
+    safeBadge.title = this.safeReason ?? "";
+    safeReasonNote.textContent = this.safeReason ?? "";
+    safeReasonNote.hidden = !this.safeReason;
     this.tray?.render(true);
   },
 };
@@ -300,7 +308,8 @@ host.addEventListener("ready", async (event) => {
   }
   setNavEnabled(true);
   try {
-    app.policyChanged({ read_only: (await host.call("host.info")).result.read_only });
+    const info = (await host.call("host.info")).result;
+    app.policyChanged({ read_only: info.read_only, safe_reason: info.safe_reason });
   } catch (err) {
     showRefusal(err, "Reading the host's policy");
   }
@@ -331,5 +340,6 @@ host.addEventListener("fatal", (event) => {
 });
 
 setStatus("booting", "Booting…");
+await controlBeforeBoot(); // a hard reload: the host worker starts under the service worker
 host.start();
 globalThis.voicebox = Object.freeze({ host, app });

@@ -6,6 +6,31 @@
 
 import { trustedServiceWorkerUrl } from "./trusted-types.mjs";
 
+/** How long the page waits, at most, for its service worker to take it over before it starts
+ * the host worker anyway (ms). */
+export const CLAIM_WAIT_MS = 3000;
+
+/** Before the host worker starts (issue 29 item 12; docs/operations.md, "What the workers can
+ * reach"): when this site's service worker is active but does not control this page — a hard
+ * reload bypasses it — ask it to claim the page and wait for that, at most `ms`, so the host
+ * worker starts under it (its scripts get the workers' CSP, other origins are refused). The
+ * very first visit has no service worker yet and a browser may have none: nothing is held
+ * then. Resolves "controlled", "claimed", "none" (no active service worker) or "timeout"
+ * (the host starts anyway; said in the console). */
+export async function controlBeforeBoot(ms = CLAIM_WAIT_MS) {
+  if (!("serviceWorker" in navigator)) return "none";
+  const container = navigator.serviceWorker;
+  if (container.controller) return "controlled";
+  const late = (value) => new Promise((resolve) => setTimeout(() => resolve(value), ms));
+  const registration = await Promise.race([container.getRegistration("./").catch(() => null), late(null)]);
+  if (!registration?.active) return "none";
+  const claimed = new Promise((resolve) => container.addEventListener("controllerchange", () => resolve("claimed"), { once: true }));
+  registration.active.postMessage("claim");
+  const outcome = await Promise.race([claimed, late("timeout")]);
+  if (outcome === "timeout") console.warn("The offline service worker did not take this page over in time; the host starts without it.");
+  return outcome;
+}
+
 function promote(registration) {
   const take = (worker) => {
     if (!worker) return;

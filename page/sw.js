@@ -21,12 +21,22 @@
 //   which the worker's egress guard admitted (docs/security.md, "Remote environments"); a
 //   GET for one of those files (or for the site folder itself, i.e. index.html) is answered
 //   from the cache, falling back to the network; every other request is left alone.
+// - the worker scripts (WORKER_SCRIPTS) are answered with the workers' CSP (WORKER_CSP) when
+//   their response carries none — a static host that sends no headers: a worker's CSP can
+//   only come from its script's response, and with it the browser refuses import() of another
+//   origin even where this worker does not see the request. Both are stamped by the build from
+//   worker/sitebuild/serve.py (service_worker_worker_csp), the one place the CSP is written; a
+//   response with the host's own CSP keeps it (issue 29 item 12).
+// - message "claim": control the pages now (the page asks when it was loaded without this
+//   worker — a hard reload — before it starts its host worker: page/sw-register.mjs).
 //
 // Scope: this file sits in the site's root folder, so its scope is that folder, whatever path
 // the site is served under.
 
 const BUILD = "__VOICEBOX_BUILD__";
 const FILES = /*__VOICEBOX_FILES__*/ [];
+const WORKER_CSP = "__VOICEBOX_WORKER_CSP__";
+const WORKER_SCRIPTS = /*__VOICEBOX_WORKER_SCRIPTS__*/ [];
 
 const SITE_PREFIX = "voicebox-site-";
 const SNAPSHOT_PREFIX = "voicebox-snapshot-";
@@ -35,7 +45,16 @@ const ROOT = new URL("./", self.location.href);
 const MANIFEST = new URL("site-manifest.json", ROOT).href;
 const INDEX = new URL("index.html", ROOT).href;
 const PINNED = new Map(FILES.map(([path, sha256]) => [new URL(path, ROOT).href, sha256]));
+const WORKERS = new Set(WORKER_SCRIPTS.map((path) => new URL(path, ROOT).href));
 const PARALLEL = 6;
+
+/** `response` with the workers' CSP when it is a worker script's and carries no CSP of its own. */
+function withWorkerCsp(key, response) {
+  if (!WORKERS.has(key) || !response.ok || response.headers.has("Content-Security-Policy")) return response;
+  const headers = new Headers(response.headers);
+  headers.set("Content-Security-Policy", WORKER_CSP);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
 
 function sri(hex) {
   const bytes = hex.match(/../g).map((h) => parseInt(h, 16));
@@ -67,6 +86,7 @@ self.addEventListener("install", (event) => {
 
 self.addEventListener("message", (event) => {
   if (event.data === "skip-waiting") self.skipWaiting();
+  if (event.data === "claim") event.waitUntil(self.clients.claim());
 });
 
 self.addEventListener("activate", (event) => {
@@ -99,6 +119,6 @@ self.addEventListener("fetch", (event) => {
   if (!PINNED.has(key) && key !== MANIFEST) return;
   event.respondWith((async () => {
     const hit = await (await caches.open(CACHE)).match(key);
-    return hit ?? fetch(request);
+    return withWorkerCsp(key, hit ?? (await fetch(request)));
   })());
 });

@@ -124,6 +124,9 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
     async def identity(request: Request) -> dict[str, Any]:
         return await service.identity()
 
+    async def health(request: Request) -> dict[str, Any]:
+        return service.health()
+
     async def pair(request: Request) -> dict[str, Any]:
         token = _host_token(request)
         await service.pairing_token_check(token)
@@ -183,6 +186,7 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
 
     routes = [
         Route("/api/identity", _answering(identity), methods=["GET"]),
+        Route("/api/health", _answering(health), methods=["GET"]),
         Route("/api/pair", _answering(pair), methods=["POST"]),
         Route("/api/pair", _answering(pair_revoke), methods=["DELETE"]),
         Route("/api/pair/complete", _answering(pair_complete), methods=["POST"]),

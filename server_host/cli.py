@@ -28,13 +28,15 @@ import contextlib
 import json
 import os
 import socket
+import sqlite3
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from core.refusals import Refused
-from core.secret import Secret
+from core.secret import Secret, scrub_secrets
 from server_host.home import Home, compose, init_home
 from server_host.root_lock import WAIT_S, RootBusy, RootLock, lock_root
 from server_host.sandbox import ProcessSandbox, Unavailable
@@ -52,6 +54,60 @@ def _fail(refusal: Refused) -> int:
     body = refusal.body()
     print(f"{PROG}: {body.code}: {body.message}", file=sys.stderr, flush=True)
     return 1
+
+
+def _bounds(field: str) -> tuple[int, int]:
+    """The (minimum, maximum) :class:`server_host.commands.CommandPolicy` declares for
+    ``field``."""
+    from server_host.commands import CommandPolicy
+
+    info = CommandPolicy.model_fields[field]
+    low = next(m.ge for m in info.metadata if getattr(m, "ge", None) is not None)
+    high = next(m.le for m in info.metadata if getattr(m, "le", None) is not None)
+    return int(low), int(high)
+
+
+def _bounded(field: str, unit: str) -> Callable[[str], int]:
+    """An argparse type for the ``commands.json`` field ``field``: a whole number within the
+    bounds :class:`server_host.commands.CommandPolicy` declares (read from the model, the one
+    place they live), else one sentence naming both bounds (issue 29 item 15e)."""
+    low, high = _bounds(field)
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"must be a whole number of {unit} from {low:,} (the minimum) to {high:,} "
+                f"(the maximum); {text!r} is not"
+            )
+        return value
+
+    return parse
+
+
+def _port(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free one) to 65535."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(
+            f"must be a port from 0 (any free one) to 65535; {text!r} is not"
+        )
+    return int(text)
+
+
+def _origin(text: str) -> str:
+    """An argparse type: a browser origin, ``http(s)://host[:port]`` (core's reading of one,
+    :func:`core.custody.remote.remote_origin`, which also lower-cases it as browsers send it)."""
+    from core.custody.remote import remote_origin
+
+    try:
+        return remote_origin(text)
+    except Refused as refusal:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an origin: {refusal.body().message}"
+        ) from None
 
 
 def _token(home: Home) -> str:
@@ -91,7 +147,7 @@ def _hello_bound() -> int | None:
     raw = os.environ.get("VOICEBOX_HELLO_BOUND_MS")
     if not raw:
         return None
-    value = int(raw)
+    value = int(raw) if raw.isdigit() else 0
     if not 1 <= value <= 600_000:
         raise SystemExit(f"{PROG}: VOICEBOX_HELLO_BOUND_MS is 1..600000")
     return value
@@ -161,6 +217,9 @@ async def _serve_locked(args: argparse.Namespace) -> int:
     from server_host.sandbox import detect
     from server_host.service import EnvironmentService
 
+    for flag, path in (("--certfile", args.certfile), ("--keyfile", args.keyfile)):
+        if path and not os.access(path, os.R_OK):
+            raise SystemExit(f"{PROG}: {flag} {path}: no readable file there")
     composed = await compose(Path(args.root), audit=not args.no_audit)
     sandbox = detect(opt_out=args.exec_unsandboxed)
     _say(f"{PROG}: {_sandbox_line(sandbox)}")
@@ -170,7 +229,11 @@ async def _serve_locked(args: argparse.Namespace) -> int:
     )
     await service.redactor()  # HOST_DIR's secrets held before the first log line
     app = build_app(service, allow_origins=tuple(args.allow_origin))
-    sock = _bind(args.host, args.port)
+    try:
+        sock = _bind(args.host, args.port)
+    except OSError as exc:
+        where = f"{args.host}:{args.port}"
+        raise SystemExit(f"{PROG}: cannot listen on {where}: {exc.strerror}") from None
     config = uvicorn.Config(
         app,
         log_config=log_config(args.log_level, service.secrets),
@@ -187,6 +250,7 @@ async def _serve_locked(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=3,
     )
     server = uvicorn.Server(config)
+    await composed.reload_policy()  # logging is configured: a damaged policy is said now
     admin = await start_admin(service, composed.home.admin_socket)
     scheme = "https" if args.certfile else "http"
     host, port = sock.getsockname()[:2]
@@ -267,18 +331,19 @@ async def _verify(args: argparse.Namespace) -> int:
 
 
 async def _policy(args: argparse.Namespace) -> int:
-    from core.policy import Policy
+    from core.policy import POLICY_NAME, load_policy
     from server_host.commands import COMMANDS_DOC, load_command_policy
     from server_host.disk import DiskHostState
-    from server_host.home import POLICY_DOC
 
     home = Home(Path(args.root))
     if not home.host_dir.is_dir():
         raise SystemExit(f"{PROG}: no environment under {home.root}: run init")
     state = DiskHostState(home.host_dir)
     commands = load_command_policy(await state.load(COMMANDS_DOC))
-    raw = await state.load(POLICY_DOC)
-    policy = Policy.model_validate_json(raw) if raw else Policy()
+    loaded = await load_policy(state)  # core's one reader: damaged is SAFE, said here
+    policy = loaded.policy
+    if loaded.damage is not None:
+        print(f"{PROG}: {loaded.damage}", file=sys.stderr, flush=True)
     changes: dict[str, Any] = {}
     if args.exec is not None:
         changes["exec_enabled"] = args.exec == "on"
@@ -293,7 +358,7 @@ async def _policy(args: argparse.Namespace) -> int:
         await state.store(COMMANDS_DOC, commands.model_dump_json().encode())
     if args.safe is not None:
         policy = policy.model_copy(update={"read_only": args.safe == "on"})
-        await state.store(POLICY_DOC, policy.model_dump_json().encode())
+        await state.store(POLICY_NAME, policy.model_dump_json().encode())
     _say(json.dumps({"commands": commands.model_dump(), "safe": policy.read_only}))
     return 0
 
@@ -317,11 +382,12 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = command("serve", "Serve the environment over HTTP(S) and WebSocket.")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="port (8765; 0 picks a free one)")
+    serve.add_argument("--port", type=_port, default=8765, help="port (8765; 0 picks a free one)")
     serve.add_argument(
         "--allow-origin",
         action="append",
         default=[],
+        type=_origin,
         metavar="ORIGIN",
         help="a browser origin allowed to call (CORS, WebSocket Origin); repeatable",
     )
@@ -364,8 +430,16 @@ def _parser() -> argparse.ArgumentParser:
     policy.add_argument("--exec", choices=("on", "off"), help="allow exec (off by default)")
     policy.add_argument("--git", choices=("on", "off"), help="allow git/init and git/config")
     policy.add_argument("--safe", choices=("on", "off"), help="SAFE mode: refuse every write")
-    policy.add_argument("--exec-time-limit-ms", type=int, help="a command's time limit")
-    policy.add_argument("--exec-output-cap-bytes", type=int, help="output kept per command")
+    policy.add_argument(
+        "--exec-time-limit-ms",
+        type=_bounded("time_limit_ms", "milliseconds"),
+        help="a command's time limit in ms ({:,} to {:,})".format(*_bounds("time_limit_ms")),
+    )
+    policy.add_argument(
+        "--exec-output-cap-bytes",
+        type=_bounded("output_cap_bytes", "bytes"),
+        help="output kept per command in bytes ({:,} to {:,})".format(*_bounds("output_cap_bytes")),
+    )
     policy.set_defaults(run=_policy)
     return parser
 
@@ -377,8 +451,19 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(args.run(args))
     except Refused as refusal:
         return _fail(refusal)
+    except OSError as exc:  # a port taken, an unknown host, a certificate that does not load…
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"{PROG}: {exc.strerror or exc}{where}", file=sys.stderr, flush=True)
+        return 1
+    except sqlite3.Error as exc:  # an audit database that is not one (damaged, replaced)
+        print(f"{PROG}: the audit database cannot be used: {exc}", file=sys.stderr, flush=True)
+        return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # the last wall: a sentence, never a traceback (STYLE §5)
+        text = scrub_secrets(f"{type(exc).__name__}: {exc}")[:500]
+        print(f"{PROG}: internal error: {text}", file=sys.stderr, flush=True)
+        return 1
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from core.custody.environment import Environment, load_environments, new_env_key
 from core.custody.host_token import ensure_host_token
 from core.host.context import HostContext
 from core.host.pipeline import Host
-from core.policy import Policy
+from core.policy import Policy, load_policy, say_policy_damage
 from core.ports import StoredAuditRecord
 from core.projects.temporaries import load_temporaries
 from core.refusals import Code, Refused
@@ -44,8 +44,6 @@ from server_host.audit_store import AUDIT_DB, FileAuditKey, SqliteAuditSink
 from server_host.disk import DiskHostState, DiskProjectRoots, ensure_private_dir
 
 __all__ = ["Composed", "Home", "compose", "init_home"]
-
-POLICY_DOC = "policy.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,16 +112,19 @@ class Composed:
         """The dispatcher's context (ports and services)."""
         return self.host.ctx
 
-    async def reload_policy(self) -> Policy:
-        """Read ``policy.json`` again (a fresh snapshot per call, seed 003); one that does not
-        parse is SAFE mode (fails closed)."""
-        raw = await self.state.load(POLICY_DOC)
-        try:
-            policy = Policy.model_validate_json(raw) if raw else Policy()
-        except ValueError:
-            policy = Policy(read_only=True)
-        self.ctx.policy = policy
-        return policy
+    async def reload_policy(self, *, say: bool = True) -> Policy:
+        """Read ``policy.json`` again (a fresh snapshot per call, seed 003) through core's one
+        reader (:func:`core.policy.load_policy`): one that cannot be used is SAFE mode (fails
+        closed), its reason kept for ``host.info``. ``say``: a damage new since the last
+        reload is said once in the log and the audit (:func:`core.policy.say_policy_damage`;
+        ``voicebox-env audit verify`` composes with ``say=False`` and appends nothing)."""
+        loaded = await load_policy(self.state)
+        self.ctx.policy = loaded.policy
+        if say and loaded.damage != self.ctx.policy_damage:
+            await say_policy_damage(self.ctx.audit if self.audited else None, loaded)
+        if say or loaded.damage is None:
+            self.ctx.policy_damage = loaded.damage
+        return loaded.policy
 
 
 async def init_home(root: Path, name: str) -> Environment:
@@ -177,6 +178,6 @@ async def compose(root: Path, *, audit: bool = True) -> Composed:
     ctx = HostContext(roots=roots, state=state, audit=log, clock=clock, random=random)
     ctx.env_key = local.key
     composed = Composed(home, state, Host(ctx), roots, local, audit, sink)
-    await composed.reload_policy()
+    await composed.reload_policy(say=False)  # the server's first request says a damage
     await ctx.catalog.sweep_unfinished()
     return composed

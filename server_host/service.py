@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+import core
 from core.audit import AuditLog
 from core.custody.authorize import Authorized, authorize_execute
 from core.custody.channels import ChannelClose, LiveChannels
@@ -192,16 +193,22 @@ class EnvironmentService:
 
     async def identity(self) -> dict[str, Any]:
         """The environment's public identity: name, envKey, fingerprint and the protocol
-        version it speaks (no secret; issue 29 item 15)."""
-        env = self.composed.environment
-        envs = await load_environments(self.state)
-        current = next((e for e in envs.environments if e.kind == "local"), env)
+        version it speaks (no secret; issue 29 item 15). Read from ``environments.json`` now:
+        refuses ``unknown-environment`` once the operator removed it
+        (:meth:`core.custody.environment.Environments.own`)."""
+        current = (await load_environments(self.state)).own()
         return {
             "name": current.name,
             "envKey": current.key,
             "fingerprint": env_fingerprint(current.key),
             "protocol": PROTOCOL_VERSION,
         }
+
+    def health(self) -> dict[str, Any]:
+        """``GET /api/health`` for proxies and monitors (issue 29 item 15d): ``{"status": "ok",
+        "protocol": <int>, "version": <core's version>}``. No auth, no secret, no count; reads
+        nothing from disk, so it is as cheap as an answer gets."""
+        return {"status": "ok", "protocol": PROTOCOL_VERSION, "version": core.__version__}
 
     async def _refused(
         self, op: str, refusal: Refused, actor: str = "remote", **details: Any

@@ -137,6 +137,17 @@ class Environments(Contract):
             raise Refused(Code.UNKNOWN_ENVIRONMENT, field="envKey")
         return env
 
+    def own(self) -> Environment:
+        """The environment this host answers for when no ``envKey`` is named (``GET
+        /api/identity``): its first ``local`` one, as ``environments.json`` says *now*. Refuses
+        ``unknown-environment`` (404) once the operator removed every one — the same answer
+        :meth:`resolve_served` gives an ``envKey`` that is gone (issue 29 item 15f; seed 002
+        §1: a removed environment fails closed, it is never answered from memory)."""
+        env = next((e for e in self.environments if e.kind == "local"), None)
+        if env is None:
+            raise Refused(Code.UNKNOWN_ENVIRONMENT, "This server no longer serves an environment.")
+        return env
+
     def added(
         self, key: str, name: str, kind: EnvKind, now_ms: int, origin: str | None = None
     ) -> Environments:

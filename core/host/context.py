@@ -76,9 +76,11 @@ class HostContext:
 
     Ports: ``roots`` (project storage), ``state`` (HOST_DIR), ``audit``, ``clock``, ``random``.
     ``policy`` is the operator's current policy (operations read it per call; ``policy.set``
-    replaces it); ``versions`` is shown by ``host.info``; ``env_key`` is the envKey of the
-    environment this host serves (``"local"`` until the placement knows it); ``services`` are
-    the optional capabilities (:class:`HostServices`).
+    replaces it); ``policy_damage`` is the sentence saying why ``policy.json`` could not be used
+    and SAFE mode was forced (:func:`core.policy.load_policy`; ``None`` when it was, and after
+    ``policy.set`` stores a whole new policy); ``versions`` is shown by ``host.info``;
+    ``env_key`` is the envKey of the environment this host serves (``"local"`` until the
+    placement knows it); ``services`` are the optional capabilities (:class:`HostServices`).
 
     Kept between calls, built here once: :attr:`opened` (the OPFS projects the catalog
     opened, :class:`~core.projects.catalog.ProjectCatalog`), :attr:`listings` (the listings
@@ -96,6 +98,7 @@ class HostContext:
     clock: Clock
     random: Randomness
     policy: Policy = field(default_factory=Policy)
+    policy_damage: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
     services: HostServices = field(default_factory=HostServices)
     env_key: str = "local"

@@ -52,6 +52,12 @@ class HostInfo(Contract):
     protocol: int
     versions: dict[str, str]
     read_only: bool
+    safe_reason: str | None = Field(
+        default=None,
+        max_length=1000,
+        description="Why SAFE mode was forced: policy.json could not be used (issue 29 item "
+        "11); null when the policy was read.",
+    )
     runtime: RuntimeFigures | None = None
     listings: ListingFigures | None = None
 
@@ -65,6 +71,7 @@ async def host_info(call: Call[NoArgs]) -> Outcome:
             protocol=PROTOCOL_VERSION,
             versions=dict(ctx.versions),
             read_only=ctx.policy.read_only,
+            safe_reason=ctx.policy_damage,
             runtime=None if probe is None else RuntimeFigures.model_validate(probe()),
             listings=None
             if ctx.listings is None

@@ -21,13 +21,11 @@ from pydantic import Field, ValidationError
 
 from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs, canonical_json
-from core.policy import Policy
+from core.policy import POLICY_NAME, Policy
 from core.refusals import Code, invalid_input
 from core.secret import known_names
 
 __all__ = ["POLICY_NAME", "PolicyAnswer", "PolicyField"]
-
-POLICY_NAME = "policy.json"
 
 
 class PolicyField(Contract):
@@ -121,6 +119,7 @@ async def policy_set(call: Call[PolicySetArgs]) -> Outcome:
         if changed:
             await call.ctx.state.store(POLICY_NAME, canonical_json(after))
             call.ctx.policy = new
+            call.ctx.policy_damage = None  # a whole, valid policy.json is stored now
     details: dict[str, str | int | bool | None] = {"changed": ",".join(changed) or "-"}
     for name in changed:
         value = after[name]

@@ -51,3 +51,23 @@ def test_the_page_policy_admits_the_service_worker_url_and_nothing_new() -> None
     policy = (ROOT / "page" / "trusted-types.mjs").read_text()
     assert 'new URL("sw.js", document.baseURI)' in policy
     assert not re.search(r"createHTML\s*[(:]", policy)
+
+
+def test_the_service_worker_gives_worker_scripts_the_one_workers_csp(tmp_path: Path) -> None:
+    """issue 29 item 12: the CSP sw.js puts on a worker script served without one is stamped
+    from worker/sitebuild/serve.py — the workers' CSP with connect-src widened for the remote
+    environments the egress guard admits, every other directive the same."""
+    from worker.sitebuild.serve import WORKER_CSP, WORKER_SCRIPTS, service_worker_worker_csp
+
+    text = _stamped(tmp_path)
+    stamped = json.loads(re.search(r"const WORKER_CSP = (\".*?\");", text).group(1))
+    scripts = json.loads(re.search(r"const WORKER_SCRIPTS = (\[.*?\]);", text).group(1))
+    assert stamped == service_worker_worker_csp() and scripts == list(WORKER_SCRIPTS)
+
+    def directives(csp: str) -> dict[str, str]:
+        return dict(part.strip().split(" ", 1) for part in csp.split(";"))
+
+    given, strict = directives(stamped), directives(WORKER_CSP)
+    assert given.pop("connect-src").split() == ["'self'", "http:", "ws:", "https:", "wss:"]
+    strict.pop("connect-src")
+    assert given == strict and given["script-src"] == "'self' 'wasm-unsafe-eval'"

@@ -11,6 +11,12 @@ harden it, which a host that can set headers should copy (see docs/operations.md
   ``connect-src``: a static header cannot list origins paired later, so the operator names the
   servers they mean to pair with; the worker's egress guard is the real allow-list (only the
   origins actually paired, decided in Python — docs/security.md, "Remote environments");
+- on a host that sends none of these headers, the service worker gives the worker scripts
+  :func:`service_worker_worker_csp` when it serves them (stamped into ``sw.js`` by the build,
+  :mod:`worker.sitebuild.offline`; issue 29 item 12): this CSP with ``connect-src`` open to
+  any http(s)/ws(s) origin, because a build cannot know the remote environments a person will
+  pair — the egress guard decides those — while ``import()`` and every other load from another
+  origin is closed;
 - the service worker (``sw.js``, the offline cache) gets ``default-src 'self'; script-src
   'self'; connect-src 'self'`` (it only reads this site's own files into its cache);
 - every response: ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer``;
@@ -28,7 +34,15 @@ import http.server
 import socketserver
 from pathlib import Path
 
-__all__ = ["SERVICE_WORKER_CSP", "WORKER_CSP", "headers_for", "serve", "worker_csp"]
+__all__ = [
+    "SERVICE_WORKER_CSP",
+    "WORKER_CSP",
+    "WORKER_SCRIPTS",
+    "headers_for",
+    "serve",
+    "service_worker_worker_csp",
+    "worker_csp",
+]
 
 WORKER_CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; "
@@ -48,6 +62,18 @@ def worker_csp(peer_origins: tuple[str, ...] = ()) -> str:
         ws = ("wss" if origin.startswith("https:") else "ws") + origin[origin.index(":") :]
         extra += [origin, ws]
     return WORKER_CSP.replace("connect-src 'self'", "connect-src 'self' " + " ".join(extra))
+
+
+def service_worker_worker_csp() -> str:
+    """The CSP the service worker (``page/sw.js``) puts on a worker script that arrives without
+    one — a static host that sends no headers (issue 29 item 12; docs/operations.md, "What the
+    workers can reach"). It is :data:`WORKER_CSP` (script, worker and every other load: this
+    site only, so ``import()`` of another origin is refused by the browser) with ``connect-src``
+    widened to any ``http(s)``/``ws(s)`` origin: the build cannot list the remote environments
+    a person pairs later, and connections are what the worker's egress guard already allows
+    only to the paired origins (``worker/egress-guard.mjs``; without a header there was no CSP
+    at all). A response that carries the host's own CSP keeps it."""
+    return worker_csp(("http:", "https:"))
 
 
 def headers_for(path: str, peer_origins: tuple[str, ...] = ()) -> dict[str, str]:
