@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Literal
 from urllib.parse import urlsplit
@@ -29,6 +28,7 @@ from pydantic import Field, ValidationError
 from core.custody.bearer import is_bearer_shaped
 from core.custody.environment import ENV_KEY_PATTERN, Environments
 from core.custody.pair_code import env_fingerprint
+from core.json_bound import parse_json
 from core.model import Contract
 from core.refusals import Code, Refused
 from core.secret import Secret
@@ -242,7 +242,7 @@ def refusal_from_answer(status: int, text: str) -> Refused | None:
     if 200 <= status < 300:
         return None
     try:
-        code = Code(json.loads(text)["refusal"]["code"])
-    except (ValueError, KeyError, TypeError):
+        code = Code(parse_json(text)["refusal"]["code"])
+    except (Refused, ValueError, KeyError, TypeError):
         return Refused(Code.ENVIRONMENT_UNREACHABLE, f"The server answered HTTP {status}.")
     return Refused(code)

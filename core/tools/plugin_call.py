@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
+from core.json_bound import parse_json
 from core.model import Contract
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
@@ -102,10 +103,7 @@ def decode_output(
     """Decode ``data``, the output of ``op`` called on ``args`` (module docstring).
 
     The whole output is refused when any part is: nothing it asks for is then written."""
-    try:
-        value = json.loads(data)
-    except (ValueError, RecursionError):
-        raise Refused(Code.TOOL_OUTPUT_INVALID, "The plugin's output is not JSON.") from None
+    value = parse_json(data, code=Code.TOOL_OUTPUT_INVALID, what="The plugin's output")
     receipt = frozenset({"receipt"})
     if _has_key(value, receipt, contains=True) or (
         isinstance(value, dict) and _has_key(value.get("result"), receipt, contains=True)

@@ -16,6 +16,7 @@ import io
 import json
 import zipfile
 
+from core.json_bound import parse_json
 from core.ports import HostState
 from core.refusals import Code, Refused
 from core.tools.plugin_manifest import MANIFEST_NAME, PluginPackage, operation_entries, read_package
@@ -56,7 +57,7 @@ class PluginShelf:
             return
         self._loaded = True
         raw = await self._state.load(INDEX_NAME)
-        index = json.loads(raw) if raw else {}
+        index = parse_json(raw, what="plugins.json") if raw else {}
         for plugin_id in sorted(index):
             data = await self._state.load(_stored_name(plugin_id))
             if data is None:

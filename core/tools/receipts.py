@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
+from core.json_bound import parse_json
 from core.model import Contract
 from core.paths import ProjectPath
 from core.refusals import Code, Refused, invalid_input
@@ -152,10 +153,7 @@ def decode_plugin_result(data: object) -> PluginResult:
     if isinstance(data, str | bytes):
         if len(data) > MAX_PLUGIN_RESULT_BYTES:
             raise Refused(Code.MESSAGE_TOO_LARGE)
-        try:
-            data = json.loads(data)
-        except (ValueError, RecursionError):
-            raise Refused(Code.MESSAGE_MALFORMED, "The plugin's answer is not JSON.") from None
+        data = parse_json(data, what="The plugin's answer")  # ≤ 1 Mi characters: < 16 MiB
     if _names_receipt(data) or (isinstance(data, dict) and _names_receipt(data.get("result"))):
         raise Refused(Code.RECEIPT_FORGERY_REFUSED, field="receipt")
     try:
