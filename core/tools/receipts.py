@@ -33,6 +33,7 @@ from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
 
 __all__ = [
+    "ISSUER_PATTERN",
     "MAX_PLUGIN_RESULT_BYTES",
     "RUNGS",
     "CallOutcome",
@@ -63,6 +64,9 @@ Outcome = Literal["done", "refused", "unknown"]
 Retry = Literal["safe", "not-blindly"]
 Evidence = Literal["host-receipt", "plugin-account", "none"]
 MAX_PLUGIN_RESULT_BYTES = 1 << 20
+ISSUER_PATTERN = r"^(host|peer:[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){3})$"
+"""``host``, or ``peer:`` and the envKey fingerprint of the environment that issued a receipt
+(:func:`core.custody.pair_code.env_fingerprint`, the one the Environments surface shows)."""
 
 
 def retry_advice(mutating: bool) -> Retry:
@@ -76,9 +80,18 @@ class HostReceipt(Contract):
     ``at`` in ms since the epoch; ``size`` in bytes; ``sha256`` lower-case hex of the bytes;
     ``store_version`` the project's store version after the effect. A ``local-write`` receipt
     must carry path, size, sha256 and store version.
+
+    ``issuer`` says whose evidence it is: ``"host"`` when this host performed the effect;
+    ``"peer:<envKey fingerprint>"`` when a peer environment issued it about an effect of its own
+    and this host relays it — the peer's claim, shape-checked, not this host's evidence
+    (:func:`core.custody.peer_answers.accepted_result`; issue 29 item 13).
     """
 
-    issuer: Literal["host"] = "host"
+    issuer: str = Field(
+        default="host",
+        pattern=ISSUER_PATTERN,
+        description="'host' (this host's evidence) or 'peer:<envKey fingerprint>' (relayed).",
+    )
     rung: Rung
     op: str = Field(max_length=64)
     env: str = Field(max_length=64, description="'local' or the envKey that performed it.")
