@@ -18,7 +18,7 @@ REFUSED_ON_READ = {
     "extra-entry": Code.ARCHIVE_ENTRY_NAME_INVALID,
     "traversal": Code.ARCHIVE_ENTRY_TRAVERSAL,
 }
-READ_THEN_REFUSED_LATER = {"builtin-name", "loop", "hog", "needs-import", "http", "forge"}
+READ_THEN_REFUSED_LATER = {"builtin-name", "loop", "hog", "needs-import", "http", "forge", "deep"}
 
 
 def test_the_example_packages_are_read_with_their_pins(plugins_dir: Path) -> None:
