@@ -30,6 +30,7 @@ from core.custody.remote import (
     parse_identity,
     refusal_from_answer,
 )
+from core.custody.wire import MAX_FRAME_BYTES, parse_call_envelope, parse_peer_message
 from core.json_bound import MAX_DEPTH, parse_json
 from core.memory.adapters import FixedClock, MemoryHostState, SeededRandomness
 from core.missions.mailbox import decode_line
@@ -160,6 +161,15 @@ def test_a_deep_page_message_is_refused_as_message_malformed(depth: int) -> None
         refuses(Code.MESSAGE_MALFORMED, lambda: parse_envelope(text))
     refuses(Code.MESSAGE_MALFORMED, lambda: parse_envelope(deep(min(depth, 400_000))))
     assert salvage_id(deep(min(depth, 400_000))) is None
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_a_deep_peer_frame_or_call_envelope_is_refused(depth: int) -> None:
+    frame = '{"type":"result","id":"r1","result":{"x":' + deep(depth) + "}}"
+    big = len(frame) > MAX_FRAME_BYTES  # the frame's own size bound answers first
+    code = Code.MESSAGE_TOO_LARGE if big else Code.MESSAGE_MALFORMED
+    refuses(code, lambda: parse_peer_message(frame))
+    refuses(code, lambda: parse_call_envelope(deep(depth)))
 
 
 class _LyingServers:
