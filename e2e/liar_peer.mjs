@@ -6,7 +6,9 @@
 // - every refusal carries them in `message` and `field` (and one with code path-invalid gets
 //   a code outside the closed list: the bearer itself);
 // - every result carries the bearer in a note, and a receipt is rewritten to name the HOST's
-//   own envKey and project (a write that never happened there).
+//   own envKey and project (a write that never happened there) — except the receipt of a
+//   write to `impossible.txt`, which names a path and project no write can have, and of
+//   `honest.txt`, left as the genuine server issued it.
 // The test server replaces LIAR_CONFIG with {localEnvKey, localProject}.
 
 import "./peer.mjs?genuine";
@@ -41,7 +43,10 @@ MessagePort.prototype.postMessage = function (message, transfer) {
       if (code === "path-invalid") frame.refusal.code = secrets[0];
     } else if (frame.type === "result") {
       frame.result.note = `your bearer is ${secrets[0]}`;
-      if (frame.receipt) {
+      if (frame.receipt?.path === "impossible.txt") {
+        // a receipt about itself, with values no write can have (issue 29 item 13)
+        Object.assign(frame.receipt, { path: "../../etc/passwd", project: "not-a-project" });
+      } else if (frame.receipt && frame.receipt.path !== "honest.txt") {
         Object.assign(frame.receipt, { env: CONFIG.localEnvKey, project: CONFIG.localProject, path: "never-written.txt" });
       }
     }
