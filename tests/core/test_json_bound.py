@@ -141,6 +141,14 @@ def test_a_plugins_deep_output_is_refused_as_tool_output_invalid(depth: int) -> 
     refuses(Code.TOOL_OUTPUT_INVALID, lambda: decode_output(_READ_OP, {}, deep(depth).encode()))
 
 
+def test_a_plugin_output_at_the_bound_is_decoded_whole() -> None:
+    """Nesting up to the bound is data, carried through every later step (the receipt-key
+    scan, the re-serialisation) without a crash in either runtime."""
+    at_bound = '{"ok":true,"result":{"x":' + deep(MAX_DEPTH - 2) + "}}"
+    output, writes = decode_output(_READ_OP, {}, at_bound.encode())
+    assert writes == [] and json.dumps(output.result).count("[") == MAX_DEPTH - 2
+
+
 @pytest.mark.parametrize("depth", DEPTHS)
 def test_a_plugins_deep_answer_is_refused_as_message_malformed(depth: int) -> None:
     text = deep(depth)
