@@ -14,6 +14,7 @@ from typing import Any
 
 from pyodide.ffi import JsException
 
+from core.json_bound import parse_json
 from core.ports import StoredAuditRecord
 from core.refusals import Code, Refused
 
@@ -51,12 +52,12 @@ class IdbAuditSink:
 
     async def last(self) -> StoredAuditRecord | None:
         """See :meth:`core.ports.AuditSink.last`."""
-        row = json.loads(str(await self._idb.auditLast()))
+        row = parse_json(str(await self._idb.auditLast()), what="The stored audit record")
         if row is None:
             return None
         return StoredAuditRecord(int(row["seq"]), row["record"])
 
     async def range(self, first: int, last: int) -> list[StoredAuditRecord]:
         """See :meth:`core.ports.AuditSink.range`."""
-        rows = json.loads(str(await self._idb.auditRange(first, last)))
+        rows = parse_json(str(await self._idb.auditRange(first, last)), what="The stored audit")
         return [StoredAuditRecord(int(r["seq"]), r["record"]) for r in rows]

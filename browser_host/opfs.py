@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import secrets
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -39,6 +38,7 @@ from typing import Any
 from pyodide.ffi import to_js
 
 from browser_host.jsutil import JS_ERRORS, BrowserError, js_options, refusal_from_js, settle
+from core.json_bound import parse_json
 from core.paths import TEMP_PREFIX, ProjectPath
 from core.ports import Entry
 from core.projects.temporaries import Temporaries
@@ -67,13 +67,14 @@ async def _list_entries(handle: Any) -> list[dict[str, Any]]:
     (``kind`` ``"file"`` or ``"directory"``; ``size`` in bytes, ``lastModified`` in ms), from
     ``listEntries`` in ``worker/opfs-io.mjs`` (registered by both workers), which hands them
     over as one JSON string."""
-    return list(json.loads(str(await settle(_io().listEntries(handle)))))
+    return list(parse_json(str(await settle(_io().listEntries(handle))), what="A listing"))
 
 
 async def _list_names(handle: Any) -> list[str]:
     """The names of the children of the folder ``handle``, nothing asked per child
     (``listNames`` in ``worker/opfs-io.mjs``)."""
-    return [str(name) for name in json.loads(str(await settle(_io().listNames(handle))))]
+    names = parse_json(str(await settle(_io().listNames(handle))), what="A listing")
+    return [str(name) for name in names]
 
 
 async def _write_atomic(folder: Any, name: str, data: bytes, tmp: str) -> None:
@@ -95,7 +96,7 @@ async def _write_atomic(folder: Any, name: str, data: bytes, tmp: str) -> None:
     failed = await settle(io.writeAtomic(folder, name, to_js(data), tmp))
     if failed is None:
         return
-    failure = json.loads(str(failed))
+    failure = parse_json(str(failed), what="A write failure report")
     error = BrowserError(str(failure["name"]), str(failure["message"]))
     if failure["step"] == "write" and error.name == "AbortError" and failure["fits"] is False:
         error = BrowserError("QuotaExceededError", error.message)

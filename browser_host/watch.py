@@ -17,15 +17,16 @@ in ``worker/opfs-io.mjs``, and turns the observer's records into
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from pyodide.ffi import create_proxy
 
 from browser_host.opfs import HandleProjectFiles
+from core.json_bound import parse_json
 from core.ports import FolderChange, ProjectFiles
 from core.projects.read_through import ReadThrough
+from core.refusals import Refused
 
 __all__ = ["ObserverWatcher", "changes_of"]
 
@@ -92,8 +93,8 @@ class ObserverWatcher:
 
         def reported(text: str) -> None:
             try:
-                changes = changes_of(json.loads(str(text)))
-            except ValueError:
+                changes = changes_of(parse_json(str(text), what="A folder change report"))
+            except (Refused, ValueError):
                 changes = [FolderChange("lost")]
             report(changes)
 

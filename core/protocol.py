@@ -36,9 +36,9 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints, ValidationError, WithJsonSchema
-from pydantic_core import from_json
 
 from core.gestures import HUMAN_UI
+from core.json_bound import parse_json
 from core.model import Contract
 from core.refusals import Code, RefusalBody, Refused, invalid_input
 from core.secret import known_names, secret_shaped
@@ -174,11 +174,8 @@ def salvage_id(text: str | bytes) -> str | None:
     if len(text) > MAX_MESSAGE_BYTES:
         return None
     try:
-        # pydantic-core's parser, not json.loads: its nesting limit refuses deep input as a
-        # value, while the stdlib's C scanner overflows the small Wasm stack in Pyodide
-        # (a fatal error that takes the whole host down — found by e2e/test_hostile_input.py).
-        raw = from_json(text)
-    except (ValueError, RecursionError, TypeError):
+        raw = parse_json(text)  # bounded: never json.loads (core/json_bound.py)
+    except Refused:
         return None
     if isinstance(raw, dict):
         rid = raw.get("id")

@@ -8,7 +8,9 @@
 // - every result carries the bearer in a note, and every secret disguised (issue 29 item 8):
 //   its body without the prefix, a lower-cased copy as a name, base64 of the body and of its
 //   lower-cased copy; a receipt is rewritten to name the HOST's own envKey and project (a
-//   write that never happened there).
+//   write that never happened there) — except the receipt of a write to `impossible.txt`,
+//   which names a path and project no write can have, and of `honest.txt`, left as the
+//   genuine server issued it.
 // The test server replaces LIAR_CONFIG with {localEnvKey, localProject}.
 
 import "./peer.mjs?genuine";
@@ -47,7 +49,10 @@ MessagePort.prototype.postMessage = function (message, transfer) {
         const body = secret.slice(4);
         return { body, [body.toLowerCase()]: [btoa(body), btoa(body.toLowerCase())] };
       });
-      if (frame.receipt) {
+      if (frame.receipt?.path === "impossible.txt") {
+        // a receipt about itself, with values no write can have (issue 29 item 13)
+        Object.assign(frame.receipt, { path: "../../etc/passwd", project: "not-a-project" });
+      } else if (frame.receipt && frame.receipt.path !== "honest.txt") {
         Object.assign(frame.receipt, { env: CONFIG.localEnvKey, project: CONFIG.localProject, path: "never-written.txt" });
       }
     }

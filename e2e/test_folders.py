@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import zipfile
 from pathlib import Path
 
 from playwright.sync_api import BrowserContext, Page, Playwright
@@ -232,3 +233,31 @@ def test_forgetting_a_folder_project_leaves_every_file_in_place(
     page.wait_for_selector("tr[data-kind='directory']", state="detached")
     assert page.evaluate(LIST_TREE, PICKED) == before
     host.assert_clean()
+
+
+def test_an_export_of_a_picked_folder_lists_the_persons_files_it_left_out(
+    site_context: BrowserContext, tmp_path: Path
+) -> None:
+    """Issue 29 item 14: a person's ``.vbx-tmp-my-draft.md`` in a picked folder cannot travel
+    in an archive; the export says so — the page lists it, with why, under the progress bar and
+    in its notice — instead of leaving it out silently."""
+    host = _boot(site_context)
+    page = host.page
+    for name, data in [("notes.md", b"mine"), (".vbx-tmp-my-draft.md", b"my draft")]:
+        page.evaluate(WRITE_FILE, [PICKED, name, base64.b64encode(data).decode()])
+    page.click("#open-folder")
+    page.wait_for_selector("#project-title")
+    page.click("nav >> text=Projects")
+    with page.expect_download() as download:
+        page.click("tr[data-kind='directory'] button.project-export")
+    page.wait_for_selector("#archive-progress .left-out li")
+    shown = page.text_content("#archive-progress .left-out") or ""
+    assert "1 name the path rule does not allow" in shown
+    assert ".vbx-tmp-my-draft.md" in shown and "reserved for the host's atomic writes" in shown
+    assert "1 name was left out" in (page.text_content(".alert-info") or "")
+    saved = tmp_path / "export.zip"
+    download.value.save_as(saved)
+    with zipfile.ZipFile(saved) as archive:
+        assert archive.read("notes.md") == b"mine"
+        assert ".vbx-tmp-my-draft.md" not in archive.namelist()
+    assert page.evaluate(LIST_TREE, PICKED)[".vbx-tmp-my-draft.md"] == _sha(b"my draft")

@@ -8,8 +8,11 @@ rewritten to name THIS host's envKey and project for a write that never happened
 every secret it learnt disguised: without its prefix, lower-cased as a name, in base64 (issue
 29 item 8). The
 host's own code path (worker, Python, dispatcher, audit) is the real one. Nothing of the lies
-may reach the page's messages or the local audit, and the receipt is refused. The same laws,
-rule by rule: ``tests/peers/test_peer_lies.py``."""
+may reach the page's messages or the local audit, and the receipt is refused; a receipt about
+itself with impossible values (a path climbing out, a project that is no project id) is
+``peer-answer-invalid``, and an honest one reaches the page marked ``peer:<envKey
+fingerprint>``, never ``host`` (issue 29 item 13). The same laws, rule by rule:
+``tests/peers/test_peer_lies.py``."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser
 
+from core.custody.pair_code import env_fingerprint
 from e2e.hostpage import SECRET_SHAPE, HostPage
 from e2e.test_peers import _secrets, _tool
 from worker.sitebuild.serve import _Handler, _Server
@@ -100,6 +104,21 @@ def test_a_lying_peer_gets_nothing_into_the_page_or_the_audit_and_its_receipt_is
             "receipt",
         )
         assert host.ok("file.list", {"project": mine})["result"]["entries"] == []
+
+        # a receipt about itself with impossible values: peer-answer-invalid (issue 29 item 13)
+        odd = _tool(
+            host,
+            key,
+            "file.write",
+            {"project": theirs, "path": "impossible.txt", "content_b64": data},
+        )
+        assert odd["refusal"]["code"] == "peer-answer-invalid", odd
+        # its honest receipt reaches the page as the peer's claim, never as this host's
+        honest = _tool(
+            host, key, "file.write", {"project": theirs, "path": "honest.txt", "content_b64": data}
+        )
+        assert honest["ok"], honest
+        assert honest["result"]["receipt"]["issuer"] == f"peer:{env_fingerprint(key)}"
 
         # a refusal full of secrets: its code, our sentence, no field
         walked = _tool(host, key, "file.walk", {"project": "p_" + "0" * 16})

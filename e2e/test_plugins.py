@@ -269,3 +269,31 @@ def test_a_withdrawal_survives_a_reload_of_the_page(host: HostPage, dist: Path) 
         b"the person's own file\n"
     )
     host.assert_clean()
+
+
+def test_a_plugin_output_nesting_deep_is_refused_four_times_and_the_host_never_goes_down(
+    host: HostPage, hostile: dict[str, Path]
+) -> None:
+    """Issue 29 item 5: an admitted plugin's read whose output nests 100,000 arrays used to
+    overflow the Wasm stack at ``json.loads`` and take the host down; through the one bounded
+    parser it is ``tool-output-invalid``, four times in a row, and ``host.info`` answers after
+    each from the same worker (the page's client never saw it stop: ``lastLoss`` stays null)."""
+    page = host.page
+    lost = "() => [voicebox.app.host.state, voicebox.app.host.lastLoss]"
+    pid = host.ok("project.create", {"name": "Deep"})["result"]["project"]["id"]
+    page.evaluate("(id) => voicebox.app.openProject(id)", pid)
+    page.wait_for_function("(id) => voicebox.app.project?.id === id", arg=pid)
+    page.click("#surfaces button[data-surface='plugins']")
+    _install(page, hostile["deep"], "deep", reads=False)
+    _admit(page, "deep", files=False)
+    for _ in range(4):
+        page.evaluate("() => document.querySelector('.alert-error')?.remove()")
+        _run(page, "deep.nest", {})
+        page.wait_for_selector(".alert-error .refusal-code")
+        assert page.text_content(".alert-error .refusal-code") == "tool-output-invalid"
+        assert "deeper than 200 levels" in (page.text_content(".alert-error") or "")
+        assert host.ok("host.info")["ok"]
+        assert page.evaluate(lost) == ["ready", None]
+    records = host.ok("audit.list", {"limit": 200})["result"]["records"]
+    refused = [r for r in records if r["op"] == "tool.call" and r["rule"] == "tool-output-invalid"]
+    assert len(refused) == 4, records[-5:]

@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from core.json_bound import parse_json
 from core.refusals import Code, Refused
 from core.secret import Secret
 from server_host.service import EnvironmentService, answer_json
@@ -51,7 +52,7 @@ async def start_admin(service: EnvironmentService, path: Path) -> asyncio.Server
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             line = await asyncio.wait_for(reader.readline(), 10)
-            request = json.loads(line[:MAX_LINE])
+            request = parse_json(line[:MAX_LINE])
             if not isinstance(request, dict):
                 raise Refused(Code.MESSAGE_MALFORMED)
             answer = {"ok": True, **await _answer(service, request)}
@@ -90,4 +91,4 @@ async def ask(path: Path, request: dict[str, Any]) -> dict[str, Any] | None:
         line = await asyncio.wait_for(reader.readline(), 30)
     finally:
         writer.close()
-    return json.loads(line) if line else None
+    return parse_json(line, what="The server's admin answer") if line else None

@@ -27,6 +27,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from core.json_bound import parse_json
 from core.ports import StoredAuditRecord
 from core.refusals import Code, Refused
 
@@ -125,8 +126,8 @@ class SqliteAuditSink:
         out = []
         for seq, text in rows:
             try:
-                record = json.loads(text)
-            except ValueError:
+                record = parse_json(text, what="A stored audit record")
+            except Refused:
                 record = {"unreadable": True}  # verify names it: malformed
             out.append(StoredAuditRecord(int(seq), record if isinstance(record, dict) else {}))
         return out

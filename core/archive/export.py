@@ -24,8 +24,14 @@ What is exported: every file and every empty folder of the project except its me
 is regenerated on import (a new id), and its skeleton and mailbox hold host-witnessed facts —
 block colours that only a person's receipt import may set, ratifications, the mission chain —
 that a file arriving from elsewhere must not be able to assert. Names that fail the path rule
-(possible only in a folder edited outside the host, e.g. macOS's ``Icon\\r`` or another
-program's ``.vbx-tmp-draft``) are skipped and counted, never exported under another name.
+(possible only in a folder edited outside the host, e.g. macOS's ``Icon\\r``, ``CON.txt`` or a
+person's ``.vbx-tmp-my-draft.md``) cannot be carried: an archive holding one would be refused
+by every import (:mod:`core.archive.plan` applies the same rule), and they are never exported
+under another name. They are *left out and said*: the summary counts them (``skipped``) and
+lists them with the rule each fails (``left_out``, the first :data:`MAX_LEFT_OUT` in entry
+order), and the page shows that list after the export (issue 29 item 14). The only names left
+out silently are this host's own write temporaries, which no listing shows
+(:mod:`core.projects.temporaries`: its marker, in flight or swept).
 """
 
 from __future__ import annotations
@@ -54,10 +60,12 @@ from core.refusals import Code, Refused
 from core.time import instant_iso
 
 __all__ = [
+    "MAX_LEFT_OUT",
     "ArchiveExport",
     "ArchiveSummary",
     "ChunkRelay",
     "ExportSource",
+    "LeftOut",
     "download_filename",
     "export_archive",
     "filled",
@@ -69,6 +77,9 @@ byte path's readers drain at each batch's end: with 256, the bench's 467-file ex
 reader idle 50–90 ms at its one boundary, issue 18 round six; the plan costs about 100 bytes a
 file)."""
 WALK_FOLDERS = 32
+MAX_LEFT_OUT = 100
+"""Left-out names an export's summary lists (the count, ``skipped``, is always whole)."""
+_SHOWN_CHARS = 300
 """Folders the walk asks a :class:`~core.ports.ListsFolders` to list at once."""
 
 
@@ -87,10 +98,29 @@ class ExportSource:
     changed_at_ms: int = 0
 
 
+class LeftOut(Contract):
+    """A name an export left out: its ``path`` as shown (control, format and bidi characters
+    written as ``\\uXXXX``; at most 300 characters) and ``why`` — the path rule's own sentence
+    (issue 29 item 14)."""
+
+    path: str = Field(max_length=_SHOWN_CHARS)
+    why: str = Field(max_length=400)
+
+
+def _shown_path(text: str) -> str:
+    shown = "".join(
+        f"\\u{ord(ch):04x}" if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") else ch
+        for ch in text
+    )
+    return shown if len(shown) <= _SHOWN_CHARS else shown[: _SHOWN_CHARS - 1] + "…"
+
+
 class ArchiveSummary(Contract):
     """A finished export: project ``name``, a suggested download ``filename``, the archive's
     ``size`` in bytes and ``manifest_sha256`` (hex), how many ``files`` (and their ``bytes``),
-    empty ``folders``, and how many names were ``skipped`` because they fail the path rule.
+    empty ``folders``, how many names were ``skipped`` because they fail the path rule, and
+    ``left_out``: those names and why, the first :data:`MAX_LEFT_OUT` in entry order (module
+    docstring; issue 29 item 14).
 
     ``manifest_sha256`` is the sha256 of the manifest entry's bytes
     (``.voicebox/archive-manifest.json``). It identifies the whole archive: the manifest lists
@@ -107,6 +137,7 @@ class ArchiveSummary(Contract):
     bytes: int = Field(ge=0)
     folders: int = Field(ge=0)
     skipped: int = Field(ge=0)
+    left_out: list[LeftOut] = Field(default_factory=list, max_length=MAX_LEFT_OUT)
 
 
 def filled(item: RelayItem, crc32: int, size: int) -> bytes:
@@ -192,9 +223,11 @@ def _many_lister(files: ProjectFiles) -> ListsFolders | None:
     return files if isinstance(files, ListsFolders) else None
 
 
-async def _walk(files: ProjectFiles, start: tuple[str, ...] = ()) -> tuple[list[_Found], int]:
+async def _walk(
+    files: ProjectFiles, start: tuple[str, ...] = ()
+) -> tuple[list[_Found], list[tuple[str, str]]]:
     """Every exportable file and empty folder under ``start`` (``()``: the whole project; see
-    module docstring), and the skipped count.
+    module docstring), and the names left out, sorted: ``(path, the path rule's sentence)``.
 
     Lists folders only (never reads contents), a depth at a time: where the files list several
     folders in one wait (:class:`~core.ports.ListsFolders`; a browser folder), ``WALK_FOLDERS``
@@ -202,7 +235,7 @@ async def _walk(files: ProjectFiles, start: tuple[str, ...] = ()) -> tuple[list[
     asked. Memory is O(number of entries).
     """
     found: list[_Found] = []
-    skipped = 0
+    left_out: list[tuple[str, str]] = []
     lister = _many_lister(files)
     level: list[tuple[str, ...]] = [start]
     while level:
@@ -221,8 +254,9 @@ async def _walk(files: ProjectFiles, start: tuple[str, ...] = ()) -> tuple[list[
                 for entry in shown:
                     try:
                         path = parse_path("/".join((*folder, entry.name)))
-                    except Refused:
-                        skipped += 1
+                    except Refused as refused:
+                        kind = "/" if entry.kind == "dir" else ""
+                        left_out.append(("/".join((*folder, entry.name)) + kind, refused.message))
                         continue
                     if entry.kind == "dir":
                         deeper.append(path.parts)
@@ -230,7 +264,8 @@ async def _walk(files: ProjectFiles, start: tuple[str, ...] = ()) -> tuple[list[
                         found.append(_Found(path, entry.size or 0, False, entry.modified_ms or 0))
         level = deeper
     found.sort(key=lambda f: f.entry_name)
-    return found, skipped
+    left_out.sort()
+    return found, left_out
 
 
 def download_filename(name: str) -> str:
@@ -292,7 +327,7 @@ class ArchiveExport:
             raise RuntimeError("an export is streamed once")
         self._started = True
         self._relay.begin(self._files, sink)  # it may get ready while the project is walked
-        found, skipped = await _walk(self._files, self._folder)
+        found, left_out = await _walk(self._files, self._folder)
         pending: list[bytes] = []  # bytes made here, not yet handed out
         held = 0
         offset = 0
@@ -388,7 +423,11 @@ class ArchiveExport:
             files=len(listed),
             bytes=self.manifest.total_bytes,
             folders=len(folders),
-            skipped=skipped,
+            skipped=len(left_out),
+            left_out=[
+                LeftOut(path=_shown_path(path), why=why[:400])
+                for path, why in left_out[:MAX_LEFT_OUT]
+            ],
         )
 
 

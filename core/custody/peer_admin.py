@@ -52,6 +52,7 @@ from core.custody.remote import (
     remote_origin,
 )
 from core.gestures import HUMAN_UI
+from core.json_bound import parse_json
 from core.model import Contract
 from core.policy import Policy
 from core.ports import Clock, EnvironmentServers, HostState, Randomness, RemoteLink
@@ -126,7 +127,12 @@ class PeerAdmin:
     async def _admin(self, name: str, **request: Any) -> dict[str, Any]:
         await self._servers.start(name)
         payload = {k: (v.reveal() if isinstance(v, Secret) else v) for k, v in request.items()}
-        answer = json.loads(await self._servers.admin(name, json.dumps(payload)))
+        try:
+            answer = parse_json(await self._servers.admin(name, json.dumps(payload)))
+        except Refused:
+            raise invalid_answer(mutating=True) from None
+        if not isinstance(answer, dict):
+            raise invalid_answer(mutating=True)
         if not answer.get("ok"):
             raise _refused(answer, self._words)
         return answer
@@ -279,7 +285,12 @@ class PeerAdmin:
         refused = refusal_from_answer(status, text)
         if refused is not None and refused.code != Code.PAIRING_REVOKED:
             raise refused
-        answer = {} if refused is not None else json.loads(text)
+        try:
+            answer = {} if refused is not None else parse_json(text)
+        except Refused:
+            raise invalid_answer(mutating=True) from None
+        if not isinstance(answer, dict):
+            raise invalid_answer(mutating=True)
         await self._mark_revoked(env_key)
         return {
             k: answer[k]

@@ -19,7 +19,13 @@ the page or the local audit:
 - **A receipt** is host evidence only of the environment that performed the effect: one whose
   issuer environment is not the one called, or that is for another tool than the one called,
   is refused ``receipt-forgery-refused`` (field ``receipt``), outcome ``unknown`` — the peer
-  may or may not have done something; nothing happened here.
+  may or may not have done something; nothing happened here. One the peer does not sign as
+  its own (``issuer`` other than ``host`` on the wire), or with impossible values — a path
+  that is not a project path, a project that is not a project id, a ``local-write`` without
+  its project (sizes, sha256 and store versions are held to their types by the wire model)
+  — is ``peer-answer-invalid``. An accepted receipt reaches the page and the audit marked
+  ``issuer: "peer:<envKey fingerprint>"``, never ``host``: it is the peer's claim about
+  itself, relayed (issue 29 item 13).
 - **A result** (and an accepted receipt) passes the token scrub: every key and string shaped
   like a bearer or a host token becomes ``[redacted]`` (:func:`core.secret.scrub_secrets`).
   A peer's project data shaped like one is shown so, too; the bytes of a streamed archive are
@@ -33,10 +39,13 @@ from collections.abc import Set
 
 from pydantic import ValidationError
 
+from core.custody.pair_code import env_fingerprint
 from core.custody.wire import CallEnvelope, ExecuteResult
+from core.paths import parse_path
+from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import REFUSALS, Code, RefusalBody, Refused
 from core.secret import scrub_secrets
-from core.tools.receipts import retry_advice
+from core.tools.receipts import HostReceipt, retry_advice
 
 __all__ = [
     "NOT_RELAYED",
@@ -123,11 +132,31 @@ def relayed_refusal(body: RefusalBody, *, mutating: bool, words: Set[str]) -> Re
     )
 
 
+def _possible(receipt: HostReceipt) -> bool:
+    """Whether a peer's receipt about itself could be true: signed ``host`` (its own), a
+    project path where it names one, a project id where it names one (always for a
+    ``local-write``). Sizes, sha256 and store versions are held to their types by the model."""
+    if receipt.issuer != "host":
+        return False
+    if receipt.project is not None and re.fullmatch(PROJECT_ID_PATTERN, receipt.project) is None:
+        return False
+    if receipt.rung == "local-write" and receipt.project is None:
+        return False
+    if receipt.path is not None:
+        try:
+            return str(parse_path(receipt.path, allow_meta=True)) == receipt.path
+        except Refused:
+            return False
+    return True
+
+
 def accepted_result(
     answer: ExecuteResult, *, envelope: CallEnvelope, mutating: bool
 ) -> ExecuteResult:
     """``answer`` with its receipt checked against the call (``envelope``: the environment and
-    tool called) and every token shape scrubbed. Refuses ``receipt-forgery-refused``."""
+    tool called) and marked ``issuer: "peer:<envKey fingerprint>"``, and every token shape
+    scrubbed. Refuses ``receipt-forgery-refused``, and ``peer-answer-invalid`` for a receipt
+    with impossible values (module docstring; issue 29 item 13)."""
     receipt = answer.receipt
     if receipt is not None and (receipt.env != envelope.env_key or receipt.op != envelope.tool):
         raise Refused(
@@ -138,6 +167,13 @@ def accepted_result(
             field="receipt",
             details=_unknown_outcome(mutating),
             show_details=True,
+        )
+    if receipt is not None:
+        if not _possible(receipt):
+            raise invalid_answer(mutating=mutating)
+        issuer = f"peer:{env_fingerprint(envelope.env_key)}"
+        answer = answer.model_copy(
+            update={"receipt": receipt.model_copy(update={"issuer": issuer})}
         )
     # the JSON text of a validated model holds every string unescaped, and nothing a
     # replacement could break (a token's characters are never quotes or backslashes)

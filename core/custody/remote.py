@@ -33,7 +33,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Literal
 from urllib.parse import urlsplit
@@ -44,6 +43,7 @@ from core.custody.bearer import is_bearer_shaped
 from core.custody.environment import ENV_KEY_PATTERN, Environments
 from core.custody.pair_code import env_fingerprint
 from core.custody.wire import MAX_CHUNK_BYTES, MAX_FRAME_BYTES
+from core.json_bound import parse_json
 from core.model import Contract
 from core.protocol import PROTOCOL_VERSION
 from core.refusals import Code, Refused
@@ -425,8 +425,8 @@ def refusal_from_answer(status: int, text: str) -> Refused | None:
     if 200 <= status < 300:
         return None
     try:
-        code = Code(json.loads(text)["refusal"]["code"])
-    except (ValueError, KeyError, TypeError):
+        code = Code(parse_json(text)["refusal"]["code"])
+    except (Refused, ValueError, KeyError, TypeError):
         return Refused(Code.ENVIRONMENT_UNREACHABLE, f"The server answered HTTP {status}.")
     if code is Code.SANDBOX_UNAVAILABLE:  # a fenced command (issue 29 item 7)
         return Refused(code, _NO_REMOTE_SANDBOX)

@@ -5,7 +5,8 @@ Both are thin: the rules live in :mod:`core.archive`.
 - ``project.export {project}`` streams the project's deterministic ``.zip`` as the answer's
   body (chunks reach the page as they are produced); the final result is the
   :class:`~core.archive.export.ArchiveSummary` ``{name, filename, size, manifest_sha256, files,
-  bytes, folders, skipped}``, and the audit record carries size, manifest sha256 and counts.
+  bytes, folders, skipped, left_out}`` (``left_out``: the names left out and why, issue 29
+  item 14), and the audit record carries size, manifest sha256 and counts.
   The files' bytes are moved by the placement's relay (``services.file_relay``; the browser
   host's moves them outside the Wasm heap), Python's :class:`~core.archive.export.ChunkRelay`
   where it has none.

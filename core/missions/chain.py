@@ -33,13 +33,14 @@ large mailbox from its persisted index costs what the missions actually touched 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core.json_bound import parse_json
 from core.missions.letters import MissionLetter, letter_id, sha12
 from core.model import canonical_json
+from core.refusals import Refused
 
 __all__ = ["ChainEntry", "MissionChains", "MissionState"]
 
@@ -130,7 +131,10 @@ class MissionChains:
         raw = self._raw.get(mission_id)
         if raw is None:
             return
-        doc = json.loads(raw)
+        try:
+            doc = parse_json(raw, what="A mission's persisted chain")
+        except Refused as exc:
+            raise ValueError(exc.message) from None
         if not isinstance(doc, dict) or not {"letters", "head"} <= set(doc) <= _DOC_KEYS:
             raise ValueError("a mission's persisted chain is not one this host wrote")
         head = None if doc["head"] is None else _load_entry(doc["head"])

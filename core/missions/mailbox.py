@@ -70,7 +70,6 @@ from __future__ import annotations
 import asyncio
 import bisect
 import hashlib
-import json
 import re
 import struct
 import zlib
@@ -80,6 +79,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
+from core.json_bound import parse_json
 from core.missions.chain import ChainEntry, MissionChains, MissionState
 from core.missions.letters import MissionLetter, OneLine, letter_id
 from core.model import Contract, canonical_json
@@ -340,7 +340,7 @@ class Mailbox:
             return None
         try:
             end = first.index(b"\n")
-            header = json.loads(first[:end])
+            header = parse_json(first[:end], what="The mailbox index header")
             if not isinstance(header, dict) or header.get("schema") != INDEX_SCHEMA:
                 return None
             tail, size = header["tail"], header["tail_size"]

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
+from core.json_bound import parse_json
 from core.model import Contract
 from core.refusals import Code, Refused, invalid_input
 from core.relayed_text import fold_key
@@ -129,10 +130,7 @@ def decode_output(
     """Decode ``data``, the output of ``op`` called on ``args`` (module docstring).
 
     The whole output is refused when any part is: nothing it asks for is then written."""
-    try:
-        value = json.loads(data)
-    except (ValueError, RecursionError):
-        raise Refused(Code.TOOL_OUTPUT_INVALID, "The plugin's output is not JSON.") from None
+    value = parse_json(data, code=Code.TOOL_OUTPUT_INVALID, what="The plugin's output")
     _refuse_forged_fields(value)
     try:
         output = PluginOutput.model_validate_json(data)

@@ -22,6 +22,7 @@ import json
 import zipfile
 from collections.abc import Callable
 
+from core.json_bound import parse_json
 from core.policy import Policy
 from core.ports import HostState
 from core.refusals import Code, Refused
@@ -67,7 +68,7 @@ class PluginShelf:
             return
         self._loaded = True
         raw = await self._state.load(INDEX_NAME)
-        index = json.loads(raw) if raw else {}
+        index = parse_json(raw, what="plugins.json") if raw else {}
         for plugin_id in sorted(index):
             data = await self._state.load(_stored_name(plugin_id))
             if data is None:

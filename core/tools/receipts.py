@@ -26,12 +26,14 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
+from core.json_bound import parse_json
 from core.model import Contract
 from core.paths import ProjectPath
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
 
 __all__ = [
+    "ISSUER_PATTERN",
     "MAX_PLUGIN_RESULT_BYTES",
     "RUNGS",
     "CallOutcome",
@@ -62,6 +64,9 @@ Outcome = Literal["done", "refused", "unknown"]
 Retry = Literal["safe", "not-blindly"]
 Evidence = Literal["host-receipt", "plugin-account", "none"]
 MAX_PLUGIN_RESULT_BYTES = 1 << 20
+ISSUER_PATTERN = r"^(host|peer:[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){3})$"
+"""``host``, or ``peer:`` and the envKey fingerprint of the environment that issued a receipt
+(:func:`core.custody.pair_code.env_fingerprint`, the one the Environments surface shows)."""
 
 
 def retry_advice(mutating: bool) -> Retry:
@@ -75,9 +80,18 @@ class HostReceipt(Contract):
     ``at`` in ms since the epoch; ``size`` in bytes; ``sha256`` lower-case hex of the bytes;
     ``store_version`` the project's store version after the effect. A ``local-write`` receipt
     must carry path, size, sha256 and store version.
+
+    ``issuer`` says whose evidence it is: ``"host"`` when this host performed the effect;
+    ``"peer:<envKey fingerprint>"`` when a peer environment issued it about an effect of its own
+    and this host relays it — the peer's claim, shape-checked, not this host's evidence
+    (:func:`core.custody.peer_answers.accepted_result`; issue 29 item 13).
     """
 
-    issuer: Literal["host"] = "host"
+    issuer: str = Field(
+        default="host",
+        pattern=ISSUER_PATTERN,
+        description="'host' (this host's evidence) or 'peer:<envKey fingerprint>' (relayed).",
+    )
     rung: Rung
     op: str = Field(max_length=64)
     env: str = Field(max_length=64, description="'local' or the envKey that performed it.")
@@ -152,10 +166,7 @@ def decode_plugin_result(data: object) -> PluginResult:
     if isinstance(data, str | bytes):
         if len(data) > MAX_PLUGIN_RESULT_BYTES:
             raise Refused(Code.MESSAGE_TOO_LARGE)
-        try:
-            data = json.loads(data)
-        except (ValueError, RecursionError):
-            raise Refused(Code.MESSAGE_MALFORMED, "The plugin's answer is not JSON.") from None
+        data = parse_json(data, what="The plugin's answer")  # ≤ 1 Mi characters: < 16 MiB
     if _names_receipt(data) or (isinstance(data, dict) and _names_receipt(data.get("result"))):
         raise Refused(Code.RECEIPT_FORGERY_REFUSED, field="receipt")
     try:

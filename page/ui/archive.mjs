@@ -23,7 +23,19 @@ export async function exportProject(app, p, progress, folder = "") {
   if (!answer) { progress.hidden = true; return null; }
   const blob = answer.stream ?? new Blob([]);
   show(`Exported ${what} (${formatBytes(blob.size)}) — done`, total, total);
+  const { skipped = 0, left_out: leftOut = [] } = answer.result;
+  if (skipped) progress.append(leftOutList(skipped, leftOut));
   downloadBlob(blob, answer.result.filename || `${p.name}.zip`);
-  showNotice(`Exported ${what}: ${answer.result.files} files, ${formatBytes(blob.size)}, manifest sha256 ${answer.result.manifest_sha256}.`);
+  const left = skipped ? ` ${skipped} name${skipped === 1 ? " was" : "s were"} left out (listed under the progress bar).` : "";
+  showNotice(`Exported ${what}: ${answer.result.files} files, ${formatBytes(blob.size)}, manifest sha256 ${answer.result.manifest_sha256}.${left}`);
   return answer;
+}
+
+/** What an export left out and why (issue 29 item 14): the host's list, shown as it is. */
+function leftOutList(skipped, leftOut) {
+  const more = skipped - leftOut.length;
+  return el("div", { class: "left-out", role: "status" },
+    el("p", {}, `Left out of the archive: ${skipped} name${skipped === 1 ? "" : "s"} the path rule does not allow.`),
+    el("ul", {}, leftOut.map((x) => el("li", {}, el("code", {}, x.path), ` — ${x.why}`))),
+    more > 0 ? el("p", { class: "muted small" }, `and ${more} more`) : null);
 }

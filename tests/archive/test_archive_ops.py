@@ -11,6 +11,7 @@ from core.archive.manifest import MANIFEST_NAME
 from core.custody.environment import Environments, save_environments
 from core.host.archive_ops import FALLBACK_NAME
 from core.memory.adapters import MemoryProjectFiles, MemoryProjectRoots
+from core.paths import ProjectPath
 from core.policy import Policy
 from tests.archive.kit import BINARY, UNICODE_PATH, new_project, storage, zip_of
 from tests.support import HostHarness, run
@@ -186,3 +187,31 @@ def test_a_storage_failure_mid_import_removes_the_new_project() -> None:
     assert refusal["code"] == "storage-quota-exceeded"
     assert storage(h) == before
     assert list(h.roots.roots) == [existing]
+
+
+def test_an_export_of_a_picked_folder_says_which_of_the_persons_files_it_left_out_and_why() -> None:
+    """Issue 29 item 14: a person's files whose names the path rule does not allow (here one
+    shaped like a temporary, a Windows device name, macOS's ``Icon\\r``) cannot travel in an
+    archive, and are named in the export's answer with the rule each fails — never dropped
+    silently. The rest is exported."""
+    h = HostHarness()
+    folder = MemoryProjectFiles()
+    for parts, data in [
+        (("notes.md",), b"mine"),
+        ((".vbx-tmp-my-draft.md",), b"my draft"),
+        (("docs", "CON.txt"), b"device"),
+        (("Icon\r",), b"mac"),
+        ((".vbx-tmp-folder", "inside.md"), b"in a reserved folder"),
+    ]:
+        run(folder.write(ProjectPath(parts), data))
+    pid = h.attach("project.add_folder", folder, name="Folder")["result"]["project"]["id"]
+    answer, body = _export(h, pid)
+    assert zipfile.ZipFile(io.BytesIO(body)).namelist() == ["notes.md", MANIFEST_NAME]
+    result = answer["result"]
+    assert result["skipped"] == 4
+    left = {x["path"]: x["why"] for x in result["left_out"]}
+    assert list(left) == [".vbx-tmp-folder/", ".vbx-tmp-my-draft.md", "Icon\\u000d", "docs/CON.txt"]
+    assert "reserved for the host's atomic writes" in left[".vbx-tmp-my-draft.md"]
+    assert "Windows device name" in left["docs/CON.txt"]
+    assert "control character" in left["Icon\\u000d"]
+    assert h.sink.records[answer["logged"]]["details"]["skipped"] == 4

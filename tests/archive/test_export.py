@@ -10,7 +10,13 @@ from collections.abc import Sequence
 
 import pytest
 
-from core.archive.export import ChunkRelay, ExportSource, download_filename, export_archive
+from core.archive.export import (
+    MAX_LEFT_OUT,
+    ChunkRelay,
+    ExportSource,
+    download_filename,
+    export_archive,
+)
 from core.archive.manifest import FIXED_DATE_TIME, MANIFEST_NAME, ArchiveManifest
 from core.memory.adapters import MemoryProjectFiles
 from core.paths import parse_path
@@ -368,3 +374,19 @@ def test_the_relay_is_told_once_before_the_walk_that_an_export_begins() -> None:
     assert listed_at_begin == [0]
     assert len(relay.begun) == 1 and relay.begun[0][0] is files
     assert files.listed > 0
+
+
+def test_the_left_out_list_is_bounded_and_the_count_is_whole() -> None:
+    """Issue 29 item 14: the summary lists the first MAX_LEFT_OUT names left out, in entry
+    order; ``skipped`` counts them all."""
+    files = project({"ok.txt": b"ok"})
+    for i in range(MAX_LEFT_OUT + 5):
+        run(files.write(mem_path(f".vbx-tmp-{i:04d}.md"), b"x"))
+    _, summary, _ = export(files)
+    assert summary.skipped == MAX_LEFT_OUT + 5
+    assert [x.path for x in summary.left_out] == [
+        f".vbx-tmp-{i:04d}.md" for i in range(MAX_LEFT_OUT)
+    ]
+    bidi = project({})
+    run(bidi.write(mem_path("evil\u202etxt.md"), b"x"))
+    assert export(bidi)[1].left_out[0].path == "evil\\u202etxt.md"

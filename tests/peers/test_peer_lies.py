@@ -14,6 +14,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
+from core.custody.pair_code import env_fingerprint
 from core.custody.pairing import load_pairings
 from core.custody.peer_admin import PEER_TOKENS_DOC
 from core.policy import Policy
@@ -269,5 +272,71 @@ def test_a_peer_admin_refusal_is_relayed_with_our_sentence() -> None:
         assert refusal["message"].startswith("The peer environment refused the call")
         assert refusal.get("field") is None
         _nothing_leaked(world, [*secrets, "vbh_" + "W" * 43])
+
+    run(go())
+
+
+def test_a_relayed_peer_receipt_names_the_peer_as_its_issuer_never_this_host() -> None:
+    """Issue 29 item 13: a receipt a peer issued about itself is its claim, relayed — marked
+    ``peer:<envKey fingerprint>`` in the page's answer, never ``host``."""
+
+    async def go() -> None:
+        world, key, _ = await _lying_world()
+        made = await world.tool(key, "project.create", name="theirs")
+        theirs = made["result"]["result"]["project"]["id"]
+        data = base64.b64encode(b"hi").decode()
+        answer = await world.tool(key, "file.write", project=theirs, path="b.txt", content_b64=data)
+        receipt = answer["result"]["receipt"]
+        assert receipt["issuer"] == f"peer:{env_fingerprint(key)}"
+        assert (receipt["env"], receipt["path"], receipt["size"]) == (key, "b.txt", 2)
+
+    run(go())
+
+
+def _set(**values: Any) -> Callable[[dict[str, Any]], None]:
+    def change(frame: dict[str, Any]) -> None:
+        if frame.get("type") == "result" and frame.get("receipt"):
+            frame["receipt"].update(values)
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(_set(size=-1), id="negative-size"),
+        pytest.param(_set(size=1.5), id="fractional-size"),
+        pytest.param(_set(sha256="not-a-sha"), id="bad-sha256"),
+        pytest.param(_set(sha256="AB" * 32), id="upper-case-sha256"),
+        pytest.param(_set(store_version="3"), id="store-version-text"),
+        pytest.param(_set(store_version=True), id="store-version-bool"),
+        pytest.param(_set(store_version=-2), id="store-version-negative"),
+        pytest.param(_set(path="../outside.txt"), id="path-climbs-out"),
+        pytest.param(_set(path="/etc/passwd"), id="path-absolute"),
+        pytest.param(_set(path="a\u0000b.txt"), id="path-nul"),
+        pytest.param(_set(path="a//b.txt"), id="path-empty-segment"),
+        pytest.param(_set(project="../p"), id="project-not-an-id"),
+        pytest.param(_set(project=None), id="local-write-without-project"),
+        pytest.param(_set(issuer="peer:AAAA-AAAA-AAAA-AAAA"), id="issuer-not-its-own"),
+        pytest.param(_set(issuer="host "), id="issuer-unknown"),
+        pytest.param(_set(at=-1), id="negative-time"),
+        pytest.param(_set(rung="trusted-everything"), id="rung-unknown"),
+    ],
+)
+def test_a_peer_receipt_with_impossible_values_is_refused_as_peer_answer_invalid(
+    change: Callable[[dict[str, Any]], None],
+) -> None:
+    async def go() -> None:
+        world, key, _ = await _lying_world()
+        made = await world.tool(key, "project.create", name="theirs")
+        theirs = made["result"]["result"]["project"]["id"]
+        world.servers.lying["studio"] = _rewrite(change)
+        data = base64.b64encode(b"hi").decode()
+        answer = await world.tool(key, "file.write", project=theirs, path="b.txt", content_b64=data)
+        assert answer["ok"] is False, answer
+        assert answer["refusal"]["code"] == "peer-answer-invalid"
+        assert answer["refusal"]["details"] == {"outcome": "unknown", "retry": "not-blindly"}
+        record = world.sink.records[answer["logged"]]
+        assert (record["decision"], record["rule"]) == ("refused", "peer-answer-invalid")
 
     run(go())

@@ -189,6 +189,7 @@ def test_test_modules_are_never_built_into_the_shipped_folder() -> None:
 def test_every_test_module_builds(test_modules: dict[str, Path]) -> None:
     assert set(test_modules) == {
         "bad_signature",
+        "deep",
         "fails",
         "forge",
         "host_function",
@@ -221,6 +222,7 @@ def test_the_hostile_packages_are_real_packages_except_for_their_one_flaw(
     assert set(test_packages) == {
         "bad-pin",
         "builtin-name",
+        "deep",
         "extra-entry",
         "forge",
         "hog",

@@ -26,6 +26,7 @@ READ_THEN_REFUSED_LATER = {
     "needs-import",
     "http",
     "forge",
+    "deep",
 }
 
 
