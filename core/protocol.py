@@ -204,8 +204,8 @@ def version_refused(theirs: object) -> Refused:
 def _salvage_version(text: str | bytes) -> object:
     """The ``v`` of a message that failed to validate, when it is an int; else ``None``."""
     try:
-        raw = from_json(text)
-    except (ValueError, RecursionError, TypeError):
+        raw = parse_json(text)  # bounded: never json.loads (core/json_bound.py)
+    except Refused:
         return None
     v = raw.get("v") if isinstance(raw, dict) else None
     return v if isinstance(v, int) and not isinstance(v, bool) else None
