@@ -37,6 +37,7 @@ from core.model import Contract
 from core.refusals import Code, Refused
 from core.secret import Secret
 from server_host.channel import WebSocketChannel
+from server_host.runner_desk import AnnounceBody, PostBody, ScopeBody
 from server_host.service import EnvironmentService, parse_body
 
 __all__ = ["build_app"]
@@ -181,8 +182,30 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
         finally:
             await service.channel_closed(channel_id)
 
+    def _peer(request: Request) -> str | None:
+        return request.client.host if request.client else None
+
+    async def runner_challenge(request: Request) -> dict[str, Any]:
+        return {"challenge": service.runners.challenge}
+
+    async def runner_announce(request: Request) -> dict[str, Any]:
+        body = parse_body(AnnounceBody, await _body(request))
+        return await service.runners.announce(_peer(request), body)
+
+    async def runner_post(request: Request) -> dict[str, Any]:
+        body = parse_body(PostBody, await _body(request))
+        return await service.runners.post(_peer(request), body)
+
+    async def runner_scope(request: Request) -> dict[str, Any]:
+        body = parse_body(ScopeBody, await _body(request))
+        return await service.runners.scope(_peer(request), body)
+
     routes = [
         Route("/api/identity", _answering(identity), methods=["GET"]),
+        Route("/api/runner/challenge", _answering(runner_challenge), methods=["GET"]),
+        Route("/api/runner/announce", _answering(runner_announce), methods=["POST"]),
+        Route("/api/runner/post", _answering(runner_post), methods=["POST"]),
+        Route("/api/runner/scope", _answering(runner_scope), methods=["POST"]),
         Route("/api/pair", _answering(pair), methods=["POST"]),
         Route("/api/pair", _answering(pair_revoke), methods=["DELETE"]),
         Route("/api/pair/complete", _answering(pair_complete), methods=["POST"]),

@@ -148,6 +148,9 @@ class EnvironmentService:
         self._hello_bound_ms = hello_bound_ms
         self._sandbox = sandbox
         self.private_paths = private_paths
+        from server_host.runner_desk import RunnerDesk
+
+        self.runners = RunnerDesk(self)
 
     @property
     def sandbox(self) -> ProcessSandbox:
@@ -182,7 +185,8 @@ class EnvironmentService:
     # ---- identity and audit -------------------------------------------------------------
 
     async def identity(self) -> dict[str, Any]:
-        """The environment's public identity: name, envKey, fingerprint (no secret)."""
+        """The environment's public identity: name, envKey, fingerprint, and its pinned runners
+        (:meth:`server_host.runner_desk.RunnerDesk.runners`; no secret)."""
         env = self.composed.environment
         envs = await load_environments(self.state)
         current = next((e for e in envs.environments if e.kind == "local"), env)
@@ -190,6 +194,7 @@ class EnvironmentService:
             "name": current.name,
             "envKey": current.key,
             "fingerprint": env_fingerprint(current.key),
+            "runners": self.runners.runners(),
         }
 
     async def _refused(

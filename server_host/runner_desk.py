@@ -1,0 +1,283 @@
+"""The server's side of its runners: announce, liveness, their letters (seed 004 §5a, §5d;
+issue 30).
+
+A runner (``voicebox-env runner``, :mod:`server_host.runner`) is a process of its own beside
+``voicebox-env serve``; this desk is where the server meets it. Every request a runner makes
+carries its **credentials**: its ``runner_id``, the shared secret of HOST_DIR ``runner-secret``
+(0600, made by the server when it starts; the runner reads it there, nothing else ever does)
+and the server's **per-boot challenge** (``GET /api/runner/challenge``; a new one at every
+start of the server). They are judged in this order, each refusal ``permission-denied``
+(403), audited with the reason's name (``peer``, ``unpinned``, ``secret``, ``challenge``) and
+never with the secret:
+
+1. the peer is a loopback address (a runner on another machine is never a runner here);
+2. ``runner_id`` is pinned in ``runners.toml`` as it is now (:mod:`core.missions.runner_pins`;
+   a malformed file pins nobody);
+3. the secret is HOST_DIR's (constant-time);
+4. the challenge is this boot's (an announce recorded before a restart is stale).
+
+What an announce proves is **liveness only**: the answer and everything after it take the
+runner's capability, projects and commands from its pin, never from what it says. What a live
+runner may then do is exactly two things:
+
+- ``post``: one operation, ``mission.post`` — any other (``blocks.import_receipt``…) is refused
+  ``permission-denied`` — of a letter :func:`core.missions.runner_pins.check_runner_letter`
+  allows (seat ``hand``, the pin's ``runner_id`` and capability, a run's phases, no receipt),
+  through the server's own pipeline (:meth:`core.host.pipeline.Host.run`, actor
+  ``runner:<id>``; the head CAS and every letter rule apply there);
+- ``scope``: read a block's scope from a fresh snapshot of the project's store.
+
+:meth:`RunnerDesk.runners` is what the identity answer shows: each pinned runner's id,
+capability, whether it is live (announced within :data:`LIVE_MS` on this boot) and busy (the
+missions it said it runs) — never a secret, a command or a path.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from core.host.mission_ops import MissionPostArgs
+from core.missions.blocks import CONTRACT_VERSION, load_store
+from core.missions.runner_pins import (
+    PINS_FILE,
+    PinsInvalid,
+    RunnerPin,
+    RunnerPins,
+    check_runner_letter,
+    parse_pins,
+)
+from core.model import Contract
+from core.refusals import Code, Refused
+from core.secret import Secret
+
+__all__ = [
+    "LIVE_MS",
+    "SECRET_FILE",
+    "AnnounceBody",
+    "PostBody",
+    "RunnerDesk",
+    "ScopeBody",
+    "ensure_runner_secret",
+    "load_pins",
+    "read_runner_secret",
+]
+
+SECRET_FILE = "runner-secret"
+LIVE_MS = 15_000
+"""A runner is live while its last announce is younger than this (it announces every 5 s)."""
+
+
+def ensure_runner_secret(host_dir: Path) -> None:
+    """Create HOST_DIR ``runner-secret`` (256 bits, 0600) when it is missing."""
+    path = host_dir / SECRET_FILE
+    if path.exists():
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(secrets.token_urlsafe(32))
+
+
+def read_runner_secret(host_dir: Path) -> Secret:
+    """The shared secret of HOST_DIR ``runner-secret``."""
+    return Secret((host_dir / SECRET_FILE).read_text(encoding="utf-8").strip())
+
+
+def load_pins(root: Path) -> RunnerPins:
+    """``DIR/runners.toml`` as it is now (none pinned when absent); raises
+    :class:`~core.missions.runner_pins.PinsInvalid` for a malformed file."""
+    try:
+        text = (root / PINS_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return RunnerPins()
+    except UnicodeDecodeError:
+        raise PinsInvalid(0, "not UTF-8 text") from None
+    return parse_pins(text)
+
+
+class Credentials(Contract):
+    """What every runner request carries (module docstring)."""
+
+    model_config = Contract.model_config | {"hide_input_in_errors": True}
+
+    runner_id: str = Field(alias="runnerId", max_length=64)
+    secret: Secret
+    challenge: str = Field(max_length=128)
+
+
+class AnnounceBody(Credentials):
+    """``POST /api/runner/announce``: the credentials and how many missions run now."""
+
+    busy: int = Field(default=0, ge=0, le=64)
+
+
+class PostBody(Credentials):
+    """``POST /api/runner/post``: the operation (only ``mission.post``), project, letter."""
+
+    op: str = Field(default="mission.post", max_length=64)
+    project: str = Field(max_length=64)
+    letter: dict[str, Any]
+
+
+class ScopeBody(Credentials):
+    """``POST /api/runner/scope``: a block of a project."""
+
+    project: str = Field(max_length=64)
+    block_id: str = Field(alias="blockId", max_length=80)
+
+
+@dataclass
+class _Live:
+    seen_ms: int
+    busy: int
+
+
+def _loopback(peer: str | None) -> bool:
+    if not peer:
+        return False
+    try:
+        return ipaddress.ip_address(peer.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+class RunnerDesk:
+    """The runners' desk of one server (module docstring). ``service`` is the
+    :class:`~server_host.service.EnvironmentService` (its pipeline, audit, root)."""
+
+    def __init__(self, service: Any) -> None:
+        self.service = service
+        self.root: Path = service.composed.home.root
+        self.host_dir: Path = service.composed.home.host_dir
+        ensure_runner_secret(self.host_dir)
+        self.challenge = secrets.token_urlsafe(24)
+        self.live: dict[str, _Live] = {}
+
+    def _now(self) -> int:
+        return int(time.time() * 1000)
+
+    async def _refuse(self, op: str, why: str, message: str, runner_id: str | None) -> Refused:
+        refusal = Refused(Code.PERMISSION_DENIED, message)
+        shown = runner_id if runner_id and len(runner_id) <= 64 else None
+        await self.service._refused(op, refusal, actor="runner", why=why, runner_id=shown)
+        return refusal
+
+    async def check(self, op: str, peer: str | None, creds: Credentials) -> RunnerPin:
+        """The pin of a runner whose request passes rules 1–4 (module docstring); refuses
+        ``permission-denied``, audited."""
+        if not _loopback(peer):
+            raise await self._refuse(
+                op, "peer", "A runner announces over loopback only.", creds.runner_id
+            )
+        try:
+            pin = load_pins(self.root).get(creds.runner_id)
+        except PinsInvalid:
+            pin = None
+        if pin is None:
+            raise await self._refuse(
+                op, "unpinned", "That runner_id is not pinned in runners.toml.", creds.runner_id
+            )
+        expected = read_runner_secret(self.host_dir)
+        if not hmac.compare_digest(
+            creds.secret.reveal().encode("utf-8"), expected.reveal().encode("utf-8")
+        ):
+            raise await self._refuse(
+                op, "secret", "The runner's secret is not this environment's.", creds.runner_id
+            )
+        if not hmac.compare_digest(creds.challenge.encode("utf-8"), self.challenge.encode()):
+            raise await self._refuse(
+                op,
+                "challenge",
+                "The challenge is stale: the server restarted; ask for a new one.",
+                creds.runner_id,
+            )
+        return pin
+
+    async def announce(self, peer: str | None, body: AnnounceBody) -> dict[str, Any]:
+        """``POST /api/runner/announce``: record the runner live; answer its pin's
+        ``{runnerId, capability, projects}`` (what the pin says, never widened)."""
+        pin = await self.check("runner.announce", peer, body)
+        first = pin.runner_id not in self.live
+        self.live[pin.runner_id] = _Live(self._now(), body.busy)
+        if first and self.service.audit is not None:
+            await self.service.audit.append(
+                actor=f"runner:{pin.runner_id}",
+                op="runner.announce",
+                decision="admitted",
+                rule="runner-live",
+                details={"runner_id": pin.runner_id, "capability": pin.capability},
+            )
+        return {"runnerId": pin.runner_id, "capability": pin.capability, "projects": pin.projects}
+
+    async def post(self, peer: str | None, body: PostBody) -> dict[str, Any]:
+        """``POST /api/runner/post``: a run's letter through the server's ``mission.post``
+        (module docstring). Answers the pipeline's post answer (``letter_id``, ``sha12``,
+        ``mission_seq``, ``phase``, ``duplicate``)."""
+        pin = await self.check("runner.post", peer, body)
+        if body.op != "mission.post":
+            raise await self._refuse(
+                "runner.post",
+                "operation",
+                "A runner posts mission letters only; importing a receipt is a person's act.",
+                pin.runner_id,
+            )
+        try:
+            check_runner_letter(pin, body.project, body.letter)
+        except Refused as refusal:
+            await self.service._refused(
+                "runner.post", refusal, actor=f"runner:{pin.runner_id}", why="letter"
+            )
+            raise
+        args = MissionPostArgs(project=body.project, agent_id=pin.runner_id, letter=body.letter)
+        ran = await self.service.composed.host.run(
+            "mission.post", args, actor=f"runner:{pin.runner_id}"
+        )
+        result = ran.result
+        return result.model_dump(mode="json") if hasattr(result, "model_dump") else result
+
+    async def scope(self, peer: str | None, body: ScopeBody) -> dict[str, int]:
+        """``POST /api/runner/scope``: ``{boundary_version, contract_version}`` of the block
+        in a fresh read of the project's store (a block the store lacks: version 1)."""
+        pin = await self.check("runner.scope", peer, body)
+        if body.project not in pin.projects:
+            raise await self._refuse(
+                "runner.scope",
+                "project",
+                "That project is not in the runner's allowlist.",
+                pin.runner_id,
+            )
+        opened = await self.service.ctx.catalog.open(body.project)
+        store = await load_store(opened.files)
+        block = None if store is None else store.block(body.block_id)
+        boundary = 1 if block is None else block.boundary_version
+        return {"boundary_version": boundary, "contract_version": CONTRACT_VERSION}
+
+    def runners(self) -> list[dict[str, Any]]:
+        """Each pinned runner: ``{runnerId, capability, live, busy}`` (module docstring); an
+        empty list while ``runners.toml`` is malformed."""
+        try:
+            pins = load_pins(self.root)
+        except PinsInvalid:
+            return []
+        now = self._now()
+        rows = []
+        for pin in pins.runner:
+            seen = self.live.get(pin.runner_id)
+            live = seen is not None and now - seen.seen_ms < LIVE_MS
+            rows.append(
+                {
+                    "runnerId": pin.runner_id,
+                    "capability": pin.capability,
+                    "live": live,
+                    "busy": seen.busy if live and seen is not None else 0,
+                }
+            )
+        return rows

@@ -1,0 +1,241 @@
+"""One isolated git worktree per mission (seed 004 §5b, §5d; issue 30).
+
+A mission's runner works only in a worktree of its own: branch ``vbx/<mission_id>``, created
+from the project's ``HEAD`` under the root's runtime area ``DIR/worktrees/<mission_id>/`` —
+outside every project folder, never inside one. The project must be a git repository with a
+commit; else :func:`require_git_project` refuses with how to make one.
+
+Where each worktree is lives **only** in the host-local side record HOST_DIR
+``runner-worktrees.json`` (``{mission_id: {project, path, created_ms, touched_ms}}``, 0600,
+written atomically; seed 004 §1f): never in a letter, an answer or the audit's public fields.
+
+Cleanup (:meth:`Worktrees.remove`, :meth:`Worktrees.sweep`) removes a worktree (``git worktree
+remove --force`` + prune) and **keeps its branch**; it removes only what the record says this
+runner created, under ``DIR/worktrees/``, nothing else. One lock guards creation and cleanup, so
+two missions never share a worktree and a sweep never races a creation.
+
+git runs here as the runner's own act (not the agent's): outside the sandbox, with the scrubbed
+git environment of fenced commands (no system or global git configuration, no prompt).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.refusals import Code, Refused
+from server_host.commands import scrubbed_env
+from server_host.disk import ensure_private_dir
+
+__all__ = [
+    "DEFAULT_IDLE_S",
+    "RECORD",
+    "Worktree",
+    "Worktrees",
+    "branch_of",
+    "git",
+    "require_git_project",
+]
+
+RECORD = "runner-worktrees.json"
+DEFAULT_IDLE_S = 72 * 3600
+"""A worktree idle past this is swept (72 h)."""
+GIT_TIMEOUT_S = 60
+
+
+def branch_of(mission_id: str) -> str:
+    """The mission's branch: ``vbx/<mission_id>``."""
+    return f"vbx/{mission_id}"
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run ``git args`` in ``cwd`` with the scrubbed git environment (bounded by
+    :data:`GIT_TIMEOUT_S`); raises ``subprocess.CalledProcessError`` when ``check`` and it
+    fails."""
+    env = scrubbed_env(cwd, git=True) | {
+        "GIT_AUTHOR_NAME": "voicebox runner",
+        "GIT_AUTHOR_EMAIL": "runner@voicebox.invalid",
+        "GIT_COMMITTER_NAME": "voicebox runner",
+        "GIT_COMMITTER_EMAIL": "runner@voicebox.invalid",
+    }
+    return subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=GIT_TIMEOUT_S,
+        check=check,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def require_git_project(folder: Path) -> None:
+    """Refuse ``args-invalid`` unless ``folder`` is the top of a git repository with at least
+    one commit, with a sentence that says how (``git init`` and a first commit; the fenced
+    ``git/init`` command offers the first half)."""
+    how = (
+        "A mission runs in a git worktree of its project, and this project is not a git "
+        "repository with a commit: run git init in it (the environment's git/init command "
+        "does) and make a first commit."
+    )
+    if not (folder / ".git").exists():
+        raise Refused(Code.ARGS_INVALID, how, field="project")
+    done = git(folder, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+    if done.returncode != 0:
+        raise Refused(Code.ARGS_INVALID, how, field="project")
+
+
+@dataclass(frozen=True, slots=True)
+class Worktree:
+    """A mission's worktree: its mission, project, folder and branch (host-local only)."""
+
+    mission_id: str
+    project: str
+    path: Path
+    branch: str
+
+
+class Worktrees:
+    """The worktrees of one environment root ``root`` (module docstring)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.area = root / "worktrees"
+        self.record_path = root / "host" / RECORD
+        self.lock = asyncio.Lock()
+
+    # ---- the side record ----------------------------------------------------------------
+
+    def _load(self) -> dict[str, dict]:
+        try:
+            data = json.loads(self.record_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _store(self, record: dict[str, dict]) -> None:
+        tmp = self.record_path.with_name(f".{RECORD}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(record, out, sort_keys=True)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, self.record_path)
+
+    def get(self, mission_id: str) -> Worktree | None:
+        """The recorded worktree of ``mission_id``, or ``None``."""
+        entry = self._load().get(mission_id)
+        if entry is None:
+            return None
+        return Worktree(mission_id, entry["project"], Path(entry["path"]), branch_of(mission_id))
+
+    def touch(self, mission_id: str) -> None:
+        """Mark the worktree as used now (the idle sweep counts from the last touch)."""
+        record = self._load()
+        if mission_id in record:
+            record[mission_id]["touched_ms"] = int(time.time() * 1000)
+            self._store(record)
+
+    # ---- creation and cleanup ------------------------------------------------------------
+
+    async def create(self, mission_id: str, project: str, folder: Path) -> Worktree:
+        """A fresh worktree for ``mission_id`` of the project at ``folder`` (module docstring).
+        Refuses ``args-invalid`` for a project that is not a git repository with a commit,
+        ``already-exists`` when the mission already has one (one mission, one worktree)."""
+        async with self.lock:
+            return await asyncio.to_thread(self._create, mission_id, project, folder)
+
+    def _create(self, mission_id: str, project: str, folder: Path) -> Worktree:
+        require_git_project(folder)
+        record = self._load()
+        path = self.area / mission_id
+        if mission_id in record or path.exists():
+            raise Refused(Code.ALREADY_EXISTS, "That mission already has a worktree.")
+        ensure_private_dir(self.area)
+        done = git(folder, "worktree", "add", "--quiet", "-b", branch_of(mission_id), str(path))
+        del done
+        now = int(time.time() * 1000)
+        record[mission_id] = {
+            "project": project,
+            "path": str(path),
+            "created_ms": now,
+            "touched_ms": now,
+        }
+        self._store(record)
+        return Worktree(mission_id, project, path, branch_of(mission_id))
+
+    async def remove(self, mission_id: str, folder: Path | None) -> bool:
+        """Remove ``mission_id``'s worktree (its branch kept); ``folder`` is its project's
+        folder (``None`` when the project is gone). True when one was removed."""
+        async with self.lock:
+            return await asyncio.to_thread(self._remove, mission_id, folder)
+
+    def _remove(self, mission_id: str, folder: Path | None) -> bool:
+        record = self._load()
+        entry = record.get(mission_id)
+        if entry is None:
+            return False
+        path = Path(entry["path"])
+        ours = path.parent == self.area and path.name == mission_id
+        if ours and path.exists():
+            if folder is not None and folder.is_dir():
+                git(folder, "worktree", "remove", "--force", str(path), check=False)
+            if path.exists():  # git refused or the project is gone: the folder we made
+                shutil.rmtree(path, ignore_errors=True)
+        if folder is not None and folder.is_dir():
+            git(folder, "worktree", "prune", check=False)
+        del record[mission_id]
+        self._store(record)
+        return ours
+
+    async def sweep(
+        self, folders: dict[str, Path], *, idle_s: int = DEFAULT_IDLE_S, now_ms: int | None = None
+    ) -> list[str]:
+        """Remove every recorded worktree idle past ``idle_s`` seconds; ``folders`` maps project
+        ids to their folders. The mission ids removed."""
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        stale = [
+            mid
+            for mid, entry in self._load().items()
+            if now - int(entry.get("touched_ms", 0)) > idle_s * 1000
+        ]
+        removed = []
+        for mid in stale:
+            entry = self._load().get(mid, {})
+            if await self.remove(mid, folders.get(entry.get("project", ""))):
+                removed.append(mid)
+        return removed
+
+    def status(self) -> list[dict]:
+        """Each recorded worktree: mission, project, branch, bytes on disk, idle seconds."""
+        rows = []
+        now = int(time.time() * 1000)
+        for mid, entry in sorted(self._load().items()):
+            path = Path(entry["path"])
+            size = 0
+            if path.is_dir():
+                for base, _dirs, files in os.walk(path):
+                    for name in files:
+                        with contextlib.suppress(OSError):
+                            size += os.lstat(os.path.join(base, name)).st_size
+            rows.append(
+                {
+                    "mission_id": mid,
+                    "project": entry["project"],
+                    "branch": branch_of(mid),
+                    "path": str(path),
+                    "bytes": size,
+                    "idle_s": (now - int(entry.get("touched_ms", now))) // 1000,
+                }
+            )
+        return rows
