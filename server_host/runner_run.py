@@ -120,13 +120,28 @@ def runner_env(pin: RunnerPin, home: Path, source: dict[str, str]) -> dict[str, 
 
 
 def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
+    """True while a process of group ``pgid`` runs (zombies waiting for their reaper do not
+    count: bubblewrap's own child lingers as one for a moment after the command ended)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
         return True
-    return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] != "Z" and fields[2] == str(pgid):
+            return True
+    return False
 
 
 async def stop_tree(process: asyncio.subprocess.Process, *, step_s: float = STEP_S) -> None:

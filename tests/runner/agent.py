@@ -13,7 +13,8 @@
   sleep for an hour;
 - ``read``: try to read the file ``ARG`` and list the folder ``ARG`` names; print
   ``READ-OK`` or ``READ-DENIED <errno name>`` (the sandbox tests read HOST_DIR and another
-  worktree this way); exit 0.
+  worktree this way); exit 0;
+- ``env``: print ``ENV`` and the names of its environment variables.
 
 It uses the standard library only and nothing of the repository, so it runs in any sandbox.
 """
@@ -84,6 +85,9 @@ def main(argv: list[str]) -> int:
             print(f"READ-DENIED {errno.errorcode.get(exc.errno or 0, 'ERR')}", flush=True)
             return 0
         print("READ-OK", flush=True)
+        return 0
+    if mode == "env":
+        print("ENV " + " ".join(sorted(os.environ)), flush=True)
         return 0
     print(f"unknown mode {mode}", flush=True)
     return 2

@@ -45,6 +45,7 @@ def pins_toml(
     cap: int = 1 << 20,
     runner_id: str = "build-1",
     capability: str = "build-runner",
+    env: tuple[str, ...] = (),
 ) -> str:
     """A ``runners.toml`` pinning ``runner_id`` to the scripted agent in ``mode``."""
     command = ["python3", str(AGENT), mode, "{packet_file}"] + ([arg] if arg else [])
@@ -59,6 +60,7 @@ def pins_toml(
         f"agent_time_limit_s = {agent_s}\n"
         f"gate_time_limit_s = {gate_s}\n"
         f"output_cap_bytes = {cap}\n"
+        f"env = {json.dumps(list(env))}\n"
     )
 
 
@@ -159,7 +161,13 @@ class Env:
         assert answer["ok"], answer
         return {h["mission_id"]: h for h in answer["result"]["heads"]}
 
-    async def run(self, job: MissionJob, pin: RunnerPin, poster: DeskPoster) -> RunOutcome:
+    async def run(
+        self,
+        job: MissionJob,
+        pin: RunnerPin,
+        poster: DeskPoster,
+        source: dict[str, str] | None = None,
+    ) -> RunOutcome:
         """Make the mission's worktree and run it as the daemon does."""
         trees = Worktrees(self.root)
         tree = await trees.create(job.mission_id, job.project, self.folder)
@@ -171,7 +179,7 @@ class Env:
             sandbox=self.service.sandbox,
             fence=mission_fence(self.home, tree.path, pin),
             log_path=self.root / "runner-logs" / f"{job.mission_id}.log",
-            env=runner_env(pin, self.home.exec_home, {}),
+            env=runner_env(pin, self.home.exec_home, source or {}),
         )
 
     def close(self) -> None:
