@@ -200,6 +200,14 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
         body = parse_body(ScopeBody, await _body(request))
         return await service.runners.scope(_peer(request), body)
 
+    def missions(op: str) -> Handler:
+        async def run(request: Request) -> dict[str, Any]:
+            env_key = request.path_params["key"]
+            raw = await _body(request)
+            return await service.runners.by_bearer(op, env_key, _bearer(request), raw)
+
+        return run
+
     routes = [
         Route("/api/identity", _answering(identity), methods=["GET"]),
         Route("/api/runner/challenge", _answering(runner_challenge), methods=["GET"]),
@@ -218,6 +226,16 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
         Route(
             "/api/environments/{key}/git/config",
             _answering(fenced("git/config")),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/environments/{key}/missions/spawn",
+            _answering(missions("spawn")),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/environments/{key}/missions/cancel",
+            _answering(missions("cancel")),
             methods=["POST"],
         ),
         WebSocketRoute("/channel", channel),

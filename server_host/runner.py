@@ -34,7 +34,6 @@ import asyncio
 import contextlib
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +45,7 @@ from server_host.home import Home
 from server_host.runner_desk import load_pins, read_runner_secret
 from server_host.runner_run import MissionJob, run_mission, runner_env
 from server_host.sandbox import Fence, ProcessSandbox, Unavailable, detect
-from server_host.worktrees import DEFAULT_IDLE_S, Worktrees
+from server_host.worktrees import Worktrees
 
 __all__ = [
     "ANNOUNCE_S",
@@ -122,9 +121,10 @@ class HttpPoster:
         answer = await self._call("/api/runner/scope", {"project": project, "blockId": block_id})
         return {k: int(answer[k]) for k in ("boundary_version", "contract_version")}
 
-    async def announce(self, busy: int) -> dict[str, Any]:
-        """Announce this runner live; the desk's answer (queued work and cancels)."""
-        return await self._call("/api/runner/announce", {"busy": busy})
+    async def announce(self, running: list[str]) -> dict[str, Any]:
+        """Announce this runner live with the missions it runs; the desk's answer (its pin,
+        queued work, cancels)."""
+        return await self._call("/api/runner/announce", {"running": running})
 
 
 class Runner:
@@ -153,7 +153,8 @@ class Runner:
         """One announce per pin; start what was queued for it; cancel what was cancelled."""
         for pin in pins:
             poster = HttpPoster(self.client, self, pin)
-            answer = await poster.announce(self._busy(pin.runner_id))
+            mine = [m for m, j in self.running.items() if j.runner_id == pin.runner_id]
+            answer = await poster.announce(mine)
             for mission_id in answer.get("cancel", []):
                 job = self.running.get(mission_id)
                 if job is not None:
@@ -277,26 +278,3 @@ async def run_sweep(root: Path, idle_hours: float) -> int:
     removed = await trees.sweep(folders, idle_s=int(idle_hours * 3600))
     _say(json.dumps({"removed": removed}))
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:  # pragma: no cover - thin
-    """Entry for ``python -m server_host.runner`` (tests); ``voicebox-env runner`` is the CLI."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog=PROG)
-    parser.add_argument("action", nargs="?", default="run", choices=("run", "status", "sweep"))
-    parser.add_argument("--root", required=True)
-    parser.add_argument("--server", default=None)
-    parser.add_argument("--idle-hours", type=float, default=DEFAULT_IDLE_S / 3600)
-    parser.add_argument("--exec-unsandboxed", action="store_true")
-    args = parser.parse_args(argv)
-    root = Path(args.root)
-    if args.action == "status":
-        return asyncio.run(run_status(root))
-    if args.action == "sweep":
-        return asyncio.run(run_sweep(root, args.idle_hours))
-    return asyncio.run(run_daemon(root, server=args.server, unsandboxed=args.exec_unsandboxed))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

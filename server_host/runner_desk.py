@@ -39,14 +39,16 @@ import ipaddress
 import os
 import secrets
 import time
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from core.host.mission_ops import MissionPostArgs
+from core.host.mission_ops import DeliverArgs, MissionPostArgs
 from core.missions.blocks import CONTRACT_VERSION, load_store
+from core.missions.letters import SCHEMA, parse_letter, sha12
 from core.missions.runner_pins import (
     PINS_FILE,
     PinsInvalid,
@@ -58,6 +60,8 @@ from core.missions.runner_pins import (
 from core.model import Contract
 from core.refusals import Code, Refused
 from core.secret import Secret
+from core.time import instant_iso
+from server_host.worktrees import require_git_project
 
 __all__ = [
     "LIVE_MS",
@@ -66,6 +70,7 @@ __all__ = [
     "PostBody",
     "RunnerDesk",
     "ScopeBody",
+    "SpawnBody",
     "ensure_runner_secret",
     "load_pins",
     "read_runner_secret",
@@ -114,9 +119,9 @@ class Credentials(Contract):
 
 
 class AnnounceBody(Credentials):
-    """``POST /api/runner/announce``: the credentials and how many missions run now."""
+    """``POST /api/runner/announce``: the credentials and the missions it runs now."""
 
-    busy: int = Field(default=0, ge=0, le=64)
+    running: list[str] = Field(default_factory=list, max_length=64)
 
 
 class PostBody(Credentials):
@@ -134,10 +139,36 @@ class ScopeBody(Credentials):
     block_id: str = Field(alias="blockId", max_length=80)
 
 
+class SpawnBody(Contract):
+    """``POST /api/environments/:key/missions/spawn`` (bearer): the project, the packet and
+    the seq-1 ``judging`` letter that opens the mission (compose's draft)."""
+
+    project: str = Field(max_length=64)
+    packet: str = Field(min_length=1, max_length=200_000)
+    letter: dict[str, Any]
+
+
+class CancelBody(Contract):
+    """``POST /api/environments/:key/missions/cancel`` (bearer): the mission a person
+    cancels."""
+
+    project: str = Field(max_length=64)
+    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+
+
 @dataclass
 class _Live:
     seen_ms: int
     busy: int
+
+
+@dataclass
+class _Queue:
+    """One runner's queued jobs and the missions a person cancelled."""
+
+    jobs: deque[dict[str, Any]] = field(default_factory=deque)
+    cancels: set[str] = field(default_factory=set)
+    running: set[str] = field(default_factory=set)
 
 
 def _loopback(peer: str | None) -> bool:
@@ -160,9 +191,14 @@ class RunnerDesk:
         ensure_runner_secret(self.host_dir)
         self.challenge = secrets.token_urlsafe(24)
         self.live: dict[str, _Live] = {}
+        self.queues: dict[str, _Queue] = {}
 
     def _now(self) -> int:
         return int(time.time() * 1000)
+
+    def _seen(self, runner_id: str) -> int:
+        seen = self.live.get(runner_id)
+        return -(1 << 62) if seen is None else seen.seen_ms
 
     async def _refuse(self, op: str, why: str, message: str, runner_id: str | None) -> Refused:
         refusal = Refused(Code.PERMISSION_DENIED, message)
@@ -206,7 +242,7 @@ class RunnerDesk:
         ``{runnerId, capability, projects}`` (what the pin says, never widened)."""
         pin = await self.check("runner.announce", peer, body)
         first = pin.runner_id not in self.live
-        self.live[pin.runner_id] = _Live(self._now(), body.busy)
+        self.live[pin.runner_id] = _Live(self._now(), len(body.running))
         if first and self.service.audit is not None:
             await self.service.audit.append(
                 actor=f"runner:{pin.runner_id}",
@@ -215,7 +251,148 @@ class RunnerDesk:
                 rule="runner-live",
                 details={"runner_id": pin.runner_id, "capability": pin.capability},
             )
-        return {"runnerId": pin.runner_id, "capability": pin.capability, "projects": pin.projects}
+        queue = self.queues.setdefault(pin.runner_id, _Queue())
+        queue.running = set(body.running)
+        work = []
+        while queue.jobs and len(work) < max(pin.max_parallel - len(body.running), 0):
+            job = queue.jobs.popleft()
+            queue.running.add(job["mission_id"])
+            work.append(job)
+        cancel = sorted(queue.cancels & queue.running)
+        queue.cancels -= set(cancel)
+        return {
+            "runnerId": pin.runner_id,
+            "capability": pin.capability,
+            "projects": pin.projects,
+            "work": work,
+            "cancel": cancel,
+        }
+
+    # ---- spawn (the browser host's entry, with its bearer) --------------------------------
+
+    async def by_bearer(
+        self, op: str, env_key: str, bearer: Secret | None, raw: bytes
+    ) -> dict[str, Any]:
+        """``POST /api/environments/:key/missions/{spawn,cancel}``: the server's decision order
+        for the bearer first (``unknown-environment`` … ``bearer-refused``), then
+        :meth:`spawn` or :meth:`cancel`; refusals audited as ``mission.spawn`` /
+        ``mission.cancel``."""
+        from server_host.service import parse_body
+
+        name = f"mission.{op}"
+        authorized = await self.service._authorize(name, env_key, bearer)
+        actor = f"peer:{authorized.bearer_hash[:12]}"
+        try:
+            if op == "spawn":
+                return await self.spawn(actor, parse_body(SpawnBody, raw))
+            return await self.cancel(actor, parse_body(CancelBody, raw))
+        except Refused as refusal:
+            await self.service._refused(name, refusal, actor=actor)
+            raise
+
+    async def spawn(self, actor: str, body: SpawnBody) -> dict[str, Any]:
+        """Queue a mission for a live pinned runner (issue 30, spawn): every rule again, in
+        this order — the letter's own contract and a seq-1 ``judging`` letter; a runner pinned
+        for the letter's capability and this project (``permission-denied``: "no runner
+        pinned"), live (``tool-disabled``: "not live"); the project a git repository with a
+        commit (``args-invalid``, saying how); then the packet is delivered with the letter
+        through ``mission.deliver`` (``packet_ref`` the packet's sha256, brain, block, head
+        CAS) and the job queued. ``{missionId, runnerId, queued}`` — no path."""
+        letter = parse_letter(body.letter)
+        if letter.mission_seq != 1 or letter.phase != "judging":
+            raise Refused(
+                Code.LETTER_INVALID,
+                "A spawn opens a mission: a seq-1 judging letter.",
+                field="letter.phase",
+            )
+        try:
+            pins = load_pins(self.root).runner
+        except PinsInvalid:
+            pins = []
+        fitting = [
+            p
+            for p in pins
+            if p.capability == letter.capability
+            and body.project in p.projects
+            and letter.runner_id in (None, p.runner_id)
+        ]
+        if not fitting:
+            raise Refused(
+                Code.PERMISSION_DENIED,
+                f"No runner is pinned for {letter.capability} in this project; its operator "
+                "pins one in runners.toml.",
+            )
+        now = self._now()
+        live = [p for p in fitting if now - self._seen(p.runner_id) < LIVE_MS]
+        if not live:
+            raise Refused(
+                Code.TOOL_DISABLED,
+                f"No runner pinned for {letter.capability} is live; its operator starts "
+                "voicebox-env runner.",
+            )
+        pin = min(live, key=lambda p: len(self.queues.get(p.runner_id, _Queue()).jobs))
+        require_git_project(self.service.composed.roots.folder(body.project))
+        args = DeliverArgs(
+            project=body.project,
+            agent_id="operator",
+            to=pin.runner_id,
+            letter=body.letter,
+            packet=body.packet,
+        )
+        ran = await self.service.composed.host.run("mission.deliver", args, actor=actor)
+        posted = ran.result.posted
+        self.queues.setdefault(pin.runner_id, _Queue()).jobs.append(
+            {
+                "mission_id": letter.mission_id,
+                "project": body.project,
+                "block_id": letter.block_id,
+                "brain_ref": letter.brain_ref,
+                "packet": body.packet,
+                "head_letter_id": posted.letter_id,
+                "head_seq": 1,
+                "started_at": letter.started_at,
+                "packet_ref": letter.packet_ref,
+            }
+        )
+        return {"missionId": letter.mission_id, "runnerId": pin.runner_id, "queued": True}
+
+    async def cancel(self, actor: str, body: CancelBody) -> dict[str, Any]:
+        """A person cancels a mission: a running one is stopped by its runner (which posts
+        ``failed`` "cancelled by a person"); a queued one leaves the queue and its ``failed``
+        letter is posted here, in its pinned runner's name. ``{missionId, cancelled}``."""
+        for runner_id, queue in self.queues.items():
+            if body.mission_id in queue.running:
+                queue.cancels.add(body.mission_id)
+                return {"missionId": body.mission_id, "cancelled": "running"}
+            job = next((j for j in queue.jobs if j["mission_id"] == body.mission_id), None)
+            if job is not None and job["project"] == body.project:
+                queue.jobs.remove(job)
+                pin = load_pins(self.root).get(runner_id)
+                if pin is not None:
+                    await self._post_cancelled(pin, job, actor)
+                return {"missionId": body.mission_id, "cancelled": "queued"}
+        raise Refused(Code.ARGS_INVALID, "No queued or running mission by that id.")
+
+    async def _post_cancelled(self, pin: RunnerPin, job: dict[str, Any], actor: str) -> None:
+        now = instant_iso(self._now())
+        letter = {
+            "schema": SCHEMA,
+            "mission_id": job["mission_id"],
+            "mission_seq": 2,
+            "prev_letter_id": sha12(job["head_letter_id"]),
+            "block_id": job["block_id"],
+            "brain_ref": job["brain_ref"],
+            "seat": "hand",
+            "runner_id": pin.runner_id,
+            "capability": pin.capability,
+            "phase": "failed",
+            "verdict": {"decision": "REJECT", "gist": "cancelled by a person"},
+            "packet_ref": job["packet_ref"],
+            "started_at": job["started_at"],
+            "updated_at": max(now, job["started_at"]),
+        }
+        args = MissionPostArgs(project=job["project"], agent_id=pin.runner_id, letter=letter)
+        await self.service.composed.host.run("mission.post", args, actor=actor)
 
     async def post(self, peer: str | None, body: PostBody) -> dict[str, Any]:
         """``POST /api/runner/post``: a run's letter through the server's ``mission.post``

@@ -89,6 +89,7 @@ class DeskPoster:
         return await self.env.service.runners.scope("127.0.0.1", body)
 
     async def announce(self, **over: Any) -> dict[str, Any]:
+        """Announce ``build-1`` (``over`` changes the body: ``running``, credentials)."""
         body = AnnounceBody.model_validate({**self.creds(), **over})
         return await self.env.service.runners.announce("127.0.0.1", body)
 
