@@ -1,0 +1,118 @@
+"""One worktree per mission, outside the project, recorded only host-locally; cleanup keeps
+the branch and never removes what the runner did not make (issue 30, worktrees, cleanup;
+seed 004 §5b, §5d, §1f)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from core.refusals import Code, Refused
+from server_host.worktrees import RECORD, Worktrees, git
+from tests.runner.kit import environment
+
+
+def _branches(folder: Path) -> set[str]:
+    out = git(folder, "for-each-ref", "--format=%(refname:short)", "refs/heads/vbx").stdout
+    return set(out.split())
+
+
+def test_fifty_spawn_and_cleanup_cycles_leave_no_worktree_behind_and_keep_the_branches(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        env = await environment(tmp_path)
+        try:
+            trees = Worktrees(env.root)
+            ids = [f"msn_{i:012x}" for i in range(50)]
+            for mid in ids:
+                tree = await trees.create(mid, env.project, env.folder)
+                assert tree.path.parent == env.root / "worktrees"
+                assert env.folder not in tree.path.parents  # never inside the project
+                assert (tree.path / "check.py").exists()
+                assert await trees.remove(mid, env.folder)
+                assert not tree.path.exists()
+            assert list((env.root / "worktrees").iterdir()) == []
+            assert trees.status() == []
+            listed = git(env.folder, "worktree", "list", "--porcelain").stdout
+            assert listed.count("worktree ") == 1  # the project's own, nothing else
+            assert _branches(env.folder) == {f"vbx/{m}" for m in ids}
+        finally:
+            env.close()
+
+    asyncio.run(main())
+
+
+def test_two_missions_never_share_a_worktree(tmp_path: Path) -> None:
+    async def main() -> None:
+        env = await environment(tmp_path)
+        try:
+            trees = Worktrees(env.root)
+            made = await asyncio.gather(
+                trees.create("msn_0000000000a1", env.project, env.folder),
+                trees.create("msn_0000000000a2", env.project, env.folder),
+            )
+            assert made[0].path != made[1].path
+            with pytest.raises(Refused) as caught:
+                await trees.create("msn_0000000000a1", env.project, env.folder)
+            assert caught.value.code == Code.ALREADY_EXISTS
+        finally:
+            env.close()
+
+    asyncio.run(main())
+
+
+def test_the_path_lives_only_in_the_host_local_record_0600(tmp_path: Path) -> None:
+    async def main() -> None:
+        env = await environment(tmp_path)
+        try:
+            trees = Worktrees(env.root)
+            tree = await trees.create("msn_0000000000c1", env.project, env.folder)
+            record = env.home.host_dir / RECORD
+            assert stat.S_IMODE(record.stat().st_mode) == 0o600
+            assert json.loads(record.read_text())["msn_0000000000c1"]["path"] == str(tree.path)
+        finally:
+            env.close()
+
+    asyncio.run(main())
+
+
+def test_the_sweep_removes_only_idle_worktrees_the_runner_made(tmp_path: Path) -> None:
+    async def main() -> None:
+        env = await environment(tmp_path)
+        try:
+            trees = Worktrees(env.root)
+            old = await trees.create("msn_0000000000d1", env.project, env.folder)
+            fresh = await trees.create("msn_0000000000d2", env.project, env.folder)
+            stranger = env.root / "worktrees" / "msn_0000000000d3"
+            stranger.mkdir()
+            (stranger / "keep.txt").write_text("not the runner's")
+            record = json.loads((env.home.host_dir / RECORD).read_text())
+            record["msn_0000000000d1"]["touched_ms"] -= 73 * 3600 * 1000
+            (env.home.host_dir / RECORD).write_text(json.dumps(record))
+            removed = await trees.sweep({env.project: env.folder})
+            assert removed == ["msn_0000000000d1"]
+            assert not old.path.exists() and fresh.path.exists()
+            assert (stranger / "keep.txt").read_text() == "not the runner's"
+            assert "vbx/msn_0000000000d1" in _branches(env.folder)
+            # a record pointing outside the runner's area is forgotten, never removed
+            outside = tmp_path / "precious"
+            outside.mkdir()
+            record = json.loads((env.home.host_dir / RECORD).read_text())
+            record["msn_0000000000d9"] = {
+                "project": env.project,
+                "path": str(outside),
+                "created_ms": 0,
+                "touched_ms": 0,
+            }
+            (env.home.host_dir / RECORD).write_text(json.dumps(record))
+            assert await trees.sweep({env.project: env.folder}) == []
+            assert outside.is_dir()
+        finally:
+            env.close()
+
+    asyncio.run(main())
