@@ -56,7 +56,8 @@ __all__ = [
     "write_endpoint",
 ]
 
-ANNOUNCE_S = 5.0
+ANNOUNCE_S = 1.0
+"""Seconds between two announces of an idle runner (work is picked up with the next one)."""
 POLL_S = 0.25
 ENDPOINT_FILE = "serve-endpoint.json"
 PROG = "voicebox-env runner"
