@@ -78,7 +78,8 @@ __all__ = [
 
 SECRET_FILE = "runner-secret"
 LIVE_MS = 15_000
-"""A runner is live while its last announce is younger than this (it announces every second, every quarter second while it runs a mission)."""
+"""A runner is live while its last announce is younger than this (it announces every second,
+every quarter second while it runs a mission)."""
 
 
 def ensure_runner_secret(host_dir: Path) -> None:
