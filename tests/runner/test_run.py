@@ -282,3 +282,50 @@ def test_stop_sends_sigint_then_sigterm_then_sigkill_and_is_done_within_5_s(
         assert 3.9 <= took <= 5.0, took
 
     asyncio.run(main())
+
+
+def test_a_person_imports_the_runs_candidate_as_it_is_and_lands_it(tmp_path: Path) -> None:
+    """The candidate is complete in fact: the one human gesture imports it unchanged and the
+    landed letter follows; nothing the run or the import left in the audit names a host
+    path."""
+
+    async def main() -> None:
+        env = await environment(tmp_path)
+        try:
+            pin = env.pin(mode="ok")
+            job = await env.open_mission()
+            await env.run(job, pin, DeskPoster(env))
+            head = (await env.heads())[job.mission_id]
+            candidate = head["letter"]["receipt_candidate"]
+            imported = await env.call(
+                "receipt.import",
+                "human-ui",
+                project=env.project,
+                candidate=candidate,
+                imported_via="human-ui",
+                mission_id=job.mission_id,
+            )
+            assert imported["ok"], imported
+            version = imported["result"]["store_version"]
+            landed = {
+                **head["letter"],
+                "mission_seq": 5,
+                "prev_letter_id": head["sha12"],
+                "phase": "landed",
+                "seat": "oracle",
+                "receipt": {"imported": True, "store_version": version},
+            }
+            posted = await env.call(
+                "mission.post", project=env.project, agent_id="operator", letter=landed
+            )
+            assert posted["ok"], posted
+            sink = env.service.composed.sink
+            assert sink is not None
+            last = await sink.last()
+            assert last is not None
+            records = json.dumps([r.record for r in await sink.range(1, last.seq)])
+            assert str(env.root) not in records and "worktrees" not in records
+        finally:
+            env.close()
+
+    asyncio.run(main())
