@@ -37,7 +37,7 @@ from core.model import Contract
 from core.refusals import Code, Refused
 from core.secret import Secret
 from server_host.channel import WebSocketChannel
-from server_host.runner_desk import AnnounceBody, PostBody, ScopeBody
+from server_host.runner_desk import AnnounceBody, FinishedBody, PostBody, ScopeBody
 from server_host.service import EnvironmentService, parse_body
 
 __all__ = ["build_app"]
@@ -208,8 +208,13 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
 
         return run
 
+    async def runner_finished(request: Request) -> dict[str, Any]:
+        body = parse_body(FinishedBody, await _body(request))
+        return await service.runners.finished(_peer(request), body)
+
     routes = [
         Route("/api/identity", _answering(identity), methods=["GET"]),
+        Route("/api/runner/finished", _answering(runner_finished), methods=["POST"]),
         Route("/api/runner/challenge", _answering(runner_challenge), methods=["GET"]),
         Route("/api/runner/announce", _answering(runner_announce), methods=["POST"]),
         Route("/api/runner/post", _answering(runner_post), methods=["POST"]),

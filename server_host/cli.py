@@ -221,7 +221,9 @@ async def _runner(args: argparse.Namespace) -> int:
         return await run_status(root)
     if args.action == "sweep":
         return await run_sweep(root, args.idle_hours)
-    return await run_daemon(root, server=args.server, unsandboxed=args.exec_unsandboxed)
+    return await run_daemon(
+        root, server=args.server, unsandboxed=args.exec_unsandboxed, idle_hours=args.idle_hours
+    )
 
 
 async def _admin_or_disk(home: Home, request: dict[str, Any]) -> dict[str, Any]:
@@ -366,7 +368,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     runner.add_argument("action", nargs="?", default="run", choices=("run", "status", "sweep"))
     runner.add_argument("--server", help="the serve's URL (default: HOST_DIR serve-endpoint)")
-    runner.add_argument("--idle-hours", type=float, default=72.0, help="sweep: idle age (72)")
+    runner.add_argument(
+        "--idle-hours", type=float, default=72.0, help="idle age of a worktree swept (72)"
+    )
     runner.add_argument(
         "--exec-unsandboxed",
         action="store_true",

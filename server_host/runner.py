@@ -34,6 +34,8 @@ import asyncio
 import contextlib
 import json
 import os
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +47,7 @@ from server_host.home import Home
 from server_host.runner_desk import load_pins, read_runner_secret
 from server_host.runner_run import MissionJob, run_mission, runner_env
 from server_host.sandbox import Fence, ProcessSandbox, Unavailable, detect
-from server_host.worktrees import Worktrees
+from server_host.worktrees import DEFAULT_IDLE_S, Worktrees
 
 __all__ = [
     "ANNOUNCE_S",
@@ -56,11 +58,15 @@ __all__ = [
     "write_endpoint",
 ]
 
+CLEANUP_S = 60.0
+"""Seconds between two cleanups (finished missions' worktrees, then the idle sweep)."""
 ANNOUNCE_S = 1.0
 """Seconds between two announces of an idle runner (work is picked up with the next one)."""
 POLL_S = 0.25
 ENDPOINT_FILE = "serve-endpoint.json"
 PROG = "voicebox-env runner"
+AskFinished = Callable[[list[dict[str, str]]], Awaitable[list[str]]]
+"""Which of these missions (``{project, missionId}``) are done with their worktree."""
 
 
 def write_endpoint(host_dir: Path, url: str) -> None:
@@ -122,6 +128,11 @@ class HttpPoster:
         answer = await self._call("/api/runner/scope", {"project": project, "blockId": block_id})
         return {k: int(answer[k]) for k in ("boundary_version", "contract_version")}
 
+    async def finished(self, missions: list[dict[str, str]]) -> list[str]:
+        """Which of ``missions`` (``{project, missionId}``) are done with their worktree."""
+        answer = await self._call("/api/runner/finished", {"missions": missions})
+        return list(answer["finished"])
+
     async def announce(self, running: list[str]) -> dict[str, Any]:
         """Announce this runner live with the missions it runs; the desk's answer (its pin,
         queued work, cancels)."""
@@ -131,8 +142,11 @@ class HttpPoster:
 class Runner:
     """The daemon over one root (module docstring)."""
 
-    def __init__(self, root: Path, sandbox: ProcessSandbox, url: str) -> None:
+    def __init__(
+        self, root: Path, sandbox: ProcessSandbox, url: str, *, idle_s: int = DEFAULT_IDLE_S
+    ) -> None:
         self.home = Home(root)
+        self.idle_s = idle_s
         self.sandbox = sandbox
         self.url = url
         self.worktrees = Worktrees(root)
@@ -141,6 +155,9 @@ class Runner:
         self.client = httpx.AsyncClient(base_url=url, timeout=30, trust_env=False)
         self.running: dict[str, MissionJob] = {}
         self.tasks: set[asyncio.Task[None]] = set()
+
+    def _folders(self) -> dict[str, Path]:
+        return {r["project"]: self.home.projects / r["project"] for r in self.worktrees.status()}
 
     async def refresh_challenge(self) -> None:
         """Fetch the server's per-boot challenge."""
@@ -195,14 +212,38 @@ class Runner:
         finally:
             self.running.pop(job.mission_id, None)
 
+    async def cleanup(
+        self, ask: Callable[[list[dict[str, str]]], Awaitable[list[str]]]
+    ) -> list[str]:
+        """Remove the worktrees of missions ``ask`` says are finished (landed, archived, or
+        failed and dismissed; never one running now); their branches stay. The ids removed."""
+        rows = [r for r in self.worktrees.status() if r["mission_id"] not in self.running]
+        if not rows:
+            return []
+        refs = [{"project": r["project"], "missionId": r["mission_id"]} for r in rows]
+        done = set(await ask(refs))
+        removed = []
+        for row in rows:
+            if row["mission_id"] in done:
+                folder = self.home.projects / row["project"]
+                if await self.worktrees.remove(row["mission_id"], folder):
+                    removed.append(row["mission_id"])
+        return removed
+
     async def serve(self, stop: asyncio.Event) -> None:
         """Announce and run until ``stop`` is set; then cancel what runs and wait for it."""
+        next_cleanup = 0.0
         while not stop.is_set():
             try:
                 pins = load_pins(self.home.root).runner
                 if not self.challenge:
                     await self.refresh_challenge()
                 await self.tick(pins)
+                if pins and time.monotonic() >= next_cleanup:
+                    next_cleanup = time.monotonic() + CLEANUP_S
+                    for pin in pins:
+                        await self.cleanup(HttpPoster(self.client, self, pin).finished)
+                    await self.worktrees.sweep(self._folders(), idle_s=self.idle_s)
             except (httpx.HTTPError, Refused, PinsInvalid, ValueError) as exc:
                 _say(f"{PROG}: {type(exc).__name__}: {_short(exc)}")
             with contextlib.suppress(TimeoutError):
@@ -232,7 +273,9 @@ def check_pins(root: Path) -> list[RunnerPin]:
         raise SystemExit(f"{PROG}: refused to start: {bad}") from None
 
 
-async def run_daemon(root: Path, *, server: str | None, unsandboxed: bool) -> int:
+async def run_daemon(
+    root: Path, *, server: str | None, unsandboxed: bool, idle_hours: float = 72.0
+) -> int:
     """``voicebox-env runner --root DIR``: check the pins, then serve until SIGINT/SIGTERM."""
     import signal
 
@@ -252,7 +295,7 @@ async def run_daemon(root: Path, *, server: str | None, unsandboxed: bool) -> in
                 f"{PROG}: no running voicebox-env serve for {root} (start it first, or name it "
                 "with --server)"
             ) from None
-    runner = Runner(root, sandbox, url)
+    runner = Runner(root, sandbox, url, idle_s=int(idle_hours * 3600))
     names = ", ".join(f"{p.runner_id} ({p.capability})" for p in pins) or "none pinned"
     _say(f"{PROG}: runners {names}; sandbox {sandbox.name}; server {url}")
     stop = asyncio.Event()
@@ -272,7 +315,8 @@ async def run_status(root: Path) -> int:
 
 
 async def run_sweep(root: Path, idle_hours: float) -> int:
-    """``voicebox-env runner sweep``: remove worktrees idle past ``idle_hours``."""
+    """``voicebox-env runner sweep``: remove worktrees idle past ``idle_hours`` (a running
+    daemon does the same every :data:`CLEANUP_S`, after removing finished missions')."""
     home = Home(root)
     trees = Worktrees(root)
     folders = {row["project"]: home.projects / row["project"] for row in trees.status()}

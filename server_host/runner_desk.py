@@ -56,6 +56,7 @@ from core.missions.runner_pins import (
     RunnerPins,
     check_runner_letter,
     parse_pins,
+    worktree_finished,
 )
 from core.model import Contract
 from core.refusals import Code, Refused
@@ -67,6 +68,7 @@ __all__ = [
     "LIVE_MS",
     "SECRET_FILE",
     "AnnounceBody",
+    "FinishedBody",
     "PostBody",
     "RunnerDesk",
     "ScopeBody",
@@ -138,6 +140,19 @@ class ScopeBody(Credentials):
 
     project: str = Field(max_length=64)
     block_id: str = Field(alias="blockId", max_length=80)
+
+
+class MissionRef(Contract):
+    """A mission of a project."""
+
+    project: str = Field(max_length=64)
+    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+
+
+class FinishedBody(Credentials):
+    """``POST /api/runner/finished``: the missions whose worktrees the runner holds."""
+
+    missions: list[MissionRef] = Field(default_factory=list, max_length=1000)
 
 
 class SpawnBody(Contract):
@@ -420,6 +435,32 @@ class RunnerDesk:
         )
         result = ran.result
         return result.model_dump(mode="json") if hasattr(result, "model_dump") else result
+
+    async def finished(self, peer: str | None, body: FinishedBody) -> dict[str, list[str]]:
+        """``POST /api/runner/finished``: which of ``missions`` (in the pin's projects) are
+        done with their worktree (:func:`core.missions.runner_pins.worktree_finished`: head
+        ``landed`` or ``archived``, or ``failed`` and dismissed in this host's tray state).
+        ``{finished: [missionId]}``."""
+        from core.missions.ui_state import load_ui_state
+
+        pin = await self.check("runner.finished", peer, body)
+        ui = await load_ui_state(self.service.state)
+        done = []
+        for ref in body.missions:
+            if ref.project not in pin.projects:
+                continue
+            try:
+                _, mailbox = await self.service.ctx.open_mailbox(ref.project)
+            except Refused:
+                continue
+            head = await mailbox.head(ref.mission_id)
+            if head is None:
+                continue
+            dismissal = ui.for_project(ref.project).get(ref.mission_id)
+            dismissed = None if dismissal is None else dismissal.letter_id
+            if worktree_finished(head.letter.phase, head.letter_id, dismissed):
+                done.append(ref.mission_id)
+        return {"finished": done}
 
     async def scope(self, peer: str | None, body: ScopeBody) -> dict[str, int]:
         """``POST /api/runner/scope``: ``{boundary_version, contract_version}`` of the block

@@ -53,6 +53,7 @@ __all__ = [
     "check_runner_letter",
     "expand_argv",
     "parse_pins",
+    "worktree_finished",
 ]
 
 PINS_FILE = "runners.toml"
@@ -237,3 +238,12 @@ def check_runner_letter(pin: RunnerPin, project: str, letter: dict) -> None:
         or verdict.get("decision") != "REJECT"
     ):
         raise refuse("its only verdict is the REJECT of a failed letter, giving the reason")
+
+
+def worktree_finished(phase: str, head_id: str, dismissed_id: str | None) -> bool:
+    """True when a mission's worktree may go (issue 30, cleanup): its head is ``landed`` or
+    ``archived``, or ``failed`` and a person dismissed that very head (``dismissed_id`` the
+    content id the dismissal names; a later letter brings the mission back)."""
+    if phase in {"landed", "archived"}:
+        return True
+    return phase == "failed" and dismissed_id is not None and dismissed_id == head_id

@@ -116,3 +116,90 @@ def test_the_sweep_removes_only_idle_worktrees_the_runner_made(tmp_path: Path) -
             env.close()
 
     asyncio.run(main())
+
+
+def test_a_landed_or_a_dismissed_failed_mission_loses_its_worktree_and_keeps_its_branch(
+    tmp_path: Path,
+) -> None:
+    from core.missions.ui_state import Dismissal, load_ui_state, save_ui_state
+    from server_host.runner import Runner
+    from server_host.runner_desk import FinishedBody
+    from server_host.sandbox import NoSandbox
+    from tests.runner.kit import DeskPoster
+
+    async def main() -> None:
+        env = await environment(tmp_path)
+        try:
+            runner = Runner(env.root, NoSandbox(), "http://127.0.0.1:9")
+            poster = DeskPoster(env)
+
+            async def ask(refs: list[dict[str, str]]) -> list[str]:
+                body = FinishedBody.model_validate({**poster.creds(), "missions": refs})
+                return (await env.service.runners.finished("127.0.0.1", body))["finished"]
+
+            pin = env.pin(mode="ok")
+            landed, waiting = await env.open_mission(), await env.open_mission()
+            for job in (landed, waiting):
+                await runner.worktrees.create(job.mission_id, env.project, env.folder)
+                tree = runner.worktrees.get(job.mission_id)
+                assert tree is not None
+                from server_host.runner import mission_fence
+                from server_host.runner_run import run_mission, runner_env
+
+                await run_mission(
+                    job,
+                    pin,
+                    tree,
+                    poster=poster,
+                    sandbox=env.service.sandbox,
+                    fence=mission_fence(env.home, tree.path, pin),
+                    log_path=env.root / "runner-logs" / f"{job.mission_id}.log",
+                    env=runner_env(pin, env.home.exec_home, {}),
+                )
+            head = (await env.heads())[landed.mission_id]
+            imported = await env.call(
+                "receipt.import",
+                "human-ui",
+                project=env.project,
+                candidate=head["letter"]["receipt_candidate"],
+                imported_via="human-ui",
+                mission_id=landed.mission_id,
+            )
+            assert imported["ok"], imported
+            letter = {
+                **head["letter"],
+                "mission_seq": 5,
+                "prev_letter_id": head["sha12"],
+                "phase": "landed",
+                "seat": "oracle",
+                "receipt": {"imported": True, "store_version": imported["result"]["store_version"]},
+            }
+            posted = await env.call(
+                "mission.post", project=env.project, agent_id="operator", letter=letter
+            )
+            assert posted["ok"], posted
+            failing = env.pin(mode="fail")
+            failed = await env.open_mission()
+            await env.run(failed, failing, poster)
+            # not yet dismissed: the failed one keeps its worktree; merge_wait keeps its own
+            assert await runner.cleanup(ask) == [landed.mission_id]
+            failed_head = (await env.heads())[failed.mission_id]
+            ui = await load_ui_state(env.service.state)
+            dismissal = Dismissal(
+                letter_id=failed_head["letter_id"],
+                phase="failed",
+                reason="failed",
+                at="2026-01-01T00:00:00Z",
+            )
+            ui = ui.with_project(env.project, {failed.mission_id: dismissal})
+            await save_ui_state(env.service.state, ui)
+            assert await runner.cleanup(ask) == [failed.mission_id]
+            left = {row["mission_id"] for row in runner.worktrees.status()}
+            assert left == {waiting.mission_id}
+            for job in (landed, failed, waiting):
+                assert f"vbx/{job.mission_id}" in _branches(env.folder)
+            await runner.client.aclose()
+        finally:
+            env.close()
+
+    asyncio.run(main())
