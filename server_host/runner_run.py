@@ -8,7 +8,9 @@
    the worktree read-write, the environment's root — HOST_DIR, every project, every other
    worktree — hidden; a scrubbed environment plus only the variables the pin names);
 3. commit what the agent changed on the mission's branch (the runner's own git, outside the
-   sandbox; the packet file is left out);
+   sandbox, on the admin folder recorded when the worktree was made — never what the
+   worktree's ``.git`` file says now — with no hook and no fsmonitor; the packet file is left
+   out);
 4. post ``gate`` and run the pin's ``gate_command`` the same way;
 5. on gate exit 0 post ``merge_wait`` with the gate (command, exit 0, sha256 of the gate's
    output) and a **complete** ``receipt_candidate``: the block, type ``test``, the scope read
@@ -49,7 +51,7 @@ from core.refusals import Refused
 from core.time import instant_iso
 from server_host.commands import SAFE_PATH
 from server_host.sandbox import Fence, ProcessSandbox, spawn
-from server_host.worktrees import Worktree, git
+from server_host.worktrees import Worktree
 
 __all__ = [
     "PACKET_FILE",
@@ -346,7 +348,8 @@ async def run_mission(
     reason = why(agent, "agent", pin.agent_time_limit_s)
     if reason is not None:
         return await fail(reason)
-    await asyncio.to_thread(_commit, worktree, job.mission_id)
+    if not await asyncio.to_thread(_commit, worktree, job.mission_id):
+        return await fail("the runner could not commit the agent's change")
     try:
         await chain.post("gate")
     except Refused as refusal:
@@ -404,11 +407,13 @@ async def run_mission(
     return RunOutcome("merge_wait", None, log_hash, chain.posted)
 
 
-def _commit(worktree: Worktree, mission_id: str) -> None:
-    """Commit what the agent changed on the mission's branch (the packet file left out)."""
-    git(worktree.path, "add", "-A", "--", ".", f":(exclude){PACKET_FILE}", check=False)
-    git(
-        worktree.path,
+def _commit(worktree: Worktree, mission_id: str) -> bool:
+    """Commit what the agent changed on the mission's branch (the packet file left out, and
+    any path git cannot index — a nested repository without a commit — skipped), with
+    :meth:`Worktree.git` (no hook, no configuration of the agent's making runs). False when
+    the commit itself failed."""
+    worktree.git("add", "-A", "--ignore-errors", "--", ".", f":(exclude){PACKET_FILE}", check=False)
+    done = worktree.git(
         "commit",
         "--quiet",
         "--no-verify",
@@ -417,3 +422,4 @@ def _commit(worktree: Worktree, mission_id: str) -> None:
         f"mission {mission_id}",
         check=False,
     )
+    return done.returncode == 0

@@ -95,12 +95,33 @@ def require_git_project(folder: Path) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Worktree:
-    """A mission's worktree: its mission, project, folder and branch (host-local only)."""
+    """A mission's worktree: its mission, project, folder and branch (host-local only), and
+    its git admin folder inside the project's ``.git`` (``git_dir``), read when it was made —
+    before any agent could touch the worktree's ``.git`` file."""
 
     mission_id: str
     project: str
     path: Path
     branch: str
+    git_dir: Path | None = None
+
+    def git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """git on this worktree as the runner's own act, trusting nothing the agent wrote: the
+        admin folder recorded at creation (never the worktree's ``.git`` file, which the agent
+        could point at a repository of its own making), no hooks, no fsmonitor."""
+        if self.git_dir is None:
+            raise Refused(Code.INTERNAL_ERROR, "A worktree without its recorded git folder.")
+        return git(
+            self.path,
+            "-c",
+            f"core.hooksPath={os.devnull}",
+            "-c",
+            "core.fsmonitor=false",
+            f"--git-dir={self.git_dir}",
+            f"--work-tree={self.path}",
+            *args,
+            check=check,
+        )
 
 
 class Worktrees:
@@ -137,7 +158,10 @@ class Worktrees:
         entry = self._load().get(mission_id)
         if entry is None:
             return None
-        return Worktree(mission_id, entry["project"], Path(entry["path"]), branch_of(mission_id))
+        git_dir = Path(entry["git_dir"]) if entry.get("git_dir") else None
+        return Worktree(
+            mission_id, entry["project"], Path(entry["path"]), branch_of(mission_id), git_dir
+        )
 
     def touch(self, mission_id: str) -> None:
         """Mark the worktree as used now (the idle sweep counts from the last touch)."""
@@ -162,17 +186,31 @@ class Worktrees:
         if mission_id in record or path.exists():
             raise Refused(Code.ALREADY_EXISTS, "That mission already has a worktree.")
         ensure_private_dir(self.area)
-        done = git(folder, "worktree", "add", "--quiet", "-b", branch_of(mission_id), str(path))
-        del done
+        try:
+            git(folder, "worktree", "add", "--quiet", "-b", branch_of(mission_id), str(path))
+            listed = git(path, "rev-parse", "--absolute-git-dir").stdout.strip()
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError):
+            if path.exists():
+                git(folder, "worktree", "remove", "--force", str(path), check=False)
+            raise Refused(
+                Code.STORAGE_FAILED,
+                "git could not make the mission's worktree (is its branch taken already?).",
+            ) from None
+        git_dir = Path(listed)
+        if folder.resolve() / ".git" not in git_dir.parents:
+            raise Refused(
+                Code.INTERNAL_ERROR, "The new worktree's git folder is not the project's."
+            )
         now = int(time.time() * 1000)
         record[mission_id] = {
             "project": project,
             "path": str(path),
+            "git_dir": str(git_dir),
             "created_ms": now,
             "touched_ms": now,
         }
         self._store(record)
-        return Worktree(mission_id, project, path, branch_of(mission_id))
+        return Worktree(mission_id, project, path, branch_of(mission_id), git_dir)
 
     async def remove(self, mission_id: str, folder: Path | None) -> bool:
         """Remove ``mission_id``'s worktree (its branch kept); ``folder`` is its project's

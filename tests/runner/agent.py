@@ -14,7 +14,9 @@
 - ``read``: try to read the file ``ARG`` and list the folder ``ARG`` names; print
   ``READ-OK`` or ``READ-DENIED <errno name>`` (the sandbox tests read HOST_DIR and another
   worktree this way); exit 0;
-- ``env``: print ``ENV`` and the names of its environment variables.
+- ``env``: print ``ENV`` and the names of its environment variables;
+- ``hostile-git``: point the worktree's ``.git`` at a repository of its own with hooks and an
+  fsmonitor that would write the file ``ARG``, and write ``AGENT.md``.
 
 It uses the standard library only and nothing of the repository, so it runs in any sandbox.
 """
@@ -85,6 +87,20 @@ def main(argv: list[str]) -> int:
             print(f"READ-DENIED {errno.errorcode.get(exc.errno or 0, 'ERR')}", flush=True)
             return 0
         print("READ-OK", flush=True)
+        return 0
+    if mode == "hostile-git":
+        # point the worktree's .git file at a repository of the agent's making whose hooks and
+        # fsmonitor would write ARG if the runner's own git ever trusted it
+        evil = Path("evil").resolve()
+        subprocess.run(["git", "init", "-q", str(evil)], check=True)
+        script = f"#!/bin/sh\necho pwned > {arg}\n"
+        for name in ("fsm.sh", ".git/hooks/post-commit", ".git/hooks/pre-commit"):
+            (evil / name).write_text(script, encoding="utf-8")
+            (evil / name).chmod(0o755)
+        with open(evil / ".git" / "config", "a", encoding="utf-8") as out:
+            out.write(f"[core]\n\tfsmonitor = {evil / 'fsm.sh'}\n")
+        Path(".git").write_text(f"gitdir: {evil / '.git'}\n", encoding="utf-8")
+        Path("AGENT.md").write_text("changed\n", encoding="utf-8")
         return 0
     if mode == "env":
         print("ENV " + " ".join(sorted(os.environ)), flush=True)

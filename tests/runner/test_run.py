@@ -329,3 +329,25 @@ def test_a_person_imports_the_runs_candidate_as_it_is_and_lands_it(tmp_path: Pat
             env.close()
 
     asyncio.run(main())
+
+
+def test_the_runners_own_git_never_runs_what_the_agent_wrote_into_its_worktree(
+    tmp_path: Path,
+) -> None:
+    marker = tmp_path / "pwned"
+
+    async def main() -> None:
+        env = await environment(tmp_path)
+        try:
+            pin = env.pin(mode="hostile-git", arg=str(marker))
+            job = await env.open_mission()
+            outcome = await env.run(job, pin, DeskPoster(env))
+            assert outcome.phase == "merge_wait", outcome
+            assert not marker.exists(), "a hook or fsmonitor of the agent's ran outside"
+            # the commit went to the mission's branch of the project, not the agent's repository
+            shown = git(env.folder, "show", f"vbx/{job.mission_id}:AGENT.md").stdout
+            assert shown == "changed\n"
+        finally:
+            env.close()
+
+    asyncio.run(main())
