@@ -149,7 +149,7 @@ class Runner:
         self.idle_s = idle_s
         self.sandbox = sandbox
         self.url = url
-        self.worktrees = Worktrees(root)
+        self.worktrees = Worktrees(root, sandbox)
         self.secret = read_runner_secret(self.home.host_dir)
         self.challenge = ""
         self.client = httpx.AsyncClient(base_url=url, timeout=30, trust_env=False)

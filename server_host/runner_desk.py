@@ -62,7 +62,7 @@ from core.model import Contract
 from core.refusals import Code, Refused
 from core.secret import Secret
 from core.time import instant_iso
-from server_host.worktrees import require_git_project
+from server_host.worktrees import git_fence, require_git_project
 
 __all__ = [
     "LIVE_MS",
@@ -347,7 +347,8 @@ class RunnerDesk:
                 "voicebox-env runner.",
             )
         pin = min(live, key=lambda p: len(self.queues.get(p.runner_id, _Queue()).jobs))
-        require_git_project(self.service.composed.roots.folder(body.project))
+        folder = self.service.composed.roots.folder(body.project)
+        require_git_project(folder, git_fence(self.service.sandbox, self.root, (folder,)))
         args = DeliverArgs(
             project=body.project,
             agent_id="operator",

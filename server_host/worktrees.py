@@ -14,8 +14,11 @@ remove --force`` + prune) and **keeps its branch**; it removes only what the rec
 runner created, under ``DIR/worktrees/``, nothing else. One lock guards creation and cleanup, so
 two missions never share a worktree and a sweep never races a creation.
 
-git runs here as the runner's own act (not the agent's): outside the sandbox, with the scrubbed
-git environment of fenced commands (no system or global git configuration, no prompt).
+git runs here as the runner's own act (not the agent's), with the scrubbed git environment of
+fenced commands (no system or global git configuration, no prompt) and **in a sandbox of its
+own** (:func:`git_fence`): a project's ``.git`` is writable by fenced ``exec`` and by nothing
+else, so whatever may have been planted there (a hook, a filter driver, an fsmonitor) runs
+inside a fence that sees only that project and the worktrees, never HOST_DIR.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from pathlib import Path
 from core.refusals import Code, Refused
 from server_host.commands import scrubbed_env
 from server_host.disk import ensure_private_dir
+from server_host.sandbox import Fence, NoSandbox, ProcessSandbox, Unavailable, detect
 
 __all__ = [
     "DEFAULT_IDLE_S",
@@ -55,18 +59,45 @@ def branch_of(mission_id: str) -> str:
     return f"vbx/{mission_id}"
 
 
-def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+GitFence = tuple[ProcessSandbox, Fence]
+"""A sandbox and the fence the runner's own git runs in (``None``: unsandboxed)."""
+
+
+def git_fence(sandbox: ProcessSandbox, root: Path, writable: tuple[Path, ...]) -> GitFence | None:
+    """The fence of the runner's own git: ``writable`` (the project's folder or its ``.git``,
+    a worktree or the worktrees' area) read-write, the environment's ``root`` and the users'
+    homes hidden, a private ``/tmp``, no network — so a hook, filter or fsmonitor that someone
+    planted in a project's ``.git`` (fenced ``exec`` writes project folders) runs no further
+    than that. ``None`` for :class:`~server_host.sandbox.NoSandbox`; refuses
+    ``sandbox-unavailable`` for :class:`~server_host.sandbox.Unavailable`."""
+    if isinstance(sandbox, NoSandbox):
+        return None
+    if isinstance(sandbox, Unavailable):
+        raise sandbox.refusal()
+    try:
+        own: tuple[Path, ...] = (Path.home(),)
+    except (RuntimeError, KeyError):
+        own = ()
+    return sandbox, Fence(writable=writable, hidden=(root, *own), scratch=(Path("/tmp"),))
+
+
+def git(
+    cwd: Path, *args: str, check: bool = True, fence: GitFence | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run ``git args`` in ``cwd`` with the scrubbed git environment (bounded by
-    :data:`GIT_TIMEOUT_S`); raises ``subprocess.CalledProcessError`` when ``check`` and it
-    fails."""
+    :data:`GIT_TIMEOUT_S`), inside ``fence`` when given (:func:`git_fence`); raises
+    ``subprocess.CalledProcessError`` when ``check`` and it fails."""
     env = scrubbed_env(cwd, git=True) | {
         "GIT_AUTHOR_NAME": "voicebox runner",
         "GIT_AUTHOR_EMAIL": "runner@voicebox.invalid",
         "GIT_COMMITTER_NAME": "voicebox runner",
         "GIT_COMMITTER_EMAIL": "runner@voicebox.invalid",
     }
+    argv = ["git", *args]
+    if fence is not None:
+        argv = fence[0].command(argv, fence[1], cwd)
     return subprocess.run(
-        ["git", *args],
+        argv,
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -77,10 +108,10 @@ def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProces
     )
 
 
-def require_git_project(folder: Path) -> None:
+def require_git_project(folder: Path, fence: GitFence | None = None) -> None:
     """Refuse ``args-invalid`` unless ``folder`` is the top of a git repository with at least
     one commit, with a sentence that says how (``git init`` and a first commit; the fenced
-    ``git/init`` command offers the first half)."""
+    ``git/init`` command offers the first half). git runs in ``fence``."""
     how = (
         "A mission runs in a git worktree of its project, and this project is not a git "
         "repository with a commit: run git init in it (the environment's git/init command "
@@ -88,7 +119,9 @@ def require_git_project(folder: Path) -> None:
     )
     if not (folder / ".git").exists():
         raise Refused(Code.ARGS_INVALID, how, field="project")
-    done = git(folder, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+    done = git(
+        folder, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False, fence=fence
+    )
     if done.returncode != 0:
         raise Refused(Code.ARGS_INVALID, how, field="project")
 
@@ -104,13 +137,17 @@ class Worktree:
     path: Path
     branch: str
     git_dir: Path | None = None
+    sandbox: ProcessSandbox | None = None
+    root: Path | None = None
 
     def git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """git on this worktree as the runner's own act, trusting nothing the agent wrote: the
         admin folder recorded at creation (never the worktree's ``.git`` file, which the agent
         could point at a repository of its own making), no hooks, no fsmonitor."""
-        if self.git_dir is None:
+        if self.git_dir is None or self.sandbox is None or self.root is None:
             raise Refused(Code.INTERNAL_ERROR, "A worktree without its recorded git folder.")
+        common = self.git_dir.parent.parent  # <project>/.git
+        fence = git_fence(self.sandbox, self.root, (self.path, common))
         return git(
             self.path,
             "-c",
@@ -121,14 +158,18 @@ class Worktree:
             f"--work-tree={self.path}",
             *args,
             check=check,
+            fence=fence,
         )
 
 
 class Worktrees:
     """The worktrees of one environment root ``root`` (module docstring)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, sandbox: ProcessSandbox | None = None) -> None:
+        """``sandbox`` is what the runner's own git runs in (:func:`git_fence`; the machine's,
+        :func:`~server_host.sandbox.detect`, when not given)."""
         self.root = root
+        self.sandbox = sandbox if sandbox is not None else detect()
         self.area = root / "worktrees"
         self.record_path = root / "host" / RECORD
         self.lock = asyncio.Lock()
@@ -160,7 +201,13 @@ class Worktrees:
             return None
         git_dir = Path(entry["git_dir"]) if entry.get("git_dir") else None
         return Worktree(
-            mission_id, entry["project"], Path(entry["path"]), branch_of(mission_id), git_dir
+            mission_id,
+            entry["project"],
+            Path(entry["path"]),
+            branch_of(mission_id),
+            git_dir,
+            self.sandbox,
+            self.root,
         )
 
     def touch(self, mission_id: str) -> None:
@@ -179,19 +226,24 @@ class Worktrees:
         async with self.lock:
             return await asyncio.to_thread(self._create, mission_id, project, folder)
 
+    def _fence(self, *writable: Path) -> GitFence | None:
+        return git_fence(self.sandbox, self.root, writable)
+
     def _create(self, mission_id: str, project: str, folder: Path) -> Worktree:
-        require_git_project(folder)
+        require_git_project(folder, self._fence(folder))
         record = self._load()
         path = self.area / mission_id
         if mission_id in record or path.exists():
             raise Refused(Code.ALREADY_EXISTS, "That mission already has a worktree.")
         ensure_private_dir(self.area)
         try:
-            git(folder, "worktree", "add", "--quiet", "-b", branch_of(mission_id), str(path))
-            listed = git(path, "rev-parse", "--absolute-git-dir").stdout.strip()
+            fence = self._fence(folder, self.area)
+            branch = branch_of(mission_id)
+            git(folder, "worktree", "add", "--quiet", "-b", branch, str(path), fence=fence)
+            listed = git(path, "rev-parse", "--absolute-git-dir", fence=fence).stdout.strip()
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError):
             if path.exists():
-                git(folder, "worktree", "remove", "--force", str(path), check=False)
+                git(folder, "worktree", "remove", "--force", str(path), check=False, fence=fence)
             raise Refused(
                 Code.STORAGE_FAILED,
                 "git could not make the mission's worktree (is its branch taken already?).",
@@ -210,7 +262,9 @@ class Worktrees:
             "touched_ms": now,
         }
         self._store(record)
-        return Worktree(mission_id, project, path, branch_of(mission_id), git_dir)
+        return Worktree(
+            mission_id, project, path, branch_of(mission_id), git_dir, self.sandbox, self.root
+        )
 
     async def remove(self, mission_id: str, folder: Path | None) -> bool:
         """Remove ``mission_id``'s worktree (its branch kept); ``folder`` is its project's
@@ -225,13 +279,15 @@ class Worktrees:
             return False
         path = Path(entry["path"])
         ours = path.parent == self.area and path.name == mission_id
+        project = folder is not None and folder.is_dir()
+        fence = self._fence(folder, self.area) if folder is not None and project else None
         if ours and path.exists():
-            if folder is not None and folder.is_dir():
-                git(folder, "worktree", "remove", "--force", str(path), check=False)
+            if folder is not None and project:
+                git(folder, "worktree", "remove", "--force", str(path), check=False, fence=fence)
             if path.exists():  # git refused or the project is gone: the folder we made
                 shutil.rmtree(path, ignore_errors=True)
-        if folder is not None and folder.is_dir():
-            git(folder, "worktree", "prune", check=False)
+        if folder is not None and project:
+            git(folder, "worktree", "prune", check=False, fence=fence)
         del record[mission_id]
         self._store(record)
         return ours

@@ -203,3 +203,27 @@ def test_a_landed_or_a_dismissed_failed_mission_loses_its_worktree_and_keeps_its
             env.close()
 
     asyncio.run(main())
+
+
+def test_a_hook_planted_in_the_projects_git_runs_only_inside_the_runners_git_fence(
+    tmp_path: Path,
+) -> None:
+    """Fenced exec can write a project's ``.git``; the runner's own git must not carry what was
+    planted there out to HOST_DIR."""
+
+    async def main() -> None:
+        env = await environment(tmp_path)
+        try:
+            hook = env.folder / ".git" / "hooks" / "post-checkout"
+            pwned = env.home.host_dir / "pwned"
+            ran = env.folder / "hook-ran"
+            hook.write_text(f"#!/bin/sh\ntouch {ran}\necho x > {pwned}\nexit 0\n")
+            hook.chmod(0o755)
+            trees = Worktrees(env.root)
+            await trees.create("msn_0000000000e1", env.project, env.folder)
+            assert ran.exists(), "the planted hook did not run at all (the test proves nothing)"
+            assert not pwned.exists(), "the runner's git let a planted hook write HOST_DIR"
+        finally:
+            env.close()
+
+    asyncio.run(main())
