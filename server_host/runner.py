@@ -45,7 +45,7 @@ from core.missions.runner_pins import PinsInvalid, RunnerPin
 from core.refusals import Code, Refused
 from server_host.home import Home
 from server_host.runner_desk import load_pins, read_runner_secret
-from server_host.runner_run import MissionJob, run_mission, runner_env
+from server_host.runner_run import MissionJob, post_failed, run_mission, runner_env
 from server_host.sandbox import Fence, ProcessSandbox, Unavailable, detect
 from server_host.worktrees import DEFAULT_IDLE_S, Worktrees
 
@@ -196,6 +196,7 @@ class Runner:
                 worktree = await self.worktrees.create(job.mission_id, job.project, folder)
             except Refused as refusal:
                 _say(f"mission {job.mission_id}: no worktree ({refusal.body().message})")
+                await post_failed(job, pin, poster, "no git worktree could be made for it")
                 return
             outcome = await run_mission(
                 job,

@@ -58,6 +58,7 @@ __all__ = [
     "MissionJob",
     "Poster",
     "RunOutcome",
+    "post_failed",
     "run_mission",
     "runner_env",
     "stop_tree",
@@ -284,6 +285,15 @@ class _Chain:
         self.head_id = await self.poster.post(job.project, letter)
         self.seq += 1
         self.posted.append(phase)
+
+
+async def post_failed(job: MissionJob, pin: RunnerPin, poster: Poster, reason: str) -> None:
+    """Post ``failed`` with ``reason`` on ``job``'s head, when the run cannot even start (no
+    worktree): never silence. A refusal (the mission moved) is left as it is."""
+    with contextlib.suppress(Refused):
+        await _Chain(job, pin, poster).post(
+            "failed", verdict={"decision": "REJECT", "gist": reason}
+        )
 
 
 async def run_mission(

@@ -241,6 +241,17 @@ def test_a_project_that_is_not_a_git_repository_gets_no_worktree_and_no_run(
                 raise AssertionError("a worktree was made for a project that is not a repository")
             assert not (env.root / "worktrees" / job.mission_id).exists()
             assert (await env.heads())[job.mission_id]["letter"]["phase"] == "judging"
+            # the daemon's path: no worktree, no run, and the mission says so
+            from server_host.runner import Runner
+
+            runner = Runner(env.root, env.service.sandbox, "http://127.0.0.1:9")
+            pin = env.pin(mode="ok")
+            await runner._run(pin, DeskPoster(env), job)  # type: ignore[arg-type]
+            await runner.client.aclose()
+            head = (await env.heads())[job.mission_id]["letter"]
+            assert head["phase"] == "failed"
+            assert head["verdict"]["gist"] == "no git worktree could be made for it"
+            assert not (env.root / "runner-logs" / f"{job.mission_id}.log").exists()
         finally:
             env.close()
 
