@@ -3,7 +3,8 @@
 The runner is the **only** spawner of agents (§5d): neither the server nor the browser host
 ever starts one. ``voicebox-env runner --root DIR`` reads ``DIR/runners.toml``
 (:mod:`core.missions.runner_pins`; a malformed file stops it at start with the line and the
-reason, and nothing runs), then for each pinned runner, every :data:`ANNOUNCE_S` seconds:
+reason, and nothing runs), then for each pinned runner, at least every :data:`ANNOUNCE_S`
+seconds (a lone runner's announce is a long poll of :data:`WAIT_MS`):
 
 - **announces** to the running ``voicebox-env serve`` of the same root over loopback (its
   address from HOST_DIR ``serve-endpoint.json``, which the server writes when it starts) with
@@ -58,6 +59,8 @@ __all__ = [
     "write_endpoint",
 ]
 
+WAIT_MS = 1_000
+"""How long one announce of a lone pinned runner waits for work at the server."""
 CLEANUP_S = 60.0
 """Seconds between two cleanups (finished missions' worktrees, then the idle sweep)."""
 ANNOUNCE_S = 1.0
@@ -133,10 +136,10 @@ class HttpPoster:
         answer = await self._call("/api/runner/finished", {"missions": missions})
         return list(answer["finished"])
 
-    async def announce(self, running: list[str]) -> dict[str, Any]:
+    async def announce(self, running: list[str], wait_ms: int = 0) -> dict[str, Any]:
         """Announce this runner live with the missions it runs; the desk's answer (its pin,
-        queued work, cancels)."""
-        return await self._call("/api/runner/announce", {"running": running})
+        queued work, cancels), waiting up to ``wait_ms`` for some when there is none."""
+        return await self._call("/api/runner/announce", {"running": running, "waitMs": wait_ms})
 
 
 class Runner:
@@ -172,7 +175,8 @@ class Runner:
         for pin in pins:
             poster = HttpPoster(self.client, self, pin)
             mine = [m for m, j in self.running.items() if j.runner_id == pin.runner_id]
-            answer = await poster.announce(mine)
+            wait = WAIT_MS if len(pins) == 1 else 0  # one pin: a long poll; several: polls
+            answer = await poster.announce(mine, wait)
             for mission_id in answer.get("cancel", []):
                 job = self.running.get(mission_id)
                 if job is not None:
@@ -235,6 +239,7 @@ class Runner:
         """Announce and run until ``stop`` is set; then cancel what runs and wait for it."""
         next_cleanup = 0.0
         while not stop.is_set():
+            pause = ANNOUNCE_S  # after a failure, or with several pins: a plain poll
             try:
                 pins = load_pins(self.home.root).runner
                 if not self.challenge:
@@ -245,10 +250,12 @@ class Runner:
                     for pin in pins:
                         await self.cleanup(HttpPoster(self.client, self, pin).finished)
                     await self.worktrees.sweep(self._folders(), idle_s=self.idle_s)
+                if len(pins) == 1:
+                    pause = 0.0  # its announce was a long poll already
             except (httpx.HTTPError, Refused, PinsInvalid, ValueError) as exc:
                 _say(f"{PROG}: {type(exc).__name__}: {_short(exc)}")
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), ANNOUNCE_S if not self.running else POLL_S)
+                await asyncio.wait_for(stop.wait(), min(pause, POLL_S) if self.running else pause)
         for job in self.running.values():
             job.cancel.set()
         if self.tasks:

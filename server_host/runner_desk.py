@@ -34,6 +34,8 @@ missions it said it runs) — never a secret, a command or a path.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
 import ipaddress
 import os
@@ -79,6 +81,8 @@ __all__ = [
 ]
 
 SECRET_FILE = "runner-secret"
+MAX_WAIT_MS = 2_000
+"""The longest an announce waits for work or a cancel before it is answered (a long poll)."""
 LIVE_MS = 15_000
 """A runner is live while its last announce is younger than this (it announces every second,
 every quarter second while it runs a mission)."""
@@ -125,6 +129,7 @@ class AnnounceBody(Credentials):
     """``POST /api/runner/announce``: the credentials and the missions it runs now."""
 
     running: list[str] = Field(default_factory=list, max_length=64)
+    wait_ms: int = Field(default=0, alias="waitMs", ge=0, le=MAX_WAIT_MS)
 
 
 class PostBody(Credentials):
@@ -185,6 +190,7 @@ class _Queue:
     jobs: deque[dict[str, Any]] = field(default_factory=deque)
     cancels: set[str] = field(default_factory=set)
     running: set[str] = field(default_factory=set)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 def _loopback(peer: str | None) -> bool:
@@ -255,7 +261,10 @@ class RunnerDesk:
 
     async def announce(self, peer: str | None, body: AnnounceBody) -> dict[str, Any]:
         """``POST /api/runner/announce``: record the runner live; answer its pin's
-        ``{runnerId, capability, projects}`` (what the pin says, never widened)."""
+        ``{runnerId, capability, projects}`` (what the pin says, never widened), the ``work``
+        it takes now (at most ``max_parallel`` running) and the running missions to
+        ``cancel``. With nothing for it and ``waitMs`` given, the answer waits up to that
+        long for a spawn or a cancel (a long poll: a spawn reaches an idle runner at once)."""
         pin = await self.check("runner.announce", peer, body)
         first = pin.runner_id not in self.live
         self.live[pin.runner_id] = _Live(self._now(), len(body.running))
@@ -269,13 +278,13 @@ class RunnerDesk:
             )
         queue = self.queues.setdefault(pin.runner_id, _Queue())
         queue.running = set(body.running)
-        work = []
-        while queue.jobs and len(work) < max(pin.max_parallel - len(body.running), 0):
-            job = queue.jobs.popleft()
-            queue.running.add(job["mission_id"])
-            work.append(job)
-        cancel = sorted(queue.cancels & queue.running)
-        queue.cancels -= set(cancel)
+        work, cancel = self._hand_out(pin, queue, len(body.running))
+        if not work and not cancel and body.wait_ms:
+            queue.wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(queue.wake.wait(), body.wait_ms / 1000)
+            work, cancel = self._hand_out(pin, queue, len(body.running))
+            self.live[pin.runner_id] = _Live(self._now(), len(body.running))
         return {
             "runnerId": pin.runner_id,
             "capability": pin.capability,
@@ -283,6 +292,19 @@ class RunnerDesk:
             "work": work,
             "cancel": cancel,
         }
+
+    @staticmethod
+    def _hand_out(pin: RunnerPin, queue: _Queue, busy: int) -> tuple[list[dict], list[str]]:
+        """The jobs a runner running ``busy`` missions takes now (``max_parallel``), and the
+        running missions a person cancelled."""
+        work = []
+        while queue.jobs and busy + len(work) < pin.max_parallel:
+            job = queue.jobs.popleft()
+            queue.running.add(job["mission_id"])
+            work.append(job)
+        cancel = sorted(queue.cancels & queue.running)
+        queue.cancels -= set(cancel)
+        return work, cancel
 
     # ---- spawn (the browser host's entry, with its bearer) --------------------------------
 
@@ -358,7 +380,9 @@ class RunnerDesk:
         )
         ran = await self.service.composed.host.run("mission.deliver", args, actor=actor)
         posted = ran.result.posted
-        self.queues.setdefault(pin.runner_id, _Queue()).jobs.append(
+        queue = self.queues.setdefault(pin.runner_id, _Queue())
+        queue.wake.set()
+        queue.jobs.append(
             {
                 "mission_id": letter.mission_id,
                 "project": body.project,
@@ -380,6 +404,7 @@ class RunnerDesk:
         for runner_id, queue in self.queues.items():
             if body.mission_id in queue.running:
                 queue.cancels.add(body.mission_id)
+                queue.wake.set()
                 return {"missionId": body.mission_id, "cancelled": "running"}
             job = next((j for j in queue.jobs if j["mission_id"] == body.mission_id), None)
             if job is not None and job["project"] == body.project:

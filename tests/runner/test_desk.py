@@ -255,3 +255,29 @@ def test_spawn_in_a_project_without_git_is_refused_saying_how(tmp_path: Path) ->
             env.close()
 
     asyncio.run(main())
+
+
+def test_an_idle_runners_announce_is_answered_at_once_when_a_mission_is_spawned(
+    tmp_path: Path,
+) -> None:
+    async def body(env: Env) -> None:
+        import time
+
+        desk = env.service.runners
+        poster = DeskPoster(env)
+        await poster.announce()
+        packet = "# p\n"
+        waiting = asyncio.ensure_future(poster.announce(waitMs=2000))
+        await asyncio.sleep(0)  # the announce is waiting now
+        started = time.monotonic()
+        await desk.spawn("peer:test", _spawn_body(env, _opening(env, M1, packet), packet))
+        answer = await asyncio.wait_for(waiting, 3)
+        assert [w["mission_id"] for w in answer["work"]] == [M1]
+        assert time.monotonic() - started < 1.0
+        # and with nothing to hand out it answers after its wait, empty
+        started = time.monotonic()
+        empty = await poster.announce(waitMs=200, running=[M1])
+        assert empty["work"] == [] and empty["cancel"] == []
+        assert 0.15 <= time.monotonic() - started < 1.5
+
+    _run(tmp_path, body)
