@@ -62,7 +62,7 @@ RUNNER_PHASES = frozenset({"executing", "gate", "merge_wait", "failed"})
 """The phases a runner reports; ``landed`` follows only a person's receipt import, ``archived``
 only a person's gesture, ``judging`` only compose."""
 RunnerCapability = Literal["build-runner", "naming-runner"]
-_BRACE = re.compile(r"\{[^{}]*\}")
+_BRACE = re.compile(r"\{[^{}]{0,64}\}")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _FORBIDDEN_ENV = frozenset({"PATH", "HOME", "LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH"})
 
@@ -149,7 +149,8 @@ def _key_line(text: str, start: int, key: str) -> int:
         stripped = lines[n].strip()
         if stripped.startswith("[") and n + 1 != start:
             break
-        if re.match(rf"^{re.escape(key)}\s*=", stripped):
+        name, equals, _ = stripped.partition("=")
+        if equals and name.strip() == key:
             return n + 1
     return start
 
@@ -162,7 +163,7 @@ def parse_pins(text: str) -> RunnerPins:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        found = re.search(r"line (\d+)", str(exc))
+        found = re.search(r"line (\d{1,9})", str(exc))
         raise PinsInvalid(int(found.group(1)) if found else 0, "not valid TOML") from None
     unknown = sorted(set(data) - {"runner"})
     if unknown:
