@@ -243,6 +243,16 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
             _answering(missions("cancel")),
             methods=["POST"],
         ),
+        Route(
+            "/api/environments/{key}/missions/log",
+            _answering(missions("log")),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/environments/{key}/missions/evidence",
+            _answering(missions("evidence")),
+            methods=["POST"],
+        ),
         WebSocketRoute("/channel", channel),
     ]
     middleware = []

@@ -46,7 +46,13 @@ from core.missions.runner_pins import PinsInvalid, RunnerPin
 from core.refusals import Code, Refused
 from server_host.home import Home
 from server_host.runner_desk import load_pins, read_runner_secret
-from server_host.runner_run import MissionJob, post_failed, run_mission, runner_env
+from server_host.runner_run import (
+    MissionJob,
+    log_path,
+    post_failed,
+    run_mission,
+    runner_env,
+)
 from server_host.sandbox import Fence, ProcessSandbox, Unavailable, detect
 from server_host.worktrees import DEFAULT_IDLE_S, Worktrees
 
@@ -209,7 +215,7 @@ class Runner:
                 poster=poster,
                 sandbox=self.sandbox,
                 fence=mission_fence(self.home, worktree.path, pin),
-                log_path=self.home.root / "runner-logs" / f"{job.mission_id}.log",
+                log_path=log_path(self.home.root, job.mission_id),
                 env=runner_env(pin, self.home.exec_home, dict(os.environ)),
             )
             self.worktrees.touch(job.mission_id)

@@ -64,6 +64,7 @@ from core.model import Contract
 from core.refusals import Code, Refused
 from core.secret import Secret
 from core.time import instant_iso
+from server_host.runner_run import log_path, log_record
 from server_host.worktrees import git_fence, require_git_project
 
 __all__ = [
@@ -160,6 +161,28 @@ class FinishedBody(Credentials):
     missions: list[MissionRef] = Field(default_factory=list, max_length=1000)
 
 
+MAX_LOG_LINES = 10_000
+MAX_LOG_ANSWER_BYTES = 1 << 20
+
+
+class LogBody(Contract):
+    """``POST /api/environments/:key/missions/log`` (bearer): the last ``lines`` lines of a
+    mission's log (at most :data:`MAX_LOG_LINES`, :data:`MAX_LOG_ANSWER_BYTES`)."""
+
+    project: str = Field(max_length=64)
+    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+    lines: int = Field(default=MAX_LOG_LINES, ge=1, le=MAX_LOG_LINES)
+
+
+class EvidenceBody(Contract):
+    """``POST /api/environments/:key/missions/evidence`` (bearer): is ``artifactHash`` the
+    hash of a log this environment's runner kept for the mission?"""
+
+    project: str = Field(max_length=64)
+    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+    artifact_hash: str = Field(alias="artifactHash", pattern=r"^sha256:[0-9a-f]{64}$")
+
+
 class SpawnBody(Contract):
     """``POST /api/environments/:key/missions/spawn`` (bearer): the project, the packet and
     the seq-1 ``judging`` letter that opens the mission (compose's draft)."""
@@ -191,6 +214,17 @@ class _Queue:
     cancels: set[str] = field(default_factory=set)
     running: set[str] = field(default_factory=set)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def _tail(path: Path) -> tuple[int, bytes]:
+    """The size of the log at ``path`` and its last :data:`MAX_LOG_ANSWER_BYTES` bytes."""
+    try:
+        with open(path, "rb") as log:
+            size = os.fstat(log.fileno()).st_size
+            log.seek(max(0, size - MAX_LOG_ANSWER_BYTES))
+            return size, log.read(MAX_LOG_ANSWER_BYTES)
+    except FileNotFoundError:
+        return 0, b""
 
 
 def _loopback(peer: str | None) -> bool:
@@ -311,10 +345,10 @@ class RunnerDesk:
     async def by_bearer(
         self, op: str, env_key: str, bearer: Secret | None, raw: bytes
     ) -> dict[str, Any]:
-        """``POST /api/environments/:key/missions/{spawn,cancel}``: the server's decision order
-        for the bearer first (``unknown-environment`` … ``bearer-refused``), then
-        :meth:`spawn` or :meth:`cancel`; refusals audited as ``mission.spawn`` /
-        ``mission.cancel``."""
+        """``POST /api/environments/:key/missions/{spawn,cancel,log,evidence}``: the server's
+        decision order for the bearer first (``unknown-environment`` … ``bearer-refused``),
+        then :meth:`spawn`, :meth:`cancel`, :meth:`log` or :meth:`evidence`; refusals audited
+        as ``mission.<op>``."""
         from server_host.service import parse_body
 
         name = f"mission.{op}"
@@ -323,6 +357,10 @@ class RunnerDesk:
         try:
             if op == "spawn":
                 return await self.spawn(actor, parse_body(SpawnBody, raw))
+            if op == "log":
+                return await self.log(parse_body(LogBody, raw))
+            if op == "evidence":
+                return await self.evidence(parse_body(EvidenceBody, raw))
             return await self.cancel(actor, parse_body(CancelBody, raw))
         except Refused as refusal:
             await self.service._refused(name, refusal, actor=actor)
@@ -396,6 +434,44 @@ class RunnerDesk:
             }
         )
         return {"missionId": letter.mission_id, "runnerId": pin.runner_id, "queued": True}
+
+    async def _mission_of(self, project: str, mission_id: str) -> None:
+        """Refuse ``args-invalid`` unless ``mission_id`` has a letter in ``project``."""
+        _, mailbox = await self.service.ctx.open_mailbox(project)
+        if await mailbox.head(mission_id) is None:
+            raise Refused(Code.ARGS_INVALID, "That project has no mission by that id.")
+
+    async def log(self, body: LogBody) -> dict[str, Any]:
+        """A mission's log as its runner keeps it, for the page's live view (replay, then
+        follow by asking again): ``{text, bytes, finished, truncated}`` — ``text`` the last
+        ``lines`` lines (UTF-8, undecodable bytes replaced; colour codes left for the page to
+        strip), ``bytes`` what the file holds now, ``finished`` once the run ended,
+        ``truncated`` when the run printed more than the pin's output cap kept. No path."""
+        await self._mission_of(body.project, body.mission_id)
+        path = log_path(self.root, body.mission_id)
+        size, tail = await asyncio.to_thread(_tail, path)
+        text = tail.decode("utf-8", "replace")
+        if size > MAX_LOG_ANSWER_BYTES:
+            text = text.partition("\n")[2]  # the first line read may be cut
+        lines = text.splitlines(keepends=True)[-body.lines :]
+        record = log_record(path)
+        return {
+            "text": "".join(lines),
+            "bytes": size,
+            "finished": record is not None,
+            "truncated": bool(record and record.get("bytes", 0) > record.get("kept", 0)),
+        }
+
+    async def evidence(self, body: EvidenceBody) -> dict[str, Any]:
+        """``{checked}``: true when ``artifactHash`` is the sha256 of the whole log this
+        environment's runner recorded for the mission (the card's "checked by the environment");
+        false when it is only the poster's word."""
+        await self._mission_of(body.project, body.mission_id)
+        record = log_record(log_path(self.root, body.mission_id))
+        checked = record is not None and hmac.compare_digest(
+            str(record.get("sha256", "")), body.artifact_hash
+        )
+        return {"checked": checked}
 
     async def cancel(self, actor: str, body: CancelBody) -> dict[str, Any]:
         """A person cancels a mission: a running one is stopped by its runner (which posts

@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import os
 import shlex
 import signal
@@ -58,6 +59,8 @@ __all__ = [
     "MissionJob",
     "Poster",
     "RunOutcome",
+    "log_path",
+    "log_record",
     "post_failed",
     "run_mission",
     "runner_env",
@@ -165,12 +168,15 @@ async def stop_tree(process: asyncio.subprocess.Process, *, step_s: float = STEP
 
 
 class _Log:
-    """The mission's log: everything hashed, the first ``cap`` bytes kept on disk."""
+    """The mission's log: everything hashed, the first ``cap`` bytes kept on disk, written
+    through as it comes (a reader follows it live); when the run ends, its record
+    ``<log>.json`` ``{sha256, bytes, kept}`` (:func:`log_record`)."""
 
     def __init__(self, path: Path, cap: int) -> None:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        self.out = os.fdopen(fd, "wb")
+        self.path = path
+        self.out = os.fdopen(fd, "wb", buffering=0)
         self.cap = cap
         self.kept = 0
         self.total = 0
@@ -187,7 +193,31 @@ class _Log:
             self.kept += min(room, len(chunk))
 
     def close(self) -> None:
+        if self.out.closed:
+            return
         self.out.close()
+        record = {"sha256": "sha256:" + self.digest.hexdigest(), "bytes": self.total}
+        record["kept"] = self.kept
+        tmp = self.path.with_name(self.path.name + ".json.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(record, out)
+        os.replace(tmp, self.path.with_name(self.path.name + ".json"))
+
+
+def log_path(root: Path, mission_id: str) -> Path:
+    """Where the runner keeps ``mission_id``'s log: ``DIR/runner-logs/<mission_id>.log``."""
+    return root / "runner-logs" / f"{mission_id}.log"
+
+
+def log_record(log_path: Path) -> dict[str, Any] | None:
+    """The record of a finished run's log (``{sha256, bytes, kept}``), or ``None`` while it
+    runs or when there is none."""
+    try:
+        data = json.loads(log_path.with_name(log_path.name + ".json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 @dataclass

@@ -281,3 +281,47 @@ def test_an_idle_runners_announce_is_answered_at_once_when_a_mission_is_spawned(
         assert 0.15 <= time.monotonic() - started < 1.5
 
     _run(tmp_path, body)
+
+
+def test_the_log_is_replayed_live_and_a_candidate_hash_is_checked_against_the_kept_log(
+    tmp_path: Path,
+) -> None:
+    from server_host.runner_desk import EvidenceBody, LogBody
+
+    async def body(env: Env) -> None:
+        desk = env.service.runners
+        poster = DeskPoster(env)
+        # a run under way: its log is read while it runs, not finished
+        hang = env.pin(mode="hang", agent_s=30)
+        job = await env.open_mission()
+        run = asyncio.ensure_future(env.run(job, hang, poster))
+        ref = {"project": env.project, "missionId": job.mission_id}
+        deadline = asyncio.get_running_loop().time() + 10
+        while "hanging" not in (live := await desk.log(LogBody.model_validate(ref)))["text"]:
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.02)
+        assert live["finished"] is False
+        job.cancel.set()
+        await run
+        # a finished green run: its candidate's hash is the kept log's
+        env.pin(mode="ok")
+        green = await env.open_mission()
+        await env.run(green, env.pin(mode="ok"), poster)
+        ref = {"project": env.project, "missionId": green.mission_id}
+        shown = await desk.log(LogBody.model_validate({**ref, "lines": 1}))
+        assert shown["finished"] is True and shown["truncated"] is False
+        assert shown["text"].startswith("agent ok: packet of") and shown["text"].count("\n") == 1
+        assert str(env.root) not in json.dumps(shown)
+        letter = (await env.heads())[green.mission_id]["letter"]
+        real = letter["receipt_candidate"]["evidence"]["artifact_hash"]
+        checked = await desk.evidence(EvidenceBody.model_validate({**ref, "artifactHash": real}))
+        assert checked == {"checked": True}
+        claim = EvidenceBody.model_validate({**ref, "artifactHash": "sha256:" + "b" * 64})
+        assert await desk.evidence(claim) == {"checked": False}
+        # a mission of no such project is not answered
+        other = LogBody.model_validate({**ref, "missionId": "msn_0000000000ff"})
+        with pytest.raises(Refused) as caught:
+            await desk.log(other)
+        assert caught.value.code == Code.ARGS_INVALID
+
+    _run(tmp_path, body)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from core.missions.letters import absolute_path_in, parse_letter
 from core.refusals import Code, Refused
-from server_host.runner_run import stop_tree
+from server_host.runner_run import log_path, log_record, stop_tree
 from server_host.sandbox import Fence, NoSandbox, spawn
 from server_host.worktrees import Worktrees, git
 from tests.runner.kit import DeskPoster, environment
@@ -165,6 +165,8 @@ def test_a_flood_keeps_the_cap_and_hashes_the_whole_log(tmp_path: Path) -> None:
     header = f"agent flood: packet of {len(job.packet)} characters\n".encode()
     whole = header + (b"x" * 1023 + b"\n") * (size // 1024)  # then the gate, which prints nothing
     assert outcome.log_sha256 == "sha256:" + hashlib.sha256(whole).hexdigest()
+    record = log_record(log_path(tmp_path / "env", job.mission_id))
+    assert record == {"sha256": outcome.log_sha256, "bytes": len(whole), "kept": 64 << 10}
     assert head["phase"] == "failed"  # the flood wrote no AGENT.md: the gate says 1
 
 
