@@ -35,6 +35,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -74,6 +75,8 @@ ANNOUNCE_S = 1.0
 POLL_S = 0.25
 ENDPOINT_FILE = "serve-endpoint.json"
 PROG = "voicebox-env runner"
+_MISSION = re.compile(r"msn_[0-9a-f]{12}")
+_PROJECT = re.compile(r"p_[0-9a-f]{16}")
 AskFinished = Callable[[list[dict[str, str]]], Awaitable[list[str]]]
 """Which of these missions (``{project, missionId}``) are done with their worktree."""
 
@@ -194,6 +197,12 @@ class Runner:
     def _start(self, pin: RunnerPin, poster: HttpPoster, raw: dict[str, Any]) -> None:
         fields = {k: raw[k] for k in MissionJob.__dataclass_fields__ if k in raw and k != "cancel"}
         job = MissionJob(**{**fields, "runner_id": pin.runner_id})
+        # both name folders here: only the shapes the server issues, whatever it sent
+        if not _MISSION.fullmatch(job.mission_id) or not _PROJECT.fullmatch(job.project):
+            _say(f"{PROG}: a queued mission with a malformed id was dropped")
+            return
+        if job.project not in pin.projects or job.mission_id in self.running:
+            return
         self.running[job.mission_id] = job
         task = asyncio.ensure_future(self._run(pin, poster, job))
         self.tasks.add(task)

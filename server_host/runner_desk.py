@@ -44,7 +44,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -129,7 +129,9 @@ class Credentials(Contract):
 class AnnounceBody(Credentials):
     """``POST /api/runner/announce``: the credentials and the missions it runs now."""
 
-    running: list[str] = Field(default_factory=list, max_length=64)
+    running: list[Annotated[str, Field(pattern=r"^msn_[0-9a-f]{12}$")]] = Field(
+        default_factory=list, max_length=64
+    )
     wait_ms: int = Field(default=0, alias="waitMs", ge=0, le=MAX_WAIT_MS)
 
 
