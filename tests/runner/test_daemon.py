@@ -153,6 +153,11 @@ def test_a_live_runner_shows_in_identity_and_runs_a_spawned_mission_to_merge_wai
             assert spawned.status_code == 200, spawned.text
             _until(folder, mission_id, "merge_wait", lines, 40)
             assert _phases(folder, mission_id) == ["judging", "executing", "gate", "merge_wait"]
+            status = cli(root, "runner", "status")
+            assert status.returncode == 0, status.stderr
+            (row,) = [json.loads(line) for line in status.stdout.splitlines()]
+            assert row["mission_id"] == mission_id and row["branch"] == f"vbx/{mission_id}"
+            assert row["project"] == project and row["bytes"] > 0
             everything = spawned.text + json.dumps(identity)
             assert read_runner_secret(root / "host").reveal() not in everything
             assert str(root) not in everything
