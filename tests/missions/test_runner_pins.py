@@ -1,5 +1,5 @@
-"""``runners.toml``: a closed file, refused with the line and the reason (issue 30, pins;
-seed 004 §5a), and what a pinned runner may post."""
+"""``runners.toml`` (core; this file runs in Pyodide too): a closed file, refused with the
+line and the reason (issue 30, pins; seed 004 §5a), and what a pinned runner may post."""
 
 from __future__ import annotations
 
