@@ -71,6 +71,9 @@ def test_a_proven_announce_makes_the_pin_live_and_never_widens_it(tmp_path: Path
         poster = DeskPoster(env)
         answer = await poster.announce()
         assert answer["runnerId"] == "build-1" and answer["capability"] == "build-runner"
+        secret_file = env.home.host_dir / "runner-secret"
+        assert secret_file.stat().st_mode & 0o777 == 0o600
+        assert len(read_runner_secret(env.home.host_dir).reveal()) >= 43  # 256 bits
         with pytest.raises(ValueError, match="capability"):  # not even a field of it
             AnnounceBody.model_validate({**poster.creds(), "capability": "naming-runner"})
         shown = (await env.service.identity())["runners"]
