@@ -37,6 +37,7 @@ from core.model import Contract
 from core.refusals import Code, Refused
 from core.secret import Secret
 from server_host.channel import WebSocketChannel
+from server_host.runner_desk import AnnounceBody, FinishedBody, PostBody, ScopeBody
 from server_host.service import EnvironmentService, parse_body
 
 __all__ = ["build_app"]
@@ -184,9 +185,44 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
         finally:
             await service.channel_closed(channel_id)
 
+    def _peer(request: Request) -> str | None:
+        return request.client.host if request.client else None
+
+    async def runner_challenge(request: Request) -> dict[str, Any]:
+        return {"challenge": service.runners.challenge}
+
+    async def runner_announce(request: Request) -> dict[str, Any]:
+        body = parse_body(AnnounceBody, await _body(request))
+        return await service.runners.announce(_peer(request), body)
+
+    async def runner_post(request: Request) -> dict[str, Any]:
+        body = parse_body(PostBody, await _body(request))
+        return await service.runners.post(_peer(request), body)
+
+    async def runner_scope(request: Request) -> dict[str, Any]:
+        body = parse_body(ScopeBody, await _body(request))
+        return await service.runners.scope(_peer(request), body)
+
+    def missions(op: str) -> Handler:
+        async def run(request: Request) -> dict[str, Any]:
+            env_key = request.path_params["key"]
+            raw = await _body(request)
+            return await service.runners.by_bearer(op, env_key, _bearer(request), raw)
+
+        return run
+
+    async def runner_finished(request: Request) -> dict[str, Any]:
+        body = parse_body(FinishedBody, await _body(request))
+        return await service.runners.finished(_peer(request), body)
+
     routes = [
         Route("/api/identity", _answering(identity), methods=["GET"]),
         Route("/api/health", _answering(health), methods=["GET"]),
+        Route("/api/runner/finished", _answering(runner_finished), methods=["POST"]),
+        Route("/api/runner/challenge", _answering(runner_challenge), methods=["GET"]),
+        Route("/api/runner/announce", _answering(runner_announce), methods=["POST"]),
+        Route("/api/runner/post", _answering(runner_post), methods=["POST"]),
+        Route("/api/runner/scope", _answering(runner_scope), methods=["POST"]),
         Route("/api/pair", _answering(pair), methods=["POST"]),
         Route("/api/pair", _answering(pair_revoke), methods=["DELETE"]),
         Route("/api/pair/complete", _answering(pair_complete), methods=["POST"]),
@@ -199,6 +235,26 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
         Route(
             "/api/environments/{key}/git/config",
             _answering(fenced("git/config")),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/environments/{key}/missions/spawn",
+            _answering(missions("spawn")),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/environments/{key}/missions/cancel",
+            _answering(missions("cancel")),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/environments/{key}/missions/log",
+            _answering(missions("log")),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/environments/{key}/missions/evidence",
+            _answering(missions("evidence")),
             methods=["POST"],
         ),
         WebSocketRoute("/channel", channel),

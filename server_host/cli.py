@@ -10,6 +10,8 @@ Commands (each has ``--help``):
 - ``pair-code --root DIR`` — mint a one-time pairing code (and show the envKey fingerprint);
 - ``revoke --root DIR --env-key K`` — revoke every bearer issued for ``K`` (closing its live
   channels at once when the server runs);
+- ``runner [status|sweep] --root DIR`` — the runner daemon of ``runners.toml``
+  (:mod:`server_host.runner`, docs/runner.md);
 - ``audit verify --root DIR`` — check the audit's chain, MACs and anchor;
 - ``policy --root DIR [--exec on|off] [--git on|off] [--safe on|off] ...`` — the operator's
   switches: fenced commands, SAFE mode.
@@ -260,6 +262,10 @@ async def _serve_locked(args: argparse.Namespace) -> int:
         f"{PROG}: serving {env.name!r} envKey {env.key} fingerprint "
         f"{env_fingerprint(env.key)} on {scheme}://{shown}:{port}"
     )
+    from server_host.runner import write_endpoint
+
+    loop_host = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(host, shown)
+    write_endpoint(composed.home.host_dir, f"{scheme}://{loop_host}:{port}")
     try:
         await server.serve(sockets=[sock])
     finally:
@@ -270,6 +276,19 @@ async def _serve_locked(args: argparse.Namespace) -> int:
         if composed.sink is not None:
             composed.sink.close()
     return 0
+
+
+async def _runner(args: argparse.Namespace) -> int:
+    from server_host.runner import run_daemon, run_status, run_sweep
+
+    root = Path(args.root)
+    if args.action == "status":
+        return await run_status(root)
+    if args.action == "sweep":
+        return await run_sweep(root, args.idle_hours)
+    return await run_daemon(
+        root, server=args.server, unsandboxed=args.exec_unsandboxed, idle_hours=args.idle_hours
+    )
 
 
 async def _admin_or_disk(home: Home, request: dict[str, Any]) -> dict[str, Any]:
@@ -407,6 +426,24 @@ def _parser() -> argparse.ArgumentParser:
         "and every caller could have a shell here. Each run's audit record says sandbox none",
     )
     serve.set_defaults(run=_serve)
+
+    runner = command(
+        "runner",
+        "Run the runner daemon of this root (runners.toml): agents in git worktrees, in the "
+        "sandbox (docs/runner.md). 'runner status' lists worktrees; 'runner sweep' removes "
+        "idle ones.",
+    )
+    runner.add_argument("action", nargs="?", default="run", choices=("run", "status", "sweep"))
+    runner.add_argument("--server", help="the serve's URL (default: HOST_DIR serve-endpoint)")
+    runner.add_argument(
+        "--idle-hours", type=float, default=72.0, help="idle age of a worktree swept (72)"
+    )
+    runner.add_argument(
+        "--exec-unsandboxed",
+        action="store_true",
+        help="run agents WITHOUT the process sandbox (the runner's full reach)",
+    )
+    runner.set_defaults(run=_runner)
 
     code = command("pair-code", "Mint a one-time pairing code (10 minutes, single use).")
     code.set_defaults(run=_pair_code)

@@ -152,6 +152,10 @@ class EnvironmentService:
         audit key, and the bearers it issued or accepted while running."""
         key_file = composed.home.host_dir / AUDIT_KEY_FILE
         self.secrets.set_group("audit-key", [key_file.read_bytes()] if key_file.exists() else [])
+        from server_host.runner_desk import RunnerDesk, read_runner_secret
+
+        self.runners = RunnerDesk(self)  # makes HOST_DIR runner-secret when it is missing
+        self.secrets.set_group("runner-secret", [read_runner_secret(composed.home.host_dir)])
 
     @property
     def sandbox(self) -> ProcessSandbox:
@@ -192,9 +196,10 @@ class EnvironmentService:
     # ---- identity and audit -------------------------------------------------------------
 
     async def identity(self) -> dict[str, Any]:
-        """The environment's public identity: name, envKey, fingerprint and the protocol
-        version it speaks (no secret; issue 29 item 15). Read from ``environments.json`` now:
-        refuses ``unknown-environment`` once the operator removed it
+        """The environment's public identity: name, envKey, fingerprint, the protocol version
+        it speaks (issue 29 item 15) and its pinned runners
+        (:meth:`server_host.runner_desk.RunnerDesk.runners`); no secret. Read from
+        ``environments.json`` now: refuses ``unknown-environment`` once the operator removed it
         (:meth:`core.custody.environment.Environments.own`)."""
         current = (await load_environments(self.state)).own()
         return {
@@ -202,6 +207,7 @@ class EnvironmentService:
             "envKey": current.key,
             "fingerprint": env_fingerprint(current.key),
             "protocol": PROTOCOL_VERSION,
+            "runners": self.runners.runners(),
         }
 
     def health(self) -> dict[str, Any]:

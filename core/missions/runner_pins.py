@@ -1,0 +1,250 @@
+"""``runners.toml``: the owner's pins of the runners that may work in an environment (seed 004
+§5a; issue 30).
+
+A pin is owner-side and closed: it names one ``runner_id``, its **one** capability, the projects
+it may work in, what it runs and within which limits. A runner's announce proves only that it
+is alive; it never adds or widens anything a pin says. The file lives at the environment's root
+(``DIR/runners.toml``, beside ``host/``), written by its operator::
+
+    [[runner]]
+    runner_id = "build-1"
+    capability = "build-runner"             # build-runner | naming-runner
+    projects = ["p_0123456789abcdef"]       # the allowlist; nothing else
+    command = ["my-agent", "--packet", "{packet_file}", "--cwd", "{worktree}"]
+    gate_command = ["python", "-m", "pytest", "-q"]
+    agent_time_limit_s = 1800               # 1 .. 86400
+    gate_time_limit_s = 600                 # 1 .. 86400
+    output_cap_bytes = 8388608              # kept of the log; the rest is counted and hashed
+    max_parallel = 1                        # missions at once (default 1)
+    env = ["ANTHROPIC_API_KEY"]             # variables passed from the runner's environment
+    network = false                         # the agent's sandbox shares the machine's network
+
+``command`` and ``gate_command`` are **argv lists**, never a shell string; the only placeholders
+are ``{packet_file}``, ``{worktree}`` and ``{mission_id}``, each a whole element or part of one
+(any other ``{…}`` is refused). :func:`parse_pins` refuses a malformed file with the line and
+the reason (:class:`PinsInvalid`); a runner refuses to start on it, and nothing runs.
+
+:func:`check_runner_letter` is the rule of what a pinned runner may post (seat ``hand``, its own
+``runner_id`` and capability, ``synthetic: false``, and only the phases a run reports:
+``executing``, ``gate``, ``merge_wait``, ``failed``) — never ``landed``, ``archived`` or a
+receipt. A ``failed`` letter says why in ``verdict`` ``{decision: REJECT, gist: <reason>}``
+(the letter has no other field for a sentence; decided for issue 30), and a runner posts no
+other verdict.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from typing import Annotated, Literal
+
+from pydantic import Field, ValidationError, field_validator
+
+from core.model import Contract
+from core.refusals import Code, Refused
+
+__all__ = [
+    "PINS_FILE",
+    "PLACEHOLDERS",
+    "RUNNER_PHASES",
+    "PinsInvalid",
+    "RunnerPin",
+    "RunnerPins",
+    "check_runner_letter",
+    "expand_argv",
+    "parse_pins",
+    "worktree_finished",
+]
+
+PINS_FILE = "runners.toml"
+PLACEHOLDERS = ("{packet_file}", "{worktree}", "{mission_id}")
+RUNNER_PHASES = frozenset({"executing", "gate", "merge_wait", "failed"})
+"""The phases a runner reports; ``landed`` follows only a person's receipt import, ``archived``
+only a person's gesture, ``judging`` only compose."""
+RunnerCapability = Literal["build-runner", "naming-runner"]
+_BRACE = re.compile(r"\{[^{}]{0,64}\}")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_FORBIDDEN_ENV = frozenset({"PATH", "HOME", "LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH"})
+
+Argv = Annotated[list[Annotated[str, Field(min_length=1, max_length=4096)]], Field(min_length=1)]
+
+
+class PinsInvalid(ValueError):
+    """``runners.toml`` does not hold: ``line`` (1-based, or 0 when the file as a whole) and
+    ``reason`` (a sentence; never a value of the file)."""
+
+    def __init__(self, line: int, reason: str) -> None:
+        self.line = line
+        self.reason = reason
+        where = f"line {line}" if line else "the file"
+        super().__init__(f"{PINS_FILE}, {where}: {reason}")
+
+
+def _argv_placeholders(argv: list[str]) -> list[str]:
+    for element in argv:
+        if "\x00" in element:
+            raise ValueError("an argv element holds a NUL")
+        for found in _BRACE.findall(element):
+            if found not in PLACEHOLDERS:
+                raise ValueError(
+                    f"{found} is not a placeholder; the placeholders are " + ", ".join(PLACEHOLDERS)
+                )
+    return argv
+
+
+class RunnerPin(Contract):
+    """One ``[[runner]]`` of ``runners.toml`` (fields in the module docstring)."""
+
+    runner_id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
+    capability: RunnerCapability
+    projects: list[Annotated[str, Field(pattern=r"^p_[0-9a-f]{16}$")]] = Field(min_length=1)
+    command: Argv
+    gate_command: Argv
+    agent_time_limit_s: int = Field(default=1800, ge=1, le=86_400)
+    gate_time_limit_s: int = Field(default=600, ge=1, le=86_400)
+    output_cap_bytes: int = Field(default=8 << 20, ge=1024, le=256 << 20)
+    max_parallel: int = Field(default=1, ge=1, le=16)
+    env: list[str] = Field(default_factory=list, max_length=64)
+    network: bool = False
+
+    @field_validator("command", "gate_command")
+    @classmethod
+    def _placeholders(cls, argv: list[str]) -> list[str]:
+        return _argv_placeholders(argv)
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not _ENV_NAME.match(name):
+                raise ValueError("an env entry is not a variable name")
+            if name in _FORBIDDEN_ENV:
+                raise ValueError(f"{name} is set by the sandbox, never passed through")
+        return names
+
+
+class RunnerPins(Contract):
+    """The whole file: its runners, ids unique."""
+
+    runner: list[RunnerPin] = Field(default_factory=list)
+
+    def get(self, runner_id: str) -> RunnerPin | None:
+        """The pin of ``runner_id``, or ``None`` (unpinned)."""
+        return next((p for p in self.runner if p.runner_id == runner_id), None)
+
+
+def _table_lines(text: str) -> list[int]:
+    """The 1-based line of each ``[[runner]]`` header, in order."""
+    return [
+        n
+        for n, line in enumerate(text.splitlines(), start=1)
+        if line.strip().split("#", 1)[0].strip() == "[[runner]]"
+    ]
+
+
+def _key_line(text: str, start: int, key: str) -> int:
+    """The line of ``key = …`` in the table starting at ``start`` (else ``start``)."""
+    lines = text.splitlines()
+    for n in range(start, len(lines)):
+        stripped = lines[n].strip()
+        if stripped.startswith("[") and n + 1 != start:
+            break
+        name, equals, _ = stripped.partition("=")
+        if equals and name.strip() == key:
+            return n + 1
+    return start
+
+
+def parse_pins(text: str) -> RunnerPins:
+    """``runners.toml``'s text → :class:`RunnerPins`. Raises :class:`PinsInvalid` with the line
+    and the reason: a TOML syntax error (its line), an unknown key, a capability that is not
+    ``build-runner`` or ``naming-runner``, a shell string where an argv goes, an unknown
+    placeholder, a duplicate ``runner_id`` (issue 30, pins)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"line (\d{1,9})", str(exc))
+        raise PinsInvalid(int(found.group(1)) if found else 0, "not valid TOML") from None
+    unknown = sorted(set(data) - {"runner"})
+    if unknown:
+        raise PinsInvalid(0, "the only top-level table is [[runner]]")
+    headers = _table_lines(text)
+    try:
+        pins = RunnerPins.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors(include_input=False, include_url=False)[0]
+        loc = error["loc"]
+        line, key = 0, ""
+        if len(loc) >= 2 and loc[0] == "runner" and isinstance(loc[1], int):
+            start = headers[loc[1]] if loc[1] < len(headers) else 0
+            key = str(loc[2]) if len(loc) > 2 else ""
+            line = _key_line(text, start, key) if key and start else start
+        raise PinsInvalid(line, _reason(error, key)) from None
+    seen: set[str] = set()
+    for index, pin in enumerate(pins.runner):
+        if pin.runner_id in seen:
+            start = headers[index] if index < len(headers) else 0
+            raise PinsInvalid(start, f"runner_id {pin.runner_id!r} is pinned twice")
+        seen.add(pin.runner_id)
+    return pins
+
+
+def _reason(error: dict, key: str) -> str:
+    kind = error["type"]
+    if key == "capability" and kind == "literal_error":
+        return "capability is build-runner or naming-runner; no other capability is pinned here"
+    if key in {"command", "gate_command"} and kind == "list_type":
+        return f"{key} is an argv list of strings, never a shell string"
+    if kind == "extra_forbidden":
+        return f"{key or 'a key'} is not a field of a runner pin"
+    if kind == "missing":
+        return f"{key} is required"
+    message = str(error.get("msg", "invalid"))
+    message = message.removeprefix("Value error, ")
+    return f"{key}: {message}" if key else message
+
+
+def expand_argv(argv: list[str], *, packet_file: str, worktree: str, mission_id: str) -> list[str]:
+    """``argv`` with its placeholders filled in, element by element (never through a shell)."""
+    values = {"{packet_file}": packet_file, "{worktree}": worktree, "{mission_id}": mission_id}
+    return [_BRACE.sub(lambda m: values[m.group(0)], element) for element in argv]
+
+
+def check_runner_letter(pin: RunnerPin, project: str, letter: dict) -> None:
+    """Refuse ``permission-denied`` unless ``letter`` (JSON data) is one a run of ``pin`` may
+    post in ``project`` (the rule in the module docstring: the pin's allowlist, seat ``hand``,
+    the pin's ``runner_id`` and capability, ``synthetic`` false, a phase of
+    :data:`RUNNER_PHASES`, no receipt, a verdict only as a failed letter's reason; issue 30,
+    the run). The letter's own contract is :mod:`core.missions.letters`' (checked after this)."""
+
+    def refuse(reason: str) -> Refused:
+        return Refused(Code.PERMISSION_DENIED, f"A runner may not post that: {reason}.")
+
+    if project not in pin.projects:
+        raise refuse("that project is not in the runner's allowlist")
+    if letter.get("seat") != "hand":
+        raise refuse("a runner posts from the hand seat")
+    if letter.get("runner_id") != pin.runner_id or letter.get("capability") != pin.capability:
+        raise refuse("runner_id and capability are the pin's, never the runner's own word")
+    if letter.get("synthetic", False) is not False:
+        raise refuse("a run's letters are never synthetic")
+    if letter.get("phase") not in RUNNER_PHASES:
+        raise refuse("its phases are executing, gate, merge_wait and failed; never landed")
+    if letter.get("receipt") is not None:
+        raise refuse("a receipt is imported by a person")
+    verdict = letter.get("verdict")
+    if verdict is not None and (
+        letter.get("phase") != "failed"
+        or not isinstance(verdict, dict)
+        or verdict.get("decision") != "REJECT"
+    ):
+        raise refuse("its only verdict is the REJECT of a failed letter, giving the reason")
+
+
+def worktree_finished(phase: str, head_id: str, dismissed_id: str | None) -> bool:
+    """True when a mission's worktree may go (issue 30, cleanup): its head is ``landed`` or
+    ``archived``, or ``failed`` and a person dismissed that very head (``dismissed_id`` the
+    content id the dismissal names; a later letter brings the mission back)."""
+    if phase in {"landed", "archived"}:
+        return True
+    return phase == "failed" and dismissed_id is not None and dismissed_id == head_id

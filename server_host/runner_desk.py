@@ -1,0 +1,606 @@
+"""The server's side of its runners: announce, liveness, their letters (seed 004 §5a, §5d;
+issue 30).
+
+A runner (``voicebox-env runner``, :mod:`server_host.runner`) is a process of its own beside
+``voicebox-env serve``; this desk is where the server meets it. Every request a runner makes
+carries its **credentials**: its ``runner_id``, the shared secret of HOST_DIR ``runner-secret``
+(0600, made by the server when it starts; the runner reads it there, nothing else ever does)
+and the server's **per-boot challenge** (``GET /api/runner/challenge``; a new one at every
+start of the server). They are judged in this order, each refusal ``permission-denied``
+(403), audited with the reason's name (``peer``, ``unpinned``, ``secret``, ``challenge``) and
+never with the secret:
+
+1. the peer is a loopback address (a runner on another machine is never a runner here);
+2. ``runner_id`` is pinned in ``runners.toml`` as it is now (:mod:`core.missions.runner_pins`;
+   a malformed file pins nobody);
+3. the secret is HOST_DIR's (constant-time);
+4. the challenge is this boot's (an announce recorded before a restart is stale).
+
+What an announce proves is **liveness only**: the answer and everything after it take the
+runner's capability, projects and commands from its pin, never from what it says. What a live
+runner may then do is exactly two things:
+
+- ``post``: one operation, ``mission.post`` — any other (``blocks.import_receipt``…) is refused
+  ``permission-denied`` — of a letter :func:`core.missions.runner_pins.check_runner_letter`
+  allows (seat ``hand``, the pin's ``runner_id`` and capability, a run's phases, no receipt),
+  through the server's own pipeline (:meth:`core.host.pipeline.Host.run`, actor
+  ``runner:<id>``; the head CAS and every letter rule apply there);
+- ``scope``: read a block's scope from a fresh snapshot of the project's store.
+
+:meth:`RunnerDesk.runners` is what the identity answer shows: each pinned runner's id,
+capability, whether it is live (announced within :data:`LIVE_MS` on this boot) and busy (the
+missions it said it runs) — never a secret, a command or a path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import ipaddress
+import os
+import secrets
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from core.host.mission_ops import DeliverArgs, MissionPostArgs
+from core.missions.blocks import CONTRACT_VERSION, load_store
+from core.missions.letters import SCHEMA, parse_letter, sha12
+from core.missions.runner_pins import (
+    PINS_FILE,
+    PinsInvalid,
+    RunnerPin,
+    RunnerPins,
+    check_runner_letter,
+    parse_pins,
+    worktree_finished,
+)
+from core.model import Contract
+from core.refusals import Code, Refused
+from core.secret import Secret
+from core.time import instant_iso
+from server_host.runner_run import log_path, log_record
+from server_host.worktrees import git_fence, require_git_project
+
+__all__ = [
+    "LIVE_MS",
+    "SECRET_FILE",
+    "AnnounceBody",
+    "FinishedBody",
+    "PostBody",
+    "RunnerDesk",
+    "ScopeBody",
+    "SpawnBody",
+    "ensure_runner_secret",
+    "load_pins",
+    "read_runner_secret",
+]
+
+SECRET_FILE = "runner-secret"
+MAX_WAIT_MS = 2_000
+"""The longest an announce waits for work or a cancel before it is answered (a long poll)."""
+LIVE_MS = 15_000
+"""A runner is live while its last announce is younger than this (it announces every second,
+every quarter second while it runs a mission)."""
+
+
+def ensure_runner_secret(host_dir: Path) -> None:
+    """Create HOST_DIR ``runner-secret`` (256 bits, 0600) when it is missing."""
+    path = host_dir / SECRET_FILE
+    if path.exists():
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(secrets.token_urlsafe(32))
+
+
+def read_runner_secret(host_dir: Path) -> Secret:
+    """The shared secret of HOST_DIR ``runner-secret``."""
+    return Secret((host_dir / SECRET_FILE).read_text(encoding="utf-8").strip())
+
+
+def load_pins(root: Path) -> RunnerPins:
+    """``DIR/runners.toml`` as it is now (none pinned when absent); raises
+    :class:`~core.missions.runner_pins.PinsInvalid` for a malformed file."""
+    try:
+        text = (root / PINS_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return RunnerPins()
+    except UnicodeDecodeError:
+        raise PinsInvalid(0, "not UTF-8 text") from None
+    return parse_pins(text)
+
+
+class Credentials(Contract):
+    """What every runner request carries (module docstring)."""
+
+    model_config = Contract.model_config | {"hide_input_in_errors": True}
+
+    runner_id: str = Field(alias="runnerId", max_length=64)
+    secret: Secret
+    challenge: str = Field(max_length=128)
+
+
+class AnnounceBody(Credentials):
+    """``POST /api/runner/announce``: the credentials and the missions it runs now."""
+
+    running: list[Annotated[str, Field(pattern=r"^msn_[0-9a-f]{12}$")]] = Field(
+        default_factory=list, max_length=64
+    )
+    wait_ms: int = Field(default=0, alias="waitMs", ge=0, le=MAX_WAIT_MS)
+
+
+class PostBody(Credentials):
+    """``POST /api/runner/post``: the operation (only ``mission.post``), project, letter."""
+
+    op: str = Field(default="mission.post", max_length=64)
+    project: str = Field(max_length=64)
+    letter: dict[str, Any]
+
+
+class ScopeBody(Credentials):
+    """``POST /api/runner/scope``: a block of a project."""
+
+    project: str = Field(max_length=64)
+    block_id: str = Field(alias="blockId", max_length=80)
+
+
+class MissionRef(Contract):
+    """A mission of a project."""
+
+    project: str = Field(max_length=64)
+    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+
+
+class FinishedBody(Credentials):
+    """``POST /api/runner/finished``: the missions whose worktrees the runner holds."""
+
+    missions: list[MissionRef] = Field(default_factory=list, max_length=1000)
+
+
+MAX_LOG_LINES = 10_000
+MAX_LOG_ANSWER_BYTES = 1 << 20
+
+
+class LogBody(Contract):
+    """``POST /api/environments/:key/missions/log`` (bearer): the last ``lines`` lines of a
+    mission's log (at most :data:`MAX_LOG_LINES`, :data:`MAX_LOG_ANSWER_BYTES`)."""
+
+    project: str = Field(max_length=64)
+    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+    lines: int = Field(default=MAX_LOG_LINES, ge=1, le=MAX_LOG_LINES)
+
+
+class EvidenceBody(Contract):
+    """``POST /api/environments/:key/missions/evidence`` (bearer): is ``artifactHash`` the
+    hash of a log this environment's runner kept for the mission?"""
+
+    project: str = Field(max_length=64)
+    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+    artifact_hash: str = Field(alias="artifactHash", pattern=r"^sha256:[0-9a-f]{64}$")
+
+
+class SpawnBody(Contract):
+    """``POST /api/environments/:key/missions/spawn`` (bearer): the project, the packet and
+    the seq-1 ``judging`` letter that opens the mission (compose's draft)."""
+
+    project: str = Field(max_length=64)
+    packet: str = Field(min_length=1, max_length=200_000)
+    letter: dict[str, Any]
+
+
+class CancelBody(Contract):
+    """``POST /api/environments/:key/missions/cancel`` (bearer): the mission a person
+    cancels."""
+
+    project: str = Field(max_length=64)
+    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+
+
+@dataclass
+class _Live:
+    seen_ms: int
+    busy: int
+
+
+@dataclass
+class _Queue:
+    """One runner's queued jobs and the missions a person cancelled."""
+
+    jobs: deque[dict[str, Any]] = field(default_factory=deque)
+    cancels: set[str] = field(default_factory=set)
+    running: set[str] = field(default_factory=set)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def _tail(path: Path) -> tuple[int, bytes]:
+    """The size of the log at ``path`` and its last :data:`MAX_LOG_ANSWER_BYTES` bytes."""
+    try:
+        with open(path, "rb") as log:
+            size = os.fstat(log.fileno()).st_size
+            log.seek(max(0, size - MAX_LOG_ANSWER_BYTES))
+            return size, log.read(MAX_LOG_ANSWER_BYTES)
+    except FileNotFoundError:
+        return 0, b""
+
+
+def _loopback(peer: str | None) -> bool:
+    if not peer:
+        return False
+    try:
+        return ipaddress.ip_address(peer.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+class RunnerDesk:
+    """The runners' desk of one server (module docstring). ``service`` is the
+    :class:`~server_host.service.EnvironmentService` (its pipeline, audit, root)."""
+
+    def __init__(self, service: Any) -> None:
+        self.service = service
+        self.root: Path = service.composed.home.root
+        self.host_dir: Path = service.composed.home.host_dir
+        ensure_runner_secret(self.host_dir)
+        self.challenge = secrets.token_urlsafe(24)
+        self.live: dict[str, _Live] = {}
+        self.queues: dict[str, _Queue] = {}
+
+    def _now(self) -> int:
+        return int(time.time() * 1000)
+
+    def _seen(self, runner_id: str) -> int:
+        seen = self.live.get(runner_id)
+        return -(1 << 62) if seen is None else seen.seen_ms
+
+    async def _refuse(self, op: str, why: str, message: str, runner_id: str | None) -> Refused:
+        refusal = Refused(Code.PERMISSION_DENIED, message)
+        shown = runner_id if runner_id and len(runner_id) <= 64 else None
+        await self.service._refused(op, refusal, actor="runner", why=why, runner_id=shown)
+        return refusal
+
+    async def check(self, op: str, peer: str | None, creds: Credentials) -> RunnerPin:
+        """The pin of a runner whose request passes rules 1–4 (module docstring); refuses
+        ``permission-denied``, audited."""
+        if not _loopback(peer):
+            raise await self._refuse(
+                op, "peer", "A runner announces over loopback only.", creds.runner_id
+            )
+        try:
+            pin = load_pins(self.root).get(creds.runner_id)
+        except PinsInvalid:
+            pin = None
+        if pin is None:
+            raise await self._refuse(
+                op, "unpinned", "That runner_id is not pinned in runners.toml.", creds.runner_id
+            )
+        expected = read_runner_secret(self.host_dir)
+        if not hmac.compare_digest(
+            creds.secret.reveal().encode("utf-8"), expected.reveal().encode("utf-8")
+        ):
+            raise await self._refuse(
+                op, "secret", "The runner's secret is not this environment's.", creds.runner_id
+            )
+        if not hmac.compare_digest(creds.challenge.encode("utf-8"), self.challenge.encode()):
+            raise await self._refuse(
+                op,
+                "challenge",
+                "The challenge is stale: the server restarted; ask for a new one.",
+                creds.runner_id,
+            )
+        return pin
+
+    async def announce(self, peer: str | None, body: AnnounceBody) -> dict[str, Any]:
+        """``POST /api/runner/announce``: record the runner live; answer its pin's
+        ``{runnerId, capability, projects}`` (what the pin says, never widened), the ``work``
+        it takes now (at most ``max_parallel`` running) and the running missions to
+        ``cancel``. With nothing for it and ``waitMs`` given, the answer waits up to that
+        long for a spawn or a cancel (a long poll: a spawn reaches an idle runner at once)."""
+        pin = await self.check("runner.announce", peer, body)
+        first = pin.runner_id not in self.live
+        self.live[pin.runner_id] = _Live(self._now(), len(body.running))
+        if first and self.service.audit is not None:
+            await self.service.audit.append(
+                actor=f"runner:{pin.runner_id}",
+                op="runner.announce",
+                decision="admitted",
+                rule="runner-live",
+                details={"runner_id": pin.runner_id, "capability": pin.capability},
+            )
+        queue = self.queues.setdefault(pin.runner_id, _Queue())
+        queue.running = set(body.running)
+        work, cancel = self._hand_out(pin, queue, len(body.running))
+        if not work and not cancel and body.wait_ms:
+            queue.wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(queue.wake.wait(), body.wait_ms / 1000)
+            work, cancel = self._hand_out(pin, queue, len(body.running))
+            self.live[pin.runner_id] = _Live(self._now(), len(body.running))
+        return {
+            "runnerId": pin.runner_id,
+            "capability": pin.capability,
+            "projects": pin.projects,
+            "work": work,
+            "cancel": cancel,
+        }
+
+    @staticmethod
+    def _hand_out(pin: RunnerPin, queue: _Queue, busy: int) -> tuple[list[dict], list[str]]:
+        """The jobs a runner running ``busy`` missions takes now (``max_parallel``), and the
+        running missions a person cancelled."""
+        work = []
+        while queue.jobs and busy + len(work) < pin.max_parallel:
+            job = queue.jobs.popleft()
+            queue.running.add(job["mission_id"])
+            work.append(job)
+        cancel = sorted(queue.cancels & queue.running)
+        queue.cancels -= set(cancel)
+        return work, cancel
+
+    # ---- spawn (the browser host's entry, with its bearer) --------------------------------
+
+    async def by_bearer(
+        self, op: str, env_key: str, bearer: Secret | None, raw: bytes
+    ) -> dict[str, Any]:
+        """``POST /api/environments/:key/missions/{spawn,cancel,log,evidence}``: the server's
+        decision order for the bearer first (``unknown-environment`` … ``bearer-refused``),
+        then :meth:`spawn`, :meth:`cancel`, :meth:`log` or :meth:`evidence`; refusals audited
+        as ``mission.<op>``."""
+        from server_host.service import parse_body
+
+        name = f"mission.{op}"
+        authorized = await self.service._authorize(name, env_key, bearer)
+        actor = f"peer:{authorized.bearer_hash[:12]}"
+        try:
+            if op == "spawn":
+                return await self.spawn(actor, parse_body(SpawnBody, raw))
+            if op == "log":
+                return await self.log(parse_body(LogBody, raw))
+            if op == "evidence":
+                return await self.evidence(parse_body(EvidenceBody, raw))
+            return await self.cancel(actor, parse_body(CancelBody, raw))
+        except Refused as refusal:
+            await self.service._refused(name, refusal, actor=actor)
+            raise
+
+    async def spawn(self, actor: str, body: SpawnBody) -> dict[str, Any]:
+        """Queue a mission for a live pinned runner (issue 30, spawn): every rule again, in
+        this order — the letter's own contract and a seq-1 ``judging`` letter; a runner pinned
+        for the letter's capability and this project (``permission-denied``: "no runner
+        pinned"), live (``tool-disabled``: "not live"); the project a git repository with a
+        commit (``args-invalid``, saying how); then the packet is delivered with the letter
+        through ``mission.deliver`` (``packet_ref`` the packet's sha256, brain, block, head
+        CAS) and the job queued. ``{missionId, runnerId, queued}`` — no path."""
+        letter = parse_letter(body.letter)
+        if letter.mission_seq != 1 or letter.phase != "judging":
+            raise Refused(
+                Code.LETTER_INVALID,
+                "A spawn opens a mission: a seq-1 judging letter.",
+                field="letter.phase",
+            )
+        try:
+            pins = load_pins(self.root).runner
+        except PinsInvalid:
+            pins = []
+        fitting = [
+            p
+            for p in pins
+            if p.capability == letter.capability
+            and body.project in p.projects
+            and letter.runner_id in (None, p.runner_id)
+        ]
+        if not fitting:
+            raise Refused(
+                Code.PERMISSION_DENIED,
+                f"No runner is pinned for {letter.capability} in this project; its operator "
+                "pins one in runners.toml.",
+            )
+        now = self._now()
+        live = [p for p in fitting if now - self._seen(p.runner_id) < LIVE_MS]
+        if not live:
+            raise Refused(
+                Code.TOOL_DISABLED,
+                f"No runner pinned for {letter.capability} is live; its operator starts "
+                "voicebox-env runner.",
+            )
+        pin = min(live, key=lambda p: len(self.queues.get(p.runner_id, _Queue()).jobs))
+        folder = self.service.composed.roots.folder(body.project)
+        require_git_project(folder, git_fence(self.service.sandbox, self.root, (folder,)))
+        args = DeliverArgs(
+            project=body.project,
+            agent_id="operator",
+            to=pin.runner_id,
+            letter=body.letter,
+            packet=body.packet,
+        )
+        ran = await self.service.composed.host.run("mission.deliver", args, actor=actor)
+        posted = ran.result.posted
+        queue = self.queues.setdefault(pin.runner_id, _Queue())
+        queue.wake.set()
+        queue.jobs.append(
+            {
+                "mission_id": letter.mission_id,
+                "project": body.project,
+                "block_id": letter.block_id,
+                "brain_ref": letter.brain_ref,
+                "packet": body.packet,
+                "head_letter_id": posted.letter_id,
+                "head_seq": 1,
+                "started_at": letter.started_at,
+                "packet_ref": letter.packet_ref,
+            }
+        )
+        return {"missionId": letter.mission_id, "runnerId": pin.runner_id, "queued": True}
+
+    async def _mission_of(self, project: str, mission_id: str) -> None:
+        """Refuse ``args-invalid`` unless ``mission_id`` has a letter in ``project``."""
+        _, mailbox = await self.service.ctx.open_mailbox(project)
+        if await mailbox.head(mission_id) is None:
+            raise Refused(Code.ARGS_INVALID, "That project has no mission by that id.")
+
+    async def log(self, body: LogBody) -> dict[str, Any]:
+        """A mission's log as its runner keeps it, for the page's live view (replay, then
+        follow by asking again): ``{text, bytes, finished, truncated}`` — ``text`` the last
+        ``lines`` lines (UTF-8, undecodable bytes replaced; colour codes left for the page to
+        strip), ``bytes`` what the file holds now, ``finished`` once the run ended,
+        ``truncated`` when the run printed more than the pin's output cap kept. No path."""
+        await self._mission_of(body.project, body.mission_id)
+        path = log_path(self.root, body.mission_id)
+        size, tail = await asyncio.to_thread(_tail, path)
+        text = tail.decode("utf-8", "replace")
+        if size > MAX_LOG_ANSWER_BYTES:
+            text = text.partition("\n")[2]  # the first line read may be cut
+        lines = text.splitlines(keepends=True)[-body.lines :]
+        record = log_record(path)
+        return {
+            "text": "".join(lines),
+            "bytes": size,
+            "finished": record is not None,
+            "truncated": bool(record and record.get("bytes", 0) > record.get("kept", 0)),
+        }
+
+    async def evidence(self, body: EvidenceBody) -> dict[str, Any]:
+        """``{checked}``: true when ``artifactHash`` is the sha256 of the whole log this
+        environment's runner recorded for the mission (the card's "checked by the environment");
+        false when it is only the poster's word."""
+        await self._mission_of(body.project, body.mission_id)
+        record = log_record(log_path(self.root, body.mission_id))
+        checked = record is not None and hmac.compare_digest(
+            str(record.get("sha256", "")), body.artifact_hash
+        )
+        return {"checked": checked}
+
+    async def cancel(self, actor: str, body: CancelBody) -> dict[str, Any]:
+        """A person cancels a mission: a running one is stopped by its runner (which posts
+        ``failed`` "cancelled by a person"); a queued one leaves the queue and its ``failed``
+        letter is posted here, in its pinned runner's name. ``{missionId, cancelled}``."""
+        for runner_id, queue in self.queues.items():
+            if body.mission_id in queue.running:
+                queue.cancels.add(body.mission_id)
+                queue.wake.set()
+                return {"missionId": body.mission_id, "cancelled": "running"}
+            job = next((j for j in queue.jobs if j["mission_id"] == body.mission_id), None)
+            if job is not None and job["project"] == body.project:
+                queue.jobs.remove(job)
+                pin = load_pins(self.root).get(runner_id)
+                if pin is not None:
+                    await self._post_cancelled(pin, job, actor)
+                return {"missionId": body.mission_id, "cancelled": "queued"}
+        raise Refused(Code.ARGS_INVALID, "No queued or running mission by that id.")
+
+    async def _post_cancelled(self, pin: RunnerPin, job: dict[str, Any], actor: str) -> None:
+        now = instant_iso(self._now())
+        letter = {
+            "schema": SCHEMA,
+            "mission_id": job["mission_id"],
+            "mission_seq": 2,
+            "prev_letter_id": sha12(job["head_letter_id"]),
+            "block_id": job["block_id"],
+            "brain_ref": job["brain_ref"],
+            "seat": "hand",
+            "runner_id": pin.runner_id,
+            "capability": pin.capability,
+            "phase": "failed",
+            "verdict": {"decision": "REJECT", "gist": "cancelled by a person"},
+            "packet_ref": job["packet_ref"],
+            "started_at": job["started_at"],
+            "updated_at": max(now, job["started_at"]),
+        }
+        args = MissionPostArgs(project=job["project"], agent_id=pin.runner_id, letter=letter)
+        await self.service.composed.host.run("mission.post", args, actor=actor)
+
+    async def post(self, peer: str | None, body: PostBody) -> dict[str, Any]:
+        """``POST /api/runner/post``: a run's letter through the server's ``mission.post``
+        (module docstring). Answers the pipeline's post answer (``letter_id``, ``sha12``,
+        ``mission_seq``, ``phase``, ``duplicate``)."""
+        pin = await self.check("runner.post", peer, body)
+        if body.op != "mission.post":
+            raise await self._refuse(
+                "runner.post",
+                "operation",
+                "A runner posts mission letters only; importing a receipt is a person's act.",
+                pin.runner_id,
+            )
+        try:
+            check_runner_letter(pin, body.project, body.letter)
+        except Refused as refusal:
+            await self.service._refused(
+                "runner.post", refusal, actor=f"runner:{pin.runner_id}", why="letter"
+            )
+            raise
+        args = MissionPostArgs(project=body.project, agent_id=pin.runner_id, letter=body.letter)
+        ran = await self.service.composed.host.run(
+            "mission.post", args, actor=f"runner:{pin.runner_id}"
+        )
+        result = ran.result
+        return result.model_dump(mode="json") if hasattr(result, "model_dump") else result
+
+    async def finished(self, peer: str | None, body: FinishedBody) -> dict[str, list[str]]:
+        """``POST /api/runner/finished``: which of ``missions`` (in the pin's projects) are
+        done with their worktree (:func:`core.missions.runner_pins.worktree_finished`: head
+        ``landed`` or ``archived``, or ``failed`` and dismissed in this host's tray state).
+        ``{finished: [missionId]}``."""
+        from core.missions.ui_state import load_ui_state
+
+        pin = await self.check("runner.finished", peer, body)
+        ui = await load_ui_state(self.service.state)
+        done = []
+        for ref in body.missions:
+            if ref.project not in pin.projects:
+                continue
+            try:
+                _, mailbox = await self.service.ctx.open_mailbox(ref.project)
+            except Refused:
+                continue
+            head = await mailbox.head(ref.mission_id)
+            if head is None:
+                continue
+            dismissal = ui.for_project(ref.project).get(ref.mission_id)
+            dismissed = None if dismissal is None else dismissal.letter_id
+            if worktree_finished(head.letter.phase, head.letter_id, dismissed):
+                done.append(ref.mission_id)
+        return {"finished": done}
+
+    async def scope(self, peer: str | None, body: ScopeBody) -> dict[str, int]:
+        """``POST /api/runner/scope``: ``{boundary_version, contract_version}`` of the block
+        in a fresh read of the project's store (a block the store lacks: version 1)."""
+        pin = await self.check("runner.scope", peer, body)
+        if body.project not in pin.projects:
+            raise await self._refuse(
+                "runner.scope",
+                "project",
+                "That project is not in the runner's allowlist.",
+                pin.runner_id,
+            )
+        opened = await self.service.ctx.catalog.open(body.project)
+        store = await load_store(opened.files)
+        block = None if store is None else store.block(body.block_id)
+        boundary = 1 if block is None else block.boundary_version
+        return {"boundary_version": boundary, "contract_version": CONTRACT_VERSION}
+
+    def runners(self) -> list[dict[str, Any]]:
+        """Each pinned runner: ``{runnerId, capability, live, busy}`` (module docstring); an
+        empty list while ``runners.toml`` is malformed."""
+        try:
+            pins = load_pins(self.root)
+        except PinsInvalid:
+            return []
+        now = self._now()
+        rows = []
+        for pin in pins.runner:
+            seen = self.live.get(pin.runner_id)
+            live = seen is not None and now - seen.seen_ms < LIVE_MS
+            rows.append(
+                {
+                    "runnerId": pin.runner_id,
+                    "capability": pin.capability,
+                    "live": live,
+                    "busy": seen.busy if live and seen is not None else 0,
+                }
+            )
+        return rows
