@@ -48,6 +48,12 @@ async (foreign) => {
   await attempt("fetch", () => fetch(`${foreign}/fetch`).then((r) => r.status));
   await attempt("fetch-request", () => fetch(new Request(`${foreign}/fetch-request`)).then((r) => r.status));
   await attempt("fetch-post", () => fetch(`${foreign}/fetch-post`, { method: "POST", body: "x" }).then((r) => r.status));
+  // the original on the prototype that defines it (WorkerGlobalScope.prototype), not the global's own
+  for (let o = Object.getPrototypeOf(self), i = 0; o !== null; o = Object.getPrototypeOf(o), i++) {
+    if (Object.prototype.hasOwnProperty.call(o, "fetch")) {
+      await attempt(`fetch-prototype-${i}`, () => o.fetch.call(self, `${foreign}/fetch-prototype-${i}`).then((r) => r.status));
+    }
+  }
   await attempt("xhr", () => new Promise((resolve) => {
     const xhr = new XMLHttpRequest();
     xhr.open("GET", `${foreign}/xhr`);
@@ -189,6 +195,7 @@ def _assert_reaches_nothing(worker: Worker, observer: Observer, who: str) -> Non
     assert outcomes.pop("own") == 200, "the worker still reaches its own site"
     # read once, checked, and that text sent: the site's own file, never the second reading
     assert outcomes.pop("xhr-crafted") == "sent: 200"
+    assert any(name.startswith("fetch-prototype-") for name in outcomes), outcomes
     leaked = {name: why for name, why in outcomes.items() if not why.startswith("refused")}
     assert leaked == {}, leaked
 

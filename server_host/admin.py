@@ -25,7 +25,7 @@ from core.refusals import Code, Refused
 from core.secret import Secret
 from server_host.service import EnvironmentService, answer_json
 
-__all__ = ["ask", "start_admin"]
+__all__ = ["ANSWER_S", "ask", "start_admin"]
 
 log = logging.getLogger("voicebox.admin")
 MAX_LINE = 64 << 10
@@ -79,8 +79,14 @@ async def start_admin(service: EnvironmentService, path: Path) -> asyncio.Server
     return server
 
 
+ANSWER_S = 10
+"""How long ``ask`` waits for a running server's admin answer, in seconds."""
+
+
 async def ask(path: Path, request: dict[str, Any]) -> dict[str, Any] | None:
-    """Send one request to a running server's admin socket; ``None`` when none answers."""
+    """Send one request to a running server's admin socket; ``None`` when none answers within
+    ``ANSWER_S`` seconds (none listens, or a server that is stopped or hung: the caller then
+    finds the root's lock held and says so — never an empty error)."""
     try:
         reader, writer = await asyncio.open_unix_connection(str(path))
     except OSError:
@@ -88,7 +94,9 @@ async def ask(path: Path, request: dict[str, Any]) -> dict[str, Any] | None:
     try:
         writer.write(json.dumps(request).encode() + b"\n")
         await writer.drain()
-        line = await asyncio.wait_for(reader.readline(), 30)
+        line = await asyncio.wait_for(reader.readline(), ANSWER_S)
+    except (TimeoutError, OSError):  # in 3.11 asyncio's TimeoutError is an OSError
+        return None
     finally:
         writer.close()
     return parse_json(line, what="The server's admin answer") if line else None

@@ -13,7 +13,8 @@
 // - import(): cannot be wrapped from JavaScript. The worker's CSP header covers it, and so does
 //   the service worker once it controls the site (page/sw.js refuses every other origin).
 //
-// The originals stay inside this module; the replacements cannot be reassigned. No business
+// The originals stay inside this module; the replacements cannot be reassigned, on the global
+// object nor on the prototype that defines the original (WorkerGlobalScope.prototype). No business
 // rule lives here: a later allow-list (remote environments, decided in Python) is one more
 // answer of `allowed` (`allowAlso`), never another check. Bytes fetched are counted on a clone
 // for the boot's progress bar; the caller gets the browser's own Response (Chromium caches the
@@ -34,6 +35,17 @@ async function count(response, url, onBytes) {
 
 function lock(target, name, value) {
   Object.defineProperty(target, name, { value, writable: false, configurable: false, enumerable: false });
+}
+
+/** Lock `name` on the global object AND wherever its prototype chain defines it: a global
+ * function such as fetch lives on WorkerGlobalScope.prototype, whose original stays reachable
+ * (`WorkerGlobalScope.prototype.fetch.call(self, url)`) when only the global's own property is
+ * replaced (issue 29, the tryout of item 12). */
+function lockChain(name, value) {
+  for (let o = Object.getPrototypeOf(globalThis); o !== null; o = Object.getPrototypeOf(o)) {
+    if (Object.prototype.hasOwnProperty.call(o, name)) lock(o, name, value);
+  }
+  lock(globalThis, name, value);
 }
 
 /** Replace the constructor `name` by one that passes its arguments through `checked` first. */
@@ -96,7 +108,7 @@ export function installEgressGuard({ site, workers = [] }) {
       if (counted && onBytes && response.body) count(response.clone(), request.url, onBytes).catch(() => {});
       return response;
     };
-  lock(globalThis, "fetch", guardedFetch(true));
+  lockChain("fetch", guardedFetch(true));
 
   if (globalThis.XMLHttpRequest) {
     const open = XMLHttpRequest.prototype.open;
@@ -133,7 +145,7 @@ export function installEgressGuard({ site, workers = [] }) {
   }
   // Pyodide asks importScripts whether this is a classic worker: a TypeError says it is not
   if (typeof globalThis.importScripts === "function") {
-    lock(globalThis, "importScripts", function importScripts() {
+    lockChain("importScripts", function importScripts() {
       throw new TypeError("refused importScripts: this worker loads modules of its own site only");
     });
   }

@@ -70,7 +70,7 @@ function installNote(plugin) {
       "You withdrew exactly these bytes: installing them again keeps them withdrawn.");
   }
   if (r && !r.sameBytes) {
-    const decided = [r.admitted ? "admitted" : null, r.filesGranted ? "granted files" : null].filter(Boolean);
+    const decided = [r.admitted ? "admitted" : null, r.filesGranted ? "granted files" : null, r.withdrawn ? "withdrew" : null].filter(Boolean);
     return el("p", { class: decided.length ? "warn" : "muted", id: "plugin-install-replaces", "data-replaces": decided.length ? "admitted" : "installed" },
       "This replaces the installed release ", literal(r.release), " (manifest sha256 ", el("code", {}, r.manifestSha256), ")",
       decided.length ? `, which you ${decided.join(" and ")}` : "", ". These are other bytes",

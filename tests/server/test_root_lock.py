@@ -12,6 +12,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from server_host.root_lock import RootBusy, lock_root
 from tests.server.harness import ROOT, Server, cli, close_of, hello
 
@@ -90,3 +92,35 @@ def test_an_on_disk_act_holds_the_lock_a_serve_never_lets_go(tmp_path: Path) -> 
     finally:
         held.release()
     lock_root(host_dir, "revoke").release()  # free again once released
+
+
+def test_an_operator_act_against_a_server_that_does_not_answer_says_so_in_a_sentence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that holds the root but never answers its admin socket (stopped with SIGSTOP,
+    hung): ``revoke``/``pair-code`` waited 30 s and then printed ``voicebox-env: `` and nothing
+    else (asyncio's TimeoutError is an OSError with no strerror). The ask gives up after
+    ``ANSWER_S`` and the act refuses with the sentence that names the server's pid."""
+    import asyncio
+    import socket
+
+    from server_host import admin, cli as voicebox_cli
+    from server_host.home import Home
+
+    root = tmp_path / "env"
+    assert cli(root, "init", "--name", "quiet").returncode == 0
+    home = Home(root)
+    held = lock_root(home.host_dir, "serve")  # the hung server's lock, held in this process
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(home.admin_socket))
+    listener.listen(1)  # accepts the connection and never answers
+    monkeypatch.setattr(admin, "ANSWER_S", 0.2)
+    monkeypatch.setattr(voicebox_cli, "WAIT_S", 0.2)
+    try:
+        with pytest.raises(SystemExit) as ended:
+            asyncio.run(voicebox_cli._admin_or_disk(home, {"op": "pair-code"}))
+    finally:
+        listener.close()
+        held.release()
+    said = str(ended.value)
+    assert f"pid {os.getpid()}" in said and "did not answer" in said, said
