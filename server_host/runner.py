@@ -43,6 +43,7 @@ from typing import Any
 
 import httpx
 
+from core.json_bound import parse_json
 from core.missions.runner_pins import PinsInvalid, RunnerPin
 from core.refusals import Code, Refused
 from server_host.home import Home
@@ -118,7 +119,7 @@ class HttpPoster:
                 "challenge": self.runner.challenge,
             }
             answer = await self.client.post(path, json={**creds, **body})
-            data = answer.json()
+            data = parse_json(answer.content, what="The server's answer")
             refusal = data.get("refusal") if isinstance(data, dict) else None
             if refusal is None:
                 return data
@@ -174,7 +175,7 @@ class Runner:
     async def refresh_challenge(self) -> None:
         """Fetch the server's per-boot challenge."""
         answer = await self.client.get("/api/runner/challenge")
-        self.challenge = str(answer.json()["challenge"])
+        self.challenge = str(parse_json(answer.content, what="The server's answer")["challenge"])
 
     def _busy(self, runner_id: str) -> int:
         return sum(1 for j in self.running.values() if j.runner_id == runner_id)
@@ -312,8 +313,8 @@ async def run_daemon(
     url = server
     if url is None:
         try:
-            url = json.loads((home.host_dir / ENDPOINT_FILE).read_text(encoding="utf-8"))["url"]
-        except (OSError, ValueError, KeyError):
+            url = parse_json((home.host_dir / ENDPOINT_FILE).read_bytes())["url"]
+        except (OSError, Refused, KeyError, TypeError):
             raise SystemExit(
                 f"{PROG}: no running voicebox-env serve for {root} (start it first, or name it "
                 "with --server)"

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from core.json_bound import parse_json
 from core.missions.letters import SCHEMA, absolute_path_in, sha12
 from core.missions.runner_pins import RunnerPin, expand_argv
 from core.refusals import Refused
@@ -214,8 +215,8 @@ def log_record(log_path: Path) -> dict[str, Any] | None:
     """The record of a finished run's log (``{sha256, bytes, kept}``), or ``None`` while it
     runs or when there is none."""
     try:
-        data = json.loads(log_path.with_name(log_path.name + ".json").read_text("utf-8"))
-    except (OSError, ValueError):
+        data = parse_json(log_path.with_name(log_path.name + ".json").read_bytes())
+    except (OSError, Refused):
         return None
     return data if isinstance(data, dict) else None
 

@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.json_bound import parse_json
 from core.refusals import Code, Refused
 from server_host.commands import scrubbed_env
 from server_host.disk import ensure_private_dir
@@ -178,10 +179,10 @@ class Worktrees:
 
     def _load(self) -> dict[str, dict]:
         try:
-            data = json.loads(self.record_path.read_text(encoding="utf-8"))
+            data = parse_json(self.record_path.read_bytes(), what="The worktree record")
         except FileNotFoundError:
             return {}
-        except ValueError:
+        except Refused:
             return {}
         return data if isinstance(data, dict) else {}
 
