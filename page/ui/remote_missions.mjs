@@ -129,6 +129,7 @@ export function openRemoteMissions(section, app, env, project) {
     state.logSeq += 1;
     clearTimeout(state.logTimer);
     showMission();
+    view.scrollIntoView({ block: "nearest" });
     followLog(state.logSeq);
   }
 
