@@ -116,9 +116,9 @@ class DiskWatch:
                         self.phases.setdefault(key, now)
             for mission, _ in list(self.phases):
                 path = log_path(self.root, mission)
-                if mission not in self.log_at and path.exists():
-                    if b"agent: working on it" in path.read_bytes():
-                        self.log_at[mission] = now
+                seen = mission in self.log_at or not path.exists()
+                if not seen and b"agent: working on it" in path.read_bytes():
+                    self.log_at[mission] = now
             time.sleep(0.01)
 
     def stop(self) -> None:
@@ -222,6 +222,8 @@ def test_spawn_watch_the_log_and_cancel_a_remote_mission_through_the_page(
         now = page.text_content("#mission-timeline li[data-state='now']") or ""
         assert "gate green" in now, now
         assert (folder / "AGENT.md").exists() is False, "the agent worked in its own worktree"
+        page.wait_for_selector("#mission-evidence[data-checked='true']", timeout=UI_S)
+        assert "checked by the environment" in (page.text_content("#mission-evidence") or "")
         page.locator("#mission-view").scroll_into_view_if_needed()
         page.screenshot(path=str(SHOTS / "mission-view.png"), full_page=False)
 

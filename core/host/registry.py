@@ -512,6 +512,14 @@ OPERATIONS = Operations(
             gesture=Gesture("Cancelling a mission"),
         ),
         Operation(
+            "remote.evidence",
+            remote_mission_ops.MissionRef,
+            remote_mission_ops.EvidenceView,
+            remote_mission_ops.remote_evidence,
+            "Is a remote merge_wait candidate backed by a log its environment kept?",
+            audited=False,
+        ),
+        Operation(
             "mission.post",
             mission_ops.MissionPostArgs,
             mission_ops.PostAnswer,

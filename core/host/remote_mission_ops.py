@@ -13,6 +13,7 @@ operation           gesture  what
 ``remote.spawn``    yes      render the packet, draft the seq-1 ``judging`` letter, spawn
 ``remote.log``      no       the run's log, last ≤ 10,000 lines, escape codes stripped
 ``remote.cancel``   yes      a person cancels: the runner posts ``failed``
+``remote.evidence`` no       a candidate's hash: checked by the environment, or a claim
 ==================  =======  ==========================================================
 
 No answer carries a bearer, a runner secret or a worktree path: the server's answers hold
@@ -41,9 +42,12 @@ from core.missions.remote_runs import (
     MOVING,
     BoardBlock,
     BoardHead,
+    EvidenceView,
     LogView,
     RunnerLive,
     Step,
+    candidate_hash,
+    evidence_view,
     parse_board,
     parse_log,
     parse_runners,
@@ -60,6 +64,7 @@ __all__ = [
     "BoardAnswer",
     "BoardArgs",
     "Cancelled",
+    "EvidenceView",
     "LogArgs",
     "LogView",
     "MissionRef",
@@ -362,3 +367,28 @@ async def remote_cancel(call: Call[MissionRef]) -> Outcome:
         rule="mission-cancelled",
         details={"envKey": a.env_key, "project": a.project, "mission": a.mission_id},
     )
+
+
+async def remote_evidence(call: Call[MissionRef]) -> Outcome:
+    """Whether the ``merge_wait`` head's receipt candidate is backed by a log the environment's
+    runner kept (its artifact hash is that log's sha256: "checked by the environment") or is
+    only its poster's claim (issue 30, review). Refuses ``invalid_transition`` when the head is
+    not a ``merge_wait`` with a candidate, and what the routes refuse. Writes nothing."""
+    a = call.args
+    admin = services(call).admin
+    board = parse_board(await admin.mission_route(a.env_key, "board", {"project": a.project}))
+    head = next((h for h in board.heads if h.mission_id == a.mission_id), None)
+    claimed = None if head is None else candidate_hash(head.letter)
+    if claimed is None:
+        raise Refused(
+            Code.INVALID_TRANSITION,
+            "Only a merge_wait mission carrying a receipt candidate has evidence to check.",
+            field="missionId",
+        )
+    data = await admin.mission_route(
+        a.env_key,
+        "evidence",
+        {"project": a.project, "missionId": a.mission_id, "artifactHash": claimed},
+    )
+    view: EvidenceView = evidence_view(claimed, data)
+    return Outcome(view)

@@ -36,10 +36,13 @@ __all__ = [
     "MOVING",
     "BoardBlock",
     "BoardHead",
+    "EvidenceView",
     "LogView",
     "RemoteBoard",
     "RunnerLive",
     "Step",
+    "candidate_hash",
+    "evidence_view",
     "parse_board",
     "parse_log",
     "parse_runners",
@@ -244,6 +247,45 @@ def timeline(phase: str) -> list[Step]:
         Step(phase="judging", words=phase_words("judging"), state="done"),
         Step(phase=phase, words=phase_words(phase), state="now"),
     ]
+
+
+def candidate_hash(letter: dict[str, Any]) -> str | None:
+    """The artifact hash a ``merge_wait`` head's receipt candidate claims (``sha256:…``), or
+    ``None`` when the head carries no candidate (a letter already checked by
+    :func:`~core.missions.letters.parse_letter`)."""
+    candidate = letter.get("receipt_candidate")
+    if letter.get("phase") != "merge_wait" or not isinstance(candidate, dict):
+        return None
+    evidence = candidate.get("evidence")
+    found = evidence.get("artifact_hash") if isinstance(evidence, dict) else None
+    return found if isinstance(found, str) else None
+
+
+CHECKED_WORDS = "checked by the environment: the hash is the log its runner kept"
+CLAIM_WORDS = "only the poster's claim: no log the environment kept has this hash"
+
+
+class EvidenceView(Contract):
+    """Whether a ``merge_wait`` candidate's artifact hash is the sha256 of a log the
+    environment's runner kept for the mission (``checked``) or only its poster's word, the hash
+    and the sentence a person reads."""
+
+    artifact_hash: str
+    checked: bool
+    words: str
+
+
+def evidence_view(artifact_hash: str, data: Any) -> EvidenceView:
+    """The evidence route's answer (JSON data ``{checked}``) for ``artifact_hash``. Refuses
+    ``peer-answer-invalid``."""
+    if not isinstance(data, dict) or not isinstance(data.get("checked"), bool):
+        raise _invalid("evidence answer")
+    checked = data["checked"]
+    return EvidenceView(
+        artifact_hash=artifact_hash,
+        checked=checked,
+        words=CHECKED_WORDS if checked else CLAIM_WORDS,
+    )
 
 
 def spawn_option(

@@ -104,7 +104,23 @@ export function openRemoteMissions(section, app, env, project) {
         el("ol", { id: "mission-timeline", class: "timeline" }),
         el("p", { id: "mission-status", role: "status", "aria-live": "polite" }),
         el("div", { class: "toolbar" }, guard(app, "remote.cancel", el("button", { type: "button", id: "mission-cancel", onclick: cancel }, "Cancel"))),
+        el("p", { id: "mission-evidence", hidden: true }),
         el("h5", {}, "Log"), el("p", { id: "mission-log-meta", class: "muted" }), log);
+    }
+    const evidence = view.querySelector("#mission-evidence");
+    if (h.phase === "merge_wait" && evidence.dataset.asked !== h.mission_id) {
+      evidence.dataset.asked = h.mission_id;
+      call("remote.evidence", { missionId: h.mission_id }).then((answer) => {
+        if (view.dataset.mission !== h.mission_id) return;
+        const e = answer.result;
+        evidence.hidden = false;
+        evidence.dataset.checked = String(e.checked);
+        evidence.className = e.checked ? "ok" : "warn";
+        replace(evidence, "Receipt candidate: ", e.words, " (", el("code", { class: "hash" }, e.artifact_hash), ").");
+      }, (err) => {
+        evidence.hidden = false;
+        replace(evidence, el("code", { class: "refusal-code" }, err.code ?? "error"), " — ", err.message ?? String(err));
+      });
     }
     view.dataset.phase = h.phase;
     replace(view.querySelector("#mission-timeline"), h.timeline.map((s) => el("li", { class: `step ${s.state}`, "data-phase": s.phase, "data-state": s.state },

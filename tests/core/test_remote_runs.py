@@ -12,6 +12,8 @@ import pytest
 from core.missions.packet import compose_modes
 from core.missions.remote_runs import (
     RunnerLive,
+    candidate_hash,
+    evidence_view,
     parse_board,
     parse_log,
     parse_runners,
@@ -168,3 +170,21 @@ def test_the_timeline_names_each_phase_in_words() -> None:
         ("judging", "done"),
         ("failed", "now"),
     ]
+
+
+def test_a_candidate_is_checked_by_the_environment_or_said_to_be_only_a_claim() -> None:
+    digest = "sha256:" + "a" * 64
+    head = _letter(
+        phase="merge_wait",
+        receipt_candidate={"evidence": {"artifact_hash": digest}},
+    )
+    assert candidate_hash(head) == digest
+    assert candidate_hash(_letter()) is None
+    checked = evidence_view(digest, {"checked": True})
+    claim = evidence_view(digest, {"checked": False})
+    assert checked.checked and "checked by the environment" in checked.words
+    assert not claim.checked and "only the poster's claim" in claim.words
+    for bad in ({"checked": "yes"}, [], {}):
+        with pytest.raises(Refused) as caught:
+            evidence_view(digest, bad)
+        assert caught.value.code == Code.PEER_ANSWER_INVALID
