@@ -30,13 +30,10 @@ from playwright.sync_api import Browser
 
 from e2e.hostpage import HostPage
 from e2e.test_remote import SHOTS, UI_S, Rig, _add_remote, _secrets_at_rest
-from server_host.home import compose
 from server_host.runner_desk import read_runner_secret
 from server_host.runner_run import log_path
-from server_host.sandbox import detect
-from server_host.service import EnvironmentService
 from server_host.worktrees import git
-from tests.runner.kit import pins_toml
+from tests.runner.kit import pins_toml, prepare_project
 from tests.runner.test_daemon import _runner, _stop
 
 GATE = (
@@ -59,35 +56,6 @@ WATCH = """
   }).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
 }
 """
-
-
-async def _prepare(root: Path) -> tuple[str, str]:
-    """A project with one block in the (initialised, not yet served) root: its id, block id."""
-    composed = await compose(root)
-    service = EnvironmentService(composed, sandbox=detect())
-
-    async def call(op: str, origin: str | None = None, **args: Any) -> dict[str, Any]:
-        msg: dict[str, Any] = {"v": 1, "id": "p" + op, "op": op, "args": args}
-        if origin:
-            msg["origin"] = origin
-        answer, _ = await service.composed.host.handle(json.dumps(msg))
-        return json.loads(answer)
-
-    try:
-        made = await call("project.create", name="demo")
-        assert made["ok"], made
-        project = made["result"]["project"]["id"]
-        edit = await call(
-            "blocks.candidate_edit",
-            "human-ui",
-            project=project,
-            ops=[{"op": "add", "name": "Greeter", "purpose": "Says hello."}],
-        )
-        assert edit["ok"], edit
-        return project, edit["result"]["added"][0]
-    finally:
-        if composed.sink is not None:
-            composed.sink.close()
 
 
 class DiskWatch:
@@ -161,7 +129,7 @@ def test_spawn_watch_the_log_and_cancel_a_remote_mission_through_the_page(
 ) -> None:
     root = rig.server.root
     made: list[tuple[str, str]] = []  # on a thread of its own: playwright's loop runs here
-    worker = threading.Thread(target=lambda: made.append(asyncio.run(_prepare(root))))
+    worker = threading.Thread(target=lambda: made.append(asyncio.run(prepare_project(root))))
     worker.start()
     worker.join(60)
     ((project, _block),) = made
