@@ -196,12 +196,16 @@ def parse_log(data: Any) -> LogView:
 
 
 _ESCAPES = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: titles, hyperlinks
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC
+    r"\x1b\[[0-?]{0,64}+[ -/]{0,8}+[@-~]"  # CSI: colours, cursor moves
+    r"|\x1b\][^\x07\x1b]{0,512}+\x07"  # OSC (titles, hyperlinks) ended by BEL
+    r"|\x1b[\]PX^_][^\x07\x1b]{0,512}+\x1b\\"  # OSC, DCS, SOS, PM, APC ended by ST
+    r"|\x1b[\]PX^_][^\x07\x1b]{0,512}+"  # … unended
     r"|\x1b[@-Z\\-_]"  # two-character escapes
-    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
+    r"|\x9b[0-?]{0,64}+[ -/]{0,8}+[@-~]"  # 8-bit CSI
 )
+"""Escape sequences, each bounded (possessive, finite repeats: linear, issue 29): a longer
+parameter run is not a sequence a terminal honours, and what is left of it loses its escape
+character to :data:`_CONTROLS`."""
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
