@@ -136,7 +136,10 @@ def test_spawn_watch_the_log_and_cancel_a_remote_mission_through_the_page(
     folder = root / "projects" / project
     (folder / "check.py").write_text(GATE)
     (folder / "README.md").write_text("# demo\n")
-    (root / "runners.toml").write_text(pins_toml(project, mode="slow", arg="1.5"))
+    (root / "runners.toml").write_text(
+        pins_toml(project, mode="slow", arg="1.5")
+        + pins_toml(project, mode="hang", runner_id="build-hang")
+    )
     rig.start_server()
     runner: Any = None
     watch = DiskWatch(root, folder)
@@ -156,7 +159,9 @@ def test_spawn_watch_the_log_and_cancel_a_remote_mission_through_the_page(
         assert page.is_disabled("#spawn-send")
         runner, lines = _runner(root)
         deadline = time.monotonic() + 30
-        while not httpx.get(f"{rig.origin}/api/identity", timeout=5).json()["runners"][0]["live"]:
+        while not all(
+            r["live"] for r in httpx.get(f"{rig.origin}/api/identity", timeout=5).json()["runners"]
+        ):
             assert time.monotonic() < deadline, "".join(lines)
             time.sleep(0.05)
         page.click(missions)
@@ -171,6 +176,7 @@ def test_spawn_watch_the_log_and_cancel_a_remote_mission_through_the_page(
 
         # spawn; the card moves executing → gate → merge_wait; the log shows the agent's line
         page.evaluate(WATCH)
+        page.select_option("#spawn-runner", "build-1")
         page.fill("#spawn-note", "Add AGENT.md, please.")
         page.click("#spawn-send")
         page.wait_for_selector("#spawned-mission", timeout=UI_S)
@@ -208,8 +214,7 @@ def test_spawn_watch_the_log_and_cancel_a_remote_mission_through_the_page(
         assert all(lag < 1500 for lag in lags), lags
 
         # a hanging agent, cancelled by a person from the mission view
-        (root / "runners.toml").write_text(pins_toml(project, mode="hang"))
-        time.sleep(1.2)  # the runner reads runners.toml again at its next announce (≤ 1 s)
+        page.select_option("#spawn-runner", "build-hang")
         page.fill("#spawn-note", "Hang, please.")
         page.click("#spawn-send")
         page.wait_for_function(

@@ -27,6 +27,7 @@ export function openRemoteMissions(section, app, env, project) {
 
   const blockSelect = el("select", { id: "spawn-block" });
   const capSelect = el("select", { id: "spawn-capability" }, CAPABILITIES.map((c) => el("option", { value: c, selected: c === state.capability }, c)));
+  const runnerSelect = el("select", { id: "spawn-runner" }, el("option", { value: "" }, "any live runner"));
   const agentInput = el("input", { id: "spawn-agent", type: "text", value: "hand-1", autocomplete: "off", spellcheck: "false" });
   const noteInput = el("textarea", { id: "spawn-note", rows: "3" });
   const spawnButton = guard(app, "remote.spawn", el("button", { type: "submit", id: "spawn-send", class: "primary", disabled: true, "aria-describedby": "spawn-reason" }, "Spawn"));
@@ -42,6 +43,7 @@ export function openRemoteMissions(section, app, env, project) {
       if (spawnButton.disabled) return;
       spawnButton.disabled = true;
       const args = { block_id: blockSelect.value, to: agentInput.value.trim() || "hand-1", capability: capSelect.value, note: noteInput.value };
+      if (runnerSelect.value) args.runner_id = runnerSelect.value;
       const done = await acted("Spawning the mission", () => call("remote.spawn", args, { human: true }));
       spawnButton.disabled = false;
       if (!done) return;
@@ -53,6 +55,7 @@ export function openRemoteMissions(section, app, env, project) {
     el("div", { class: "field" }, el("label", { for: "spawn-block" }, "Block"), blockSelect),
     el("div", { class: "field-row" },
       el("div", { class: "field" }, el("label", { for: "spawn-capability" }, "Capability"), capSelect),
+      el("div", { class: "field" }, el("label", { for: "spawn-runner" }, "Runner"), runnerSelect),
       el("div", { class: "field" }, el("label", { for: "spawn-agent" }, "Agent id"), agentInput)),
     el("div", { class: "field" }, el("label", { for: "spawn-note" }, "What you ask of the agent"), noteInput),
     el("div", { class: "toolbar" }, spawnButton), reason, runners);
@@ -72,6 +75,13 @@ export function openRemoteMissions(section, app, env, project) {
         b.skeleton_id ? el("option", { value: b.skeleton_id }, "The whole skeleton") : null);
       if (chosen) blockSelect.value = chosen;
       blockSelect.dataset.signature = signature;
+    }
+    const pinned = b.runners.filter((r) => r.capability === capSelect.value).map((r) => r.runnerId);
+    if (runnerSelect.dataset.signature !== pinned.join(" ")) {
+      const chosen = runnerSelect.value;
+      replace(runnerSelect, el("option", { value: "" }, "any live runner"), pinned.map((id) => el("option", { value: id }, id)));
+      runnerSelect.value = pinned.includes(chosen) ? chosen : "";
+      runnerSelect.dataset.signature = pinned.join(" ");
     }
     const usable = b.spawn.available && b.blocks.length > 0 && !spawnButton.title;
     spawnButton.disabled = !usable;

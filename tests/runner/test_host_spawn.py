@@ -50,7 +50,9 @@ def test_the_host_spawns_follows_checks_and_cancels_a_remote_mission(tmp_path: P
     project, block = asyncio.run(prepare_project(root))
     folder = root / "projects" / project
     (folder / "check.py").write_text(GATE)
-    (root / "runners.toml").write_text(pins_toml(project, mode="ok"))
+    (root / "runners.toml").write_text(
+        pins_toml(project, mode="ok") + pins_toml(project, mode="hang", runner_id="build-hang")
+    )
     server.start()
     runner: Any = None
     try:
@@ -85,7 +87,7 @@ def test_the_host_spawns_follows_checks_and_cancels_a_remote_mission(tmp_path: P
             # a person's gesture, and only that
             refused = await _call(world, "remote.spawn", **spawn)
             assert refused["refusal"]["code"] == "human_gesture_required"
-            done = await _call(world, "remote.spawn", True, **spawn)
+            done = await _call(world, "remote.spawn", True, **spawn, runner_id="build-1")
             assert done["ok"], done
             mission = done["result"]["mission_id"]
             head = await _until(world, ref, mission, "merge_wait")
@@ -96,9 +98,7 @@ def test_the_host_spawns_follows_checks_and_cancels_a_remote_mission(tmp_path: P
             assert evidence["checked"] is True
 
             # a hanging agent, cancelled by a person
-            (root / "runners.toml").write_text(pins_toml(project, mode="hang"))
-            await asyncio.sleep(1.2)  # the runner reads its pins again at its next announce
-            done = await _call(world, "remote.spawn", True, **spawn)
+            done = await _call(world, "remote.spawn", True, **spawn, runner_id="build-hang")
             hanging = done["result"]["mission_id"]
             await _until(world, ref, hanging, "executing")
             refused = await _call(world, "remote.cancel", **ref, missionId=hanging)
