@@ -44,6 +44,7 @@ from core.missions.remote_runs import (
     BoardHead,
     EvidenceView,
     LogView,
+    RemoteBoard,
     RunnerLive,
     Step,
     candidate_hash,
@@ -143,15 +144,20 @@ def _head_view(head: BoardHead) -> HeadView:
 
 async def remote_board(call: Call[BoardArgs]) -> Outcome:
     """Read the board and the server's identity; decide ``spawn``
-    (:func:`~core.missions.remote_runs.spawn_option`). Refuses ``unknown-environment`` (not a
-    remote), ``environment-unreachable``, ``peer-answer-invalid``, and what the server refuses
-    (``environment-not-paired``, ``pairing-revoked``, ``project-not-found``…). Writes
+    (:func:`~core.missions.remote_runs.spawn_option`). Without a pairing (never paired, or
+    revoked) the board is empty and ``spawn`` says "No environment". Refuses
+    ``unknown-environment`` (not a remote), ``environment-unreachable``,
+    ``peer-answer-invalid``, and what the server refuses (``pairing-revoked`` the first time
+    it is seen, ``project-not-found``…). Writes
     nothing."""
     a = call.args
     admin = services(call).admin
     paired = await admin.standing(a.env_key) == "paired"
     runners = parse_runners(await admin.identity_text(a.env_key))
-    board = parse_board(await admin.mission_route(a.env_key, "board", {"project": a.project}))
+    if paired:
+        board = parse_board(await admin.mission_route(a.env_key, "board", {"project": a.project}))
+    else:  # unpaired or revoked: nothing to read there, and the reason says so
+        board = RemoteBoard(brainRef="-", git=False)
     option = spawn_option(
         paired=paired,
         runners=runners,

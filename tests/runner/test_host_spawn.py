@@ -18,7 +18,7 @@ from server_host.runner_desk import read_runner_secret
 from server_host.worktrees import git
 from tests.runner.kit import pins_toml, prepare_project
 from tests.runner.test_daemon import _runner, _stop
-from tests.server.harness import Server
+from tests.server.harness import Server, cli
 from tests.server.test_remote_host import RemoteWorld, _code
 
 GATE = "import pathlib, sys\nsys.exit(0 if pathlib.Path('AGENT.md').exists() else 1)\n"
@@ -108,6 +108,14 @@ def test_the_host_spawns_follows_checks_and_cancels_a_remote_mission(tmp_path: P
             failed = await _until(world, ref, hanging, "failed")
             assert failed["reason"] == "cancelled by a person"
             assert failed["cancellable"] is False
+
+            # revoked at the server: no environment to spawn in, and the reason says so
+            served_revoke = cli(root, "revoke", "--env-key", key)
+            assert served_revoke.returncode == 0, served_revoke.stderr
+            await _call(world, "remote.board", **ref)  # answered pairing-revoked: marked here
+            board = (await world.ok("remote.board", **ref))["result"]
+            assert not board["spawn"]["available"]
+            assert board["spawn"]["reason"].startswith("No environment") and board["heads"] == []
 
             everything = "".join(world.answers) + json.dumps(list(world.sink.records))
             assert "vbx_" not in everything and "vbh_" not in everything
