@@ -30,6 +30,7 @@ from playwright.sync_api import Browser
 
 from e2e.hostpage import HostPage
 from e2e.test_remote import SHOTS, UI_S, Rig, _add_remote, _secrets_at_rest
+from e2e.tray_kit import axe_serious
 from server_host.runner_desk import read_runner_secret
 from server_host.runner_run import log_path
 from server_host.worktrees import git
@@ -200,6 +201,7 @@ def test_spawn_watch_the_log_and_cancel_a_remote_mission_through_the_page(
         assert "checked by the environment" in (page.text_content("#mission-evidence") or "")
         page.locator("#mission-view").scroll_into_view_if_needed()
         page.screenshot(path=str(SHOTS / "mission-view.png"), full_page=False)
+        assert axe_serious(page, "missions panel and mission view") == []
 
         lags = [
             s["t"] - watch.phases[(mission, s["p"])]
