@@ -253,6 +253,11 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
             methods=["POST"],
         ),
         Route(
+            "/api/environments/{key}/missions/board",
+            _answering(missions("board")),
+            methods=["POST"],
+        ),
+        Route(
             "/api/environments/{key}/missions/evidence",
             _answering(missions("evidence")),
             methods=["POST"],

@@ -194,6 +194,15 @@ class SpawnBody(Contract):
     letter: dict[str, Any]
 
 
+class BoardBody(Contract):
+    """``POST /api/environments/:key/missions/board`` (bearer): a project's missions board."""
+
+    project: str = Field(max_length=64)
+
+
+MAX_BOARD_HEADS = 50
+
+
 class CancelBody(Contract):
     """``POST /api/environments/:key/missions/cancel`` (bearer): the mission a person
     cancels."""
@@ -347,7 +356,7 @@ class RunnerDesk:
     async def by_bearer(
         self, op: str, env_key: str, bearer: Secret | None, raw: bytes
     ) -> dict[str, Any]:
-        """``POST /api/environments/:key/missions/{spawn,cancel,log,evidence}``: the server's
+        """``POST /api/environments/:key/missions/{spawn,cancel,log,evidence,board}``: the server's
         decision order for the bearer first (``unknown-environment`` … ``bearer-refused``),
         then :meth:`spawn`, :meth:`cancel`, :meth:`log` or :meth:`evidence`; refusals audited
         as ``mission.<op>``."""
@@ -363,6 +372,8 @@ class RunnerDesk:
                 return await self.log(parse_body(LogBody, raw))
             if op == "evidence":
                 return await self.evidence(parse_body(EvidenceBody, raw))
+            if op == "board":
+                return await self.board(parse_body(BoardBody, raw))
             return await self.cancel(actor, parse_body(CancelBody, raw))
         except Refused as refusal:
             await self.service._refused(name, refusal, actor=actor)
@@ -436,6 +447,55 @@ class RunnerDesk:
             }
         )
         return {"missionId": letter.mission_id, "runnerId": pin.runner_id, "queued": True}
+
+    async def board(self, body: BoardBody) -> dict[str, Any]:
+        """What the browser host needs to compose, spawn and follow missions in a project of
+        this environment (issue 30, the browser side; it has no other read of a remote
+        project's store or mailbox): ``{brainRef, skeletonId, storeVersion, blocks, git,
+        heads}`` — ``blocks`` each ``{id, name, purpose, boundaryVersion}``, ``git`` whether
+        the project is a git repository with a commit (spawn needs one), ``heads`` the
+        :data:`MAX_BOARD_HEADS` most recently moved missions as ``mailbox.read kind=mission``
+        answers them (letters hold no path). Refuses ``project-not-found``."""
+        opened = await self.service.ctx.catalog.open(body.project)
+        store = await load_store(opened.files)
+        folder = self.service.composed.roots.folder(body.project)
+        try:
+            await asyncio.to_thread(
+                require_git_project,
+                folder,
+                git_fence(self.service.sandbox, self.root, (folder,)),
+            )
+            is_git = True
+        except Refused:
+            is_git = False
+        _, mailbox = await self.service.ctx.open_mailbox(body.project)
+        states = await mailbox.missions()
+        return {
+            "brainRef": opened.manifest.name,
+            "skeletonId": None if store is None else store.skeleton_id,
+            "storeVersion": None if store is None else store.store_version,
+            "blocks": []
+            if store is None
+            else [
+                {
+                    "id": b.id,
+                    "name": b.name,
+                    "purpose": b.purpose,
+                    "boundaryVersion": b.boundary_version,
+                }
+                for b in store.blocks
+            ],
+            "git": is_git,
+            "heads": [
+                {
+                    "missionId": s.head.letter.mission_id,
+                    "letterId": s.head.letter_id,
+                    "postedAt": s.head.at,
+                    "letter": s.head.letter.wire(),
+                }
+                for s in states[:MAX_BOARD_HEADS]
+            ],
+        }
 
     async def _mission_of(self, project: str, mission_id: str) -> None:
         """Refuse ``args-invalid`` unless ``mission_id`` has a letter in ``project``."""

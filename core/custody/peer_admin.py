@@ -59,7 +59,10 @@ from core.ports import Clock, EnvironmentServers, HostState, Randomness, RemoteL
 from core.refusals import Code, RefusalBody, Refused
 from core.secret import REVEAL, Secret
 
-__all__ = ["ENV_NAME_PATTERN", "ENV_NAME_RULE", "PeerAdmin", "PeerTokens"]
+__all__ = ["ENV_NAME_PATTERN", "ENV_NAME_RULE", "MissionRoute", "PeerAdmin", "PeerTokens"]
+
+MissionRoute = Literal["board", "spawn", "cancel", "log", "evidence"]
+"""The mission routes of an environment server the browser host calls (issue 30)."""
 
 ENV_NAME_PATTERN = r"^[a-z][a-z0-9-]{0,31}$"
 ENV_NAME_RULE = "1–32 lower-case letters, digits or '-'"
@@ -325,6 +328,44 @@ class PeerAdmin:
                 await self._mark_revoked(env_key)
             raise refused
         return parse_command_answer(text)
+
+    async def mission_route(self, env_key: str, op: MissionRoute, body: dict[str, Any]) -> Any:
+        """Ask the remote ``env_key`` one of its mission routes (issue 30, the browser side:
+        ``POST /api/environments/:key/missions/<op>`` — ``board``, ``spawn``, ``cancel``,
+        ``log``, ``evidence``) with the bearer this host holds; the server checks every rule
+        again. Returns the answer's JSON data, read through the one bounded parser (the
+        caller checks its shape). Refuses as :meth:`fenced` does (``environment-not-paired``,
+        ``environment-unreachable``, ``pairing-revoked``, whatever the server refuses by
+        code)."""
+        origin, bearer = await self.remote(env_key)
+        if bearer is None:
+            raise Refused(Code.ENVIRONMENT_NOT_PAIRED, field="envKey")
+        status, text = await self._request(
+            "POST",
+            f"{origin}/api/environments/{env_key}/missions/{op}",
+            json.dumps(body),
+            authorization=f"Bearer {bearer.reveal()}",
+        )
+        refused = refusal_from_answer(status, text)
+        if refused is not None:
+            if refused.code == Code.PAIRING_REVOKED:
+                await self._mark_revoked(env_key)
+            raise refused
+        try:
+            return parse_json(text)
+        except Refused:
+            raise invalid_answer(mutating=op in ("spawn", "cancel")) from None
+
+    async def identity_text(self, env_key: str) -> str:
+        """The public identity (``GET /api/identity``) of the remote ``env_key`` as text: its
+        ``runners`` say which pinned runners are live (issue 30). Refuses
+        ``unknown-environment``, ``environment-unreachable``."""
+        origin, _ = await self.remote(env_key)
+        status, text = await self._request("GET", f"{origin}/api/identity")
+        refused = refusal_from_answer(status, text)
+        if refused is not None:
+            raise refused
+        return text
 
     async def _mark_revoked(self, env_key: str) -> None:
         pairings = await load_pairings(self._state)

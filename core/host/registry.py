@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # imported late (module docstring); named here for the layeri
         mailbox_ops,
         mission_ops,
         plugin_ops,
+        remote_mission_ops,
         tray_ops,
     )
 
@@ -63,6 +64,7 @@ LATE_MODULES = (
     "core.host.blocks_ops",
     "core.host.tray_ops",
     "core.host.layout_ops",
+    "core.host.remote_mission_ops",
 )
 """The modules whose operations are imported after ready (module docstring), in order."""
 
@@ -75,6 +77,7 @@ if not TYPE_CHECKING:
     tray_ops = LateModule("core.host.tray_ops")
     layout_ops = LateModule("core.host.layout_ops")
     plugin_ops = LateModule("core.host.plugin_ops")
+    remote_mission_ops = LateModule("core.host.remote_mission_ops")
 
 _ARCHIVING = Gesture("Archiving a mission", via="archived_via", when=mission_ops.archives)
 _OWNER_SEAT = Gesture(
@@ -471,6 +474,49 @@ OPERATIONS = Operations(
             compose_ops.ComposeAnswer,
             compose_ops.compose_packet,
             "Render a mission packet for a block and an agent, and draft its first letter.",
+            audited=False,
+        ),
+        # ---- missions that run on a remote environment (issue 30, the browser side)
+        Operation(
+            "remote.board",
+            remote_mission_ops.BoardArgs,
+            remote_mission_ops.BoardAnswer,
+            remote_mission_ops.remote_board,
+            "A remote project's blocks, missions and runners, and whether spawn is offered.",
+            audited=False,
+        ),
+        Operation(
+            "remote.spawn",
+            remote_mission_ops.SpawnArgs,
+            remote_mission_ops.Spawned,
+            remote_mission_ops.remote_spawn,
+            "Spawn a mission in a remote project: its live pinned runner performs it.",
+            writes=True,
+            gesture=Gesture("Spawning a mission"),
+        ),
+        Operation(
+            "remote.log",
+            remote_mission_ops.LogArgs,
+            remote_mission_ops.LogView,
+            remote_mission_ops.remote_log,
+            "A remote mission's run log (its last lines, escape codes stripped).",
+            audited=False,
+        ),
+        Operation(
+            "remote.cancel",
+            remote_mission_ops.MissionRef,
+            remote_mission_ops.Cancelled,
+            remote_mission_ops.remote_cancel,
+            "Cancel a remote mission: its runner stops it and posts failed.",
+            writes=True,
+            gesture=Gesture("Cancelling a mission"),
+        ),
+        Operation(
+            "remote.evidence",
+            remote_mission_ops.MissionRef,
+            remote_mission_ops.EvidenceView,
+            remote_mission_ops.remote_evidence,
+            "Is a remote merge_wait candidate backed by a log its environment kept?",
             audited=False,
         ),
         Operation(

@@ -49,8 +49,9 @@ READ_ONLY_REASON = (
     "write. Copy the packet to the clipboard instead, or turn SAFE mode off in Settings."
 )
 NO_RUNNER_REASON = (
-    "No runner daemon is registered with this host (it runs in the browser and spawns nothing), "
-    "so spawn is unavailable."
+    "This project lives in this browser, where nothing runs an agent: spawn needs the project "
+    "on a paired environment server with a live runner (Environments → its project → "
+    "Missions…)."
 )
 
 

@@ -12,6 +12,7 @@ import { acted, clearAlerts, guarded, showNotice, submitting } from "./alerts.mj
 import { LIMITS, NAME_PATTERNS } from "../contract.gen.mjs";
 import { confirmDialog } from "./dialog.mjs";
 import { checkAsTyped } from "./validate.mjs";
+import { openRemoteMissions } from "./remote_missions.mjs";
 
 const MAX_TOOL_FILE = LIMITS.call_file_bytes; // bytes of one file sent inside a call envelope
 
@@ -341,6 +342,9 @@ async function renderPeer(node, app, env) {
     argv.focus();
   };
 
+  // Missions that run there (issue 30): spawn, follow, the log, Cancel (remote_missions.mjs).
+  const missions = el("section", { id: "remote-missions", "aria-label": "Missions in a remote project", hidden: true });
+
   const tree = el("section", { id: "peer-tree", "aria-label": "Files of a peer project", hidden: true });
   const openTree = async (project) => {
     const walk = await guarded(`Listing ${project.name}'s files`, () => toolCall(app, env, "file.walk", { project: project.id }));
@@ -375,9 +379,11 @@ async function renderPeer(node, app, env) {
               el("label", { class: "button", for: `peer-upload-${p.id}` }, "Add files"), upload(p),
               el("button", { type: "button", onclick: () => openTree(p), "aria-label": `Files of ${p.name}` }, "Files"),
               env.remote ? el("button", { type: "button", onclick: () => openCommands(p), "aria-label": `Run a command in ${p.name}` }, "Command…") : null,
+              env.remote ? el("button", { type: "button", class: "missions-open", onclick: () => openRemoteMissions(missions, app, env, p), "aria-label": `Missions of ${p.name}` }, "Missions…") : null,
               el("button", { type: "button", class: "primary", onclick: () => exportProject(p), "aria-label": `Export .zip of ${p.name}` }, "Export .zip")))))))
       : el("p", { class: "empty" }, `${env.name} has no projects yet.`),
     commands,
+    missions,
     tree,
   );
 }

@@ -5,6 +5,8 @@
 - ``ok``: read the packet, write ``AGENT.md`` naming the mission id it found there and the
   packet's line count, and append a line to ``README.md`` (a real change for the gate and
   the review); exit 0;
+- ``slow``: print a line, wait ``ARG`` seconds (default 1), then do what ``ok`` does (the
+  browser e2e watches the card pass ``executing``);
 - ``fail``: print a line and exit 3;
 - ``hang``: print ``hanging`` and sleep for an hour;
 - ``flood``: print ``ARG`` bytes (default 3 MiB) of text, then exit 0;
@@ -38,6 +40,10 @@ def main(argv: list[str]) -> int:
     arg = argv[2] if len(argv) > 2 else ""
     packet = packet_file.read_text(encoding="utf-8")
     print(f"agent {mode}: packet of {len(packet)} characters", flush=True)
+    if mode == "slow":
+        print("agent: working on it", flush=True)
+        time.sleep(float(arg or 1))
+        mode = "ok"
     if mode == "ok":
         found = re.search(r"msn_[0-9a-f]{12}", packet)
         mission = found.group(0) if found else "unknown"

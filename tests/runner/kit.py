@@ -224,3 +224,33 @@ async def environment(tmp_path: Path, *, git_repo: bool = True) -> Env:
             "first",
         )
     return env
+
+
+async def prepare_project(root: Path) -> tuple[str, str]:
+    """A project named ``demo`` with one block in the initialised root, before it is served
+    (the served tests' store needs a block, and no route adds one): its id and block id."""
+    composed = await compose(root)
+    service = EnvironmentService(composed, sandbox=detect())
+
+    async def call(op: str, origin: str | None = None, **args: Any) -> dict[str, Any]:
+        msg: dict[str, Any] = {"v": 1, "id": "p" + op, "op": op, "args": args}
+        if origin:
+            msg["origin"] = origin
+        answer, _ = await service.composed.host.handle(json.dumps(msg))
+        return json.loads(answer)
+
+    try:
+        made = await call("project.create", name="demo")
+        assert made["ok"], made
+        project = made["result"]["project"]["id"]
+        edit = await call(
+            "blocks.candidate_edit",
+            "human-ui",
+            project=project,
+            ops=[{"op": "add", "name": "Greeter", "purpose": "Says hello."}],
+        )
+        assert edit["ok"], edit
+        return project, edit["result"]["added"][0]
+    finally:
+        if composed.sink is not None:
+            composed.sink.close()

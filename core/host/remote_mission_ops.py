@@ -1,0 +1,400 @@
+"""Missions in a project of a remote environment, from the page (issue 30, the browser side;
+seed 004 §4b, §5; SPEC §9, §12).
+
+The runner daemon runs on the environment server; this host holds the bearer and gives a
+person's gestures. Every operation here asks the server's mission routes with that bearer
+(:meth:`core.custody.peer_admin.PeerAdmin.mission_route`); the rules of what is shown and when
+spawn is offered are :mod:`core.missions.remote_runs`.
+
+==================  =======  ==========================================================
+operation           gesture  what
+==================  =======  ==========================================================
+``remote.board``    no       blocks, missions' heads, runners, whether spawn is offered
+``remote.spawn``    yes      render the packet, draft the seq-1 ``judging`` letter, spawn
+``remote.log``      no       the run's log, last ≤ 10,000 lines, escape codes stripped
+``remote.cancel``   yes      a person cancels: the runner posts ``failed``
+``remote.evidence`` no       a candidate's hash: checked by the environment, or a claim
+==================  =======  ==========================================================
+
+No answer carries a bearer, a runner secret or a worktree path: the server's answers hold
+none, and each is read into a closed shape before it reaches the page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from core.host.env_ops import services
+from core.host.operations import Call, Outcome
+from core.missions.letters import SCHEMA, BlockRef, Capability, Seat
+from core.missions.mailbox import AgentId
+from core.missions.packet import (
+    MAX_NOTE_CHARS,
+    ModeOption,
+    PacketBlock,
+    PacketInputs,
+    render_packet,
+)
+from core.missions.posting import packet_ref
+from core.missions.remote_runs import (
+    MOVING,
+    BoardBlock,
+    BoardHead,
+    EvidenceView,
+    LogView,
+    RemoteBoard,
+    RunnerLive,
+    Step,
+    candidate_hash,
+    evidence_view,
+    parse_board,
+    parse_log,
+    parse_runners,
+    phase_words,
+    spawn_option,
+    timeline,
+)
+from core.model import Contract
+from core.projects.project import PROJECT_ID_PATTERN
+from core.refusals import Code, Refused
+from core.time import instant_iso
+
+__all__ = [
+    "BoardAnswer",
+    "BoardArgs",
+    "Cancelled",
+    "EvidenceView",
+    "LogArgs",
+    "LogView",
+    "MissionRef",
+    "SpawnArgs",
+    "Spawned",
+]
+
+_ENV = Field(alias="envKey", max_length=64)
+_MISSION = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+
+
+class BoardArgs(Contract):
+    """``remote.board``: a project of a remote environment and the capability a spawn would
+    ask for (which runner must be live)."""
+
+    model_config = Contract.model_config | {"populate_by_name": True}
+
+    env_key: str = _ENV
+    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    capability: Capability = "build-runner"
+
+
+class HeadView(Contract):
+    """One mission's head for the page: its id, phase, the phase in words, its seq, when it
+    moved, its runner, its reason (the verdict's gist: a ``failed`` head's "cancelled by a person"),
+    its timeline (:func:`~core.missions.remote_runs.timeline`), whether a person may cancel it
+    (:data:`~core.missions.remote_runs.MOVING`) and the whole head letter."""
+
+    mission_id: str
+    phase: str
+    words: str
+    seq: int
+    updated_at: str
+    runner_id: str | None
+    reason: str | None
+    timeline: list[Step]
+    cancellable: bool
+    letter: dict[str, Any]
+
+
+class BoardAnswer(Contract):
+    """The remote project's board (:class:`~core.missions.remote_runs.RemoteBoard`) with the
+    runners its server lists, the ``spawn`` option (available, or the reason why not) and
+    ``moving``: a mission is waiting for or under its runner (the page follows faster)."""
+
+    env_key: str
+    project: str
+    brain_ref: str
+    skeleton_id: str | None
+    blocks: list[BoardBlock]
+    git: bool
+    heads: list[HeadView]
+    moving: bool
+    runners: list[RunnerLive]
+    spawn: ModeOption
+
+
+def _head_view(head: BoardHead) -> HeadView:
+    letter = head.letter
+    phase = str(letter.get("phase", ""))
+    verdict = letter.get("verdict")
+    reason = verdict.get("gist") if isinstance(verdict, dict) else None
+    return HeadView(
+        mission_id=head.mission_id,
+        phase=phase,
+        words=phase_words(phase),
+        seq=int(letter.get("mission_seq", 0)),
+        updated_at=str(letter.get("updated_at", head.posted_at)),
+        runner_id=letter.get("runner_id"),
+        reason=reason if isinstance(reason, str) else None,
+        timeline=timeline(phase),
+        cancellable=phase in MOVING,
+        letter=letter,
+    )
+
+
+async def remote_board(call: Call[BoardArgs]) -> Outcome:
+    """Read the board and the server's identity; decide ``spawn``
+    (:func:`~core.missions.remote_runs.spawn_option`). Without a pairing (never paired, or
+    revoked) the board is empty and ``spawn`` says "No environment". Refuses
+    ``unknown-environment`` (not a remote), ``environment-unreachable``,
+    ``peer-answer-invalid``, and what the server refuses (``pairing-revoked`` the first time
+    it is seen, ``project-not-found``…). Writes
+    nothing."""
+    a = call.args
+    admin = services(call).admin
+    paired = await admin.standing(a.env_key) == "paired"
+    runners = parse_runners(await admin.identity_text(a.env_key))
+    if paired:
+        board = parse_board(await admin.mission_route(a.env_key, "board", {"project": a.project}))
+    else:  # unpaired or revoked: nothing to read there, and the reason says so
+        board = RemoteBoard(brainRef="-", git=False)
+    option = spawn_option(
+        paired=paired,
+        runners=runners,
+        capability=a.capability,
+        git=board.git,
+        read_only=call.ctx.policy.read_only,
+    )
+    answer = BoardAnswer(
+        env_key=a.env_key,
+        project=a.project,
+        brain_ref=board.brain_ref,
+        skeleton_id=board.skeleton_id,
+        blocks=board.blocks,
+        git=board.git,
+        heads=[_head_view(h) for h in board.heads],
+        moving=any(str(h.letter.get("phase")) in MOVING for h in board.heads),
+        runners=runners,
+        spawn=option,
+    )
+    return Outcome(answer)
+
+
+class SpawnArgs(Contract):
+    """``remote.spawn`` (a person's gesture): the remote project, the block (or the store's
+    skeleton id), the agent it is for (``to``, the inbox name), seat, capability, an optional
+    runner id, and what the person asks (``note``)."""
+
+    model_config = Contract.model_config | {"populate_by_name": True}
+
+    env_key: str = _ENV
+    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    block_id: BlockRef
+    to: AgentId = "hand-1"
+    seat: Seat = "hand"
+    capability: Capability = "build-runner"
+    runner_id: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
+    note: str = Field(default="", max_length=MAX_NOTE_CHARS)
+
+
+class Spawned(Contract):
+    """What a spawn did: the mission it opened, the runner it is queued for, its
+    ``packet_ref``. No path, no secret."""
+
+    mission_id: str
+    runner_id: str
+    queued: bool
+    packet_ref: str
+
+
+class _SpawnAnswer(Contract):
+    model_config = Contract.model_config | {"extra": "ignore", "populate_by_name": True}
+
+    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+    runner_id: str = Field(alias="runnerId", pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
+    queued: bool
+
+
+async def remote_spawn(call: Call[SpawnArgs]) -> Outcome:
+    """Render the packet for the block as the remote store states it now, draft the seq-1
+    ``judging`` letter (``packet_ref`` its sha256) and send both to the server's spawn route,
+    which checks every rule again and queues the mission for a live pinned runner. Refuses
+    ``unknown_block`` (no such block there), ``tool-disabled`` / ``permission-denied`` /
+    ``args-invalid`` as the server does (not live, not pinned, not a git repository), and
+    what :func:`remote_board` refuses. Audited: envKey, project, mission, runner."""
+    a = call.args
+    admin = services(call).admin
+    board = parse_board(await admin.mission_route(a.env_key, "board", {"project": a.project}))
+    found = next((b for b in board.blocks if b.id == a.block_id), None)
+    if found is not None:
+        brief = PacketBlock(
+            id=found.id,
+            name=found.name,
+            purpose=found.purpose,
+            boundary_version=found.boundary_version,
+        )
+    elif board.skeleton_id is not None and a.block_id == board.skeleton_id:
+        brief = PacketBlock(
+            id=board.skeleton_id,
+            name="the whole skeleton",
+            purpose="Every block of this project's system-block store, taken together.",
+            boundary_version=1,
+        )
+    else:
+        raise Refused(
+            Code.UNKNOWN_BLOCK,
+            "That block is not in the remote project's store (it may have changed: reload).",
+            field="block_id",
+        )
+    now = instant_iso(call.ctx.clock.now_ms())
+    mission_id = "msn_" + call.ctx.random.token_bytes(6).hex()
+    packet = render_packet(
+        PacketInputs(
+            mission_id=mission_id,
+            brain_ref=board.brain_ref,
+            block=brief,
+            store_version=board.store_version,
+            to=a.to,
+            seat=a.seat,
+            capability=a.capability,
+            runner_id=a.runner_id,
+            note=a.note,
+            issued_at=now,
+            mode="direct",
+        )
+    )
+    ref = packet_ref(packet)
+    letter = {
+        "schema": SCHEMA,
+        "mission_id": mission_id,
+        "mission_seq": 1,
+        "prev_letter_id": None,
+        "block_id": brief.id,
+        "brain_ref": board.brain_ref,
+        "seat": a.seat,
+        "runner_id": a.runner_id,
+        "capability": a.capability,
+        "phase": "judging",
+        "packet_ref": ref,
+        "started_at": now,
+        "updated_at": now,
+    }
+    data = await admin.mission_route(
+        a.env_key, "spawn", {"project": a.project, "packet": packet, "letter": letter}
+    )
+    try:
+        answer = _SpawnAnswer.model_validate(data)
+    except ValueError:
+        from core.custody.peer_answers import invalid_answer
+
+        raise invalid_answer(mutating=True) from None
+    spawned = Spawned(
+        mission_id=answer.mission_id,
+        runner_id=answer.runner_id,
+        queued=answer.queued,
+        packet_ref=ref,
+    )
+    return Outcome(
+        spawned,
+        rule="mission-spawned",
+        details={
+            "envKey": a.env_key,
+            "project": a.project,
+            "mission": answer.mission_id,
+            "runner": answer.runner_id,
+        },
+    )
+
+
+class LogArgs(Contract):
+    """``remote.log``: a mission of a remote project and how many of its last lines
+    (1 … 10,000)."""
+
+    model_config = Contract.model_config | {"populate_by_name": True}
+
+    env_key: str = _ENV
+    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    mission_id: str = _MISSION
+    lines: int = Field(default=10_000, ge=1, le=10_000)
+
+
+async def remote_log(call: Call[LogArgs]) -> Outcome:
+    """The run's log as text (:func:`~core.missions.remote_runs.parse_log`: escape codes
+    stripped). Refuses ``args-invalid`` (no such mission there) and what the route refuses.
+    Writes nothing."""
+    a = call.args
+    data = await services(call).admin.mission_route(
+        a.env_key, "log", {"project": a.project, "missionId": a.mission_id, "lines": a.lines}
+    )
+    view: LogView = parse_log(data)
+    return Outcome(view)
+
+
+class MissionRef(Contract):
+    """``remote.cancel`` (a person's gesture): a mission of a remote project."""
+
+    model_config = Contract.model_config | {"populate_by_name": True}
+
+    env_key: str = _ENV
+    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    mission_id: str = _MISSION
+
+
+class Cancelled(Contract):
+    """What a cancel did: ``running`` (its runner stops the process tree and posts
+    ``failed`` "cancelled by a person") or ``queued`` (it left the queue; ``failed`` posted)."""
+
+    mission_id: str
+    cancelled: str
+
+
+class _CancelAnswer(Contract):
+    model_config = Contract.model_config | {"extra": "ignore"}
+
+    cancelled: str = Field(pattern=r"^(running|queued)$")
+
+
+async def remote_cancel(call: Call[MissionRef]) -> Outcome:
+    """Cancel a queued or running mission (the runner posts ``failed``). Refuses
+    ``args-invalid`` (no queued or running mission by that id) and what the route refuses.
+    Audited: envKey, project, mission."""
+    a = call.args
+    data = await services(call).admin.mission_route(
+        a.env_key, "cancel", {"project": a.project, "missionId": a.mission_id}
+    )
+    try:
+        answer = _CancelAnswer.model_validate(data)
+    except ValueError:
+        from core.custody.peer_answers import invalid_answer
+
+        raise invalid_answer(mutating=True) from None
+    return Outcome(
+        Cancelled(mission_id=a.mission_id, cancelled=answer.cancelled),
+        rule="mission-cancelled",
+        details={"envKey": a.env_key, "project": a.project, "mission": a.mission_id},
+    )
+
+
+async def remote_evidence(call: Call[MissionRef]) -> Outcome:
+    """Whether the ``merge_wait`` head's receipt candidate is backed by a log the environment's
+    runner kept (its artifact hash is that log's sha256: "checked by the environment") or is
+    only its poster's claim (issue 30, review). Refuses ``invalid_transition`` when the head is
+    not a ``merge_wait`` with a candidate, and what the routes refuse. Writes nothing."""
+    a = call.args
+    admin = services(call).admin
+    board = parse_board(await admin.mission_route(a.env_key, "board", {"project": a.project}))
+    head = next((h for h in board.heads if h.mission_id == a.mission_id), None)
+    claimed = None if head is None else candidate_hash(head.letter)
+    if claimed is None:
+        raise Refused(
+            Code.INVALID_TRANSITION,
+            "Only a merge_wait mission carrying a receipt candidate has evidence to check.",
+            field="missionId",
+        )
+    data = await admin.mission_route(
+        a.env_key,
+        "evidence",
+        {"project": a.project, "missionId": a.mission_id, "artifactHash": claimed},
+    )
+    view: EvidenceView = evidence_view(claimed, data)
+    return Outcome(view)

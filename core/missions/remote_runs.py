@@ -1,0 +1,319 @@
+"""Missions that run on a remote environment, as the browser host sees them (issue 30, the
+browser side; seed 004 §4b, §5; SPEC §9, §12).
+
+The runner daemon lives on an environment server; the browser host only asks it, with the
+bearer it holds, and shows what it answers. The rules here:
+
+- **What the server answers is untrusted text** (:func:`parse_board`, :func:`parse_runners`,
+  :func:`parse_log`): each answer is read into a closed, bounded shape or refused
+  ``peer-answer-invalid``. A head's letter is checked by :func:`core.missions.letters
+  .parse_letter` (and so holds no absolute path) before the page sees it.
+- **When spawn is offered** (:func:`spawn_option`): the project lives on a paired remote
+  environment, a runner is pinned there for the chosen capability and is live (the server's
+  public identity lists them, never their secrets), the project is a git repository with a
+  commit, and this host is not read-only. Otherwise the option says which one is missing, in
+  a sentence. The server checks every rule again when the spawn arrives.
+- **A log is text** (:func:`strip_ansi`): colour and cursor escape sequences and every other
+  control character but newline and tab are taken out before the page receives it; the page
+  puts it in a text node.
+- **Phases in words** (:func:`phase_words`): the timeline a person reads.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from core.json_bound import parse_json
+from core.missions.letters import PHASE_MEANINGS, BlockRef, parse_letter
+from core.missions.packet import READ_ONLY_REASON, ModeOption
+from core.model import Contract
+from core.refusals import Code, Refused
+
+__all__ = [
+    "MOVING",
+    "BoardBlock",
+    "BoardHead",
+    "EvidenceView",
+    "LogView",
+    "RemoteBoard",
+    "RunnerLive",
+    "Step",
+    "candidate_hash",
+    "evidence_view",
+    "parse_board",
+    "parse_log",
+    "parse_runners",
+    "phase_words",
+    "spawn_option",
+    "strip_ansi",
+    "timeline",
+]
+
+MAX_LOG_CHARS = 1 << 20
+"""The most characters of a log the host hands the page at once (the server keeps ≤ 1 MiB)."""
+
+NOT_PAIRED_REASON = (
+    "No environment: this browser holds no pairing with that environment server, so nothing "
+    "can be spawned there (pair it on the Environments surface)."
+)
+NO_PIN_REASON = (
+    "No runner is pinned for {capability} on that environment: its operator pins one in "
+    "runners.toml (docs/runner.md)."
+)
+NOT_LIVE_REASON = (
+    "The runner pinned for {capability} is not live: its operator starts voicebox-env runner "
+    "beside the server."
+)
+NOT_GIT_REASON = (
+    "The project is not a git repository with a commit: a mission runs in a git worktree. Run "
+    "git init (the Command… dialog's git/init) and make a first commit."
+)
+
+
+class RunnerLive(Contract):
+    """One pinned runner as the server's identity lists it: ``runnerId``, its capability,
+    whether it announced in the last 15 s (``live``) and how many missions it runs (``busy``).
+    Never a secret, a command or a path."""
+
+    model_config = Contract.model_config | {"extra": "ignore", "populate_by_name": True}
+
+    runner_id: str = Field(alias="runnerId", pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
+    capability: str = Field(max_length=64)
+    live: bool
+    busy: int = Field(ge=0, le=10_000)
+
+
+class _Identity(Contract):
+    model_config = Contract.model_config | {"extra": "ignore"}
+
+    runners: list[RunnerLive] = Field(default_factory=list, max_length=200)
+
+
+class BoardBlock(Contract):
+    """A block of the remote project's store (what a packet is about)."""
+
+    model_config = Contract.model_config | {"populate_by_name": True}
+
+    id: BlockRef
+    name: str = Field(min_length=1, max_length=200)
+    purpose: str = Field(default="", max_length=2000)
+    boundary_version: int = Field(alias="boundaryVersion", ge=1, le=10**9)
+
+
+class BoardHead(Contract):
+    """One mission's head in the remote project: its id, head letter id, when it was posted
+    and the head letter (JSON data, checked by :func:`~core.missions.letters.parse_letter`)."""
+
+    model_config = Contract.model_config | {"populate_by_name": True}
+
+    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+    letter_id: str = Field(alias="letterId", max_length=80)
+    posted_at: str = Field(alias="postedAt", max_length=40)
+    letter: dict[str, Any]
+
+
+class RemoteBoard(Contract):
+    """The remote project's missions board (``POST …/missions/board``): its brain name,
+    skeleton id and store version, its blocks, whether it is a git repository with a commit,
+    and its missions' heads, most recently moved first."""
+
+    model_config = Contract.model_config | {"extra": "ignore", "populate_by_name": True}
+
+    brain_ref: str = Field(alias="brainRef", min_length=1, max_length=200)
+    skeleton_id: str | None = Field(alias="skeletonId", default=None, max_length=80)
+    store_version: int | None = Field(alias="storeVersion", default=None, ge=0)
+    blocks: list[BoardBlock] = Field(default_factory=list, max_length=2000)
+    git: bool
+    heads: list[BoardHead] = Field(default_factory=list, max_length=200)
+
+
+class LogView(Contract):
+    """A mission's log as the page shows it: ``text`` (ANSI and control codes stripped),
+    ``bytes`` the server's log holds now, ``finished`` once the run ended, ``truncated`` when
+    the run printed more than the pin's output cap kept."""
+
+    text: str
+    bytes: int = Field(ge=0)
+    finished: bool
+    truncated: bool
+
+
+def _invalid(what: str) -> Refused:
+    return Refused(
+        Code.PEER_ANSWER_INVALID,
+        f"The environment's {what} was not what a Voicebox server says; it was not accepted.",
+    )
+
+
+def parse_runners(identity_text: str) -> list[RunnerLive]:
+    """The pinned runners an identity answer lists (``[]`` for a server that lists none).
+    Refuses ``peer-answer-invalid``."""
+    try:
+        return _Identity.model_validate(parse_json(identity_text)).runners
+    except (Refused, ValidationError):
+        raise _invalid("identity") from None
+
+
+def parse_board(data: Any) -> RemoteBoard:
+    """The board answer (JSON data) checked: its shape, and every head's letter by the letter
+    contract (a letter carrying an absolute path or another mission's id is refused).
+    Refuses ``peer-answer-invalid``."""
+    try:
+        board = RemoteBoard.model_validate(data)
+        for head in board.heads:
+            if parse_letter(head.letter).mission_id != head.mission_id:
+                raise _invalid("missions board")
+    except (ValidationError, Refused):
+        raise _invalid("missions board") from None
+    return board
+
+
+class _LogAnswer(Contract):
+    model_config = Contract.model_config | {"extra": "ignore"}
+
+    text: str = Field(max_length=2 * MAX_LOG_CHARS)
+    bytes: int = Field(ge=0)
+    finished: bool
+    truncated: bool
+
+
+def parse_log(data: Any) -> LogView:
+    """The log answer (JSON data) as the page shows it: :func:`strip_ansi` applied, at most
+    :data:`MAX_LOG_CHARS` characters kept (the last ones). Refuses ``peer-answer-invalid``."""
+    try:
+        answer = _LogAnswer.model_validate(data)
+    except ValidationError:
+        raise _invalid("mission log") from None
+    return LogView(
+        text=strip_ansi(answer.text)[-MAX_LOG_CHARS:],
+        bytes=answer.bytes,
+        finished=answer.finished,
+        truncated=answer.truncated,
+    )
+
+
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]{0,64}+[ -/]{0,8}+[@-~]"  # CSI: colours, cursor moves
+    r"|\x1b\][^\x07\x1b]{0,512}+\x07"  # OSC (titles, hyperlinks) ended by BEL
+    r"|\x1b[\]PX^_][^\x07\x1b]{0,512}+\x1b\\"  # OSC, DCS, SOS, PM, APC ended by ST
+    r"|\x1b[\]PX^_][^\x07\x1b]{0,512}+"  # … unended
+    r"|\x1b[@-Z\\-_]"  # two-character escapes
+    r"|\x9b[0-?]{0,64}+[ -/]{0,8}+[@-~]"  # 8-bit CSI
+)
+"""Escape sequences, each bounded (possessive, finite repeats: linear, issue 29): a longer
+parameter run is not a sequence a terminal honours, and what is left of it loses its escape
+character to :data:`_CONTROLS`."""
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without ANSI escape sequences (colour, cursor, titles) and without any other
+    control character but newline and tab (a carriage return too: ``\\r\\n`` becomes ``\\n``).
+    Pure; the page shows the result as a text node."""
+    return _CONTROLS.sub("", _ESCAPES.sub("", text.replace("\r\n", "\n")))
+
+
+def phase_words(phase: str) -> str:
+    """The phase as a person reads it (:data:`core.missions.letters.PHASE_MEANINGS`)."""
+    return PHASE_MEANINGS.get(phase, phase)
+
+
+MOVING = frozenset({"judging", "executing", "gate"})
+"""The phases of a mission still waiting for or under its runner: a person may cancel it, and
+the page follows the board fast while one is shown."""
+
+RUN_PATH = ("judging", "executing", "gate", "merge_wait", "landed")
+"""The phases a mission that runs passes, in order (seed 004 §5c)."""
+
+
+class Step(Contract):
+    """One step of a mission's timeline: its phase, in words, and whether it is ``done``,
+    where the mission is ``now``, or still ``next``."""
+
+    phase: str
+    words: str
+    state: str
+
+
+def timeline(phase: str) -> list[Step]:
+    """The timeline a person reads for a mission whose head is ``phase``: the steps of
+    :data:`RUN_PATH` up to it done, it now, the rest next; a ``failed`` or ``archived``
+    mission ends there (the steps it passed are not known from the head: they are left out)."""
+    if phase in RUN_PATH:
+        at = RUN_PATH.index(phase)
+        states = ["done"] * at + ["now"] + ["next"] * (len(RUN_PATH) - at - 1)
+        pairs = zip(RUN_PATH, states, strict=True)
+        return [Step(phase=p, words=phase_words(p), state=s) for p, s in pairs]
+    return [
+        Step(phase="judging", words=phase_words("judging"), state="done"),
+        Step(phase=phase, words=phase_words(phase), state="now"),
+    ]
+
+
+def candidate_hash(letter: dict[str, Any]) -> str | None:
+    """The artifact hash a ``merge_wait`` head's receipt candidate claims (``sha256:…``), or
+    ``None`` when the head carries no candidate (a letter already checked by
+    :func:`~core.missions.letters.parse_letter`)."""
+    candidate = letter.get("receipt_candidate")
+    if letter.get("phase") != "merge_wait" or not isinstance(candidate, dict):
+        return None
+    evidence = candidate.get("evidence")
+    found = evidence.get("artifact_hash") if isinstance(evidence, dict) else None
+    return found if isinstance(found, str) else None
+
+
+CHECKED_WORDS = "checked by the environment: the hash is the log its runner kept"
+CLAIM_WORDS = "only the poster's claim: no log the environment kept has this hash"
+
+
+class EvidenceView(Contract):
+    """Whether a ``merge_wait`` candidate's artifact hash is the sha256 of a log the
+    environment's runner kept for the mission (``checked``) or only its poster's word, the hash
+    and the sentence a person reads."""
+
+    artifact_hash: str
+    checked: bool
+    words: str
+
+
+def evidence_view(artifact_hash: str, data: Any) -> EvidenceView:
+    """The evidence route's answer (JSON data ``{checked}``) for ``artifact_hash``. Refuses
+    ``peer-answer-invalid``."""
+    if not isinstance(data, dict) or not isinstance(data.get("checked"), bool):
+        raise _invalid("evidence answer")
+    checked = data["checked"]
+    return EvidenceView(
+        artifact_hash=artifact_hash,
+        checked=checked,
+        words=CHECKED_WORDS if checked else CLAIM_WORDS,
+    )
+
+
+def spawn_option(
+    *,
+    paired: bool,
+    runners: list[RunnerLive],
+    capability: str,
+    git: bool,
+    read_only: bool,
+) -> ModeOption:
+    """Whether ``spawn`` is offered for a project of a remote environment, and if not the one
+    reason a person acts on, checked in this order: no pairing (``paired``), this host
+    read-only, no runner pinned for ``capability``, none of those live, the project not a git
+    repository with a commit (module docstring; issue 30, compose → spawn)."""
+    reason: str | None = None
+    pinned = [r for r in runners if r.capability == capability]
+    if not paired:
+        reason = NOT_PAIRED_REASON
+    elif read_only:
+        reason = READ_ONLY_REASON
+    elif not pinned:
+        reason = NO_PIN_REASON.format(capability=capability)
+    elif not any(r.live for r in pinned):
+        reason = NOT_LIVE_REASON.format(capability=capability)
+    elif not git:
+        reason = NOT_GIT_REASON
+    return ModeOption(mode="spawn", available=reason is None, reason=reason)

@@ -1,0 +1,200 @@
+// Missions in a project of a remote environment (issue 30, the browser side; seed 004 §4b, §5):
+// compose → spawn, the project's missions following the runner live, and a mission view with
+// the run's log, its timeline in words and Cancel. The runner daemon runs on the environment
+// server; the host asks it with the bearer it holds (core/host/remote_mission_ops.py). Every rule
+// — when spawn is offered and why not, the log stripped of escape codes, the timeline — is the
+// host's (core/missions/remote_runs.py); this module shows what the host answers, as text nodes.
+//
+// Live: the board is read again every BUSY_MS while a mission is waiting or running (a letter
+// the runner posts shows within about that), every IDLE_MS otherwise; an open mission's log
+// every LOG_MS until its run finished. Everything stops when the section leaves the page.
+
+import { CAPABILITIES } from "../contract.gen.mjs";
+import { el, formatTime, literal, name, replace } from "../dom.mjs";
+import { acted } from "./alerts.mjs";
+import { guard } from "./safe.mjs";
+
+const BUSY_MS = 500;
+const IDLE_MS = 5000;
+const LOG_MS = 250;
+
+/** Open the missions of `project` (a project of the remote `env`) in `section`. */
+export function openRemoteMissions(section, app, env, project) {
+  const state = { board: null, open: null, capability: CAPABILITIES[0], timer: null, logTimer: null, logSeq: 0, generation: (section._missions ?? 0) + 1 };
+  section._missions = state.generation;
+  const alive = () => section.isConnected && !section.hidden && section._missions === state.generation;
+  const call = (op, args, opts) => app.host.call(op, { envKey: env.envKey, project: project.id, ...args }, opts);
+
+  const blockSelect = el("select", { id: "spawn-block" });
+  const capSelect = el("select", { id: "spawn-capability" }, CAPABILITIES.map((c) => el("option", { value: c, selected: c === state.capability }, c)));
+  const runnerSelect = el("select", { id: "spawn-runner" }, el("option", { value: "" }, "any live runner"));
+  const agentInput = el("input", { id: "spawn-agent", type: "text", value: "hand-1", autocomplete: "off", spellcheck: "false" });
+  const noteInput = el("textarea", { id: "spawn-note", rows: "3" });
+  const spawnButton = guard(app, "remote.spawn", el("button", { type: "submit", id: "spawn-send", class: "primary", disabled: true, "aria-describedby": "spawn-reason" }, "Spawn"));
+  const reason = el("p", { id: "spawn-reason", class: "muted", role: "status", "aria-live": "polite" }, "Reading the project…");
+  const runners = el("p", { id: "spawn-runners", class: "muted" });
+  const list = el("ul", { id: "remote-mission-list", class: "mission-list", "aria-label": `Missions of ${project.name}` });
+  const view = el("section", { id: "mission-view", "aria-label": "Mission", hidden: true });
+  capSelect.addEventListener("change", () => { state.capability = capSelect.value; refresh(); });
+
+  const form = el("form", { class: "compose-form", id: "spawn-form", "aria-label": `Spawn a mission in ${project.name}`,
+    onsubmit: async (e) => {
+      e.preventDefault();
+      if (spawnButton.disabled) return;
+      spawnButton.disabled = true;
+      const args = { block_id: blockSelect.value, to: agentInput.value.trim() || "hand-1", capability: capSelect.value, note: noteInput.value };
+      if (runnerSelect.value) args.runner_id = runnerSelect.value;
+      const done = await acted("Spawning the mission", () => call("remote.spawn", args, { human: true }));
+      spawnButton.disabled = false;
+      if (!done) return;
+      noteInput.value = "";
+      replace(reason, "Spawned mission ", el("code", { id: "spawned-mission" }, done.result.mission_id), ` for runner ${done.result.runner_id}; it shows below as its runner posts.`);
+      await refresh();
+      openMission(done.result.mission_id);
+    } },
+    el("div", { class: "field" }, el("label", { for: "spawn-block" }, "Block"), blockSelect),
+    el("div", { class: "field-row" },
+      el("div", { class: "field" }, el("label", { for: "spawn-capability" }, "Capability"), capSelect),
+      el("div", { class: "field" }, el("label", { for: "spawn-runner" }, "Runner"), runnerSelect),
+      el("div", { class: "field" }, el("label", { for: "spawn-agent" }, "Agent id"), agentInput)),
+    el("div", { class: "field" }, el("label", { for: "spawn-note" }, "What you ask of the agent"), noteInput),
+    el("div", { class: "toolbar" }, spawnButton), reason, runners);
+
+  section.hidden = false;
+  replace(section,
+    el("h4", {}, "Missions in ", name(project.name), ` on ${env.name}`),
+    el("p", { class: "muted" }, "Spawn hands the packet to the environment's pinned runner, which runs the agent and then the gate in a worktree of its own and posts each phase."),
+    el("div", { class: "compose-layout" }, form, el("div", {}, el("h5", {}, "Missions"), list)),
+    view);
+
+  function showBoard(b) {
+    const signature = JSON.stringify(b.blocks);
+    if (blockSelect.dataset.signature !== signature) {
+      const chosen = blockSelect.value;
+      replace(blockSelect, b.blocks.map((x) => el("option", { value: x.id }, `${x.name} — boundary v${x.boundaryVersion}`)),
+        b.skeleton_id ? el("option", { value: b.skeleton_id }, "The whole skeleton") : null);
+      if (chosen) blockSelect.value = chosen;
+      blockSelect.dataset.signature = signature;
+    }
+    const pinned = b.runners.filter((r) => r.capability === capSelect.value).map((r) => r.runnerId);
+    if (runnerSelect.dataset.signature !== pinned.join(" ")) {
+      const chosen = runnerSelect.value;
+      replace(runnerSelect, el("option", { value: "" }, "any live runner"), pinned.map((id) => el("option", { value: id }, id)));
+      runnerSelect.value = pinned.includes(chosen) ? chosen : "";
+      runnerSelect.dataset.signature = pinned.join(" ");
+    }
+    const usable = b.spawn.available && b.blocks.length > 0 && !spawnButton.title;
+    spawnButton.disabled = !usable;
+    if (!reason.querySelector("#spawned-mission") || !usable) {
+      replace(reason, b.spawn.available ? (b.blocks.length ? "Spawn is available." : "This project has no blocks yet: a mission is about a block.") : b.spawn.reason);
+    }
+    reason.dataset.available = String(b.spawn.available);
+    replace(runners, b.runners.length
+      ? ["Runners: ", b.runners.map((r, i) => [i ? ", " : "", literal(r.runnerId), ` (${r.capability}, ${r.live ? "live" : "not live"}${r.busy ? `, ${r.busy} running` : ""})`])]
+      : "No runner is pinned on this environment.");
+    replace(list, b.heads.length ? b.heads.map((h) => el("li", { "data-mission": h.mission_id, "data-phase": h.phase, class: `mission-card phase-${h.phase}` },
+      el("button", { type: "button", class: "link mission-open", onclick: () => openMission(h.mission_id), "aria-label": `Open mission ${h.mission_id}` }, h.mission_id),
+      " ", el("span", { class: "mission-words" }, h.words),
+      el("span", { class: "muted" }, ` · letter ${h.seq} · ${formatTime(h.updated_at)}`),
+      h.reason ? el("span", { class: "mission-reason" }, ` — ${h.reason}`) : null))
+      : el("li", { class: "empty" }, "No missions yet."));
+    if (state.open) showMission();
+  }
+
+  function showMission() {
+    const h = state.board?.heads.find((x) => x.mission_id === state.open);
+    if (!h) return;
+    view.hidden = false;
+    let log = view.querySelector("#mission-log");
+    if (view.dataset.mission !== h.mission_id) {
+      view.dataset.mission = h.mission_id;
+      log = el("pre", { id: "mission-log", class: "text-view mission-log", tabindex: "0", role: "log", "aria-label": "Run log", "aria-live": "off" });
+      replace(view,
+        el("h4", {}, "Mission ", el("code", {}, h.mission_id)),
+        el("ol", { id: "mission-timeline", class: "timeline" }),
+        el("p", { id: "mission-status", role: "status", "aria-live": "polite" }),
+        el("div", { class: "toolbar" }, guard(app, "remote.cancel", el("button", { type: "button", id: "mission-cancel", onclick: cancel }, "Cancel"))),
+        el("p", { id: "mission-evidence", hidden: true }),
+        el("h5", {}, "Log"), el("p", { id: "mission-log-meta", class: "muted" }), log);
+    }
+    const evidence = view.querySelector("#mission-evidence");
+    if (h.phase === "merge_wait" && evidence.dataset.asked !== h.mission_id) {
+      evidence.dataset.asked = h.mission_id;
+      call("remote.evidence", { missionId: h.mission_id }).then((answer) => {
+        if (view.dataset.mission !== h.mission_id) return;
+        const e = answer.result;
+        evidence.hidden = false;
+        evidence.dataset.checked = String(e.checked);
+        evidence.className = e.checked ? "ok" : "warn";
+        replace(evidence, "Receipt candidate: ", e.words, " (", el("code", { class: "hash" }, e.artifact_hash), ").");
+      }, (err) => {
+        evidence.hidden = false;
+        replace(evidence, el("code", { class: "refusal-code" }, err.code ?? "error"), " — ", err.message ?? String(err));
+      });
+    }
+    view.dataset.phase = h.phase;
+    replace(view.querySelector("#mission-timeline"), h.timeline.map((s) => el("li", { class: `step ${s.state}`, "data-phase": s.phase, "data-state": s.state },
+      s.state === "done" ? "✓ " : s.state === "now" ? "▶ " : "· ", s.words)));
+    replace(view.querySelector("#mission-status"), el("span", { class: "mission-words" }, h.words), h.reason ? el("span", { id: "mission-reason" }, ` — ${h.reason}`) : null,
+      el("span", { class: "muted" }, ` (${h.phase}, letter ${h.seq}, runner ${h.runner_id ?? "none yet"})`));
+    const cancelButton = view.querySelector("#mission-cancel");
+    cancelButton.hidden = !h.cancellable;
+  }
+
+  async function cancel() {
+    const id = state.open;
+    const button = view.querySelector("#mission-cancel");
+    button.disabled = true;
+    const done = await acted("Cancelling the mission", () => call("remote.cancel", { missionId: id }, { human: true }));
+    button.disabled = false;
+    if (done) await refresh();
+  }
+
+  function openMission(id) {
+    state.open = id;
+    state.logSeq += 1;
+    clearTimeout(state.logTimer);
+    showMission();
+    view.scrollIntoView({ block: "nearest" });
+    followLog(state.logSeq);
+  }
+
+  async function followLog(seq) {
+    if (!alive() || seq !== state.logSeq) return;
+    let finished = false;
+    try {
+      const answer = await call("remote.log", { missionId: state.open });
+      if (seq !== state.logSeq) return;
+      const logView = answer.result;
+      const pre = view.querySelector("#mission-log");
+      if (pre && pre.textContent !== logView.text) {
+        const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+        pre.textContent = logView.text;
+        if (atEnd) pre.scrollTop = pre.scrollHeight;
+      }
+      const meta = view.querySelector("#mission-log-meta");
+      if (meta) meta.textContent = `${logView.bytes} bytes${logView.finished ? " · the run has ended" : " · following"}${logView.truncated ? " · more was printed than the runner kept" : ""}`;
+      finished = logView.finished;
+    } catch (err) {
+      // no log yet (queued) or the server is unreachable: try again
+    }
+    if (!finished && alive()) state.logTimer = setTimeout(() => followLog(seq), LOG_MS);
+  }
+
+  async function refresh() {
+    clearTimeout(state.timer);
+    if (!alive()) return;
+    try {
+      const answer = await call("remote.board", { capability: state.capability });
+      state.board = answer.result;
+      showBoard(state.board);
+    } catch (err) {
+      replace(reason, el("code", { class: "refusal-code" }, err.code ?? "error"), " — ", err.message ?? String(err));
+      spawnButton.disabled = true;
+    }
+    if (!alive()) return;
+    state.timer = setTimeout(refresh, state.board?.moving ? BUSY_MS : IDLE_MS);
+  }
+
+  refresh();
+}
