@@ -16,17 +16,15 @@ from pydantic import Field
 
 from core.host.operations import Call, Outcome
 from core.missions.blocks import load_store
-from core.missions.letters import SCHEMA, BlockRef, Capability, Seat
+from core.missions.draft import draft_mission, skeleton_brief
+from core.missions.letters import BlockRef, Capability, Seat
 from core.missions.mailbox import AgentId
 from core.missions.packet import (
     MAX_NOTE_CHARS,
     ModeOption,
     PacketBlock,
-    PacketInputs,
     compose_modes,
-    render_packet,
 )
-from core.missions.posting import packet_ref
 from core.model import Contract
 from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
@@ -72,12 +70,7 @@ async def compose_packet(call: Call[ComposeArgs]) -> Outcome:
     store = await load_store(opened.files)
     block = None if store is None else store.block(args.block_id)
     if store is not None and block is None and args.block_id == store.skeleton_id:
-        brief = PacketBlock(
-            id=store.skeleton_id,
-            name="the whole skeleton",
-            purpose="Every block of this project's system-block store, taken together.",
-            boundary_version=1,
-        )
+        brief = skeleton_brief(store.skeleton_id)
     elif block is not None:
         brief = PacketBlock(
             id=block.id,
@@ -91,46 +84,26 @@ async def compose_packet(call: Call[ComposeArgs]) -> Outcome:
             "Compose needs a block of this project's store; add one on the Blocks surface.",
             field="block_id",
         )
-    now = instant_iso(call.ctx.clock.now_ms())
-    mission_id = "msn_" + call.ctx.random.token_bytes(6).hex()
-    packet = render_packet(
-        PacketInputs(
-            mission_id=mission_id,
-            brain_ref=opened.manifest.name,
-            block=brief,
-            store_version=None if store is None else store.store_version,
-            to=args.to,
-            seat=args.seat,
-            capability=args.capability,
-            runner_id=args.runner_id,
-            note=args.note,
-            issued_at=now,
-            mode=args.mode,
-        )
+    draft = draft_mission(
+        mission_id="msn_" + call.ctx.random.token_bytes(6).hex(),
+        issued_at=instant_iso(call.ctx.clock.now_ms()),
+        brain_ref=opened.manifest.name,
+        block=brief,
+        store_version=None if store is None else store.store_version,
+        to=args.to,
+        seat=args.seat,
+        capability=args.capability,
+        runner_id=args.runner_id,
+        note=args.note,
+        mode=args.mode,
     )
-    ref = packet_ref(packet)
-    letter = {
-        "schema": SCHEMA,
-        "mission_id": mission_id,
-        "mission_seq": 1,
-        "prev_letter_id": None,
-        "block_id": brief.id,
-        "brain_ref": opened.manifest.name,
-        "seat": args.seat,
-        "runner_id": args.runner_id,
-        "capability": args.capability,
-        "phase": "judging",
-        "packet_ref": ref,
-        "started_at": now,
-        "updated_at": now,
-    }
     read_only = call.ctx.policy.read_only
     return Outcome(
         ComposeAnswer(
-            mission_id=mission_id,
-            packet=packet,
-            packet_ref=ref,
-            letter=letter,
+            mission_id=draft.mission_id,
+            packet=draft.packet,
+            packet_ref=draft.packet_ref,
+            letter=draft.letter,
             modes=compose_modes(read_only=read_only),
             read_only=read_only,
         ),

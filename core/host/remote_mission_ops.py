@@ -28,16 +28,14 @@ from pydantic import Field
 
 from core.host.env_ops import services
 from core.host.operations import Call, Outcome
-from core.missions.letters import SCHEMA, BlockRef, Capability, Seat
+from core.missions.draft import draft_mission, skeleton_brief
+from core.missions.letters import BlockRef, Capability, Seat
 from core.missions.mailbox import AgentId
 from core.missions.packet import (
     MAX_NOTE_CHARS,
     ModeOption,
     PacketBlock,
-    PacketInputs,
-    render_packet,
 )
-from core.missions.posting import packet_ref
 from core.missions.remote_runs import (
     MOVING,
     BoardBlock,
@@ -234,53 +232,27 @@ async def remote_spawn(call: Call[SpawnArgs]) -> Outcome:
             boundary_version=found.boundary_version,
         )
     elif board.skeleton_id is not None and a.block_id == board.skeleton_id:
-        brief = PacketBlock(
-            id=board.skeleton_id,
-            name="the whole skeleton",
-            purpose="Every block of this project's system-block store, taken together.",
-            boundary_version=1,
-        )
+        brief = skeleton_brief(board.skeleton_id)
     else:
         raise Refused(
             Code.UNKNOWN_BLOCK,
             "That block is not in the remote project's store (it may have changed: reload).",
             field="block_id",
         )
-    now = instant_iso(call.ctx.clock.now_ms())
-    mission_id = "msn_" + call.ctx.random.token_bytes(6).hex()
-    packet = render_packet(
-        PacketInputs(
-            mission_id=mission_id,
-            brain_ref=board.brain_ref,
-            block=brief,
-            store_version=board.store_version,
-            to=a.to,
-            seat=a.seat,
-            capability=a.capability,
-            runner_id=a.runner_id,
-            note=a.note,
-            issued_at=now,
-            mode="direct",
-        )
+    draft = draft_mission(
+        mission_id="msn_" + call.ctx.random.token_bytes(6).hex(),
+        issued_at=instant_iso(call.ctx.clock.now_ms()),
+        brain_ref=board.brain_ref,
+        block=brief,
+        store_version=board.store_version,
+        to=a.to,
+        seat=a.seat,
+        capability=a.capability,
+        runner_id=a.runner_id,
+        note=a.note,
     )
-    ref = packet_ref(packet)
-    letter = {
-        "schema": SCHEMA,
-        "mission_id": mission_id,
-        "mission_seq": 1,
-        "prev_letter_id": None,
-        "block_id": brief.id,
-        "brain_ref": board.brain_ref,
-        "seat": a.seat,
-        "runner_id": a.runner_id,
-        "capability": a.capability,
-        "phase": "judging",
-        "packet_ref": ref,
-        "started_at": now,
-        "updated_at": now,
-    }
     data = await admin.mission_route(
-        a.env_key, "spawn", {"project": a.project, "packet": packet, "letter": letter}
+        a.env_key, "spawn", {"project": a.project, "packet": draft.packet, "letter": draft.letter}
     )
     try:
         answer = _SpawnAnswer.model_validate(data)
@@ -292,7 +264,7 @@ async def remote_spawn(call: Call[SpawnArgs]) -> Outcome:
         mission_id=answer.mission_id,
         runner_id=answer.runner_id,
         queued=answer.queued,
-        packet_ref=ref,
+        packet_ref=draft.packet_ref,
     )
     return Outcome(
         spawned,
