@@ -104,7 +104,8 @@ def test_an_operator_act_against_a_server_that_does_not_answer_says_so_in_a_sent
     import asyncio
     import socket
 
-    from server_host import admin, cli as voicebox_cli
+    from server_host import admin
+    from server_host import cli as voicebox_cli
     from server_host.home import Home
 
     root = tmp_path / "env"
