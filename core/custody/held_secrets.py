@@ -90,6 +90,11 @@ class HeldSecrets:
             self._groups[name] = held
             self._redactor = None
 
+    def forget_group(self, name: str) -> None:
+        """Hold the group ``name`` no longer (a run's keys, when the run ended)."""
+        if self._groups.pop(name, None) is not None:
+            self._redactor = None
+
     def remember(self, value: str | bytes | Secret | None) -> None:
         """Hold ``value``, a secret seen in process (an issued or accepted bearer)."""
         if value is None:
