@@ -167,6 +167,6 @@ export async function renderSettings(node, app) {
     );
     if (focusId) document.getElementById(focusId)?.focus();
   };
+  await renderKeys(keys, app); // its own section, drawn by itself (page/ui/keys.mjs), before the page shows
   draw();
-  await renderKeys(keys, app); // its own section, drawn by itself (page/ui/keys.mjs)
 }
