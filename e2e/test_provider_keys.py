@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 
+from playwright.sync_api import BrowserContext
+
 from e2e.hostpage import HostPage
 from e2e.tray_kit import go
 
@@ -78,5 +80,34 @@ def test_a_provider_key_set_in_settings_is_never_readable_by_the_page(host: Host
     page.click("dialog button:has-text('Remove')")
     page.wait_for_selector("#keys-table", state="detached")
     assert host.ok("keys.list")["result"]["keys"] == []
+    assert _scan(host) == []
+    host.assert_clean()
+
+
+def test_a_key_is_granted_and_revoked_per_paired_environment_in_settings(
+    served_context: BrowserContext, static_server: str
+) -> None:
+    from e2e.test_peers import _boot, _create_and_pair
+
+    host = _boot(served_context, static_server)  # a peer's worker needs the served site
+    key = _create_and_pair(host)
+    page = host.page
+    go(page, "settings")
+    page.wait_for_selector("#key-form")
+    page.select_option("#key-provider", "anthropic")
+    page.fill("#key-value", VALUE)
+    page.click("#key-form button[type=submit]")
+    switch = f"#keys-table tr[data-variable='ANTHROPIC_API_KEY'] input[data-env='{key}']"
+    page.wait_for_selector(switch)
+    assert not page.is_checked(switch)
+    assert "studio" in page.inner_text("#keys-table tr[data-variable='ANTHROPIC_API_KEY']")
+    page.check(switch)
+    page.wait_for_selector("#keys-status:has-text('Granting ANTHROPIC_API_KEY: done')")
+    assert host.ok("keys.list")["result"]["keys"][0]["granted"] == [key]
+    page.uncheck(switch)
+    page.wait_for_selector("#keys-status:has-text('Revoking ANTHROPIC_API_KEY: done')")
+    assert host.ok("keys.list")["result"]["keys"][0]["granted"] == []
+    rules = [r["rule"] for r in host.ok("audit.list", {"op": "keys.grant"})["result"]["records"]]
+    assert rules == ["key-granted"]
     assert _scan(host) == []
     host.assert_clean()
