@@ -77,7 +77,19 @@ def test_the_agent_alone_gets_the_key_and_the_log_never_holds_it(tmp_path: Path)
 
             job.keys = {VAR: Secret(CANARY)}
             poster = DeskPoster(env)
-            outcome = await env.run(job, pin, poster)
+            done = asyncio.Event()
+            scanner = asyncio.ensure_future(_argv_scan(done))
+            try:
+                outcome = await env.run(job, pin, poster)
+            finally:
+                done.set()
+            scanned, leaked = await scanner
+            assert scanned > 0 and leaked == []  # the agent's argv was seen; none held the key
+            # nothing in the mission's branch holds it (the agent wrote its sha256 only)
+            tree = git(
+                env.folder, "grep", "-I", "-c", CANARY[:12], f"vbx/{job.mission_id}", check=False
+            )
+            assert tree.stdout == ""
             assert outcome.phase == "merge_wait", outcome
             # the agent saw the value: it wrote its sha256, committed on the mission's branch
             seen = git(env.folder, "show", f"vbx/{job.mission_id}:KEY.sha256").stdout.strip()
@@ -99,6 +111,30 @@ def test_the_agent_alone_gets_the_key_and_the_log_never_holds_it(tmp_path: Path)
             env.close()
 
     asyncio.run(main())
+
+
+def _argvs() -> list[str]:
+    """Every process's argv now, as ``ps`` would show it."""
+    out = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            out.append(cmdline.read_bytes().decode("utf-8", "replace"))
+        except OSError:
+            continue
+    return out
+
+
+async def _argv_scan(done: asyncio.Event) -> tuple[int, list[str]]:
+    """Read every process's argv until ``done``: how many of them were the scripted agent's
+    (``agent.py keys``), and those holding a fragment of the canary."""
+    scanned, leaked = 0, []
+    while not done.is_set():
+        for text in await asyncio.to_thread(_argvs):
+            scanned += "agent.py\0keys" in text
+            if any(f in text for f in _fragments(CANARY)):
+                leaked.append(text[:200])
+        await asyncio.sleep(0.02)  # a poll while the run goes on, never a wait for it
+    return scanned, leaked
 
 
 async def _audit(env: Env) -> list[dict[str, Any]]:
