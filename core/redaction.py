@@ -15,7 +15,7 @@ the side knows them — in these forms:
 - **hex**, upper or lower case (each byte two hex digits);
 - **percent-encoding**, every byte ``%xx`` (upper or lower hex) and :func:`urllib.parse.quote`
   with nothing safe (which leaves letters and digits as they are);
-- **JSON-escaped** (``\\u00xx`` for what JSON escapes);
+- **JSON-escaped** (``\\u00xx`` for what JSON escapes, and every character ``\\uXXXX``);
 - **base64**, standard or URL-safe, at each of the three alignments a value can have inside a
   longer base64 stream: the characters made only of the value's bits, and with them the
   character at either end that holds some of its bits, and ``=`` padding.
@@ -146,6 +146,9 @@ def _needles(secret: SecretValue) -> tuple[set[bytes], dict[bytes, tuple[int, in
             escaped = json.dumps(text, ensure_ascii=ascii_only)[1:-1].encode("utf-8")
             if escaped != variant:
                 folded.add(escaped.lower())
+        # every character escaped, as a JSON writer that escapes all it can does (issue 31)
+        every = (f"\\u{ord(c):04x}" if ord(c) < 0x10000 else json.dumps(c)[1:-1] for c in text)
+        folded.add("".join(every).lower().encode("ascii", "replace"))
         exact.update(_base64_cores(variant))
     return folded, exact
 

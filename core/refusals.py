@@ -99,6 +99,7 @@ class Code(StrEnum):
     TOOL_MEMORY_EXCEEDED = "tool-memory-exceeded"
     TOOL_OUTPUT_INVALID = "tool-output-invalid"
     SANDBOX_UNAVAILABLE = "sandbox-unavailable"
+    KEY_NOT_GRANTED = "key-not-granted"
 
     # missions, mailbox, blocks (seed 004, SPEC §9) — the seed's own names
     LETTER_INVALID = "letter_invalid"
@@ -228,6 +229,9 @@ REFUSALS: dict[Code, RefusalInfo] = {
     Code.TOOL_MEMORY_EXCEEDED: _I(507, "The tool needed more memory than it may use."),
     Code.TOOL_OUTPUT_INVALID: _I(502, "The tool returned bytes the host will not write."),
     Code.SANDBOX_UNAVAILABLE: _I(503, "The tool sandbox is not connected."),
+    Code.KEY_NOT_GRANTED: _I(
+        403, "A provider key the run needs is not granted to that environment by a person."
+    ),
     Code.LETTER_INVALID: _I(422, "The mission letter does not satisfy its schema or phase rules."),
     Code.STALE_HEAD: _I(409, "The letter does not extend the mission's current head."),
     Code.UNKNOWN_BLOCK: _I(422, "The letter names a block this project does not have."),

@@ -256,6 +256,9 @@ PATTERN_RULES = {
     r"^[0-9a-f]{64}$": "must be 64 lower-case hex digits (a sha256)",
     r"^[a-z][a-z0-9-]{0,31}$": "must be 1–32 lower-case letters, digits or '-', starting with a "
     "letter",
+    r"^[A-Z][A-Z0-9_]{1,63}$": "must be 2–64 upper-case letters, digits or '_', starting with a "
+    "letter",
+    r"^ek_[0-9a-f]{32}$": "must be an envKey: 'ek_' and 32 lower-case hex digits",
 }
 """Each pattern an argument model declares → the rule in words (issue 17: a person reads the
 rule, never the regex). A pattern not listed is said as ``does not have the required form``;

@@ -43,9 +43,11 @@ from typing import Any
 
 import httpx
 
+from core.custody.provider_keys import key_value_refusal, variable_refusal
 from core.json_bound import parse_json
 from core.missions.runner_pins import PinsInvalid, RunnerPin
 from core.refusals import Code, Refused
+from core.secret import Secret
 from server_host.home import Home
 from server_host.runner_desk import load_pins, read_runner_secret
 from server_host.runner_run import (
@@ -196,8 +198,11 @@ class Runner:
                 self._start(pin, poster, raw)
 
     def _start(self, pin: RunnerPin, poster: HttpPoster, raw: dict[str, Any]) -> None:
-        fields = {k: raw[k] for k in MissionJob.__dataclass_fields__ if k in raw and k != "cancel"}
-        job = MissionJob(**{**fields, "runner_id": pin.runner_id})
+        skip = ("cancel", "keys")
+        fields = {k: raw[k] for k in MissionJob.__dataclass_fields__ if k in raw and k not in skip}
+        job = MissionJob(
+            **{**fields, "runner_id": pin.runner_id, "keys": _keys(raw.pop("keys", {}))}
+        )
         # both name folders here: only the shapes the server issues, whatever it sent
         if not _MISSION.fullmatch(job.mission_id) or not _PROJECT.fullmatch(job.project):
             _say(f"{PROG}: a queued mission with a malformed id was dropped")
@@ -283,6 +288,22 @@ def _short(exc: BaseException) -> str:
     if isinstance(exc, Refused):
         return exc.body().message
     return str(exc)[:200]
+
+
+def _keys(raw: object) -> dict[str, Secret]:
+    """The provider keys a queued job carries (issue 31), as :class:`Secret` s: only the
+    variables and values core allows (``core.custody.provider_keys``); anything else dropped —
+    the server checked them already, this is the runner not trusting its input."""
+    if not isinstance(raw, dict):
+        return {}
+    out: dict[str, Secret] = {}
+    for name, value in raw.items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            continue
+        secret = Secret(value)
+        if variable_refusal(name) is None and key_value_refusal(secret) is None:
+            out[name] = secret
+    return out
 
 
 def _say(text: str) -> None:

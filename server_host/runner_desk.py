@@ -48,6 +48,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from core.custody.provider_keys import key_value_refusal, variable_refusal
 from core.host.mission_ops import DeliverArgs, MissionPostArgs
 from core.missions.blocks import CONTRACT_VERSION, load_store
 from core.missions.letters import SCHEMA, parse_letter, sha12
@@ -163,6 +164,8 @@ class FinishedBody(Credentials):
     missions: list[MissionRef] = Field(default_factory=list, max_length=1000)
 
 
+MAX_RUN_KEYS = 16
+"""The most provider keys one spawn may carry."""
 MAX_LOG_LINES = 10_000
 MAX_LOG_ANSWER_BYTES = 1 << 20
 
@@ -187,11 +190,16 @@ class EvidenceBody(Contract):
 
 class SpawnBody(Contract):
     """``POST /api/environments/:key/missions/spawn`` (bearer): the project, the packet and
-    the seq-1 ``judging`` letter that opens the mission (compose's draft)."""
+    the seq-1 ``judging`` letter that opens the mission (compose's draft), and ``keys``: the
+    provider keys the browser host gives this run only (variable → value, issue 31; what
+    ``core.custody.provider_keys.keys_for_run`` answered there)."""
+
+    model_config = Contract.model_config | {"hide_input_in_errors": True}
 
     project: str = Field(max_length=64)
     packet: str = Field(min_length=1, max_length=200_000)
     letter: dict[str, Any]
+    keys: dict[str, Secret] = Field(default_factory=dict, max_length=MAX_RUN_KEYS)
 
 
 class BoardBody(Contract):
@@ -236,6 +244,11 @@ def _tail(path: Path) -> tuple[int, bytes]:
             return size, log.read(MAX_LOG_ANSWER_BYTES)
     except FileNotFoundError:
         return 0, b""
+
+
+def _run_group(mission_id: str) -> str:
+    """The server's held-secrets group of one run's provider keys."""
+    return f"run-keys:{mission_id}"
 
 
 def _loopback(peer: str | None) -> bool:
@@ -322,7 +335,9 @@ class RunnerDesk:
                 details={"runner_id": pin.runner_id, "capability": pin.capability},
             )
         queue = self.queues.setdefault(pin.runner_id, _Queue())
+        ended = queue.running - set(body.running)
         queue.running = set(body.running)
+        self._forget_keys(ended)
         work, cancel = self._hand_out(pin, queue, len(body.running))
         if not work and not cancel and body.wait_ms:
             queue.wake.clear()
@@ -338,6 +353,12 @@ class RunnerDesk:
             "cancel": cancel,
         }
 
+    def _forget_keys(self, missions: set[str]) -> None:
+        """The runs of ``missions`` ended: their keys leave the server's redaction (nothing
+        else here holds them once handed out)."""
+        for mission_id in missions:
+            self.service.secrets.forget_group(_run_group(mission_id))
+
     @staticmethod
     def _hand_out(pin: RunnerPin, queue: _Queue, busy: int) -> tuple[list[dict], list[str]]:
         """The jobs a runner running ``busy`` missions takes now (``max_parallel``), and the
@@ -346,7 +367,8 @@ class RunnerDesk:
         while queue.jobs and busy + len(work) < pin.max_parallel:
             job = queue.jobs.popleft()
             queue.running.add(job["mission_id"])
-            work.append(job)
+            keys = job.pop("keys", {})  # the desk holds them no longer: they go to the runner
+            work.append({**job, "keys": {name: v.reveal() for name, v in keys.items()}})
         cancel = sorted(queue.cancels & queue.running)
         queue.cancels -= set(cancel)
         return work, cancel
@@ -387,6 +409,10 @@ class RunnerDesk:
         commit (``args-invalid``, saying how); then the packet is delivered with the letter
         through ``mission.deliver`` (``packet_ref`` the packet's sha256, brain, block, head
         CAS) and the job queued. ``{missionId, runnerId, queued}`` — no path."""
+        for name, value in body.keys.items():
+            refusal = variable_refusal(name) or key_value_refusal(value)
+            if refusal is not None:
+                raise Refused(refusal.code, refusal.message, field=f"keys.{refusal.field}")
         letter = parse_letter(body.letter)
         if letter.mission_seq != 1 or letter.phase != "judging":
             raise Refused(
@@ -432,6 +458,8 @@ class RunnerDesk:
         ran = await self.service.composed.host.run("mission.deliver", args, actor=actor)
         posted = ran.result.posted
         queue = self.queues.setdefault(pin.runner_id, _Queue())
+        if body.keys:  # redacted from everything this server says while the run is alive
+            self.service.secrets.set_group(_run_group(letter.mission_id), body.keys.values())
         queue.wake.set()
         queue.jobs.append(
             {
@@ -444,6 +472,7 @@ class RunnerDesk:
                 "head_seq": 1,
                 "started_at": letter.started_at,
                 "packet_ref": letter.packet_ref,
+                "keys": dict(body.keys),
             }
         )
         return {"missionId": letter.mission_id, "runnerId": pin.runner_id, "queued": True}
@@ -517,8 +546,8 @@ class RunnerDesk:
             text = text.partition("\n")[2]  # the first line read may be cut
         lines = text.splitlines(keepends=True)[-body.lines :]
         record = log_record(path)
-        return {
-            "text": "".join(lines),
+        return {  # the runner redacted its keys as it wrote; this is a second wall
+            "text": self.service.secrets.redactor().redact("".join(lines)),
             "bytes": size,
             "finished": record is not None,
             "truncated": bool(record and record.get("bytes", 0) > record.get("kept", 0)),
@@ -547,6 +576,8 @@ class RunnerDesk:
             job = next((j for j in queue.jobs if j["mission_id"] == body.mission_id), None)
             if job is not None and job["project"] == body.project:
                 queue.jobs.remove(job)
+                job.pop("keys", None)
+                self._forget_keys({body.mission_id})
                 pin = load_pins(self.root).get(runner_id)
                 if pin is not None:
                     await self._post_cancelled(pin, job, actor)

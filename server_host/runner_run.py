@@ -30,6 +30,14 @@ pid namespace dies with its first process, whatever the children did with their 
 The full log (agent's then gate's output) is hashed as it streams; the first
 ``output_cap_bytes`` are kept in ``DIR/runner-logs/<mission_id>.log`` (0600), the rest is
 counted, hashed and dropped.
+
+**Provider keys for one run** (issue 31): a job may carry ``keys`` (variable → value, given by
+the browser host with the spawn). They are put into the **agent's** environment only — never
+its argv, never a file, never the gate's environment — and every value is redacted from the log
+as it streams (:class:`core.redaction.StreamRedactor`: raw, base64 at each alignment, hex,
+percent- and JSON-escaped, and a value split across two writes), before it is hashed or kept:
+the log's sha256 is that of the redacted log. When the run ends, however it ends, the job's
+``keys`` are cleared.
 """
 
 from __future__ import annotations
@@ -49,7 +57,9 @@ from typing import Any, Protocol
 from core.json_bound import parse_json
 from core.missions.letters import SCHEMA, absolute_path_in, sha12
 from core.missions.runner_pins import RunnerPin, expand_argv
+from core.redaction import Redactor, StreamRedactor
 from core.refusals import Refused
+from core.secret import Secret
 from core.time import instant_iso
 from server_host.commands import SAFE_PATH
 from server_host.sandbox import Fence, ProcessSandbox, spawn
@@ -102,6 +112,9 @@ class MissionJob:
     packet_ref: str | None = None
     runner_id: str = ""
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    keys: dict[str, Secret] = field(default_factory=dict, repr=False)
+    """Provider keys for this run only (module docstring): variable → value; cleared when the
+    run ends."""
 
 
 @dataclass
@@ -171,9 +184,11 @@ async def stop_tree(process: asyncio.subprocess.Process, *, step_s: float = STEP
 class _Log:
     """The mission's log: everything hashed, the first ``cap`` bytes kept on disk, written
     through as it comes (a reader follows it live); when the run ends, its record
-    ``<log>.json`` ``{sha256, bytes, kept}`` (:func:`log_record`)."""
+    ``<log>.json`` ``{sha256, bytes, kept}`` (:func:`log_record`). With a ``redactor``, every
+    chunk is redacted before it is hashed or kept (a value split across chunks included:
+    :meth:`end_part` lets out what was held back when one process's output ends)."""
 
-    def __init__(self, path: Path, cap: int) -> None:
+    def __init__(self, path: Path, cap: int, redactor: Redactor | None = None) -> None:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         self.path = path
@@ -182,8 +197,19 @@ class _Log:
         self.kept = 0
         self.total = 0
         self.digest = hashlib.sha256()
+        self.stream = StreamRedactor(redactor) if redactor else None
 
     def take(self, chunk: bytes, part: hashlib._Hash | None = None) -> None:
+        if self.stream is not None:
+            chunk = self.stream.feed(chunk)
+        self._keep(chunk, part)
+
+    def end_part(self, part: hashlib._Hash | None = None) -> None:
+        """One process's output ended: what the redactor held back goes out now."""
+        if self.stream is not None:
+            self._keep(self.stream.flush(), part)
+
+    def _keep(self, chunk: bytes, part: hashlib._Hash | None) -> None:
         self.total += len(chunk)
         self.digest.update(chunk)
         if part is not None:
@@ -196,6 +222,7 @@ class _Log:
     def close(self) -> None:
         if self.out.closed:
             return
+        self.end_part()
         self.out.close()
         record = {"sha256": "sha256:" + self.digest.hexdigest(), "bytes": self.total}
         record["kept"] = self.kept
@@ -275,6 +302,7 @@ async def _run(
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(reader, 2)
         reader.cancel()
+        log.end_part(part)
     return _Ran(process.returncode, timed_out, was_cancelled, "sha256:" + part.hexdigest())
 
 
@@ -339,11 +367,40 @@ async def run_mission(
     env: dict[str, str],
 ) -> RunOutcome:
     """Run ``job`` with ``pin`` in ``worktree`` (module docstring); ``fence`` is what the agent
-    and gate see, ``env`` their whole environment (:func:`runner_env`). Never raises for what
-    the agent or gate did; a refusal of a letter (``stale_head``: the mission moved) ends the
-    run with that letter unposted."""
+    and gate see, ``env`` their whole environment (:func:`runner_env`), to which the agent's
+    adds ``job.keys`` (the gate's never does). Never raises for what the agent or gate did; a
+    refusal of a letter (``stale_head``: the mission moved) ends the run with that letter
+    unposted. ``job.keys`` is cleared when it returns or raises."""
+    try:
+        return await _run_mission(
+            job,
+            pin,
+            worktree,
+            poster=poster,
+            sandbox=sandbox,
+            fence=fence,
+            log_path=log_path,
+            env=env,
+        )
+    finally:
+        job.keys.clear()
+
+
+async def _run_mission(
+    job: MissionJob,
+    pin: RunnerPin,
+    worktree: Worktree,
+    *,
+    poster: Poster,
+    sandbox: ProcessSandbox,
+    fence: Fence,
+    log_path: Path,
+    env: dict[str, str],
+) -> RunOutcome:
     chain = _Chain(job, pin, poster)
-    log = _Log(log_path, pin.output_cap_bytes)
+    redactor = Redactor(job.keys.values()) if job.keys else None
+    log = _Log(log_path, pin.output_cap_bytes, redactor)
+    agent_env = {**env, **{name: value.reveal() for name, value in job.keys.items()}}
     packet_file = worktree.path / PACKET_FILE
     packet_file.write_text(job.packet, encoding="utf-8")
     fill = {
@@ -379,7 +436,7 @@ async def run_mission(
     agent = await _run(
         expand_argv(pin.command, **fill),
         worktree=worktree.path,
-        env=env,
+        env=agent_env,
         limit_s=pin.agent_time_limit_s,
         log=log,
         cancel=job.cancel,

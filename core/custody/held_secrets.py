@@ -4,10 +4,11 @@ seed 002 §2).
 A host holds secrets of three kinds, each a named group of :class:`HeldSecrets`:
 
 - **in HOST_DIR** (group ``host-dir``, read by :meth:`HeldSecrets.current`): its own host token
-  (``host-token``), the outbound bearers other environments issued to it (``pairings.json``)
-  and the host tokens of the peers it created (``peer-tokens.json``). :class:`WatchedState`
-  marks the group stale whenever one of :data:`SECRET_DOCS` is stored through it, so it is read
-  again only after a change (the browser host's answers stay cheap);
+  (``host-token``), the outbound bearers other environments issued to it (``pairings.json``),
+  the host tokens of the peers it created (``peer-tokens.json``) and the provider API keys a
+  person set (``api-keys.json``, :mod:`core.custody.provider_keys`, issue 31).
+  :class:`WatchedState` marks the group stale whenever one of :data:`SECRET_DOCS` is stored
+  through it, so it is read again only after a change (the browser host's answers stay cheap);
 - **given by the placement** (:meth:`HeldSecrets.set_group`): the environment server's audit
   key, and later a runner's secrets or a provider's API keys — any group, replaced whole;
 - **seen in process** (:meth:`HeldSecrets.remember`): bearers this host issued or accepted.
@@ -30,6 +31,7 @@ from pydantic import ValidationError
 from core.custody.host_token import HOST_TOKEN_DOC
 from core.custody.pairing import PAIRINGS_DOC, load_pairings
 from core.custody.peer_admin import PEER_TOKENS_DOC, PeerTokens
+from core.custody.provider_keys import KEYS_DOC, load_keys
 from core.ports import HostState
 from core.redaction import Redactor, SecretValue, secret_value
 from core.refusals import Refused
@@ -37,7 +39,7 @@ from core.secret import Secret
 
 __all__ = ["MAX_REMEMBERED", "SECRET_DOCS", "HeldSecrets", "WatchedState", "host_dir_secrets"]
 
-SECRET_DOCS = frozenset({HOST_TOKEN_DOC, PAIRINGS_DOC, PEER_TOKENS_DOC})
+SECRET_DOCS = frozenset({HOST_TOKEN_DOC, PAIRINGS_DOC, PEER_TOKENS_DOC, KEYS_DOC})
 """The HOST_DIR documents that hold secrets in clear."""
 MAX_REMEMBERED = 1024
 """The most secrets seen in process that are kept for redaction."""
@@ -65,6 +67,8 @@ async def host_dir_secrets(state: HostState) -> tuple[SecretValue, ...]:
     raw = await state.load(PEER_TOKENS_DOC)
     with contextlib.suppress(ValidationError):
         found.extend(PeerTokens.model_validate_json(raw or b"{}").tokens.values())
+    with contextlib.suppress(Refused):
+        found.extend(k.value for k in (await load_keys(state)).keys)
     return _values(found)
 
 
@@ -84,6 +88,11 @@ class HeldSecrets:
         held = _values(values)
         if self._groups.get(name) != held:
             self._groups[name] = held
+            self._redactor = None
+
+    def forget_group(self, name: str) -> None:
+        """Hold the group ``name`` no longer (a run's keys, when the run ended)."""
+        if self._groups.pop(name, None) is not None:
             self._redactor = None
 
     def remember(self, value: str | bytes | Secret | None) -> None:

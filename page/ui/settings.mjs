@@ -1,12 +1,14 @@
 // Settings: the operator's policy as the host exposes it (policy.get), changed one act at a
 // time by policy.set — a person's gesture, audited, in effect on the very next request. The host
 // says which switches exist and how to offer each (bool, int with bounds, list, map); labels for
-// the ones we know, the field name for any the host adds later. Nothing here is a secret.
+// the ones we know, the field name for any the host adds later. The policy holds no secret; the
+// provider keys below are their own section (page/ui/keys.mjs) and never shown.
 
 import { el, literal, name, replace, tableBox } from "../dom.mjs";
 import { clearError, guarded, showRefusal } from "./alerts.mjs";
 import { POLICY_FIELDS } from "../contract.gen.mjs";
 import { confirmDialog } from "./dialog.mjs";
+import { renderKeys } from "./keys.mjs";
 
 // label and help of each switch the core describes (core/policy.py: title, description)
 const KNOWN = Object.fromEntries(Object.entries(POLICY_FIELDS).map(([name, f]) => [name, [f.title, f.description]]));
@@ -24,6 +26,7 @@ export async function renderSettings(node, app) {
   } catch {
     tools = []; // the host could not describe its tools: switches by name below
   }
+  const keys = el("section", { class: "settings-group", id: "provider-keys", "aria-label": "Provider keys" });
   const status = el("p", { id: "settings-status", role: "status", "aria-live": "polite", class: "muted" });
 
   async function change(changes, what) {
@@ -155,6 +158,7 @@ export async function renderSettings(node, app) {
       status,
       groups.filter(([, fs]) => fs.length).map(([title, fs]) => el("section", { class: "settings-group", "aria-label": title },
         el("h3", { class: "section" }, title), fs.map((f) => byKind[f.kind](f)))),
+      keys,
       v ? el("section", { class: "settings-group", "aria-label": "About this host" },
         el("h3", { class: "section" }, "About this host"),
         el("dl", { class: "about" },
@@ -163,5 +167,6 @@ export async function renderSettings(node, app) {
     );
     if (focusId) document.getElementById(focusId)?.focus();
   };
+  await renderKeys(keys, app); // its own section, drawn by itself (page/ui/keys.mjs), before the page shows
   draw();
 }

@@ -120,3 +120,13 @@ def test_an_empty_redactor_changes_nothing() -> None:
     assert not redactor
     sr = StreamRedactor(redactor)
     assert sr.feed(b"abc") == b"abc" and sr.flush() == b""
+
+
+def test_a_key_with_every_character_json_escaped_is_redacted() -> None:
+    """A JSON writer that escapes every character (``\\u0073\\u006b…``) hides a provider key
+    from a needle that escapes only what JSON must (issue 31, "Masking")."""
+    key = "sk-ant-canary-5Xq8Lm2Pz7Rv4Tn9Wb1Kd6Hj3Fg0Yc"
+    escaped = "".join(f"\\u{ord(c):04x}" for c in key)
+    redactor = Redactor([key])
+    assert redactor.redact(f'{{"k": "{escaped}"}}') == f'{{"k": "{REDACTED}"}}'
+    assert redactor.redact(escaped.upper().replace("\\U", "\\u")) == REDACTED

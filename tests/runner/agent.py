@@ -17,6 +17,10 @@
   ``READ-OK`` or ``READ-DENIED <errno name>`` (the sandbox tests read HOST_DIR and another
   worktree this way); exit 0;
 - ``env``: print ``ENV`` and the names of its environment variables;
+- ``keys``: the value of the variable ``ARG`` (issue 31's canary): print it raw, in base64
+  (standard and URL-safe, at each of the three alignments), hex (both cases), percent-encoded
+  (``quote`` and every byte), JSON-escaped (``\\u00xx`` each character), and split across
+  two writes; write its sha256 to ``KEY.sha256`` and ``AGENT.md``; exit 0;
 - ``hostile-git``: point the worktree's ``.git`` at a repository of its own with hooks and an
   fsmonitor that would write the file ``ARG``, and write ``AGENT.md``.
 
@@ -25,13 +29,16 @@ It uses the standard library only and nothing of the repository, so it runs in a
 
 from __future__ import annotations
 
+import base64
 import errno
+import hashlib
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 
 
@@ -107,6 +114,29 @@ def main(argv: list[str]) -> int:
             out.write(f"[core]\n\tfsmonitor = {evil / 'fsm.sh'}\n")
         Path(".git").write_text(f"gitdir: {evil / '.git'}\n", encoding="utf-8")
         Path("AGENT.md").write_text("changed\n", encoding="utf-8")
+        return 0
+    if mode == "keys":
+        value = os.environ.get(arg, "")
+        raw = value.encode()
+        forms = [value, raw.hex(), raw.hex().upper(), urllib.parse.quote(value, safe="")]
+        forms.append("".join(f"%{b:02X}" for b in raw))
+        forms.append("".join(f"\\u{ord(c):04x}" for c in value))
+        for lead in (b"", b"a", b"ab"):
+            forms.append(base64.b64encode(lead + raw + b"z").decode())
+            forms.append(base64.urlsafe_b64encode(lead + raw).decode())
+        out = sys.stdout
+        for form in forms:
+            out.write(f"leak {form} end\n")
+        out.flush()
+        half = len(value) // 2
+        out.write("split " + value[:half])
+        out.flush()
+        time.sleep(0.3)  # the runner reads the two halves as two chunks
+        out.write(value[half:] + " end\n")
+        out.flush()
+        digest = hashlib.sha256(raw).hexdigest()
+        Path("KEY.sha256").write_text(digest, encoding="utf-8")
+        Path("AGENT.md").write_text("keys\n", encoding="utf-8")
         return 0
     if mode == "env":
         print("ENV " + " ".join(sorted(os.environ)), flush=True)
