@@ -148,7 +148,7 @@ def test_the_server_holds_a_runs_keys_only_until_its_runner_takes_them(tmp_path:
     async def main() -> None:
         env = await environment(tmp_path)
         try:
-            env.pin(mode="ok")
+            env.pin(mode="ok", keys=(VAR,))
             desk = env.service.runners
             poster = DeskPoster(env)
             await poster.announce()
