@@ -26,9 +26,10 @@ are ``{packet_file}``, ``{worktree}`` and ``{mission_id}``, each a whole element
 
 ``keys`` is what the pinned agent template (the harness, issue 31 "Harness") needs of the
 person's provider keys: variable names only, each one core's variable rule allows
-(:func:`core.custody.provider_keys.variable_refusal`), no name twice. The browser host asks
-its key custody for exactly these and sends them with the spawn for that run only; the server
-refuses a spawn whose keys are not exactly its runner's ``keys``. A pin never holds a value.
+(:func:`core.custody.provider_keys.variable_refusal`), no name twice, none also in ``env``.
+The browser host asks its key custody for exactly these and sends them with the spawn for that
+run only; the server refuses a spawn whose keys are not exactly its runner's ``keys``. A pin
+never holds a value.
 
 :func:`parse_pins` refuses a malformed file with the line and the reason
 (:class:`PinsInvalid`); a runner refuses to start on it, and nothing runs.
@@ -47,7 +48,7 @@ import re
 import tomllib
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
 
 from core.model import Contract
 from core.refusals import Code, Refused
@@ -134,10 +135,13 @@ class RunnerPin(Contract):
 
     @field_validator("keys")
     @classmethod
-    def _key_names(cls, names: list[str]) -> list[str]:
+    def _key_names(cls, names: list[str], info: ValidationInfo) -> list[str]:
         from core.custody.provider_keys import variable_refusal
 
+        passed = set(info.data.get("env", ()))
         for name in names:
+            if name in passed:
+                raise ValueError(f"{name} is in env too; a variable comes from one of them")
             refusal = variable_refusal(name)
             if refusal is not None:
                 raise ValueError(refusal.message)

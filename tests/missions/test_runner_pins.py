@@ -139,3 +139,5 @@ def test_a_pins_harness_keys_are_variable_names_core_allows_refused_naming_their
     assert bad.line == 9 and bad.reason.startswith("keys:")
     bad = _refused(GOOD + 'keys = ["OPENAI_API_KEY", "OPENAI_API_KEY"]\n')
     assert bad.line == 9 and "twice" in bad.reason
+    bad = _refused(GOOD + 'keys = ["MODEL_KEY"]\n')  # GOOD passes it through env
+    assert bad.line == 9 and "in env too" in bad.reason
