@@ -406,9 +406,11 @@ class RunnerDesk:
         this order — the letter's own contract and a seq-1 ``judging`` letter; a runner pinned
         for the letter's capability and this project (``permission-denied``: "no runner
         pinned"), live (``tool-disabled``: "not live"); the project a git repository with a
-        commit (``args-invalid``, saying how); then the packet is delivered with the letter
-        through ``mission.deliver`` (``packet_ref`` the packet's sha256, brain, block, head
-        CAS) and the job queued. ``{missionId, runnerId, queued}`` — no path."""
+        commit (``args-invalid``, saying how); ``keys`` exactly the variables the chosen pin
+        declares (``args-invalid`` naming both lists; names only, issue 31); then the packet is
+        delivered with the letter through ``mission.deliver`` (``packet_ref`` the packet's
+        sha256, brain, block, head CAS) and the job queued. ``{missionId, runnerId, queued}``
+        — no path."""
         for name, value in body.keys.items():
             refusal = variable_refusal(name) or key_value_refusal(value)
             if refusal is not None:
@@ -446,6 +448,16 @@ class RunnerDesk:
                 "voicebox-env runner.",
             )
         pin = min(live, key=lambda p: len(self.queues.get(p.runner_id, _Queue()).jobs))
+        if sorted(body.keys) != sorted(pin.keys):  # exactly the harness's keys, no others
+            raise Refused(
+                Code.ARGS_INVALID,
+                f"Runner {pin.runner_id} is given exactly the keys its pin declares ("
+                + (", ".join(pin.keys) or "none")
+                + "); the spawn carried "
+                + (", ".join(sorted(body.keys)) or "none")
+                + ".",
+                field="keys",
+            )
         folder = self.service.composed.roots.folder(body.project)
         require_git_project(folder, git_fence(self.service.sandbox, self.root, (folder,)))
         args = DeliverArgs(
@@ -675,7 +687,8 @@ class RunnerDesk:
         return {"boundary_version": boundary, "contract_version": CONTRACT_VERSION}
 
     def runners(self) -> list[dict[str, Any]]:
-        """Each pinned runner: ``{runnerId, capability, live, busy}`` (module docstring); an
+        """Each pinned runner: ``{runnerId, capability, live, busy, keys}`` (module docstring;
+        ``keys`` the variable names its harness needs, never a value); an
         empty list while ``runners.toml`` is malformed."""
         try:
             pins = load_pins(self.root)
@@ -692,6 +705,7 @@ class RunnerDesk:
                     "capability": pin.capability,
                     "live": live,
                     "busy": seen.busy if live and seen is not None else 0,
+                    "keys": list(pin.keys),
                 }
             )
         return rows

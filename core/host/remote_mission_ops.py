@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import Field
 
+from core.custody.provider_keys import fingerprint, keys_for_run, load_keys
 from core.host.env_ops import services
 from core.host.operations import Call, Outcome
 from core.missions.draft import draft_mission, skeleton_brief
@@ -51,6 +52,7 @@ from core.missions.remote_runs import (
     parse_log,
     parse_runners,
     phase_words,
+    spawn_keys,
     spawn_option,
     timeline,
 )
@@ -64,6 +66,7 @@ __all__ = [
     "BoardArgs",
     "Cancelled",
     "EvidenceView",
+    "KeyNeed",
     "LogArgs",
     "LogView",
     "MissionRef",
@@ -104,10 +107,21 @@ class HeadView(Contract):
     letter: dict[str, Any]
 
 
+class KeyNeed(Contract):
+    """A provider key a listed runner's harness needs (issue 31): its ``variable``, the
+    ``fingerprint`` of the key this host holds for it (``None``: not set) and whether it is
+    ``granted`` to this environment. Never a value."""
+
+    variable: str
+    fingerprint: str | None
+    granted: bool
+
+
 class BoardAnswer(Contract):
     """The remote project's board (:class:`~core.missions.remote_runs.RemoteBoard`) with the
-    runners its server lists, the ``spawn`` option (available, or the reason why not) and
-    ``moving``: a mission is waiting for or under its runner (the page follows faster)."""
+    runners its server lists, the ``spawn`` option (available, or the reason why not),
+    ``moving``: a mission is waiting for or under its runner (the page follows faster), and
+    ``keys``: each variable a runner of ``capability`` needs, whether it is granted here."""
 
     env_key: str
     project: str
@@ -119,6 +133,25 @@ class BoardAnswer(Contract):
     moving: bool
     runners: list[RunnerLive]
     spawn: ModeOption
+    keys: list[KeyNeed] = Field(default_factory=list)
+
+
+async def _key_needs(call: Call[BoardArgs], runners: list[RunnerLive]) -> list[KeyNeed]:
+    wanted = sorted({v for r in runners if r.capability == call.args.capability for v in r.keys})
+    if not wanted:
+        return []
+    held = await load_keys(call.ctx.state)
+    needs = []
+    for variable in wanted:
+        key = held.find(variable)
+        needs.append(
+            KeyNeed(
+                variable=variable,
+                fingerprint=None if key is None else fingerprint(key.value),
+                granted=key is not None and call.args.env_key in key.granted,
+            )
+        )
+    return needs
 
 
 def _head_view(head: BoardHead) -> HeadView:
@@ -174,6 +207,7 @@ async def remote_board(call: Call[BoardArgs]) -> Outcome:
         moving=any(str(h.letter.get("phase")) in MOVING for h in board.heads),
         runners=runners,
         spawn=option,
+        keys=await _key_needs(call, runners),
     )
     return Outcome(answer)
 
@@ -219,9 +253,20 @@ async def remote_spawn(call: Call[SpawnArgs]) -> Outcome:
     which checks every rule again and queues the mission for a live pinned runner. Refuses
     ``unknown_block`` (no such block there), ``tool-disabled`` / ``permission-denied`` /
     ``args-invalid`` as the server does (not live, not pinned, not a git repository), and
-    what :func:`remote_board` refuses. Audited: envKey, project, mission, runner."""
+    what :func:`remote_board` refuses.
+
+    Provider keys (issue 31): the variables the chosen runner's pin declares
+    (:func:`~core.missions.remote_runs.spawn_keys` over the identity answer; ``args-invalid``
+    when no runner is named and the live ones need different keys) are asked of the key
+    custody (:func:`~core.custody.provider_keys.keys_for_run`: ``key-not-granted`` naming the
+    variable, before anything is sent) and sent in the spawn body over the bearer channel, for
+    that run only. Audited: envKey, project, mission, runner, and ``keys`` (variable →
+    fingerprint; never a value)."""
     a = call.args
     admin = services(call).admin
+    runners = parse_runners(await admin.identity_text(a.env_key))
+    variables = spawn_keys(runners, a.capability, a.runner_id)
+    keys = await keys_for_run(call.ctx.state, a.env_key, variables)
     board = parse_board(await admin.mission_route(a.env_key, "board", {"project": a.project}))
     found = next((b for b in board.blocks if b.id == a.block_id), None)
     if found is not None:
@@ -251,9 +296,10 @@ async def remote_spawn(call: Call[SpawnArgs]) -> Outcome:
         runner_id=a.runner_id,
         note=a.note,
     )
-    data = await admin.mission_route(
-        a.env_key, "spawn", {"project": a.project, "packet": draft.packet, "letter": draft.letter}
-    )
+    body = {"project": a.project, "packet": draft.packet, "letter": draft.letter}
+    body["keys"] = {name: value.reveal() for name, value in keys.items()}
+    data = await admin.mission_route(a.env_key, "spawn", body)
+    del body
     try:
         answer = _SpawnAnswer.model_validate(data)
     except ValueError:
@@ -274,6 +320,7 @@ async def remote_spawn(call: Call[SpawnArgs]) -> Outcome:
             "project": a.project,
             "mission": answer.mission_id,
             "runner": answer.runner_id,
+            "keys": {name: fingerprint(value) for name, value in keys.items()},
         },
     )
 

@@ -22,7 +22,7 @@ bearer it holds, and shows what it answers. The rules here:
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, ValidationError
 
@@ -47,6 +47,7 @@ __all__ = [
     "parse_log",
     "parse_runners",
     "phase_words",
+    "spawn_keys",
     "spawn_option",
     "strip_ansi",
     "timeline",
@@ -75,8 +76,9 @@ NOT_GIT_REASON = (
 
 class RunnerLive(Contract):
     """One pinned runner as the server's identity lists it: ``runnerId``, its capability,
-    whether it announced in the last 15 s (``live``) and how many missions it runs (``busy``).
-    Never a secret, a command or a path."""
+    whether it announced in the last 15 s (``live``), how many missions it runs (``busy``) and
+    the provider-key variables its pinned harness needs (``keys``: names, issue 31). Never a
+    secret, a command or a path."""
 
     model_config = Contract.model_config | {"extra": "ignore", "populate_by_name": True}
 
@@ -84,6 +86,9 @@ class RunnerLive(Contract):
     capability: str = Field(max_length=64)
     live: bool
     busy: int = Field(ge=0, le=10_000)
+    keys: list[Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{1,63}$")]] = Field(
+        default_factory=list, max_length=16
+    )
 
 
 class _Identity(Contract):
@@ -290,6 +295,32 @@ def evidence_view(artifact_hash: str, data: Any) -> EvidenceView:
         checked=checked,
         words=CHECKED_WORDS if checked else CLAIM_WORDS,
     )
+
+
+def spawn_keys(
+    runners: list[RunnerLive], capability: str, runner_id: str | None
+) -> tuple[str, ...]:
+    """The provider-key variables a spawn carries (issue 31 "Harness": exactly those the
+    chosen runner's pin declares, no others), from the identity answer's ``runners``.
+
+    A spawn naming ``runner_id`` carries that runner's ``keys`` (none when the server lists no
+    such runner: its spawn route then refuses it as unpinned). A spawn naming no runner
+    ("any live runner") carries the keys every live runner of ``capability`` declares when
+    they all declare the same; when they differ it is refused ``args-invalid`` (``field``
+    ``runner_id``), asking the person to choose the runner — never the union, which would give
+    a run keys its harness does not need (decided for issue 31)."""
+    if runner_id is not None:
+        named = next((r for r in runners if r.runner_id == runner_id), None)
+        return tuple(named.keys) if named is not None else ()
+    needs = {tuple(sorted(r.keys)) for r in runners if r.capability == capability and r.live}
+    if len(needs) > 1:
+        raise Refused(
+            Code.ARGS_INVALID,
+            f"The live runners for {capability} need different provider keys; choose the "
+            "runner to spawn with.",
+            field="runner_id",
+        )
+    return needs.pop() if needs else ()
 
 
 def spawn_option(

@@ -16,13 +16,23 @@ is alive; it never adds or widens anything a pin says. The file lives at the env
     gate_time_limit_s = 600                 # 1 .. 86400
     output_cap_bytes = 8388608              # kept of the log; the rest is counted and hashed
     max_parallel = 1                        # missions at once (default 1)
-    env = ["ANTHROPIC_API_KEY"]             # variables passed from the runner's environment
+    env = ["LANG"]                          # variables passed from the runner's environment
+    keys = ["ANTHROPIC_API_KEY"]            # provider keys the harness needs, given per run
     network = false                         # the agent's sandbox shares the machine's network
 
 ``command`` and ``gate_command`` are **argv lists**, never a shell string; the only placeholders
 are ``{packet_file}``, ``{worktree}`` and ``{mission_id}``, each a whole element or part of one
-(any other ``{…}`` is refused). :func:`parse_pins` refuses a malformed file with the line and
-the reason (:class:`PinsInvalid`); a runner refuses to start on it, and nothing runs.
+(any other ``{…}`` is refused).
+
+``keys`` is what the pinned agent template (the harness, issue 31 "Harness") needs of the
+person's provider keys: variable names only, each one core's variable rule allows
+(:func:`core.custody.provider_keys.variable_refusal`), no name twice, none also in ``env``.
+The browser host asks its key custody for exactly these and sends them with the spawn for that
+run only; the server refuses a spawn whose keys are not exactly its runner's ``keys``. A pin
+never holds a value.
+
+:func:`parse_pins` refuses a malformed file with the line and the reason
+(:class:`PinsInvalid`); a runner refuses to start on it, and nothing runs.
 
 :func:`check_runner_letter` is the rule of what a pinned runner may post (seat ``hand``, its own
 ``runner_id`` and capability, ``synthetic: false``, and only the phases a run reports:
@@ -38,7 +48,7 @@ import re
 import tomllib
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
 
 from core.model import Contract
 from core.refusals import Code, Refused
@@ -105,6 +115,7 @@ class RunnerPin(Contract):
     output_cap_bytes: int = Field(default=8 << 20, ge=1024, le=256 << 20)
     max_parallel: int = Field(default=1, ge=1, le=16)
     env: list[str] = Field(default_factory=list, max_length=64)
+    keys: list[str] = Field(default_factory=list, max_length=16)
     network: bool = False
 
     @field_validator("command", "gate_command")
@@ -120,6 +131,22 @@ class RunnerPin(Contract):
                 raise ValueError("an env entry is not a variable name")
             if name in _FORBIDDEN_ENV:
                 raise ValueError(f"{name} is set by the sandbox, never passed through")
+        return names
+
+    @field_validator("keys")
+    @classmethod
+    def _key_names(cls, names: list[str], info: ValidationInfo) -> list[str]:
+        from core.custody.provider_keys import variable_refusal
+
+        passed = set(info.data.get("env", ()))
+        for name in names:
+            if name in passed:
+                raise ValueError(f"{name} is in env too; a variable comes from one of them")
+            refusal = variable_refusal(name)
+            if refusal is not None:
+                raise ValueError(refusal.message)
+        if len(set(names)) != len(names):
+            raise ValueError("a variable is named twice")
         return names
 
 

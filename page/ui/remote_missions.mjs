@@ -33,9 +33,11 @@ export function openRemoteMissions(section, app, env, project) {
   const spawnButton = guard(app, "remote.spawn", el("button", { type: "submit", id: "spawn-send", class: "primary", disabled: true, "aria-describedby": "spawn-reason" }, "Spawn"));
   const reason = el("p", { id: "spawn-reason", class: "muted", role: "status", "aria-live": "polite" }, "Reading the project…");
   const runners = el("p", { id: "spawn-runners", class: "muted" });
+  const keys = el("p", { id: "spawn-keys", class: "muted" });
   const list = el("ul", { id: "remote-mission-list", class: "mission-list", "aria-label": `Missions of ${project.name}` });
   const view = el("section", { id: "mission-view", "aria-label": "Mission", hidden: true });
   capSelect.addEventListener("change", () => { state.capability = capSelect.value; refresh(); });
+  runnerSelect.addEventListener("change", () => { if (state.board) showKeys(state.board); });
 
   const form = el("form", { class: "compose-form", id: "spawn-form", "aria-label": `Spawn a mission in ${project.name}`,
     onsubmit: async (e) => {
@@ -44,9 +46,13 @@ export function openRemoteMissions(section, app, env, project) {
       spawnButton.disabled = true;
       const args = { block_id: blockSelect.value, to: agentInput.value.trim() || "hand-1", capability: capSelect.value, note: noteInput.value };
       if (runnerSelect.value) args.runner_id = runnerSelect.value;
-      const done = await acted("Spawning the mission", () => call("remote.spawn", args, { human: true }));
+      let refused = null;  // shown in the panel too (key-not-granted names the variable)
+      const done = await acted("Spawning the mission", () => call("remote.spawn", args, { human: true }).catch((err) => { refused = err; throw err; }));
       spawnButton.disabled = false;
-      if (!done) return;
+      if (!done) {
+        if (refused) replace(reason, el("code", { class: "refusal-code", id: "spawn-refusal" }, refused.code ?? "error"), " — ", refused.message ?? String(refused));
+        return;
+      }
       noteInput.value = "";
       replace(reason, "Spawned mission ", el("code", { id: "spawned-mission" }, done.result.mission_id), ` for runner ${done.result.runner_id}; it shows below as its runner posts.`);
       await refresh();
@@ -58,7 +64,7 @@ export function openRemoteMissions(section, app, env, project) {
       el("div", { class: "field" }, el("label", { for: "spawn-runner" }, "Runner"), runnerSelect),
       el("div", { class: "field" }, el("label", { for: "spawn-agent" }, "Agent id"), agentInput)),
     el("div", { class: "field" }, el("label", { for: "spawn-note" }, "What you ask of the agent"), noteInput),
-    el("div", { class: "toolbar" }, spawnButton), reason, runners);
+    el("div", { class: "toolbar" }, spawnButton), reason, runners, keys);
 
   section.hidden = false;
   replace(section,
@@ -66,6 +72,18 @@ export function openRemoteMissions(section, app, env, project) {
     el("p", { class: "muted" }, "Spawn hands the packet to the environment's pinned runner, which runs the agent and then the gate in a worktree of its own and posts each phase."),
     el("div", { class: "compose-layout" }, form, el("div", {}, el("h5", {}, "Missions"), list)),
     view);
+
+  // The provider keys the chosen runner's harness needs (issue 31): names and fingerprints
+  // only, and whether each is granted to this environment (the host's answer, b.keys).
+  function showKeys(b) {
+    const chosen = b.runners.find((r) => r.runnerId === runnerSelect.value);
+    const needs = (b.keys ?? []).filter((k) => !chosen || chosen.keys.includes(k.variable));
+    replace(keys, needs.length
+      ? ["Provider keys the runner needs: ", needs.map((k, i) => [i ? ", " : "", el("code", { "data-key": k.variable }, k.variable),
+        k.fingerprint === null ? " (not set)" : [" (", el("code", {}, k.fingerprint), k.granted ? ", granted to this environment)" : ", not granted to this environment)"]])]
+      : "");
+    keys.hidden = needs.length === 0;
+  }
 
   function showBoard(b) {
     const signature = JSON.stringify(b.blocks);
@@ -85,13 +103,14 @@ export function openRemoteMissions(section, app, env, project) {
     }
     const usable = b.spawn.available && b.blocks.length > 0 && !spawnButton.title;
     spawnButton.disabled = !usable;
-    if (!reason.querySelector("#spawned-mission") || !usable) {
+    if (!reason.querySelector("#spawned-mission, #spawn-refusal") || !usable) {
       replace(reason, b.spawn.available ? (b.blocks.length ? "Spawn is available." : "This project has no blocks yet: a mission is about a block.") : b.spawn.reason);
     }
     reason.dataset.available = String(b.spawn.available);
     replace(runners, b.runners.length
       ? ["Runners: ", b.runners.map((r, i) => [i ? ", " : "", literal(r.runnerId), ` (${r.capability}, ${r.live ? "live" : "not live"}${r.busy ? `, ${r.busy} running` : ""})`])]
       : "No runner is pinned on this environment.");
+    showKeys(b);
     replace(list, b.heads.length ? b.heads.map((h) => el("li", { "data-mission": h.mission_id, "data-phase": h.phase, class: `mission-card phase-${h.phase}` },
       el("button", { type: "button", class: "link mission-open", onclick: () => openMission(h.mission_id), "aria-label": `Open mission ${h.mission_id}` }, h.mission_id),
       " ", el("span", { class: "mission-words" }, h.words),

@@ -17,6 +17,7 @@ from core.missions.remote_runs import (
     parse_board,
     parse_log,
     parse_runners,
+    spawn_keys,
     spawn_option,
     strip_ansi,
     timeline,
@@ -154,6 +155,37 @@ def test_the_identity_lists_runners_without_anything_else() -> None:
     assert parse_runners('{"name": "old server"}') == []
     with pytest.raises(Refused):
         parse_runners('{"runners": [{"runnerId": "../x", "capability": "b", "live": 1}]}')
+
+
+def test_a_spawn_asks_for_exactly_its_runners_keys_and_never_the_union() -> None:
+    keyed = RunnerLive(
+        runnerId="build-2", capability="build-runner", live=True, busy=0, keys=["OPENAI_API_KEY"]
+    )
+    both = RunnerLive(
+        runnerId="build-3",
+        capability="build-runner",
+        live=True,
+        busy=0,
+        keys=["OPENAI_API_KEY", "MISTRAL_API_KEY"],
+    )
+    runners = [LIVE, keyed, both]
+    assert spawn_keys(runners, "build-runner", "build-2") == ("OPENAI_API_KEY",)
+    assert spawn_keys(runners, "build-runner", "build-1") == ()
+    assert spawn_keys(runners, "build-runner", "unlisted") == ()  # the server refuses it
+    assert spawn_keys([keyed], "build-runner", None) == ("OPENAI_API_KEY",)
+    assert spawn_keys([keyed, ASLEEP], "build-runner", None) == ("OPENAI_API_KEY",)
+    assert spawn_keys([keyed], "naming-runner", None) == ()
+    with pytest.raises(Refused) as caught:  # any live runner, needing different keys
+        spawn_keys(runners, "build-runner", None)
+    assert caught.value.code == Code.ARGS_INVALID and caught.value.field == "runner_id"
+    listed = parse_runners(
+        json.dumps({"runners": [{**keyed.model_dump(by_alias=True), "keys": ["PATH"]}]})
+    )
+    assert listed[0].keys == ["PATH"]  # a name shape only; the custody refuses it by its rule
+    with pytest.raises(Refused):  # never a value's shape
+        parse_runners(
+            json.dumps({"runners": [{**keyed.model_dump(by_alias=True), "keys": ["sk-x"]}]})
+        )
 
 
 def test_the_timeline_names_each_phase_in_words() -> None:

@@ -125,3 +125,19 @@ def test_a_runner_posts_only_in_the_projects_of_its_allowlist() -> None:
     )
     with pytest.raises(Refused):
         check_runner_letter(pin, "p_ffffffffffffffff", _letter())
+
+
+def test_a_pins_harness_keys_are_variable_names_core_allows_refused_naming_their_line() -> None:
+    pin = parse_pins(GOOD + 'keys = ["ANTHROPIC_API_KEY"]\n').get("build-1")
+    assert pin is not None and pin.keys == ["ANTHROPIC_API_KEY"]
+    assert parse_pins(GOOD).get("build-1").keys == []  # type: ignore[union-attr]
+    bad = _refused(GOOD + 'keys = ["LD_PRELOAD"]\n')
+    assert bad.line == 9 and "LD_" in bad.reason
+    bad = _refused(GOOD + 'keys = ["GIT_DIR"]\n')
+    assert bad.line == 9 and "GIT_" in bad.reason
+    bad = _refused(GOOD + 'keys = ["lower_case"]\n')
+    assert bad.line == 9 and bad.reason.startswith("keys:")
+    bad = _refused(GOOD + 'keys = ["OPENAI_API_KEY", "OPENAI_API_KEY"]\n')
+    assert bad.line == 9 and "twice" in bad.reason
+    bad = _refused(GOOD + 'keys = ["MODEL_KEY"]\n')  # GOOD passes it through env
+    assert bad.line == 9 and "in env too" in bad.reason

@@ -46,6 +46,7 @@ def pins_toml(
     runner_id: str = "build-1",
     capability: str = "build-runner",
     env: tuple[str, ...] = (),
+    keys: tuple[str, ...] = (),
 ) -> str:
     """A ``runners.toml`` pinning ``runner_id`` to the scripted agent in ``mode``."""
     command = ["python3", str(AGENT), mode, "{packet_file}"] + ([arg] if arg else [])
@@ -61,6 +62,7 @@ def pins_toml(
         f"gate_time_limit_s = {gate_s}\n"
         f"output_cap_bytes = {cap}\n"
         f"env = {json.dumps(list(env))}\n"
+        f"keys = {json.dumps(list(keys))}\n"
     )
 
 

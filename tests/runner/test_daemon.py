@@ -145,7 +145,13 @@ def test_a_live_runner_shows_in_identity_and_runs_a_spawned_mission_to_merge_wai
         try:
             identity = _wait_live(server, lines)
             assert identity["runners"] == [
-                {"runnerId": "build-1", "capability": "build-runner", "live": True, "busy": 0}
+                {
+                    "runnerId": "build-1",
+                    "capability": "build-runner",
+                    "live": True,
+                    "busy": 0,
+                    "keys": [],
+                }
             ]
             mission_id = "msn_00000000fe01"
             assert _spawn(server, None, project, mission_id).status_code == 401

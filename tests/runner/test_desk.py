@@ -78,7 +78,13 @@ def test_a_proven_announce_makes_the_pin_live_and_never_widens_it(tmp_path: Path
             AnnounceBody.model_validate({**poster.creds(), "capability": "naming-runner"})
         shown = (await env.service.identity())["runners"]
         assert shown == [
-            {"runnerId": "build-1", "capability": "build-runner", "live": True, "busy": 0}
+            {
+                "runnerId": "build-1",
+                "capability": "build-runner",
+                "live": True,
+                "busy": 0,
+                "keys": [],
+            }
         ]
         text = json.dumps(await env.service.identity())
         assert read_runner_secret(env.home.host_dir).reveal() not in text

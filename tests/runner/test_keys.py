@@ -148,7 +148,7 @@ def test_the_server_holds_a_runs_keys_only_until_its_runner_takes_them(tmp_path:
     async def main() -> None:
         env = await environment(tmp_path)
         try:
-            env.pin(mode="ok")
+            env.pin(mode="ok", keys=(VAR,))
             desk = env.service.runners
             poster = DeskPoster(env)
             await poster.announce()
@@ -195,3 +195,34 @@ def test_the_runner_takes_only_keys_core_allows_from_a_queued_job() -> None:
     assert list(taken) == [VAR] and taken[VAR].reveal() == CANARY
     assert repr(taken[VAR]) == f"Secret({REDACTED!r})"
     assert _keys(["not", "a", "map"]) == {}
+
+
+def test_the_server_queues_a_spawn_only_with_exactly_the_keys_its_pin_declares(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        env = await environment(tmp_path)
+        try:
+            env.pin(mode="ok", keys=(VAR,))
+            desk = env.service.runners
+            poster = DeskPoster(env)
+            await poster.announce()
+            assert [r["keys"] for r in desk.runners()] == [[VAR]]  # names, never a value
+            packet = "# a packet\n"
+            body = _spawn_body(env, _opening(env, "msn_00000000cc02", packet), packet)
+            from core.secret import Secret
+
+            other = "OPENAI_API_KEY"
+            for keys in ({}, {other: Secret(CANARY)}, {VAR: Secret(CANARY), other: Secret(CANARY)}):
+                with pytest.raises(Refused) as caught:
+                    await desk.spawn("peer:test", body.model_copy(update={"keys": keys}))
+                assert caught.value.code == Code.ARGS_INVALID and caught.value.field == "keys"
+                assert VAR in caught.value.message and _clean(caught.value.message)
+            assert [j for q in desk.queues.values() for j in q.jobs] == []  # nothing queued
+            assert env.service.secrets.redactor().redact(CANARY) == CANARY  # nothing held
+            await desk.spawn("peer:test", body.model_copy(update={"keys": {VAR: Secret(CANARY)}}))
+            assert [len(q.jobs) for q in desk.queues.values()] == [1]
+        finally:
+            env.close()
+
+    asyncio.run(main())

@@ -1,0 +1,154 @@
+"""A person's provider key reaches a real agent through the page (issue 31, the loop closed),
+in headless Chromium against a real ``voicebox-env serve`` and ``voicebox-env runner`` on
+127.0.0.1: the runner's pin declares ``keys = ["ANTHROPIC_API_KEY"]``; the Missions panel shows
+the key the runner needs and that it is not set; a spawn without a grant is refused
+``key-not-granted`` naming the variable, shown in the panel, and nothing is queued; the person
+sets the key in Settings and grants it to the paired environment; the panel shows its
+fingerprint granted; the spawned mission's scripted agent saw the value (its sha256 on the
+mission's branch); no page message, page storage, DOM or URL holds the value or any
+12-character fragment of it."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser
+
+from e2e.hostpage import HostPage
+from e2e.test_provider_keys import PAGE_READABLE
+from e2e.test_remote import UI_S, Rig, _add_remote, _environments
+from e2e.tray_kit import go
+from server_host.worktrees import git
+from tests.runner.kit import pins_toml, prepare_project
+from tests.runner.test_daemon import _runner, _stop
+
+VAR = "ANTHROPIC_API_KEY"
+VALUE = "sk-ant-e2e-wire-4Rk9Tq2Wm7Lz5Xv8Pn3Hb6Dj1Fc0Gs"
+GATE = Path(__file__).resolve().parent.parent / "tests" / "runner" / "gate_env.py"
+
+
+@pytest.fixture
+def rig(tmp_path: Path, dist: Path) -> Iterator[Rig]:
+    made = Rig(tmp_path / "env", dist)
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+def _fragments_in(host: HostPage) -> list[str]:
+    texts = host.page.evaluate(PAGE_READABLE) + list(host.received())
+    fragments = {VALUE[i : i + 12] for i in range(len(VALUE) - 11)}
+    return [t[:120] for t in texts if isinstance(t, str) and any(f in t for f in fragments)]
+
+
+def _open_missions(page: Any, project: str) -> None:
+    _environments(page)
+    page.click("button.env-open:text-is('build-box')")
+    page.wait_for_selector(f"#peer-projects tr[data-project='{project}']", timeout=UI_S)
+    page.click(f"tr[data-project='{project}'] button.missions-open")
+    page.wait_for_selector("#spawn-form", timeout=UI_S)
+
+
+def test_a_key_set_and_granted_in_the_page_reaches_the_agent_and_nothing_else(
+    browser: Browser, rig: Rig
+) -> None:
+    root = rig.server.root
+    made: list[tuple[str, str]] = []  # on a thread of its own: playwright's loop runs here
+    worker = threading.Thread(target=lambda: made.append(asyncio.run(prepare_project(root))))
+    worker.start()
+    worker.join(60)
+    ((project, _block),) = made
+    folder = root / "projects" / project
+    git(folder, "init", "--quiet")
+    git(folder, "add", "-A")
+    git(folder, "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "1")
+    (root / "runners.toml").write_text(
+        pins_toml(project, mode="keys", arg=VAR, gate=str(GATE), keys=(VAR,))
+    )
+    rig.start_server()
+    runner: Any = None
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        host = HostPage(context.new_page())
+        host.open(rig.site_url)
+        page = host.page
+        _add_remote(host, rig)
+        runner, lines = _runner(root)
+        deadline = time.monotonic() + 30
+        while not all(
+            r["live"] for r in httpx.get(f"{rig.origin}/api/identity", timeout=5).json()["runners"]
+        ):
+            assert time.monotonic() < deadline, "".join(lines)
+            time.sleep(0.05)
+
+        # the panel says which key the runner needs, and that it is not set
+        _open_missions(page, project)
+        page.wait_for_selector(f"#spawn-keys code[data-key='{VAR}']", timeout=UI_S)
+        assert "not set" in (page.text_content("#spawn-keys") or "")
+        page.wait_for_function(
+            "() => !document.querySelector('#spawn-send').disabled", timeout=UI_S
+        )
+        page.fill("#spawn-note", "Use the key.")
+        page.click("#spawn-send")
+        page.wait_for_selector("#spawn-refusal", timeout=UI_S)
+        assert page.text_content("#spawn-refusal") == "key-not-granted"
+        said = page.text_content("#spawn-reason") or ""
+        assert VAR in said and "Settings" in said, said
+        assert page.locator("#remote-mission-list li[data-mission]").count() == 0
+
+        # the person sets the key and grants it to the paired environment
+        go(page, "settings")
+        page.wait_for_selector("#key-form")
+        page.select_option("#key-provider", "anthropic")
+        page.fill("#key-value", VALUE)
+        page.click("#key-form button[type=submit]")
+        switch = f"#keys-table tr[data-variable='{VAR}'] input[data-env]"
+        page.wait_for_selector(switch)
+        page.check(switch)
+        page.wait_for_selector(f"#keys-status:has-text('Granting {VAR}: done')")
+
+        # the panel shows it granted by its fingerprint; the spawn gives it to the agent
+        fingerprint = hashlib.sha256(VALUE.encode()).hexdigest()[:8]
+        _open_missions(page, project)
+        page.wait_for_function(
+            "(fp) => document.querySelector('#spawn-keys')?.textContent.includes(fp + ', granted')",
+            arg=fingerprint,
+            timeout=UI_S,
+        )
+        page.fill("#spawn-note", "Use the key.")
+        page.click("#spawn-send")
+        page.wait_for_selector("#spawned-mission", timeout=UI_S)
+        mission = page.text_content("#spawned-mission") or ""
+        page.wait_for_selector(
+            f"#remote-mission-list li[data-mission='{mission}'][data-phase='merge_wait']",
+            timeout=40_000,
+        )
+        seen = git(folder, "show", f"vbx/{mission}:KEY.sha256").stdout.strip()
+        assert seen == hashlib.sha256(VALUE.encode()).hexdigest()
+        page.wait_for_function(
+            "() => document.querySelector('#mission-log-meta')?.textContent.includes('ended')",
+            timeout=UI_S,
+        )
+        log_text = page.text_content("#mission-log") or ""
+        assert "leak " in log_text and "GATE-ENV" in log_text
+
+        # custody: every page message, its storage, DOM and URL — no value, no fragment of it
+        assert _fragments_in(host) == []
+        server_files = [p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
+        for path in server_files:
+            text = path.read_bytes().decode("utf-8", "replace")
+            assert VALUE[:12] not in text and VALUE[-12:] not in text, path.name
+        host.assert_clean()
+    finally:
+        context.close()
+        if runner is not None:
+            _stop(runner)
