@@ -92,7 +92,7 @@ async def _make(root: Path) -> str:
     from server_host.service import EnvironmentService
     from server_host.worktrees import git
 
-    await init_home(root, "local")
+    await init_home(root, "local-env")  # the browser's own environment is "local"
     composed = await compose(root)
     service = EnvironmentService(composed, sandbox=detect())
 
