@@ -63,19 +63,17 @@ def _wait_for(
     raise AssertionError(f"no {pattern!r} within {DEADLINE_S} s:\n{read()}")
 
 
-def test_local_env_serves_the_site_a_server_and_a_live_demo_runner_and_stops_every_child(
-    tmp_path: Path,
-) -> None:
+def _start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Callable[[], str]]:
+    """``serve --local-env`` on free ports over a small site: the process and its output."""
     site = tmp_path / "dist"
     (site / "worker").mkdir(parents=True)
     (site / "index.html").write_text("<!doctype html><title>site</title>", encoding="utf-8")
     (site / "worker" / "host.mjs").write_text("export {};\n", encoding="utf-8")
-    env_dir = tmp_path / "env"
     out = tmp_path / "out.txt"
     argv = [sys.executable, "-m", "worker.sitebuild.serve", "--dir", str(site), "--port", "0"]
     with out.open("wb") as sink:
         proc = subprocess.Popen(
-            [*argv, "--local-env", str(env_dir)],
+            [*argv, "--local-env", str(tmp_path / "env")],
             cwd=REPO,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -85,6 +83,23 @@ def test_local_env_serves_the_site_a_server_and_a_live_demo_runner_and_stops_eve
     def read() -> str:
         return out.read_text(encoding="utf-8", errors="replace")
 
+    return proc, read
+
+
+def _cleanup(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(10)
+    for pid in _descendants(os.getpid()):
+        if pid != proc.pid and _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_local_env_serves_the_site_a_server_and_a_live_demo_runner_and_stops_every_child(
+    tmp_path: Path,
+) -> None:
+    proc, read = _start(tmp_path)
+    env_dir = tmp_path / "env"
     try:
         _wait_for(read, r"Ctrl\+C stops everything", proc)
         text = read()
@@ -128,12 +143,24 @@ def test_local_env_serves_the_site_a_server_and_a_live_demo_runner_and_stops_eve
         assert not survivors, (survivors, read())
         assert "Stopped the site, the environment server and its runner." in read()
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        for pid in _descendants(os.getpid()):
-            if pid != proc.pid and _alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        _cleanup(proc)
+
+
+def test_local_env_stops_the_others_and_says_so_when_one_child_ends(tmp_path: Path) -> None:
+    proc, read = _start(tmp_path)
+    try:
+        _wait_for(read, r"Ctrl\+C stops everything", proc)
+        children = _descendants(proc.pid)
+        argvs = {p: Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0") for p in children}
+        runner = [p for p, argv in argvs.items() if argv[2:4] == [b"server_host", b"runner"]]
+        assert len(runner) == 1, (children, read())
+        os.kill(runner[0], signal.SIGKILL)
+        assert proc.wait(timeout=30) == 1, read()
+        assert "The runner process ended (status -9); stopping the others." in read()
+        survivors = {pid for pid in children if _alive(pid)}
+        assert not survivors, (survivors, read())
+    finally:
+        _cleanup(proc)
 
 
 def test_the_demo_agent_makes_a_real_change_that_its_gate_passes(tmp_path: Path) -> None:
