@@ -18,7 +18,8 @@ calls :func:`run_local`. It
    (``voicebox-env pair-code``);
 4. stops every process it started when it stops: Ctrl+C or SIGTERM, or when one of them ends
    (it says which, and stops the other). Each child runs in a session of its own and is ended
-   SIGTERM, then SIGKILL after :data:`STOP_GRACE_S`.
+   SIGTERM, then SIGKILL after :data:`STOP_GRACE_S`; on Linux a child is also sent SIGTERM by
+   the kernel if this process dies without stopping it (``PR_SET_PDEATHSIG``, even SIGKILL).
 
 Loopback only: the environment server it starts is not reachable from another machine.
 """
@@ -144,6 +145,16 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "server_host", *args]
 
 
+def _die_with_parent() -> None:
+    """In the child before exec (Linux): SIGTERM it when this process dies, even by SIGKILL,
+    so a killed ``--local-env`` leaves no server or runner behind; elsewhere nothing."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+
+
 class _Child:
     """A child process in a session of its own, its output echoed with a prefix."""
 
@@ -156,6 +167,7 @@ class _Child:
             stdin=subprocess.DEVNULL,
             text=True,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         self._on_line = on_line
         self.reader = threading.Thread(target=self._pump, daemon=True)

@@ -185,3 +185,25 @@ def test_the_demo_agent_makes_a_real_change_that_its_gate_passes(tmp_path: Path)
     assert (tmp_path / "MISSION.md").read_text().startswith("# msn_0123456789ab\n")
     assert "msn_0123456789ab" in (tmp_path / "README.md").read_text()
     assert subprocess.run(gate, cwd=tmp_path, capture_output=True, timeout=30).returncode == 0
+
+
+def test_local_env_killed_outright_leaves_no_server_or_runner_behind(tmp_path: Path) -> None:
+    """SIGKILL gives the command no chance to stop anything (nox kills it 0.5 s after Ctrl+C
+    unless told to wait): the kernel ends its children (``PR_SET_PDEATHSIG``)."""
+    proc, read = _start(tmp_path)
+    children: set[int] = set()
+    try:
+        _wait_for(read, r"Ctrl\+C stops everything", proc)
+        children = _descendants(proc.pid)
+        assert len(children) >= 2, (children, read())
+        proc.kill()
+        proc.wait(10)
+        deadline = time.monotonic() + 20
+        while {pid for pid in children if _alive(pid)} and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not {pid for pid in children if _alive(pid)}, read()
+    finally:
+        _cleanup(proc)
+        for pid in children:  # orphans, were the kernel not to end them
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
