@@ -3,7 +3,9 @@ without any model service (issue 30, "One command to try it"; docs/runner.md, "T
 
 ``python3 demo_agent.py PACKET_FILE`` — run by the runner in the mission's worktree (its cwd),
 inside the sandbox, pinned by the ``runners.toml`` that ``--local-env`` writes
-(:mod:`server_host.local_env`). It reads the packet, prints what it does a line at a time with
+(:mod:`server_host.local_env`), which commits a copy of this file in the demo project (the
+sandbox hides the operator's home, where this repository may be checked out). It reads the
+packet, prints what it does a line at a time with
 a short pause between lines (so the live log has something to show; about 3 s in all), then
 makes a real change: it writes ``MISSION.md`` (the mission id and the packet's first heading
 and size) and appends one line to ``README.md``. The demo project's gate (``check.py``,

@@ -6,9 +6,11 @@ calls :func:`run_local`. It
 
 1. initialises ``DIR`` when it holds no environment (:func:`prepare`): the environment
    (``voicebox-env init``), a **demo project** that already is a git repository with a first
-   commit (``README.md`` and its gate ``check.py``), and a commented ``runners.toml`` pinning
-   the runner ``demo-1`` to the shipped demo agent (:mod:`server_host.demo_agent`) for that
-   project — so a person spawns without a shell or a model service. An existing ``DIR`` is
+   commit (``README.md``, its gate ``check.py`` and ``demo_agent.py``, a copy of the shipped
+   demo agent :mod:`server_host.demo_agent`), and a commented ``runners.toml`` pinning the
+   runner ``demo-1`` to run that agent (from the worktree: the sandbox hides the operator's
+   home, where this repository may live) for that project — so a person spawns without a
+   shell or a model service. An existing ``DIR`` is
    used as it is (its ``runners.toml`` is the owner's);
 2. serves the site on ``127.0.0.1`` with the worker scripts' CSP naming the environment
    server's origin (the ``--peer-origin`` mechanism), and starts ``voicebox-env serve`` on
@@ -64,16 +66,19 @@ README = (
 )
 
 
-def runners_toml(project: str, agent: Path) -> str:
+def runners_toml(project: str) -> str:
     """The commented ``runners.toml`` of a new ``--local-env`` root: ``demo-1``, a
-    ``build-runner`` for ``project`` running ``agent`` (docs/runner.md, "Pins")."""
-    command = ["python3", str(agent), "{packet_file}"]
+    ``build-runner`` for ``project`` running the demo agent the project carries (its
+    ``demo_agent.py``, a copy of :mod:`server_host.demo_agent`; run in the worktree: the
+    sandbox hides the operator's home, where this repository may live) (docs/runner.md)."""
+    command = ["python3", "demo_agent.py", "{packet_file}"]
     return (
         '# Pins of this environment\'s runners (docs/runner.md, "Pins: runners.toml").\n'
         "# Written by --local-env: one runner, demo-1, for the demo project, running the\n"
-        "# shipped demo agent (no model service). To try a real agent, replace `command` with\n"
-        "# its CLI (examples in docs/runner.md) and restart; add a project's id to `projects`\n"
-        "# to let the runner work there (it must be a git repository with a commit).\n"
+        "# demo agent committed in the demo project (no model service). To try a real\n"
+        "# agent, replace `command` with its CLI (examples in docs/runner.md) and restart;\n"
+        "# add a project's id to `projects` to let the runner work there (it must be a git\n"
+        "# repository with a commit).\n"
         "[[runner]]\n"
         f'runner_id = "{DEMO_RUNNER}"\n'
         'capability = "build-runner"          # build-runner | naming-runner\n'
@@ -122,9 +127,11 @@ async def _make(root: Path) -> str:
             composed.sink.close()
     (folder / "README.md").write_text(README, encoding="utf-8")
     (folder / "check.py").write_text(GATE, encoding="utf-8")
+    agent = Path(__file__).with_name("demo_agent.py").read_text(encoding="utf-8")
+    (folder / "demo_agent.py").write_text(agent, encoding="utf-8")
     git(folder, "init", "--quiet")
     git(folder, "add", "-A")
-    git(folder, "commit", "--quiet", "-m", "demo project: README and its gate")
+    git(folder, "commit", "--quiet", "-m", "demo project: README, its gate and the demo agent")
     return project
 
 
@@ -136,8 +143,7 @@ def prepare(root: Path) -> str | None:
     if Home(root).host_dir.is_dir():
         return None
     project = asyncio.run(_make(root))
-    agent = Path(__file__).with_name("demo_agent.py").resolve()
-    (root / "runners.toml").write_text(runners_toml(project, agent), encoding="utf-8")
+    (root / "runners.toml").write_text(runners_toml(project), encoding="utf-8")
     return project
 
 

@@ -135,6 +135,11 @@ def test_local_env_serves_the_site_a_server_and_a_live_demo_runner_and_stops_eve
         # the demo project is a git repository with a commit, pinned in runners.toml
         project = re.search(r"the demo project (p_[0-9a-f]{16})", text).group(1)
         assert f'projects = ["{project}"]' in (env_dir / "runners.toml").read_text()
+        folder = env_dir / "projects" / project
+        tracked = subprocess.run(
+            ["git", "-C", str(folder), "ls-files"], capture_output=True, text=True, timeout=30
+        )
+        assert {"README.md", "check.py", "demo_agent.py"} <= set(tracked.stdout.split()), tracked
         children = _descendants(proc.pid)
         assert len(children) >= 2, children  # the server and the runner
         proc.send_signal(signal.SIGTERM)
