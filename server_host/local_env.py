@@ -14,7 +14,8 @@ calls :func:`run_local`. It
    used as it is (its ``runners.toml`` is the owner's);
 2. serves the site on ``127.0.0.1`` with the worker scripts' CSP naming the environment
    server's origin (the ``--peer-origin`` mechanism), and starts ``voicebox-env serve`` on
-   ``127.0.0.1`` (a free port) with ``--allow-origin`` the site's origin, then
+   ``127.0.0.1`` (``--env-port``, 8765 unless told: a fixed port keeps a pairing valid across
+   restarts; 0 picks a free one) with ``--allow-origin`` the site's origin, then
    ``voicebox-env runner`` for ``DIR``;
 3. prints the site's URL, the server's URL and a one-time pairing code
    (``voicebox-env pair-code``);

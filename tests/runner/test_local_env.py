@@ -73,7 +73,7 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Callable[[], str]]:
     argv = [sys.executable, "-m", "worker.sitebuild.serve", "--dir", str(site), "--port", "0"]
     with out.open("wb") as sink:
         proc = subprocess.Popen(
-            [*argv, "--local-env", str(tmp_path / "env")],
+            [*argv, "--local-env", str(tmp_path / "env"), "--env-port", "0"],
             cwd=REPO,
             stdout=sink,
             stderr=subprocess.STDOUT,

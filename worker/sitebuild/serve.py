@@ -171,7 +171,11 @@ if __name__ == "__main__":
         "with a demo project and runner if new) and print a pairing code",
     )
     parser.add_argument(
-        "--env-port", type=int, default=0, help="the --local-env server's port (0: a free one)"
+        "--env-port",
+        type=int,
+        default=8765,
+        help="the --local-env server's port (8765, stable so a pairing survives a restart; "
+        "0: a free one)",
     )
     ns = parser.parse_args()
     if ns.local_env is not None:
