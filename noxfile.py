@@ -128,10 +128,21 @@ def e2e(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def serve(session: nox.Session) -> None:
-    """Build, then serve ``dist/`` on 127.0.0.1 (port from ``--port N`` or 8000)."""
-    session.install(*BUILD, *RUNTIME)
+    """Build, then serve ``dist/`` on 127.0.0.1 (port from ``--port N`` or 8000); with
+    ``--local-env DIR`` also an environment server and its runner (server_host/local_env.py)."""
+    session.install(*BUILD, *RUNTIME, *SERVER)
     _build(session)
-    session.run("python", "-m", "worker.sitebuild.serve", "--dir", "dist", *session.posargs)
+    # Ctrl+C: give it time to stop what --local-env started (SIGTERM, SIGKILL after 5 s each)
+    # before nox would kill it (0.3 s by default)
+    session.run(
+        "python",
+        "-m",
+        "worker.sitebuild.serve",
+        "--dir",
+        "dist",
+        *session.posargs,
+        interrupt_timeout=20,
+    )
 
 
 @nox.session(python=PYTHON)

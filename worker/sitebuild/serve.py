@@ -22,7 +22,11 @@ harden it, which a host that can set headers should copy (see docs/operations.md
 - every response: ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer``;
 - HTML: ``frame-ancestors 'none'`` (only possible as a header).
 
-``python -m worker.sitebuild.serve [--port 8000] [--dir dist]``
+``--local-env DIR`` also starts an environment server and its runner for ``DIR`` on loopback,
+with the worker's CSP naming that server, and prints a pairing code
+(:func:`server_host.local_env.run_local`; issue 30, "One command to try it").
+
+``python -m worker.sitebuild.serve [--port 8000] [--dir dist] [--local-env DIR]``
 """
 
 from __future__ import annotations
@@ -159,5 +163,23 @@ if __name__ == "__main__":
         default=[],
         help="a remote environment server's origin the worker may connect to (repeatable)",
     )
+    parser.add_argument(
+        "--local-env",
+        type=Path,
+        metavar="DIR",
+        help="also run an environment server and its runner for DIR on loopback (initialised "
+        "with a demo project and runner if new) and print a pairing code",
+    )
+    parser.add_argument(
+        "--env-port",
+        type=int,
+        default=8765,
+        help="the --local-env server's port (8765, stable so a pairing survives a restart; "
+        "0: a free one)",
+    )
     ns = parser.parse_args()
+    if ns.local_env is not None:
+        from server_host.local_env import run_local
+
+        raise SystemExit(run_local(ns.dir, ns.port, ns.local_env, ns.env_port))
     serve(ns.dir, ns.port, tuple(ns.peer_origin))
