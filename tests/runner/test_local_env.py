@@ -130,7 +130,13 @@ def test_local_env_serves_the_site_a_server_and_a_live_demo_runner_and_stops_eve
                 break
             time.sleep(0.1)
         assert runners == [
-            {"runnerId": DEMO_RUNNER, "capability": "build-runner", "live": True, "busy": 0}
+            {
+                "runnerId": DEMO_RUNNER,
+                "capability": "build-runner",
+                "live": True,
+                "busy": 0,
+                "keys": [],  # the demo agent needs no provider key
+            }
         ]
         # the demo project is a git repository with a commit, pinned in runners.toml
         project = re.search(r"the demo project (p_[0-9a-f]{16})", text).group(1)
