@@ -52,6 +52,7 @@ from core.custody.provider_keys import key_value_refusal, variable_refusal
 from core.host.mission_ops import DeliverArgs, MissionPostArgs
 from core.missions.blocks import CONTRACT_VERSION, load_store
 from core.missions.letters import SCHEMA, parse_letter, sha12
+from core.missions.remote_runs import MERGEABLE
 from core.missions.runner_pins import (
     PINS_FILE,
     PinsInvalid,
@@ -65,7 +66,7 @@ from core.model import Contract
 from core.refusals import Code, Refused
 from core.secret import Secret
 from core.time import instant_iso
-from server_host.runner_review import MERGEABLE, DiffBody, MergeBody, branch_diff, merge_branch
+from server_host.runner_review import DiffBody, MergeBody, branch_diff, merge_branch
 from server_host.runner_run import log_path, log_record
 from server_host.worktrees import git_fence, require_git_project
 

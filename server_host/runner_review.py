@@ -39,7 +39,6 @@ __all__ = [
     "MAX_FILES",
     "MAX_PATCHED_FILES",
     "MAX_PATCH_LINES",
-    "MERGEABLE",
     "DiffBody",
     "MergeBody",
     "branch_diff",
@@ -53,8 +52,6 @@ MAX_PATCHED_FILES = 100
 """Files past this many are listed with their counts, without a diff."""
 MAX_FILES = 1_000
 """Files past this many are not listed (the answer says how many there were)."""
-MERGEABLE = ("merge_wait", "landed")
-"""The phases whose branch a person may merge."""
 
 
 class DiffBody(Contract):
@@ -124,14 +121,17 @@ _DIFF = ("diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--no-color")
 
 def branch_diff(folder: Path, fence: GitFence | None, mission_id: str) -> dict[str, Any]:
     """The branch ``vbx/<mission_id>``'s change against its base (module docstring):
-    ``{branch, base, head, files: [{path, added, removed, binary, patch, cut}], more}`` —
-    ``base``/``head`` commit ids, ``added``/``removed`` line counts (``None`` for a binary
-    file), ``patch`` the unified diff text (``None`` when not shown), ``cut`` the sentence
-    saying why it is cut or absent (``None`` when whole), ``more`` files not listed. Refuses
-    ``args-invalid`` (no branch, a ``.git`` that is not a folder), ``storage-failed``."""
+    ``{branch, base, head, into, files: [{path, added, removed, binary, patch, cut}], more}``
+    — ``base``/``head`` commit ids, ``into`` the checked-out branch (``None``: detached),
+    ``added``/``removed`` line counts (``None`` for a binary file), ``patch`` the unified
+    diff text (``None`` when not shown), ``cut`` the sentence saying why it is cut or absent
+    (``None`` when whole), ``more`` files not listed. Refuses ``args-invalid`` (no branch, a
+    ``.git`` that is not a folder), ``storage-failed``."""
     branch = branch_of(mission_id)
     base = _base(folder, fence, branch)
     head = _out(_git(folder, fence, "rev-parse", branch), "read the branch").strip()
+    checked_out = _git(folder, fence, "symbolic-ref", "--quiet", "--short", "HEAD")
+    into = checked_out.stdout.strip() if checked_out.returncode == 0 else None
     raw = _out(_git(folder, fence, *_DIFF, "--numstat", "-z", base, head), "list the change")
     records = [r for r in raw.split("\0") if r]
     files: list[dict[str, Any]] = []
@@ -168,6 +168,7 @@ def branch_diff(folder: Path, fence: GitFence | None, mission_id: str) -> dict[s
         "branch": branch,
         "base": base,
         "head": head,
+        "into": into,
         "files": files,
         "more": max(0, len(records) - MAX_FILES),
     }

@@ -39,6 +39,7 @@ from core.missions.packet import (
     PacketBlock,
 )
 from core.missions.remote_runs import (
+    MERGEABLE,
     MOVING,
     BoardBlock,
     BoardHead,
@@ -98,7 +99,8 @@ class HeadView(Contract):
     """One mission's head for the page: its id, phase, the phase in words, its seq, when it
     moved, its runner, its reason (the verdict's gist: a ``failed`` head's "cancelled by a person"),
     its timeline (:func:`~core.missions.remote_runs.timeline`), whether a person may cancel it
-    (:data:`~core.missions.remote_runs.MOVING`) and the whole head letter."""
+    (:data:`~core.missions.remote_runs.MOVING`), whether its branch may be reviewed and merged
+    (:data:`~core.missions.remote_runs.MERGEABLE`) and the whole head letter."""
 
     mission_id: str
     phase: str
@@ -109,6 +111,7 @@ class HeadView(Contract):
     reason: str | None
     timeline: list[Step]
     cancellable: bool
+    mergeable: bool = False
     letter: dict[str, Any]
 
 
@@ -144,6 +147,7 @@ def _head_view(head: BoardHead) -> HeadView:
         reason=reason if isinstance(reason, str) else None,
         timeline=timeline(phase),
         cancellable=phase in MOVING,
+        mergeable=phase in MERGEABLE,
         letter=letter,
     )
 

@@ -33,6 +33,7 @@ from core.model import Contract
 from core.refusals import Code, Refused
 
 __all__ = [
+    "MERGEABLE",
     "MOVING",
     "BoardBlock",
     "BoardHead",
@@ -325,6 +326,11 @@ def spawn_option(
     return ModeOption(mode="spawn", available=reason is None, reason=reason)
 
 
+MERGEABLE = frozenset({"merge_wait", "landed"})
+"""The phases whose branch a person may review and merge on its environment (issue 30,
+review and Merge): the gate passed, landed or not."""
+
+
 class DiffFile(Contract):
     """One file a mission's branch changed: its path (in the project), ``added``/``removed``
     line counts (``None`` for a binary file), the unified diff text (``None`` when not shown)
@@ -342,13 +348,15 @@ class DiffFile(Contract):
 
 class DiffView(Contract):
     """A mission's branch change against its base (issue 30, review): the branch, the base
-    and head commit ids, the files (at most 1,000) and how many more were not listed."""
+    and head commit ids, ``into`` the project's checked-out branch a merge would land on
+    (``None``: a detached HEAD), the files (at most 1,000) and how many more were not listed."""
 
     model_config = Contract.model_config | {"extra": "ignore"}
 
     branch: str = Field(pattern=r"^vbx/msn_[0-9a-f]{12}$")
     base: str = Field(pattern=r"^[0-9a-f]{40,64}$")
     head: str = Field(pattern=r"^[0-9a-f]{40,64}$")
+    into: str | None = Field(default=None, max_length=200)
     files: list[DiffFile] = Field(max_length=1_000)
     more: int = Field(default=0, ge=0)
 

@@ -75,11 +75,11 @@ def test_a_mission_branch_is_reviewed_and_merged_by_a_person_and_a_conflict_chan
             done = await _call(world, "remote.spawn", True, **spawn, runner_id="build-1")
             assert done["ok"], done
             mission = done["result"]["mission_id"]
-            await _until(world, ref, mission, "merge_wait")
+            assert (await _until(world, ref, mission, "merge_wait"))["mergeable"] is True
 
             # the review: the agent's two files, their counts, their diffs
             diff = (await world.ok("remote.diff", **ref, missionId=mission))["result"]
-            assert diff["branch"] == f"vbx/{mission}"
+            assert diff["branch"] == f"vbx/{mission}" and diff["into"] == "main"
             files = {f["path"]: f for f in diff["files"]}
             assert sorted(files) == ["AGENT.md", "README.md"], files
             agent = files["AGENT.md"]
@@ -94,7 +94,7 @@ def test_a_mission_branch_is_reviewed_and_merged_by_a_person_and_a_conflict_chan
             hanging = (await _call(world, "remote.spawn", True, **spawn, runner_id="build-hang"))[
                 "result"
             ]["mission_id"]
-            await _until(world, ref, hanging, "executing")
+            assert (await _until(world, ref, hanging, "executing"))["mergeable"] is False
             queued = (await _call(world, "remote.spawn", True, **spawn, runner_id="build-hang"))[
                 "result"
             ]["mission_id"]
