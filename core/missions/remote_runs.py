@@ -332,13 +332,14 @@ review and Merge): the gate passed, landed or not."""
 
 
 class DiffFile(Contract):
-    """One file a mission's branch changed: its path (in the project), ``added``/``removed``
-    line counts (``None`` for a binary file), the unified diff text (``None`` when not shown)
-    and ``cut``: why the diff is cut or absent (over 2,000 lines, binary, past 100 files…)."""
+    """One file a mission's branch changed: its path (in the project, never absolute),
+    ``added``/``removed`` line counts (``None`` for a binary file), the unified diff text
+    (``None`` when not shown) and ``cut``: why the diff is cut or absent (over 2,000 lines,
+    binary, past 100 files…)."""
 
     model_config = Contract.model_config | {"extra": "ignore"}
 
-    path: str = Field(min_length=1, max_length=4096)
+    path: str = Field(min_length=1, max_length=4096, pattern=r"^[^/]")
     added: int | None = Field(default=None, ge=0)
     removed: int | None = Field(default=None, ge=0)
     binary: bool = False
