@@ -85,6 +85,8 @@ def test_review_and_merge_run_nothing_the_projects_git_folder_holds(tmp_path: Pa
         (folder / ".git" / "hooks" / hook).chmod(0o755)
     git(folder, "config", "diff.external", str(script))
     git(folder, "config", "core.fsmonitor", str(script))
+    git(folder, "config", "merge.ff", "only")  # the project's choices do not change the merge
+    git(folder, "config", "commit.gpgSign", "true")
     assert branch_diff(folder, fence, MISSION)["files"][0]["path"] == "AGENT.md"
     assert merge_branch(folder, fence, MISSION)["how"] == "merge-commit"
     assert not marker.exists()
