@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
 import ipaddress
 import os
@@ -719,6 +720,11 @@ class RunnerDesk:
             await self.service._refused(name, refusal, actor=actor)
             raise
 
+    @functools.cached_property
+    def _merge_lock(self) -> asyncio.Lock:
+        """Merges on this server run one at a time."""
+        return asyncio.Lock()
+
     def _project_fence(self, project: str) -> tuple[Path, Any]:
         folder = self.service.composed.roots.folder(project)
         return folder, git_fence(self.service.sandbox, self.root, (folder,))
@@ -750,8 +756,7 @@ class RunnerDesk:
                 field="missionId",
             )
         folder, fence = self._project_fence(body.project)
-        lock = self.__dict__.setdefault("_merge_lock", asyncio.Lock())
-        async with lock:
+        async with self._merge_lock:
             merged = await asyncio.to_thread(merge_branch, folder, fence, body.mission_id)
         if self.service.audit is not None:
             with contextlib.suppress(Exception):
