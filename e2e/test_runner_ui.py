@@ -201,7 +201,8 @@ def test_spawn_watch_the_log_and_cancel_a_remote_mission_through_the_page(
         assert (folder / "AGENT.md").exists() is False, "the agent worked in its own worktree"
         page.wait_for_selector("#mission-evidence[data-checked='true']", timeout=UI_S)
         assert "checked by the environment" in (page.text_content("#mission-evidence") or "")
-        page.locator("#mission-view").scroll_into_view_if_needed()
+        page.wait_for_selector("#diff-files li", timeout=UI_S)  # the review sits above the log
+        page.locator("#mission-log").scroll_into_view_if_needed()
         page.screenshot(path=str(SHOTS / "mission-view.png"), full_page=False)
         assert axe_serious(page, "missions panel and mission view") == []
 
