@@ -6,7 +6,9 @@ CSP (the rig of ``e2e/test_remote.py``).
 The person pairs by code, opens the remote project's Missions…, reads why spawn is not offered
 (the runner is not live; then the project is not a git repository), sees it offered once both
 are true, spawns, and watches the card move executing → gate → merge_wait while the mission
-view shows the agent's line in the log and the timeline in words; then a hanging agent is
+view shows the agent's line in the log and the timeline in words, the branch's change (files,
++/− counts, diffs) and Merge (a confirm naming both branches; a fast-forward); then a hanging
+agent is
 cancelled from the mission view and shows ``failed`` "cancelled by a person". The lag between
 a letter on the server's disk and the page showing it is measured. Nothing the page received
 holds the bearer, the host token, the runner secret or the root's path (where the worktrees
@@ -199,9 +201,34 @@ def test_spawn_watch_the_log_and_cancel_a_remote_mission_through_the_page(
         assert (folder / "AGENT.md").exists() is False, "the agent worked in its own worktree"
         page.wait_for_selector("#mission-evidence[data-checked='true']", timeout=UI_S)
         assert "checked by the environment" in (page.text_content("#mission-evidence") or "")
-        page.locator("#mission-view").scroll_into_view_if_needed()
+        page.wait_for_selector("#diff-files li", timeout=UI_S)  # the review sits above the log
+        page.locator("#mission-log").scroll_into_view_if_needed()
         page.screenshot(path=str(SHOTS / "mission-view.png"), full_page=False)
         assert axe_serious(page, "missions panel and mission view") == []
+
+        # review: the branch's change, file by file with its counts and diff (text nodes)
+        page.wait_for_selector("#diff-files li[data-path='AGENT.md']", timeout=UI_S)
+        paths = page.eval_on_selector_all("#diff-files li", "els => els.map(e => e.dataset.path)")
+        assert paths == ["AGENT.md", "README.md"], paths
+        agent_row = page.text_content("#diff-files li[data-path='AGENT.md']") or ""
+        assert "+2 −0" in agent_row, agent_row
+        patch = page.text_content(".diff-file[data-path='AGENT.md'] .diff-patch") or ""
+        assert f"+mission {mission}" in patch, patch
+        assert page.evaluate("() => document.querySelector('.diff-patch').children.length") == 0
+        page.locator("#mission-review").scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "mission-review.png"), full_page=False)
+
+        # Merge, a person's gesture with a confirm naming both branches: a fast-forward
+        checked_out = git(folder, "symbolic-ref", "--short", "HEAD").stdout.strip()
+        page.click("#mission-merge")
+        page.wait_for_selector("#merge-confirm", timeout=UI_S)
+        asked = page.text_content("#merge-confirm") or ""
+        assert f"vbx/{mission}" in asked and checked_out in asked, asked
+        page.click("#merge-confirm .dialog-confirm")
+        page.wait_for_selector("#merge-status[data-how='fast-forward']", timeout=UI_S)
+        assert (folder / "AGENT.md").read_text().startswith(f"mission {mission}")
+        head = git(folder, "rev-parse", "HEAD").stdout.strip()
+        assert head == git(folder, "rev-parse", f"vbx/{mission}").stdout.strip()
 
         lags = [
             s["t"] - watch.phases[(mission, s["p"])]

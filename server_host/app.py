@@ -211,6 +211,14 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
 
         return run
 
+    def reviews(op: str) -> Handler:
+        async def run(request: Request) -> dict[str, Any]:
+            env_key = request.path_params["key"]
+            raw = await _body(request)
+            return await service.runners.review(op, env_key, _bearer(request), raw)
+
+        return run
+
     async def runner_finished(request: Request) -> dict[str, Any]:
         body = parse_body(FinishedBody, await _body(request))
         return await service.runners.finished(_peer(request), body)
@@ -260,6 +268,16 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
         Route(
             "/api/environments/{key}/missions/evidence",
             _answering(missions("evidence")),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/environments/{key}/missions/diff",
+            _answering(reviews("diff")),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/environments/{key}/missions/merge",
+            _answering(reviews("merge")),
             methods=["POST"],
         ),
         WebSocketRoute("/channel", channel),

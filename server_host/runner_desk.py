@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
 import ipaddress
 import os
@@ -52,6 +53,7 @@ from core.custody.provider_keys import key_value_refusal, variable_refusal
 from core.host.mission_ops import DeliverArgs, MissionPostArgs
 from core.missions.blocks import CONTRACT_VERSION, load_store
 from core.missions.letters import SCHEMA, parse_letter, sha12
+from core.missions.remote_runs import MERGEABLE
 from core.missions.runner_pins import (
     PINS_FILE,
     PinsInvalid,
@@ -65,6 +67,7 @@ from core.model import Contract
 from core.refusals import Code, Refused
 from core.secret import Secret
 from core.time import instant_iso
+from server_host.runner_review import DiffBody, MergeBody, branch_diff, merge_branch
 from server_host.runner_run import log_path, log_record
 from server_host.worktrees import git_fence, require_git_project
 
@@ -709,3 +712,80 @@ class RunnerDesk:
                 }
             )
         return rows
+
+    # ---- review and merge of a mission's branch (issue 30, review) ------------------------
+
+    async def review(
+        self, op: str, env_key: str, bearer: Secret | None, raw: bytes
+    ) -> dict[str, Any]:
+        """``POST /api/environments/:key/missions/{diff,merge}``: the bearer first (as
+        :meth:`by_bearer`), then :meth:`diff` or :meth:`merge`; refusals audited as
+        ``mission.<op>``."""
+        from server_host.service import parse_body
+
+        name = f"mission.{op}"
+        authorized = await self.service._authorize(name, env_key, bearer)
+        actor = f"peer:{authorized.bearer_hash[:12]}"
+        try:
+            if op == "diff":
+                return await self.diff(parse_body(DiffBody, raw))
+            return await self.merge(actor, parse_body(MergeBody, raw))
+        except Refused as refusal:
+            await self.service._refused(name, refusal, actor=actor)
+            raise
+
+    @functools.cached_property
+    def _merge_lock(self) -> asyncio.Lock:
+        """Merges on this server run one at a time."""
+        return asyncio.Lock()
+
+    def _project_fence(self, project: str) -> tuple[Path, Any]:
+        folder = self.service.composed.roots.folder(project)
+        return folder, git_fence(self.service.sandbox, self.root, (folder,))
+
+    async def diff(self, body: DiffBody) -> dict[str, Any]:
+        """A mission's branch change against its base
+        (:func:`server_host.runner_review.branch_diff`; no path but the project's own)."""
+        await self._mission_of(body.project, body.mission_id)
+        folder, fence = self._project_fence(body.project)
+        return await asyncio.to_thread(branch_diff, folder, fence, body.mission_id)
+
+    async def merge(self, actor: str, body: MergeBody) -> dict[str, Any]:
+        """A person merges a ``merge_wait`` or ``landed`` mission's branch into the project's
+        checked-out branch (:func:`server_host.runner_review.merge_branch`). Refuses
+        ``read-only-mode`` (SAFE mode), ``invalid_transition`` (another phase),
+        ``args-invalid`` (no such mission, a conflict). Audited ``mission.merge``."""
+        policy = await self.service.composed.reload_policy()
+        if policy.read_only:
+            raise Refused(Code.READ_ONLY_MODE)
+        _, mailbox = await self.service.ctx.open_mailbox(body.project)
+        head = await mailbox.head(body.mission_id)
+        if head is None:
+            raise Refused(Code.ARGS_INVALID, "That project has no mission by that id.")
+        if head.letter.phase not in MERGEABLE:
+            raise Refused(
+                Code.INVALID_TRANSITION,
+                f"Only a mission waiting to merge or landed may be merged; this one is "
+                f"{head.letter.phase}.",
+                field="missionId",
+            )
+        folder, fence = self._project_fence(body.project)
+        async with self._merge_lock:
+            merged = await asyncio.to_thread(merge_branch, folder, fence, body.mission_id)
+        if self.service.audit is not None:
+            with contextlib.suppress(Exception):
+                await self.service.audit.append(
+                    actor=actor,
+                    op="mission.merge",
+                    decision="admitted",
+                    rule="mission-merged",
+                    project=body.project,
+                    details={
+                        "mission": body.mission_id,
+                        "branch": merged["branch"],
+                        "into": merged["into"][:200],
+                        "how": merged["how"],
+                        "head": merged["head"],
+                    },
+                )
+        return {"missionId": body.mission_id, **merged}

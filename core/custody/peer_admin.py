@@ -61,7 +61,7 @@ from core.secret import REVEAL, Secret
 
 __all__ = ["ENV_NAME_PATTERN", "ENV_NAME_RULE", "MissionRoute", "PeerAdmin", "PeerTokens"]
 
-MissionRoute = Literal["board", "spawn", "cancel", "log", "evidence"]
+MissionRoute = Literal["board", "spawn", "cancel", "log", "evidence", "diff", "merge"]
 """The mission routes of an environment server the browser host calls (issue 30)."""
 
 ENV_NAME_PATTERN = r"^[a-z][a-z0-9-]{0,31}$"
@@ -350,11 +350,15 @@ class PeerAdmin:
         if refused is not None:
             if refused.code == Code.PAIRING_REVOKED:
                 await self._mark_revoked(env_key)
+            if op == "merge":  # a conflict lists its files (issue 30, Merge)
+                from core.missions.remote_runs import merge_refusal
+
+                refused = merge_refusal(refused, text)
             raise refused
         try:
             return parse_json(text)
         except Refused:
-            raise invalid_answer(mutating=op in ("spawn", "cancel")) from None
+            raise invalid_answer(mutating=op in ("spawn", "cancel", "merge")) from None
 
     async def identity_text(self, env_key: str) -> str:
         """The public identity (``GET /api/identity``) of the remote ``env_key`` as text: its

@@ -564,6 +564,23 @@ OPERATIONS = Operations(
             audited=False,
         ),
         Operation(
+            "remote.diff",
+            remote_mission_ops.MissionRef,
+            remote_mission_ops.DiffView,
+            remote_mission_ops.remote_diff,
+            "A remote mission branch's change against its base: files, counts, diffs.",
+            audited=False,
+        ),
+        Operation(
+            "remote.merge",
+            remote_mission_ops.MissionRef,
+            remote_mission_ops.Merged,
+            remote_mission_ops.remote_merge,
+            "Merge a remote mission's branch into its project's checked-out branch.",
+            writes=True,
+            gesture=Gesture("Merging a mission's branch"),
+        ),
+        Operation(
             "mission.post",
             mission_ops.MissionPostArgs,
             mission_ops.PostAnswer,

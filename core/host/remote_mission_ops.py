@@ -14,6 +14,8 @@ operation           gesture  what
 ``remote.log``      no       the run's log, last ≤ 10,000 lines, escape codes stripped
 ``remote.cancel``   yes      a person cancels: the runner posts ``failed``
 ``remote.evidence`` no       a candidate's hash: checked by the environment, or a claim
+``remote.diff``     no       the mission branch's change: files, +/- counts, unified diffs
+``remote.merge``    yes      a person merges the mission branch into the checked-out branch
 ==================  =======  ==========================================================
 
 No answer carries a bearer, a runner secret or a worktree path: the server's answers hold
@@ -38,18 +40,23 @@ from core.missions.packet import (
     PacketBlock,
 )
 from core.missions.remote_runs import (
+    MERGEABLE,
     MOVING,
     BoardBlock,
     BoardHead,
+    DiffView,
     EvidenceView,
     LogView,
+    Merged,
     RemoteBoard,
     RunnerLive,
     Step,
     candidate_hash,
     evidence_view,
     parse_board,
+    parse_diff,
     parse_log,
+    parse_merged,
     parse_runners,
     phase_words,
     spawn_keys,
@@ -65,10 +72,12 @@ __all__ = [
     "BoardAnswer",
     "BoardArgs",
     "Cancelled",
+    "DiffView",
     "EvidenceView",
     "KeyNeed",
     "LogArgs",
     "LogView",
+    "Merged",
     "MissionRef",
     "SpawnArgs",
     "Spawned",
@@ -93,7 +102,8 @@ class HeadView(Contract):
     """One mission's head for the page: its id, phase, the phase in words, its seq, when it
     moved, its runner, its reason (the verdict's gist: a ``failed`` head's "cancelled by a person"),
     its timeline (:func:`~core.missions.remote_runs.timeline`), whether a person may cancel it
-    (:data:`~core.missions.remote_runs.MOVING`) and the whole head letter."""
+    (:data:`~core.missions.remote_runs.MOVING`), whether its branch may be reviewed and merged
+    (:data:`~core.missions.remote_runs.MERGEABLE`) and the whole head letter."""
 
     mission_id: str
     phase: str
@@ -104,6 +114,7 @@ class HeadView(Contract):
     reason: str | None
     timeline: list[Step]
     cancellable: bool
+    mergeable: bool = False
     letter: dict[str, Any]
 
 
@@ -169,6 +180,7 @@ def _head_view(head: BoardHead) -> HeadView:
         reason=reason if isinstance(reason, str) else None,
         timeline=timeline(phase),
         cancellable=phase in MOVING,
+        mergeable=phase in MERGEABLE,
         letter=letter,
     )
 
@@ -417,3 +429,40 @@ async def remote_evidence(call: Call[MissionRef]) -> Outcome:
     )
     view: EvidenceView = evidence_view(claimed, data)
     return Outcome(view)
+
+
+async def remote_diff(call: Call[MissionRef]) -> Outcome:
+    """The mission branch's change against its base, as the environment computed it with its
+    own fenced git (issue 30, review): files with +/- counts and unified diffs, bounded, each
+    cut one saying so (:class:`~core.missions.remote_runs.DiffView`; no absolute path).
+    Refuses ``args-invalid`` (no such mission or branch) and what the route refuses. Writes
+    nothing."""
+    a = call.args
+    data = await services(call).admin.mission_route(
+        a.env_key, "diff", {"project": a.project, "missionId": a.mission_id}
+    )
+    view: DiffView = parse_diff(data)
+    return Outcome(view)
+
+
+async def remote_merge(call: Call[MissionRef]) -> Outcome:
+    """A person merges a ``merge_wait`` or ``landed`` mission's branch ``vbx/<mission_id>``
+    into the project's checked-out branch on its environment (issue 30, Merge): fast-forward or
+    a merge commit naming the mission. The server refuses ``invalid_transition`` (another
+    phase), ``read-only-mode`` (SAFE mode), ``args-invalid`` (a conflict, its files listed,
+    nothing changed). Audited here and on the server: envKey, project, mission, how."""
+    a = call.args
+    data = await services(call).admin.mission_route(
+        a.env_key, "merge", {"project": a.project, "missionId": a.mission_id}
+    )
+    merged: Merged = parse_merged(a.mission_id, data)
+    return Outcome(
+        merged,
+        rule="mission-merged",
+        details={
+            "envKey": a.env_key,
+            "project": a.project,
+            "mission": a.mission_id,
+            "how": merged.how,
+        },
+    )

@@ -22,7 +22,7 @@ bearer it holds, and shows what it answers. The rules here:
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
@@ -33,18 +33,25 @@ from core.model import Contract
 from core.refusals import Code, Refused
 
 __all__ = [
+    "MERGEABLE",
     "MOVING",
     "BoardBlock",
     "BoardHead",
+    "DiffFile",
+    "DiffView",
     "EvidenceView",
     "LogView",
+    "Merged",
     "RemoteBoard",
     "RunnerLive",
     "Step",
     "candidate_hash",
     "evidence_view",
+    "merge_refusal",
     "parse_board",
+    "parse_diff",
     "parse_log",
+    "parse_merged",
     "parse_runners",
     "phase_words",
     "spawn_keys",
@@ -348,3 +355,116 @@ def spawn_option(
     elif not git:
         reason = NOT_GIT_REASON
     return ModeOption(mode="spawn", available=reason is None, reason=reason)
+
+
+MERGEABLE = frozenset({"merge_wait", "landed"})
+"""The phases whose branch a person may review and merge on its environment (issue 30,
+review and Merge): the gate passed, landed or not."""
+
+
+class DiffFile(Contract):
+    """One file a mission's branch changed: its path (in the project, never absolute),
+    ``added``/``removed`` line counts (``None`` for a binary file), the unified diff text
+    (``None`` when not shown) and ``cut``: why the diff is cut or absent (over 2,000 lines,
+    binary, past 100 files…)."""
+
+    model_config = Contract.model_config | {"extra": "ignore"}
+
+    path: str = Field(min_length=1, max_length=4096, pattern=r"^[^/]")
+    added: int | None = Field(default=None, ge=0)
+    removed: int | None = Field(default=None, ge=0)
+    binary: bool = False
+    patch: str | None = Field(default=None, max_length=2_000_000)
+    cut: str | None = Field(default=None, max_length=200)
+
+
+class DiffView(Contract):
+    """A mission's branch change against its base (issue 30, review): the branch, the base
+    and head commit ids, ``into`` the project's checked-out branch a merge would land on
+    (``None``: a detached HEAD), the files (at most 1,000) and how many more were not listed."""
+
+    model_config = Contract.model_config | {"extra": "ignore"}
+
+    branch: str = Field(pattern=r"^vbx/msn_[0-9a-f]{12}$")
+    base: str = Field(pattern=r"^[0-9a-f]{40,64}$")
+    head: str = Field(pattern=r"^[0-9a-f]{40,64}$")
+    into: str | None = Field(default=None, max_length=200)
+    files: list[DiffFile] = Field(max_length=1_000)
+    more: int = Field(default=0, ge=0)
+
+
+def parse_diff(data: Any) -> DiffView:
+    """The diff route's answer read into its closed shape. Refuses ``peer-answer-invalid``."""
+    try:
+        return DiffView.model_validate(data)
+    except ValueError:
+        raise _invalid("diff answer") from None
+
+
+class Merged(Contract):
+    """What a merge did (issue 30, Merge): the mission's branch merged ``into`` the project's
+    checked-out branch, ``how`` (``fast-forward``, ``merge-commit``, ``up-to-date``) and the
+    new ``head`` commit id."""
+
+    model_config = Contract.model_config | {"extra": "ignore"}
+
+    mission_id: str = Field(pattern=r"^msn_[0-9a-f]{12}$")
+    branch: str = Field(pattern=r"^vbx/msn_[0-9a-f]{12}$")
+    into: str = Field(min_length=1, max_length=200)
+    how: Literal["fast-forward", "merge-commit", "up-to-date"]
+    head: str = Field(pattern=r"^[0-9a-f]{40,64}$")
+
+
+def parse_merged(mission_id: str, data: Any) -> Merged:
+    """The merge route's answer for ``mission_id`` read into its closed shape. Refuses
+    ``peer-answer-invalid`` (as a mutating answer: the merge may have happened)."""
+    try:
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        return Merged.model_validate({**data, "mission_id": mission_id})
+    except ValueError:
+        from core.custody.peer_answers import invalid_answer
+
+        raise invalid_answer(mutating=True) from None
+
+
+MAX_CONFLICTS_SHOWN = 50
+
+
+def merge_refusal(refused: Refused, text: str) -> Refused:
+    """The refusal a person reads for a merge the environment refused (``text`` its answer):
+    a conflict (``args-invalid`` carrying ``details.conflicts``, a JSON list of the project's
+    paths, and ``conflictCount``) becomes this host's own sentence listing the conflicting
+    files (at most :data:`MAX_CONFLICTS_SHOWN`) and saying nothing was changed; any other
+    refusal is ``refused`` unchanged (issue 30, Merge)."""
+    if refused.code is not Code.ARGS_INVALID:
+        return refused
+    try:
+        details = parse_json(text)["refusal"]["details"]
+        listed = parse_json(details["conflicts"])
+        count = details.get("conflictCount")
+    except (Refused, ValueError, KeyError, TypeError):
+        return refused
+    if not isinstance(listed, list) or not listed:
+        return refused
+    files = [p for p in listed if isinstance(p, str) and 0 < len(p) <= 4096]
+    files = files[:MAX_CONFLICTS_SHOWN]
+    total = count if isinstance(count, int) and count >= len(files) else len(files)
+    more = f" and {total - len(files)} more" if total > len(files) else ""
+    return Refused(
+        Code.ARGS_INVALID,
+        "The mission's branch conflicts with the project's checked-out branch in "
+        + ", ".join(files)
+        + more
+        + ". Nothing was changed: resolve it in the project, or merge by hand.",
+        field="missionId",
+        details={"conflicts": json_text(files), "conflictCount": total},
+        show_details=True,
+    )
+
+
+def json_text(value: Any) -> str:
+    """``value`` as compact JSON text."""
+    import json
+
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

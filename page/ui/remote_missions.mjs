@@ -12,6 +12,7 @@
 import { CAPABILITIES } from "../contract.gen.mjs";
 import { el, formatTime, literal, name, replace } from "../dom.mjs";
 import { acted } from "./alerts.mjs";
+import { confirmDialog } from "./dialog.mjs";
 import { guard } from "./safe.mjs";
 
 const BUSY_MS = 500;
@@ -134,6 +135,7 @@ export function openRemoteMissions(section, app, env, project) {
         el("p", { id: "mission-status", role: "status", "aria-live": "polite" }),
         el("div", { class: "toolbar" }, guard(app, "remote.cancel", el("button", { type: "button", id: "mission-cancel", onclick: cancel }, "Cancel"))),
         el("p", { id: "mission-evidence", hidden: true }),
+        el("section", { id: "mission-review", "aria-label": "The branch's change", hidden: true }),
         el("h5", {}, "Log"), el("p", { id: "mission-log-meta", class: "muted" }), log);
     }
     const evidence = view.querySelector("#mission-evidence");
@@ -151,6 +153,12 @@ export function openRemoteMissions(section, app, env, project) {
         replace(evidence, el("code", { class: "refusal-code" }, err.code ?? "error"), " — ", err.message ?? String(err));
       });
     }
+    const review = view.querySelector("#mission-review");
+    review.hidden = !h.mergeable;
+    if (h.mergeable && review.dataset.asked !== `${h.mission_id} ${h.seq}`) {
+      review.dataset.asked = `${h.mission_id} ${h.seq}`;
+      showReview(h.mission_id, review);
+    }
     view.dataset.phase = h.phase;
     replace(view.querySelector("#mission-timeline"), h.timeline.map((s) => el("li", { class: `step ${s.state}`, "data-phase": s.phase, "data-state": s.state },
       s.state === "done" ? "✓ " : s.state === "now" ? "▶ " : "· ", s.words)));
@@ -158,6 +166,51 @@ export function openRemoteMissions(section, app, env, project) {
       el("span", { class: "muted" }, ` (${h.phase}, letter ${h.seq}, runner ${h.runner_id ?? "none yet"})`));
     const cancelButton = view.querySelector("#mission-cancel");
     cancelButton.hidden = !h.cancellable;
+  }
+
+  // The branch's change (remote.diff) and the Merge gesture (remote.merge); which phases may
+  // be merged is the host's `mergeable`. Diffs are text nodes; a cut one says why.
+  async function showReview(id, review) {
+    replace(review, el("p", { class: "muted" }, "Reading the branch's change…"));
+    let d;
+    try {
+      d = (await call("remote.diff", { missionId: id })).result;
+    } catch (err) {
+      if (view.dataset.mission === id) replace(review, el("p", {}, el("code", { class: "refusal-code" }, err.code ?? "error"), " — ", err.message ?? String(err)));
+      return;
+    }
+    if (view.dataset.mission !== id) return;
+    const count = (f) => f.binary ? "binary" : `+${f.added} −${f.removed}`;
+    const mergeButton = guard(app, "remote.merge", el("button", { type: "button", id: "mission-merge", disabled: !d.into,
+      title: d.into ? "" : "The project has no branch checked out.", onclick: () => merge(id, d) }, d.into ? `Merge into ${d.into}` : "Merge"));
+    replace(review,
+      el("h5", {}, "Change on ", el("code", {}, d.branch)),
+      el("p", { class: "muted" }, `${d.files.length} file${d.files.length === 1 ? "" : "s"} changed against ${d.base.slice(0, 12)}`, d.more ? ` (and ${d.more} more not listed)` : "", "."),
+      el("ul", { id: "diff-files", class: "diff-files" }, d.files.map((f) => el("li", { "data-path": f.path },
+        el("a", { href: `#diff-${d.files.indexOf(f)}` }, el("code", {}, f.path)), " ",
+        el("span", { class: "diff-count" }, count(f))))),
+      el("div", { class: "toolbar" }, mergeButton),
+      el("p", { id: "merge-status", role: "status", "aria-live": "polite" }),
+      d.files.map((f, i) => el("details", { id: `diff-${i}`, class: "diff-file", open: i < 5, "data-path": f.path },
+        el("summary", {}, el("code", {}, f.path), " ", el("span", { class: "diff-count" }, count(f))),
+        f.patch !== null ? el("pre", { class: "text-view diff-patch", tabindex: "0" }, f.patch) : null,
+        f.cut ? el("p", { class: "muted diff-cut" }, f.cut) : null)));
+  }
+
+  async function merge(id, d) {
+    const sure = await confirmDialog({ title: `Merge ${d.branch} into ${d.into}?`, confirmLabel: "Merge", id: "merge-confirm",
+      text: `This merges the mission's branch ${d.branch} into ${d.into}, the branch checked out in ${project.name} on ${env.name}: a fast-forward, or a merge commit naming the mission. A conflict changes nothing.` });
+    if (!sure) return;
+    const button = view.querySelector("#mission-merge");
+    if (button) button.disabled = true;
+    const done = await acted("Merging the branch", () => call("remote.merge", { missionId: id }, { human: true }));
+    if (button) button.disabled = false;
+    const status = view.querySelector("#merge-status");
+    if (done && status && view.dataset.mission === id) {
+      const how = { "fast-forward": "fast-forwarded", "merge-commit": "merged with a merge commit", "up-to-date": "already contained it" }[done.result.how];
+      replace(status, `${done.result.into} ${how}: now at `, el("code", {}, done.result.head.slice(0, 12)), ".");
+      status.dataset.how = done.result.how;
+    }
   }
 
   async function cancel() {
