@@ -94,6 +94,7 @@ def runners_toml(project: str) -> str:
 
 
 async def _make(root: Path) -> str:
+    from core.json_bound import parse_json
     from server_host.home import compose, init_home
     from server_host.sandbox import detect
     from server_host.service import EnvironmentService
@@ -108,7 +109,7 @@ async def _make(root: Path) -> str:
         if origin:
             msg["origin"] = origin
         answer, _ = await service.composed.host.handle(json.dumps(msg))
-        out = json.loads(answer)
+        out = parse_json(answer, what="The host's answer")
         if not out.get("ok"):
             raise RuntimeError(f"{op}: {out.get('error') or out}")
         return out["result"]

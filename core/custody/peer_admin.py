@@ -329,14 +329,21 @@ class PeerAdmin:
             raise refused
         return parse_command_answer(text)
 
-    async def mission_route(self, env_key: str, op: MissionRoute, body: dict[str, Any]) -> Any:
+    async def mission_route(
+        self,
+        env_key: str,
+        op: MissionRoute,
+        body: dict[str, Any],
+        refine: Callable[[Refused, str], Refused] | None = None,
+    ) -> Any:
         """Ask the remote ``env_key`` one of its mission routes (issue 30, the browser side:
         ``POST /api/environments/:key/missions/<op>`` — ``board``, ``spawn``, ``cancel``,
         ``log``, ``evidence``) with the bearer this host holds; the server checks every rule
         again. Returns the answer's JSON data, read through the one bounded parser (the
         caller checks its shape). Refuses as :meth:`fenced` does (``environment-not-paired``,
         ``environment-unreachable``, ``pairing-revoked``, whatever the server refuses by
-        code)."""
+        code). ``refine`` rewrites a refusal from its answer text (a merge's conflict lists its
+        files: :func:`core.missions.remote_runs.merge_refusal`)."""
         origin, bearer = await self.remote(env_key)
         if bearer is None:
             raise Refused(Code.ENVIRONMENT_NOT_PAIRED, field="envKey")
@@ -350,11 +357,7 @@ class PeerAdmin:
         if refused is not None:
             if refused.code == Code.PAIRING_REVOKED:
                 await self._mark_revoked(env_key)
-            if op == "merge":  # a conflict lists its files (issue 30, Merge)
-                from core.missions.remote_runs import merge_refusal
-
-                refused = merge_refusal(refused, text)
-            raise refused
+            raise refused if refine is None else refine(refused, text)
         try:
             return parse_json(text)
         except Refused:

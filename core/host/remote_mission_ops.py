@@ -53,6 +53,7 @@ from core.missions.remote_runs import (
     Step,
     candidate_hash,
     evidence_view,
+    merge_refusal,
     parse_board,
     parse_diff,
     parse_log,
@@ -453,7 +454,10 @@ async def remote_merge(call: Call[MissionRef]) -> Outcome:
     nothing changed). Audited here and on the server: envKey, project, mission, how."""
     a = call.args
     data = await services(call).admin.mission_route(
-        a.env_key, "merge", {"project": a.project, "missionId": a.mission_id}
+        a.env_key,
+        "merge",
+        {"project": a.project, "missionId": a.mission_id},
+        refine=merge_refusal,  # a conflict lists its files
     )
     merged: Merged = parse_merged(a.mission_id, data)
     return Outcome(
