@@ -79,7 +79,7 @@ async def start_admin(service: EnvironmentService, path: Path) -> asyncio.Server
     return server
 
 
-ANSWER_S = 10
+ANSWER_S = 30
 """How long ``ask`` waits for a running server's admin answer, in seconds."""
 
 
