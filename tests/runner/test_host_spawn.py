@@ -32,6 +32,15 @@ async def _call(world: RemoteWorld, op: str, human: bool = False, **args: Any) -
     return json.loads(answer)
 
 
+async def _paired(server_url: str, root: Path, project: str) -> tuple[RemoteWorld, dict[str, str]]:
+    """A started browser-host world paired with the server at ``server_url`` (its one-time
+    code from ``root``), and the ``{envKey, project}`` reference of ``project`` there."""
+    world = RemoteWorld()
+    await world.start()
+    added = await world.ok("env.add", url=server_url, code=_code(root))
+    return world, {"envKey": added["result"]["environment"]["envKey"], "project": project}
+
+
 async def _until(world: RemoteWorld, ref: dict[str, str], mission: str, phase: str) -> dict:
     deadline = time.monotonic() + 40
     while True:
@@ -59,11 +68,8 @@ def test_the_host_spawns_follows_checks_and_cancels_a_remote_mission(tmp_path: P
 
         async def go() -> None:
             nonlocal runner
-            world = RemoteWorld()
-            await world.start()
-            added = await world.ok("env.add", url=server.url, code=_code(root))
-            key = added["result"]["environment"]["envKey"]
-            ref = {"envKey": key, "project": project}
+            world, ref = await _paired(server.url, root, project)
+            key = ref["envKey"]
             spawn = {**ref, "block_id": block, "note": "Add AGENT.md."}
 
             board = (await world.ok("remote.board", **ref))["result"]

@@ -17,9 +17,8 @@ from typing import Any
 from server_host.worktrees import git
 from tests.runner.kit import pins_toml, prepare_project
 from tests.runner.test_daemon import _runner, _stop
-from tests.runner.test_host_spawn import _call, _until
+from tests.runner.test_host_spawn import _call, _paired, _until
 from tests.server.harness import Server
-from tests.server.test_remote_host import RemoteWorld, _code
 
 VAR = "ANTHROPIC_API_KEY"
 CANARY = "sk-ant-wire-7Hq2Mz9Lp4Xv8Rb3Tn6Kd1Wc5Fg0Yj"
@@ -57,11 +56,8 @@ def test_a_spawn_gives_the_agent_exactly_the_granted_keys_its_pin_declares(
 
         async def go() -> None:
             nonlocal runner
-            world = RemoteWorld()
-            await world.start()
-            added = await world.ok("env.add", url=server.url, code=_code(root))
-            key = added["result"]["environment"]["envKey"]
-            ref = {"envKey": key, "project": project}
+            world, ref = await _paired(server.url, root, project)
+            key = ref["envKey"]
             spawn = {**ref, "block_id": block, "note": "Use the key.", "runner_id": "build-1"}
             runner, lines = _runner(root)
             deadline = time.monotonic() + 30

@@ -17,9 +17,8 @@ from typing import Any
 from server_host.worktrees import git
 from tests.runner.kit import pins_toml, prepare_project
 from tests.runner.test_daemon import _runner, _stop
-from tests.runner.test_host_spawn import GATE, _call, _until
+from tests.runner.test_host_spawn import GATE, _call, _paired, _until
 from tests.server.harness import Server, cli
-from tests.server.test_remote_host import RemoteWorld, _code
 
 _ME = ("-c", "user.name=t", "-c", "user.email=t@x.invalid")
 
@@ -60,11 +59,7 @@ def test_a_mission_branch_is_reviewed_and_merged_by_a_person_and_a_conflict_chan
 
         async def go() -> None:
             nonlocal runner
-            world = RemoteWorld()
-            await world.start()
-            added = await world.ok("env.add", url=server.url, code=_code(root))
-            key = added["result"]["environment"]["envKey"]
-            ref = {"envKey": key, "project": project}
+            world, ref = await _paired(server.url, root, project)
             spawn = {**ref, "block_id": block, "note": "Add AGENT.md."}
             runner, lines = _runner(root)
             deadline = time.monotonic() + 30
