@@ -138,57 +138,54 @@ class Landing:
                 raise Refused(
                     Code.ARGS_INVALID, "That project has no mission by that id.", field="missionId"
                 )
-            if head.letter.phase == "landed" and head.letter.receipt is not None:
-                claimed = (head.letter.wire().get("receipt_candidate") or {}).get("evidence", {})
-                store = await load_store(opened.files)
-                return _land_answer(
-                    body.mission_id,
-                    head.letter,
-                    head.letter_id,
-                    block=None if store is None else store.block(head.letter.block_id),
-                    checked=await self._kept_log_matches(
-                        body.mission_id, claimed.get("artifact_hash")
-                    ),
-                    duplicate=True,
-                )
-            candidate = candidate_to_land(head.letter)
+            duplicate = head.letter.phase == "landed" and head.letter.receipt is not None
+            candidate = (
+                head.letter.wire().get("receipt_candidate") or {}
+                if duplicate
+                else candidate_to_land(head.letter)
+            )
+            evidence = candidate.get("evidence")
             checked = await self._kept_log_matches(
-                body.mission_id, candidate.get("evidence", {}).get("artifact_hash")
+                body.mission_id,
+                evidence.get("artifact_hash") if isinstance(evidence, dict) else None,
             )
-            require_claim_confirmed(checked=checked, confirm_claim=body.confirm_claim)
-            args = LandArgs(
-                project=body.project,
-                mission_id=body.mission_id,
-                letter_id=head.letter_id,
-                imported_via=HUMAN_UI,
+            if not duplicate:
+                require_claim_confirmed(checked=checked, confirm_claim=body.confirm_claim)
+                args = LandArgs(
+                    project=body.project,
+                    mission_id=body.mission_id,
+                    letter_id=head.letter_id,
+                    imported_via=HUMAN_UI,
+                )
+                ran = await self.service.composed.host.run(
+                    "tray.land", args, actor=actor, origin=HUMAN_UI
+                )
+                head = await mailbox.head(body.mission_id)
+                if head is None or head.letter_id != ran.result.posted.letter_id:
+                    raise Refused(Code.INTERNAL_ERROR)
+            store = await load_store(opened.files)
+            answer = _land_answer(
+                body.mission_id,
+                head.letter,
+                head.letter_id,
+                block=None if store is None else store.block(head.letter.block_id),
+                checked=checked,
+                duplicate=duplicate,
             )
-            host = self.service.composed.host
-            ran = await host.run("tray.land", args, actor=actor, origin=HUMAN_UI)
-            imported, posted = ran.result.imported, ran.result.posted
-            after = await mailbox.head(body.mission_id)
-            assert after is not None and after.letter_id == posted.letter_id
             if self.service.audit is not None:
                 with contextlib.suppress(Exception):
                     await self.service.audit.append(
                         actor=actor,
                         op="mission.land",
                         decision="admitted",
-                        rule="mission-landed",
+                        rule="mission-landed-already" if duplicate else "mission-landed",
                         project=body.project,
                         details={
                             "mission": body.mission_id,
-                            "store_version": imported.store_version,
-                            "letter_id": posted.sha12,
+                            "store_version": answer["storeVersion"],
+                            "letter_id": answer["letterSha12"],
                             "checked": checked,
-                            "claim_confirmed": not checked,
+                            "claim_confirmed": not checked and not duplicate,
                         },
                     )
-            store = await load_store(opened.files)
-            return _land_answer(
-                body.mission_id,
-                after.letter,
-                after.letter_id,
-                block=None if store is None else store.block(after.letter.block_id),
-                checked=checked,
-                duplicate=False,
-            )
+            return answer
