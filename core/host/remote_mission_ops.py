@@ -55,6 +55,7 @@ from core.missions.remote_runs import (
     Step,
     candidate_hash,
     evidence_view,
+    landed_receipt,
     merge_refusal,
     parse_board,
     parse_diff,
@@ -122,6 +123,11 @@ class HeadView(Contract):
     cancellable: bool
     mergeable: bool = False
     letter: dict[str, Any]
+    receipt: str | None = Field(
+        default=None,
+        description="A landed head's receipt in words: 'receipt ✓ store vN' (issue 30, Review; "
+        "core.missions.remote_runs.landed_receipt), else null.",
+    )
 
 
 class KeyNeed(Contract):
@@ -188,6 +194,7 @@ def _head_view(head: BoardHead) -> HeadView:
         cancellable=phase in MOVING,
         mergeable=phase in MERGEABLE,
         letter=letter,
+        receipt=landed_receipt(letter),
     )
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "Step",
     "candidate_hash",
     "evidence_view",
+    "landed_receipt",
     "landed_words",
     "merge_refusal",
     "parse_board",
@@ -550,3 +551,16 @@ def parse_landed(mission_id: str, data: Any) -> Landed:
         **answer.model_dump(),
         words=landed_words(answer.store_version),
     )
+
+
+def landed_receipt(letter: dict[str, Any]) -> str | None:
+    """What a mission's head says of its receipt: :func:`landed_words` for a ``landed`` letter
+    (already checked by :func:`~core.missions.letters.parse_letter`) whose receipt was imported,
+    else ``None``."""
+    receipt = letter.get("receipt")
+    if letter.get("phase") != "landed" or not isinstance(receipt, dict):
+        return None
+    version = receipt.get("store_version")
+    if receipt.get("imported") is not True or not isinstance(version, int):
+        return None
+    return landed_words(version)

@@ -9,7 +9,12 @@ from typing import Any
 
 import pytest
 
-from core.missions.remote_runs import landed_words, parse_landed, require_claim_confirmed
+from core.missions.remote_runs import (
+    landed_receipt,
+    landed_words,
+    parse_landed,
+    require_claim_confirmed,
+)
 from core.refusals import Code, Refused
 
 MISSION = "msn_00000000abcd"
@@ -65,3 +70,11 @@ def test_a_land_answer_that_is_not_an_object_is_refused() -> None:
         with pytest.raises(Refused) as caught:
             parse_landed(MISSION, data)
         assert caught.value.code == Code.PEER_ANSWER_INVALID
+
+
+def test_only_a_landed_head_with_an_imported_receipt_says_receipt_and_its_store_version() -> None:
+    landed = {"phase": "landed", "receipt": {"imported": True, "store_version": 4}}
+    assert landed_receipt(landed) == "receipt ✓ store v4"
+    assert landed_receipt({**landed, "phase": "merge_wait"}) is None
+    assert landed_receipt({"phase": "landed", "receipt": None}) is None
+    assert landed_receipt({"phase": "landed", "receipt": {"imported": False}}) is None

@@ -100,6 +100,7 @@ def test_a_person_lands_a_remote_mission_through_the_host_and_a_runners_seat_can
             assert result["words"] == "receipt ✓ store v2"
             head = await _until(world, ref, mission, "landed")
             assert head["letter"]["receipt"] == {"imported": True, "store_version": 2}
+            assert head["receipt"] == "receipt ✓ store v2" and head["mergeable"] is True
             assert head["seq"] == result["seq"] == 5
             assert result["block_id"] == block and result["color"] == "green"
 
