@@ -159,6 +159,8 @@ def test_a_person_imports_a_remote_receipt_sees_it_landed_and_merges_through_the
         page.wait_for_selector("#claim-confirm", timeout=UI_S)
         asked = page.text_content("#claim-confirm") or ""
         assert "only the poster's claim" in asked and "no log the runner kept" in asked, asked
+        page.wait_for_selector("#mission-evidence[data-checked='false']", timeout=UI_S)
+        assert "only the poster's claim" in (page.text_content("#mission-evidence") or "")
         page.click("#claim-confirm .dialog-cancel")
         page.wait_for_selector("#claim-confirm", state="detached", timeout=UI_S)
         _card_phase(page, claimed, "merge_wait")

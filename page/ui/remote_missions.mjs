@@ -142,12 +142,7 @@ export function openRemoteMissions(section, app, env, project) {
     if (h.phase === "merge_wait" && evidence.dataset.asked !== h.mission_id) {
       evidence.dataset.asked = h.mission_id;
       call("remote.evidence", { missionId: h.mission_id }).then((answer) => {
-        if (view.dataset.mission !== h.mission_id) return;
-        const e = answer.result;
-        evidence.hidden = false;
-        evidence.dataset.checked = String(e.checked);
-        evidence.className = e.checked ? "ok" : "warn";
-        replace(evidence, "Receipt candidate: ", e.words, " (", el("code", { class: "hash" }, e.artifact_hash), ").");
+        if (view.dataset.mission === h.mission_id) showEvidence(answer.result);
       }, (err) => {
         evidence.hidden = false;
         replace(evidence, el("code", { class: "refusal-code" }, err.code ?? "error"), " — ", err.message ?? String(err));
@@ -188,11 +183,20 @@ export function openRemoteMissions(section, app, env, project) {
     line.textContent = h.receipt ?? "";
   }
 
+  function showEvidence(e) {
+    const evidence = view.querySelector("#mission-evidence");
+    evidence.hidden = false;
+    evidence.dataset.checked = String(e.checked);
+    evidence.className = e.checked ? "ok" : "warn";
+    replace(evidence, "Receipt candidate: ", e.words, " (", el("code", { class: "hash" }, e.artifact_hash), ").");
+  }
+
   async function land(id) {
     const button = view.querySelector("#mission-land");
     const asked = await acted("Reading the receipt's evidence", () => call("remote.evidence", { missionId: id }));
     if (!asked) return;
     const evidence = asked.result;
+    if (view.dataset.mission === id) showEvidence(evidence);  // what the landing is decided on
     if (!evidence.checked) {
       const sure = await confirmDialog({ title: "Import a receipt that is only its poster's claim?", confirmLabel: "Import the claim", danger: true, id: "claim-confirm",
         body: [el("p", {}, "This receipt candidate is ", el("strong", {}, "only the poster's claim"), `: no log the runner kept on ${env.name} has its artifact hash `, el("code", { class: "hash" }, evidence.artifact_hash), ". Nothing on the environment checked it."),
