@@ -575,11 +575,7 @@ class RunnerDesk(Landing):
         environment's runner recorded for the mission (the card's "checked by the environment");
         false when it is only the poster's word."""
         await self._mission_of(body.project, body.mission_id)
-        record = log_record(log_path(self.root, body.mission_id))
-        checked = record is not None and hmac.compare_digest(
-            str(record.get("sha256", "")), body.artifact_hash
-        )
-        return {"checked": checked}
+        return {"checked": await self._kept_log_matches(body.mission_id, body.artifact_hash)}
 
     async def cancel(self, actor: str, body: CancelBody) -> dict[str, Any]:
         """A person cancels a mission: a running one is stopped by its runner (which posts

@@ -21,8 +21,12 @@ from typing import Any
 
 from pydantic import Field
 
+from core.gestures import HUMAN_UI
+from core.host.tray_ops import LandArgs
 from core.missions.blocks import load_store
 from core.missions.letters import sha12
+from core.missions.remote_runs import require_claim_confirmed
+from core.missions.tray import candidate_to_land
 from core.model import Contract
 from core.refusals import Code, Refused
 from core.secret import Secret
@@ -123,11 +127,6 @@ class Landing:
         runner holds no bearer. Audited ``mission.land`` (mission, store version, letter,
         ``checked``, ``claim_confirmed``). Answer: :func:`_land_answer` (no path, no
         secret)."""
-        from core.gestures import HUMAN_UI
-        from core.host.tray_ops import LandArgs
-        from core.missions.remote_runs import require_claim_confirmed
-        from core.missions.tray import candidate_to_land
-
         async with self._land_lock:
             policy = await self.service.composed.reload_policy()
             if policy.read_only:
