@@ -116,6 +116,7 @@ def test_a_person_imports_a_remote_receipt_sees_it_landed_and_merges_through_the
         page.wait_for_selector("#mission-evidence[data-checked='true']", timeout=UI_S)
         assert page.is_visible("#mission-land")
         assert page.is_hidden("#mission-receipt")
+        started = time.monotonic()
         page.click("#mission-land")
         _card_phase(page, mission, "landed")
         page.wait_for_selector("#mission-view[data-phase='landed']", timeout=UI_S)
@@ -124,6 +125,7 @@ def test_a_person_imports_a_remote_receipt_sees_it_landed_and_merges_through_the
             "=== 'receipt ✓ store v2'",
             timeout=UI_S,
         )
+        print(f"Import this receipt -> landed shown: {(time.monotonic() - started) * 1000:.0f} ms")
         assert page.locator("#claim-confirm").count() == 0, "no claim dialog for a checked one"
         assert _store_version(folder) == 2
         assert page.is_hidden("#mission-land")
