@@ -219,6 +219,11 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
 
         return run
 
+    async def land(request: Request) -> dict[str, Any]:
+        env_key = request.path_params["key"]
+        raw = await _body(request)
+        return await service.runners.land_by_bearer(env_key, _bearer(request), raw)
+
     async def runner_finished(request: Request) -> dict[str, Any]:
         body = parse_body(FinishedBody, await _body(request))
         return await service.runners.finished(_peer(request), body)
@@ -280,6 +285,7 @@ def build_app(service: EnvironmentService, *, allow_origins: tuple[str, ...] = (
             _answering(reviews("merge")),
             methods=["POST"],
         ),
+        Route("/api/environments/{key}/missions/land", _answering(land), methods=["POST"]),
         WebSocketRoute("/channel", channel),
     ]
     middleware = []

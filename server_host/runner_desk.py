@@ -67,6 +67,7 @@ from core.model import Contract
 from core.refusals import Code, Refused
 from core.secret import Secret
 from core.time import instant_iso
+from server_host.runner_land import LandBody, Landing
 from server_host.runner_review import DiffBody, MergeBody, branch_diff, merge_branch
 from server_host.runner_run import log_path, log_record
 from server_host.worktrees import git_fence, require_git_project
@@ -76,6 +77,7 @@ __all__ = [
     "SECRET_FILE",
     "AnnounceBody",
     "FinishedBody",
+    "LandBody",
     "PostBody",
     "RunnerDesk",
     "ScopeBody",
@@ -263,7 +265,7 @@ def _loopback(peer: str | None) -> bool:
         return False
 
 
-class RunnerDesk:
+class RunnerDesk(Landing):
     """The runners' desk of one server (module docstring). ``service`` is the
     :class:`~server_host.service.EnvironmentService` (its pipeline, audit, root)."""
 
@@ -573,11 +575,7 @@ class RunnerDesk:
         environment's runner recorded for the mission (the card's "checked by the environment");
         false when it is only the poster's word."""
         await self._mission_of(body.project, body.mission_id)
-        record = log_record(log_path(self.root, body.mission_id))
-        checked = record is not None and hmac.compare_digest(
-            str(record.get("sha256", "")), body.artifact_hash
-        )
-        return {"checked": checked}
+        return {"checked": await self._kept_log_matches(body.mission_id, body.artifact_hash)}
 
     async def cancel(self, actor: str, body: CancelBody) -> dict[str, Any]:
         """A person cancels a mission: a running one is stopped by its runner (which posts

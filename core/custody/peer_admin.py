@@ -61,7 +61,7 @@ from core.secret import REVEAL, Secret
 
 __all__ = ["ENV_NAME_PATTERN", "ENV_NAME_RULE", "MissionRoute", "PeerAdmin", "PeerTokens"]
 
-MissionRoute = Literal["board", "spawn", "cancel", "log", "evidence", "diff", "merge"]
+MissionRoute = Literal["board", "spawn", "cancel", "log", "evidence", "diff", "merge", "land"]
 """The mission routes of an environment server the browser host calls (issue 30)."""
 
 ENV_NAME_PATTERN = r"^[a-z][a-z0-9-]{0,31}$"
@@ -361,7 +361,7 @@ class PeerAdmin:
         try:
             return parse_json(text)
         except Refused:
-            raise invalid_answer(mutating=op in ("spawn", "cancel", "merge")) from None
+            raise invalid_answer(mutating=op in ("spawn", "cancel", "merge", "land")) from None
 
     async def identity_text(self, env_key: str) -> str:
         """The public identity (``GET /api/identity``) of the remote ``env_key`` as text: its

@@ -581,6 +581,15 @@ OPERATIONS = Operations(
             gesture=Gesture("Merging a mission's branch"),
         ),
         Operation(
+            "remote.land",
+            remote_mission_ops.RemoteLandArgs,
+            remote_mission_ops.Landed,
+            remote_mission_ops.remote_land,
+            "Import a remote merge_wait mission's receipt and post its landed letter.",
+            writes=True,
+            gesture=Gesture("Importing a receipt", via="imported_via"),
+        ),
+        Operation(
             "mission.post",
             mission_ops.MissionPostArgs,
             mission_ops.PostAnswer,

@@ -16,6 +16,7 @@ operation           gesture  what
 ``remote.evidence`` no       a candidate's hash: checked by the environment, or a claim
 ``remote.diff``     no       the mission branch's change: files, +/- counts, unified diffs
 ``remote.merge``    yes      a person merges the mission branch into the checked-out branch
+``remote.land``     yes      a person imports the candidate's receipt; ``landed`` posts
 ==================  =======  ==========================================================
 
 No answer carries a bearer, a runner secret or a worktree path: the server's answers hold
@@ -46,6 +47,7 @@ from core.missions.remote_runs import (
     BoardHead,
     DiffView,
     EvidenceView,
+    Landed,
     LogView,
     Merged,
     RemoteBoard,
@@ -53,9 +55,11 @@ from core.missions.remote_runs import (
     Step,
     candidate_hash,
     evidence_view,
+    landed_receipt,
     merge_refusal,
     parse_board,
     parse_diff,
+    parse_landed,
     parse_log,
     parse_merged,
     parse_runners,
@@ -76,10 +80,12 @@ __all__ = [
     "DiffView",
     "EvidenceView",
     "KeyNeed",
+    "Landed",
     "LogArgs",
     "LogView",
     "Merged",
     "MissionRef",
+    "RemoteLandArgs",
     "SpawnArgs",
     "Spawned",
 ]
@@ -117,6 +123,11 @@ class HeadView(Contract):
     cancellable: bool
     mergeable: bool = False
     letter: dict[str, Any]
+    receipt: str | None = Field(
+        default=None,
+        description="A landed head's receipt in words: 'receipt ✓ store vN' (issue 30, Review; "
+        "core.missions.remote_runs.landed_receipt), else null.",
+    )
 
 
 class KeyNeed(Contract):
@@ -183,6 +194,7 @@ def _head_view(head: BoardHead) -> HeadView:
         cancellable=phase in MOVING,
         mergeable=phase in MERGEABLE,
         letter=letter,
+        receipt=landed_receipt(letter),
     )
 
 
@@ -468,5 +480,49 @@ async def remote_merge(call: Call[MissionRef]) -> Outcome:
             "project": a.project,
             "mission": a.mission_id,
             "how": merged.how,
+        },
+    )
+
+
+class RemoteLandArgs(MissionRef):
+    """``remote.land`` (a person's gesture): a ``merge_wait`` mission of a remote project whose
+    receipt the person imports; ``confirm_claim`` (``confirmClaim``): they confirmed, in the
+    page's extra dialog, importing a candidate that is only its poster's claim;
+    ``imported_via`` names the gesture token, as for ``receipt.import`` and ``tray.land``."""
+
+    confirm_claim: bool = Field(default=False, alias="confirmClaim")
+    imported_via: str | None = Field(default=None, max_length=64)
+
+
+async def remote_land(call: Call[RemoteLandArgs]) -> Outcome:
+    """A person lands a remote mission (issue 30, Review; seed 004 F2.5d): the environment
+    server imports the ``merge_wait`` head's receipt candidate into the project's block store
+    and posts the ``landed`` letter naming the store version the import made
+    (:meth:`server_host.runner_land.Landing.land`, which checks every rule again and runs the
+    one landing, ``tray.land``, there). Refuses ``human_gesture_required`` (not the page's
+    gesture, before anything is sent), and as the server does: ``confirmation-required`` (a
+    claim-only candidate without ``confirm_claim``), ``invalid_transition`` (not
+    ``merge_wait``), ``read-only-mode``, ``receipt-window-invalid``,
+    ``receipt-scope-invalid``, ``args-invalid``. A mission already landed is answered again
+    (``duplicate``). The answer (:class:`~core.missions.remote_runs.Landed`) is read by
+    :func:`~core.missions.remote_runs.parse_landed`. Audited here and on the server: envKey,
+    project, mission, store version, checked."""
+    a = call.args
+    data = await services(call).admin.mission_route(
+        a.env_key,
+        "land",
+        {"project": a.project, "missionId": a.mission_id, "confirmClaim": a.confirm_claim},
+    )
+    landed: Landed = parse_landed(a.mission_id, data)
+    return Outcome(
+        landed,
+        rule="mission-landed",
+        details={
+            "envKey": a.env_key,
+            "project": a.project,
+            "mission": a.mission_id,
+            "store_version": landed.store_version,
+            "checked": landed.checked,
+            "duplicate": landed.duplicate,
         },
     )

@@ -40,6 +40,7 @@ __all__ = [
     "DiffFile",
     "DiffView",
     "EvidenceView",
+    "Landed",
     "LogView",
     "Merged",
     "RemoteBoard",
@@ -47,13 +48,17 @@ __all__ = [
     "Step",
     "candidate_hash",
     "evidence_view",
+    "landed_receipt",
+    "landed_words",
     "merge_refusal",
     "parse_board",
     "parse_diff",
+    "parse_landed",
     "parse_log",
     "parse_merged",
     "parse_runners",
     "phase_words",
+    "require_claim_confirmed",
     "spawn_keys",
     "spawn_option",
     "strip_ansi",
@@ -468,3 +473,94 @@ def json_text(value: Any) -> str:
     import json
 
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# ---- landing a remote mission (issue 30, Review: "Import this receipt" for a remote project)
+
+CLAIM_UNCONFIRMED = (
+    "This receipt candidate is only its poster's claim: no log this environment's runner kept "
+    "has its artifact hash. Importing it needs the person's explicit confirmation that they "
+    "accept the claim; nothing was imported."
+)
+
+
+def require_claim_confirmed(*, checked: bool, confirm_claim: bool) -> None:
+    """The landing law of evidence (issue 30, Review): a candidate whose artifact hash is the
+    sha256 of a log the environment's runner kept (``checked``) may be imported on the
+    person's gesture; one that is only its poster's claim needs, in addition, the gesture's
+    explicit confirmation (``confirm_claim``, the dialog that says so). Refuses
+    ``confirmation-required`` (428) otherwise. The environment server asks this before it
+    imports anything (:meth:`server_host.runner_desk.RunnerDesk.land`)."""
+    if not checked and not confirm_claim:
+        raise Refused(Code.CONFIRMATION_REQUIRED, CLAIM_UNCONFIRMED, field="confirmClaim")
+
+
+def landed_words(store_version: int) -> str:
+    """What a landed mission says of its receipt: ``receipt ✓ store vN`` (the store version the
+    import made, which its ``landed`` letter names; the tray's words for a local project)."""
+    return f"receipt ✓ store v{store_version}"
+
+
+class Landed(Contract):
+    """What landing a remote mission did (issue 30, Review): the receipt import made store
+    version ``store_version`` (block ``block_id`` now ``color``), the ``landed`` letter
+    ``letter_sha12`` (seq ``seq``) names it; ``checked``: the candidate's hash was a log the
+    environment kept (else a claim the person confirmed); ``duplicate``: the mission was
+    already landed and this is that landing's answer again (nothing imported or posted twice);
+    ``words`` the line a person reads (:func:`landed_words`)."""
+
+    mission_id: str
+    store_version: int
+    block_id: str
+    color: str | None
+    letter_sha12: str
+    seq: int
+    checked: bool
+    duplicate: bool
+    words: str
+
+
+class _LandAnswer(Contract):
+    model_config = Contract.model_config | {"extra": "ignore"}
+
+    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+    store_version: int = Field(alias="storeVersion", ge=1, le=10**12)
+    block_id: str = Field(alias="blockId", min_length=1, max_length=80)
+    color: str | None = Field(default=None, max_length=16)
+    letter_sha12: str = Field(alias="letterSha12", pattern=r"^[0-9a-f]{12}$")
+    seq: int = Field(ge=2, le=10**6)
+    checked: bool
+    duplicate: bool
+
+
+def parse_landed(mission_id: str, data: Any) -> Landed:
+    """The land route's answer (JSON data ``{missionId, storeVersion, blockId, color,
+    letterSha12, seq, checked, duplicate}``) for ``mission_id`` read into its closed shape
+    (``words`` made here, never taken from the server). Refuses ``peer-answer-invalid`` as a
+    mutating answer (the landing may have happened), also for an answer about another
+    mission."""
+    try:
+        answer = _LandAnswer.model_validate(data)
+        if answer.mission_id != mission_id:
+            raise ValueError("not this mission's landing")
+    except ValueError:
+        from core.custody.peer_answers import invalid_answer
+
+        raise invalid_answer(mutating=True) from None
+    return Landed(
+        **answer.model_dump(),
+        words=landed_words(answer.store_version),
+    )
+
+
+def landed_receipt(letter: dict[str, Any]) -> str | None:
+    """What a mission's head says of its receipt: :func:`landed_words` for a ``landed`` letter
+    (already checked by :func:`~core.missions.letters.parse_letter`) whose receipt was imported,
+    else ``None``."""
+    receipt = letter.get("receipt")
+    if letter.get("phase") != "landed" or not isinstance(receipt, dict):
+        return None
+    version = receipt.get("store_version")
+    if receipt.get("imported") is not True or not isinstance(version, int):
+        return None
+    return landed_words(version)

@@ -9,7 +9,7 @@
 // the runner posts shows within about that), every IDLE_MS otherwise; an open mission's log
 // every LOG_MS until its run finished. Everything stops when the section leaves the page.
 
-import { CAPABILITIES } from "../contract.gen.mjs";
+import { CAPABILITIES, HUMAN_UI } from "../contract.gen.mjs";
 import { el, formatTime, literal, name, replace } from "../dom.mjs";
 import { acted } from "./alerts.mjs";
 import { confirmDialog } from "./dialog.mjs";
@@ -142,12 +142,7 @@ export function openRemoteMissions(section, app, env, project) {
     if (h.phase === "merge_wait" && evidence.dataset.asked !== h.mission_id) {
       evidence.dataset.asked = h.mission_id;
       call("remote.evidence", { missionId: h.mission_id }).then((answer) => {
-        if (view.dataset.mission !== h.mission_id) return;
-        const e = answer.result;
-        evidence.hidden = false;
-        evidence.dataset.checked = String(e.checked);
-        evidence.className = e.checked ? "ok" : "warn";
-        replace(evidence, "Receipt candidate: ", e.words, " (", el("code", { class: "hash" }, e.artifact_hash), ").");
+        if (view.dataset.mission === h.mission_id) showEvidence(answer.result);
       }, (err) => {
         evidence.hidden = false;
         replace(evidence, el("code", { class: "refusal-code" }, err.code ?? "error"), " — ", err.message ?? String(err));
@@ -166,6 +161,52 @@ export function openRemoteMissions(section, app, env, project) {
       el("span", { class: "muted" }, ` (${h.phase}, letter ${h.seq}, runner ${h.runner_id ?? "none yet"})`));
     const cancelButton = view.querySelector("#mission-cancel");
     cancelButton.hidden = !h.cancellable;
+    showLanding(h);
+  }
+
+  // Landing (issue 30, Review): "Import this receipt" on a merge_wait head (remote.land, a
+  // person's gesture); a candidate that is only its poster's claim takes an extra dialog that
+  // says so. A landed head shows the host's words for its receipt (h.receipt).
+  function showLanding(h) {
+    let button = view.querySelector("#mission-land");
+    if (!button) {
+      button = guard(app, "remote.land", el("button", { type: "button", id: "mission-land", class: "primary", onclick: () => land(view.dataset.mission) }, "Import this receipt"));
+      view.querySelector(".toolbar").append(button);
+    }
+    button.hidden = !(h.phase === "merge_wait" && h.letter.receipt_candidate);
+    let line = view.querySelector("#mission-receipt");
+    if (!line) {
+      line = el("p", { id: "mission-receipt", class: "ok", role: "status" });
+      view.querySelector("#mission-status").after(line);
+    }
+    line.hidden = !h.receipt;
+    line.textContent = h.receipt ?? "";
+  }
+
+  function showEvidence(e) {
+    const evidence = view.querySelector("#mission-evidence");
+    evidence.hidden = false;
+    evidence.dataset.checked = String(e.checked);
+    evidence.className = e.checked ? "ok" : "warn";
+    replace(evidence, "Receipt candidate: ", e.words, " (", el("code", { class: "hash" }, e.artifact_hash), ").");
+  }
+
+  async function land(id) {
+    const button = view.querySelector("#mission-land");
+    const asked = await acted("Reading the receipt's evidence", () => call("remote.evidence", { missionId: id }));
+    if (!asked) return;
+    const evidence = asked.result;
+    if (view.dataset.mission === id) showEvidence(evidence);  // what the landing is decided on
+    if (!evidence.checked) {
+      const sure = await confirmDialog({ title: "Import a receipt that is only its poster's claim?", confirmLabel: "Import the claim", danger: true, id: "claim-confirm",
+        body: [el("p", {}, "This receipt candidate is ", el("strong", {}, "only the poster's claim"), `: no log the runner kept on ${env.name} has its artifact hash `, el("code", { class: "hash" }, evidence.artifact_hash), ". Nothing on the environment checked it."),
+          el("p", {}, "Importing it turns the block green on the poster's word, and the mission's landed letter names the new store version.")] });
+      if (!sure) return;
+    }
+    if (button) button.disabled = true;
+    const done = await acted("Importing the receipt", () => call("remote.land", { missionId: id, confirmClaim: !evidence.checked, imported_via: HUMAN_UI }, { human: true }));
+    if (button) button.disabled = false;
+    if (done) await refresh();
   }
 
   // The branch's change (remote.diff) and the Merge gesture (remote.merge); which phases may
