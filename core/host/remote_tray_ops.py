@@ -44,7 +44,7 @@ from core.missions.remote_runs import (
     spawn_option,
 )
 from core.missions.remote_runs import follow_ms as next_read_ms
-from core.missions.tray import RemoteAction, phase_counts, remote_card, tray_order
+from core.missions.tray import Anchor, RemoteAction, phase_counts, remote_card, tray_order
 from core.model import Contract
 from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
@@ -75,8 +75,8 @@ class RemoteTrayArgs(Contract):
 class RemoteTrayCard(Contract):
     """One mission head of a remote project as the tray shows it: the head (``mission_id``,
     ``letter_id`` and its ``sha12``, ``posted_at``, the ``letter`` in wire form), the phase in
-    words, the block it is about as the remote store names it now (``block_name``, ``None``
-    when the id is not a block there: the skeleton, or gone), and the tray's rules
+    words, the block it is about as the remote store names it now (``anchor``: a block, the
+    store's skeleton, or unknown; ``block_name`` for a block), and the tray's rules
     (:func:`core.missions.tray.remote_card`): ``pinned``, ``stagnant``, ``status``, ``reason``
     (a failure's gist) and ``actions``."""
 
@@ -86,6 +86,7 @@ class RemoteTrayCard(Contract):
     posted_at: str
     letter: dict[str, Any]
     words: str
+    anchor: Anchor
     block_name: str | None
     pinned: bool
     stagnant: bool
@@ -124,6 +125,12 @@ async def _board(call: Call[Any], env_key: str, project: str) -> tuple[bool, Rem
     return True, parse_board(await admin.mission_route(env_key, "board", {"project": project}))
 
 
+def _anchor(block_id: str, names: dict[str, str], skeleton_id: str | None) -> Anchor:
+    if block_id in names:
+        return "block"
+    return "skeleton" if block_id == skeleton_id else "unknown"
+
+
 async def remote_tray(call: Call[RemoteTrayArgs]) -> Outcome:
     """Read the remote project's board and answer its heads as tray cards
     (:class:`RemoteTrayView`). Without a pairing (never paired, or revoked) the tray is empty
@@ -146,6 +153,7 @@ async def remote_tray(call: Call[RemoteTrayArgs]) -> Outcome:
                 posted_at=head.posted_at,
                 letter=head.letter,
                 words=phase_words(letter.phase),
+                anchor=_anchor(letter.block_id, names, board.skeleton_id),
                 block_name=names.get(letter.block_id),
                 pinned=rules.pinned,
                 stagnant=rules.stagnant,
