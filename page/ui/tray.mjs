@@ -466,7 +466,7 @@ export class Tray {
       el("div", {},
         el("h2", { id: "tray-title" }, "Missions"),
         el("p", { class: "tray-project muted", id: "tray-where" },
-          name(project.name, { id: "tray-project-name" }), " on ", name(env.name, { id: "tray-env-name" }))),
+          name(project.name, { id: "tray-project-name" }), el("span", { class: "tray-on" }, " on "), name(env.name, { id: "tray-env-name" }))),
       this.toggleButton());
     const body = el("div", { id: "tray-body", class: "tray-body", "data-remote": "true" });
     if (this.app.project) {
