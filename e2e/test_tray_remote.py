@@ -7,8 +7,9 @@ project's missions ("demo on build-box"). On Compose, spawn is disabled with the
 while no runner is live, then while the project is not a git repository; once both hold they
 spawn, and the tray's card moves executing → gate → merge_wait as the runner posts (no reload);
 its Review… opens the mission view in the Missions panel. A hanging agent is cancelled from its
-tray card and shows ``failed`` "cancelled by a person", pinned. Going back to the local
-project's Files, the tray shows the local project again. The screenshot is
+tray card and shows ``failed`` "cancelled by a person", pinned. "Show the missions of …" brings
+the local project's tray back; viewing the remote project's Files follows it again; the local
+project's Files shows the local tray again. The screenshot is
 ``docs/screenshots/tray-remote.png``. Nothing the page received holds a secret or the root's
 path; the server, the runner and the site are always stopped.
 """
@@ -191,7 +192,8 @@ def test_the_tray_follows_a_remote_project_and_compose_spawns_there_through_the_
         page.click("#tray-to-local")
         page.wait_for_selector("#tray #tray-project-name:text-is('Local notes')", timeout=UI_S)
         assert page.query_selector("#tray article[data-remote]") is None
-        page.click(f"tr[data-project='{project}'] button.missions-open")
+        page.click(f"tr[data-project='{project}'] button[aria-label='Files of demo']")
+        page.wait_for_selector("#peer-files", timeout=UI_S)  # its Files: the tray follows too
         page.wait_for_selector("#tray #tray-env-name:text-is('build-box')", timeout=UI_S)
         go(page, "files")
         page.wait_for_selector("#tray #tray-project-name:text-is('Local notes')", timeout=UI_S)
@@ -203,7 +205,10 @@ def test_the_tray_follows_a_remote_project_and_compose_spawns_there_through_the_
         for secret in secrets:
             for start in range(0, len(secret) - 12 + 1, 4):
                 assert secret[start : start + 12] not in received
-        assert str(root) not in received and "worktrees/" not in received
+        assert str(root) not in received
+        # the project's Files list git's own .git/worktrees/<mission>/ entries (names, never
+        # the worktree's path); no other mention of the runtime's worktrees reaches the page
+        assert "worktrees/" not in received.replace(".git/worktrees/", "")
         host.assert_clean()
     finally:
         context.close()
