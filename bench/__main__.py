@@ -12,7 +12,11 @@ same run on the same machine. Sections (``--only`` picks some):
 - ``mailbox``: post latency at 100 vs 100,000 letters (CPython and browser);
 - ``audit``: audit append rate vs a raw IndexedDB put loop with the same durability;
 - ``patterns``: the text checks on hostile text, seconds per 10,000 characters (Pyodide and
-  CPython), and the issue-13 runner batch.
+  CPython), and the issue-13 runner batch;
+- ``runner``: missions that run (issue 30), against a real ``voicebox-env serve`` and
+  ``voicebox-env runner`` on 127.0.0.1 driven through the page: spawn → ``executing`` shown in
+  the tray, a line the agent prints → shown in the page (p50/p95), cancel → ``failed`` shown
+  (:mod:`bench.runner_bench`).
 
 ``--quick`` runs every section with tiny sizes and one run: it proves the harness works (the
 test suite runs it) and its figures mean nothing. The report's ``table`` (and the first table
@@ -44,13 +48,14 @@ from bench import (
     mailbox_browser,
     pattern_bench,
     project_bench,
+    runner_bench,
     table,
 )
 from bench.browser import CHROMIUM
 from bench.site import BenchSite
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("boot", "call", "projects", "export", "mailbox", "audit", "patterns")
+SECTIONS = ("boot", "call", "projects", "export", "mailbox", "audit", "patterns", "runner")
 MB = 1_000_000
 
 
@@ -65,6 +70,7 @@ def _plan(quick: bool, run_count: int | None) -> dict[str, Any]:
             "mailbox_sizes": (10, 100),
             "mailbox_posts": 3,
             "audit_records": 10,
+            "log_lines": 5,
         }
     return {
         "runs": run_count or 5,
@@ -75,6 +81,7 @@ def _plan(quick: bool, run_count: int | None) -> dict[str, Any]:
         "mailbox_sizes": (100, 100_000),
         "mailbox_posts": 40,
         "audit_records": 300,
+        "log_lines": 25,
     }
 
 
@@ -126,6 +133,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 ),
                 "audit": lambda: audit_bench.measure(pw, site, plan["runs"], plan["audit_records"]),
                 "patterns": lambda: pattern_bench.measure(pw, site),
+                "runner": lambda: runner_bench.measure(pw, site, plan["log_lines"]),
             }
             for name in sections:
                 started = time.monotonic()

@@ -1,6 +1,8 @@
-"""The issue-18 table: the five figures the performance round is judged by, one row each, as
-figure, goal and met / not met — read from the goals of one run (each a ratio, or a
-difference, of two figures measured in that run against its floor).
+"""The issue-18 table: the five figures the performance round is judged by, plus the three of
+missions that run (issue 30: spawn → executing shown, a log line → shown p95, cancel → failed
+shown; latencies in ms, not ratios), one row each, as figure, goal and met / not met — read
+from the goals of one run (each a ratio, or a difference, of two figures measured in that run
+against its floor, or for issue 30 the latency itself).
 
 A row names the goal entry it reads (``report["goals"][key]``, written by the section that
 measures it) and which of its members is the figure; the goal sentence and ``met`` are the
@@ -43,6 +45,20 @@ ROWS = (
         "×",
     ),
     Row("open 10,000 files / open 10", "open_most_vs_fewest_files", "ratio", "×"),
+    # issue 30: missions that run, seen from the page (bench/runner_bench.py)
+    Row(
+        "spawn → executing letter shown in the tray",
+        "runner_spawn_to_executing_shown_ms",
+        "value",
+        " ms",
+    ),
+    Row(
+        "a log line the agent prints → shown in the page, p95",
+        "runner_log_line_shown_p95_ms",
+        "value",
+        " ms",
+    ),
+    Row("cancel → failed shown in the tray", "runner_cancel_to_failed_shown_ms", "value", " ms"),
 )
 
 

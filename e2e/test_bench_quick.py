@@ -15,7 +15,7 @@ from pathlib import Path
 from bench.table import ROWS
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = {"boot", "call", "projects", "export", "mailbox", "audit", "patterns"}
+SECTIONS = {"boot", "call", "projects", "export", "mailbox", "audit", "patterns", "runner"}
 GOALS = {
     "boot_cold_vs_bare_cold",
     "boot_warm_vs_bare_warm",
@@ -29,6 +29,9 @@ GOALS = {
     "mailbox_post_large_vs_small_cpython",
     "audit_vs_raw_idb_sequential",
     "audit_vs_raw_idb_concurrent",
+    "runner_spawn_to_executing_shown_ms",
+    "runner_log_line_shown_p95_ms",
+    "runner_cancel_to_failed_shown_ms",
 }
 
 
@@ -72,3 +75,5 @@ def test_the_quick_harness_runs_every_section_and_writes_its_report(
         outcomes = [b["outcome"] for b in patterns["candidate_edit"].values()]
         assert outcomes == ["name-invalid", "applied"], runtime
         assert set(patterns["sanitizer_s_per_10k"]["letters"]) == {"10000", "100000"}
+    ran = report["sections"]["runner"]["figures"]  # issue 30: one run, through the page
+    assert ran["cancel_reason"] == "cancelled by a person" and ran["lines"] == 5

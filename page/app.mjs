@@ -44,7 +44,7 @@ export const SURFACES = [
     return app.filesView.render(params);
   } },
   { id: "blocks", label: "Blocks", needsProject: true, render: renderBlocks },
-  { id: "compose", label: "Compose", needsProject: true, render: renderCompose },
+  { id: "compose", label: "Compose", needsProject: true, remoteToo: true, render: renderCompose },
   { id: "tools", label: "Tools", render: renderTools },
   { id: "plugins", label: "Plugins", render: renderPlugins },
   { id: "environments", label: "Environments", render: renderEnvironments },
@@ -73,6 +73,10 @@ const app = {
   surface: "projects",
   params: {},
   project: null,
+  /** The project of a remote environment the person is viewing (its Missions… or Files on
+   * Environments), `{env: {envKey, name}, project: {id, name}}`, or null: the tray and Compose
+   * follow it until the person goes back to a local project (issue 30). */
+  viewing: null,
   readOnly: false,
   /** Why SAFE mode was forced (host.info `safe_reason`: policy.json could not be used), or null. */
   safeReason: null,
@@ -98,6 +102,8 @@ const app = {
     if (!leaveChecked && !(await this.mayLeave())) return false;
     const seq = ++this.navSeq;
     this.surface = SURFACES.some((s) => s.id === surface) ? surface : "projects";
+    const shown = SURFACES.find((s) => s.id === this.surface);
+    if (this.viewing && shown.needsProject && !shown.remoteToo) this.viewLocal(); // the local project's own surfaces
     this.params = clean(params);
     this.remember();
     router.write(this.hash(), { push });
@@ -173,7 +179,7 @@ const app = {
     const surface = SURFACES.find((s) => s.id === this.surface) ?? SURFACES[0];
     const node = el("div", { class: "surface", "data-surface": surface.id });
     main.replaceChildren(node);
-    if (surface.needsProject && !this.project) { needsProject(node, this, surface); return false; }
+    if (surface.needsProject && !this.project && !(surface.remoteToo && this.viewing)) { needsProject(node, this, surface); return false; }
     return Boolean(await surface.render(node, this, this.params));
   },
 
@@ -208,7 +214,23 @@ const app = {
     await this.go(surface, params, { push, leaveChecked: true });
   },
 
+  /** The person views `project` of the remote environment `env` (issue 30): the tray and
+   * Compose follow it. */
+  viewRemote(env, project) {
+    const same = this.viewing?.env.envKey === env.envKey && this.viewing?.project.id === project.id;
+    if (!same) this.viewing = { env: { envKey: env.envKey, name: env.name }, project: { id: project.id, name: project.name } };
+    this.tray?.refresh({ force: !same });
+  },
+
+  /** Back to the local project (or none): the tray shows it again. */
+  viewLocal() {
+    if (!this.viewing) return;
+    this.viewing = null;
+    this.tray?.refresh({ force: true });
+  },
+
   setProject(project) {
+    this.viewing = null;
     this.project = project;
     renderProjectBar();
     updateTitle();

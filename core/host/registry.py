@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # imported late (module docstring); named here for the layeri
         mission_ops,
         plugin_ops,
         remote_mission_ops,
+        remote_tray_ops,
         tray_ops,
     )
 
@@ -66,6 +67,7 @@ LATE_MODULES = (
     "core.host.tray_ops",
     "core.host.layout_ops",
     "core.host.remote_mission_ops",
+    "core.host.remote_tray_ops",
 )
 """The modules whose operations are imported after ready (module docstring), in order."""
 
@@ -79,6 +81,7 @@ if not TYPE_CHECKING:
     layout_ops = LateModule("core.host.layout_ops")
     plugin_ops = LateModule("core.host.plugin_ops")
     remote_mission_ops = LateModule("core.host.remote_mission_ops")
+    remote_tray_ops = LateModule("core.host.remote_tray_ops")
 
 _ARCHIVING = Gesture("Archiving a mission", via="archived_via", when=mission_ops.archives)
 _OWNER_SEAT = Gesture(
@@ -518,6 +521,23 @@ OPERATIONS = Operations(
             compose_ops.ComposeAnswer,
             compose_ops.compose_packet,
             "Render a mission packet for a block and an agent, and draft its first letter.",
+            audited=False,
+        ),
+        # ---- the tray and Compose for a remote project (issue 30)
+        Operation(
+            "remote.tray",
+            remote_tray_ops.RemoteTrayArgs,
+            remote_tray_ops.RemoteTrayView,
+            remote_tray_ops.remote_tray,
+            "A remote project's mission heads as tray cards (the tray's own rules).",
+            audited=False,
+        ),
+        Operation(
+            "remote.compose",
+            remote_tray_ops.RemoteComposeArgs,
+            remote_tray_ops.RemoteComposeAnswer,
+            remote_tray_ops.remote_compose,
+            "The packet a spawn in a remote project would send, and the modes Compose offers.",
             audited=False,
         ),
         # ---- missions that run on a remote environment (issue 30, the browser side)

@@ -33,8 +33,12 @@ from core.model import Contract
 from core.refusals import Code, Refused
 
 __all__ = [
+    "FOLLOW_IDLE_MS",
+    "FOLLOW_LOG_MS",
+    "FOLLOW_MOVING_MS",
     "MERGEABLE",
     "MOVING",
+    "REMOTE_DIRECT_REASON",
     "BoardBlock",
     "BoardHead",
     "DiffFile",
@@ -48,6 +52,7 @@ __all__ = [
     "Step",
     "candidate_hash",
     "evidence_view",
+    "follow_ms",
     "landed_receipt",
     "landed_words",
     "merge_refusal",
@@ -58,6 +63,7 @@ __all__ = [
     "parse_merged",
     "parse_runners",
     "phase_words",
+    "remote_compose_modes",
     "require_claim_confirmed",
     "spawn_keys",
     "spawn_option",
@@ -564,3 +570,41 @@ def landed_receipt(letter: dict[str, Any]) -> str | None:
     if receipt.get("imported") is not True or not isinstance(version, int):
         return None
     return landed_words(version)
+
+
+# ----------------------------------------------------------------------------- the tray, compose
+# (issue 30: the tray follows a remote project; compose → spawn)
+
+FOLLOW_MOVING_MS = 250
+"""How often (ms) the page re-reads a remote project's heads while one of them is
+:data:`MOVING`: the runner posts a letter per phase, seconds apart at the least, so a letter
+shows within about this (issue 30: "no polling slower than the letter itself")."""
+FOLLOW_IDLE_MS = 2500
+"""How often (ms) the page re-reads a remote project's heads when none is moving (a mission
+someone else spawns there shows within about this; the local tray's own pace)."""
+FOLLOW_LOG_MS = 100
+"""How often (ms) the page re-reads an open mission's log while its run goes on (a line the
+agent prints shows within about this plus one round trip; goal ≤ 250 ms p95 on loopback)."""
+
+
+def follow_ms(phases: list[str]) -> int:
+    """The page's next re-read of a remote project's heads, in ms: :data:`FOLLOW_MOVING_MS`
+    while any of ``phases`` is :data:`MOVING`, else :data:`FOLLOW_IDLE_MS`."""
+    return FOLLOW_MOVING_MS if any(p in MOVING for p in phases) else FOLLOW_IDLE_MS
+
+
+REMOTE_DIRECT_REASON = (
+    "This project's mailbox lives on its environment, not in this browser: direct delivery "
+    "writes this browser's mailbox. Spawn it there, or copy the packet."
+)
+
+
+def remote_compose_modes(spawn: ModeOption) -> list[ModeOption]:
+    """The modes Compose offers for a project of a remote environment, in display order: the
+    clipboard (always), ``direct`` (never: :data:`REMOTE_DIRECT_REASON`), and ``spawn`` as
+    :func:`spawn_option` decided it (issue 30, compose → spawn)."""
+    return [
+        ModeOption(mode="clipboard", available=True),
+        ModeOption(mode="direct", available=False, reason=REMOTE_DIRECT_REASON),
+        spawn,
+    ]

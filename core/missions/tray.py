@@ -66,6 +66,8 @@ __all__ = [
     "DELIVERED",
     "OPERATOR",
     "PHASE_ACTIONS",
+    "REMOTE_ACTION_MEANINGS",
+    "REMOTE_QUEUED",
     "STAGNANT_AFTER_MS",
     "Anchor",
     "ArchivePreview",
@@ -73,6 +75,8 @@ __all__ = [
     "ProvenanceAnswer",
     "ProvenanceReceipt",
     "ProvenanceStep",
+    "RemoteAction",
+    "RemoteCardRules",
     "TrayAction",
     "anchor_of",
     "archive_preview",
@@ -89,6 +93,8 @@ __all__ = [
     "next_letter",
     "phase_counts",
     "provenance",
+    "remote_card",
+    "remote_card_actions",
     "tray_order",
 ]
 
@@ -492,4 +498,61 @@ async def provenance(
         gate_artifact_hash=None if gated is None else gated.artifact_hash,
         receipt=receipt,
         chain=steps,
+    )
+
+
+# ----------------------------------------------------------------------------- remote projects
+# (issue 30: the tray follows the project being viewed wherever it lives)
+
+RemoteAction = Literal["open", "review", "cancel"]
+"""A gesture a remote project's card offers. Landing, archiving and dismissing a remote
+mission are not the tray's: its mission view (the Missions panel) holds them."""
+
+REMOTE_ACTION_MEANINGS: dict[RemoteAction, str] = {
+    "open": "open the mission view: its timeline and the run's log, live",
+    "review": "open the mission view at its review: the branch's change, evidence, Merge",
+    "cancel": "a person cancels it: its runner stops the run and posts failed",
+}
+"""What each remote action does, in the order a card offers them."""
+
+REMOTE_QUEUED = "queued for its runner on the environment — waiting for it to start"
+"""What a remote card says of a seq-1 ``judging`` head: spawned, not started yet."""
+
+
+def remote_card_actions(phase: str) -> tuple[RemoteAction, ...]:
+    """The actions a remote project's card offers for a head in ``phase``: ``review`` when its
+    branch may be reviewed and merged (:data:`core.missions.remote_runs.MERGEABLE`), else
+    ``open``; then ``cancel`` while it waits for or is under its runner
+    (:data:`core.missions.remote_runs.MOVING`: queued, executing, gate)."""
+    from core.missions.remote_runs import MERGEABLE, MOVING
+
+    first: RemoteAction = "review" if phase in MERGEABLE else "open"
+    return (first, "cancel") if phase in MOVING else (first,)
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteCardRules:
+    """What the tray's rules say of one remote head: ``pinned`` (failed), ``stagnant``,
+    ``status`` (the line the card says), ``reason`` (a verdict's gist: "cancelled by a
+    person") and ``actions``."""
+
+    pinned: bool
+    stagnant: bool
+    status: str
+    reason: str | None
+    actions: tuple[RemoteAction, ...]
+
+
+def remote_card(letter: MissionLetter, now_ms: int) -> RemoteCardRules:
+    """The tray's rules for the head ``letter`` of a remote project at host time ``now_ms``:
+    the same pinned failure and stagnation as a local head, the status line
+    (:data:`REMOTE_QUEUED` for a spawned mission not started, else what the phase means) and
+    :func:`remote_card_actions`."""
+    queued = letter.phase == "judging" and letter.mission_seq == 1
+    return RemoteCardRules(
+        pinned=letter.phase == "failed",
+        stagnant=is_stagnant(letter, now_ms),
+        status=REMOTE_QUEUED if queued else PHASE_MEANINGS[letter.phase],
+        reason=None if letter.verdict is None else letter.verdict.gist,
+        actions=remote_card_actions(letter.phase),
     )

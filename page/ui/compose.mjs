@@ -3,17 +3,25 @@
 // mission's first letter; this surface shows the packet exactly and sends it by the chosen mode:
 //   clipboard — copy the text (with a visible fallback when the browser refuses);
 //   direct    — mission.deliver: the seq-1 judging letter plus the packet in the agent's inbox;
-//   spawn     — unavailable here, with the host's reason.
+//   spawn     — unavailable for a project of this browser, with the host's reason.
 // Which modes are offered is the host's answer (read-only host: clipboard only, and why).
+//
+// With a project of a remote environment viewed (app.viewing, issue 30), Compose is for that
+// project (renderRemoteCompose): the host renders the packet from the remote store
+// (remote.compose) and says whether spawn is offered — a live runner pinned for the chosen
+// capability in a git repository — or which reason holds; spawning is remote.spawn, a person's
+// gesture, and the mission then shows in the tray as its runner posts.
 
-import { el, literal, replace } from "../dom.mjs";
+import { el, literal, name, replace } from "../dom.mjs";
 import { CAPABILITIES, LIMITS, OPERATOR, SEATS } from "../contract.gen.mjs";
 import { clearAlerts, guarded, showRefusal } from "./alerts.mjs";
+import { blocked } from "./safe.mjs";
 import { checkAsTyped } from "./validate.mjs";
 
 const DIRECT_NOTICE = "direct: posted to the agent's inbox — delivery is not execution.";
 
 export async function renderCompose(node, app, params = {}) {
+  if (app.viewing) return renderRemoteCompose(node, app, app.viewing, params);
   const project = app.project;
   const blocks = await guarded("Reading the blocks", () => app.host.call("blocks.get", { project: project.id }));
   const store = blocks?.result.store ?? null;
@@ -169,6 +177,148 @@ export async function renderCompose(node, app, params = {}) {
         el("div", { class: "toolbar" }, send),
         status,
         fallback),
+      el("section", { class: "compose-preview", "aria-label": "Packet preview" },
+        el("h3", {}, "Packet"), refLine, metaLine, preview)),
+  );
+  await draft();
+}
+
+/** Compose for `viewing.project` of the remote environment `viewing.env` (issue 30). */
+async function renderRemoteCompose(node, app, viewing, params = {}) {
+  const { env, project } = viewing;
+  const base = { envKey: env.envKey, project: project.id };
+  const state = { drafted: null, mode: "spawn", seq: 0, blocks: "" };
+  const field = (id, label, control, hint = null) => el("div", { class: "field" },
+    el("label", { for: id }, label), control, hint ? el("span", { class: "hint muted", id: `${id}-hint` }, hint) : null);
+  const blockSelect = el("select", { id: "compose-block" });
+  const agentInput = el("input", { id: "compose-agent", type: "text", value: params.to ?? "hand-1", autocomplete: "off", spellcheck: "false", "aria-describedby": "compose-agent-hint" });
+  const seatSelect = el("select", { id: "compose-seat" }, SEATS.map((s) => el("option", { value: s }, s)));
+  const capSelect = el("select", { id: "compose-capability" }, CAPABILITIES.map((c) => el("option", { value: c }, c)));
+  const runnerInput = el("input", { id: "compose-runner", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "any live runner", "aria-describedby": "compose-runner-hint" });
+  const noteInput = el("textarea", { id: "compose-note", rows: "4", maxlength: String(LIMITS.note_chars) });
+  const modeBox = el("fieldset", { class: "modes", id: "compose-modes" }, el("legend", {}, "Mode"));
+  const preview = el("pre", { id: "packet-preview", class: "text-view packet", tabindex: "0", role: "region", "aria-label": "Packet text" });
+  const refLine = el("p", { class: "muted packet-line", id: "packet-ref" });
+  const metaLine = el("p", { class: "muted packet-line", id: "packet-meta" });
+  const status = el("div", { id: "compose-status", role: "status", "aria-live": "polite", class: "compose-status" });
+  const send = el("button", { type: "button", class: "primary", id: "compose-send", disabled: true, onclick: () => sendPacket() }, "Spawn");
+
+  function currentArgs() {
+    const args = { ...base, to: agentInput.value.trim(), seat: seatSelect.value, capability: capSelect.value, note: noteInput.value };
+    if (blockSelect.value) args.block_id = blockSelect.value;
+    if (runnerInput.value.trim()) args.runner_id = runnerInput.value.trim();
+    return args;
+  }
+
+  function renderModes(modes) {
+    replace(modeBox, el("legend", {}, "Mode"), modes.map((m) => {
+      const id = `mode-${m.mode}`;
+      const reasonId = `${id}-reason`;
+      return el("div", { class: `mode${m.available ? "" : " unavailable"}` },
+        el("input", { type: "radio", name: "compose-mode", id, value: m.mode, disabled: !m.available, checked: state.mode === m.mode,
+          "aria-describedby": m.reason ? reasonId : null, onchange: () => { state.mode = m.mode; showSend(); } }),
+        el("label", { for: id }, m.mode),
+        m.reason ? el("span", { class: "mode-reason muted", id: reasonId }, m.reason) : null);
+    }));
+  }
+
+  function showSend() {
+    send.textContent = state.mode === "clipboard" ? "Copy the packet" : "Spawn";
+    send.disabled = !state.drafted?.packet || (state.mode === "spawn" && Boolean(blocked(app, "remote.spawn")));
+  }
+
+  async function draft() {
+    const seq = ++state.seq;
+    const args = currentArgs();
+    if (!args.to) { refLine.textContent = "Name the agent to render the packet."; send.disabled = true; return; }
+    refLine.textContent = "Rendering…";
+    let answer;
+    try {
+      answer = await app.host.call("remote.compose", args);
+    } catch (err) {
+      if (seq !== state.seq) return;
+      state.drafted = null;
+      send.disabled = true;
+      preview.textContent = "";
+      refLine.replaceChildren(el("code", { class: "refusal-code" }, err.code ?? "error"), " — ", err.message ?? String(err));
+      return;
+    }
+    if (seq !== state.seq) return;
+    const d = answer.result;
+    state.drafted = d;
+    const signature = JSON.stringify([d.blocks, d.skeleton_id]);
+    if (signature !== state.blocks) {
+      state.blocks = signature;
+      replace(blockSelect, d.blocks.map((b) => el("option", { value: b.id }, `${b.name} — boundary v${b.boundaryVersion}`)),
+        d.skeleton_id && d.blocks.length ? el("option", { value: d.skeleton_id }, "The whole skeleton") : null);
+      if (d.block_id) blockSelect.value = params.block && d.blocks.some((b) => b.id === params.block) && !state.chosen ? params.block : d.block_id;
+    }
+    if (!d.modes.find((m) => m.mode === state.mode && m.available)) state.mode = d.modes.find((m) => m.available)?.mode ?? "clipboard";
+    renderModes(d.modes);
+    preview.textContent = d.packet ?? "";
+    if (d.packet === null) {
+      replace(refLine, el("span", { id: "compose-note-line" }, d.note ?? ""));
+      metaLine.textContent = "";
+    } else {
+      replace(refLine, "packet_ref ", el("code", { id: "packet-ref-value" }, d.packet_ref));
+      replace(metaLine, `preview · ${d.packet.length} characters · ${d.letter.capability}, seat ${d.letter.seat} · spawning renders it again from ${env.name}'s store under a mission id of its own`);
+    }
+    showSend();
+  }
+
+  async function sendPacket() {
+    const d = state.drafted;
+    if (!d?.packet) return;
+    clearAlerts();
+    if (state.mode === "clipboard") {
+      try {
+        await navigator.clipboard.writeText(d.packet);
+        replace(status, el("p", { class: "ok" }, `Copied the packet (${d.packet.length} characters) to the clipboard. No mission was opened.`));
+      } catch (err) {
+        replace(status, el("p", { class: "warn" }, `The browser refused clipboard access (${err?.name ?? "error"}): select the packet and copy it.`));
+      }
+      return;
+    }
+    send.disabled = true;
+    replace(status, el("p", {}, el("progress", { "aria-label": "Spawning" }), " Spawning…"));
+    const args = currentArgs();
+    args.block_id = blockSelect.value;
+    try {
+      const done = await app.host.call("remote.spawn", args, { human: true });
+      const r = done.result;
+      replace(status,
+        el("p", { class: "ok", id: "spawn-notice" }, "Spawned mission ", el("code", { id: "spawned-mission" }, r.mission_id),
+          ` for runner ${r.runner_id} on ${env.name}; it shows in the tray as its runner posts.`),
+        el("button", { type: "button", id: "open-spawned", onclick: () => app.go("environments", { env: env.envKey, missions: project.id, mission: r.mission_id }) }, "Open its mission view"));
+      app.tray?.refresh({ force: true });
+      noteInput.value = "";
+      await draft();
+    } catch (err) {
+      replace(status, el("p", {}, el("code", { class: "refusal-code", id: "spawn-refusal" }, err.code ?? "error"), " — ", err.message ?? String(err)));
+      showRefusal(err, "Spawning the mission");
+      showSend();
+    }
+  }
+
+  let timer = null;
+  const soon = () => { clearTimeout(timer); timer = setTimeout(draft, 250); };
+  blockSelect.addEventListener("change", () => { state.chosen = true; draft(); });
+  for (const control of [seatSelect, capSelect]) control.addEventListener("change", draft);
+  for (const control of [agentInput, runnerInput, noteInput]) control.addEventListener("input", soon);
+
+  replace(node,
+    el("h2", {}, "Compose a mission in ", name(project.name, { id: "compose-project" }), ` on ${env.name}`),
+    el("p", { class: "muted" }, "Point an agent at a block of this remote project. Spawn hands the packet to the environment's pinned runner, which runs the agent and then the gate in a worktree of its own and posts each phase; the tray follows it."),
+    el("div", { class: "compose-layout" },
+      el("div", { class: "compose-form", role: "group", "aria-label": "Packet inputs" },
+        field("compose-block", "Block", blockSelect),
+        field("compose-agent", "Agent id", agentInput, "Letters, digits and . _ : @ - (up to 64)."),
+        el("div", { class: "field-row" }, field("compose-seat", "Seat", seatSelect), field("compose-capability", "Capability", capSelect)),
+        field("compose-runner", "Runner id (optional)", runnerInput, "A runner pinned on the environment; empty: any live one."),
+        field("compose-note", "What you ask of the agent", noteInput),
+        modeBox,
+        el("div", { class: "toolbar" }, send),
+        status),
       el("section", { class: "compose-preview", "aria-label": "Packet preview" },
         el("h3", {}, "Packet"), refLine, metaLine, preview)),
   );

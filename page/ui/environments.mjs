@@ -182,7 +182,7 @@ export async function renderEnvironments(node, app, params = {}) {
     detail,
   );
   const chosen = peers.find((e) => e.envKey === params.env);
-  if (chosen) await renderPeer(detail, app, chosen);
+  if (chosen) await renderPeer(detail, app, chosen, { missions: params.missions, mission: params.mission });
 }
 
 // An agent's inbox in a project's mailbox (where a direct delivery puts the packet), read with
@@ -249,7 +249,9 @@ async function toolCall(app, env, tool, args, options = {}) {
   return app.host.call("tool.call", { envKey: env.envKey, tool, descriptorId: found.descriptorId, args }, options);
 }
 
-async function renderPeer(node, app, env) {
+// `open`: {missions, mission} — open that project's Missions… panel, at that mission (the
+// tray's Open / Review… of a remote card, issue 30).
+async function renderPeer(node, app, env, open = {}) {
   if (!env.paired) {
     replace(node, el("p", { class: "empty" }, env.revoked
       ? `${env.name} revoked this host's pairing: calls are refused pairing-revoked. Pair again to see its projects.`
@@ -377,13 +379,19 @@ async function renderPeer(node, app, env) {
             el("td", { class: "name-cell" }, name(p.name)),
             el("td", { class: "row-actions" },
               el("label", { class: "button", for: `peer-upload-${p.id}` }, "Add files"), upload(p),
-              el("button", { type: "button", onclick: () => openTree(p), "aria-label": `Files of ${p.name}` }, "Files"),
+              el("button", { type: "button", onclick: () => { if (env.remote) app.viewRemote(env, p); openTree(p); }, "aria-label": `Files of ${p.name}` }, "Files"),
               env.remote ? el("button", { type: "button", onclick: () => openCommands(p), "aria-label": `Run a command in ${p.name}` }, "Command…") : null,
-              env.remote ? el("button", { type: "button", class: "missions-open", onclick: () => openRemoteMissions(missions, app, env, p), "aria-label": `Missions of ${p.name}` }, "Missions…") : null,
+              env.remote ? el("button", { type: "button", class: "missions-open", onclick: () => { app.viewRemote(env, p); openRemoteMissions(missions, app, env, p); }, "aria-label": `Missions of ${p.name}` }, "Missions…") : null,
               el("button", { type: "button", class: "primary", onclick: () => exportProject(p), "aria-label": `Export .zip of ${p.name}` }, "Export .zip")))))))
       : el("p", { class: "empty" }, `${env.name} has no projects yet.`),
     commands,
     missions,
     tree,
   );
+  const wanted = env.remote && open.missions ? projects.find((p) => p.id === open.missions) : null;
+  if (wanted) {
+    app.viewRemote(env, wanted);
+    openRemoteMissions(missions, app, env, wanted, { mission: open.mission });
+    missions.scrollIntoView({ block: "start" });
+  }
 }

@@ -19,8 +19,9 @@ const BUSY_MS = 500;
 const IDLE_MS = 5000;
 const LOG_MS = 250;
 
-/** Open the missions of `project` (a project of the remote `env`) in `section`. */
-export function openRemoteMissions(section, app, env, project) {
+/** Open the missions of `project` (a project of the remote `env`) in `section`; `opts.mission`:
+ * open that mission's view at once (the tray's Open / Review…, issue 30). */
+export function openRemoteMissions(section, app, env, project, opts = {}) {
   const state = { board: null, open: null, capability: CAPABILITIES[0], timer: null, logTimer: null, logSeq: 0, generation: (section._missions ?? 0) + 1 };
   section._missions = state.generation;
   const alive = () => section.isConnected && !section.hidden && section._missions === state.generation;
@@ -56,6 +57,7 @@ export function openRemoteMissions(section, app, env, project) {
       }
       noteInput.value = "";
       replace(reason, "Spawned mission ", el("code", { id: "spawned-mission" }, done.result.mission_id), ` for runner ${done.result.runner_id}; it shows below as its runner posts.`);
+      app.tray?.refresh({ force: true });
       await refresh();
       openMission(done.result.mission_id);
     } },
@@ -291,7 +293,8 @@ export function openRemoteMissions(section, app, env, project) {
     } catch (err) {
       // no log yet (queued) or the server is unreachable: try again
     }
-    if (!finished && alive()) state.logTimer = setTimeout(() => followLog(seq), LOG_MS);
+    // the host's pace for a running log (core FOLLOW_LOG_MS, via the tray's remote.tray answer)
+    if (!finished && alive()) state.logTimer = setTimeout(() => followLog(seq), app.tray?.remote?.log_ms ?? LOG_MS);
   }
 
   async function refresh() {
@@ -310,4 +313,5 @@ export function openRemoteMissions(section, app, env, project) {
   }
 
   refresh();
+  if (opts.mission) openMission(opts.mission);
 }

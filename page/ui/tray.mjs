@@ -6,6 +6,13 @@
 // posts; the archive preview) is the host's (core/missions/tray.py); this module shows what the
 // host answers. Dismissals and the expanded/collapsed state are kept by the host (HOST_DIR
 // ui-state.json), never in the page.
+//
+// The tray follows the project being viewed wherever it lives (issue 30): while a person views
+// a project of a remote environment (its Missions… or Files on Environments; app.viewing), the
+// tray shows that project's missions, read through the host (remote.tray: the same rules, with
+// the actions a remote card offers — open or review its mission view, cancel it while its
+// runner has it). It reads again when the host says (follow_ms: fast while a mission moves,
+// slow when none does); going back to a local project shows that one again.
 
 import { HUMAN_UI as HUMAN, OPERATOR, PHASE_MEANINGS as PHASE_MEANING, PHASES } from "../contract.gen.mjs";
 import { el, formatDuration, formatTime, literal, name, replace } from "../dom.mjs";
@@ -65,6 +72,9 @@ export class Tray {
   /** Fetch the open project's tray; re-render only when something changed. */
   async refresh({ force = false } = {}) {
     if (this.app.host.state !== "ready") return;
+    if (this.viewing) return this.refreshRemote(this.viewing, force);
+    clearTimeout(this.remoteTimer);
+    this.remote = null;
     const project = this.project;
     if (!project) {
       this.view = null;
@@ -99,7 +109,7 @@ export class Tray {
     toggle?.focus();
     if (this.narrow.matches) return; // the drawer: not remembered
     try {
-      await this.app.host.call("tray.layout", this.project ? { open, project: this.project.id } : { open });
+      await this.app.host.call("tray.layout", this.project && !this.viewing ? { open, project: this.project.id } : { open });
     } catch (err) {
       showRefusal(err, "Remembering the tray layout");
     }
@@ -114,6 +124,7 @@ export class Tray {
 
   render(force = false) {
     const signature = JSON.stringify([this.open, this.app.readOnly, this.project?.id ?? null, this.view && { ...this.view, now: null },
+      this.viewing && [this.viewing.env.envKey, this.viewing.project.id], this.remote && { ...this.remote, now: null },
       [...this.expanded], [...this.busy], [...this.errors].map(([k, e]) => [k, e.code]), this.loadError?.code ?? null,
       Math.floor(this.nowMs() / 60000)]);
     if (!force && signature === this.signature) return;
@@ -135,8 +146,8 @@ export class Tray {
     el("span", {}, this.open ? "Collapse" : "Missions"));
   }
 
-  counts() {
-    const counts = this.view?.counts ?? {};
+  counts(view = this.view) {
+    const counts = view?.counts ?? {};
     return el("ul", { id: "tray-counts", class: "tray-counts", "aria-label": "Missions by phase" },
       PHASES.map((phase) => {
         const n = counts[phase] ?? 0;
@@ -150,12 +161,15 @@ export class Tray {
     return [
       el("h2", { id: "tray-title", class: "visually-hidden" }, "Missions"),
       this.toggleButton(),
-      this.project && this.view ? this.counts() : el("p", { class: "tray-strip-note" }, this.project ? "…" : "no project"),
+      this.viewing
+        ? (this.remote ? this.counts(this.remote) : el("p", { class: "tray-strip-note" }, "…"))
+        : this.project && this.view ? this.counts() : el("p", { class: "tray-strip-note" }, this.project ? "…" : "no project"),
       el("div", { id: "tray-body", hidden: true }),
     ];
   }
 
   renderOpen() {
+    if (this.viewing) return this.renderRemote();
     const head = el("div", { class: "tray-head" },
       el("div", {},
         el("h2", { id: "tray-title" }, "Missions"),
@@ -406,5 +420,130 @@ export class Tray {
       this.provenance[id] = { error: { code: err.code, message: err.message } };
     }
     this.render(true);
+  }
+  // ---------------------------------------------------------------- a remote project (issue 30)
+
+  /** The project of a remote environment being viewed ({env, project}), or null. */
+  get viewing() {
+    return this.app.viewing ?? null;
+  }
+
+  /** Read the remote project's tray (remote.tray); read again when the host says. */
+  async refreshRemote(viewing, force) {
+    clearTimeout(this.remoteTimer);
+    if (this.remoteLoading && !force) return;
+    this.remoteLoading = true;
+    try {
+      const answer = await this.app.host.call("remote.tray", { envKey: viewing.env.envKey, project: viewing.project.id });
+      if (this.viewing !== viewing) return;
+      this.remote = answer.result;
+      this.remoteAt = Date.now();
+      this.remoteError = null;
+      this.render();
+    } catch (err) {
+      if (this.viewing !== viewing) return;
+      this.remoteError = err;
+      this.render(true);
+    } finally {
+      this.remoteLoading = false;
+      if (this.viewing === viewing) {
+        clearTimeout(this.remoteTimer);
+        const again = () => (document.visibilityState === "visible" ? this.refresh() : (this.remoteTimer = setTimeout(again, this.remote?.follow_ms ?? POLL_MS)));
+        this.remoteTimer = setTimeout(again, this.remote?.follow_ms ?? POLL_MS);
+      }
+    }
+  }
+
+  remoteNowMs() {
+    const base = this.remote ? instantMs(this.remote.now) : null;
+    return base === null ? Date.now() : base + (Date.now() - this.remoteAt);
+  }
+
+  renderRemote() {
+    const { env, project } = this.viewing;
+    const v = this.remote && this.remote.env_key === env.envKey && this.remote.project === project.id ? this.remote : null;
+    const head = el("div", { class: "tray-head" },
+      el("div", {},
+        el("h2", { id: "tray-title" }, "Missions"),
+        el("p", { class: "tray-project muted", id: "tray-where" },
+          name(project.name, { id: "tray-project-name" }), el("span", { class: "tray-on" }, " on "), name(env.name, { id: "tray-env-name" }))),
+      this.toggleButton());
+    const body = el("div", { id: "tray-body", class: "tray-body", "data-remote": "true" });
+    if (this.app.project) {
+      body.append(el("p", { class: "small" }, el("button", { type: "button", class: "link", id: "tray-to-local", "data-key": "to-local",
+        onclick: () => this.app.viewLocal() }, "Show the missions of ", name(this.app.project.name))));
+    }
+    if (!v) {
+      body.append(this.remoteError
+        ? el("p", { class: "card-error", role: "alert" }, el("code", { class: "refusal-code" }, this.remoteError.code ?? "error"), " — ", this.remoteError.message ?? String(this.remoteError))
+        : el("p", { class: "muted", role: "status" }, el("progress", { "aria-label": "Loading missions" }), " Loading missions…"));
+      return [head, body];
+    }
+    body.append(this.counts(v));
+    if (v.note) body.append(el("p", { class: "card-error", id: "tray-note" }, v.note));
+    if (this.remoteError) body.append(el("p", { class: "card-error", role: "alert" }, el("code", { class: "refusal-code" }, this.remoteError.code ?? "error"), " — ", this.remoteError.message ?? ""));
+    if (v.moving) body.append(el("p", { class: "muted small", id: "tray-following" }, "Following the runner as it posts."));
+    if (!v.cards.length && v.paired) {
+      body.append(el("div", { class: "tray-empty", id: "tray-empty" },
+        el("p", {}, "no missions yet — spawn one for a block"),
+        el("button", { type: "button", class: "link", "data-key": "to-compose", onclick: () => this.app.go("compose") }, "Compose a mission")));
+    }
+    body.append(el("ol", { class: "tray-cards", id: "tray-cards", "aria-label": "Mission heads" }, v.cards.map((c) => el("li", {}, this.remoteCard(c)))));
+    return [head, body];
+  }
+
+  remoteCard(c) {
+    const l = c.letter;
+    const id = c.mission_id;
+    const titleId = `card-${id}-title`;
+    const busy = this.busy.get(id);
+    const error = this.errors.get(id);
+    const started = instantMs(l.started_at);
+    const actions = [];
+    if (c.actions.includes("open")) {
+      actions.push(el("button", { type: "button", "data-key": `open-${id}`, class: "remote-open", onclick: () => this.openRemote(c) }, "Open"));
+    }
+    if (c.actions.includes("review")) {
+      actions.push(el("button", { type: "button", class: "primary remote-review", "data-key": `review-${id}`, onclick: () => this.openRemote(c) }, "Review…"));
+    }
+    if (c.actions.includes("cancel")) {
+      const safe = blocked(this.app, "remote.cancel");
+      actions.push(el("button", { type: "button", class: "remote-cancel", "data-key": `cancel-${id}`, disabled: Boolean(busy || safe), title: safe,
+        "aria-label": `Cancel mission ${id}`, onclick: () => this.cancelRemote(c) }, "Cancel"));
+    }
+    const title = c.anchor === "block" ? name(c.block_name)
+      : c.anchor === "skeleton" ? el("span", {}, "the whole skeleton") : el("span", {}, el("code", {}, l.block_id), " (not in the store)");
+    return el("article", {
+      class: `card phase-${l.phase}${c.pinned ? " pinned" : ""}${c.stagnant ? " stagnant" : ""}`,
+      "data-mission": id, "data-phase": l.phase, "data-letter": c.letter_id, "data-remote": "true", "aria-labelledby": titleId,
+    },
+    el("div", { class: "card-top" },
+      el("span", { class: `phase-badge phase-${l.phase}` }, l.phase),
+      c.pinned ? el("span", { class: "pin" }, "pinned") : null,
+      el("span", { class: "card-elapsed muted", title: `started ${formatTime(l.started_at)}` },
+        started === null ? "" : `elapsed ${formatDuration(this.remoteNowMs() - started)}`)),
+    el("h3", { id: titleId, class: "card-title" }, title),
+    el("p", { class: "card-seat" }, `${l.seat} · ${l.capability} · `,
+      l.runner_id ? el("span", {}, "runner ", name(l.runner_id, { class: "literal runner-id" })) : el("span", { class: "muted" }, "any live runner")),
+    el("p", { class: "card-meta muted" }, el("code", {}, id), ` · letter ${l.mission_seq}`),
+    el("p", { class: "card-phase-meaning muted" }, c.status),
+    c.reason ? el("p", { class: "card-verdict card-reason" }, literal(c.reason, { class: "literal gist" })) : null,
+    busy ? el("p", { class: "card-busy", role: "status" }, el("progress", { "aria-label": busy }), ` ${busy}`) : null,
+    error ? el("p", { class: "card-error", role: "alert" }, el("code", { class: "refusal-code" }, error.code), " — ", error.message) : null,
+    actions.length ? el("div", { class: "card-actions" }, actions) : null);
+  }
+
+  /** The card's mission view: the Missions panel of its project on Environments. */
+  openRemote(card) {
+    const { env, project } = this.viewing;
+    this.app.go("environments", { env: env.envKey, missions: project.id, mission: card.mission_id });
+  }
+
+  async cancelRemote(card) {
+    const { env, project } = this.viewing;
+    await this.run(card, "Cancelling…", async () => {
+      await this.app.host.call("remote.cancel", { envKey: env.envKey, project: project.id, missionId: card.mission_id }, { human: true });
+      showNotice("Cancelled: its runner stops the run and posts failed.");
+    });
   }
 }

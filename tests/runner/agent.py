@@ -7,6 +7,9 @@
   the review); exit 0;
 - ``slow``: print a line, wait ``ARG`` seconds (default 1), then do what ``ok`` does (the
   browser e2e watches the card pass ``executing``);
+- ``ticks``: print ``ARG`` lines (default 20) ``tick <n> <epoch ms>``, 0.2 s apart, each
+  flushed as it is printed (the bench measures a printed line → shown in the page), then do
+  what ``ok`` does;
 - ``fail``: print a line and exit 3;
 - ``hang``: print ``hanging`` and sleep for an hour;
 - ``flood``: print ``ARG`` bytes (default 3 MiB) of text, then exit 0;
@@ -50,6 +53,11 @@ def main(argv: list[str]) -> int:
     if mode == "slow":
         print("agent: working on it", flush=True)
         time.sleep(float(arg or 1))
+        mode = "ok"
+    if mode == "ticks":
+        for n in range(int(arg or 20)):
+            print(f"tick {n} {time.time() * 1000:.0f}", flush=True)
+            time.sleep(0.2)
         mode = "ok"
     if mode == "ok":
         found = re.search(r"msn_[0-9a-f]{12}", packet)
