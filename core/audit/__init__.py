@@ -9,6 +9,9 @@ The package holds the contract and the machinery beside it (issue 35):
 - :mod:`core.audit.group_commit` — one writer, batched commits, grouped read records;
 - here, :class:`AuditLog`, which appends, chains, reads and verifies, built on those parts.
 
+Numbering, stamping and chaining a record stay here, beside :meth:`AuditLog.append`: they read
+:func:`record_hash` and the clock's format at call time from this package's names.
+
 One :class:`AuditLog` writes at a time (the host holds the storage lock, SPEC §3). Each
 ``append`` is durable before it returns, so the sequence number it returns can be reported as
 ``logged`` (seed 002 §3).
