@@ -330,8 +330,8 @@ def next_letter(
 
 
 class ArchivePreview(Contract):
-    """A fresh look at a ``merge_wait`` head before archiving it (``tray.archive_preview``'s
-    answer is this and what names the head: :class:`core.host.tray_ops.PreviewAnswer`).
+    """A fresh look at a ``merge_wait`` head before archiving it (the one shape of it: the
+    answer of ``tray.archive_preview`` extends it, issue 35).
 
     ``proved_boundary`` is the candidate's ``scope.boundary_version`` (``None`` without a
     candidate); ``block_boundary`` the block's boundary now (``None`` when the block is gone);
