@@ -31,7 +31,8 @@ after a rebuild, after a replay that crossed a segment, and whenever a post star
 (so at most one segment of lines is ever replayed, a cost constant in the mailbox's length); a
 failure to write it is ignored (the next open rebuilds). Sealed segments are never rewritten by
 this host, so they are not re-hashed: a foreign edit of a sealed segment that keeps the tail
-intact is not detected (the same assumption the in-memory cache below makes).
+intact is not detected (the same assumption the in-memory
+:class:`~core.missions.mailbox.MailboxCache` makes).
 """
 
 from __future__ import annotations
