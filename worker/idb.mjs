@@ -1,7 +1,7 @@
 // IndexedDB glue for the host (SPEC §5). Thin by design: each function is one transaction
 // and one promise, because a Python `await` between two requests would end a transaction
 // (PLATFORM.md). Values cross to Python as JSON text. No rule lives here: the hash chain,
-// sequence numbers and record shapes are decided in core/audit.py.
+// sequence numbers and record shapes are decided in core/audit/.
 
 export const STORES = Object.freeze({ audit: "audit", handles: "handles", keys: "keys" });
 

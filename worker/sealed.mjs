@@ -2,7 +2,7 @@
 // database's `keys` store:
 // - Sealer: every HOST_DIR document is sealed with AES-GCM. A copy of the profile's OPFS files
 //   alone reveals no token or bearer. Format: "VBX1" ‖ 12-byte IV ‖ ciphertext.
-// - AuditKey: HMAC-SHA256 over what core/audit.py asks (each audit record's hash, the anchor's
+// - AuditKey: HMAC-SHA256 over what core/audit/ asks (each audit record's hash, the anchor's
 //   checkpoint), so an audit record cannot be made without this key.
 // Same-origin script could still use either key — that is outside the threat model
 // (docs/security.md).

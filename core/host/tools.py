@@ -22,11 +22,10 @@ import binascii
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from core.host.context import HostContext
 from core.host.file_ops import WriteArgs
-from core.host.operations import Operation, Operations, Ran
+from core.host.operations import HostRuntime, Operation, Operations
 from core.model import Contract, NoArgs
 from core.refusals import Code, Refused
 from core.relayed_text import escape_tree
@@ -41,19 +40,6 @@ from core.tools.runner import Sink, ToolOutcome
 __all__ = ["ToolBox"]
 
 Request = Callable[[Contract], tuple[Contract, bytes | None]]
-
-
-class _Pipeline(Protocol):
-    async def run(
-        self,
-        name: str | Operation,
-        args: Contract,
-        *,
-        actor: str,
-        body: bytes | None = None,
-        sink: Sink | None = None,
-        receipt_as: str | None = None,
-    ) -> Ran: ...
 
 
 def _file_write(args: Contract) -> tuple[Contract, bytes | None]:
@@ -80,12 +66,13 @@ class _Bound:
 
 
 class ToolBox:
-    """The built-in tools of the environment ``ctx`` serves, run through ``pipeline`` (module
-    docstring). Implements :class:`core.tools.runner.ToolRunner`."""
+    """The built-in tools of the environment ``ctx`` serves, run through ``pipeline`` — the
+    host, by its one declared :meth:`~core.host.operations.HostRuntime.run` (module docstring).
+    Implements :class:`core.tools.runner.ToolRunner`."""
 
     def __init__(
         self,
-        pipeline: _Pipeline,
+        pipeline: HostRuntime,
         operations: Operations,
         ctx: HostContext,
         tools: tuple[BuiltinTool, ...],

@@ -37,6 +37,7 @@ from core.missions.letters import MissionId, sha12
 from core.missions.tray import (
     OPERATOR,
     Anchor,
+    ArchivePreview,
     ProvenanceAnswer,
     TrayAction,
     anchor_of,
@@ -394,21 +395,14 @@ class PreviewArgs(Contract):
     mission_id: MissionId
 
 
-class PreviewAnswer(Contract):
-    """A fresh snapshot for the archive confirm: the candidate's boundary and the block's now,
-    whether the receipt would still import (and if not, the refusal it would get), and the
-    ``archived`` letter the gesture would post."""
+class PreviewAnswer(ArchivePreview):
+    """A fresh snapshot for the archive confirm: the mission's :class:`ArchivePreview` (the
+    candidate's boundary and the block's now, whether the receipt would still import and if
+    not the refusal it would get), the head it was taken of, and the ``archived`` letter the
+    gesture would post."""
 
     mission_id: str
     head_letter_id: str
-    block_id: str
-    block_name: str | None
-    proved_boundary: int | None
-    block_boundary: int | None
-    store_version: int | None
-    would_import: bool
-    import_code: str | None
-    import_message: str | None
     letter: dict[str, Any]
 
 
@@ -425,16 +419,9 @@ async def tray_archive_preview(call: Call[PreviewArgs]) -> Outcome:
     letter = next_letter(head.letter, head.letter_id, phase="archived", now_ms=now_ms)
     return Outcome(
         PreviewAnswer(
+            **preview.model_dump(),
             mission_id=args.mission_id,
             head_letter_id=head.letter_id,
-            block_id=preview.block_id,
-            block_name=preview.block_name,
-            proved_boundary=preview.proved_boundary,
-            block_boundary=preview.block_boundary,
-            store_version=preview.store_version,
-            would_import=preview.would_import,
-            import_code=preview.import_code,
-            import_message=preview.import_message,
             letter=letter,
         )
     )

@@ -40,7 +40,6 @@ The tray posts as :data:`OPERATOR`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from core.missions.blocks import Block, SkeletonStore
@@ -336,9 +335,9 @@ def next_letter(
     return body
 
 
-@dataclass(frozen=True, slots=True)
-class ArchivePreview:
-    """A fresh look at a ``merge_wait`` head before archiving it.
+class ArchivePreview(Contract):
+    """A fresh look at a ``merge_wait`` head before archiving it (the one shape of it: the
+    answer of ``tray.archive_preview`` extends it, issue 35).
 
     ``proved_boundary`` is the candidate's ``scope.boundary_version`` (``None`` without a
     candidate); ``block_boundary`` the block's boundary now (``None`` when the block is gone);

@@ -60,7 +60,9 @@ class Unresolved:
 class _Module:
     def __init__(self, root: Path, path: Path) -> None:
         self.root = root
-        self.name = ".".join(path.relative_to(root).with_suffix("").parts)
+        parts = path.relative_to(root).with_suffix("").parts
+        # a package's __init__ is the package itself (what ``from pkg import X`` names)
+        self.name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         self.tree = ast.parse(path.read_text(encoding="utf-8"))
         self.consts: dict[str, ast.expr] = {}
         self.imports: dict[str, tuple[str, str]] = {}

@@ -1,12 +1,13 @@
 """core/ is laid out by contract, and its imports flow one way (issue 14; STYLE §1, §4).
 
 Layers, lowest first: the **kernel** (``core/*.py``: model, refusals, secret, ports, runtime,
-policy, paths, audit, time, protocol, gestures) imports only the kernel; the **contracts**
-(``custody/`` seed 002, ``tools/`` seed 003, ``missions/`` seed 004, ``projects/``,
-``archive/``) import the kernel and each other, never in a circle; the **host** (``host/``)
-imports anything below it; the **adapters** (``memory/``) may import anything. Nothing but the
-host itself and the adapters imports the host, and there is no import cycle anywhere — not even
-through an import made only for type checking (``if TYPE_CHECKING:``) or inside a function.
+policy, paths, time, protocol, gestures; and the kernel packages, ``audit/``: issue 35) imports
+only the kernel; the **contracts** (``custody/`` seed 002, ``tools/`` seed 003, ``missions/``
+seed 004, ``projects/``, ``archive/``) import the kernel and each other, never in a circle; the
+**host** (``host/``) imports anything below it; the **adapters** (``memory/``) may import
+anything. Nothing but the host itself and the adapters imports the host, and there is no import
+cycle anywhere — not even through an import made only for type checking (``if TYPE_CHECKING:``)
+or inside a function.
 
 The checks read the syntax trees (no import), so they run on CPython and inside Pyodide.
 """
@@ -19,6 +20,8 @@ from pathlib import Path
 
 CORE = Path(__file__).resolve().parents[2] / "core"
 CONTRACTS = ("custody", "tools", "missions", "projects", "archive")
+KERNEL_PACKAGES = ("audit",)
+"""Kernel modules that grew into a package (issue 35): every module in them is kernel."""
 RANK = {"kernel": 0, "contracts": 1, "host": 2, "adapters": 3}
 
 
@@ -66,7 +69,9 @@ def import_graph(sources: Mapping[str, str]) -> dict[str, set[str]]:
 def layer(module: str) -> str:
     """The layer of a ``core`` module (module docstring)."""
     parts = module.split(".")
-    if len(parts) == 1 or (len(parts) == 2 and parts[1] not in (*CONTRACTS, "host", "memory")):
+    if len(parts) == 1 or parts[1] in KERNEL_PACKAGES:
+        return "kernel"
+    if len(parts) == 2 and parts[1] not in (*CONTRACTS, "host", "memory"):
         return "kernel"
     if parts[1] in CONTRACTS:
         return "contracts"
@@ -158,7 +163,7 @@ def test_the_contract_packages_depend_on_each_other_without_a_circle() -> None:
 
 def test_each_seed_has_its_package() -> None:
     packages = {p.name for p in CORE.iterdir() if (p / "__init__.py").is_file()}
-    assert packages == {*CONTRACTS, "host", "memory"}
+    assert packages == {*CONTRACTS, *KERNEL_PACKAGES, "host", "memory"}
 
 
 # ---- the checks would catch each form -----------------------------------------------------
@@ -178,6 +183,18 @@ def test_the_layer_check_catches_an_upward_import_and_a_lazy_one() -> None:
         ("core.tools.box", "core.host"),
         ("core.tools.box", "core.host.pipeline"),
     ]
+
+
+def test_a_kernel_package_is_kernel_in_every_module() -> None:
+    sources = {
+        "core": "",
+        "core.audit": "from core.audit.record import R\n",
+        "core.audit.record": "from core.model import X\nfrom core.missions.mailbox import M\n",
+        "core.model": "",
+        "core.missions": "",
+        "core.missions.mailbox": "from core.audit import A\n",
+    }
+    assert upward_imports(import_graph(sources)) == [("core.audit.record", "core.missions.mailbox")]
 
 
 def test_the_cycle_check_follows_type_checking_and_relative_imports() -> None:

@@ -1,0 +1,55 @@
+"""A shape is written once: an answer that carries a contract extends it instead of copying its
+fields, and the host's ``run`` signature is declared once for everything that calls it, its one
+implementation checked against that declaration (issue 35 item 5).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+from core.host.operations import HostRuntime
+from core.host.pipeline import Host
+from core.host.tray_ops import PreviewAnswer
+from core.missions.tray import ArchivePreview
+
+CORE = Path(__file__).resolve().parents[2] / "core"
+
+
+def test_the_archive_preview_answer_extends_the_preview_instead_of_copying_its_fields() -> None:
+    assert issubclass(PreviewAnswer, ArchivePreview)
+    own = set(PreviewAnswer.model_fields) - set(ArchivePreview.model_fields)
+    assert own == {"mission_id", "head_letter_id", "letter"}
+    restated = {
+        node.target.id
+        for node in ast.walk(ast.parse(inspect.getsource(PreviewAnswer)))
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+    }
+    assert restated == own
+
+
+def _run_signatures() -> list[str]:
+    """Every ``run`` in core/ that takes the host's run options (``receipt_as``), by place."""
+    found = []
+    for path in sorted(CORE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for item in node.body:
+                if (
+                    isinstance(item, ast.AsyncFunctionDef)
+                    and item.name == "run"
+                    and "receipt_as" in {a.arg for a in item.args.kwonlyargs}
+                ):
+                    found.append(f"{path.relative_to(CORE).as_posix()}:{node.name}.run")
+    return found
+
+
+def test_the_host_run_signature_is_declared_once_and_its_implementation_matches_it() -> None:
+    assert _run_signatures() == ["host/operations.py:HostRuntime.run", "host/pipeline.py:Host.run"]
+    declared = inspect.signature(HostRuntime.run).parameters.values()
+    implemented = inspect.signature(Host.run).parameters.values()
+    assert [(p.name, p.kind, p.default) for p in implemented] == [
+        (p.name, p.kind, p.default) for p in declared
+    ]
