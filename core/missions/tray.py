@@ -40,6 +40,7 @@ The tray posts as :data:`OPERATOR`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from core.missions.blocks import Block, SkeletonStore
