@@ -132,6 +132,11 @@ def test_a_person_imports_a_remote_receipt_sees_it_landed_and_merges_through_the
         now = page.text_content("#mission-timeline li[data-state='now']") or ""
         assert "receipt imported" in now, now
         page.wait_for_selector("#mission-merge", timeout=UI_S)  # the review, asked again
+        # the tray follows the landing at once (the gesture asks it again, not its idle pace)
+        page.wait_for_selector(
+            f"#tray article[data-remote][data-mission='{mission}'][data-phase='landed']",
+            timeout=1_500,
+        )
         page.locator("#mission-view").scroll_into_view_if_needed()
         page.screenshot(path=str(SHOTS / "mission-landed.png"), full_page=False)
         assert axe_serious(page, "a landed mission's view") == []

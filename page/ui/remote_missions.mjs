@@ -208,7 +208,10 @@ export function openRemoteMissions(section, app, env, project, opts = {}) {
     if (button) button.disabled = true;
     const done = await acted("Importing the receipt", () => call("remote.land", { missionId: id, confirmClaim: !evidence.checked, imported_via: HUMAN_UI }, { human: true }));
     if (button) button.disabled = false;
-    if (done) await refresh();
+    if (done) {
+      app.tray?.refresh({ force: true });  // the card says landed now, not after the idle pace
+      await refresh();
+    }
   }
 
   // The branch's change (remote.diff) and the Merge gesture (remote.merge); which phases may
@@ -262,7 +265,10 @@ export function openRemoteMissions(section, app, env, project, opts = {}) {
     button.disabled = true;
     const done = await acted("Cancelling the mission", () => call("remote.cancel", { missionId: id }, { human: true }));
     button.disabled = false;
-    if (done) await refresh();
+    if (done) {
+      app.tray?.refresh({ force: true });
+      await refresh();
+    }
   }
 
   function openMission(id) {
