@@ -52,7 +52,8 @@ def probe_fence(home: Home, network: bool = False) -> Fence:
 
 def _resolve(argv0: str, env: dict[str, str], fence: Fence) -> tuple[str | None, str | None]:
     """``(path, reason)``: where the sandbox would find ``argv0``, or why not (a file under a
-    folder the fence hides is not there for the agent)."""
+    folder the fence hides, or under a scratch folder it replaces, is not there for the
+    agent)."""
     if "/" not in argv0:
         found = shutil.which(argv0, mode=os.F_OK, path=env.get("PATH", os.defpath))
     elif not argv0.startswith("/"):
@@ -66,7 +67,7 @@ def _resolve(argv0: str, env: dict[str, str], fence: Fence) -> tuple[str | None,
 
 def _hidden(path: Path, fence: Fence) -> bool:
     real = Path(os.path.realpath(path))
-    for folder in fence.hidden:
+    for folder in (*fence.hidden, *fence.scratch):
         with contextlib.suppress(OSError):
             if real.is_relative_to(Path(os.path.realpath(folder))):
                 return True

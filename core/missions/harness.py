@@ -24,7 +24,8 @@ A runner's pin may declare several agent templates (``[[runner.template]]``,
 from __future__ import annotations
 
 import re
-from typing import Final, Literal
+from collections.abc import Sequence
+from typing import Annotated, Final, Literal, Protocol
 
 from pydantic import Field, ValidationError
 
@@ -43,7 +44,9 @@ __all__ = [
     "HarnessChoice",
     "HarnessSettings",
     "TemplateProbe",
+    "TemplateView",
     "executable_name",
+    "harness_keys",
     "load_harness",
     "pin_probes",
     "probe_words",
@@ -131,7 +134,8 @@ def pin_probes(pin: RunnerPin, reported: list[TemplateProbe]) -> list[dict[str, 
     """Each template ``pin`` declares, in its order, as the identity answer lists it:
     ``{label, executable, keys, found, version, reason, said}`` — the label, the executable's
     name and the keys from the pin; ``found``/``version``/``reason`` from the runner's report
-    for that label (``found`` ``None`` and reason ``None`` while it has reported none). A
+    for that label (its version put through :func:`probe_words` again: a path in it is cut
+    whatever the runner sent) (``found`` ``None`` and reason ``None`` while it has reported none). A
     report of a label the pin does not declare is ignored."""
     by_label = {p.label: p for p in reported}
     rows: list[dict[str, object]] = []
@@ -143,7 +147,9 @@ def pin_probes(pin: RunnerPin, reported: list[TemplateProbe]) -> list[dict[str, 
                 "executable": executable_name(template.command[0]),
                 "keys": list(template.keys),
                 "found": None if probe is None else probe.found,
-                "version": None if probe is None else probe.version,
+                "version": None
+                if probe is None or probe.version is None
+                else probe_words(probe.version.encode("utf-8")),
                 "reason": None if probe is None else probe.reason,
                 "said": "not probed yet" if probe is None else probe.said,
             }
@@ -211,3 +217,70 @@ async def save_harness(state: HostState, settings: HarnessSettings) -> None:
     """Store :data:`HARNESS_DOC` whole (the port's store is atomic; sealed by the browser
     host's HostState)."""
     await state.store(HARNESS_DOC, settings.model_dump_json(by_alias=True).encode("utf-8"))
+
+
+class TemplateView(Contract):
+    """One template of a runner as the server's identity lists it (:func:`pin_probes`) and
+    the browser host reads it: never a path, never a secret. ``found`` ``None`` while the
+    runner has not probed it."""
+
+    model_config = Contract.model_config | {"extra": "ignore"}
+
+    label: str = Field(pattern=LABEL_PATTERN)
+    executable: str = Field(min_length=1, max_length=128, pattern=r"^[^/\x00]+$")
+    keys: list[Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{1,63}$")]] = Field(
+        default_factory=list, max_length=16
+    )
+    found: bool | None = None
+    version: str | None = Field(default=None, max_length=MAX_VERSION_CHARS)
+    reason: ProbeReason | None = None
+    said: str | None = Field(default=None, max_length=200)
+
+
+class _Listed(Protocol):
+    runner_id: str
+    capability: str
+    live: bool
+    keys: list[str]
+    templates: list[TemplateView]
+
+
+def harness_keys(
+    runners: Sequence[_Listed], capability: str, runner_id: str | None, label: str | None
+) -> tuple[str, ...]:
+    """The provider-key variables a spawn carries: exactly those of the active template
+    (``label``, the person's choice; ``None``: each runner's first) of the runner it goes to
+    (issue 31 "Harness": no others). Candidates are the runner named ``runner_id``, else the
+    live runners of ``capability`` (all of them when none is live: the server then refuses
+    "not live"). Refuses ``permission-denied`` (``field`` ``template``) when ``label`` is
+    chosen and no candidate pins it — the person chooses again in Settings → Harness — and
+    ``args-invalid`` (``field`` ``runner_id``) when candidates need different keys (never
+    the union: a run gets no key its harness does not need)."""
+    pool = [r for r in runners if r.capability == capability]
+    if runner_id is not None:
+        pool = [r for r in pool if r.runner_id == runner_id]
+    elif any(r.live for r in pool):
+        pool = [r for r in pool if r.live]
+    needs: set[tuple[str, ...]] = set()
+    for runner in pool:
+        if label is None:
+            needs.add(tuple(sorted(runner.keys)))
+            continue
+        template = next((t for t in runner.templates if t.label == label), None)
+        if template is not None:
+            needs.add(tuple(sorted(template.keys)))
+    if label is not None and pool and not needs:
+        raise Refused(
+            Code.PERMISSION_DENIED,
+            f"The agent template {label} chosen in Settings → Harness is not pinned for "
+            f"{capability} on that environment; choose another there.",
+            field="template",
+        )
+    if len(needs) > 1:
+        raise Refused(
+            Code.ARGS_INVALID,
+            f"The live runners for {capability} need different provider keys; choose the "
+            "runner to spawn with.",
+            field="runner_id",
+        )
+    return needs.pop() if needs else ()

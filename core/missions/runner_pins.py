@@ -322,8 +322,9 @@ def parse_pins(text: str) -> RunnerPins:
         if len(loc) >= 2 and loc[0] == "runner" and isinstance(loc[1], int):
             start = headers[loc[1]] if loc[1] < len(headers) else 0
             key = str(loc[2]) if len(loc) > 2 else ""
-            if key == "template" and len(loc) > 3 and isinstance(loc[3], int) and start:
-                start = _template_line(text, start, loc[3])
+            if key == "template" and start:  # a table of its own: that table's line
+                index = loc[3] if len(loc) > 3 and isinstance(loc[3], int) else 0
+                start = _template_line(text, start, index)
                 key = str(loc[4]) if len(loc) > 4 else ""
             line = _key_line(text, start, key) if key and start else start
         raise PinsInvalid(line, _reason(error, key)) from None
