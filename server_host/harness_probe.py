@@ -99,25 +99,29 @@ async def probe_template(
     assert process.stdout is not None
     stream = process.stdout
     output = bytearray()
+    deadline = asyncio.get_running_loop().time() + limit_s
 
-    async def read() -> None:
+    async def read() -> None:  # until its end, or enough: the rest is never read
         while len(output) < PROBE_OUTPUT_BYTES and (chunk := await stream.read(1024)):
             output.extend(chunk)
 
     timed_out = False
     try:
-        await asyncio.wait_for(asyncio.gather(read(), process.wait()), limit_s)
+        await asyncio.wait_for(read(), limit_s)
+        if len(output) < PROBE_OUTPUT_BYTES:  # it ended its output: let it exit
+            left = max(deadline - asyncio.get_running_loop().time(), 0.05)
+            await asyncio.wait_for(process.wait(), left)
     except TimeoutError:
         timed_out = True
     finally:
-        if process.returncode is None or timed_out:
+        if process.returncode is None:  # too slow, or too much output: its group goes
             await stop_tree(process, step_s=0.2)
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
+        with contextlib.suppress(TimeoutError, OSError):  # to its end: the pipe closes
+            await asyncio.wait_for(stream.read(), 2)
     words = probe_words(bytes(output))
     if timed_out:
         return TemplateProbe.of(template.label, argv0, found=True, reason="timed-out")
-    if process.returncode != 0:
+    if process.returncode != 0 and len(output) < PROBE_OUTPUT_BYTES:
         return TemplateProbe.of(template.label, argv0, found=True, version=words, reason="failed")
     return TemplateProbe.of(template.label, argv0, found=True, version=words)
 
