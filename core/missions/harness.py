@@ -67,7 +67,7 @@ PROBE_OUTPUT_BYTES: Final = 4096
 
 ProbeReason = Literal["missing", "not-executable", "failed", "timed-out", "relative"]
 _REASONS: Final[dict[str, str]] = {
-    "missing": "not found on the agent's PATH",
+    "missing": "not on the agent's PATH, or hidden from it",
     "not-executable": "found but not executable",
     "failed": "its --version failed",
     "timed-out": f"its --version did not answer within {PROBE_S:g} s",

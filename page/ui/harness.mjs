@@ -10,7 +10,7 @@ import { clearError, showRefusal } from "./alerts.mjs";
 
 function found(t) {
   if (t.found === null || t.found === undefined) return el("span", { class: "muted" }, t.said ?? "not probed yet");
-  if (!t.found) return el("span", { class: "state off" }, `not found: ${t.said ?? t.reason}`);
+  if (!t.found) return el("span", {}, el("span", { class: "state off" }, "not found"), " ", el("span", { class: "muted" }, t.said ?? t.reason));
   const version = t.version ? literal(t.version) : el("span", { class: "muted" }, "no version printed");
   return el("span", {}, el("span", { class: "state on" }, "found"), " ", version,
     t.reason ? el("span", { class: "muted" }, ` (${t.said ?? t.reason})`) : null);
@@ -55,7 +55,7 @@ export async function renderHarness(node, app) {
         el("td", {}, first?.keys.length ? first.keys.flatMap((k, i) => (i ? [", ", literal(k)] : [literal(k)])) : el("span", { class: "muted" }, "none")));
     });
     return el("div", { class: "harness-capability", "data-capability": cap.capability },
-      el("h4", {}, literal(cap.capability), cap.chosen ? "" : el("span", { class: "muted" }, " — the runner's first template (no choice made)")),
+      el("h4", {}, "Runners for ", literal(cap.capability), cap.chosen ? "" : el("span", { class: "muted" }, " — the runner's first template (no choice made)")),
       cap.stale ? el("p", { class: "warn" }, `The template chosen (${cap.active}) is no longer pinned there: choose another.`) : null,
       tableBox(el("table", { class: "table harness-table" },
         el("caption", { class: "visually-hidden" }, `Agent templates for ${cap.capability}`),
