@@ -100,7 +100,8 @@ def test_a_probe_shows_the_executables_name_and_version_line_never_a_path() -> N
     assert probe_words(b"") is None and probe_words(b"\n  \n") is None
     assert len(probe_words(b"v" * 10_000) or "") == 120
     probe = TemplateProbe.of("vendor-b", "/opt/b/bin/agent-b", found=False, reason="missing")
-    assert probe.executable == "agent-b" and probe.said == "not on the agent's PATH, or hidden from it"
+    assert probe.executable == "agent-b"
+    assert probe.said == "not on the agent's PATH, or hidden from it"
     with pytest.raises(ValueError, match="executable"):
         TemplateProbe(label="vendor-b", executable="/opt/b/bin/agent-b", found=True)
 
