@@ -28,6 +28,7 @@ from core.custody.pairing import load_pairings
 from core.host.env_ops import services
 from core.host.operations import Call, Outcome
 from core.missions.harness import TemplateView, load_harness, save_harness
+from core.missions.letters import Capability
 from core.missions.remote_runs import RunnerLive, parse_runners
 from core.missions.runner_pins import LABEL_PATTERN
 from core.model import Contract, NoArgs
@@ -89,7 +90,7 @@ class HarnessChooseArgs(Contract):
     model_config = Contract.model_config | {"populate_by_name": True}
 
     env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
-    capability: str = Field(pattern=r"^[a-z][a-z-]{0,63}$")
+    capability: Capability
     label: str | None = Field(default=None, pattern=LABEL_PATTERN)
 
 

@@ -30,6 +30,7 @@ from typing import Annotated, Final, Literal, Protocol
 from pydantic import Field, ValidationError
 
 from core.custody.environment import ENV_KEY_PATTERN
+from core.missions.letters import Capability
 from core.missions.runner_pins import LABEL_PATTERN, RunnerPin
 from core.model import Contract
 from core.ports import HostState
@@ -73,7 +74,10 @@ _REASONS: Final[dict[str, str]] = {
     "timed-out": f"its --version did not answer within {PROBE_S:g} s",
     "relative": "a path inside the worktree: found only when a mission runs",
 }
-_ABSOLUTE = re.compile(r"(?<![\w.~-])/[^\s:;,'\"()\[\]<>]*")
+_OPENERS = "([<{'\"=:,"
+"""What may stand before an absolute path inside a word (``(/usr/lib/x)``, ``PATH=/bin``)."""
+_CLOSERS = ")]>}'\";:,"
+"""What ends a path inside a word."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
@@ -91,9 +95,25 @@ def probe_words(output: bytes) -> str | None:
     for line in text.splitlines():
         line = _CONTROL.sub("", line).strip()
         if line:
-            line = _ABSOLUTE.sub(lambda m: executable_name(m.group(0)), line)
-            return line[:MAX_VERSION_CHARS]
+            return " ".join(_cut_paths(w) for w in line.split(" "))[:MAX_VERSION_CHARS]
     return None
+
+
+def _cut_paths(word: str) -> str:
+    """``word`` with each absolute path in it (a ``/`` at its start or after one of
+    :data:`_OPENERS`, up to one of :data:`_CLOSERS`) cut to its last part."""
+    out, k = [], 0
+    while k < len(word):
+        if word[k] == "/" and (k == 0 or word[k - 1] in _OPENERS):
+            end = k
+            while end < len(word) and word[end] not in _CLOSERS:
+                end += 1
+            out.append(executable_name(word[k:end]))
+            k = end
+            continue
+        out.append(word[k])
+        k += 1
+    return "".join(out)
 
 
 class TemplateProbe(Contract):
@@ -164,7 +184,7 @@ class HarnessChoice(Contract):
     model_config = Contract.model_config | {"populate_by_name": True}
 
     env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
-    capability: str = Field(pattern=r"^[a-z][a-z-]{0,63}$")
+    capability: Capability
     label: str = Field(pattern=LABEL_PATTERN)
     chosen_at: int = Field(alias="chosenAt", ge=0)
 
