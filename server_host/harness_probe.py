@@ -13,7 +13,7 @@ is stopped) and :data:`~core.missions.harness.PROBE_OUTPUT_BYTES` bytes of outpu
 is reported is :class:`core.missions.harness.TemplateProbe`: the executable's name, found or
 not, the first line of its version (paths cut to their last part) or the reason.
 
-The probe runs when the runner starts and again whenever its pins change
+The probe runs when the runner starts, again whenever its pins change and every ten minutes
 (:class:`Probes`); the runner sends it with every announce.
 """
 
@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import time
 from pathlib import Path
 
 from core.missions.harness import PROBE_OUTPUT_BYTES, PROBE_S, TemplateProbe, probe_words
@@ -32,7 +33,7 @@ from server_host.home import Home
 from server_host.runner_run import runner_env, stop_tree
 from server_host.sandbox import Fence, ProcessSandbox, spawn
 
-__all__ = ["Probes", "probe_fence", "probe_pin", "probe_template"]
+__all__ = ["PROBE_AGAIN_S", "Probes", "probe_fence", "probe_pin", "probe_template"]
 
 
 def probe_fence(home: Home, network: bool = False) -> Fence:
@@ -137,19 +138,26 @@ async def probe_pin(home: Home, pin: RunnerPin, sandbox: ProcessSandbox) -> list
     ]
 
 
+PROBE_AGAIN_S = 600.0
+"""Seconds after which a pin's probes are made again though it did not change (a CLI
+installed or upgraded while the runner runs shows within ten minutes)."""
+
+
 class Probes:
     """The runner's probes, per pin, made again when that pin's templates or environment
-    change (``runners.toml`` edited while the runner runs)."""
+    change (``runners.toml`` edited while the runner runs) or are older than
+    :data:`PROBE_AGAIN_S`."""
 
     def __init__(self, home: Home, sandbox: ProcessSandbox) -> None:
         self.home, self.sandbox = home, sandbox
-        self._made: dict[str, tuple[str, list[TemplateProbe]]] = {}
+        self._made: dict[str, tuple[str, float, list[TemplateProbe]]] = {}
 
     async def of(self, pin: RunnerPin) -> list[TemplateProbe]:
-        """The probes of ``pin``'s templates (made now when its pin changed)."""
+        """The probes of ``pin``'s templates (made now when its pin changed or they aged)."""
         key = pin.model_dump_json(include={"command", "template", "env"})
         made = self._made.get(pin.runner_id)
-        if made is None or made[0] != key:
-            made = (key, await probe_pin(self.home, pin, self.sandbox))
+        now = time.monotonic()
+        if made is None or made[0] != key or now - made[1] > PROBE_AGAIN_S:
+            made = (key, now, await probe_pin(self.home, pin, self.sandbox))
             self._made[pin.runner_id] = made
-        return made[1]
+        return made[2]

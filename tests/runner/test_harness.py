@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -303,6 +304,37 @@ def test_voicebox_env_keys_lists_variable_names_per_mission_and_nothing_else(
                 admin.close()
                 await admin.wait_closed()
             env.close()
+
+    asyncio.run(main())
+
+
+def test_the_runner_probes_again_when_its_pins_change_or_the_probe_ages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import server_host.harness_probe as module
+
+    made: list[str] = []
+
+    async def counted(home: Any, pin: Any, sandbox: Any) -> list[TemplateProbe]:
+        made.append(pin.templates()[0].command[0])
+        return []
+
+    monkeypatch.setattr(module, "probe_pin", counted)
+    probes = module.Probes(None, NoSandbox())  # type: ignore[arg-type]
+    text = templates_toml("p_0123456789abcdef")
+    pin = parse_pins(text).runner[0]
+
+    async def main() -> None:
+        await probes.of(pin)
+        await probes.of(pin)  # unchanged: the probe made is kept
+        assert len(made) == 1
+        changed = parse_pins(text.replace(f'["{CLI}", "ok"', '["other-cli", "ok"')).runner[0]
+        await probes.of(changed)
+        assert made[-1] == "other-cli"
+        key, _, kept = probes._made["build-1"]
+        probes._made["build-1"] = (key, time.monotonic() - module.PROBE_AGAIN_S - 1, kept)
+        await probes.of(changed)  # aged: made again
+        assert len(made) == 3
 
     asyncio.run(main())
 
