@@ -6,8 +6,8 @@ the key the runner needs and that it is not set; a spawn without a grant is refu
 sets the key in Settings and grants it to the paired environment; the panel shows its
 fingerprint granted; the spawned mission's scripted agent saw the value (its sha256 on the
 mission's branch) and printed it in every form a leak takes (raw, base64 at three alignments,
-hex, URL-encoded, JSON-escaped, split across two writes); no page message, page storage, DOM
-or URL, no file of the server's root (its logs, audit and the mission log included), nothing
+hex, URL-encoded, JSON-escaped, split across two writes); no page message, page storage
+(IndexedDB, every OPFS file), DOM or URL, no file of the server's root (its logs, audit and the mission log included), nothing
 the server or runner printed, and no process's argv (``ps -eo args``, read again and again while
 the agent runs; /proc/*/environ is not read: the agent's environment holds the key by design)
 holds the value, any 12-character fragment of it, or any of those forms."""
@@ -58,8 +58,27 @@ def _leaking(texts: list[Any]) -> list[str]:
     return [t[:120] for t in texts if isinstance(t, str) and any(f in t for f in LEAKS)]
 
 
+OPFS_TEXTS = """async () => {
+  const out = [];
+  async function walk(dir, path) {
+    for await (const [name, handle] of dir.entries()) {
+      if (handle.kind === 'directory') { await walk(handle, path + name + '/'); continue; }
+      const file = await handle.getFile();
+      if (file.size > (8 << 20)) { out.push(path + name + ': too large to scan'); continue; }
+      out.push(new TextDecoder('latin1').decode(await file.arrayBuffer()));
+    }
+  }
+  await walk(await navigator.storage.getDirectory(), '/');
+  return out;
+}"""
+"""Every file of the page's OPFS as text (HOST_DIR is sealed: its bytes must not hold the value
+either)."""
+
+
 def _fragments_in(host: HostPage) -> list[str]:
-    return _leaking(host.page.evaluate(PAGE_READABLE) + list(host.received()))
+    opfs = host.page.evaluate(OPFS_TEXTS)
+    assert not [t for t in opfs if t.endswith(": too large to scan")], opfs
+    return _leaking(host.page.evaluate(PAGE_READABLE) + list(host.received()) + opfs)
 
 
 class ArgvWatch:
