@@ -144,20 +144,32 @@ installed or upgraded while the runner runs shows within ten minutes)."""
 
 
 class Probes:
-    """The runner's probes, per pin, made again when that pin's templates or environment
-    change (``runners.toml`` edited while the runner runs) or are older than
+    """The runner's probes, per pin: made before the pin's first announce, then made again — in
+    the background, the last ones announced meanwhile, so a slow ``--version`` never delays an
+    announce past the liveness window — when that pin's templates or environment change
+    (``runners.toml`` edited while the runner runs) or they are older than
     :data:`PROBE_AGAIN_S`."""
 
     def __init__(self, home: Home, sandbox: ProcessSandbox) -> None:
         self.home, self.sandbox = home, sandbox
         self._made: dict[str, tuple[str, float, list[TemplateProbe]]] = {}
+        self.pending: dict[str, asyncio.Task[None]] = {}
+        """The probes being made again, by runner id."""
+
+    async def _make(self, pin: RunnerPin, key: str) -> None:
+        made = await probe_pin(self.home, pin, self.sandbox)
+        self._made[pin.runner_id] = (key, time.monotonic(), made)
 
     async def of(self, pin: RunnerPin) -> list[TemplateProbe]:
-        """The probes of ``pin``'s templates (made now when its pin changed or they aged)."""
+        """The probes of ``pin``'s templates (module docstring)."""
         key = pin.model_dump_json(include={"command", "template", "env"})
         made = self._made.get(pin.runner_id)
-        now = time.monotonic()
-        if made is None or made[0] != key or now - made[1] > PROBE_AGAIN_S:
-            made = (key, now, await probe_pin(self.home, pin, self.sandbox))
-            self._made[pin.runner_id] = made
+        if made is None:
+            await self._make(pin, key)
+            return self._made[pin.runner_id][2]
+        stale = made[0] != key or time.monotonic() - made[1] > PROBE_AGAIN_S
+        if stale and pin.runner_id not in self.pending:
+            task = asyncio.ensure_future(self._make(pin, key))
+            self.pending[pin.runner_id] = task
+            task.add_done_callback(lambda _: self.pending.pop(pin.runner_id, None))
         return made[2]

@@ -329,12 +329,16 @@ def test_the_runner_probes_again_when_its_pins_change_or_the_probe_ages(
         await probes.of(pin)  # unchanged: the probe made is kept
         assert len(made) == 1
         changed = parse_pins(text.replace(f'["{CLI}", "ok"', '["other-cli", "ok"')).runner[0]
-        await probes.of(changed)
-        assert made[-1] == "other-cli"
+        await probes.of(changed)  # changed: made again in the background, the last ones kept
+        await asyncio.gather(*probes.pending.values())
+        assert made[-1] == "other-cli" and probes.pending == {}
         key, _, kept = probes._made["build-1"]
         probes._made["build-1"] = (key, time.monotonic() - module.PROBE_AGAIN_S - 1, kept)
         await probes.of(changed)  # aged: made again
+        await asyncio.gather(*probes.pending.values())
         assert len(made) == 3
+        await probes.of(changed)  # fresh again: kept
+        assert len(made) == 3 and probes.pending == {}
 
     asyncio.run(main())
 
