@@ -490,8 +490,10 @@ class RunnerDesk:
         this order — the letter's own contract and a seq-1 ``judging`` letter; a runner pinned
         for the letter's capability and this project (``permission-denied``: "no runner
         pinned"), live (``tool-disabled``: "not live"); the project a git repository with a
-        commit (``args-invalid``, saying how); ``keys`` exactly the variables the chosen pin
-        declares (``args-invalid`` naming both lists; names only, issue 31); then the packet is
+        commit (``args-invalid``, saying how); ``template`` (a label, optional) pinned by the
+        chosen runner (``permission-denied``, issue 31 "Harness"); ``keys`` exactly the
+        variables that template declares (``args-invalid`` naming both lists; names only, issue
+        31); the job carries the template's label (never the letter); then the packet is
         delivered with the letter through ``mission.deliver`` (``packet_ref`` the packet's
         sha256, brain, block, head CAS) and the job queued. ``{missionId, runnerId, queued}``
         — no path."""
