@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Annotated, Final, Literal, Protocol
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 from core.custody.environment import ENV_KEY_PATTERN
 from core.missions.letters import Capability
@@ -255,6 +255,12 @@ class TemplateView(Contract):
     version: str | None = Field(default=None, max_length=MAX_VERSION_CHARS)
     reason: ProbeReason | None = None
     said: str | None = Field(default=None, max_length=200)
+
+    @field_validator("version")
+    @classmethod
+    def _no_path(cls, version: str | None) -> str | None:
+        """The browser host cuts paths again, whatever the server sent (a second wall)."""
+        return None if version is None else probe_words(version.encode("utf-8"))
 
 
 class _Listed(Protocol):

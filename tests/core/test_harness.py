@@ -120,6 +120,11 @@ def test_the_server_lists_a_probe_by_its_pins_labels_and_executable_never_the_ru
     assert rows[1]["executable"] == "agent-b" and rows[1]["version"] == "b 2.0"
     assert rows[1]["keys"] == ["OPENAI_API_KEY", "OPENROUTER_API_KEY"]
     assert "extra" not in str(rows) and "/srv" not in str(rows)
+    # and the browser host cuts them again, whatever a server sends
+    shown = TemplateView.model_validate(
+        {"label": "vendor-b", "executable": "b", "version": "b 2 (/home/x/.b/cli)", "extra": 1}
+    )
+    assert shown.version == "b 2 (cli)"
 
 
 def _runner(rid: str, labels: dict[str, list[str]], live: bool = True) -> RunnerLive:
