@@ -5,13 +5,18 @@ the key the runner needs and that it is not set; a spawn without a grant is refu
 ``key-not-granted`` naming the variable, shown in the panel, and nothing is queued; the person
 sets the key in Settings and grants it to the paired environment; the panel shows its
 fingerprint granted; the spawned mission's scripted agent saw the value (its sha256 on the
-mission's branch); no page message, page storage, DOM or URL holds the value or any
-12-character fragment of it."""
+mission's branch) and printed it in every form a leak takes (raw, base64 at three alignments,
+hex, URL-encoded, JSON-escaped, split across two writes); no page message, page storage
+(IndexedDB, every OPFS file), DOM or URL, no file of the server's root (its logs, audit and the mission log included), nothing
+the server or runner printed, and no process's argv (``ps -eo args``, read again and again while
+the agent runs; /proc/*/environ is not read: the agent's environment holds the key by design)
+holds the value, any 12-character fragment of it, or any of those forms."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -29,6 +34,7 @@ from e2e.tray_kit import go
 from server_host.worktrees import git
 from tests.runner.kit import pins_toml, prepare_project
 from tests.runner.test_daemon import _runner, _stop
+from tests.runner.test_keys import _forms
 
 VAR = "ANTHROPIC_API_KEY"
 VALUE = "sk-ant-e2e-wire-4Rk9Tq2Wm7Lz5Xv8Pn3Hb6Dj1Fc0Gs"
@@ -44,10 +50,61 @@ def rig(tmp_path: Path, dist: Path) -> Iterator[Rig]:
         made.close()
 
 
+LEAKS = {VALUE[i : i + 12] for i in range(len(VALUE) - 11)} | set(_forms(VALUE))
+"""Every 12-character fragment of the value and every form the agent prints it in."""
+
+
+def _leaking(texts: list[Any]) -> list[str]:
+    return [t[:120] for t in texts if isinstance(t, str) and any(f in t for f in LEAKS)]
+
+
+OPFS_TEXTS = """async () => {
+  const out = [];
+  async function walk(dir, path) {
+    for await (const [name, handle] of dir.entries()) {
+      if (handle.kind === 'directory') { await walk(handle, path + name + '/'); continue; }
+      const file = await handle.getFile();
+      if (file.size > (8 << 20)) { out.push(path + name + ': too large to scan'); continue; }
+      out.push(new TextDecoder('latin1').decode(await file.arrayBuffer()));
+    }
+  }
+  await walk(await navigator.storage.getDirectory(), '/');
+  return out;
+}"""
+"""Every file of the page's OPFS as text (HOST_DIR is sealed: its bytes must not hold the value
+either)."""
+
+
 def _fragments_in(host: HostPage) -> list[str]:
-    texts = host.page.evaluate(PAGE_READABLE) + list(host.received())
-    fragments = {VALUE[i : i + 12] for i in range(len(VALUE) - 11)}
-    return [t[:120] for t in texts if isinstance(t, str) and any(f in t for f in fragments)]
+    opfs = host.page.evaluate(OPFS_TEXTS)
+    assert not [t for t in opfs if t.endswith(": too large to scan")], opfs
+    return _leaking(host.page.evaluate(PAGE_READABLE) + list(host.received()) + opfs)
+
+
+class ArgvWatch:
+    """``ps -ww -eo args`` read again and again on a thread of its own until stopped: how many
+    readings saw the scripted agent's process, and every argv that held a leak."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.readings = self.agent_seen = 0
+        self.leaked: list[str] = []
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        while not self.stop.is_set():
+            args = subprocess.run(
+                ["ps", "-ww", "-eo", "args"], capture_output=True, text=True, check=True
+            ).stdout.splitlines()
+            self.readings += 1
+            self.agent_seen += any("agent.py keys" in a for a in args)
+            self.leaked += _leaking(args)
+            self.stop.wait(0.02)
+
+    def done(self) -> None:
+        self.stop.set()
+        self.thread.join(10)
 
 
 def _open_missions(page: Any, project: str) -> None:
@@ -71,9 +128,10 @@ def test_a_key_set_and_granted_in_the_page_reaches_the_agent_and_nothing_else(
     git(folder, "init", "--quiet")
     git(folder, "add", "-A")
     git(folder, "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "1")
-    (root / "runners.toml").write_text(
-        pins_toml(project, mode="keys", arg=VAR, gate=str(GATE), keys=(VAR,))
-    )
+    pins = pins_toml(project, mode="keys", arg=VAR, gate=str(GATE), keys=(VAR,))
+    held = pins.replace(f'"{{packet_file}}", "{VAR}"]', f'"{{packet_file}}", "{VAR}", "2"]')
+    assert held != pins  # the agent stays alive 2 s after printing: argv is read meanwhile
+    (root / "runners.toml").write_text(held)
     rig.start_server()
     runner: Any = None
     context = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -125,13 +183,19 @@ def test_a_key_set_and_granted_in_the_page_reaches_the_agent_and_nothing_else(
             timeout=UI_S,
         )
         page.fill("#spawn-note", "Use the key.")
-        page.click("#spawn-send")
-        page.wait_for_selector("#spawned-mission", timeout=UI_S)
-        mission = page.text_content("#spawned-mission") or ""
-        page.wait_for_selector(
-            f"#remote-mission-list li[data-mission='{mission}'][data-phase='merge_wait']",
-            timeout=40_000,
-        )
+        watch = ArgvWatch()  # every process's argv, while the run goes on
+        try:
+            page.click("#spawn-send")
+            page.wait_for_selector("#spawned-mission", timeout=UI_S)
+            mission = page.text_content("#spawned-mission") or ""
+            page.wait_for_selector(
+                f"#remote-mission-list li[data-mission='{mission}'][data-phase='merge_wait']",
+                timeout=40_000,
+            )
+        finally:
+            watch.done()
+        assert watch.agent_seen > 0, watch.readings  # read while the agent ran
+        assert watch.leaked == []
         seen = git(folder, "show", f"vbx/{mission}:KEY.sha256").stdout.strip()
         assert seen == hashlib.sha256(VALUE.encode()).hexdigest()
         page.wait_for_function(
@@ -140,13 +204,18 @@ def test_a_key_set_and_granted_in_the_page_reaches_the_agent_and_nothing_else(
         )
         log_text = page.text_content("#mission-log") or ""
         assert "leak " in log_text and "GATE-ENV" in log_text
+        # every form the agent printed reached the page redacted, the split one included
+        assert log_text.count("[redacted]") >= len(_forms(VALUE)) + 1, log_text
+        assert "split [redacted] end" in log_text
 
         # custody: every page message, its storage, DOM and URL — no value, no fragment of it
         assert _fragments_in(host) == []
         server_files = [p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
+        assert any(p.suffix == ".log" for p in server_files)  # the mission log is scanned
         for path in server_files:
             text = path.read_bytes().decode("utf-8", "replace")
-            assert VALUE[:12] not in text and VALUE[-12:] not in text, path.name
+            assert _leaking([text]) == [], path.name
+        assert _leaking(["".join(rig.server.log), "".join(lines)]) == []
         host.assert_clean()
     finally:
         context.close()

@@ -4,10 +4,12 @@ process holding them can do).
 
 While ``serve`` runs it listens on the Unix socket HOST_DIR ``admin.sock`` (HOST_DIR is
 ``0700``; the socket is made ``0600``). One request per connection, one JSON line each way:
-``{"op": "pair-code", "hostToken", "envKey"?}`` or ``{"op": "revoke", "hostToken",
-"envKey"}``; the answer is ``{"ok": true, ...}`` or ``{"ok": false, "refusal": {...}}``. The
-host token is checked as on HTTP (constant time). When no server runs, the CLI does the same
-on disk (:mod:`server_host.cli`).
+``{"op": "pair-code", "hostToken", "envKey"?}``, ``{"op": "revoke", "hostToken",
+"envKey"}`` or ``{"op": "keys", "hostToken"}`` (what provider keys the server holds now: per
+mission, the variable names; issue 31); the answer is ``{"ok": true, ...}`` or ``{"ok":
+false, "refusal": {...}}``. The host token is checked as on HTTP (constant time). When no
+server runs, the CLI does ``pair-code`` and ``revoke`` on disk (:mod:`server_host.cli`); a
+server that does not run holds no key.
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ async def _answer(service: EnvironmentService, request: dict[str, Any]) -> dict[
         return await service.mint_code(env_key)
     if request.get("op") == "revoke":
         return await service.pair_revoke(secret, env_key or "", actor="operator")
-    raise Refused(Code.OPERATION_UNKNOWN, "The admin socket answers pair-code and revoke.")
+    if request.get("op") == "keys":
+        return {"missions": await service.runners.held_keys()}
+    raise Refused(Code.OPERATION_UNKNOWN, "The admin socket answers pair-code, revoke and keys.")
 
 
 async def start_admin(service: EnvironmentService, path: Path) -> asyncio.Server | None:

@@ -12,6 +12,8 @@ Commands (each has ``--help``):
   channels at once when the server runs);
 - ``runner [status|sweep] --root DIR`` — the runner daemon of ``runners.toml``
   (:mod:`server_host.runner`, docs/runner.md);
+- ``keys --root DIR`` — what provider keys the running server holds now: per mission, its
+  runner and the variable names (never a value or fingerprint; issue 31);
 - ``audit verify --root DIR`` — check the audit's chain, MACs and anchor;
 - ``policy --root DIR [--exec on|off] [--git on|off] [--safe on|off] ...`` — the operator's
   switches: fenced commands, SAFE mode.
@@ -338,6 +340,35 @@ async def _revoke(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _keys(args: argparse.Namespace) -> int:
+    """``voicebox-env keys``: one line per mission whose run's provider keys the running
+    server holds — ``<missionId>  <runnerId>  <queued|running>  <VARIABLE, …>`` — names only
+    (issue 31). With no server running nothing is held (keys live in its memory only)."""
+    from server_host.admin import ask
+
+    home = Home(Path(args.root))
+    if not home.host_dir.is_dir():
+        raise SystemExit(f"{PROG}: no environment under {home.root}: run init")
+    answer = None
+    if home.admin_socket.exists():
+        answer = await ask(home.admin_socket, {"op": "keys", "hostToken": _token(home)})
+    if answer is None:
+        _say("no server runs for this root: it holds no provider key (keys live in its memory)")
+        return 0
+    if not answer.get("ok"):
+        refusal = answer.get("refusal") or {}
+        from core.refusals import Code
+
+        raise Refused(Code(refusal.get("code", "internal-error")), refusal.get("message"))
+    missions = answer.get("missions") or []
+    if not missions:
+        _say("the server holds no provider key now")
+    for row in missions:
+        names = ", ".join(str(v) for v in row.get("variables", []))
+        _say(f"{row.get('missionId')}  {row.get('runnerId')}  {row.get('state')}  {names}")
+    return 0
+
+
 async def _verify(args: argparse.Namespace) -> int:
     composed = await compose(Path(args.root))
     try:
@@ -451,6 +482,13 @@ def _parser() -> argparse.ArgumentParser:
     revoke = command("revoke", "Revoke every bearer issued for an envKey, closing its channels.")
     revoke.add_argument("--env-key", required=True, help="the envKey whose pairings to revoke")
     revoke.set_defaults(run=_revoke)
+
+    keys = command(
+        "keys",
+        "List the provider keys the running server holds now: per mission, its runner and the "
+        "variable names (never a value).",
+    )
+    keys.set_defaults(run=_keys)
 
     audit = sub.add_parser("audit", help="The audit.", description="The audit.")
     audit_sub = audit.add_subparsers(dest="audit_command", required=True, metavar="COMMAND")

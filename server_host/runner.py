@@ -48,6 +48,7 @@ from core.json_bound import parse_json
 from core.missions.runner_pins import PinsInvalid, RunnerPin
 from core.refusals import Code, Refused
 from core.secret import Secret
+from server_host.harness_probe import Probes
 from server_host.home import Home
 from server_host.runner_desk import load_pins, read_runner_secret
 from server_host.runner_run import (
@@ -148,10 +149,14 @@ class HttpPoster:
         answer = await self._call("/api/runner/finished", {"missions": missions})
         return list(answer["finished"])
 
-    async def announce(self, running: list[str], wait_ms: int = 0) -> dict[str, Any]:
-        """Announce this runner live with the missions it runs; the desk's answer (its pin,
-        queued work, cancels), waiting up to ``wait_ms`` for some when there is none."""
-        return await self._call("/api/runner/announce", {"running": running, "waitMs": wait_ms})
+    async def announce(
+        self, running: list[str], wait_ms: int = 0, probes: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """Announce this runner live with the missions it runs and what its probe found of
+        its templates (issue 31); the desk's answer (its pin, queued work, cancels), waiting
+        up to ``wait_ms`` for some when there is none."""
+        body = {"running": running, "waitMs": wait_ms, "probes": probes or []}
+        return await self._call("/api/runner/announce", body)
 
 
 class Runner:
@@ -170,6 +175,7 @@ class Runner:
         self.client = httpx.AsyncClient(base_url=url, timeout=30, trust_env=False)
         self.running: dict[str, MissionJob] = {}
         self.tasks: set[asyncio.Task[None]] = set()
+        self.probes = Probes(self.home, sandbox)
 
     def _folders(self) -> dict[str, Path]:
         return {r["project"]: self.home.projects / r["project"] for r in self.worktrees.status()}
@@ -188,7 +194,8 @@ class Runner:
             poster = HttpPoster(self.client, self, pin)
             mine = [m for m, j in self.running.items() if j.runner_id == pin.runner_id]
             wait = WAIT_MS if len(pins) == 1 else 0  # one pin: a long poll; several: polls
-            answer = await poster.announce(mine, wait)
+            probes = [p.model_dump(mode="json") for p in await self.probes.of(pin)]
+            answer = await poster.announce(mine, wait, probes)
             for mission_id in answer.get("cancel", []):
                 job = self.running.get(mission_id)
                 if job is not None:
@@ -203,6 +210,8 @@ class Runner:
         job = MissionJob(
             **{**fields, "runner_id": pin.runner_id, "keys": _keys(raw.pop("keys", {}))}
         )
+        if not isinstance(job.template, str | None):
+            job.template = ""  # names no template: the run fails saying so
         # both name folders here: only the shapes the server issues, whatever it sent
         if not _MISSION.fullmatch(job.mission_id) or not _PROJECT.fullmatch(job.project):
             _say(f"{PROG}: a queued mission with a malformed id was dropped")

@@ -52,9 +52,11 @@ from pydantic import Field
 from core.custody.provider_keys import key_value_refusal, variable_refusal
 from core.host.mission_ops import DeliverArgs, MissionPostArgs
 from core.missions.blocks import CONTRACT_VERSION, load_store
+from core.missions.harness import TemplateProbe, pin_probes
 from core.missions.letters import SCHEMA, parse_letter, sha12
 from core.missions.remote_runs import MERGEABLE
 from core.missions.runner_pins import (
+    LABEL_PATTERN,
     PINS_FILE,
     PinsInvalid,
     RunnerPin,
@@ -139,6 +141,9 @@ class AnnounceBody(Credentials):
         default_factory=list, max_length=64
     )
     wait_ms: int = Field(default=0, alias="waitMs", ge=0, le=MAX_WAIT_MS)
+    probes: list[TemplateProbe] = Field(default_factory=list, max_length=64)
+    """What the runner found of its pin's templates (issue 31, the probe); the desk keeps
+    those of labels the pin declares (:func:`core.missions.harness.pin_probes`)."""
 
 
 class PostBody(Credentials):
@@ -205,6 +210,9 @@ class SpawnBody(Contract):
     packet: str = Field(min_length=1, max_length=200_000)
     letter: dict[str, Any]
     keys: dict[str, Secret] = Field(default_factory=dict, max_length=MAX_RUN_KEYS)
+    template: str | None = Field(default=None, pattern=LABEL_PATTERN)
+    """The label of the agent template the person made active (Settings → Harness, issue
+    31); ``None``: the runner's first. Never in the letter."""
 
 
 class BoardBody(Contract):
@@ -277,6 +285,12 @@ class RunnerDesk(Landing):
         self.challenge = secrets.token_urlsafe(24)
         self.live: dict[str, _Live] = {}
         self.queues: dict[str, _Queue] = {}
+        self.probes: dict[str, list[TemplateProbe]] = {}
+        self.run_keys: dict[str, tuple[str, tuple[str, ...]]] = {}
+        """mission → (its runner, the variable names of the keys held for its run): what
+        ``voicebox-env keys`` lists (issue 31); names only, the values are in the job until
+        it is handed out and in the run's redaction group until the run ends."""
+        self._watching: asyncio.Task[None] | None = None
 
     def _now(self) -> int:
         return int(time.time() * 1000)
@@ -331,6 +345,7 @@ class RunnerDesk(Landing):
         pin = await self.check("runner.announce", peer, body)
         first = pin.runner_id not in self.live
         self.live[pin.runner_id] = _Live(self._now(), len(body.running))
+        self.probes[pin.runner_id] = list(body.probes)
         if first and self.service.audit is not None:
             await self.service.audit.append(
                 actor=f"runner:{pin.runner_id}",
@@ -363,6 +378,72 @@ class RunnerDesk(Landing):
         else here holds them once handed out)."""
         for mission_id in missions:
             self.service.secrets.forget_group(_run_group(mission_id))
+            self.run_keys.pop(mission_id, None)
+
+    async def forget_gone(self) -> list[str]:
+        """Forget the keys of every run whose runner is gone — its last announce older than
+        :data:`LIVE_MS` (it died, or was stopped): the running missions' keys leave the
+        redaction, and a queued job that carries keys leaves the queue with its keys, its
+        mission posted ``failed`` "its runner went away before the run started" (a runner
+        that comes back would run it without them). Keyless queued jobs stay queued. The
+        missions whose keys were forgotten (issue 31: nothing of a key outlives its run)."""
+        now = self._now()
+        forgotten: list[str] = []
+        for runner_id, queue in self.queues.items():
+            if now - self._seen(runner_id) < LIVE_MS:
+                continue
+            held = {m for m in queue.running if m in self.run_keys}
+            self._forget_keys(held)
+            forgotten += sorted(held)
+            for job in [j for j in queue.jobs if j.get("keys")]:
+                queue.jobs.remove(job)
+                job.pop("keys", None)
+                self._forget_keys({job["mission_id"]})
+                forgotten.append(job["mission_id"])
+                pin = None
+                with contextlib.suppress(PinsInvalid):
+                    pin = load_pins(self.root).get(runner_id)
+                if pin is not None:
+                    with contextlib.suppress(Refused):
+                        await self._post_cancelled(
+                            pin,
+                            job,
+                            "server",
+                            "its runner went away before the run started",
+                        )
+        return forgotten
+
+    def _watch_keys(self) -> None:
+        """Run :meth:`forget_gone` every few seconds while keys are held (a task of its own,
+        ended when none are)."""
+        if self._watching is not None and not self._watching.done():
+            return
+
+        async def watch() -> None:
+            while self.run_keys:
+                await asyncio.sleep(LIVE_MS / 3000)
+                with contextlib.suppress(Exception):  # a failed post is retried next turn
+                    await self.forget_gone()
+
+        self._watching = asyncio.ensure_future(watch())
+
+    async def held_keys(self) -> list[dict[str, Any]]:
+        """What this server holds of provider keys right now, for ``voicebox-env keys``
+        (issue 31): per mission ``{missionId, runnerId, state, variables}`` — ``state``
+        ``queued`` (the desk holds the values) or ``running`` (handed to the runner; held for
+        redaction until the run ends), ``variables`` the names. Never a value or fingerprint.
+        Gone runners' keys are forgotten first (:meth:`forget_gone`)."""
+        await self.forget_gone()
+        queued = {j["mission_id"] for q in self.queues.values() for j in q.jobs}
+        return [
+            {
+                "missionId": mission_id,
+                "runnerId": runner_id,
+                "state": "queued" if mission_id in queued else "running",
+                "variables": list(names),
+            }
+            for mission_id, (runner_id, names) in sorted(self.run_keys.items())
+        ]
 
     @staticmethod
     def _hand_out(pin: RunnerPin, queue: _Queue, busy: int) -> tuple[list[dict], list[str]]:
@@ -411,8 +492,10 @@ class RunnerDesk(Landing):
         this order — the letter's own contract and a seq-1 ``judging`` letter; a runner pinned
         for the letter's capability and this project (``permission-denied``: "no runner
         pinned"), live (``tool-disabled``: "not live"); the project a git repository with a
-        commit (``args-invalid``, saying how); ``keys`` exactly the variables the chosen pin
-        declares (``args-invalid`` naming both lists; names only, issue 31); then the packet is
+        commit (``args-invalid``, saying how); ``template`` (a label, optional) pinned by the
+        chosen runner (``permission-denied``, issue 31 "Harness"); ``keys`` exactly the
+        variables that template declares (``args-invalid`` naming both lists; names only, issue
+        31); the job carries the template's label (never the letter); then the packet is
         delivered with the letter through ``mission.deliver`` (``packet_ref`` the packet's
         sha256, brain, block, head CAS) and the job queued. ``{missionId, runnerId, queued}``
         — no path."""
@@ -444,6 +527,14 @@ class RunnerDesk(Landing):
                 f"No runner is pinned for {letter.capability} in this project; its operator "
                 "pins one in runners.toml.",
             )
+        fitting = [p for p in fitting if p.template_named(body.template) is not None]
+        if not fitting:  # the person's harness choice is not (or no longer) pinned
+            raise Refused(
+                Code.PERMISSION_DENIED,
+                f"No runner pinned for {letter.capability} here has the agent template "
+                f"{body.template}; choose another in Settings → Harness.",
+                field="template",
+            )
         now = self._now()
         live = [p for p in fitting if now - self._seen(p.runner_id) < LIVE_MS]
         if not live:
@@ -453,11 +544,13 @@ class RunnerDesk(Landing):
                 "voicebox-env runner.",
             )
         pin = min(live, key=lambda p: len(self.queues.get(p.runner_id, _Queue()).jobs))
-        if sorted(body.keys) != sorted(pin.keys):  # exactly the harness's keys, no others
+        template = pin.template_named(body.template)
+        assert template is not None  # fitting holds only pins that have it
+        if sorted(body.keys) != sorted(template.keys):  # exactly the harness's keys, no others
             raise Refused(
                 Code.ARGS_INVALID,
-                f"Runner {pin.runner_id} is given exactly the keys its pin declares ("
-                + (", ".join(pin.keys) or "none")
+                f"Runner {pin.runner_id} is given exactly the keys its template declares ("
+                + (", ".join(template.keys) or "none")
                 + "); the spawn carried "
                 + (", ".join(sorted(body.keys)) or "none")
                 + ".",
@@ -477,6 +570,8 @@ class RunnerDesk(Landing):
         queue = self.queues.setdefault(pin.runner_id, _Queue())
         if body.keys:  # redacted from everything this server says while the run is alive
             self.service.secrets.set_group(_run_group(letter.mission_id), body.keys.values())
+            self.run_keys[letter.mission_id] = (pin.runner_id, tuple(sorted(body.keys)))
+            self._watch_keys()
         queue.wake.set()
         queue.jobs.append(
             {
@@ -489,6 +584,7 @@ class RunnerDesk(Landing):
                 "head_seq": 1,
                 "started_at": letter.started_at,
                 "packet_ref": letter.packet_ref,
+                "template": template.label,
                 "keys": dict(body.keys),
             }
         )
@@ -593,11 +689,13 @@ class RunnerDesk(Landing):
                 self._forget_keys({body.mission_id})
                 pin = load_pins(self.root).get(runner_id)
                 if pin is not None:
-                    await self._post_cancelled(pin, job, actor)
+                    await self._post_cancelled(pin, job, actor, "cancelled by a person")
                 return {"missionId": body.mission_id, "cancelled": "queued"}
         raise Refused(Code.ARGS_INVALID, "No queued or running mission by that id.")
 
-    async def _post_cancelled(self, pin: RunnerPin, job: dict[str, Any], actor: str) -> None:
+    async def _post_cancelled(
+        self, pin: RunnerPin, job: dict[str, Any], actor: str, reason: str
+    ) -> None:
         now = instant_iso(self._now())
         letter = {
             "schema": SCHEMA,
@@ -610,7 +708,7 @@ class RunnerDesk(Landing):
             "runner_id": pin.runner_id,
             "capability": pin.capability,
             "phase": "failed",
-            "verdict": {"decision": "REJECT", "gist": "cancelled by a person"},
+            "verdict": {"decision": "REJECT", "gist": reason},
             "packet_ref": job["packet_ref"],
             "started_at": job["started_at"],
             "updated_at": max(now, job["started_at"]),
@@ -688,9 +786,11 @@ class RunnerDesk(Landing):
         return {"boundary_version": boundary, "contract_version": CONTRACT_VERSION}
 
     def runners(self) -> list[dict[str, Any]]:
-        """Each pinned runner: ``{runnerId, capability, live, busy, keys}`` (module docstring;
-        ``keys`` the variable names its harness needs, never a value); an
-        empty list while ``runners.toml`` is malformed."""
+        """Each pinned runner: ``{runnerId, capability, live, busy, keys, templates}`` (module
+        docstring; ``keys`` the variable names its first template needs, never a value;
+        ``templates`` each template's label, executable name, keys and what the runner's probe
+        found, :func:`core.missions.harness.pin_probes` — no path); an empty list while
+        ``runners.toml`` is malformed."""
         try:
             pins = load_pins(self.root)
         except PinsInvalid:
@@ -706,7 +806,8 @@ class RunnerDesk(Landing):
                     "capability": pin.capability,
                     "live": live,
                     "busy": seen.busy if live and seen is not None else 0,
-                    "keys": list(pin.keys),
+                    "keys": list(pin.templates()[0].keys),
+                    "templates": pin_probes(pin, self.probes.get(pin.runner_id, [])),
                 }
             )
         return rows

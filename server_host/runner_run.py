@@ -4,9 +4,11 @@
 (:mod:`server_host.worktrees`):
 
 1. write the packet to ``<worktree>/.vbx-packet.md`` (the ``{packet_file}`` placeholder);
-2. post ``executing`` and run the pin's ``command`` in the sandbox (:mod:`server_host.sandbox`:
-   the worktree read-write, the environment's root — HOST_DIR, every project, every other
-   worktree — hidden; a scrubbed environment plus only the variables the pin names);
+2. post ``executing`` and run the command of the pin's agent template the job names (the
+   person's choice in Settings → Harness; the first when none) in the sandbox
+   (:mod:`server_host.sandbox`: the worktree read-write, the environment's root — HOST_DIR,
+   every project, every other worktree — hidden; a scrubbed environment plus only the
+   variables the pin names);
 3. commit what the agent changed on the mission's branch (the runner's own git, outside the
    sandbox, on the admin folder recorded when the worktree was made — never what the
    worktree's ``.git`` file says now — with no hook and no fsmonitor; the packet file is left
@@ -112,6 +114,9 @@ class MissionJob:
     packet_ref: str | None = None
     runner_id: str = ""
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    template: str | None = None
+    """The label of the pin's agent template to run (Settings → Harness, issue 31; ``None``:
+    the first)."""
     keys: dict[str, Secret] = field(default_factory=dict, repr=False)
     """Provider keys for this run only (module docstring): variable → value; cleared when the
     run ends."""
@@ -433,8 +438,11 @@ async def _run_mission(
     except Refused as refusal:
         log.close()
         return RunOutcome("judging", refusal.body().message, "", chain.posted)
+    template = pin.template_named(job.template)
+    if template is None:  # runners.toml changed between the spawn and the run
+        return await fail(f"this runner no longer pins the agent template {job.template}")
     agent = await _run(
-        expand_argv(pin.command, **fill),
+        expand_argv(template.command, **fill),
         worktree=worktree.path,
         env=agent_env,
         limit_s=pin.agent_time_limit_s,

@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # imported late (module docstring); named here for the layeri
         archive_ops,
         blocks_ops,
         compose_ops,
+        harness_ops,
         layout_ops,
         mailbox_ops,
         mission_ops,
@@ -68,6 +69,7 @@ LATE_MODULES = (
     "core.host.layout_ops",
     "core.host.remote_mission_ops",
     "core.host.remote_tray_ops",
+    "core.host.harness_ops",
 )
 """The modules whose operations are imported after ready (module docstring), in order."""
 
@@ -82,6 +84,7 @@ if not TYPE_CHECKING:
     plugin_ops = LateModule("core.host.plugin_ops")
     remote_mission_ops = LateModule("core.host.remote_mission_ops")
     remote_tray_ops = LateModule("core.host.remote_tray_ops")
+    harness_ops = LateModule("core.host.harness_ops")
 
 _ARCHIVING = Gesture("Archiving a mission", via="archived_via", when=mission_ops.archives)
 _OWNER_SEAT = Gesture(
@@ -157,6 +160,24 @@ OPERATIONS = Operations(
             keys_ops.keys_revoke_grant,
             "Take back a provider key's grant to an environment (a person's gesture; audited).",
             gesture=Gesture("Revoking a provider key's grant"),
+        ),
+        # ---- the coding-agent harness (issue 31): which pinned template runs
+        Operation(
+            "harness.list",
+            NoArgs,
+            harness_ops.HarnessList,
+            harness_ops.harness_list,
+            "Each paired environment's agent templates, what its runner found, the active one.",
+            audited=False,
+        ),
+        Operation(
+            "harness.choose",
+            harness_ops.HarnessChooseArgs,
+            harness_ops.HarnessList,
+            harness_ops.harness_choose,
+            "Make a pinned agent template active for an environment (a person's gesture).",
+            writes=True,
+            gesture=Gesture("Choosing the agent harness"),
         ),
         Operation(
             "audit.list",

@@ -33,6 +33,7 @@ from core.custody.provider_keys import fingerprint, keys_for_run, load_keys
 from core.host.env_ops import services
 from core.host.operations import Call, Outcome
 from core.missions.draft import draft_mission, skeleton_brief
+from core.missions.harness import harness_keys, load_harness
 from core.missions.letters import BlockRef, Capability, Seat
 from core.missions.mailbox import AgentId
 from core.missions.packet import (
@@ -64,7 +65,6 @@ from core.missions.remote_runs import (
     parse_merged,
     parse_runners,
     phase_words,
-    spawn_keys,
     spawn_option,
     timeline,
 )
@@ -160,7 +160,16 @@ class BoardAnswer(Contract):
 
 
 async def _key_needs(call: Call[BoardArgs], runners: list[RunnerLive]) -> list[KeyNeed]:
-    wanted = sorted({v for r in runners if r.capability == call.args.capability for v in r.keys})
+    label = (await load_harness(call.ctx.state)).active(call.args.env_key, call.args.capability)
+    needed: set[str] = set()
+    for runner in runners:
+        if runner.capability != call.args.capability:
+            continue
+        if label is None:  # no choice: each runner's first template
+            needed |= set(runner.keys)
+        else:  # the active template (Settings → Harness)
+            needed |= {v for t in runner.templates if t.label == label for v in t.keys}
+    wanted = sorted(needed)
     if not wanted:
         return []
     held = await load_keys(call.ctx.state)
@@ -280,9 +289,12 @@ async def remote_spawn(call: Call[SpawnArgs]) -> Outcome:
     ``args-invalid`` as the server does (not live, not pinned, not a git repository), and
     what :func:`remote_board` refuses.
 
-    Provider keys (issue 31): the variables the chosen runner's pin declares
-    (:func:`~core.missions.remote_runs.spawn_keys` over the identity answer; ``args-invalid``
-    when no runner is named and the live ones need different keys) are asked of the key
+    Provider keys (issue 31): the variables the active agent template declares — the person's
+    choice in Settings → Harness (:mod:`core.missions.harness`), named to the server by label
+    beside the letter, never in it; the runner's first template when none is chosen —
+    (:func:`~core.missions.harness.harness_keys` over the identity answer; ``args-invalid``
+    when no runner is named and the live ones need different keys, ``permission-denied`` when
+    the chosen template is not pinned there) are asked of the key
     custody (:func:`~core.custody.provider_keys.keys_for_run`: ``key-not-granted`` naming the
     variable, before anything is sent) and sent in the spawn body over the bearer channel, for
     that run only. Audited: envKey, project, mission, runner, and ``keys`` (variable →
@@ -290,7 +302,8 @@ async def remote_spawn(call: Call[SpawnArgs]) -> Outcome:
     a = call.args
     admin = services(call).admin
     runners = parse_runners(await admin.identity_text(a.env_key))
-    variables = spawn_keys(runners, a.capability, a.runner_id)
+    template = (await load_harness(call.ctx.state)).active(a.env_key, a.capability)
+    variables = harness_keys(runners, a.capability, a.runner_id, template)
     keys = await keys_for_run(call.ctx.state, a.env_key, variables)
     board = parse_board(await admin.mission_route(a.env_key, "board", {"project": a.project}))
     found = next((b for b in board.blocks if b.id == a.block_id), None)
@@ -323,6 +336,8 @@ async def remote_spawn(call: Call[SpawnArgs]) -> Outcome:
     )
     body = {"project": a.project, "packet": draft.packet, "letter": draft.letter}
     body["keys"] = {name: value.reveal() for name, value in keys.items()}
+    if template is not None:  # the person's harness choice, by label; never in the letter
+        body["template"] = template
     data = await admin.mission_route(a.env_key, "spawn", body)
     del body
     try:

@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError
 
 from core.json_bound import parse_json
+from core.missions.harness import TemplateView
 from core.missions.letters import PHASE_MEANINGS, BlockRef, parse_letter
 from core.missions.packet import READ_ONLY_REASON, ModeOption
 from core.model import Contract
@@ -95,8 +96,8 @@ NOT_GIT_REASON = (
 class RunnerLive(Contract):
     """One pinned runner as the server's identity lists it: ``runnerId``, its capability,
     whether it announced in the last 15 s (``live``), how many missions it runs (``busy``) and
-    the provider-key variables its pinned harness needs (``keys``: names, issue 31). Never a
-    secret, a command or a path."""
+    the provider-key variables its pinned harness needs (``keys``: names, issue 31; its
+    first template's) and its ``templates``. Never a secret, a command or a path."""
 
     model_config = Contract.model_config | {"extra": "ignore", "populate_by_name": True}
 
@@ -107,6 +108,8 @@ class RunnerLive(Contract):
     keys: list[Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{1,63}$")]] = Field(
         default_factory=list, max_length=16
     )
+    templates: list[TemplateView] = Field(default_factory=list, max_length=16)
+    """Its pinned agent templates and what its probe found (issue 31, Settings → Harness)."""
 
 
 class _Identity(Contract):

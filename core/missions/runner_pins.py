@@ -24,7 +24,35 @@ is alive; it never adds or widens anything a pin says. The file lives at the env
 are ``{packet_file}``, ``{worktree}`` and ``{mission_id}``, each a whole element or part of one
 (any other ``{…}`` is refused).
 
-``keys`` is what the pinned agent template (the harness, issue 31 "Harness") needs of the
+**Several templates** (issue 31 "Harness"): instead of ``command`` and ``keys``, a runner may
+declare one or more agent templates, each a ``[[runner.template]]`` table with a ``label``
+(``^[a-z0-9][a-z0-9._-]{0,63}$``, unique in its runner), its own ``command`` and its own
+``keys``::
+
+    [[runner]]
+    runner_id = "build-1"
+    capability = "build-runner"
+    projects = ["p_0123456789abcdef"]
+    gate_command = ["python", "-m", "pytest", "-q"]
+
+    [[runner.template]]
+    label = "agent-a"
+    command = ["agent-a", "--packet", "{packet_file}"]
+    keys = ["ANTHROPIC_API_KEY"]
+
+    [[runner.template]]
+    label = "agent-b"
+    command = ["agent-b", "{packet_file}"]
+    keys = ["OPENAI_API_KEY"]
+
+A runner has ``command`` (and ``keys``) or templates, never both; a file of today's single
+``command`` reads as one template labelled :data:`DEFAULT_TEMPLATE`
+(:meth:`RunnerPin.templates`). Which template runs is the person's choice, kept by the browser
+host (Settings → Harness) and named by label in the spawn request (never in the letter); the
+first template is the one used when none is named. The runner probes each template's
+executable (:mod:`core.missions.harness`).
+
+``keys`` is what a pinned agent template (the harness, issue 31 "Harness") needs of the
 person's provider keys: variable names only, each one core's variable rule allows
 (:func:`core.custody.provider_keys.variable_refusal`), no name twice, none also in ``env``.
 The browser host asks its key custody for exactly these and sends them with the spawn for that
@@ -48,18 +76,21 @@ import re
 import tomllib
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from core.model import Contract
 from core.refusals import Code, Refused
 
 __all__ = [
+    "DEFAULT_TEMPLATE",
+    "LABEL_PATTERN",
     "PINS_FILE",
     "PLACEHOLDERS",
     "RUNNER_PHASES",
     "PinsInvalid",
     "RunnerPin",
     "RunnerPins",
+    "RunnerTemplate",
     "check_runner_letter",
     "expand_argv",
     "parse_pins",
@@ -67,6 +98,10 @@ __all__ = [
 ]
 
 PINS_FILE = "runners.toml"
+DEFAULT_TEMPLATE = "default"
+"""The label of the one template a runner with a plain ``command`` declares."""
+LABEL_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+"""A template's label: what Settings → Harness shows and a spawn request names."""
 PLACEHOLDERS = ("{packet_file}", "{worktree}", "{mission_id}")
 RUNNER_PHASES = frozenset({"executing", "gate", "merge_wait", "failed"})
 """The phases a runner reports; ``landed`` follows only a person's receipt import, ``archived``
@@ -102,13 +137,54 @@ def _argv_placeholders(argv: list[str]) -> list[str]:
     return argv
 
 
+def _key_names_rule(names: list[str]) -> list[str]:
+    from core.custody.provider_keys import variable_refusal
+
+    for name in names:
+        refusal = variable_refusal(name)
+        if refusal is not None:
+            raise ValueError(refusal.message)
+    if len(set(names)) != len(names):
+        raise ValueError("a variable is named twice")
+    return names
+
+
+def _not_in_env(names: list[str], info: ValidationInfo) -> None:
+    passed = set(info.data.get("env", ()))
+    for name in names:
+        if name in passed:
+            raise ValueError(f"{name} is in env too; a variable comes from one of them")
+
+
+class RunnerTemplate(Contract):
+    """One agent template of a runner (``[[runner.template]]``, module docstring): its
+    ``label``, ``command`` (an argv list with placeholders) and the provider-key variables
+    ``keys`` it needs (names only)."""
+
+    label: str = Field(pattern=LABEL_PATTERN)
+    command: Argv
+    keys: list[str] = Field(default_factory=list, max_length=16)
+
+    @field_validator("command")
+    @classmethod
+    def _placeholders(cls, argv: list[str]) -> list[str]:
+        return _argv_placeholders(argv)
+
+    @field_validator("keys")
+    @classmethod
+    def _key_names(cls, names: list[str]) -> list[str]:
+        return _key_names_rule(names)
+
+
 class RunnerPin(Contract):
-    """One ``[[runner]]`` of ``runners.toml`` (fields in the module docstring)."""
+    """One ``[[runner]]`` of ``runners.toml`` (fields in the module docstring). ``command`` and
+    ``keys`` are the single-template form; ``template`` the several-templates form; a pin has
+    one of them (:meth:`templates` reads both alike)."""
 
     runner_id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
     capability: RunnerCapability
     projects: list[Annotated[str, Field(pattern=r"^p_[0-9a-f]{16}$")]] = Field(min_length=1)
-    command: Argv
+    command: Argv | None = None
     gate_command: Argv
     agent_time_limit_s: int = Field(default=1800, ge=1, le=86_400)
     gate_time_limit_s: int = Field(default=600, ge=1, le=86_400)
@@ -116,12 +192,13 @@ class RunnerPin(Contract):
     max_parallel: int = Field(default=1, ge=1, le=16)
     env: list[str] = Field(default_factory=list, max_length=64)
     keys: list[str] = Field(default_factory=list, max_length=16)
+    template: list[RunnerTemplate] = Field(default_factory=list, max_length=16)
     network: bool = False
 
     @field_validator("command", "gate_command")
     @classmethod
-    def _placeholders(cls, argv: list[str]) -> list[str]:
-        return _argv_placeholders(argv)
+    def _placeholders(cls, argv: list[str] | None) -> list[str] | None:
+        return None if argv is None else _argv_placeholders(argv)
 
     @field_validator("env")
     @classmethod
@@ -136,18 +213,44 @@ class RunnerPin(Contract):
     @field_validator("keys")
     @classmethod
     def _key_names(cls, names: list[str], info: ValidationInfo) -> list[str]:
-        from core.custody.provider_keys import variable_refusal
+        _not_in_env(names, info)
+        return _key_names_rule(names)
 
-        passed = set(info.data.get("env", ()))
-        for name in names:
-            if name in passed:
-                raise ValueError(f"{name} is in env too; a variable comes from one of them")
-            refusal = variable_refusal(name)
-            if refusal is not None:
-                raise ValueError(refusal.message)
-        if len(set(names)) != len(names):
-            raise ValueError("a variable is named twice")
-        return names
+    @field_validator("template")
+    @classmethod
+    def _templates(cls, templates: list[RunnerTemplate], info: ValidationInfo) -> list:
+        labels = [t.label for t in templates]
+        if len(set(labels)) != len(labels):
+            raise ValueError("a template label is used twice in one runner")
+        for template in templates:
+            _not_in_env(template.keys, info)
+        return templates
+
+    @model_validator(mode="after")
+    def _one_form(self) -> RunnerPin:
+        if self.command is None and not self.template:
+            raise ValueError("command (or one [[runner.template]] or more) is required")
+        if self.command is not None and self.template:
+            raise ValueError("a runner has command or [[runner.template]] tables, never both")
+        if self.template and self.keys:
+            raise ValueError("with [[runner.template]] tables, keys belong to each template")
+        return self
+
+    def templates(self) -> list[RunnerTemplate]:
+        """The runner's agent templates in the file's order: its ``[[runner.template]]``
+        tables, or one labelled :data:`DEFAULT_TEMPLATE` of its ``command`` and ``keys``."""
+        if self.template:
+            return list(self.template)
+        assert self.command is not None  # the validator holds one form
+        return [RunnerTemplate(label=DEFAULT_TEMPLATE, command=self.command, keys=self.keys)]
+
+    def template_named(self, label: str | None) -> RunnerTemplate | None:
+        """The template labelled ``label`` (``None``: the first one), or ``None`` when this
+        runner pins no template by that label."""
+        templates = self.templates()
+        if label is None:
+            return templates[0]
+        return next((t for t in templates if t.label == label), None)
 
 
 class RunnerPins(Contract):
@@ -167,6 +270,20 @@ def _table_lines(text: str) -> list[int]:
         for n, line in enumerate(text.splitlines(), start=1)
         if line.strip().split("#", 1)[0].strip() == "[[runner]]"
     ]
+
+
+def _template_line(text: str, start: int, index: int) -> int:
+    """The line of the ``index``-th ``[[runner.template]]`` header after line ``start``."""
+    seen = -1
+    for n, line in enumerate(text.splitlines()[start:], start=start + 1):
+        header = line.strip().split("#", 1)[0].strip()
+        if header == "[[runner]]":
+            break
+        if header == "[[runner.template]]":
+            seen += 1
+            if seen == index:
+                return n
+    return start
 
 
 def _key_line(text: str, start: int, key: str) -> int:
@@ -205,6 +322,10 @@ def parse_pins(text: str) -> RunnerPins:
         if len(loc) >= 2 and loc[0] == "runner" and isinstance(loc[1], int):
             start = headers[loc[1]] if loc[1] < len(headers) else 0
             key = str(loc[2]) if len(loc) > 2 else ""
+            if key == "template" and start:  # a table of its own: that table's line
+                index = loc[3] if len(loc) > 3 and isinstance(loc[3], int) else 0
+                start = _template_line(text, start, index)
+                key = str(loc[4]) if len(loc) > 4 else ""
             line = _key_line(text, start, key) if key and start else start
         raise PinsInvalid(line, _reason(error, key)) from None
     seen: set[str] = set()

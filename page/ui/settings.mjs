@@ -2,12 +2,14 @@
 // time by policy.set — a person's gesture, audited, in effect on the very next request. The host
 // says which switches exist and how to offer each (bool, int with bounds, list, map); labels for
 // the ones we know, the field name for any the host adds later. The policy holds no secret; the
-// provider keys below are their own section (page/ui/keys.mjs) and never shown.
+// provider keys below are their own section (page/ui/keys.mjs) and never shown; the harness (which
+// pinned agent template each environment's runner uses) is page/ui/harness.mjs.
 
 import { el, literal, name, replace, tableBox } from "../dom.mjs";
 import { clearError, guarded, showRefusal } from "./alerts.mjs";
 import { POLICY_FIELDS } from "../contract.gen.mjs";
 import { confirmDialog } from "./dialog.mjs";
+import { renderHarness } from "./harness.mjs";
 import { renderKeys } from "./keys.mjs";
 
 // label and help of each switch the core describes (core/policy.py: title, description)
@@ -27,6 +29,7 @@ export async function renderSettings(node, app) {
     tools = []; // the host could not describe its tools: switches by name below
   }
   const keys = el("section", { class: "settings-group", id: "provider-keys", "aria-label": "Provider keys" });
+  const harness = el("section", { class: "settings-group", id: "harness", "aria-label": "Harness" });
   const status = el("p", { id: "settings-status", role: "status", "aria-live": "polite", class: "muted" });
 
   async function change(changes, what) {
@@ -159,6 +162,7 @@ export async function renderSettings(node, app) {
       groups.filter(([, fs]) => fs.length).map(([title, fs]) => el("section", { class: "settings-group", "aria-label": title },
         el("h3", { class: "section" }, title), fs.map((f) => byKind[f.kind](f)))),
       keys,
+      harness,
       v ? el("section", { class: "settings-group", "aria-label": "About this host" },
         el("h3", { class: "section" }, "About this host"),
         el("dl", { class: "about" },
@@ -169,4 +173,5 @@ export async function renderSettings(node, app) {
   };
   await renderKeys(keys, app); // its own section, drawn by itself (page/ui/keys.mjs), before the page shows
   draw();
+  renderHarness(harness, app); // asks every paired environment: it fills in by itself (page/ui/harness.mjs)
 }

@@ -23,7 +23,8 @@
 - ``keys``: the value of the variable ``ARG`` (issue 31's canary): print it raw, in base64
   (standard and URL-safe, at each of the three alignments), hex (both cases), percent-encoded
   (``quote`` and every byte), JSON-escaped (``\\u00xx`` each character), and split across
-  two writes; write its sha256 to ``KEY.sha256`` and ``AGENT.md``; exit 0;
+  two writes; write its sha256 to ``KEY.sha256`` and ``AGENT.md``; then, given a fourth
+  argument, stay alive that many seconds; exit 0;
 - ``hostile-git``: point the worktree's ``.git`` at a repository of its own with hooks and an
   fsmonitor that would write the file ``ARG``, and write ``AGENT.md``.
 
@@ -145,6 +146,8 @@ def main(argv: list[str]) -> int:
         digest = hashlib.sha256(raw).hexdigest()
         Path("KEY.sha256").write_text(digest, encoding="utf-8")
         Path("AGENT.md").write_text("keys\n", encoding="utf-8")
+        if len(argv) > 3:  # stay alive a while: the e2e test reads every argv meanwhile
+            time.sleep(float(argv[3]))
         return 0
     if mode == "env":
         print("ENV " + " ".join(sorted(os.environ)), flush=True)

@@ -144,6 +144,7 @@ def test_a_live_runner_shows_in_identity_and_runs_a_spawned_mission_to_merge_wai
         runner, lines = _runner(root)
         try:
             identity = _wait_live(server, lines)
+            (template,) = identity["runners"][0].pop("templates")
             assert identity["runners"] == [
                 {
                     "runnerId": "build-1",
@@ -153,6 +154,9 @@ def test_a_live_runner_shows_in_identity_and_runs_a_spawned_mission_to_merge_wai
                     "keys": [],
                 }
             ]
+            # its probe came with its first announce (issue 31): python3 in the sandbox
+            assert template["label"] == "default" and template["executable"] == "python3"
+            assert template["found"] is True and template["version"].startswith("Python 3.")
             mission_id = "msn_00000000fe01"
             assert _spawn(server, None, project, mission_id).status_code == 401
             spawned = _spawn(server, bearer, project, mission_id)

@@ -84,6 +84,17 @@ def test_a_proven_announce_makes_the_pin_live_and_never_widens_it(tmp_path: Path
                 "live": True,
                 "busy": 0,
                 "keys": [],
+                "templates": [
+                    {
+                        "label": "default",
+                        "executable": "python3",
+                        "keys": [],
+                        "found": None,
+                        "version": None,
+                        "reason": None,
+                        "said": "not probed yet",
+                    }
+                ],
             }
         ]
         text = json.dumps(await env.service.identity())

@@ -129,6 +129,8 @@ def test_local_env_serves_the_site_a_server_and_a_live_demo_runner_and_stops_eve
             if runners and runners[0]["live"]:
                 break
             time.sleep(0.1)
+        (template,) = runners[0].pop("templates")  # its probe (issue 31): the demo's python3
+        assert template["executable"] == "python3" and template["found"] is True
         assert runners == [
             {
                 "runnerId": DEMO_RUNNER,
