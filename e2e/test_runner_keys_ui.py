@@ -207,10 +207,19 @@ def test_a_key_set_and_granted_in_the_page_reaches_the_agent_and_nothing_else(
         # every form the agent printed reached the page redacted, the split one included
         assert log_text.count("[redacted]") >= len(_forms(VALUE)) + 1, log_text
         assert "split [redacted] end" in log_text
+        # the agent also wrote the value into a file of its worktree: the review's diff shows
+        # that file, and the host's second wall redacts the value before the page sees it
+        patch = "#mission-review details.diff-file[data-path='LEAK.txt'] pre.diff-patch"
+        page.wait_for_selector(patch, timeout=UI_S)
+        assert "+the key: [redacted]" in (page.text_content(patch) or "")
 
         # custody: every page message, its storage, DOM and URL — no value, no fragment of it
         assert _fragments_in(host) == []
-        server_files = [p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
+        server_files = [  # the agent's own worktree holds LEAK.txt: its choice, not a leak
+            p
+            for p in root.rglob("*")
+            if p.is_file() and ".git" not in p.parts and "worktrees" not in p.parts
+        ]
         assert any(p.suffix == ".log" for p in server_files)  # the mission log is scanned
         for path in server_files:
             text = path.read_bytes().decode("utf-8", "replace")

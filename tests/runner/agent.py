@@ -145,6 +145,7 @@ def main(argv: list[str]) -> int:
         out.flush()
         digest = hashlib.sha256(raw).hexdigest()
         Path("KEY.sha256").write_text(digest, encoding="utf-8")
+        Path("LEAK.txt").write_text(f"the key: {value}\n", encoding="utf-8")  # into the diff
         Path("AGENT.md").write_text("keys\n", encoding="utf-8")
         if len(argv) > 3:  # stay alive a while: the e2e test reads every argv meanwhile
             time.sleep(float(argv[3]))
