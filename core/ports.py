@@ -37,6 +37,7 @@ __all__ = [
     "PeerChannel",
     "ProjectFiles",
     "ProjectRoots",
+    "PythonRuntime",
     "Randomness",
     "RelayItem",
     "Relayed",
@@ -511,6 +512,33 @@ class PageEvents(Protocol):
 
     def post(self, event: Contract) -> None:
         """Send ``event`` to the page."""
+        ...
+
+
+class PythonRuntime(Protocol):
+    """The second Python that runs a person's code (issue 32; docs/python.md): its own
+    interpreter, holding no secret, reaching no storage and no network, started, stopped and
+    restarted by the host. Files reach it only as :class:`core.python_run.RunJob` copies and
+    leave it only as a :class:`core.python_run.RunReport` the host decides
+    (:mod:`core.python_run`).
+
+    E1: a worker with its own Pyodide inside the opaque-origin frame with ``connect-src
+    'none'`` (``browser_host/python_runtime.py``). Refuses ``sandbox-unavailable`` when it
+    cannot start or is busy with another run.
+    """
+
+    async def run(
+        self, job: object, on_output: Callable[[str, str], None], *, limit_s: float
+    ) -> object:
+        """Run ``job`` (a :class:`~core.python_run.RunJob`); ``on_output(stream, text)`` gets
+        stdout/stderr (``"stdout"``/``"stderr"``) as produced; answers a
+        :class:`~core.python_run.RunReport`. Past ``limit_s`` seconds the runtime is
+        restarted and the report says ``timed_out``."""
+        ...
+
+    async def stop(self) -> bool:
+        """End the run in progress now by terminating the runtime and starting it anew (its
+        console state is lost); ``True`` if a run was going. Returns within 2 s."""
         ...
 
 

@@ -32,6 +32,7 @@ from core.host import (
     info_ops,
     keys_ops,
     project_ops,
+    python_ops,
     settings_ops,
 )
 from core.host.operations import Gesture, LateModule, Operation, Operations
@@ -343,6 +344,39 @@ OPERATIONS = Operations(
             asset_ops.asset_create,
             "Generate a PNG with the create-asset Wasm tool in its sandbox; the host writes it.",
             writes=True,
+        ),
+        # ---- the person's Python, in a runtime of its own (issue 32; docs/python.md)
+        Operation(
+            "python.connect",
+            NoArgs,
+            python_ops.PythonConnected,
+            python_ops.python_connect,
+            "Hand the host a MessagePort to the Python runtime's frame (the attachment).",
+            attachment="the runtime frame's port",
+        ),
+        Operation(
+            "python.run",
+            python_ops.PythonRunArgs,
+            python_ops.PythonRunResult,
+            python_ops.python_run,
+            "Run a project's .py file as __main__ in the sandboxed runtime; output streams as "
+            "events; the host applies its file changes (receipts) and lists them.",
+            gesture=Gesture("Running Python"),
+        ),
+        Operation(
+            "python.eval",
+            python_ops.PythonEvalArgs,
+            python_ops.PythonRunResult,
+            python_ops.python_eval,
+            "Run one console input in the runtime's kept namespace; as python.run.",
+            gesture=Gesture("Running Python"),
+        ),
+        Operation(
+            "python.stop",
+            NoArgs,
+            python_ops.PythonStopped,
+            python_ops.python_stop,
+            "End the run in progress: the runtime is terminated and started anew.",
         ),
         # ---- plugins (issue 16; seed 003): the operator's controls; calls are tool.call
         Operation(
