@@ -142,13 +142,14 @@ class RunReport:
     ``SystemExit`` code), ``None`` when the run did not end by itself (``stopped`` by the
     person, or ``timed_out`` at :data:`RUN_LIMIT_S`: the runtime was restarted). ``duration_ms``
     as the runtime measured it. ``present``: every file path under the project folder after the
-    run; ``changed``: ``(path, bytes)`` of each file that differs from what was copied in or is
-    new. ``output_dropped``: bytes of output past :data:`MAX_OUTPUT_BYTES`.
+    run — ``None`` when the runtime could not say (stopped, timed out, failed): then the run
+    changed nothing; ``changed``: ``(path, bytes)`` of each file that differs from what was
+    copied in or is new. ``output_dropped``: bytes of output past :data:`MAX_OUTPUT_BYTES`.
     """
 
     exit_status: int | None
     duration_ms: int
-    present: Sequence[str] = ()
+    present: Sequence[str] | None = None
     changed: Sequence[tuple[str, bytes]] = ()
     stopped: bool = False
     timed_out: bool = False
@@ -170,7 +171,10 @@ def change_list(given: Mapping[str, bytes], report: RunReport) -> list[Change]:
     order: a changed path not given is ``created``; a given one whose bytes differ is
     ``modified`` (one whose bytes are the same is no change); a given path no longer
     ``present`` is ``deleted``. A path not given and not present — left out by the input
-    limits — is never a change."""
+    limits — is never a change. A report with no ``present`` list (the runtime was stopped or
+    failed before it could list its files) changes nothing: absence is never guessed."""
+    if report.present is None:
+        return []
     digests = {p: hashlib.sha256(b).digest() for p, b in given.items()}
     out: dict[str, Change] = {}
     for path, data in report.changed:

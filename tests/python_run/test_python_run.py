@@ -176,3 +176,26 @@ def test_running_python_needs_a_connected_runtime_and_a_persons_gesture() -> Non
     answer, _ = h.call("python.run", origin=HUMAN_UI, project=pid, path="hello.py", run="r1")
     assert answer["refusal"]["code"] == "sandbox-unavailable"
     assert h.refused("python.stop")["code"] == "sandbox-unavailable"
+
+
+class StoppedRuntime:
+    """A runtime whose run was ended by Stop: it cannot say what its files were."""
+
+    async def run(
+        self, job: object, on_output: Callable[[str, str], None], *, limit_s: float
+    ) -> RunReport:
+        return RunReport(None, 40, stopped=True)
+
+    async def stop(self) -> bool:
+        return True
+
+
+def test_a_stopped_run_deletes_nothing_and_says_it_was_restarted() -> None:
+    h, pid, _ = harness(hello)
+    h.ctx.services.python = StoppedRuntime()  # type: ignore[assignment]
+    h.ok("file.write", body=b"while True: pass", project=pid, path="hello.py")
+    h.ok("file.write", body=b"1", project=pid, path="data.txt")
+    result = run_file(h, pid)
+    assert result["stopped"] is True and result["restarted"] is True
+    assert result["exit_status"] is None and result["changes"] == []
+    assert h.call("file.read", project=pid, path="data.txt")[1] == b"1"
