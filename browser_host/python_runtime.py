@@ -37,8 +37,8 @@ import js
 from js import Object
 from pyodide.ffi import create_proxy, to_js
 
-from core.python_run import MAX_CHANGED_BYTES, MAX_OUTPUT_BYTES, RunJob, RunReport
 from core.refusals import Code, Refused
+from core.tools.python_run import MAX_CHANGED_BYTES, MAX_OUTPUT_BYTES, RunJob, RunReport
 
 __all__ = ["RUNTIME_FILES", "PortPythonRuntime"]
 
@@ -236,7 +236,7 @@ class PortPythonRuntime:
         exit_status = getattr(answer, "exit", None)
         if not isinstance(exit_status, int):
             exit_status = 1
-        present: list[str] | None = None  # not said: nothing is applied (core.python_run)
+        present: list[str] | None = None  # not said: nothing is applied (core.tools.python_run)
         raw = getattr(answer, "present", None)
         if raw is not None and isinstance(getattr(raw, "length", None), int):
             if raw.length > MAX_PATHS:

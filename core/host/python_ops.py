@@ -2,12 +2,12 @@
 in a second runtime that holds nothing (issue 32; docs/python.md).
 
 A run, in this order: the project's files are walked and chosen within the input limits
-(:func:`core.python_run.choose_inputs`) and read by the host; the runtime
+(:func:`core.tools.python_run.choose_inputs`) and read by the host; the runtime
 (:class:`core.ports.PythonRuntime`) gets copies, runs the file as ``__main__`` (or the console's
 input in its kept namespace), and its stdout/stderr reach the page as
 :class:`PythonOutput` events while it runs; its report becomes the change list
-(:func:`core.python_run.change_list`); every change is decided
-(:func:`core.python_run.decide_change`) and the admitted ones are applied by the host through
+(:func:`core.tools.python_run.change_list`); every change is decided
+(:func:`core.tools.python_run.decide_change`) and the admitted ones are applied by the host through
 ``file.write`` (a ``local-write`` receipt naming ``python.run``, an audit record each) or
 ``file.delete`` (into the project trash: nothing lost). The answer lists every change, applied
 or refused with its code.
@@ -33,7 +33,8 @@ from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
 from core.paths import parse_path
 from core.projects.project import PROJECT_ID_PATTERN
-from core.python_run import (
+from core.refusals import Code, Refused
+from core.tools.python_run import (
     RUN_LIMIT_S,
     AppliedChange,
     RunJob,
@@ -42,7 +43,6 @@ from core.python_run import (
     choose_inputs,
     decide_change,
 )
-from core.refusals import Code, Refused
 
 __all__ = [
     "PythonConnected",
@@ -254,6 +254,7 @@ async def _apply(
                     size=len(change.data),
                     sha256=hashlib.sha256(change.data).hexdigest(),
                     store_version=None if receipt is None else receipt.store_version,
+                    receipt=receipt,
                 )
             )
         except Refused as refused:

@@ -1,8 +1,9 @@
 """The person's Python runs in a runtime of its own, and its files are brokered (issue 32;
-core/python_run.py, core/host/python_ops.py): the host copies the project in (bounded, the rest
-said), streams the output to the page, and applies the runtime's changes itself — reserved paths
-refused, every write with a ``local-write`` receipt and an audit record, deletions into the
-trash. The runtime here is an in-memory stand-in that does what a script would."""
+core/tools/python_run.py, core/host/python_ops.py): the host copies the project in (bounded,
+the rest said), streams the output to the page, and applies the runtime's changes itself —
+reserved paths refused, every write with a ``local-write`` receipt and an audit record,
+deletions into the trash. The runtime here is an in-memory stand-in that does what a script
+would."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections.abc import Callable
 
 from core.gestures import HUMAN_UI
 from core.model import Contract
-from core.python_run import (
+from core.tools.python_run import (
     MAX_CHANGES,
     MAX_INPUT_BYTES,
     MAX_INPUT_FILE_BYTES,
@@ -105,7 +106,11 @@ def test_a_run_gets_copies_and_the_host_applies_its_changes_with_receipts_and_au
     written = h.call("file.read", project=pid, path="out/result.txt")[1]
     assert written == b"sum=6\n"
     assert changes["out/result.txt"]["sha256"] == hashlib.sha256(b"sum=6\n").hexdigest()
-    assert changes["out/result.txt"]["store_version"] is not None  # the receipt's
+    receipt = changes["out/result.txt"]["receipt"]
+    assert receipt["rung"] == "local-write" and receipt["op"] == "python.run"
+    assert receipt["path"] == "out/result.txt" and receipt["size"] == len(b"sum=6\n")
+    assert receipt["sha256"] == hashlib.sha256(b"sum=6\n").hexdigest()
+    assert receipt["store_version"] == changes["out/result.txt"]["store_version"] is not None
     assert h.refused("file.read", project=pid, path="old.txt")["code"] == "file-not-found"
     trash = h.ok("trash.list", project=pid)
     assert "old.txt" in str(trash)  # nothing lost: the deletion went into the trash

@@ -38,6 +38,7 @@ from pydantic import Field
 from core.model import Contract
 from core.paths import ProjectPath, parse_path
 from core.refusals import Code, Refused
+from core.tools.receipts import HostReceipt
 
 __all__ = [
     "MAX_CHANGED_BYTES",
@@ -211,8 +212,10 @@ def decide_change(change: Change, *, index: int, written_bytes: int) -> ProjectP
 
 
 class AppliedChange(Contract):
-    """One change of a run as the person sees it: applied (with the ``local-write`` receipt's
-    sha256 and the store version after it) or refused (code and sentence)."""
+    """One change of a run as the person sees it: applied — a write with the host's
+    ``local-write`` receipt (``receipt``: path, size, sha256, store version; ``op``
+    ``python.run``), a deletion with the trash entry that holds the file — or refused (code
+    and sentence)."""
 
     path: str = Field(max_length=5000)
     action: Literal["created", "modified", "deleted"]
@@ -221,5 +224,6 @@ class AppliedChange(Contract):
     sha256: str | None = None
     store_version: int | None = None
     trash_id: str | None = None
+    receipt: HostReceipt | None = None
     code: str | None = None
     message: str | None = None
