@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import time
 
-from e2e.files_kit import file_entry, open_file, set_editor_text, wait_editor
+from e2e.files_kit import file_entry, open_file, open_folder, set_editor_text, wait_editor
 from e2e.hostpage import HostPage
 from e2e.site import SiteRouter
-from e2e.tray_kit import open_in_ui, shot
+from e2e.tray_kit import SCREENSHOTS, open_in_ui
 
 HELLO = """\
 import os
@@ -27,6 +27,7 @@ print("wrote out/result.txt", sum(numbers))
 """
 
 RUNTIME_BOOT_MS = 120_000
+SCREENSHOT = SCREENSHOTS / "python-run.png"
 
 
 def _project(host: HostPage, files: dict[str, bytes]) -> str:
@@ -72,7 +73,8 @@ def test_run_streams_output_and_the_host_applies_the_written_file_with_a_receipt
     assert written["result"]["sha256"][:16] in change.text_content()
     records = host.ok("audit.list", {"op": "file.write"})["result"]["records"]
     assert any(r.get("details", {}).get("path") == "out/result.txt" for r in records)
-    host.page.wait_for_selector(file_entry("out/result.txt"), state="attached", timeout=10_000)
+    open_folder(host.page, "out")  # the tree refreshed: the new folder is there
+    host.page.wait_for_selector(file_entry("out/result.txt"))
     # the console keeps the run's namespace and its own variables across inputs
     console = host.page.locator("#python-console-input")
     console.fill("x = sum(numbers) * 2")
@@ -83,7 +85,8 @@ def test_run_streams_output_and_the_host_applies_the_written_file_with_a_receipt
     host.page.wait_for_function(
         "() => document.getElementById('python-output').textContent.includes('x is 30')"
     )
-    shot(host.page, "python-run")
+    assert "receipt" in change.text_content()  # the run's list stays under console inputs
+    host.page.locator("#file-viewer").screenshot(path=str(SCREENSHOT))
 
 
 def _run_ui(host: HostPage) -> None:

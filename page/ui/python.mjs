@@ -130,7 +130,7 @@ export class PythonPanel {
     const started = performance.now();
     try {
       const { result } = await this.call(op, { ...args, run }, { human: true });
-      this.#finished(result, performance.now() - started);
+      this.#finished(result, performance.now() - started, op === "python.eval");
     } catch (err) {
       this.status.textContent = `Not run: ${err?.message ?? err}`;
       showRefusal(err, op === "python.run" ? `Running ${this.path}` : "Running console input");
@@ -140,7 +140,7 @@ export class PythonPanel {
     }
   }
 
-  #finished(result, wallMs) {
+  #finished(result, wallMs, console) {
     const took = `${result.duration_ms} ms in Python, ${Math.round(wallMs)} ms in all`;
     if (result.stopped) this.status.textContent = `Stopped after ${took}. Python was restarted: the console's variables are gone.`;
     else if (result.timed_out) this.status.textContent = `Ended at the time limit: Python was restarted (${took}).`;
@@ -153,7 +153,8 @@ export class PythonPanel {
         ? (c.action === "deleted" ? "moved to the trash" : ["written; receipt ", el("code", { class: "hash" }, `${c.sha256.slice(0, 16)}…`), c.store_version === null ? "" : ` (store version ${c.store_version})`])
         : ["refused ", el("code", { class: "refusal-code" }, c.code), ` — ${c.message}`]));
     if (result.left_out_note) items.push(el("li", { class: "muted" }, result.left_out_note));
-    replace(this.changes, items.length ? [el("li", { class: "muted" }, "Files changed by the run:"), items] : null);
+    // a console input that changed no file keeps the last run's list on screen
+    if (items.length || !console) replace(this.changes, items.length ? [el("li", { class: "muted" }, console ? "Files changed by the console input:" : "Files changed by the run:"), items] : null);
     if (result.changes.some((c) => c.applied)) this.onChanged?.();
   }
 
