@@ -167,7 +167,16 @@ class PortPythonRuntime:
     async def _ensure_up(self) -> None:
         if self._up.is_set() and self._down is None:
             return
-        if self._booting is None or (self._booting.done() and self._down is not None):
+        failed = (
+            self._booting is not None
+            and self._booting.done()
+            and (
+                self._down is not None
+                or self._booting.cancelled()
+                or self._booting.exception() is not None
+            )
+        )
+        if self._booting is None or failed:  # a boot that failed is tried again
             self._down = None
             self._booting = asyncio.ensure_future(self._boot())
         await self._booting
@@ -264,6 +273,13 @@ class PortPythonRuntime:
     def _restart(self) -> None:
         self._up.clear()
         self._port.postMessage(_obj(type="restart"))
+
+    def warm(self) -> None:
+        """See :meth:`core.ports.PythonRuntime.warm`."""
+        if self._up.is_set() and self._down is None:
+            return
+        task = asyncio.ensure_future(self._ensure_up())
+        task.add_done_callback(lambda t: t.exception())  # said by the next run, not here
 
     async def stop(self) -> bool:
         """See :meth:`core.ports.PythonRuntime.stop`."""

@@ -541,6 +541,11 @@ class PythonRuntime(Protocol):
         console state is lost); ``True`` if a run was going. Returns within 2 s."""
         ...
 
+    def warm(self) -> None:
+        """Start the runtime now if it is not running (returns at once; a failure is said by
+        the next run), so that the first Run does not wait for Python to load."""
+        ...
+
 
 class Sandbox(Protocol):
     """Where a tool's WebAssembly module runs, with nothing granted (SPEC §8).

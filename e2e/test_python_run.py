@@ -112,6 +112,7 @@ def test_a_busy_loop_and_a_long_sleep_are_stopped_by_restart_while_the_host_answ
         {
             "spin.py": b"print('spinning', flush=True)\nwhile True: pass\n",
             "nap.py": b"import time\nprint('sleeping', flush=True)\ntime.sleep(100)\n",
+            "flood.py": b"while True:\n    print('x' * 200)\n",
         },
     )
     _open_py(host, pid, "spin.py")
@@ -132,7 +133,23 @@ def test_a_busy_loop_and_a_long_sleep_are_stopped_by_restart_while_the_host_answ
         timeout=RUNTIME_BOOT_MS,
     )
     _stop_within(host, 2.0)
-    print(f"stop took {took * 1000:.0f} ms")
+    # an output flood: bounded on its way, the host keeps answering, Stop still works
+    open_file(host.page, "flood.py")
+    started = time.monotonic()
+    _run_ui(host)
+    host.page.wait_for_function(
+        "() => document.getElementById('python-output').textContent.length > 100000",
+        timeout=RUNTIME_BOOT_MS,
+    )
+    first_output = time.monotonic() - started
+    for _ in range(3):
+        started = time.monotonic()
+        host.ok("host.info")
+        assert time.monotonic() - started < 1.0
+    _stop_within(host, 2.0)
+    shown = host.page.evaluate("() => document.getElementById('python-output').textContent.length")
+    assert shown <= (1 << 20) + 1000, shown  # at most 1 MiB of output per run reaches the page
+    print(f"stop took {took * 1000:.0f} ms; restart to 100 kB of output {first_output:.1f} s")
 
 
 HOSTILE = """import os

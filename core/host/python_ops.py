@@ -130,6 +130,16 @@ async def python_connect(call: Call[NoArgs]) -> Outcome:
     return Outcome(PythonConnected(connected=True))
 
 
+async def python_warm(call: Call[NoArgs]) -> Outcome:
+    """Start the runtime in the background (the page asks when a ``.py`` file opens); answers
+    at once. Refuses ``sandbox-unavailable`` when no runtime is connected."""
+    runtime = call.ctx.services.python
+    if runtime is None:
+        raise Refused(Code.SANDBOX_UNAVAILABLE, "No Python runtime is connected.")
+    runtime.warm()
+    return Outcome(PythonConnected(connected=True))
+
+
 async def python_stop(call: Call[NoArgs]) -> Outcome:
     """End the run in progress (terminate and restart the runtime). Refuses
     ``sandbox-unavailable`` when no runtime is connected."""

@@ -372,6 +372,14 @@ OPERATIONS = Operations(
             gesture=Gesture("Running Python"),
         ),
         Operation(
+            "python.warm",
+            NoArgs,
+            python_ops.PythonConnected,
+            python_ops.python_warm,
+            "Start the Python runtime in the background, so that the first Run need not wait.",
+            audited=False,
+        ),
+        Operation(
             "python.stop",
             NoArgs,
             python_ops.PythonStopped,

@@ -59,6 +59,7 @@ export class PythonPanel {
     this.back = 0;
     listen(app.host);
     active = this;
+    app.host.call("python.warm").catch(() => {}); // Python loads while the person reads; a failure is said by Run
     this.runButton = el("button", { type: "button", id: "python-run", class: "primary", "aria-keyshortcuts": "Control+Enter Meta+Enter", title: "Run this file as __main__ (Ctrl/⌘+Enter)", onclick: () => this.run() }, "Run");
     this.stopButton = el("button", { type: "button", id: "python-stop", disabled: true, title: "Stop: end the run and restart Python", onclick: () => this.stop() }, "Stop");
     this.buttons = [this.runButton, this.stopButton];

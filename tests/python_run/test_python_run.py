@@ -47,6 +47,9 @@ class ScriptedRuntime:
     async def stop(self) -> bool:
         return False
 
+    def warm(self) -> None:
+        self.warmed = True
+
 
 class Events:
     """:class:`core.ports.PageEvents` keeping what the page would get."""
@@ -181,6 +184,7 @@ def test_running_python_needs_a_connected_runtime_and_a_persons_gesture() -> Non
     answer, _ = h.call("python.run", origin=HUMAN_UI, project=pid, path="hello.py", run="r1")
     assert answer["refusal"]["code"] == "sandbox-unavailable"
     assert h.refused("python.stop")["code"] == "sandbox-unavailable"
+    assert h.refused("python.warm")["code"] == "sandbox-unavailable"
 
 
 class StoppedRuntime:
@@ -193,6 +197,9 @@ class StoppedRuntime:
 
     async def stop(self) -> bool:
         return True
+
+    def warm(self) -> None:
+        pass
 
 
 def test_a_stopped_run_deletes_nothing_and_says_it_was_restarted() -> None:
