@@ -16,6 +16,8 @@ Protocol (``runtime/python-frame.js`` is the other side)::
     frame → host  {type: "up", ms} | {type: "down", message}  it started (ms) or could not
     host → frame  {type: "run", id, mode: "file"|"eval", path?, code?, files: [[path, buffer]]}
     frame → host  {type: "out", id, chunks: [[stream, text], ...]}   while it runs (≤ 20/s)
+    frame → host  {type: "ask", id, prompt}       input() waits for a line (its stack suspended)
+    host → frame  {type: "answer", id, text}      the person's line
     frame → host  {type: "done", id, exit, ms, present: [path], changed: [[path, buffer]],
                    dropped, stopped?, error?}
     host → frame  {type: "restart"}     terminate the worker now (a run going is answered
@@ -100,6 +102,11 @@ class PortPythonRuntime:
             self._up.set()  # wakes the waiter, which reads _down
         elif kind == "out":
             self._output(data)
+        elif kind == "ask":
+            current = self._current
+            prompt = getattr(data, "prompt", "")
+            if current is not None and getattr(data, "id", None) == current["id"]:
+                current["on_output"]("prompt", prompt[:1000] if isinstance(prompt, str) else "")
         elif kind == "done":
             current = self._current
             same = current is not None and getattr(data, "id", None) == current["id"]
@@ -273,6 +280,14 @@ class PortPythonRuntime:
     def _restart(self) -> None:
         self._up.clear()
         self._port.postMessage(_obj(type="restart"))
+
+    def answer(self, text: str) -> bool:
+        """See :meth:`core.ports.PythonRuntime.answer`."""
+        current = self._current
+        if current is None:
+            return False
+        self._port.postMessage(_obj(type="answer", id=current["id"], text=text))
+        return True
 
     def warm(self) -> None:
         """See :meth:`core.ports.PythonRuntime.warm`."""

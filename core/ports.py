@@ -531,7 +531,8 @@ class PythonRuntime(Protocol):
         self, job: object, on_output: Callable[[str, str], None], *, limit_s: float
     ) -> object:
         """Run ``job`` (a :class:`~core.tools.python_run.RunJob`); ``on_output(stream, text)`` gets
-        stdout/stderr (``"stdout"``/``"stderr"``) as produced; answers a
+        stdout/stderr (``"stdout"``/``"stderr"``) as produced, and ``("prompt", prompt)`` when
+        the code calls ``input()`` (answered by :meth:`answer`); answers a
         :class:`~core.tools.python_run.RunReport`. Past ``limit_s`` seconds the runtime is
         restarted and the report says ``timed_out``."""
         ...
@@ -539,6 +540,11 @@ class PythonRuntime(Protocol):
     async def stop(self) -> bool:
         """End the run in progress now by terminating the runtime and starting it anew (its
         console state is lost); ``True`` if a run was going. Returns within 2 s."""
+        ...
+
+    def answer(self, text: str) -> bool:
+        """Give ``text`` to the ``input()`` the run in progress waits on (it asked through
+        ``on_output("prompt", prompt)``); ``False`` when no run is going."""
         ...
 
     def warm(self) -> None:

@@ -86,6 +86,17 @@ def test_run_streams_output_and_the_host_applies_the_written_file_with_a_receipt
         "() => document.getElementById('python-output').textContent.includes('x is 30')"
     )
     assert "receipt" in change.text_content()  # the run's list stays under console inputs
+    # input() takes a typed line: the run's stack waits (JSPI), no SharedArrayBuffer
+    console.fill("name = input('name? '); print('hello', name)")
+    console.press("Enter")
+    field = host.page.locator("#python-stdin")
+    field.wait_for()
+    field.fill("Ada")
+    field.press("Enter")
+    host.page.wait_for_function(
+        "() => document.getElementById('python-output').textContent.includes('hello Ada')"
+    )
+    _wait_status(host, "Exited with status 0")
     host.page.locator("#file-viewer").screenshot(path=str(SCREENSHOT))
 
 

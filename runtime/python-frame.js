@@ -95,6 +95,21 @@ def _vbx_traceback(exc):
         tb = tb.tb_next  # this wrapper's own frames: the person's come first
     traceback.print_exception(type(exc), exc, tb)
 
+def _vbx_input(prompt=""):
+    from pyodide.ffi import can_run_sync, run_sync
+    import js
+    if not can_run_sync():
+        raise EOFError("input() needs WebAssembly stack switching (JSPI), which this browser lacks")
+    sys.stdout.write(str(prompt))
+    sys.stdout.flush()
+    line = run_sync(js._vbxAsk(str(prompt)))
+    if line is None:
+        raise EOFError
+    return str(line)
+
+import builtins
+builtins.input = _vbx_input
+
 def _vbx_run_file(rel):
     global _vbx_ns
     _vbx_ns = {"__name__": "__main__", "__file__": os.path.join(_VBX_ROOT, rel),
@@ -230,7 +245,16 @@ def _vbx_eval(source):
       }
     };
 
-    const execute = (job) => {
+    // input(): the run's stack is suspended (JSPI, pyodide.ffi.run_sync) until the person's
+    // line comes back through the frame and the host; no SharedArrayBuffer needed
+    let asking = null;
+    self._vbxAsk = (prompt) => new Promise((resolve) => {
+      flush();
+      asking = resolve;
+      self.postMessage({ type: "ask", id: run ? run.id : null, prompt: String(prompt).slice(0, 1000) });
+    });
+
+    const execute = async (job) => {
       const started = performance.now();
       run = { id: job.id, pending: [], pendingChars: 0, last: 0, sent: 0, dropped: 0 };
       let exit = 1;
@@ -244,9 +268,8 @@ def _vbx_eval(source):
           FS.writeFile(full, new Uint8Array(buffer));
         }
         pyodide.runPython("_vbx_mark()");
-        const fn = pyodide.globals.get(job.mode === "eval" ? "_vbx_eval" : "_vbx_run_file");
-        exit = fn(job.mode === "eval" ? job.code : job.path);
-        fn.destroy();
+        pyodide.globals.set("_vbx_arg", job.mode === "eval" ? job.code : job.path);
+        exit = await pyodide.runPythonAsync(job.mode === "eval" ? "_vbx_eval(_vbx_arg)" : "_vbx_run_file(_vbx_arg)");
       } catch (err) {
         error = `The runtime failed: ${String(err && err.message ? err.message : err)}`;
       }
@@ -280,6 +303,11 @@ def _vbx_eval(source):
       const m = event.data;
       if (m && m.type === "boot") boot(m.files);
       else if (m && m.type === "run" && pyodide) execute(m);
+      else if (m && m.type === "answer" && asking) {
+        const resolve = asking;
+        asking = null;
+        resolve(typeof m.text === "string" ? m.text : null);
+      }
     };
   };
 
@@ -362,6 +390,10 @@ def _vbx_eval(source):
         else current.chunks.push([pair[0], text]);
       }
       current.timer ??= setTimeout(forwardOutput, FLUSH_MS);
+    } else if (data.type === "ask" && current && data.id === current.id) {
+      clearTimeout(current.timer);
+      forwardOutput(); // the prompt first
+      port.postMessage({ type: "ask", id: current.id, prompt: String(data.prompt).slice(0, 1000) });
     } else if (data.type === "done" && current && data.id === current.id) {
       const present = Array.isArray(data.present) ? data.present.filter((p) => typeof p === "string") : null;
       const changed = Array.isArray(data.changed)
@@ -381,6 +413,8 @@ def _vbx_eval(source):
       if (m.type === "boot" && m.files && NAMES.every((n) => m.files[n] instanceof ArrayBuffer)) {
         files = m.files;
         start();
+      } else if (m.type === "answer" && current && m.id === current.id) {
+        worker.postMessage({ type: "answer", text: typeof m.text === "string" ? m.text.slice(0, 65536) : null });
       } else if (m.type === "restart" && files) {
         restart();
       } else if (m.type === "run" && typeof m.id === "string") {

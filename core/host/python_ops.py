@@ -1,5 +1,5 @@
-"""``python.connect``, ``python.run``, ``python.eval``, ``python.stop``: the person's Python, run
-in a second runtime that holds nothing (issue 32; docs/python.md).
+"""``python.connect``, ``.warm``, ``.run``, ``.eval``, ``.input``, ``.stop``: the person's
+Python, run in a second runtime that holds nothing (issue 32; docs/python.md).
 
 A run, in this order: the project's files are walked and chosen within the input limits
 (:func:`core.tools.python_run.choose_inputs`) and read by the host; the runtime
@@ -47,6 +47,9 @@ from core.tools.python_run import (
 __all__ = [
     "PythonConnected",
     "PythonEvalArgs",
+    "PythonInputArgs",
+    "PythonInputTaken",
+    "PythonInputWanted",
     "PythonOutput",
     "PythonRunArgs",
     "PythonRunResult",
@@ -83,6 +86,27 @@ class PythonOutput(Contract):
     run: str
     stream: Literal["stdout", "stderr"]
     text: str
+
+
+class PythonInputWanted(Contract):
+    """What the host tells the page when run ``run`` calls ``input(prompt)``: the page shows an
+    input box and answers with ``python.input``."""
+
+    type: Literal["python.input"] = "python.input"
+    run: str
+    prompt: str
+
+
+class PythonInputArgs(Contract):
+    """``python.input``: the line the person typed for the ``input()`` the run waits on."""
+
+    text: str = Field(max_length=65_536)
+
+
+class PythonInputTaken(Contract):
+    """``delivered``: a run was waiting and got the line."""
+
+    delivered: bool
 
 
 class PythonRunResult(Contract):
@@ -128,6 +152,15 @@ async def python_connect(call: Call[NoArgs]) -> Outcome:
         raise Refused(Code.SANDBOX_UNAVAILABLE, "This host cannot run a Python runtime.")
     services.python = services.connect_python(call.attachment)
     return Outcome(PythonConnected(connected=True))
+
+
+async def python_input(call: Call[PythonInputArgs]) -> Outcome:
+    """Hand the typed line to the run waiting in ``input()``. Refuses ``sandbox-unavailable``
+    when no runtime is connected."""
+    runtime = call.ctx.services.python
+    if runtime is None:
+        raise Refused(Code.SANDBOX_UNAVAILABLE, "No Python runtime is connected.")
+    return Outcome(PythonInputTaken(delivered=runtime.answer(call.args.text)))
 
 
 async def python_warm(call: Call[NoArgs]) -> Outcome:
@@ -187,7 +220,11 @@ async def _run(
     events = ctx.services.events
 
     def output(stream: str, text: str) -> None:
-        if events is not None and stream in ("stdout", "stderr"):
+        if events is None:
+            return
+        if stream == "prompt":
+            events.post(PythonInputWanted(run=run, prompt=text))
+        elif stream in ("stdout", "stderr"):
             events.post(PythonOutput(run=run, stream=stream, text=text))  # type: ignore[arg-type]
 
     job = RunJob(mode=mode, files=list(given.items()), path=path, code=code)

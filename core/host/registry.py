@@ -372,6 +372,15 @@ OPERATIONS = Operations(
             gesture=Gesture("Running Python"),
         ),
         Operation(
+            "python.input",
+            python_ops.PythonInputArgs,
+            python_ops.PythonInputTaken,
+            python_ops.python_input,
+            "Give the line the person typed to the input() the run waits on.",
+            gesture=Gesture("Typing for Python's input()"),
+            audited=False,
+        ),
+        Operation(
             "python.warm",
             NoArgs,
             python_ops.PythonConnected,

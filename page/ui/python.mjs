@@ -41,6 +41,7 @@ function listen(host) {
   host.addEventListener("event", (event) => {
     const e = event.detail;
     if (e?.type === "python.output" && active && e.run === active.runId) active.write(e.stream, e.text);
+    else if (e?.type === "python.input" && active && e.run === active.runId) active.ask(e.prompt);
   });
 }
 
@@ -98,7 +99,34 @@ export class PythonPanel {
     this.output.scrollTop = this.output.scrollHeight;
   }
 
+  /** The run waits in input(): a line field under the output; Enter sends it. */
+  ask(prompt) {
+    this.stdin?.remove();
+    const field = el("input", { type: "text", id: "python-stdin", class: "python-stdin", autocomplete: "off", spellcheck: "false", "aria-label": prompt ? `Input for Python: ${prompt}` : "Input for Python" });
+    const send = async () => {
+      const text = field.value;
+      row.remove();
+      this.stdin = null;
+      this.write("input", `${text}\n`);
+      try {
+        await this.app.host.call("python.input", { text }, { human: true });
+      } catch (err) {
+        showRefusal(err, "Sending input to Python");
+      }
+    };
+    field.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") { event.preventDefault(); send(); }
+    });
+    const row = el("div", { class: "python-stdin-row" }, el("label", { for: "python-stdin" }, "input()"), field,
+      el("button", { type: "button", id: "python-stdin-send", onclick: send }, "Send"));
+    this.stdin = row;
+    this.output.after(row);
+    this.status.textContent = "Python waits for your input (type a line, then Enter).";
+    field.focus();
+  }
+
   #running(on) {
+    if (!on) { this.stdin?.remove(); this.stdin = null; }
     this.runButton.disabled = on;
     this.stopButton.disabled = !on;
   }

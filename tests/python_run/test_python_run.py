@@ -33,6 +33,7 @@ class ScriptedRuntime:
         self.script = script
         self.exit_status = exit_status
         self.jobs: list[RunJob] = []
+        self.answers: list[str] = []
 
     async def run(
         self, job: object, on_output: Callable[[str, str], None], *, limit_s: float
@@ -49,6 +50,10 @@ class ScriptedRuntime:
 
     def warm(self) -> None:
         self.warmed = True
+
+    def answer(self, text: str) -> bool:
+        self.answers.append(text)
+        return True
 
 
 class Events:
@@ -201,6 +206,9 @@ class StoppedRuntime:
     def warm(self) -> None:
         pass
 
+    def answer(self, text: str) -> bool:
+        return False
+
 
 def test_a_stopped_run_deletes_nothing_and_says_it_was_restarted() -> None:
     h, pid, _ = harness(hello)
@@ -211,3 +219,20 @@ def test_a_stopped_run_deletes_nothing_and_says_it_was_restarted() -> None:
     assert result["stopped"] is True and result["restarted"] is True
     assert result["exit_status"] is None and result["changes"] == []
     assert h.call("file.read", project=pid, path="data.txt")[1] == b"1"
+
+
+def test_input_asks_the_page_and_only_a_persons_line_reaches_the_run() -> None:
+    def asks(files: dict[str, bytes], out: Callable[[str, str], None]) -> dict[str, bytes]:
+        out("prompt", "name? ")
+        return files
+
+    h, pid, events = harness(asks)
+    h.ok("file.write", body=b"input('name? ')", project=pid, path="hello.py")
+    run_file(h, pid)
+    assert events.posted == [{"type": "python.input", "run": "r1", "prompt": "name? "}]
+    answer, _ = h.call("python.input", text="Ada")
+    assert answer["refusal"]["code"] == "human_gesture_required"
+    answer, _ = h.call("python.input", origin=HUMAN_UI, text="Ada")
+    assert answer["ok"] and answer["result"] == {"delivered": True}
+    runtime = h.ctx.services.python
+    assert isinstance(runtime, ScriptedRuntime) and runtime.answers == ["Ada"]
