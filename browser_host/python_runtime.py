@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +38,7 @@ import js
 from js import Object
 from pyodide.ffi import create_proxy, to_js
 
+from core.json_bound import parse_json
 from core.refusals import Code, Refused
 from core.tools.python_run import MAX_CHANGED_BYTES, MAX_OUTPUT_BYTES, RunJob, RunReport
 
@@ -140,7 +140,9 @@ class PortPythonRuntime:
         response = await js.fetch(js.URL.new("site-manifest.json", self._site).href)
         if not response.ok:
             raise Refused(Code.SANDBOX_UNAVAILABLE, "The site's manifest could not be read.")
-        manifest = json.loads(await response.text())
+        manifest = parse_json(
+            await response.text(), code=Code.SANDBOX_UNAVAILABLE, what="site-manifest.json"
+        )
         pins = {f["path"]: f["sha256"] for f in manifest.get("files", [])}
         files = Object.new()
         for name in RUNTIME_FILES:
