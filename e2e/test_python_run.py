@@ -124,6 +124,7 @@ def test_a_busy_loop_and_a_long_sleep_are_stopped_by_restart_while_the_host_answ
             "spin.py": b"print('spinning', flush=True)\nwhile True: pass\n",
             "nap.py": b"import time\nprint('sleeping', flush=True)\ntime.sleep(100)\n",
             "flood.py": b"while True:\n    print('x' * 200)\n",
+            "big.py": b"data = bytearray(1 << 30)\ndata[-1] = 1\nprint('allocated', len(data))\n",
         },
     )
     _open_py(host, pid, "spin.py")
@@ -160,6 +161,18 @@ def test_a_busy_loop_and_a_long_sleep_are_stopped_by_restart_while_the_host_answ
     _stop_within(host, 2.0)
     shown = host.page.evaluate("() => document.getElementById('python-output').textContent.length")
     assert shown <= (1 << 20) + 1000, shown  # at most 1 MiB of output per run reaches the page
+    # a 1 GiB allocation grows the runtime's memory only; the host answers throughout
+    open_file(host.page, "big.py")
+    host.page.click("#python-run")
+    done = "() => /Exited with status/.test(document.getElementById('python-status').textContent)"
+    while not host.page.evaluate(done):
+        started = time.monotonic()
+        host.ok("host.info")
+        assert time.monotonic() - started < 1.0
+        host.page.wait_for_timeout(200)
+    status = host.page.text_content("#python-status") or ""
+    output = host.page.text_content("#python-output") or ""
+    assert ("status 0" in status and "allocated 1073741824" in output) or "MemoryError" in output
     print(f"stop took {took * 1000:.0f} ms; restart to 100 kB of output {first_output:.1f} s")
 
 
