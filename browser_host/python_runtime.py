@@ -18,6 +18,8 @@ Protocol (``runtime/python-frame.js`` is the other side)::
     frame → host  {type: "out", id, chunks: [[stream, text], ...]}   while it runs (≤ 20/s)
     frame → host  {type: "ask", id, prompt}       input() waits for a line (its stack suspended)
     host → frame  {type: "answer", id, text}      the person's line
+    host → frame  {type: "complete", id, text}    completions in the console's namespace
+    frame → host  {type: "completed", id, matches: [text]}   (empty while a run goes)
     frame → host  {type: "done", id, exit, ms, present: [path], changed: [[path, buffer]],
                    dropped, stopped?, error?}
     host → frame  {type: "restart"}     terminate the worker now (a run going is answered
@@ -56,6 +58,7 @@ RUNTIME_FILES = (
 READY_WAIT_S = 5.0
 BOOT_WAIT_S = 90.0
 STOP_WAIT_S = 2.0
+COMPLETE_WAIT_S = 2.0
 MAX_PATHS = 20_000
 
 
@@ -81,6 +84,7 @@ class PortPythonRuntime:
         self._booting: asyncio.Task[None] | None = None
         self._ids = itertools.count(1)
         self._current: dict[str, Any] | None = None
+        self._completing: dict[str, asyncio.Future[list[str]]] = {}
         self._listener = create_proxy(self._message)
         port.onmessage = self._listener
         port.start()
@@ -102,6 +106,13 @@ class PortPythonRuntime:
             self._up.set()  # wakes the waiter, which reads _down
         elif kind == "out":
             self._output(data)
+        elif kind == "completed":
+            waiter = self._completing.pop(str(getattr(data, "id", "")), None)
+            matches = getattr(data, "matches", None)
+            if waiter is not None and not waiter.done():
+                ok = matches is not None and isinstance(getattr(matches, "length", None), int)
+                found = matches.to_py()[:200] if ok else []
+                waiter.set_result([m[:200] for m in found if isinstance(m, str)])
         elif kind == "ask":
             current = self._current
             prompt = getattr(data, "prompt", "")
@@ -222,7 +233,12 @@ class PortPythonRuntime:
         }
         self._current = current
         try:
-            await self._ensure_up()
+            up = asyncio.ensure_future(self._ensure_up())
+            await asyncio.wait([up, current["done"]], return_when=asyncio.FIRST_COMPLETED)
+            if current["done"].done():  # stopped while Python was loading: nothing ran
+                up.add_done_callback(lambda t: t.cancelled() or t.exception())
+                return RunReport(None, 0, stopped=True)
+            await up  # its refusal, when Python could not start
             buffers = [to_js(data).buffer for _, data in job.files]
             pairs = to_js([[path, buf] for (path, _), buf in zip(job.files, buffers, strict=True)])
             fields: dict[str, Any] = {"type": "run", "id": run_id, "mode": job.mode}
@@ -282,6 +298,21 @@ class PortPythonRuntime:
     def _restart(self) -> None:
         self._up.clear()
         self._port.postMessage(_obj(type="restart"))
+
+    async def complete(self, text: str) -> list[str]:
+        """See :meth:`core.ports.PythonRuntime.complete`."""
+        if self._current is not None or not self._up.is_set() or self._down is not None:
+            return []
+        request_id = f"c{next(self._ids)}"
+        waiter: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
+        self._completing[request_id] = waiter
+        self._port.postMessage(_obj(type="complete", id=request_id, text=text))
+        try:
+            return await asyncio.wait_for(waiter, COMPLETE_WAIT_S)
+        except TimeoutError:
+            return []
+        finally:
+            self._completing.pop(request_id, None)
 
     def answer(self, text: str) -> bool:
         """See :meth:`core.ports.PythonRuntime.answer`."""

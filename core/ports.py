@@ -542,6 +542,11 @@ class PythonRuntime(Protocol):
         console state is lost); ``True`` if a run was going. Returns within 2 s."""
         ...
 
+    async def complete(self, text: str) -> list[str]:
+        """Completions of ``text`` in the console's namespace (``rlcompleter``; at most 200);
+        ``[]`` while a run goes or the runtime is not up."""
+        ...
+
     def answer(self, text: str) -> bool:
         """Give ``text`` to the ``input()`` the run in progress waits on (it asked through
         ``on_output("prompt", prompt)``); ``False`` when no run is going."""

@@ -86,6 +86,13 @@ def test_run_streams_output_and_the_host_applies_the_written_file_with_a_receipt
         "() => document.getElementById('python-output').textContent.includes('x is 30')"
     )
     assert "receipt" in change.text_content()  # the run's list stays under console inputs
+    # Tab completes a name from the console's namespace
+    console.fill("numb")
+    console.press("Tab")
+    host.page.wait_for_function(
+        "() => document.getElementById('python-console-input').value === 'numbers'"
+    )
+    console.fill("")
     # input() takes a typed line: the run's stack waits (JSPI), no SharedArrayBuffer
     console.fill("name = input('name? '); print('hello', name)")
     console.press("Enter")

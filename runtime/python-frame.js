@@ -110,6 +110,17 @@ def _vbx_input(prompt=""):
 import builtins
 builtins.input = _vbx_input
 
+def _vbx_complete(text):
+    import rlcompleter
+    completer = rlcompleter.Completer(_vbx_ns)
+    out = []
+    for i in range(200):
+        match = completer.complete(text, i)
+        if match is None:
+            break
+        out.append(match)
+    return out
+
 def _vbx_run_file(rel):
     global _vbx_ns
     _vbx_ns = {"__name__": "__main__", "__file__": os.path.join(_VBX_ROOT, rel),
@@ -303,6 +314,15 @@ def _vbx_eval(source):
       const m = event.data;
       if (m && m.type === "boot") boot(m.files);
       else if (m && m.type === "run" && pyodide) execute(m);
+      else if (m && m.type === "complete") {
+        let matches = [];
+        if (pyodide && !run) try {
+          const found = pyodide.globals.get("_vbx_complete")(String(m.text));
+          matches = found.toJs();
+          found.destroy();
+        } catch {} // no completion is no error
+        self.postMessage({ type: "completed", id: m.id, matches });
+      }
       else if (m && m.type === "answer" && asking) {
         const resolve = asking;
         asking = null;
@@ -326,6 +346,7 @@ def _vbx_eval(source):
   let generation = 0;
   let up = false;
   let current = null; // {id, chunks, chars, dropped, messages, timer, started}
+  let completing = null; // the id of the completion asked of the worker
 
   const forwardOutput = () => {
     if (!current) return;
@@ -347,6 +368,8 @@ def _vbx_eval(source):
   const start = () => {
     worker?.terminate();
     up = false;
+    if (completing) port.postMessage({ type: "completed", id: completing, matches: [] });
+    completing = null;
     const mine = ++generation;
     worker = new Worker(trustedWorkerUrl);
     worker.onmessage = (event) => { if (mine === generation) fromWorker(event.data); };
@@ -394,6 +417,10 @@ def _vbx_eval(source):
       clearTimeout(current.timer);
       forwardOutput(); // the prompt first
       port.postMessage({ type: "ask", id: current.id, prompt: String(data.prompt).slice(0, 1000) });
+    } else if (data.type === "completed" && completing && data.id === completing) {
+      completing = null;
+      const matches = Array.isArray(data.matches) ? data.matches.filter((m) => typeof m === "string").slice(0, 200).map((m) => m.slice(0, 200)) : [];
+      port.postMessage({ type: "completed", id: data.id, matches });
     } else if (data.type === "done" && current && data.id === current.id) {
       const present = Array.isArray(data.present) ? data.present.filter((p) => typeof p === "string") : null;
       const changed = Array.isArray(data.changed)
@@ -413,6 +440,13 @@ def _vbx_eval(source):
       if (m.type === "boot" && m.files && NAMES.every((n) => m.files[n] instanceof ArrayBuffer)) {
         files = m.files;
         start();
+      } else if (m.type === "complete" && typeof m.id === "string" && typeof m.text === "string") {
+        if (!up || current || completing) {
+          port.postMessage({ type: "completed", id: m.id, matches: [] });
+          return;
+        }
+        completing = m.id;
+        worker.postMessage({ type: "complete", id: m.id, text: m.text.slice(0, 1000) });
       } else if (m.type === "answer" && current && m.id === current.id) {
         worker.postMessage({ type: "answer", text: typeof m.text === "string" ? m.text.slice(0, 65536) : null });
       } else if (m.type === "restart" && files) {

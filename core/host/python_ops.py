@@ -45,6 +45,8 @@ from core.tools.python_run import (
 )
 
 __all__ = [
+    "PythonCompleteArgs",
+    "PythonCompletions",
     "PythonConnected",
     "PythonEvalArgs",
     "PythonInputArgs",
@@ -109,6 +111,18 @@ class PythonInputTaken(Contract):
     delivered: bool
 
 
+class PythonCompleteArgs(Contract):
+    """``python.complete``: the console's text up to the cursor's word."""
+
+    text: str = Field(max_length=1000)
+
+
+class PythonCompletions(Contract):
+    """What ``text`` may complete to (at most 200; none while a run goes)."""
+
+    matches: list[str]
+
+
 class PythonRunResult(Contract):
     """How a run ended and what it changed.
 
@@ -152,6 +166,15 @@ async def python_connect(call: Call[NoArgs]) -> Outcome:
         raise Refused(Code.SANDBOX_UNAVAILABLE, "This host cannot run a Python runtime.")
     services.python = services.connect_python(call.attachment)
     return Outcome(PythonConnected(connected=True))
+
+
+async def python_complete(call: Call[PythonCompleteArgs]) -> Outcome:
+    """Tab completion in the console. Refuses ``sandbox-unavailable`` when no runtime is
+    connected."""
+    runtime = call.ctx.services.python
+    if runtime is None:
+        raise Refused(Code.SANDBOX_UNAVAILABLE, "No Python runtime is connected.")
+    return Outcome(PythonCompletions(matches=await runtime.complete(call.args.text)))
 
 
 async def python_input(call: Call[PythonInputArgs]) -> Outcome:

@@ -381,6 +381,14 @@ OPERATIONS = Operations(
             audited=False,
         ),
         Operation(
+            "python.complete",
+            python_ops.PythonCompleteArgs,
+            python_ops.PythonCompletions,
+            python_ops.python_complete,
+            "Tab completion of the console's text in the runtime's namespace (rlcompleter).",
+            audited=False,
+        ),
+        Operation(
             "python.warm",
             NoArgs,
             python_ops.PythonConnected,

@@ -197,8 +197,34 @@ export class PythonPanel {
     }
   }
 
+  async #complete() {
+    const at = this.input.selectionStart;
+    const before = this.input.value.slice(0, at);
+    const word = before.match(/[\w.]*$/)[0];
+    let matches = [];
+    try {
+      matches = (await this.app.host.call("python.complete", { text: word })).result.matches;
+    } catch {
+      return; // no completion is no error
+    }
+    if (!matches.length) return;
+    let common = matches[0];
+    for (const m of matches) while (!m.startsWith(common)) common = common.slice(0, -1);
+    if (common.length > word.length) {
+      this.input.setRangeText(common.slice(word.length), at, at, "end");
+    } else if (matches.length > 1) {
+      this.write("input", `${matches.join("  ")}\n`);
+    }
+  }
+
   #consoleKeys(event) {
-    if (event.key === "Enter" && !event.shiftKey) {
+    if (event.ctrlKey && event.key.toLowerCase() === "c" && this.runId && this.input.selectionStart === this.input.selectionEnd) {
+      event.preventDefault(); // Ctrl+C with nothing selected: stop the run, as in a terminal
+      this.stop();
+    } else if (event.key === "Tab" && !event.shiftKey && /[\w.]$/.test(this.input.value.slice(0, this.input.selectionStart))) {
+      event.preventDefault(); // after a name: complete it (rlcompleter in the runtime)
+      this.#complete();
+    } else if (event.key === "Enter" && !event.shiftKey) {
       event.preventDefault();
       this.evaluate();
     } else if ((event.key === "ArrowUp" || event.key === "ArrowDown") && !this.input.value.includes("\n")) {

@@ -55,6 +55,9 @@ class ScriptedRuntime:
         self.answers.append(text)
         return True
 
+    async def complete(self, text: str) -> list[str]:
+        return [n for n in ("numbers", "numpy") if n.startswith(text)]
+
 
 class Events:
     """:class:`core.ports.PageEvents` keeping what the page would get."""
@@ -209,6 +212,9 @@ class StoppedRuntime:
     def answer(self, text: str) -> bool:
         return False
 
+    async def complete(self, text: str) -> list[str]:
+        return []
+
 
 def test_a_stopped_run_deletes_nothing_and_says_it_was_restarted() -> None:
     h, pid, _ = harness(hello)
@@ -236,3 +242,10 @@ def test_input_asks_the_page_and_only_a_persons_line_reaches_the_run() -> None:
     assert answer["ok"] and answer["result"] == {"delivered": True}
     runtime = h.ctx.services.python
     assert isinstance(runtime, ScriptedRuntime) and runtime.answers == ["Ada"]
+
+
+def test_console_completion_asks_the_runtime() -> None:
+    h, _, _ = harness(hello)
+    assert h.ok("python.complete", text="num") == {"matches": ["numbers", "numpy"]}
+    h.ctx.services.python = None
+    assert h.refused("python.complete", text="num")["code"] == "sandbox-unavailable"
