@@ -225,6 +225,15 @@ if storage is None:
 else:
     storage.getDirectory().then(note("opfs-ok"), note("opfs-refused"))
 sync("indexeddb", lambda: js.indexedDB.open("steal"))
+print("origin", js.self.origin)  # opaque: no storage, cookie or cache of the site's origin
+caches = getattr(js.self, "caches", None)
+if caches is None:
+    print("caches refused (no CacheStorage)")
+else:
+    try:
+        caches.keys().then(note("caches-ok"), note("caches-refused"))
+    except Exception as exc:
+        print("caches refused", type(exc).__name__)
 os.makedirs(".voicebox", exist_ok=True)
 with open(".voicebox/policy.json", "w") as f:
     f.write("{}")
@@ -250,7 +259,7 @@ def test_hostile_code_reaches_no_network_no_storage_and_no_reserved_path(
     assert "REACHED" not in output, output
     for probe in ("xhr refused", "import refused", "importScripts refused", "indexeddb refused"):
         assert probe in output, output
-    for probe in ("opfs refused", "probes sent"):
+    for probe in ("opfs refused", "probes sent", "origin null"):
         assert probe in output, output
     changes = host.page.locator("#python-changes")
     reserved = changes.locator("li[data-path='.voicebox/policy.json']")
