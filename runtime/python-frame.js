@@ -209,10 +209,16 @@ def _vbx_eval(source):
       },
     });
 
-    const boot = async (files) => {
+    const boot = async (files, module) => {
       const started = performance.now();
       try {
         for (const name of Object.keys(files)) held.set(name, files[name]);
+        if (module instanceof WebAssembly.Module) {
+          // compiled once by the frame: a restart only instantiates it
+          held.set("pyodide.asm.wasm", new ArrayBuffer(0));
+          WebAssembly.instantiateStreaming = async (_source, imports) =>
+            ({ module, instance: await WebAssembly.instantiate(module, imports) });
+        }
         self.fetch = served;
         // The pinned loader files are ES modules, but a module script cannot load from a blob
         // URL of an opaque origin: each is turned into a classic script by rewriting its one
@@ -312,7 +318,7 @@ def _vbx_eval(source):
     });
     self.onmessage = (event) => {
       const m = event.data;
-      if (m && m.type === "boot") boot(m.files);
+      if (m && m.type === "boot") boot(m.files, m.module);
       else if (m && m.type === "run" && pyodide) execute(m);
       else if (m && m.type === "complete") {
         let matches = [];
@@ -342,6 +348,7 @@ def _vbx_eval(source):
 
   let port = null;
   let files = null;
+  let compiled = Promise.resolve(null);
   let worker = null;
   let generation = 0;
   let up = false;
@@ -381,7 +388,11 @@ def _vbx_eval(source):
       if (!up) port.postMessage({ type: "down", message });
       else start(); // crashed after boot: a fresh one
     };
-    worker.postMessage({ type: "boot", files: Object.fromEntries(NAMES.map((n) => [n, files[n].slice(0)])) });
+    compiled.then((module) => {
+      if (mine !== generation) return;
+      const names = module ? NAMES.filter((n) => n !== "pyodide.asm.wasm") : NAMES;
+      worker.postMessage({ type: "boot", module, files: Object.fromEntries(names.map((n) => [n, files[n].slice(0)])) });
+    });
   };
 
   const restart = () => {
@@ -439,6 +450,8 @@ def _vbx_eval(source):
       if (!m || typeof m !== "object") return;
       if (m.type === "boot" && m.files && NAMES.every((n) => m.files[n] instanceof ArrayBuffer)) {
         files = m.files;
+        // compiled once here ('wasm-unsafe-eval'); each (re)started worker only instantiates it
+        compiled = WebAssembly.compile(files["pyodide.asm.wasm"]).catch(() => null);
         start();
       } else if (m.type === "complete" && typeof m.id === "string" && typeof m.text === "string") {
         if (!up || current || completing) {
