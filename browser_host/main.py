@@ -29,6 +29,7 @@ from browser_host.folders import IdbFolderProjects
 from browser_host.idb_audit import IdbAuditSink
 from browser_host.jsutil import js_options
 from browser_host.opfs import HandleHostState, HandleProjectRoots, subfolder
+from browser_host.python_runtime import PortPythonRuntime
 from browser_host.remote import WorkerRemoteLink
 from browser_host.sandbox import PortSandbox, SiteModules
 from browser_host.sealed_state import SealedHostState
@@ -203,6 +204,7 @@ async def start(
             servers=WorkerEnvironmentServers(peer_script),
             modules=SiteModules(js.URL.new("../tools/", js.location.href).href),
             connect_sandbox=PortSandbox,
+            connect_python=PortPythonRuntime,
             runtime_probe=runtime_figures,
             remote=WorkerRemoteLink(guard) if guard is not None else None,
             file_relay=OpfsRelay(),

@@ -37,6 +37,7 @@ __all__ = [
     "PeerChannel",
     "ProjectFiles",
     "ProjectRoots",
+    "PythonRuntime",
     "Randomness",
     "RelayItem",
     "Relayed",
@@ -511,6 +512,49 @@ class PageEvents(Protocol):
 
     def post(self, event: Contract) -> None:
         """Send ``event`` to the page."""
+        ...
+
+
+class PythonRuntime(Protocol):
+    """The second Python that runs a person's code (issue 32; docs/python.md): its own
+    interpreter, holding no secret, reaching no storage and no network, started, stopped and
+    restarted by the host. Files reach it only as :class:`core.tools.python_run.RunJob` copies and
+    leave it only as a :class:`core.tools.python_run.RunReport` the host decides
+    (:mod:`core.tools.python_run`).
+
+    E1: a worker with its own Pyodide inside the opaque-origin frame with ``connect-src
+    'none'`` (``browser_host/python_runtime.py``). Refuses ``sandbox-unavailable`` when it
+    cannot start or is busy with another run.
+    """
+
+    async def run(
+        self, job: object, on_output: Callable[[str, str], None], *, limit_s: float
+    ) -> object:
+        """Run ``job`` (a :class:`~core.tools.python_run.RunJob`); ``on_output(stream, text)`` gets
+        stdout/stderr (``"stdout"``/``"stderr"``) as produced, and ``("prompt", prompt)`` when
+        the code calls ``input()`` (answered by :meth:`answer`); answers a
+        :class:`~core.tools.python_run.RunReport`. Past ``limit_s`` seconds the runtime is
+        restarted and the report says ``timed_out``."""
+        ...
+
+    async def stop(self) -> bool:
+        """End the run in progress now by terminating the runtime and starting it anew (its
+        console state is lost); ``True`` if a run was going. Returns within 2 s."""
+        ...
+
+    async def complete(self, text: str) -> list[str]:
+        """Completions of ``text`` in the console's namespace (``rlcompleter``; at most 200);
+        ``[]`` while a run goes or the runtime is not up."""
+        ...
+
+    def answer(self, text: str) -> bool:
+        """Give ``text`` to the ``input()`` the run in progress waits on (it asked through
+        ``on_output("prompt", prompt)``); ``False`` when no run is going."""
+        ...
+
+    def warm(self) -> None:
+        """Start the runtime now if it is not running (returns at once; a failure is said by
+        the next run), so that the first Run does not wait for Python to load."""
         ...
 
 

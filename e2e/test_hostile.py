@@ -270,7 +270,7 @@ def test_a_corpus_of_hostile_strings_is_shown_literally_everywhere_with_no_csp_v
         """() => ({
           imgs: document.querySelectorAll('img').length,
           scripts: [...document.scripts].map(s => s.getAttribute('src')),
-          frames: document.querySelectorAll('iframe:not(.sandbox-frame[src="tools/sandbox.html"]), object, embed, svg, math, video, style:not([data-app]), link:not([rel=stylesheet]):not([rel=icon]), base, meta[http-equiv=refresh]').length,
+          frames: document.querySelectorAll('iframe:not(.sandbox-frame[src="tools/sandbox.html"]):not(.sandbox-frame[src="runtime/python.html"]), object, embed, svg, math, video, style:not([data-app]), link:not([rel=stylesheet]):not([rel=icon]), base, meta[http-equiv=refresh]').length,
           handlers: [...document.querySelectorAll('*')].filter(e => [...e.attributes].some(a => /^on/i.test(a.name))).length,
           jsLinks: [...document.querySelectorAll('[href],[src],[action]')].filter(e => /javascript:/i.test(e.getAttribute('href') || e.getAttribute('src') || e.getAttribute('action'))).length,
           url: location.href,

@@ -9,6 +9,7 @@ import { el, name, replace } from "./dom.mjs";
 import { History, formatRoute, parseRoute } from "./router.mjs";
 import { HostClient } from "./host-client.mjs";
 import { connectSandbox } from "./sandbox.mjs";
+import { connectRuntime } from "./ui/python.mjs";
 import { controlBeforeBoot, registerServiceWorker } from "./sw-register.mjs";
 import { mountAlerts, clearAlerts, showRefusal } from "./ui/alerts.mjs";
 import { renderGrantAccess } from "./ui/permission.mjs";
@@ -287,6 +288,7 @@ app.tray = new Tray(document.getElementById("tray"), app);
 // Host life (docs/security.md, "Two tabs" and "Host crash"): boot → ready; or standby while
 // another tab's host owns the storage, then takeover → ready; a stopped host is restarted.
 let sandboxFrame = null;
+let runtimeFrame = null; // the person's Python (issue 32)
 let started = false;
 
 function setNavEnabled(enabled) {
@@ -337,6 +339,8 @@ host.addEventListener("ready", async (event) => {
   }
   sandboxFrame?.remove();
   connectSandbox(host).then((frame) => { sandboxFrame = frame; }, (err) => showRefusal(err, "Connecting the create-asset sandbox"));
+  runtimeFrame?.remove();
+  connectRuntime(host).then((frame) => { runtimeFrame = frame; }, (err) => showRefusal(err, "Connecting the Python runtime"));
   if (started) {
     app.refresh(); // a restarted host: stay where the person was
     app.tray.refresh({ force: true });

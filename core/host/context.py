@@ -22,6 +22,7 @@ from core.ports import (
     ModuleStore,
     PageEvents,
     ProjectRoots,
+    PythonRuntime,
     Randomness,
     RemoteLink,
     RuntimeProbe,
@@ -55,7 +56,9 @@ class HostServices:
     placement has none, and the operations that need one refuse (``sandbox-unavailable``,
     ``operation-unknown``…).
     ``sandbox`` is the one slot that changes after composition: the sandbox connected now
-    (``sandbox.connect`` replaces it; ``None`` until the page hands a port).
+    (``sandbox.connect`` replaces it; ``None`` until the page hands a port). ``python`` is
+    the person's Python runtime connected now, made by ``connect_python`` from the port the
+    page hands ``python.connect`` (issue 32; ``None`` until then).
     """
 
     folders: FolderProjects | None = None
@@ -68,6 +71,8 @@ class HostServices:
     folder_watcher: WatchesFolders | None = None
     events: PageEvents | None = None
     sandbox: Sandbox | None = None
+    connect_python: Callable[[object], PythonRuntime] | None = None
+    python: PythonRuntime | None = None
 
 
 @dataclass

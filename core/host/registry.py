@@ -32,6 +32,7 @@ from core.host import (
     info_ops,
     keys_ops,
     project_ops,
+    python_ops,
     settings_ops,
 )
 from core.host.operations import Gesture, LateModule, Operation, Operations
@@ -367,6 +368,64 @@ OPERATIONS = Operations(
             asset_ops.asset_create,
             "Generate a PNG with the create-asset Wasm tool in its sandbox; the host writes it.",
             writes=True,
+        ),
+        # ---- the person's Python, in a runtime of its own (issue 32; docs/python.md)
+        Operation(
+            "python.connect",
+            NoArgs,
+            python_ops.PythonConnected,
+            python_ops.python_connect,
+            "Hand the host a MessagePort to the Python runtime's frame (the attachment).",
+            attachment="the runtime frame's port",
+        ),
+        Operation(
+            "python.run",
+            python_ops.PythonRunArgs,
+            python_ops.PythonRunResult,
+            python_ops.python_run,
+            "Run a project's .py file as __main__ in the sandboxed runtime; output streams as "
+            "events; the host applies its file changes (receipts) and lists them.",
+            gesture=Gesture("Running Python"),
+        ),
+        Operation(
+            "python.eval",
+            python_ops.PythonEvalArgs,
+            python_ops.PythonRunResult,
+            python_ops.python_eval,
+            "Run one console input in the runtime's kept namespace; as python.run.",
+            gesture=Gesture("Running Python"),
+        ),
+        Operation(
+            "python.input",
+            python_ops.PythonInputArgs,
+            python_ops.PythonInputTaken,
+            python_ops.python_input,
+            "Give the line the person typed to the input() the run waits on.",
+            gesture=Gesture("Typing for Python's input()"),
+            audited=False,
+        ),
+        Operation(
+            "python.complete",
+            python_ops.PythonCompleteArgs,
+            python_ops.PythonCompletions,
+            python_ops.python_complete,
+            "Tab completion of the console's text in the runtime's namespace (rlcompleter).",
+            audited=False,
+        ),
+        Operation(
+            "python.warm",
+            NoArgs,
+            python_ops.PythonConnected,
+            python_ops.python_warm,
+            "Start the Python runtime in the background, so that the first Run need not wait.",
+            audited=False,
+        ),
+        Operation(
+            "python.stop",
+            NoArgs,
+            python_ops.PythonStopped,
+            python_ops.python_stop,
+            "End the run in progress: the runtime is terminated and started anew.",
         ),
         # ---- plugins (issue 16; seed 003): the operator's controls; calls are tool.call
         Operation(

@@ -12,6 +12,7 @@ import { acted, clearAlerts, guarded, showNotice, showProblem, showRefusal } fro
 import { exportProject } from "./archive.mjs";
 import { confirmDialog, promptDialog, showTextDialog } from "./dialog.mjs";
 import { mountEditor } from "./editor.mjs";
+import { PythonPanel, isPython } from "./python.mjs";
 import { Explorer, baseName, folderLabel, joinPath, parentOf } from "./explorer.mjs";
 import { openMenu } from "./menu.mjs";
 import { blocked, guard, safeNotice } from "./safe.mjs";
@@ -582,11 +583,18 @@ export class FilesView {
     const paged = !type && text === null && bytes.byteLength > EDITOR_BYTES && textPage(bytes, 0) !== null;
     this.meta = el("p", { class: "muted viewer-meta" }, el("span", { id: "viewer-size" }, formatBytes(size)), " · sha256 ", el("code", { id: "viewer-sha256", class: "hash" }, sha256));
     this.saveState = el("span", { class: "save-state", id: "save-state", role: "status", "aria-live": "polite" });
+    // a .py file gets Run / Stop, its output and the console (issue 32: page/ui/python.mjs)
+    const python = text !== null && isPython(leaf) ? new PythonPanel({
+      app: this.app, path, call: (op, args, o) => this.call(op, args, o),
+      beforeRun: async () => { if (this.editor && this.file === path && this.editor.text() !== this.saved) await this.save(); },
+      onChanged: () => this.explorer.refresh(),
+    }) : null;
     const actions = el("div", { class: "toolbar", role: "group", "aria-label": "Selected file actions" },
       text !== null ? [
         guard(this.app, "file.write", el("button", { type: "button", class: "primary", id: "save-file", disabled: true, "aria-keyshortcuts": "Control+S", onclick: () => this.save() }, "Save")),
         el("button", { type: "button", id: "revert-file", disabled: true, onclick: () => this.revert() }, "Discard changes"),
         el("button", { type: "button", id: "find-in-file", "aria-keyshortcuts": "Control+F", onclick: () => this.editor?.openSearch() }, "Find"),
+        python?.buttons,
         this.saveState,
       ] : null,
       el("button", { type: "button", id: "download-file", onclick: () => this.download(path) }, "Download"),
@@ -612,7 +620,8 @@ export class FilesView {
     }
     replace(this.viewer,
       el("h3", { id: "viewer-path-row", class: "one-line" }, name(path, { id: "viewer-path" })),
-      this.meta, actions, content);
+      this.meta, actions, content, python?.node);
+    python?.bindKeys(this.viewer.querySelector("#editor"));
     if (text !== null) await this.startEditor(path, text, seq, focusEditor);
   }
 

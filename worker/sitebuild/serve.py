@@ -93,8 +93,10 @@ def headers_for(path: str, peer_origins: tuple[str, ...] = ()) -> dict[str, str]
     if path == "sw.js":
         out["Content-Security-Policy"] = SERVICE_WORKER_CSP
     if path == "" or path.endswith(".html"):
-        # the sandbox page is framed by our own page; nothing else is ever framed
-        ancestors = "'self'" if path.endswith("tools/sandbox.html") else "'none'"
+        # the sandbox pages (create-asset's, and the Python runtime's: issue 32) are framed
+        # by our own page; nothing else is ever framed
+        framed = path.endswith(("tools/sandbox.html", "runtime/python.html"))
+        ancestors = "'self'" if framed else "'none'"
         out["Content-Security-Policy"] = f"frame-ancestors {ancestors}"
     return out
 

@@ -35,6 +35,7 @@ from pyodide_lock.spec import InfoSpec, PackageSpec, PyodideLockSpec
 from worker.sitebuild.bundle import bundle_editor, bundle_hashes
 from worker.sitebuild.bytecode import compile_bytecode
 from worker.sitebuild.offline import SW_NAME, stamp_service_worker
+from worker.sitebuild.runtime_frame import build_runtime_frame
 from worker.sitebuild.snapshot import make_snapshot
 from worker.sitebuild.wheels import (
     SOURCE_DATE_EPOCH,
@@ -284,6 +285,7 @@ def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
     _copy_tree(root / "page", dist, ("*.html", "*.mjs", "*.css", "*.svg", "*.png", "ui/*.mjs"))
     _copy_tree(root / "worker", dist / "worker", ("*.mjs",))
     _copy_tools(root, dist / "tools")
+    build_runtime_frame(root, dist / "runtime")
     _copy_plugins(root, dist / "plugins" / "examples")
     editor = bundle_editor(root, dist / "vendor")
     hashes = bundle_hashes(root, dist / "vendor")

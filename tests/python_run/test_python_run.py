@@ -1,0 +1,251 @@
+"""The person's Python runs in a runtime of its own, and its files are brokered (issue 32;
+core/tools/python_run.py, core/host/python_ops.py): the host copies the project in (bounded,
+the rest said), streams the output to the page, and applies the runtime's changes itself —
+reserved paths refused, every write with a ``local-write`` receipt and an audit record,
+deletions into the trash. The runtime here is an in-memory stand-in that does what a script
+would."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+from core.gestures import HUMAN_UI
+from core.model import Contract
+from core.tools.python_run import (
+    MAX_CHANGES,
+    MAX_INPUT_BYTES,
+    MAX_INPUT_FILE_BYTES,
+    RunJob,
+    RunReport,
+    choose_inputs,
+)
+from tests.support import HostHarness
+
+Script = Callable[[dict[str, bytes], Callable[[str, str], None]], dict[str, bytes]]
+
+
+class ScriptedRuntime:
+    """:class:`core.ports.PythonRuntime` whose "code" is ``script``: it gets the copied files
+    (its in-memory filesystem) and returns the filesystem after the run."""
+
+    def __init__(self, script: Script, exit_status: int = 0) -> None:
+        self.script = script
+        self.exit_status = exit_status
+        self.jobs: list[RunJob] = []
+        self.answers: list[str] = []
+
+    async def run(
+        self, job: object, on_output: Callable[[str, str], None], *, limit_s: float
+    ) -> RunReport:
+        assert isinstance(job, RunJob)
+        self.jobs.append(job)
+        before = dict(job.files)
+        after = self.script(dict(before), on_output)
+        changed = [(p, b) for p, b in after.items() if before.get(p) != b]
+        return RunReport(self.exit_status, 12, present=sorted(after), changed=changed)
+
+    async def stop(self) -> bool:
+        return False
+
+    def warm(self) -> None:
+        self.warmed = True
+
+    def answer(self, text: str) -> bool:
+        self.answers.append(text)
+        return True
+
+    async def complete(self, text: str) -> list[str]:
+        return [n for n in ("numbers", "numpy") if n.startswith(text)]
+
+
+class Events:
+    """:class:`core.ports.PageEvents` keeping what the page would get."""
+
+    def __init__(self) -> None:
+        self.posted: list[dict[str, object]] = []
+
+    def post(self, event: Contract) -> None:
+        self.posted.append(event.model_dump(mode="json"))
+
+
+def harness(script: Script, **kwargs: object) -> tuple[HostHarness, str, Events]:
+    h = HostHarness()
+    events = Events()
+    h.ctx.services.python = ScriptedRuntime(script, **kwargs)  # type: ignore[arg-type]
+    h.ctx.services.events = events
+    pid = h.ok("project.create", name="py")["project"]["id"]
+    return h, pid, events
+
+
+def run_file(h: HostHarness, pid: str, path: str = "hello.py") -> dict[str, object]:
+    answer, _ = h.call("python.run", origin=HUMAN_UI, project=pid, path=path, run="r1")
+    assert answer["ok"], answer
+    return answer["result"]
+
+
+def hello(files: dict[str, bytes], out: Callable[[str, str], None]) -> dict[str, bytes]:
+    out("stdout", "hello\n")
+    data = files["data/numbers.txt"].decode()
+    files["out/result.txt"] = f"sum={sum(int(n) for n in data.split())}\n".encode()
+    files["notes.md"] = b"changed"
+    del files["old.txt"]
+    return files
+
+
+def test_a_run_gets_copies_and_the_host_applies_its_changes_with_receipts_and_audit() -> None:
+    h, pid, events = harness(hello)
+    for path, data in {
+        "hello.py": b"print('hello')",
+        "data/numbers.txt": b"1 2 3",
+        "notes.md": b"before",
+        "old.txt": b"keep me in the trash",
+    }.items():
+        h.ok("file.write", body=data, project=pid, path=path)
+    result = run_file(h, pid)
+    runtime = h.ctx.services.python
+    assert isinstance(runtime, ScriptedRuntime)
+    assert dict(runtime.jobs[0].files)["data/numbers.txt"] == b"1 2 3"
+    assert runtime.jobs[0].mode == "file" and runtime.jobs[0].path == "hello.py"
+    changes = {c["path"]: c for c in result["changes"]}
+    assert {p: c["action"] for p, c in changes.items()} == {
+        "notes.md": "modified",
+        "old.txt": "deleted",
+        "out/result.txt": "created",
+    }
+    assert all(c["applied"] for c in changes.values())
+    written = h.call("file.read", project=pid, path="out/result.txt")[1]
+    assert written == b"sum=6\n"
+    assert changes["out/result.txt"]["sha256"] == hashlib.sha256(b"sum=6\n").hexdigest()
+    receipt = changes["out/result.txt"]["receipt"]
+    assert receipt["rung"] == "local-write" and receipt["op"] == "python.run"
+    assert receipt["path"] == "out/result.txt" and receipt["size"] == len(b"sum=6\n")
+    assert receipt["sha256"] == hashlib.sha256(b"sum=6\n").hexdigest()
+    assert receipt["store_version"] == changes["out/result.txt"]["store_version"] is not None
+    assert h.refused("file.read", project=pid, path="old.txt")["code"] == "file-not-found"
+    trash = h.ok("trash.list", project=pid)
+    assert "old.txt" in str(trash)  # nothing lost: the deletion went into the trash
+    ops = [r.get("op") for r in h.sink.records.values()]
+    assert ops.count("file.write") >= 4 + 2 and "file.delete" in ops and "python.run" in ops
+    assert events.posted == [
+        {"type": "python.output", "run": "r1", "stream": "stdout", "text": "hello\n"}
+    ]
+    assert result["exit_status"] == 0 and result["copied"] == 4
+
+
+def test_a_runs_writes_into_voicebox_or_outside_the_project_are_refused_and_not_written() -> None:
+    def hostile(files: dict[str, bytes], out: Callable[[str, str], None]) -> dict[str, bytes]:
+        files[".voicebox/policy.json"] = b'{"grants": "all"}'
+        files["../escape.txt"] = b"x"
+        files["ok.txt"] = b"fine"
+        return files
+
+    h, pid, _ = harness(hostile)
+    h.ok("file.write", body=b"", project=pid, path="hello.py")
+    result = run_file(h, pid)
+    changes = {c["path"]: c for c in result["changes"]}
+    assert changes[".voicebox/policy.json"]["applied"] is False
+    assert changes[".voicebox/policy.json"]["code"] == "path-reserved"
+    assert changes["../escape.txt"]["applied"] is False
+    assert changes["../escape.txt"]["code"] in ("path-outside-root", "path-invalid")
+    assert changes["ok.txt"]["applied"] is True
+    names = [w["path"] for w in h.ok("file.walk", project=pid, folder="")["files"]]
+    assert sorted(names) == ["hello.py", "ok.txt"]
+
+
+def test_the_copy_in_is_bounded_and_what_is_left_out_is_said_and_never_deleted() -> None:
+    files = [("big.bin", MAX_INPUT_FILE_BYTES + 1), ("a.py", 10)]
+    files += [(f"d/{i:04}.txt", MAX_INPUT_BYTES // 8) for i in range(10)]
+    inputs = choose_inputs(files)
+    assert "big.bin" not in inputs.paths and "a.py" in inputs.paths
+    assert inputs.size <= MAX_INPUT_BYTES
+    assert inputs.left_out == 1 + 3 and inputs.note is not None and "not copied" in inputs.note
+    assert choose_inputs([("a.py", 1)]).note is None
+
+    h, pid, _ = harness(lambda fs, out: fs)
+    h.ok("file.write", body=b"", project=pid, path="hello.py")
+    h.ok("file.write", body=b"x" * (MAX_INPUT_FILE_BYTES + 1), project=pid, path="huge.bin")
+    result = run_file(h, pid)
+    assert result["copied"] == 1 and "1 file(s)" in result["left_out_note"]
+    assert result["changes"] == []  # huge.bin was not given, so its absence is no deletion
+    assert h.call("file.read", project=pid, path="huge.bin")[0]["ok"]
+
+
+def test_changes_past_the_cap_are_refused_each_listed() -> None:
+    def many(files: dict[str, bytes], out: Callable[[str, str], None]) -> dict[str, bytes]:
+        return files | {f"out/{i:04}.txt": b"." for i in range(MAX_CHANGES + 2)}
+
+    h, pid, _ = harness(many)
+    h.ok("file.write", body=b"", project=pid, path="hello.py")
+    changes = run_file(h, pid)["changes"]
+    assert len(changes) == MAX_CHANGES + 2
+    refused = [c for c in changes if not c["applied"]]
+    assert len(refused) == 2 and {c["code"] for c in refused} == {"file-too-large"}
+
+
+def test_running_python_needs_a_connected_runtime_and_a_persons_gesture() -> None:
+    h, pid, _ = harness(hello)
+    h.ok("file.write", body=b"", project=pid, path="hello.py")
+    answer, _ = h.call("python.run", project=pid, path="hello.py", run="r1")
+    assert not answer["ok"] and answer["refusal"]["code"] == "human_gesture_required"
+    h.ctx.services.python = None
+    answer, _ = h.call("python.run", origin=HUMAN_UI, project=pid, path="hello.py", run="r1")
+    assert answer["refusal"]["code"] == "sandbox-unavailable"
+    assert h.refused("python.stop")["code"] == "sandbox-unavailable"
+    assert h.refused("python.warm")["code"] == "sandbox-unavailable"
+
+
+class StoppedRuntime:
+    """A runtime whose run was ended by Stop: it cannot say what its files were."""
+
+    async def run(
+        self, job: object, on_output: Callable[[str, str], None], *, limit_s: float
+    ) -> RunReport:
+        return RunReport(None, 40, stopped=True)
+
+    async def stop(self) -> bool:
+        return True
+
+    def warm(self) -> None:
+        pass
+
+    def answer(self, text: str) -> bool:
+        return False
+
+    async def complete(self, text: str) -> list[str]:
+        return []
+
+
+def test_a_stopped_run_deletes_nothing_and_says_it_was_restarted() -> None:
+    h, pid, _ = harness(hello)
+    h.ctx.services.python = StoppedRuntime()  # type: ignore[assignment]
+    h.ok("file.write", body=b"while True: pass", project=pid, path="hello.py")
+    h.ok("file.write", body=b"1", project=pid, path="data.txt")
+    result = run_file(h, pid)
+    assert result["stopped"] is True and result["restarted"] is True
+    assert result["exit_status"] is None and result["changes"] == []
+    assert h.call("file.read", project=pid, path="data.txt")[1] == b"1"
+
+
+def test_input_asks_the_page_and_only_a_persons_line_reaches_the_run() -> None:
+    def asks(files: dict[str, bytes], out: Callable[[str, str], None]) -> dict[str, bytes]:
+        out("prompt", "name? ")
+        return files
+
+    h, pid, events = harness(asks)
+    h.ok("file.write", body=b"input('name? ')", project=pid, path="hello.py")
+    run_file(h, pid)
+    assert events.posted == [{"type": "python.input", "run": "r1", "prompt": "name? "}]
+    answer, _ = h.call("python.input", text="Ada")
+    assert answer["refusal"]["code"] == "human_gesture_required"
+    answer, _ = h.call("python.input", origin=HUMAN_UI, text="Ada")
+    assert answer["ok"] and answer["result"] == {"delivered": True}
+    runtime = h.ctx.services.python
+    assert isinstance(runtime, ScriptedRuntime) and runtime.answers == ["Ada"]
+
+
+def test_console_completion_asks_the_runtime() -> None:
+    h, _, _ = harness(hello)
+    assert h.ok("python.complete", text="num") == {"matches": ["numbers", "numpy"]}
+    h.ctx.services.python = None
+    assert h.refused("python.complete", text="num")["code"] == "sandbox-unavailable"
