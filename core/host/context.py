@@ -30,6 +30,7 @@ from core.ports import (
 )
 from core.projects.catalog import OpenProject, ProjectCatalog
 from core.projects.listing_cache import CachedRoots, ListingCache
+from core.projects.search import SearchCancels
 
 if TYPE_CHECKING:
     from core.missions.mailbox import Mailbox, MailboxCache
@@ -89,7 +90,9 @@ class HostContext:
     checked before every use), :attr:`state_lock` (read-modify-write of HOST_DIR documents —
     the policy, the tray's presentation state — never interleaves) and :attr:`secrets` (the
     secrets this host holds, :mod:`core.custody.held_secrets`: ``state`` is wrapped so that
-    storing one of them is seen; nothing the page receives holds one, issue 29 item 8).
+    storing one of them is seen; nothing the page receives holds one, issue 29 item 8) and
+    :attr:`searches` (the searches in files running now, so ``file.search_cancel`` can stop
+    one: :class:`~core.projects.search.SearchCancels`, issue 33 item 1).
     """
 
     roots: ProjectRoots
@@ -106,6 +109,7 @@ class HostContext:
     state_lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
     listings: ListingCache | None = field(init=False, default=None)
     secrets: HeldSecrets = field(init=False, default_factory=HeldSecrets)
+    searches: SearchCancels = field(init=False, default_factory=SearchCancels)
     _mailboxes = None  # not a field: the MailboxCache, made by ``mailboxes`` on first use
 
     def __post_init__(self) -> None:

@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # imported late (module docstring); named here for the layeri
         mission_ops,
         plugin_ops,
         remote_mission_ops,
+        search_ops,
         tray_ops,
     )
 
@@ -66,6 +67,7 @@ LATE_MODULES = (
     "core.host.tray_ops",
     "core.host.layout_ops",
     "core.host.remote_mission_ops",
+    "core.host.search_ops",
 )
 """The modules whose operations are imported after ready (module docstring), in order."""
 
@@ -79,6 +81,7 @@ if not TYPE_CHECKING:
     layout_ops = LateModule("core.host.layout_ops")
     plugin_ops = LateModule("core.host.plugin_ops")
     remote_mission_ops = LateModule("core.host.remote_mission_ops")
+    search_ops = LateModule("core.host.search_ops")
 
 _ARCHIVING = Gesture("Archiving a mission", via="archived_via", when=mission_ops.archives)
 _OWNER_SEAT = Gesture(
@@ -260,6 +263,24 @@ OPERATIONS = Operations(
             file_ops.file_walk,
             "List every file under a folder, with sizes (no contents).",
             read_only=True,
+        ),
+        Operation(
+            "file.search",
+            search_ops.SearchArgs,
+            search_ops.SearchSummary,
+            search_ops.file_search,
+            "Search the project's files (plain, case, whole word, guarded regex; globs); the "
+            "matches stream as JSON lines, bounded in time and cancellable (issue 33).",
+            body_out=True,
+            read_only=True,
+        ),
+        Operation(
+            "file.search_cancel",
+            search_ops.SearchCancelArgs,
+            search_ops.SearchCancelled,
+            search_ops.file_search_cancel,
+            "Stop a running file.search (it answers with stopped: cancelled).",
+            audited=False,
         ),
         Operation(
             "file.read",
