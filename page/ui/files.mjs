@@ -12,6 +12,7 @@ import { acted, clearAlerts, guarded, showNotice, showProblem, showRefusal } fro
 import { exportProject } from "./archive.mjs";
 import { confirmDialog, promptDialog, showTextDialog } from "./dialog.mjs";
 import { mountEditor } from "./editor.mjs";
+import { Finder } from "./find.mjs";
 import { Explorer, baseName, folderLabel, joinPath, parentOf } from "./explorer.mjs";
 import { openMenu } from "./menu.mjs";
 import { blocked, guard, safeNotice } from "./safe.mjs";
@@ -84,6 +85,7 @@ export class FilesView {
     this.statusLine = el("p", { class: "files-status muted", id: "files-status", role: "status", "aria-live": "polite" });
     this.viewer = el("section", { class: "viewer", id: "file-viewer", "aria-label": "Selected file" },
       el("p", { class: "empty" }, "Choose a file to view it."));
+    this.finder?.destroy();
     this.explorer = new Explorer({
       list: async (folder) => (await guarded("Listing the folder", () => this.call("file.list", { folder })))?.result.entries ?? null,
       on: {
@@ -98,6 +100,7 @@ export class FilesView {
         expanded: () => this.#rememberFolders(),
       },
     });
+    this.finder = new Finder(this); // search in files, quick open, the tree's filter (find.mjs)
     this.uploadFiles = el("input", { id: "upload-files", type: "file", multiple: true, class: "visually-hidden-input",
       onchange: (e) => this.uploadPicked(e.target, false) });
     this.uploadFolder = el("input", { id: "upload-folder", type: "file", webkitdirectory: true, multiple: true, class: "visually-hidden-input",
@@ -121,11 +124,14 @@ export class FilesView {
         guard(app, "file.mkdir", el("button", { type: "button", id: "new-folder", onclick: () => this.newFolder(this.folder) }, "New folder")),
         el("button", { type: "button", id: "download-project", onclick: () => exportProject(app, this.project, this.progress) }, "Download project (.zip)"),
         el("button", { type: "button", id: "show-trash", onclick: () => this.trash() }, "Trash"),
+        el("button", { type: "button", id: "open-search", "aria-keyshortcuts": "Control+Shift+F", onclick: () => this.finder.open() }, "Search in files"),
+        el("button", { type: "button", id: "open-quick", "aria-keyshortcuts": "Control+P", onclick: () => this.finder.quickOpen() }, "Go to file"),
       ),
       this.progress,
       this.statusLine,
+      this.finder.panel,
       el("div", { class: "files-layout" },
-        el("nav", { class: "tree-nav", "aria-label": "File tree" }, this.explorer.element),
+        el("nav", { class: "tree-nav", "aria-label": "File tree" }, this.finder.filterBox, this.explorer.element),
         this.viewer,
       ),
     );
@@ -168,6 +174,7 @@ export class FilesView {
   destroy() {
     this.alive = false;
     document.removeEventListener("keydown", this.keys);
+    this.finder?.destroy();
     this.editor?.destroy();
     this.editor = null;
     this.revokeUrls();
@@ -187,7 +194,7 @@ export class FilesView {
   /** Ctrl/⌘+S anywhere on this surface saves the open file (inside the editor, its own key
    * binding does it first and marks the event handled). */
   #keys(event) {
-    if (!this.alive || event.defaultPrevented) return;
+    if (!this.alive || this.finder?.keys(event) || event.defaultPrevented) return;
     if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === "s" && this.editor) {
       event.preventDefault();
       this.save();
@@ -232,6 +239,7 @@ export class FilesView {
   /** After the tree changed: a target folder that is gone falls back to the project root,
    * so the label never names a folder that is not there. */
   async afterChange() {
+    this.finder?.changed();
     await this.explorer.refresh();
     if (this.folder && this.explorer.kind(this.folder) !== "dir" && !(await this.explorer.reveal(this.folder))) {
       this.say(`The upload folder ${folderLabel(this.folder)} is gone; uploads go to the project root.`);
