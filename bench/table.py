@@ -43,6 +43,9 @@ ROWS = (
         "×",
     ),
     Row("open 10,000 files / open 10", "open_most_vs_fewest_files", "ratio", "×"),
+    Row("search 10,000 files: first results", "search_first_results_ms", "value", " ms"),
+    Row("search 10,000 files: complete", "search_complete_vs_bare_read", "value", " ms"),
+    Row("search 10,000 files: complete / bare read", "search_complete_vs_bare_read", "ratio", "×"),
 )
 
 

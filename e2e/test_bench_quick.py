@@ -15,7 +15,7 @@ from pathlib import Path
 from bench.table import ROWS
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = {"boot", "call", "projects", "export", "mailbox", "audit", "patterns"}
+SECTIONS = {"boot", "call", "projects", "export", "mailbox", "audit", "search", "patterns"}
 GOALS = {
     "boot_cold_vs_bare_cold",
     "boot_warm_vs_bare_warm",
@@ -29,6 +29,8 @@ GOALS = {
     "mailbox_post_large_vs_small_cpython",
     "audit_vs_raw_idb_sequential",
     "audit_vs_raw_idb_concurrent",
+    "search_first_results_ms",
+    "search_complete_vs_bare_read",
 }
 
 
