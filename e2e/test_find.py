@@ -143,23 +143,31 @@ def test_quick_open_and_the_tree_filter_find_a_file_by_name(host: HostPage) -> N
     host.assert_clean()
 
 
-def test_the_find_surfaces_are_axe_clean_in_light_and_dark(host: HostPage) -> None:
+def test_the_find_surfaces_are_axe_clean_in_light_and_dark_at_1280_and_390(
+    host: HostPage,
+) -> None:
     page = host.page
     _project(host)
     bad = []
-    for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
-        page.keyboard.press("Control+Shift+F")
-        _search(page, "hello")
-        page.fill("#tree-filter", "py")
-        page.wait_for_selector("#tree-filter-results .filter-hit")
-        bad += axe_serious(page, f"search panel and filter, {scheme}")
-        page.keyboard.press("Control+P")
-        page.wait_for_selector("#quick-open[open]")
-        page.keyboard.type("app")
-        page.wait_for_selector("#quick-open-list [role=option]")
-        bad += axe_serious(page, f"quick open, {scheme}")
-        page.keyboard.press("Escape")
-        page.wait_for_selector("#quick-open", state="detached")
-        page.fill("#tree-filter", "")
+    for width, height in ((1280, 860), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        for scheme in ("light", "dark"):
+            where = f"{width} px, {scheme}"
+            page.emulate_media(color_scheme=scheme)
+            page.locator("#file-tree").focus()
+            page.keyboard.press("Control+Shift+F")
+            _search(page, "hello")
+            page.fill("#tree-filter", "py")
+            page.wait_for_selector("#tree-filter-results .filter-hit")
+            bad += axe_serious(page, f"search panel and filter, {where}")
+            assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth"), where
+            page.fill("#tree-filter", "")
+            page.locator("#file-tree").focus()
+            page.keyboard.press("Control+P")
+            page.wait_for_selector("#quick-open[open]")
+            page.keyboard.type("app")
+            page.wait_for_selector("#quick-open-list [role=option]")
+            bad += axe_serious(page, f"quick open, {where}")
+            page.keyboard.press("Escape")
+            page.wait_for_selector("#quick-open", state="detached")
     assert bad == []

@@ -44,7 +44,8 @@ from core.refusals import Refused
 
 __all__ = ["SEARCH_ID_PATTERN", "SearchArgs", "SearchFile", "SearchSummary"]
 
-SEARCH_ID_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
+SEARCH_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+"""The page's name for a search (the id rule of core/secret.py PATTERN_RULES)."""
 FLUSH_MS = 50
 Stopped = Literal["done", "limit", "time", "cancelled"]
 
