@@ -15,6 +15,8 @@ first results arrive before the project has been listed in full; a name the path
 
 from __future__ import annotations
 
+import asyncio
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Literal
 
@@ -137,6 +139,40 @@ async def _walk(files: ProjectFiles, exclude: tuple[str, ...]) -> AsyncIterator[
         stack.extend(reversed(subdirs))
 
 
+async def _read(
+    files: ProjectFiles, paths: AsyncIterator[tuple[str, ProjectPath]], ahead: int
+) -> AsyncIterator[tuple[str, bytes | None]]:
+    """``(path, bytes)`` of each of ``paths`` in order (``None``: it could not be read),
+    keeping up to ``ahead`` reads in flight (``HostServices.read_ahead``; ``0``: one at a time).
+    Reads still in flight when the caller stops are cancelled."""
+    if ahead <= 0:
+        async for path, target in paths:
+            try:
+                yield path, await files.read(target)
+            except Refused:
+                yield path, None
+        return
+    flight: deque[tuple[str, asyncio.Future[bytes]]] = deque()
+
+    async def take() -> tuple[str, bytes | None]:
+        path, task = flight.popleft()
+        try:
+            return path, await task
+        except Refused:
+            return path, None
+
+    try:
+        async for path, target in paths:
+            flight.append((path, asyncio.ensure_future(files.read(target))))
+            if len(flight) >= ahead:
+                yield await take()
+        while flight:
+            yield await take()
+    finally:
+        for _, task in flight:
+            task.cancel()
+
+
 async def file_search(call: Call[SearchArgs]) -> Outcome:
     """Stream the matches of the query (module docstring). Refuses ``args-invalid`` (an empty
     query, a regex that does not compile or that the guard refuses, too many or too long
@@ -169,23 +205,29 @@ async def file_search(call: Call[SearchArgs]) -> Outcome:
             stopped[0] = "time"
         return stopped[0] != "done"
 
+    async def selected() -> AsyncIterator[tuple[str, ProjectPath]]:
+        """The files to read, in order; the skipped ones counted."""
+        async for path, size in _walk(files, query.exclude):
+            if halted():
+                return
+            if not path_selected(path, query.include, query.exclude):
+                continue
+            if size > MAX_FILE_BYTES:
+                n["large"] += 1
+                continue
+            try:
+                yield path, parse_path(path)
+            except Refused:
+                n["names"] += 1
+
     async def chunks() -> AsyncIterator[bytes]:
         pending: list[bytes] = []
         flushed = began
+        reader = _read(files, selected(), call.ctx.services.read_ahead)
         try:
-            async for path, size in _walk(files, query.exclude):
-                if halted():
-                    break
-                if not path_selected(path, query.include, query.exclude):
-                    continue
-                if size > MAX_FILE_BYTES:
-                    n["large"] += 1
-                    continue
-                try:
-                    target: ProjectPath = parse_path(path)
-                    data = await files.read(target)
-                except Refused:
-                    n["names"] += 1
+            async for path, data in reader:
+                if data is None:
+                    n["names"] += 1  # it could not be read (gone, or refused by the storage)
                     continue
                 text = decode_text(data)
                 if text is None:
@@ -210,9 +252,12 @@ async def file_search(call: Call[SearchArgs]) -> Outcome:
                 if n["matches"] >= args.max_matches:
                     stopped[0] = "limit"
                     break
+                if halted():
+                    break
             if pending:
                 yield b"".join(pending)
         finally:
+            await reader.aclose()  # reads still in flight are cancelled now, not at collection
             cancels.end(args.search, flag)
 
     async def finish() -> SearchSummary:

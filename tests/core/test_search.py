@@ -253,3 +253,34 @@ def test_a_search_is_cancelled_by_name_and_says_so() -> None:
     assert answer["result"]["stopped"] == "cancelled"
     assert answer["result"]["files"] < 50
     assert h.ok("file.search_cancel", search="s1") == {"cancelled": False}  # it ended
+
+
+def test_a_search_with_reads_in_flight_finds_the_same_in_the_same_order() -> None:
+    import asyncio
+
+    h = HostHarness()
+    files = {f"d{i % 7}/f{i:03}.txt": (b"needle\n" if i % 3 else b"hay\n") for i in range(60)}
+    pid = project(h, {**files, "bin.dat": b"\0needle"})
+    _, one_at_a_time = search(h, project=pid, query="needle")
+    h.ctx.services.read_ahead = 8  # as the browser host is composed (browser_host/main.py)
+    msg = json.dumps(
+        {
+            "v": 1,
+            "id": "r",
+            "op": "file.search",
+            "args": {"search": "r", "project": pid, "query": "needle"},
+        }
+    )
+    chunks: list[bytes] = []
+
+    async def sink(chunk: bytes) -> None:
+        chunks.append(chunk)
+
+    answer, _, _ = asyncio.run(h.host.handle_full(msg, None, None, sink))
+    in_flight = [json.loads(x) for x in b"".join(chunks).splitlines()]
+    assert in_flight == one_at_a_time and len(in_flight) == 40
+    assert json.loads(answer)["result"]["skipped_binary"] == 1
+    # stopped early (the match limit) with reads in flight: the answer says why
+    msg = msg.replace('"query": "needle"', '"query": "needle", "max_matches": 5')
+    answer, _, _ = asyncio.run(h.host.handle_full(msg, None, None, sink))
+    assert json.loads(answer)["result"]["stopped"] == "limit"
