@@ -255,6 +255,8 @@ def test_a_search_is_cancelled_by_name_and_says_so() -> None:
     assert h.ok("file.search_cancel", search="s1") == {"cancelled": False}  # it ended
 
 
+@pytest.mark.cpython_only  # its own event loop (as tests/core/test_audit_batching.py): inside
+# Pyodide the runner's loop is already running; the browser's read-ahead runs in e2e/test_find.py
 def test_a_search_with_reads_in_flight_finds_the_same_in_the_same_order() -> None:
     import asyncio
 
