@@ -12,7 +12,7 @@ from pathlib import Path
 
 from e2e.files_kit import file_entry
 from e2e.hostpage import HostPage
-from e2e.tray_kit import axe_serious, open_in_ui
+from e2e.tray_kit import axe_serious, go, open_in_ui
 
 NFD = unicodedata.normalize("NFD", "Résumé café.txt")
 NFC = unicodedata.normalize("NFC", NFD)
@@ -115,6 +115,18 @@ def test_a_refused_name_stays_in_its_dialog_with_the_refusal(host: HostPage) -> 
     assert _names(host, pid) == ["fine.txt"]
     folders = host.ok("file.list", {"project": pid})["result"]["entries"]
     assert ("fine-folder", "dir") in [(e["name"], e["kind"]) for e in folders]
+    # a project's new name, too: refused in its dialog, then renamed
+    go(page, "projects")
+    page.click("button[aria-label='Rename project Names']")
+    field = page.locator(_prompt_dialog(host))
+    field.fill("x" * 201)
+    page.keyboard.press("Enter")
+    page.locator("dialog[open] .dialog-problem:has-text('200')").wait_for()
+    assert field.input_value() == "x" * 201
+    field.fill("Names, renamed")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("dialog[open]", state="detached")
+    page.wait_for_selector("#open-project-name:text-is('Names, renamed')")
 
 
 def test_a_long_project_name_is_readable_at_1280(host: HostPage) -> None:
