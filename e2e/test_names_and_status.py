@@ -76,7 +76,7 @@ def test_status_lines_follow_what_they_describe_and_success_lines_clear(
     page.fill(_prompt_dialog(host), "notes.txt")
     page.keyboard.press("Enter")
     page.wait_for_selector("#viewer-path:text-is('notes.txt')")
-    assert page.text_content("#files-status") == "Created notes.txt."
+    page.wait_for_selector("#files-status:text-is('Created notes.txt.')")
     # an upload's bar and line go by themselves
     up = tmp_path / "up.txt"
     up.write_bytes(b"x" * 2000)
