@@ -11,6 +11,8 @@ same run on the same machine. Sections (``--only`` picks some):
 - ``export``: export MB/s and peak worker memory vs CPython's ``zipfile`` (same files, same run);
 - ``mailbox``: post latency at 100 vs 100,000 letters (CPython and browser);
 - ``audit``: audit append rate vs a raw IndexedDB put loop with the same durability;
+- ``search``: search in files over a 10,000-file project, first results and complete, vs a
+  bare read of the same files (issue 33);
 - ``patterns``: the text checks on hostile text, seconds per 10,000 characters (Pyodide and
   CPython), and the issue-13 runner batch;
 - ``runner``: missions that run (issue 30), against a real ``voicebox-env serve`` and
@@ -49,13 +51,24 @@ from bench import (
     pattern_bench,
     project_bench,
     runner_bench,
+    search_bench,
     table,
 )
 from bench.browser import CHROMIUM
 from bench.site import BenchSite
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("boot", "call", "projects", "export", "mailbox", "audit", "patterns", "runner")
+SECTIONS = (
+    "boot",
+    "call",
+    "projects",
+    "export",
+    "mailbox",
+    "audit",
+    "search",
+    "patterns",
+    "runner",
+)
 MB = 1_000_000
 
 
@@ -71,6 +84,7 @@ def _plan(quick: bool, run_count: int | None) -> dict[str, Any]:
             "mailbox_posts": 3,
             "audit_records": 10,
             "log_lines": 5,
+            "search_files": 300,
         }
     return {
         "runs": run_count or 5,
@@ -82,6 +96,7 @@ def _plan(quick: bool, run_count: int | None) -> dict[str, Any]:
         "mailbox_posts": 40,
         "audit_records": 300,
         "log_lines": 25,
+        "search_files": 10_000,
     }
 
 
@@ -132,6 +147,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     pw, site, plan["mailbox_sizes"], plan["runs"], plan["mailbox_posts"]
                 ),
                 "audit": lambda: audit_bench.measure(pw, site, plan["runs"], plan["audit_records"]),
+                "search": lambda: search_bench.measure(
+                    pw, site, plan["runs"], plan["search_files"]
+                ),
                 "patterns": lambda: pattern_bench.measure(pw, site),
                 "runner": lambda: runner_bench.measure(pw, site, plan["log_lines"]),
             }

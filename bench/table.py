@@ -59,6 +59,9 @@ ROWS = (
         " ms",
     ),
     Row("cancel → failed shown in the tray", "runner_cancel_to_failed_shown_ms", "value", " ms"),
+    Row("search 10,000 files: first results", "search_first_results_ms", "value", " ms"),
+    Row("search 10,000 files: complete", "search_complete_vs_bare_read", "value", " ms"),
+    Row("search 10,000 files: complete / bare read", "search_complete_vs_bare_read", "ratio", "×"),
 )
 
 

@@ -5,7 +5,9 @@ Every file operation, archive import and tool write names its target with a
 name passes :func:`check_name`. Both share one character rule, and a path segment adds the
 file-system part. A name is either refused by name (a code and a sentence saying which rule)
 or stored exactly as given and shown as exactly those characters — never silently rewritten
-(no normalisation, no case folding, no trimming).
+(no case folding, no trimming). The one change is rule d's: a *new* name (a file written, a
+folder made, a move's target) that arrives in Unicode NFD is composed to NFC on the way in
+(:func:`parse_new_path`; issue 33 item 4), and the answer says so.
 
 **Characters (paths and display names alike):**
 
@@ -17,7 +19,12 @@ c. no bidirectional formatting control (U+202A–U+202E, U+2066–U+2069): ``"ev
    would *display* as ``"evilexe.txt"`` (Trojan Source, CVE-2021-42574);
 d. in Unicode NFC: ``"caf\\u00e9"`` (NFC) and ``"cafe\\u0301"`` (NFD) look identical but OPFS
    keeps them as two files, and macOS folders treat them as one — so only the NFC spelling is
-   accepted, and a name never has a twin that looks the same.
+   stored, and a name never has a twin that looks the same. macOS writes many names in NFD
+   (a file dragged from Finder): :func:`parse_new_path` composes a new name to NFC, and where
+   that NFC name is already taken — by a file or folder of that spelling or of another one
+   that composes alike — the write is refused ``path-nfc-collision`` instead of landing on it
+   (:mod:`core.projects.composed`). A path naming an *existing* entry (read, delete, a move's
+   source) is not recomposed: an NFD name a folder already holds is refused by name.
 
 **A path** (``path-invalid``, ``path-outside-root``, ``path-reserved``), in order:
 
@@ -89,6 +96,7 @@ __all__ = [
     "ProjectPath",
     "check_name",
     "fold",
+    "parse_new_path",
     "parse_path",
 ]
 
@@ -249,6 +257,25 @@ def parse_path(text: object, *, allow_meta: bool = False) -> ProjectPath:
                 "(one already there stays as it is).",
             )
     return ProjectPath(parts)
+
+
+def parse_new_path(text: object) -> tuple[ProjectPath, str | None]:
+    """:func:`parse_path` for a name being created (a write, a new folder, a move's target):
+    the text is first composed to Unicode NFC (issue 33 item 4 — macOS writes NFD names).
+
+    Returns ``(path, sent)``: ``sent`` is the text as it arrived when composing changed it,
+    else ``None``. Refuses as :func:`parse_path` (the composed text passes every other rule
+    or is refused by it); a name taken in its composed form is refused by the operation
+    (``path-nfc-collision``, :func:`core.projects.composed.refuse_twins`). The project's
+    metadata is never named this way (``allow_meta`` is not offered).
+    """
+    if not isinstance(text, str) or text.isascii():
+        return parse_path(text), None
+    try:
+        composed = unicodedata.normalize("NFC", text)
+    except UnicodeError:  # pragma: no cover - normalize keeps lone surrogates; parse refuses
+        composed = text
+    return parse_path(composed), (None if composed == text else text)
 
 
 def check_name(text: object, *, max_chars: int = MAX_NAME_CHARS) -> str:

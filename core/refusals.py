@@ -46,6 +46,7 @@ class Code(StrEnum):
     PATH_OUTSIDE_ROOT = "path-outside-root"
     PATH_RESERVED = "path-reserved"
     PATH_CASE_COLLISION = "path-case-collision"
+    PATH_NFC_COLLISION = "path-nfc-collision"
     NAME_INVALID = "name-invalid"
     PROJECT_NOT_FOUND = "project-not-found"
     FILE_NOT_FOUND = "file-not-found"
@@ -161,6 +162,9 @@ REFUSALS: dict[Code, RefusalInfo] = {
     Code.PATH_RESERVED: _I(403, "The path names a place the file operations may not touch."),
     Code.PATH_CASE_COLLISION: _I(
         409, "In a picked folder, the name differs only in letter case from one already there."
+    ),
+    Code.PATH_NFC_COLLISION: _I(
+        409, "The name, composed to Unicode NFC, is already taken by a name that looks the same."
     ),
     Code.NAME_INVALID: _I(400, "The name is empty, too long, or holds a forbidden character."),
     Code.PROJECT_NOT_FOUND: _I(404, "There is no project with that id."),

@@ -15,7 +15,17 @@ from pathlib import Path
 from bench.table import ROWS
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = {"boot", "call", "projects", "export", "mailbox", "audit", "patterns", "runner"}
+SECTIONS = {
+    "boot",
+    "call",
+    "projects",
+    "export",
+    "mailbox",
+    "audit",
+    "search",
+    "patterns",
+    "runner",
+}
 GOALS = {
     "boot_cold_vs_bare_cold",
     "boot_warm_vs_bare_warm",
@@ -32,6 +42,8 @@ GOALS = {
     "runner_spawn_to_executing_shown_ms",
     "runner_log_line_shown_p95_ms",
     "runner_cancel_to_failed_shown_ms",
+    "search_first_results_ms",
+    "search_complete_vs_bare_read",
 }
 
 

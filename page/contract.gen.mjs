@@ -145,6 +145,11 @@ export const REFUSALS = Object.freeze({
     "ws": null,
     "meaning": "In a picked folder, the name differs only in letter case from one already there.",
   }),
+  "path-nfc-collision": Object.freeze({
+    "status": 409,
+    "ws": null,
+    "meaning": "The name, composed to Unicode NFC, is already taken by a name that looks the same.",
+  }),
   "name-invalid": Object.freeze({
     "status": 400,
     "ws": null,

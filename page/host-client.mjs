@@ -177,7 +177,7 @@ export class HostClient extends EventTarget {
       if (!waiter) return;
       waiter.chunks.push(data.data);
       waiter.received += data.data instanceof Blob ? data.data.size : data.data.byteLength;
-      waiter.onChunk?.(waiter.received);
+      waiter.onChunk?.(waiter.received, data.data);
     } else if (data.kind === "answer") {
       const answer = JSON.parse(data.text);
       const id = data.id ?? answer.id;
@@ -207,8 +207,9 @@ export class HostClient extends EventTarget {
    * Send `op` with `args`; resolve {result, body, logged} or reject with a Refusal.
    * `body` (ArrayBuffer) is transferred; `human: true` marks a person's gesture (origin HUMAN_UI);
    * `attachment` (a FileSystemDirectoryHandle the person picked) is structured-cloned.
-   * A streaming answer (e.g. an archive) arrives as chunks, reported to `onChunk(bytesSoFar)`
-   * and resolved as `stream` (a Blob).
+   * A streaming answer (e.g. an archive) arrives as chunks, reported to
+   * `onChunk(bytesSoFar, chunk)` (the chunk an ArrayBuffer or a Blob, as it came: search in
+   * files reads its results from it) and resolved as `stream` (a Blob).
    */
   call(op, args = {}, { body = null, human = false, attachment = null, onChunk = null } = {}) {
     const id = `p${++this.#next}`;

@@ -31,6 +31,7 @@ from core.ports import (
 )
 from core.projects.catalog import OpenProject, ProjectCatalog
 from core.projects.listing_cache import CachedRoots, ListingCache
+from core.projects.search import SearchCancels
 
 if TYPE_CHECKING:
     from core.missions.mailbox import Mailbox, MailboxCache
@@ -51,7 +52,10 @@ class HostServices:
     projects' root folders are watched for changes made by anyone, which lets the host keep
     the listings it shows (:mod:`core.projects.listing_cache`; ``None``: every listing reads
     storage); ``events``: how the host tells the page, unasked, that a remote's state changed
-    (issue 29 item 15; ``None``: the page learns it when it lists again). Otherwise ``None``
+    (issue 29 item 15; ``None``: the page learns it when it lists again); ``read_ahead``: how
+    many file reads a search in files keeps in flight at once (issue 33: a placement whose
+    reads wait on storage overlaps them; ``0``, one at a time, where reads never wait — the
+    in-memory ports of the tests). Otherwise ``None``
     means the
     placement has none, and the operations that need one refuse (``sandbox-unavailable``,
     ``operation-unknown``…).
@@ -70,6 +74,7 @@ class HostServices:
     file_relay: FileRelay | None = None
     folder_watcher: WatchesFolders | None = None
     events: PageEvents | None = None
+    read_ahead: int = 0
     sandbox: Sandbox | None = None
     connect_python: Callable[[object], PythonRuntime] | None = None
     python: PythonRuntime | None = None
@@ -94,7 +99,9 @@ class HostContext:
     checked before every use), :attr:`state_lock` (read-modify-write of HOST_DIR documents —
     the policy, the tray's presentation state — never interleaves) and :attr:`secrets` (the
     secrets this host holds, :mod:`core.custody.held_secrets`: ``state`` is wrapped so that
-    storing one of them is seen; nothing the page receives holds one, issue 29 item 8).
+    storing one of them is seen; nothing the page receives holds one, issue 29 item 8) and
+    :attr:`searches` (the searches in files running now, so ``file.search_cancel`` can stop
+    one: :class:`~core.projects.search.SearchCancels`, issue 33 item 1).
     """
 
     roots: ProjectRoots
@@ -111,6 +118,7 @@ class HostContext:
     state_lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
     listings: ListingCache | None = field(init=False, default=None)
     secrets: HeldSecrets = field(init=False, default_factory=HeldSecrets)
+    searches: SearchCancels = field(init=False, default_factory=SearchCancels)
     _mailboxes = None  # not a field: the MailboxCache, made by ``mailboxes`` on first use
 
     def __post_init__(self) -> None:

@@ -28,8 +28,9 @@ from pydantic import Field
 
 from core.host.operations import Call, Outcome
 from core.model import Contract
-from core.paths import META_DIR, ProjectPath, parse_path
+from core.paths import META_DIR, ProjectPath, parse_new_path, parse_path
 from core.ports import Entry, ProjectFiles
+from core.projects.composed import refuse_twins
 from core.projects.listing_cache import cached_lister
 from core.projects.project import PROJECT_ID_PATTERN
 from core.projects.trash import TRASH_ID_PATTERN, Trash, TrashEntry
@@ -134,17 +135,25 @@ class Walk(Contract):
 
 
 class FileDigest(Contract):
-    """A file's identity: path, size in bytes, sha256 (hex) of its content."""
+    """A file's identity: path, size in bytes, sha256 (hex) of its content; ``composed_from``
+    as :class:`PathDone`."""
 
     path: str
     size: int
     sha256: str
+    composed_from: str | None = Field(
+        default=None,
+        description="The path as sent, when it arrived in Unicode NFD and was stored in NFC "
+        "(issue 33 item 4); null when stored as sent.",
+    )
 
 
 class PathDone(Contract):
-    """The path an operation acted on."""
+    """The path an operation acted on; ``composed_from`` the path as sent when it was composed
+    to Unicode NFC on the way in (:func:`core.paths.parse_new_path`), else ``None``."""
 
     path: str
+    composed_from: str | None = None
 
 
 class Moved(PathDone):
@@ -274,19 +283,28 @@ async def file_read(call: Call[PathArgs]) -> Outcome:
 
 async def file_write(call: Call[WriteArgs]) -> Outcome:
     """Refuses ``already-exists`` (with ``if_absent``), ``is-a-directory``,
-    ``storage-quota-exceeded`` and path codes; nothing is written on refusal."""
-    path = parse_path(call.args.path)
+    ``path-nfc-collision`` (a name sent in NFD whose NFC spelling is taken, unless
+    ``keep_both``), ``storage-quota-exceeded`` and path codes; nothing is written on refusal.
+    A name sent in NFD is stored in NFC and the answer says so (``composed_from``)."""
+    path, sent = parse_new_path(call.args.path)
     data = call.body or b""
     files = await _files(call)
     existing = await files.stat(path)
     if existing is not None and call.args.keep_both:
         path = await free_path(files, path)
-    elif existing is not None and existing.kind == "dir":
-        raise Refused(Code.IS_A_DIRECTORY, f"'{path}' is a folder.", field="path")
-    elif existing is not None and call.args.if_absent:
-        raise Refused(Code.ALREADY_EXISTS, f"'{path}' already exists.", field="path")
+    else:
+        await refuse_twins(files, path, sent)
+        if existing is not None and existing.kind == "dir":
+            raise Refused(Code.IS_A_DIRECTORY, f"'{path}' is a folder.", field="path")
+        if existing is not None and call.args.if_absent:
+            raise Refused(Code.ALREADY_EXISTS, f"'{path}' already exists.", field="path")
     await files.write(path, data)
-    digest = FileDigest(path=str(path), size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    digest = FileDigest(
+        path=str(path),
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        composed_from=sent,
+    )
     return Outcome(
         digest,
         project=call.args.project,
@@ -295,10 +313,17 @@ async def file_write(call: Call[WriteArgs]) -> Outcome:
 
 
 async def file_mkdir(call: Call[PathArgs]) -> Outcome:
-    """Refuses ``not-a-directory`` and path codes."""
-    path = parse_path(call.args.path)
-    await (await _files(call)).mkdir(path)
-    return Outcome(PathDone(path=str(path)), project=call.args.project, details={"path": str(path)})
+    """Refuses ``not-a-directory``, ``path-nfc-collision`` (an NFD name whose NFC spelling is
+    taken) and path codes."""
+    path, sent = parse_new_path(call.args.path)
+    files = await _files(call)
+    await refuse_twins(files, path, sent)
+    await files.mkdir(path)
+    return Outcome(
+        PathDone(path=str(path), composed_from=sent),
+        project=call.args.project,
+        details={"path": str(path)},
+    )
 
 
 def _trash(call: Call[Any], files: ProjectFiles) -> Trash:
@@ -363,7 +388,7 @@ async def file_move(call: Call[MoveArgs]) -> Outcome:
     what the storage refuses — rolled back, so nothing is half-moved. ``replace`` first moves
     what is at ``dst`` into the trash (put back if the move then fails)."""
     src: ProjectPath = parse_path(call.args.src)
-    dst: ProjectPath = parse_path(call.args.dst)
+    dst, sent = parse_new_path(call.args.dst)
     files = await _files(call)
     if dst.parts[: len(src.parts)] == src.parts:
         raise Refused(
@@ -373,6 +398,8 @@ async def file_move(call: Call[MoveArgs]) -> Outcome:
         )
     tree = await survey(files, src)
     replaced: TrashEntry | None = None
+    if call.args.on_conflict != "keep-both":
+        await refuse_twins(files, dst, sent, field="dst")
     if await _occupied(files, dst):
         if call.args.on_conflict == "refuse":
             raise Refused(Code.ALREADY_EXISTS, f"'{dst}' already exists.", field="dst")
@@ -397,6 +424,7 @@ async def file_move(call: Call[MoveArgs]) -> Outcome:
     return Outcome(
         Moved(
             path=str(dst),
+            composed_from=sent,
             src=str(src),
             kind="file" if tree.kind == "file" else "dir",
             files=len(tree.files),

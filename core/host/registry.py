@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # imported late (module docstring); named here for the layeri
         plugin_ops,
         remote_mission_ops,
         remote_tray_ops,
+        search_ops,
         tray_ops,
     )
 
@@ -71,6 +72,7 @@ LATE_MODULES = (
     "core.host.remote_mission_ops",
     "core.host.remote_tray_ops",
     "core.host.harness_ops",
+    "core.host.search_ops",
 )
 """The modules whose operations are imported after ready (module docstring), in order."""
 
@@ -86,6 +88,7 @@ if not TYPE_CHECKING:
     remote_mission_ops = LateModule("core.host.remote_mission_ops")
     remote_tray_ops = LateModule("core.host.remote_tray_ops")
     harness_ops = LateModule("core.host.harness_ops")
+    search_ops = LateModule("core.host.search_ops")
 
 _ARCHIVING = Gesture("Archiving a mission", via="archived_via", when=mission_ops.archives)
 _OWNER_SEAT = Gesture(
@@ -285,6 +288,24 @@ OPERATIONS = Operations(
             file_ops.file_walk,
             "List every file under a folder, with sizes (no contents).",
             read_only=True,
+        ),
+        Operation(
+            "file.search",
+            search_ops.SearchArgs,
+            search_ops.SearchSummary,
+            search_ops.file_search,
+            "Search the project's files (plain, case, whole word, guarded regex; globs); the "
+            "matches stream as JSON lines, bounded in time and cancellable (issue 33).",
+            body_out=True,
+            read_only=True,
+        ),
+        Operation(
+            "file.search_cancel",
+            search_ops.SearchCancelArgs,
+            search_ops.SearchCancelled,
+            search_ops.file_search_cancel,
+            "Stop a running file.search (it answers with stopped: cancelled).",
+            audited=False,
         ),
         Operation(
             "file.read",

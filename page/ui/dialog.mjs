@@ -40,31 +40,69 @@ export function confirmDialog({ title, text = null, body = null, confirmLabel = 
   });
 }
 
-/** Ask for one line of text; resolves the text, or null when cancelled. */
-export function promptDialog({ title, label, value = "", confirmLabel = "Save", multiline = false }) {
+/**
+ * Ask for one line of text; resolves the text, or null when cancelled.
+ * `act(text)` (optional) does the act in the dialog (issue 33 item 9: a refusal never arrives
+ * after the dialog closed): it resolves `{problem}` — the host's sentence, shown in the dialog,
+ * which stays open with the typed text — or `{done}`, and the dialog then closes and resolves
+ * `done`. While it runs the buttons wait.
+ */
+export function promptDialog({ title, label, value = "", confirmLabel = "Save", multiline = false, act = null }) {
   return new Promise((resolve) => {
     const titleId = nextId();
     const inputId = `${titleId}-input`;
+    const ruleId = `${inputId}-problem`;
     const input = multiline
       ? el("textarea", { id: inputId, rows: "6", autocomplete: "off" })
       : el("input", { id: inputId, type: "text", value, required: true, autocomplete: "off" });
     if (multiline) input.value = value;
+    const problem = act ? el("p", { class: "field-rule dialog-problem", id: ruleId, role: "alert" }) : null;
+    if (act) input.setAttribute("aria-describedby", ruleId);
+    const ok = el("button", { value: "ok", type: "submit", class: "primary" }, confirmLabel);
     const dialog = el("dialog", { class: "dialog", "aria-labelledby": titleId },
       el("form", { method: "dialog" },
         el("h2", { id: titleId }, title),
         el("label", { for: inputId }, label),
         input,
+        problem,
         el("div", { class: "actions" },
           el("button", { value: "cancel", type: "submit", formnovalidate: true }, "Cancel"),
-          el("button", { value: "ok", type: "submit", class: "primary" }, confirmLabel),
+          ok,
         ),
       ),
     );
+    let done = null;
+    let running = false;
+    const confirm = async () => {
+      if (!act) { dialog.close("ok"); return; }
+      if (running) return;
+      if (!multiline && !input.value) { input.reportValidity(); return; }
+      running = true;
+      ok.disabled = true;
+      const outcome = await act(input.value);
+      running = false;
+      ok.disabled = false;
+      if (outcome && "problem" in outcome) {
+        problem.textContent = outcome.problem;
+        input.setAttribute("aria-invalid", "true");
+        input.focus();
+        return;
+      }
+      done = outcome && "done" in outcome ? outcome.done : input.value;
+      dialog.close("ok");
+    };
+    input.addEventListener("input", () => {
+      if (problem?.textContent) { problem.textContent = ""; input.removeAttribute("aria-invalid"); }
+    });
     // Enter in a one-line field confirms (implicit submission would pick Cancel, the first button)
     if (!multiline) input.addEventListener("keydown", (event) => {
-      if (event.key === "Enter") { event.preventDefault(); dialog.close("ok"); }
+      if (event.key === "Enter") { event.preventDefault(); confirm(); }
     });
-    open(dialog, (result) => resolve(result === "ok" ? input.value : null));
+    dialog.querySelector("form").addEventListener("submit", (event) => {
+      if (event.submitter === ok) { event.preventDefault(); confirm(); }
+    });
+    dialog.addEventListener("cancel", (event) => { if (running) event.preventDefault(); });
+    open(dialog, (result) => resolve(result === "ok" ? (act ? done : input.value) : null));
     input.select();
   });
 }

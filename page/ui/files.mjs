@@ -13,10 +13,12 @@ import { exportProject } from "./archive.mjs";
 import { confirmDialog, promptDialog, showTextDialog } from "./dialog.mjs";
 import { mountEditor } from "./editor.mjs";
 import { PythonPanel, isPython } from "./python.mjs";
+import { Finder } from "./find.mjs";
 import { Explorer, baseName, folderLabel, joinPath, parentOf } from "./explorer.mjs";
 import { openMenu } from "./menu.mjs";
 import { blocked, guard, safeNotice } from "./safe.mjs";
 import { moveAsking, readDrop, writeAsking } from "./transfer.mjs";
+import { StatusLine } from "./status_line.mjs";
 import { restoreEntries, showTrash } from "./trash.mjs";
 
 const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp", svg: "image/svg+xml" };
@@ -53,6 +55,12 @@ function plural(n, one, many = `${one}s`) {
   return `${n} ${n === 1 ? one : many}`;
 }
 
+/** What the status line says when the host stored `n` names in Unicode NFC that were sent in
+ * NFD (file.write / file.mkdir / file.move answer composed_from; core/paths.py rule d). */
+function composedNote(n) {
+  return `${n === 1 ? "One name was" : `${n} names were`} written in decomposed Unicode (NFD, as macOS writes names) and ${n === 1 ? "is" : "are"} stored composed (NFC): ${n === 1 ? "it looks" : "they look"} the same.`;
+}
+
 export class FilesView {
   constructor(node, app, project) {
     this.node = node;
@@ -83,8 +91,11 @@ export class FilesView {
     this.targetLabel = el("strong", { id: "target-folder", class: "target-folder" }, "/");
     this.progress = el("div", { class: "upload-progress", id: "upload-progress", hidden: true });
     this.statusLine = el("p", { class: "files-status muted", id: "files-status", role: "status", "aria-live": "polite" });
+    this.status?.destroy();
+    this.status = new StatusLine(this.statusLine, this.progress); // lines that never outlive what they say
     this.viewer = el("section", { class: "viewer", id: "file-viewer", "aria-label": "Selected file" },
       el("p", { class: "empty" }, "Choose a file to view it."));
+    this.finder?.destroy();
     this.explorer = new Explorer({
       list: async (folder) => (await guarded("Listing the folder", () => this.call("file.list", { folder })))?.result.entries ?? null,
       on: {
@@ -99,6 +110,7 @@ export class FilesView {
         expanded: () => this.#rememberFolders(),
       },
     });
+    this.finder = new Finder(this); // search in files, quick open, the tree's filter (find.mjs)
     this.uploadFiles = el("input", { id: "upload-files", type: "file", multiple: true, class: "visually-hidden-input",
       onchange: (e) => this.uploadPicked(e.target, false) });
     this.uploadFolder = el("input", { id: "upload-folder", type: "file", webkitdirectory: true, multiple: true, class: "visually-hidden-input",
@@ -122,11 +134,14 @@ export class FilesView {
         guard(app, "file.mkdir", el("button", { type: "button", id: "new-folder", onclick: () => this.newFolder(this.folder) }, "New folder")),
         el("button", { type: "button", id: "download-project", onclick: () => exportProject(app, this.project, this.progress) }, "Download project (.zip)"),
         el("button", { type: "button", id: "show-trash", onclick: () => this.trash() }, "Trash"),
+        el("button", { type: "button", id: "open-search", "aria-keyshortcuts": "Control+Shift+F", onclick: () => this.finder.open() }, "Search in files"),
+        el("button", { type: "button", id: "open-quick", "aria-keyshortcuts": "Control+P", onclick: () => this.finder.quickOpen() }, "Go to file"),
       ),
       this.progress,
       this.statusLine,
+      this.finder.panel,
       el("div", { class: "files-layout" },
-        el("nav", { class: "tree-nav", "aria-label": "File tree" }, this.explorer.element),
+        el("nav", { class: "tree-nav", "aria-label": "File tree" }, this.finder.filterBox, this.explorer.element),
         this.viewer,
       ),
     );
@@ -169,13 +184,17 @@ export class FilesView {
   destroy() {
     this.alive = false;
     document.removeEventListener("keydown", this.keys);
+    this.finder?.destroy();
+    this.status?.destroy();
     this.editor?.destroy();
     this.editor = null;
     this.revokeUrls();
   }
 
-  say(text) {
-    if (this.statusLine) this.statusLine.textContent = text;
+  /** Say `text` on the status line (page/ui/status_line.mjs: a success line clears itself;
+   * `lasting` for one that needs the person, e.g. why an act is not possible now). */
+  say(text, { lasting = false } = {}) {
+    this.status?.say(text, { lasting });
   }
 
   #selectionChanged(selected) {
@@ -188,7 +207,7 @@ export class FilesView {
   /** Ctrl/⌘+S anywhere on this surface saves the open file (inside the editor, its own key
    * binding does it first and marks the event handled). */
   #keys(event) {
-    if (!this.alive || event.defaultPrevented) return;
+    if (!this.alive || this.finder?.keys(event) || event.defaultPrevented) return;
     if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === "s" && this.editor) {
       event.preventDefault();
       this.save();
@@ -233,6 +252,7 @@ export class FilesView {
   /** After the tree changed: a target folder that is gone falls back to the project root,
    * so the label never names a folder that is not there. */
   async afterChange() {
+    this.finder?.changed();
     await this.explorer.refresh();
     if (this.folder && this.explorer.kind(this.folder) !== "dir" && !(await this.explorer.reveal(this.folder))) {
       this.say(`The upload folder ${folderLabel(this.folder)} is gone; uploads go to the project root.`);
@@ -318,7 +338,7 @@ export class FilesView {
 
   /** A drop from the desktop onto `folder`: read it NOW (inside the event), then upload. */
   drop(folder, dataTransfer) {
-    if (blocked(this.app, "file.write")) { this.say(blocked(this.app, "file.write")); return; }
+    if (blocked(this.app, "file.write")) { this.say(blocked(this.app, "file.write"), { lasting: true }); return; }
     const reading = readDrop(dataTransfer);
     this.say(`Reading what was dropped on ${folderLabel(folder)}…`);
     reading.then((items) => this.upload(items, folder), (err) => showProblem("Uploading", `The dropped files could not be read (${err?.message ?? err}).`));
@@ -329,6 +349,7 @@ export class FilesView {
   async upload(items, into) {
     if (!items.length) return;
     clearAlerts();
+    this.status.clear();
     const files = items.filter((i) => i.file);
     const total = files.reduce((n, i) => n + i.file.size, 0);
     const bar = el("progress", { max: String(Math.max(total, 1)), value: "0", id: "upload-bar", "aria-label": "Upload progress" });
@@ -340,19 +361,24 @@ export class FilesView {
     let written = 0;
     let failed = 0;
     let renamed = 0;
+    let composed = 0;
     let stopped = false;
     for (const [n, item] of items.entries()) {
       const path = joinPath(into, item.path);
       if (item.dir) {
-        if (!(await guarded(`Creating ${path}`, () => this.call("file.mkdir", { path })))) failed += 1;
+        const made = await guarded(`Creating ${path}`, () => this.call("file.mkdir", { path }));
+        if (!made) failed += 1;
+        else if (made.result.composed_from) composed += 1;
         continue;
       }
       label.textContent = `Uploading ${n + 1} of ${items.length}: ${item.path} `;
       state.left = files.length - written - failed - 1;
       try {
-        const done = await writeAsking((op, args, o) => this.call(op, args, o), path, () => item.file.arrayBuffer(), { act: "uploading", state });
+        const seen = [];
+        const done = await writeAsking((op, args, o) => this.call(op, args, o), path, () => item.file.arrayBuffer(), { act: "uploading", state, seen });
         if (done === null) { stopped = true; break; }
-        if (done !== path) renamed += 1;
+        if (seen.at(-1)?.composed_from) composed += 1;
+        else if (done !== path) renamed += 1;
         written += 1;
       } catch (err) {
         showRefusal(err, `Uploading ${item.path}`);
@@ -362,7 +388,7 @@ export class FilesView {
       bar.value = sent;
     }
     const count = written === files.length && !stopped ? plural(written, "file") : `${written} of ${plural(files.length, "file")}`;
-    const summary = `${stopped ? "Stopped: uploaded" : "Uploaded"} ${count} (${formatBytes(total)}) into ${folderLabel(into)}${renamed ? `, ${renamed} under a new name` : ""}.`;
+    const summary = `${stopped ? "Stopped: uploaded" : "Uploaded"} ${count} (${formatBytes(total)}) into ${folderLabel(into)}${renamed ? `, ${renamed} under a new name` : ""}.${composed ? ` ${composedNote(composed)}` : ""}`;
     label.textContent = `${summary} `;
     this.say(summary);
     if (!failed) showNotice(summary);
@@ -374,44 +400,71 @@ export class FilesView {
 
   async newFile(folder) {
     if (!(await this.app.mayLeave())) return;
-    const leaf = await promptDialog({ title: "New text file", label: `File name (in ${folderLabel(folder)})`, confirmLabel: "Create" });
-    if (!leaf) return;
-    const path = joinPath(folder, leaf);
-    let made;
-    try {
-      made = await writeAsking((op, args, o) => this.call(op, args, o), path, async () => new ArrayBuffer(0), { act: "creating", state: { all: null, left: 0 } });
-    } catch (err) {
-      showRefusal(err, `Creating ${path}`);
-      return;
-    }
+    this.status.clear();
+    const seen = [];
+    const made = await promptDialog({
+      title: "New text file", label: `File name (in ${folderLabel(folder)})`, confirmLabel: "Create",
+      // the host's refusal of the name shows in the dialog, which keeps what was typed
+      act: async (leaf) => {
+        try {
+          return { done: await writeAsking((op, args, o) => this.call(op, args, o), joinPath(folder, leaf), async () => new ArrayBuffer(0), { act: "creating", state: { all: null, left: 0 }, seen }) };
+        } catch (err) {
+          return { problem: err?.message ?? String(err) };
+        }
+      },
+    });
     if (!made) return;
     clearAlerts();
     await this.afterChange();
     await this.explorer.reveal(made);
     await this.open(made, { focusEditor: true });
+    this.say(`Created ${made}.${seen.at(-1)?.composed_from ? ` ${composedNote(1)}` : ""}`);
   }
 
   async newFolder(folder) {
-    const leaf = await promptDialog({ title: "New folder", label: `Folder name (in ${folderLabel(folder)})`, confirmLabel: "Create" });
-    if (!leaf) return;
-    const path = joinPath(folder, leaf);
-    if (!(await acted(`Creating ${path}`, () => this.call("file.mkdir", { path })))) return;
+    this.status.clear();
+    const made = await promptDialog({
+      title: "New folder", label: `Folder name (in ${folderLabel(folder)})`, confirmLabel: "Create",
+      act: async (leaf) => {
+        try {
+          return { done: (await this.call("file.mkdir", { path: joinPath(folder, leaf) })).result };
+        } catch (err) {
+          return { problem: err?.message ?? String(err) };
+        }
+      },
+    });
+    if (!made) return;
+    clearAlerts();
     await this.afterChange();
-    if (await this.explorer.reveal(path)) { this.explorer.select([path]); this.say(`Created ${folderLabel(path)}.`); }
+    if (await this.explorer.reveal(made.path)) {
+      this.explorer.select([made.path]);
+      this.say(`Created ${folderLabel(made.path)}.${made.composed_from ? ` ${composedNote(1)}` : ""}`);
+    }
   }
 
   // ------------------------------------------------------------------ moving
 
+  /** Rename a file or folder (a file's new path may be in another folder): the move is made
+   * in the dialog, so a refused name shows there with what was typed (issue 33 item 9). */
   async rename(path) {
-    if (this.explorer.kind(path) === "dir") {
-      const leaf = await promptDialog({ title: "Rename folder", label: `New name for ${folderLabel(path)}`, value: baseName(path), confirmLabel: "Rename" });
-      if (!leaf || leaf === baseName(path)) return;
-      await this.moveEach([[path, joinPath(parentOf(path), leaf)]]);
-      return;
-    }
-    const dst = await promptDialog({ title: "Rename or move", label: "New path (from the project root)", value: path, confirmLabel: "Move" });
-    if (!dst || dst === path) return;
-    await this.moveEach([[path, dst]]);
+    const dir = this.explorer.kind(path) === "dir";
+    if (this.file && (this.file === path || this.file.startsWith(`${path}/`)) && !(await this.app.mayLeave())) return;
+    this.status.clear();
+    const moved = await promptDialog({
+      ...(dir ? { title: "Rename folder", label: `New name for ${folderLabel(path)}`, value: baseName(path), confirmLabel: "Rename" }
+        : { title: "Rename or move", label: "New path (from the project root)", value: path, confirmLabel: "Move" }),
+      act: async (typed) => {
+        const dst = dir ? joinPath(parentOf(path), typed) : typed;
+        if (dst === path) return { done: null };
+        try {
+          const done = await moveAsking((op, args, o) => this.call(op, args, o), path, dst, { state: { all: null, left: 0 }, kind: dir ? "dir" : "file" });
+          return { done: done ? [[path, done.path, done]] : null };
+        } catch (err) {
+          return { problem: err?.message ?? String(err) };
+        }
+      },
+    });
+    if (moved) await this.#afterMoves(moved);
   }
 
   async moveToPrompt(paths) {
@@ -425,7 +478,7 @@ export class FilesView {
   /** Move files and folders into `folder` (a drop, Ctrl+V, "Move to folder…"); what lies
    * inside a folder that moves too is carried with it. */
   async moveMany(paths, folder) {
-    if (blocked(this.app, "file.move")) { this.say(blocked(this.app, "file.move")); return; }
+    if (blocked(this.app, "file.move")) { this.say(blocked(this.app, "file.move"), { lasting: true }); return; }
     const top = paths.filter((p) => !paths.some((q) => q !== p && p.startsWith(`${q}/`)));
     const pairs = top.map((p) => [p, joinPath(folder, baseName(p))]).filter(([src, dst]) => src !== dst);
     if (!pairs.length) { this.say(`Already in ${folderLabel(folder)}.`); return; }
@@ -435,6 +488,7 @@ export class FilesView {
   async moveEach(pairs) {
     const under = (p, src) => p === src || p.startsWith(`${src}/`);
     if (this.file && pairs.some(([src]) => under(this.file, src)) && !(await this.app.mayLeave())) return;
+    this.status.clear();
     const state = { all: null, left: pairs.length - 1 };
     const moved = [];
     for (const [src, dst] of pairs) {
@@ -448,6 +502,13 @@ export class FilesView {
       }
       state.left -= 1;
     }
+    await this.#afterMoves(moved);
+  }
+
+  /** After files and folders moved (`moved`: [[src, dst, the host's answer]]): the upload
+   * target and the open file follow them, the tree shows them, the line says so. */
+  async #afterMoves(moved) {
+    const under = (p, src) => p === src || p.startsWith(`${src}/`);
     if (!moved.length) return;
     clearAlerts();
     // the upload target and the open file follow what moved, so neither names a gone path
@@ -466,16 +527,18 @@ export class FilesView {
     this.explorer.select(moved.map(([, dst]) => dst));
     if (reopen && reopen !== this.file) await this.open(reopen, { push: false });
     const [src, dst, done] = moved[0];
-    this.say(moved.length > 1 ? `Moved ${plural(moved.length, "item")}.`
+    const composed = moved.filter(([, , d]) => d.composed_from).length;
+    this.say((moved.length > 1 ? `Moved ${plural(moved.length, "item")}.`
       : done.kind === "dir" ? `Moved the folder ${folderLabel(src)} to ${folderLabel(dst)} (${plural(done.files, "file")}).`
-        : `Moved ${src} to ${dst}.`);
+        : `Moved ${src} to ${dst}.`) + (composed ? ` ${composedNote(composed)}` : ""));
   }
 
   // ------------------------------------------------------------------ deleting
 
   async remove(selected) {
     if (!selected.length) return;
-    if (blocked(this.app, "file.delete")) { this.say(blocked(this.app, "file.delete")); return; }
+    if (blocked(this.app, "file.delete")) { this.say(blocked(this.app, "file.delete"), { lasting: true }); return; }
+    this.status.clear();
     selected = selected.filter((s) => !selected.some((q) => q !== s && s.path.startsWith(`${q.path}/`)));
     const dirs = selected.filter((s) => s.kind === "dir");
     const files = selected.filter((s) => s.kind === "file");
@@ -512,8 +575,8 @@ export class FilesView {
     await this.afterChange();
     if (!trashed.length) return;
     const summary = trashed.length === 1 ? `Deleted ${trashed[0].kind === "dir" ? folderLabel(trashed[0].path) : trashed[0].path} (${plural(trashed[0].files, "file")}) — it is in the trash.` : `Deleted ${plural(trashed.length, "item")} — they are in the trash.`;
-    replace(this.statusLine, summary, " ",
-      el("button", { type: "button", id: "undo-delete", onclick: () => this.undo(trashed.map((t) => t.trash_id)) }, "Undo"));
+    this.status.say([summary, " ",
+      el("button", { type: "button", id: "undo-delete", onclick: () => this.undo(trashed.map((t) => t.trash_id)) }, "Undo")], { lasting: true });
   }
 
   /** Put trash entries `ids` back (the "Undo" after a delete). */
@@ -563,6 +626,7 @@ export class FilesView {
   /** Open `path` in the viewer. `record`: put it in the URL (push unless `push` is false). */
   async open(path, { record = true, push = true, focusEditor = false } = {}) {
     const seq = ++this.openSeq;
+    if (path !== this.file) this.status?.clear(); // what the line said was about another file
     const read = await guarded(`Opening ${path}`, () => this.call("file.read", { path }));
     if (!read || seq !== this.openSeq || !this.alive) {
       if (!read && seq === this.openSeq && !record) this.closeViewer();
@@ -665,7 +729,7 @@ export class FilesView {
   async save() {
     if (!this.editor || !this.file) return;
     const reason = blocked(this.app, "file.write");
-    if (reason) { this.say(reason); return; }
+    if (reason) { this.say(reason, { lasting: true }); return; }
     const path = this.file;
     const text = this.editor.text();
     const body = new TextEncoder().encode(text).buffer;

@@ -3,7 +3,7 @@
 
 import { el, formatBytes, formatTime, name, replace, tableBox } from "../dom.mjs";
 import { guard, safeNotice } from "./safe.mjs";
-import { acted, guarded, clearAlerts, showNotice, showRefusal, submitting } from "./alerts.mjs";
+import { acted, guarded, clearAlerts, clearError, showNotice, showRefusal, submitting } from "./alerts.mjs";
 import { LIMITS } from "../contract.gen.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
 import { exportProject as exportZip } from "./archive.mjs";
@@ -71,10 +71,15 @@ export async function renderProjects(node, app) {
     el("td", { class: "row-actions" },
       el("button", { type: "button", "aria-label": `Export .zip of project ${p.name}`, class: "project-export", onclick: () => exportProject(p) }, "Export .zip"),
       guard(app, "project.rename", el("button", { type: "button", "aria-label": `Rename project ${p.name}`, onclick: async () => {
-        const name = await promptDialog({ title: "Rename project", label: "New name", value: p.name, confirmLabel: "Rename" });
-        if (name === null) return;
-        const renamed = await acted("Renaming the project", () => app.host.call("project.rename", { project: p.id, name }));
+        // the rename is made in the dialog: a refused name shows there, with what was typed
+        let name = p.name;
+        const renamed = await promptDialog({ title: "Rename project", label: "New name", value: p.name, confirmLabel: "Rename",
+          act: async (typed) => {
+            name = typed;
+            try { return { done: await app.host.call("project.rename", { project: p.id, name: typed }) }; } catch (err) { return { problem: err?.message ?? String(err) }; }
+          } });
         if (!renamed) return;
+        clearError();
         if (app.project?.id === p.id) app.setProject(renamed.result.project ?? { ...app.project, name });
         app.refresh();
       } }, "Rename")),

@@ -83,23 +83,21 @@ export async function askConflict(path, act, state, { kind = "file" } = {}) {
 
 /**
  * Write `body` (ArrayBuffer factory: `bytes()`) at `path` without overwriting by surprise:
- * resolves the path written (the host's free name after "Keep both"), or null when the person
- * cancelled. Throws the host's refusal for anything but a conflict. `call(op, args, options)`
+ * resolves the path written, as the host answers it (the free name after "Keep both"; a name
+ * sent in Unicode NFD is stored in NFC), or null when the person cancelled; `seen` (an array)
+ * collects the host's answer (`composed_from` says a name was composed). Throws the host's refusal for anything but a conflict. `call(op, args, options)`
  * is the surface's host call.
  */
-export async function writeAsking(call, path, bytes, { act, state }) {
+export async function writeAsking(call, path, bytes, { act, state, seen = null }) {
+  const written = (answer) => { seen?.push(answer.result); return answer.result.path; };
   try {
-    await call("file.write", { path, if_absent: true }, { body: await bytes() });
-    return path;
+    return written(await call("file.write", { path, if_absent: true }, { body: await bytes() }));
   } catch (err) {
     if (err.code !== "already-exists") throw err;
   }
   const choice = await askConflict(path, act, state);
-  if (choice === "replace") {
-    await call("file.write", { path }, { body: await bytes() });
-    return path;
-  }
-  if (choice === "keep") return (await call("file.write", { path, keep_both: true }, { body: await bytes() })).result.path;
+  if (choice === "replace") return written(await call("file.write", { path }, { body: await bytes() }));
+  if (choice === "keep") return written(await call("file.write", { path, keep_both: true }, { body: await bytes() }));
   return null;
 }
 

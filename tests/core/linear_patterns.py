@@ -19,7 +19,11 @@ Two engines run our patterns, and each has its own proof:
 
 :func:`find_patterns` walks the modules' syntax trees (no import: ``browser_host`` needs a
 browser) and resolves names to module-level constants, following ``from core.x import NAME``;
-a pattern it cannot resolve to a constant is reported, never skipped.
+a pattern it cannot resolve to a constant is reported, never skipped — with one named exception,
+:data:`GUARDED`: the pattern a person types into search in files (issue 33 item 1) is not ours
+to make linear; it is compiled in exactly one place, after :mod:`core.projects.search` bounded
+the cost of each step of its search (its module docstring, "Regex safety";
+``tests/core/test_search.py`` proves the guard).
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ RE_FUNCTIONS = frozenset(
     {"compile", "fullmatch", "match", "search", "findall", "finditer", "sub", "subn", "split"}
 )
 Engine = Literal["re", "pydantic"]
+GUARDED = frozenset({("core.projects.search", "guarded")})
+"""``(module, variable)``: the one ``re.compile`` of a person's own pattern (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -168,6 +174,8 @@ def _patterns_of_call(
             if keyword.arg == "pattern":
                 pattern = keyword.value
         flags_node = _flags_of(call, func.attr)
+        if isinstance(pattern, ast.Name) and (module.name, pattern.id) in GUARDED:
+            return found, missed
         try:
             text = tree.resolve(module, pattern) if pattern is not None else None
             flags = 0 if flags_node is None else int(tree.resolve(module, flags_node))

@@ -30,6 +30,7 @@ def test_write_then_read_round_trips_bytes_and_reports_sha256(h: HostHarness) ->
         "path": "bin/blob.dat",
         "size": 768,
         "sha256": hashlib.sha256(data).hexdigest(),
+        "composed_from": None,
     }
     answer, body = h.call("file.read", project=pid, path="bin/blob.dat")
     assert body == data and answer["result"] == written

@@ -1,0 +1,123 @@
+"""Search in files over a 10,000-file project (issue 33 item 1): first results and complete.
+
+A project of :data:`FILES` text files laid out like a source tree (``d000/f00.py`` …, 100 per
+folder, about :data:`FILE_BYTES` bytes each; every :data:`NEEDLE_EVERY`-th file holds the
+needle) is written straight into OPFS by ``bench/tools.html``. Then:
+
+- **bare read** — a worker of the tools page walks the project's folders and reads every file
+  once with ``getFile().arrayBuffer()``: the floor, storage alone (no Python, no host);
+- **search** — in a fresh host, ``file.search`` as the page calls it (the Files surface's
+  ``page/ui/find.mjs``): ``first_ms`` is the time to the first streamed chunk of results,
+  ``complete_ms`` to the final answer; once cold (the first search after ready, which also
+  imports the operation's late module) and ``runs`` times warm, for a plain query and a regex.
+
+Goals (issue 33): first results ≤ 300 ms, complete ≤ 2 s (median of the warm plain runs); the
+report gives the ratio of complete to the bare read of the same files.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from typing import Any
+
+from playwright.sync_api import Playwright
+
+from bench import host
+from bench.browser import Profile
+from bench.site import BenchSite
+from bench.stats import ratio, runs
+
+__all__ = ["measure"]
+
+FILES = 10_000
+FILE_BYTES = 1_000
+NEEDLE_EVERY = 100
+NEEDLE = "needle_token"
+PROJECT = "search-10000-files"
+WORDS = ("def", "return", "value", "import", "class", "self", "data", "path", "print", "items")
+
+SEARCH = """
+async ([project, query, regex]) => {
+  const start = performance.now();
+  let first = null;
+  let chunks = 0;
+  const answer = await window.voicebox.host.call("file.search",
+    { project, search: "bench", query, regex, max_matches: 5000, time_limit_ms: 60000 },
+    { onChunk: () => { chunks += 1; if (first === null) first = performance.now() - start; } });
+  return { first_ms: first, complete_ms: performance.now() - start, chunks, ...answer.result };
+}
+"""
+
+
+def source_files(count: int, size: int, seed: int = 11) -> Iterable[tuple[str, bytes]]:
+    """``count`` Python-like text files of about ``size`` bytes, deterministic for ``seed``;
+    every :data:`NEEDLE_EVERY`-th holds :data:`NEEDLE` once."""
+    rng = random.Random(seed)
+    for i in range(count):
+        lines = []
+        while sum(len(x) + 1 for x in lines) < size:
+            lines.append(" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9))))
+        if i % NEEDLE_EVERY == 0:
+            lines.insert(rng.randrange(len(lines)), f"x = {NEEDLE}({i})")
+        yield f"d{i // 100:03d}/f{i % 100:02d}.py", ("\n".join(lines) + "\n").encode()
+
+
+def measure(playwright: Playwright, site: BenchSite, run_count: int, files: int = FILES) -> dict:
+    """Run the measurements (module docstring)."""
+    site.add_project(PROJECT, source_files(files, FILE_BYTES))
+    with Profile(playwright) as profile:
+        profile.goto(site.url)
+        profile.wait_status()
+        pid = host.ok(profile, "project.create", {"name": PROJECT})["project"]["id"]
+        profile.open_tools(site.url)
+        populated = profile.evaluate("([n, id]) => window.benchPopulate(n, id)", [PROJECT, pid])
+        bare = [
+            profile.evaluate("(id) => window.benchReadAll(id)", pid)
+            for _ in range(max(run_count, 1))
+        ]
+        profile.goto(site.url)
+        profile.wait_status()
+        host.ok(profile, "project.open", {"project": pid})
+        cold = profile.evaluate(SEARCH, [pid, NEEDLE, False])
+        plain = [profile.evaluate(SEARCH, [pid, NEEDLE, False]) for _ in range(max(run_count, 1))]
+        regex = [
+            profile.evaluate(SEARCH, [pid, rf"{NEEDLE}\(\d+\)", True])
+            for _ in range(max(run_count, 1))
+        ]
+        errors = list(profile.console_errors)
+    expected = len(range(0, files, NEEDLE_EVERY))
+    for answer in [cold, *plain, *regex]:
+        if answer["matches"] != expected or answer["files"] != files:
+            raise RuntimeError(f"search found {answer['matches']} in {answer['files']} files")
+    bare_ms = runs([b["ms"] for b in bare])
+    first = runs([p["first_ms"] for p in plain])
+    complete = runs([p["complete_ms"] for p in plain])
+    figures: dict[str, Any] = {
+        "files": files,
+        "bytes": populated["bytes"],
+        "bare_read_ms": bare_ms,
+        "cold": {k: round(cold[k], 1) for k in ("first_ms", "complete_ms")},
+        "plain": {"first_ms": first, "complete_ms": complete},
+        "regex": {
+            "first_ms": runs([r["first_ms"] for r in regex]),
+            "complete_ms": runs([r["complete_ms"] for r in regex]),
+            "window": regex[0]["window"],
+        },
+        "chunks": plain[0]["chunks"],
+        "console_errors": errors[:10],
+    }
+    goals = {
+        "search_first_results_ms": {
+            "value": first["median"],
+            "goal": "<= 300 ms to the first results over 10,000 files",
+            "met": first["median"] <= 300,
+        },
+        "search_complete_vs_bare_read": {
+            "value": complete["median"],
+            "ratio": ratio(complete["median"], bare_ms["median"]),
+            "goal": "complete <= 2000 ms over 10,000 files (ratio: complete / bare OPFS read)",
+            "met": complete["median"] <= 2000,
+        },
+    }
+    return {"figures": figures, "goals": goals}

@@ -1,0 +1,300 @@
+"""Search in files: ``file.search`` (streamed) and ``file.search_cancel`` (issue 33 item 1).
+
+The rule — what matches, which files, the regex guard, the bounds — is
+:mod:`core.projects.search`; this module walks the project, reads each selected file and
+streams what it finds. The answer's body is a stream of lines of JSON, one
+:class:`SearchFile` per file with matches, sent as they are found (a batch at most every
+:data:`FLUSH_MS`, the first at once); the final answer is a :class:`SearchSummary` saying how
+many files were searched and skipped and why the search stopped. The deadline and the cancel
+flag are checked before every file and between the steps of a guarded pattern's search.
+
+The walk is lazy (depth-first, name order, the ``exclude`` globs pruning whole folders) so the
+first results arrive before the project has been listed in full; a name the path rule refuses
+(one another program left in a picked folder) is skipped and counted, never read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Literal
+
+from pydantic import Field
+
+from core.host.operations import Call, Outcome
+from core.model import Contract
+from core.paths import META_DIR, ProjectPath, parse_path
+from core.ports import ProjectFiles
+from core.projects.project import PROJECT_ID_PATTERN
+from core.projects.search import (
+    MAX_FILE_BYTES,
+    MAX_GLOBS,
+    MAX_MATCHES,
+    MAX_MATCHES_PER_FILE,
+    MAX_QUERY_CHARS,
+    MAX_TIME_MS,
+    Query,
+    check_globs,
+    compile_query,
+    decode_text,
+    glob_matches,
+    path_selected,
+    search_text,
+)
+from core.refusals import Refused
+
+__all__ = ["SEARCH_ID_PATTERN", "SearchArgs", "SearchFile", "SearchSummary"]
+
+SEARCH_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+"""The page's name for a search (the id rule of core/secret.py PATTERN_RULES)."""
+FLUSH_MS = 50
+Stopped = Literal["done", "limit", "time", "cancelled"]
+
+
+class SearchArgs(Contract):
+    """``file.search``: find ``query`` in the project's files (:mod:`core.projects.search`).
+
+    ``search`` is the page's name for this run (``file.search_cancel`` names it; a new search
+    under a running one's name cancels that one)."""
+
+    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    search: str = Field(pattern=SEARCH_ID_PATTERN)
+    query: str = Field(max_length=MAX_QUERY_CHARS)
+    case_sensitive: bool = False
+    whole_word: bool = False
+    regex: bool = Field(default=False, description="The query is a (guarded) Python regex.")
+    include: list[str] = Field(default_factory=list, max_length=MAX_GLOBS)
+    exclude: list[str] = Field(default_factory=list, max_length=MAX_GLOBS)
+    max_matches: int = Field(default=2000, ge=1, le=MAX_MATCHES)
+    time_limit_ms: int = Field(default=10_000, ge=100, le=MAX_TIME_MS)
+
+
+class SearchCancelArgs(Contract):
+    """``file.search_cancel``: stop the search the page named ``search``."""
+
+    search: str = Field(pattern=SEARCH_ID_PATTERN)
+
+
+class SearchCancelled(Contract):
+    """Whether a search of that name was running (and is now stopping)."""
+
+    cancelled: bool
+
+
+class SearchHit(Contract):
+    """One match: ``line`` 1-based, ``column`` 0-based and ``length`` in characters;
+    ``preview`` part of the line, the match at ``preview[start:end]``."""
+
+    line: int
+    column: int
+    length: int
+    preview: str
+    start: int
+    end: int
+
+
+class SearchFile(Contract):
+    """One line of the stream: a file's matches (``more``: it has more than were sent)."""
+
+    path: str
+    hits: list[SearchHit]
+    more: bool = False
+
+
+class SearchSummary(Contract):
+    """The final answer of ``file.search``: files searched; matched; matches sent; skipped as
+    binary, as larger than the bound, or for a name the path rule refuses; why it stopped;
+    the window of a guarded pattern (``None``: searched whole, linear); time taken (ms)."""
+
+    files: int
+    files_matched: int
+    matches: int
+    skipped_binary: int
+    skipped_large: int
+    skipped_names: int
+    stopped: Stopped
+    window: int | None
+    elapsed_ms: int
+    max_file_bytes: int = MAX_FILE_BYTES
+
+
+async def _walk(files: ProjectFiles, exclude: tuple[str, ...]) -> AsyncIterator[tuple[str, int]]:
+    """``(path, size)`` of every file, depth-first in name order, lazily; an excluded folder
+    is not entered, the project's metadata folder never."""
+    stack: list[tuple[str, ...]] = [()]
+    while stack:
+        folder = stack.pop()
+        entries = sorted(await files.list_dir(folder), key=lambda e: e.name)
+        subdirs: list[tuple[str, ...]] = []
+        for entry in entries:
+            parts = (*folder, entry.name)
+            if folder == () and entry.name == META_DIR:
+                continue
+            if entry.kind == "dir":
+                if not any(glob_matches(g, "/".join(parts)) for g in exclude):
+                    subdirs.append(parts)
+            else:
+                yield "/".join(parts), entry.size or 0
+        stack.extend(reversed(subdirs))
+
+
+async def _read(
+    files: ProjectFiles, paths: AsyncIterator[tuple[str, ProjectPath]], ahead: int
+) -> AsyncIterator[tuple[str, bytes | None]]:
+    """``(path, bytes)`` of each of ``paths`` in order (``None``: it could not be read),
+    keeping up to ``ahead`` reads in flight (``HostServices.read_ahead``; ``0``: one at a time).
+    Reads still in flight when the caller stops are cancelled."""
+    if ahead <= 0:
+        async for path, target in paths:
+            try:
+                yield path, await files.read(target)
+            except Refused:
+                yield path, None
+        return
+    flight: deque[tuple[str, asyncio.Future[bytes]]] = deque()
+
+    async def take() -> tuple[str, bytes | None]:
+        path, task = flight.popleft()
+        try:
+            return path, await task
+        except Refused:
+            return path, None
+
+    try:
+        async for path, target in paths:
+            flight.append((path, asyncio.ensure_future(files.read(target))))
+            if len(flight) >= ahead:
+                yield await take()
+        while flight:
+            yield await take()
+    finally:
+        for _, task in flight:
+            task.cancel()
+
+
+async def file_search(call: Call[SearchArgs]) -> Outcome:
+    """Stream the matches of the query (module docstring). Refuses ``args-invalid`` (an empty
+    query, a regex that does not compile or that the guard refuses, too many or too long
+    globs), ``project-not-found`` and storage codes of the listing; a file that cannot be
+    read is skipped, never the whole search."""
+    args = call.args
+    query = Query(
+        text=args.query,
+        case_sensitive=args.case_sensitive,
+        whole_word=args.whole_word,
+        regex=args.regex,
+        include=check_globs(args.include, "include"),
+        exclude=check_globs(args.exclude, "exclude"),
+    )
+    matcher = compile_query(query)
+    files = (await call.ctx.catalog.open(args.project)).files
+    clock = call.ctx.clock
+    began = clock.now_ms()
+    deadline = began + args.time_limit_ms
+    cancels = call.ctx.searches
+    flag = cancels.start(args.search)
+    n = {"files": 0, "matched": 0, "matches": 0, "binary": 0, "large": 0, "names": 0}
+    stopped: list[Stopped] = ["done"]
+    details: dict[str, str | int | bool | None] = {"regex": args.regex}
+
+    def halted() -> bool:
+        if flag[0]:
+            stopped[0] = "cancelled"
+        elif clock.now_ms() >= deadline:
+            stopped[0] = "time"
+        return stopped[0] != "done"
+
+    async def selected() -> AsyncIterator[tuple[str, ProjectPath]]:
+        """The files to read, in order; the skipped ones counted."""
+        async for path, size in _walk(files, query.exclude):
+            if halted():
+                return
+            if not path_selected(path, query.include, query.exclude):
+                continue
+            if size > MAX_FILE_BYTES:
+                n["large"] += 1
+                continue
+            try:
+                yield path, parse_path(path)
+            except Refused:
+                n["names"] += 1
+
+    async def chunks() -> AsyncIterator[bytes]:
+        pending: list[bytes] = []
+        flushed = began
+        reader = _read(files, selected(), call.ctx.services.read_ahead)
+        try:
+            async for path, data in reader:
+                if data is None:
+                    n["names"] += 1  # it could not be read (gone, or refused by the storage)
+                    continue
+                text = decode_text(data)
+                if text is None:
+                    n["binary"] += 1
+                    continue
+                n["files"] += 1  # searched (maybe in part, when it stopped inside)
+                room = min(MAX_MATCHES_PER_FILE, args.max_matches - n["matches"])
+                hits, more = search_text(matcher, text, room, halted)
+                if hits:
+                    n["matched"] += 1
+                    n["matches"] += len(hits)
+                    line = SearchFile(
+                        path=path,
+                        hits=[SearchHit.model_validate(h, from_attributes=True) for h in hits],
+                        more=more,
+                    )
+                    pending.append(line.model_dump_json().encode() + b"\n")
+                now = clock.now_ms()
+                if pending and (n["matched"] == 1 or now - flushed >= FLUSH_MS):
+                    yield b"".join(pending)
+                    pending, flushed = [], now
+                if n["matches"] >= args.max_matches:
+                    stopped[0] = "limit"
+                    break
+                if halted():
+                    break
+            if pending:
+                yield b"".join(pending)
+        finally:
+            await reader.aclose()  # reads still in flight are cancelled now, not at collection
+            cancels.end(args.search, flag)
+
+    async def finish() -> SearchSummary:
+        details.update(files=n["files"], matches=n["matches"], stopped=stopped[0])
+        return SearchSummary(
+            files=n["files"],
+            files_matched=n["matched"],
+            matches=n["matches"],
+            skipped_binary=n["binary"],
+            skipped_large=n["large"],
+            skipped_names=n["names"],
+            stopped=stopped[0],
+            window=matcher.window,
+            elapsed_ms=clock.now_ms() - began,
+        )
+
+    placeholder = SearchSummary(
+        files=0,
+        files_matched=0,
+        matches=0,
+        skipped_binary=0,
+        skipped_large=0,
+        skipped_names=0,
+        stopped="done",
+        window=matcher.window,
+        elapsed_ms=0,
+    )
+    return Outcome(
+        placeholder,
+        stream=chunks(),
+        finish=finish,
+        project=args.project,
+        details=details,
+    )
+
+
+async def file_search_cancel(call: Call[SearchCancelArgs]) -> Outcome:
+    """Cancel the running search ``search``: it stops before its next file and answers with
+    ``stopped: "cancelled"``. Never refuses (a search that ended already: ``False``)."""
+    return Outcome(SearchCancelled(cancelled=call.ctx.searches.cancel(call.args.search)))
