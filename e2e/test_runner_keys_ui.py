@@ -128,7 +128,7 @@ def test_a_key_set_and_granted_in_the_page_reaches_the_agent_and_nothing_else(
     git(folder, "init", "--quiet")
     git(folder, "add", "-A")
     git(folder, "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "1")
-    pins = pins_toml(project, mode="keys", arg=VAR, gate=str(GATE), keys=(VAR,))
+    pins = pins_toml(project, mode="keys-file", arg=VAR, gate=str(GATE), keys=(VAR,))
     held = pins.replace(f'"{{packet_file}}", "{VAR}"]', f'"{{packet_file}}", "{VAR}", "2"]')
     assert held != pins  # the agent stays alive 2 s after printing: argv is read meanwhile
     (root / "runners.toml").write_text(held)

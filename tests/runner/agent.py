@@ -25,6 +25,8 @@
   (``quote`` and every byte), JSON-escaped (``\\u00xx`` each character), and split across
   two writes; write its sha256 to ``KEY.sha256`` and ``AGENT.md``; then, given a fourth
   argument, stay alive that many seconds; exit 0;
+- ``keys-file``: as ``keys``, and also write the value into ``LEAK.txt`` of its worktree (the
+  review's diff then carries it to the browser host, which must redact it);
 - ``hostile-git``: point the worktree's ``.git`` at a repository of its own with hooks and an
   fsmonitor that would write the file ``ARG``, and write ``AGENT.md``.
 
@@ -124,7 +126,7 @@ def main(argv: list[str]) -> int:
         Path(".git").write_text(f"gitdir: {evil / '.git'}\n", encoding="utf-8")
         Path("AGENT.md").write_text("changed\n", encoding="utf-8")
         return 0
-    if mode == "keys":
+    if mode in ("keys", "keys-file"):
         value = os.environ.get(arg, "")
         raw = value.encode()
         forms = [value, raw.hex(), raw.hex().upper(), urllib.parse.quote(value, safe="")]
@@ -145,7 +147,8 @@ def main(argv: list[str]) -> int:
         out.flush()
         digest = hashlib.sha256(raw).hexdigest()
         Path("KEY.sha256").write_text(digest, encoding="utf-8")
-        Path("LEAK.txt").write_text(f"the key: {value}\n", encoding="utf-8")  # into the diff
+        if mode == "keys-file":  # the value in a file of its own: the review's diff shows it
+            Path("LEAK.txt").write_text(f"the key: {value}\n", encoding="utf-8")
         Path("AGENT.md").write_text("keys\n", encoding="utf-8")
         if len(argv) > 3:  # stay alive a while: the e2e test reads every argv meanwhile
             time.sleep(float(argv[3]))
