@@ -30,6 +30,7 @@ from core.json_bound import parse_json
 from core.missions.letters import PHASE_MEANINGS, BlockRef, parse_letter
 from core.missions.packet import READ_ONLY_REASON, ModeOption
 from core.model import Contract
+from core.paths import META_DIR, fold
 from core.refusals import Code, Refused
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "parse_merged",
     "parse_runners",
     "phase_words",
+    "refuse_host_owned_changes",
     "remote_compose_modes",
     "require_claim_confirmed",
     "spawn_keys",
@@ -499,6 +501,36 @@ def require_claim_confirmed(*, checked: bool, confirm_claim: bool) -> None:
     imports anything (:meth:`server_host.runner_desk.RunnerDesk.land`)."""
     if not checked and not confirm_claim:
         raise Refused(Code.CONFIRMATION_REQUIRED, CLAIM_UNCONFIRMED, field="confirmClaim")
+
+
+MAX_OWNED_LISTED = 20
+"""The most host-owned paths a merge refusal names (the count is whole)."""
+
+
+def refuse_host_owned_changes(paths: list[str], branch: str) -> None:
+    """The landing law at the merge (issue 30, Review; seed 004 §1c, F2.5d): a receipt lands
+    in a project's block store only by a person importing it (``remote.land``), never as a
+    file. A mission's branch that changes anything under the project's ``.voicebox/`` (its
+    first segment, in any letter case: :data:`core.paths.META_DIR`, where the manifest, the
+    block store and the mailbox live) is refused whole: merging it would write a store, a
+    receipt or a letter no import, landed law or audit ever saw. ``paths`` are the
+    project-relative paths the branch changes (as git names them, ``/``-separated).
+    Refuses ``path-reserved`` (403) naming the first :data:`MAX_OWNED_LISTED` and the count;
+    returns when there is none. The environment server asks this before it merges
+    (:func:`server_host.runner_review.merge_branch`)."""
+    meta = fold(META_DIR)
+    owned = [p for p in paths if fold(p.split("/", 1)[0]) == meta]
+    if not owned:
+        return
+    shown = ", ".join(owned[:MAX_OWNED_LISTED]) + (" …" if len(owned) > MAX_OWNED_LISTED else "")
+    raise Refused(
+        Code.PATH_RESERVED,
+        f"{branch} changes the project's own {META_DIR}/ ({len(owned)} "
+        f"file{'s' if len(owned) != 1 else ''}: {shown}): the block store and the missions "
+        "change only through the host (a receipt lands by Import this receipt), so this "
+        "branch is not merged. Nothing was changed.",
+        field="missionId",
+    )
 
 
 def landed_words(store_version: int) -> str:
