@@ -39,6 +39,7 @@ import contextlib
 import functools
 import hmac
 import ipaddress
+import json
 import os
 import secrets
 import time
@@ -50,6 +51,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from core.custody.provider_keys import key_value_refusal, variable_refusal
+from core.custody.remote import MAX_ANSWER_BYTES
 from core.host.mission_ops import DeliverArgs, MissionPostArgs
 from core.missions.blocks import CONTRACT_VERSION, load_store
 from core.missions.letters import SCHEMA, parse_letter, sha12
@@ -74,6 +76,7 @@ from server_host.worktrees import git_fence, require_git_project
 
 __all__ = [
     "LIVE_MS",
+    "LOG_ANSWER_BUDGET",
     "SECRET_FILE",
     "AnnounceBody",
     "FinishedBody",
@@ -83,6 +86,7 @@ __all__ = [
     "ScopeBody",
     "SpawnBody",
     "ensure_runner_secret",
+    "fit_log_text",
     "load_pins",
     "read_runner_secret",
 ]
@@ -173,6 +177,12 @@ MAX_RUN_KEYS = 16
 """The most provider keys one spawn may carry."""
 MAX_LOG_LINES = 10_000
 MAX_LOG_ANSWER_BYTES = 1 << 20
+"""The most bytes of a log's tail read for one answer."""
+LOG_ANSWER_BUDGET = MAX_ANSWER_BYTES // 2
+"""The most bytes a log answer's ``text`` takes *as JSON* (escapes counted): half of what the
+browser host reads of any answer (:data:`core.custody.remote.MAX_ANSWER_BYTES`), so a log of
+quotes, backslashes or control characters (each escaped to 2–6 bytes) never makes the answer
+one the host refuses unread (the tryout's 1 MiB log did: the view stayed empty)."""
 
 
 class LogBody(Contract):
@@ -238,6 +248,32 @@ class _Queue:
     cancels: set[str] = field(default_factory=set)
     running: set[str] = field(default_factory=set)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def _json_bytes(text: str) -> int:
+    """The bytes ``text`` takes as a JSON string (UTF-8, escapes, quotes), as the route sends it."""
+    return len(json.dumps(text, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+def fit_log_text(text: str, budget: int = LOG_ANSWER_BUDGET) -> str:
+    """The last whole lines of ``text`` whose JSON string encoding (UTF-8, escapes counted)
+    takes at most ``budget`` bytes; ``text`` itself when it fits. When even its last line does
+    not fit, that line's last characters that do. Linear in ``len(text)``."""
+    if _json_bytes(text) <= budget:
+        return text
+    lines = text.splitlines(keepends=True)
+    total, keep = 2, 0
+    while keep < len(lines) and total + _json_bytes(lines[-1 - keep]) - 2 <= budget:
+        total += _json_bytes(lines[-1 - keep]) - 2
+        keep += 1
+    if keep:
+        return "".join(lines[-keep:])
+    last = lines[-1]
+    low, high = 0, len(last)  # the fewest characters to drop from the front so the rest fits
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if _json_bytes(last[mid:]) <= budget else (mid + 1, high)
+    return last[low:]
 
 
 def _tail(path: Path) -> tuple[int, bytes]:
@@ -559,12 +595,15 @@ class RunnerDesk(Landing):
         path = log_path(self.root, body.mission_id)
         size, tail = await asyncio.to_thread(_tail, path)
         text = tail.decode("utf-8", "replace")
-        if size > MAX_LOG_ANSWER_BYTES:
-            text = text.partition("\n")[2]  # the first line read may be cut
+        if size > MAX_LOG_ANSWER_BYTES:  # the first line read may be cut: drop it, unless it
+            _, newline, rest = text.partition("\n")  # is the only one (an endless line)
+            text = rest if newline else text
         lines = text.splitlines(keepends=True)[-body.lines :]
         record = log_record(path)
-        return {  # the runner redacted its keys as it wrote; this is a second wall
-            "text": self.service.secrets.redactor().redact("".join(lines)),
+        # the runner redacted its keys as it wrote; this is a second wall
+        shown = fit_log_text(self.service.secrets.redactor().redact("".join(lines)))
+        return {
+            "text": shown,
             "bytes": size,
             "finished": record is not None,
             "truncated": bool(record and record.get("bytes", 0) > record.get("kept", 0)),

@@ -334,3 +334,39 @@ def test_the_log_is_replayed_live_and_a_candidate_hash_is_checked_against_the_ke
         assert caught.value.code == Code.ARGS_INVALID
 
     _run(tmp_path, body)
+
+
+def test_a_log_answer_always_fits_what_the_browser_host_reads(tmp_path: Path) -> None:
+    """The tryout's finding: an agent printed past the 1 MiB it may keep; the log route answered
+    its whole kept tail, whose JSON (escapes and all) was over the 1 MiB the browser host reads
+    of an answer, so the host refused it unread (``message-too-large``) and the person's log
+    view stayed empty at every re-read. Whatever the log holds — quotes, backslashes, control
+    characters (6 bytes each as JSON), one endless line — the answer fits, and holds the log's
+    last lines."""
+    from starlette.responses import JSONResponse
+
+    from core.custody.remote import MAX_ANSWER_BYTES
+    from server_host.runner_desk import LogBody
+    from server_host.runner_run import log_path
+
+    async def body(env: Env) -> None:
+        desk = env.service.runners
+        job = await env.open_mission()
+        ref = {"project": env.project, "missionId": job.mission_id}
+        path = log_path(env.root, job.mission_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        worst = {
+            "quotes": ('"\\' * 40 + "\n") * 13_000 + "the last line\n",
+            "controls": ("\x01\x02\x1b[31m" * 20 + "\n") * 10_000 + "the last line\n",
+            "one line": "é" * (1 << 20) + "the last line",
+        }
+        for what, text in worst.items():
+            path.write_text(text, encoding="utf-8")
+            answer = await desk.log(LogBody.model_validate(ref))
+            sent = JSONResponse(answer).body
+            assert len(sent) <= MAX_ANSWER_BYTES // 2 + 200, (what, len(sent))
+            assert answer["text"].endswith(text[-14:]), what
+            assert len(answer["text"]) > 1000, what
+            assert answer["bytes"] == len(text.encode()), what
+
+    _run(tmp_path, body)
