@@ -220,3 +220,41 @@ def test_a_candidate_is_checked_by_the_environment_or_said_to_be_only_a_claim() 
         with pytest.raises(Refused) as caught:
             evidence_view(digest, bad)
         assert caught.value.code == Code.PEER_ANSWER_INVALID
+
+
+def test_a_landed_remote_card_says_its_receipt_and_store_version() -> None:
+    """The tryout's finding: a remote mission landed, its view read ``receipt ✓ store v2`` but
+    its tray card only "receipt imported" — the acceptance asks for ``landed`` with
+    ``receipt ✓ store vN`` in the tray too. The card's rules carry the view's words; a head
+    that is not landed carries none."""
+    from core.missions.letters import parse_letter
+    from core.missions.tray import remote_card
+
+    candidate = {
+        "block_id": "sb_demo",
+        "evidence": {
+            "artifact_hash": "sha256:" + "9" * 64,
+            "evidence_refs": ["runner-log:msn_00000000fe01"],
+            "window": {
+                "finished_at": "2026-01-01T00:00:03Z",
+                "started_at": "2026-01-01T00:00:01Z",
+            },
+        },
+        "scope": {"boundary_version": 1, "contract_version": 1},
+        "type": "test",
+    }
+    gate = {"artifact_hash": "sha256:" + "6" * 64, "command": "python3 check.py", "exit_status": 0}
+    common = {
+        "mission_seq": 5,
+        "prev_letter_id": "77d9b254ff45",
+        "runner_id": "demo-1",
+        "synthetic": False,
+        "gate": gate,
+        "receipt_candidate": candidate,
+    }
+    landed = parse_letter(
+        _letter(phase="landed", receipt={"imported": True, "store_version": 7}, **common)
+    )
+    assert remote_card(landed, 0).receipt == "receipt ✓ store v7"
+    waiting = parse_letter(_letter(phase="merge_wait", **{**common, "mission_seq": 4}))
+    assert remote_card(waiting, 0).receipt is None
