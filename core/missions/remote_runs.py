@@ -32,6 +32,7 @@ from core.missions.packet import READ_ONLY_REASON, ModeOption
 from core.model import Contract
 from core.paths import META_DIR, fold
 from core.refusals import Code, Refused
+from core.relayed_text import escape_invisible
 
 __all__ = [
     "FOLLOW_IDLE_MS",
@@ -206,14 +207,21 @@ class _LogAnswer(Contract):
 
 
 def parse_log(data: Any) -> LogView:
-    """The log answer (JSON data) as the page shows it: :func:`strip_ansi` applied, at most
-    :data:`MAX_LOG_CHARS` characters kept (the last ones). Refuses ``peer-answer-invalid``."""
+    """The log answer (JSON data) as the page shows it: :func:`strip_ansi` applied, then every
+    invisible or direction-changing character written out as ``<U+XXXX>``
+    (:func:`core.relayed_text.escape_invisible`: an agent's ``U+202E`` must not turn the lines
+    around it backwards, a zero-width space not hide in a word; an ASCII log has none left
+    once stripped), at most :data:`MAX_LOG_CHARS` characters kept (the last ones). Refuses
+    ``peer-answer-invalid``."""
     try:
         answer = _LogAnswer.model_validate(data)
     except ValidationError:
         raise _invalid("mission log") from None
+    text = strip_ansi(answer.text)[-MAX_LOG_CHARS:]
+    if not text.isascii():
+        text = escape_invisible(text)
     return LogView(
-        text=strip_ansi(answer.text)[-MAX_LOG_CHARS:],
+        text=text,
         bytes=answer.bytes,
         finished=answer.finished,
         truncated=answer.truncated,

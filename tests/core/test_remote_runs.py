@@ -258,3 +258,19 @@ def test_a_landed_remote_card_says_its_receipt_and_store_version() -> None:
     assert remote_card(landed, 0).receipt == "receipt ✓ store v7"
     waiting = parse_letter(_letter(phase="merge_wait", **{**common, "mission_seq": 4}))
     assert remote_card(waiting, 0).receipt is None
+
+
+def test_a_log_writes_out_its_direction_and_invisible_controls() -> None:
+    """The tryout's finding: an agent printed ``U+202E`` (right-to-left override), isolates and
+    a zero-width space; colour codes were stripped but these reached the page's text node as
+    they were, so the log could read backwards or hide a word. They are written out as
+    ``<U+XXXX>`` (the host's one rule for relayed text); other letters stay as they are."""
+    raw = "gate \u202eevil\u202c ok\nzw:\u200b \u2066x\u2069 café 日本\n\x1b[31mred\x1b[0m\n"
+    view = parse_log({"text": raw, "bytes": 1, "finished": True, "truncated": False})
+    assert view.text == (
+        "gate <U+202E>evil<U+202C> ok\nzw:<U+200B> <U+2066>x<U+2069> café 日本\nred\n"
+    )
+    plain = "tick 1\n\ttab\n"
+    assert parse_log({"text": plain, "bytes": 1, "finished": True, "truncated": False}).text == (
+        plain
+    )
