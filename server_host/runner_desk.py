@@ -77,6 +77,7 @@ from server_host.worktrees import git_fence, require_git_project
 __all__ = [
     "LIVE_MS",
     "LOG_ANSWER_BUDGET",
+    "LOST_RUN",
     "SECRET_FILE",
     "AnnounceBody",
     "FinishedBody",
@@ -173,6 +174,9 @@ class FinishedBody(Credentials):
     missions: list[MissionRef] = Field(default_factory=list, max_length=1000)
 
 
+LOST_RUN = "the run was lost: its runner stopped or restarted before the run ended"
+"""The reason of the ``failed`` letter the server posts for a run its runner let go of while
+the mission's head still said it was waiting for or under the runner."""
 MAX_RUN_KEYS = 16
 """The most provider keys one spawn may carry."""
 MAX_LOG_LINES = 10_000
@@ -248,6 +252,8 @@ class _Queue:
     cancels: set[str] = field(default_factory=set)
     running: set[str] = field(default_factory=set)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    projects: dict[str, str] = field(default_factory=dict)
+    """The project of each mission handed out and not yet ended."""
 
 
 def _json_bytes(text: str) -> int:
@@ -379,6 +385,10 @@ class RunnerDesk(Landing):
         ended = queue.running - set(body.running)
         queue.running = set(body.running)
         self._forget_keys(ended)
+        for mission_id in sorted(ended):
+            project = queue.projects.pop(mission_id, None)
+            if project is not None:
+                await self._post_lost(pin, project, mission_id)
         work, cancel = self._hand_out(pin, queue, len(body.running))
         if not work and not cancel and body.wait_ms:
             queue.wake.clear()
@@ -408,6 +418,7 @@ class RunnerDesk(Landing):
         while queue.jobs and busy + len(work) < pin.max_parallel:
             job = queue.jobs.popleft()
             queue.running.add(job["mission_id"])
+            queue.projects[job["mission_id"]] = job["project"]
             keys = job.pop("keys", {})  # the desk holds them no longer: they go to the runner
             work.append({**job, "keys": {name: v.reveal() for name, v in keys.items()}})
         cancel = sorted(queue.cancels & queue.running)
@@ -635,6 +646,52 @@ class RunnerDesk(Landing):
                     await self._post_cancelled(pin, job, actor)
                 return {"missionId": body.mission_id, "cancelled": "queued"}
         raise Refused(Code.ARGS_INVALID, "No queued or running mission by that id.")
+
+    async def _post_lost(self, pin: RunnerPin, project: str, mission_id: str) -> None:
+        """A mission handed to ``pin``'s runner left the missions it announces running while
+        its head still says it waits for or is under its runner (``judging``, ``executing``,
+        ``gate``): the runner stopped or restarted mid-run, or its last post never arrived.
+        Never silence (seed 004 §5c–d; issue 30): the server posts ``failed`` "the run was
+        lost" in the pin's name, on the head (CAS), as it posts a cancelled queued mission's.
+        A head that moved on (the runner posted ``merge_wait`` or ``failed`` before it let the
+        mission go, as it always does) is left as it is. Audited ``runner.lost``."""
+        from core.missions.remote_runs import MOVING
+
+        with contextlib.suppress(Refused):
+            _, mailbox = await self.service.ctx.open_mailbox(project)
+            head = await mailbox.head(mission_id)
+            if head is None or head.letter.phase not in MOVING:
+                return
+            was = head.letter
+            letter = {
+                "schema": SCHEMA,
+                "mission_id": mission_id,
+                "mission_seq": was.mission_seq + 1,
+                "prev_letter_id": sha12(head.letter_id),
+                "block_id": was.block_id,
+                "brain_ref": was.brain_ref,
+                "seat": was.seat,
+                "runner_id": pin.runner_id,
+                "capability": pin.capability,
+                "phase": "failed",
+                "verdict": {"decision": "REJECT", "gist": LOST_RUN},
+                "packet_ref": was.packet_ref,
+                "started_at": was.started_at,
+                "updated_at": max(instant_iso(self._now()), was.updated_at),
+            }
+            args = MissionPostArgs(project=project, agent_id=pin.runner_id, letter=letter)
+            await self.service.composed.host.run(
+                "mission.post", args, actor=f"runner:{pin.runner_id}"
+            )
+            if self.service.audit is not None:
+                await self.service.audit.append(
+                    actor=f"runner:{pin.runner_id}",
+                    op="runner.lost",
+                    decision="admitted",
+                    rule="run-lost",
+                    project=project,
+                    details={"mission": mission_id, "phase": was.phase},
+                )
 
     async def _post_cancelled(self, pin: RunnerPin, job: dict[str, Any], actor: str) -> None:
         now = instant_iso(self._now())

@@ -370,3 +370,44 @@ def test_a_log_answer_always_fits_what_the_browser_host_reads(tmp_path: Path) ->
             assert answer["bytes"] == len(text.encode()), what
 
     _run(tmp_path, body)
+
+
+def test_a_run_its_runner_lets_go_of_mid_run_is_posted_failed_never_left_executing(
+    tmp_path: Path,
+) -> None:
+    """The tryout's finding: the runner was killed while its agent ran; a new runner came up
+    and announced nothing running, and the card kept saying "work under way" forever. A
+    mission the runner was handed and no longer announces, whose head still waits for or is
+    under it, is posted ``failed`` "the run was lost" by the server in the pin's name; one the
+    runner ended itself (its last letter posted) is left as it is."""
+    from server_host.runner_desk import LOST_RUN
+
+    async def body(env: Env) -> None:
+        desk = env.service.runners
+        poster = DeskPoster(env)
+        await poster.announce()
+        packet = "# p\n"
+        await desk.spawn("peer:test", _spawn_body(env, _opening(env, M1, packet), packet))
+        (_work,) = (await poster.announce())["work"]
+        heads = await env.heads()
+        executing = {
+            **heads[M1]["letter"],
+            "mission_seq": 2,
+            "prev_letter_id": heads[M1]["letter_id"][:12],
+            "runner_id": "build-1",
+            "seat": "hand",
+            "phase": "executing",
+            "synthetic": False,
+        }
+        await poster.post(env.project, executing)
+        await poster.announce(running=[M1])  # still running: nothing happens
+        assert (await env.heads())[M1]["letter"]["phase"] == "executing"
+        # the runner restarted: it announces nothing running
+        await poster.announce(running=[])
+        head = (await env.heads())[M1]["letter"]
+        assert head["phase"] == "failed" and head["verdict"]["gist"] == LOST_RUN, head
+        assert head["mission_seq"] == 3 and head["runner_id"] == "build-1"
+        await poster.announce(running=[])  # said once
+        assert (await env.heads())[M1]["letter"]["mission_seq"] == 3
+
+    _run(tmp_path, body)
