@@ -72,7 +72,7 @@ from core.time import instant_iso
 from server_host.runner_land import LandBody, Landing
 from server_host.runner_review import DiffBody, MergeBody, branch_diff, merge_branch
 from server_host.runner_run import log_path, log_record
-from server_host.worktrees import git_fence, require_git_project
+from server_host.worktrees import git_fence, require_git_project, worktree_area
 
 __all__ = [
     "LIVE_MS",
@@ -88,6 +88,7 @@ __all__ = [
     "SpawnBody",
     "ensure_runner_secret",
     "fit_log_text",
+    "hide_paths",
     "load_pins",
     "read_runner_secret",
 ]
@@ -254,6 +255,23 @@ class _Queue:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     projects: dict[str, str] = field(default_factory=dict)
     """The project of each mission handed out and not yet ended."""
+
+
+def hide_paths(text: str, root: Path, mission_id: str) -> str:
+    """``text`` (a mission's log) without the environment's paths: the mission's worktree
+    (where its agent and gate run, so every traceback and ``pwd`` names it) written ``.``
+    (``File "./app.py"``), anything else under the root ``<environment root>``; the resolved
+    spelling of each too. Worktree paths never reach the browser (issue 30; seed 004 §1f) —
+    even when the agent prints them."""
+    worktree = worktree_area(root) / mission_id
+    pairs = []
+    for where, said in ((worktree, "."), (root, "<environment root>")):
+        for spelling in {str(where), os.path.realpath(where)}:
+            pairs.append((spelling, said))
+    for spelling, said in pairs:
+        if spelling in text:
+            text = text.replace(spelling + "/", said + "/").replace(spelling, said)
+    return text
 
 
 def _json_bytes(text: str) -> int:
@@ -612,7 +630,8 @@ class RunnerDesk(Landing):
         lines = text.splitlines(keepends=True)[-body.lines :]
         record = log_record(path)
         # the runner redacted its keys as it wrote; this is a second wall
-        shown = fit_log_text(self.service.secrets.redactor().redact("".join(lines)))
+        text = self.service.secrets.redactor().redact("".join(lines))
+        shown = fit_log_text(hide_paths(text, self.root, body.mission_id))
         return {
             "text": shown,
             "bytes": size,

@@ -48,6 +48,7 @@ __all__ = [
     "branch_of",
     "git",
     "require_git_project",
+    "worktree_area",
 ]
 
 RECORD = "runner-worktrees.json"
@@ -164,6 +165,11 @@ class Worktree:
         )
 
 
+def worktree_area(root: Path) -> Path:
+    """Where the runner makes the worktrees of ``root``'s missions: ``root/worktrees``."""
+    return root / "worktrees"
+
+
 class Worktrees:
     """The worktrees of one environment root ``root`` (module docstring)."""
 
@@ -172,7 +178,7 @@ class Worktrees:
         :func:`~server_host.sandbox.detect`, when not given)."""
         self.root = root
         self.sandbox = sandbox if sandbox is not None else detect()
-        self.area = root / "worktrees"
+        self.area = worktree_area(root)
         self.record_path = root / "host" / RECORD
         self.lock = asyncio.Lock()
 

@@ -411,3 +411,33 @@ def test_a_run_its_runner_lets_go_of_mid_run_is_posted_failed_never_left_executi
         assert (await env.heads())[M1]["letter"]["mission_seq"] == 3
 
     _run(tmp_path, body)
+
+
+def test_a_log_never_hands_the_browser_a_path_of_the_environment_even_when_the_agent_prints_it(
+    tmp_path: Path,
+) -> None:
+    """The tryout's finding: a hostile agent printed its ``.git`` file (the project's absolute
+    path under the root) and ``pwd``; any traceback of an agent or a gate names its worktree
+    the same way. The log route's text names the worktree ``.`` and the rest of the root
+    ``<environment root>``; no absolute path of the root reaches the page."""
+    from server_host.runner_desk import LogBody
+    from server_host.runner_run import log_path
+    from server_host.worktrees import worktree_area
+
+    async def body(env: Env) -> None:
+        job = await env.open_mission()
+        tree = worktree_area(env.root) / job.mission_id
+        path = log_path(env.root, job.mission_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            f"{tree}\n"
+            f'Traceback:\n  File "{tree}/app.py", line 3\n'
+            f"gitdir: {env.root}/projects/{env.project}/.git/worktrees/{job.mission_id}\n"
+        )
+        ref = {"project": env.project, "missionId": job.mission_id}
+        text = (await env.service.runners.log(LogBody.model_validate(ref)))["text"]
+        assert str(env.root) not in text and str(tmp_path) not in text, text
+        assert 'File "./app.py"' in text and text.startswith(".\n")
+        assert f"<environment root>/projects/{env.project}/.git" in text
+
+    _run(tmp_path, body)
