@@ -175,6 +175,8 @@ class FinishedBody(Credentials):
     missions: list[MissionRef] = Field(default_factory=list, max_length=1000)
 
 
+CANCELLED = "cancelled by a person"
+"""The reason of a cancelled mission's ``failed`` letter."""
 LOST_RUN = "the run was lost: its runner stopped or restarted before the run ended"
 """The reason of the ``failed`` letter the server posts for a run its runner let go of while
 the mission's head still said it was waiting for or under the runner."""
@@ -649,12 +651,23 @@ class RunnerDesk(Landing):
     async def cancel(self, actor: str, body: CancelBody) -> dict[str, Any]:
         """A person cancels a mission: a running one is stopped by its runner (which posts
         ``failed`` "cancelled by a person"); a queued one leaves the queue and its ``failed``
-        letter is posted here, in its pinned runner's name. ``{missionId, cancelled}``."""
+        letter is posted here, in its pinned runner's name; one no live runner holds (its
+        runner died, or this server restarted) whose head still waits for or is under a
+        runner is failed here too (``unheld``), else nothing would ever stop it or say so.
+        ``{missionId, cancelled: running | queued | unheld}``."""
+        pins = load_pins(self.root)
         for runner_id, queue in self.queues.items():
             if body.mission_id in queue.running:
-                queue.cancels.add(body.mission_id)
-                queue.wake.set()
-                return {"missionId": body.mission_id, "cancelled": "running"}
+                if self._now() - self._seen(runner_id) < LIVE_MS:
+                    queue.cancels.add(body.mission_id)
+                    queue.wake.set()
+                    return {"missionId": body.mission_id, "cancelled": "running"}
+                # its runner is not live: nothing would stop it or say so; the server does
+                queue.running.discard(body.mission_id)
+                queue.projects.pop(body.mission_id, None)
+                queue.cancels.add(body.mission_id)  # should it come back still running it
+                self._forget_keys({body.mission_id})
+                break
             job = next((j for j in queue.jobs if j["mission_id"] == body.mission_id), None)
             if job is not None and job["project"] == body.project:
                 queue.jobs.remove(job)
@@ -664,23 +677,51 @@ class RunnerDesk(Landing):
                 if pin is not None:
                     await self._post_cancelled(pin, job, actor)
                 return {"missionId": body.mission_id, "cancelled": "queued"}
+        # held by no live runner (its runner died, or this server restarted and forgot what it
+        # handed out): a head still waiting for or under a runner is failed here
+        with contextlib.suppress(Refused):
+            _, mailbox = await self.service.ctx.open_mailbox(body.project)
+            head = await mailbox.head(body.mission_id)
+            pin = None if head is None else pins.get(head.letter.runner_id or "")
+            if pin is None and head is not None and head.letter.runner_id is None:
+                pin = next(  # spawned for "any live runner": a pin that could have taken it
+                    (
+                        p
+                        for p in pins.runner
+                        if p.capability == head.letter.capability and body.project in p.projects
+                    ),
+                    None,
+                )
+            if pin is not None and await self._post_lost(
+                pin, body.project, body.mission_id, CANCELLED, actor
+            ):
+                return {"missionId": body.mission_id, "cancelled": "unheld"}
         raise Refused(Code.ARGS_INVALID, "No queued or running mission by that id.")
 
-    async def _post_lost(self, pin: RunnerPin, project: str, mission_id: str) -> None:
+    async def _post_lost(
+        self,
+        pin: RunnerPin,
+        project: str,
+        mission_id: str,
+        gist: str = LOST_RUN,
+        actor: str | None = None,
+    ) -> bool:
         """A mission handed to ``pin``'s runner left the missions it announces running while
         its head still says it waits for or is under its runner (``judging``, ``executing``,
         ``gate``): the runner stopped or restarted mid-run, or its last post never arrived.
         Never silence (seed 004 §5c–d; issue 30): the server posts ``failed`` "the run was
         lost" in the pin's name, on the head (CAS), as it posts a cancelled queued mission's.
         A head that moved on (the runner posted ``merge_wait`` or ``failed`` before it let the
-        mission go, as it always does) is left as it is. Audited ``runner.lost``."""
+        mission go, as it always does) is left as it is. Audited ``runner.lost``. Also a
+        person's Cancel of a mission no live runner holds (``gist`` "cancelled by a person",
+        ``actor`` the person's): nothing else would ever stop it. True when it posted."""
         from core.missions.remote_runs import MOVING
 
         with contextlib.suppress(Refused):
             _, mailbox = await self.service.ctx.open_mailbox(project)
             head = await mailbox.head(mission_id)
             if head is None or head.letter.phase not in MOVING:
-                return
+                return False
             was = head.letter
             letter = {
                 "schema": SCHEMA,
@@ -693,24 +734,25 @@ class RunnerDesk(Landing):
                 "runner_id": pin.runner_id,
                 "capability": pin.capability,
                 "phase": "failed",
-                "verdict": {"decision": "REJECT", "gist": LOST_RUN},
+                "verdict": {"decision": "REJECT", "gist": gist},
                 "packet_ref": was.packet_ref,
                 "started_at": was.started_at,
                 "updated_at": max(instant_iso(self._now()), was.updated_at),
             }
             args = MissionPostArgs(project=project, agent_id=pin.runner_id, letter=letter)
-            await self.service.composed.host.run(
-                "mission.post", args, actor=f"runner:{pin.runner_id}"
-            )
+            who = actor or f"runner:{pin.runner_id}"
+            await self.service.composed.host.run("mission.post", args, actor=who)
             if self.service.audit is not None:
                 await self.service.audit.append(
-                    actor=f"runner:{pin.runner_id}",
+                    actor=who,
                     op="runner.lost",
                     decision="admitted",
-                    rule="run-lost",
+                    rule="run-lost" if actor is None else "run-cancelled-unheld",
                     project=project,
                     details={"mission": mission_id, "phase": was.phase},
                 )
+            return True
+        return False
 
     async def _post_cancelled(self, pin: RunnerPin, job: dict[str, Any], actor: str) -> None:
         now = instant_iso(self._now())

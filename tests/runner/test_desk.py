@@ -441,3 +441,64 @@ def test_a_log_never_hands_the_browser_a_path_of_the_environment_even_when_the_a
         assert f"<environment root>/projects/{env.project}/.git" in text
 
     _run(tmp_path, body)
+
+
+def test_a_person_can_cancel_a_mission_no_live_runner_holds(tmp_path: Path) -> None:
+    """The tryout's finding: the runner was killed mid-run and never came back; the card said
+    "work under way" for good and Cancel was only handed to a runner that would never announce
+    again (after a server restart it was refused: "No queued or running mission"). A mission
+    whose runner is not live, or that this server no longer knows it handed out, is failed
+    "cancelled by a person" by the server itself (``unheld``); should its runner come back
+    still running it, it is told to stop."""
+    from server_host.runner_desk import LIVE_MS, CancelBody, RunnerDesk
+
+    async def body(env: Env) -> None:
+        desk = env.service.runners
+        poster = DeskPoster(env)
+        await poster.announce()
+        packet = "# p\n"
+        await desk.spawn("peer:test", _spawn_body(env, _opening(env, M1, packet), packet))
+        await poster.announce()
+        heads = await env.heads()
+        executing = {
+            **heads[M1]["letter"],
+            "mission_seq": 2,
+            "prev_letter_id": heads[M1]["letter_id"][:12],
+            "runner_id": "build-1",
+            "seat": "hand",
+            "phase": "executing",
+            "synthetic": False,
+        }
+        await poster.post(env.project, executing)
+        cancel = CancelBody.model_validate({"project": env.project, "missionId": M1})
+        # the runner is silent past LIVE_MS: the server fails it itself
+        desk.live["build-1"] = type(desk.live["build-1"])(desk._now() - LIVE_MS - 1, 1)
+        assert (await desk.cancel("peer:test", cancel))["cancelled"] == "unheld"
+        head = (await env.heads())[M1]["letter"]
+        assert head["phase"] == "failed" and head["verdict"]["gist"] == "cancelled by a person"
+        back = await poster.announce(running=[M1])  # it came back, still running it
+        assert back["cancel"] == [M1]
+        # a second mission, and a server that restarted (its queues forgotten)
+        await desk.spawn("peer:test", _spawn_body(env, _opening(env, M2, packet), packet))
+        await poster.announce(running=[])
+        heads = await env.heads()
+        await poster.post(
+            env.project,
+            {
+                **executing,
+                "mission_id": M2,
+                "prev_letter_id": heads[M2]["letter_id"][:12],
+                "packet_ref": heads[M2]["letter"]["packet_ref"],
+            },
+        )
+        env.service.runners = fresh = RunnerDesk(env.service)
+        fresh.challenge = desk.challenge
+        assert (await fresh.cancel("peer:test", cancel.model_copy(update={"mission_id": M2})))[
+            "cancelled"
+        ] == "unheld"
+        assert (await env.heads())[M2]["letter"]["phase"] == "failed"
+        with pytest.raises(Refused) as caught:  # nothing to cancel: said so
+            await fresh.cancel("peer:test", cancel.model_copy(update={"mission_id": M2}))
+        assert caught.value.code == Code.ARGS_INVALID
+
+    _run(tmp_path, body)
