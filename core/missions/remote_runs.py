@@ -415,11 +415,25 @@ class DiffView(Contract):
 
 
 def parse_diff(data: Any) -> DiffView:
-    """The diff route's answer read into its closed shape. Refuses ``peer-answer-invalid``."""
+    """The diff route's answer read into its closed shape, each file's path and patch with
+    its invisible and direction-changing characters written out as ``<U+XXXX>``
+    (:func:`core.relayed_text.escape_invisible`): a person reviews what will be merged, and a
+    ``U+202E`` in the agent's code must not make it read as something else (Trojan Source,
+    CVE-2021-42574). Refuses ``peer-answer-invalid``."""
     try:
-        return DiffView.model_validate(data)
+        view = DiffView.model_validate(data)
     except ValueError:
         raise _invalid("diff answer") from None
+    files = [
+        f.model_copy(
+            update={
+                "path": escape_invisible(f.path),
+                "patch": f.patch if f.patch is None else escape_invisible(f.patch),
+            }
+        )
+        for f in view.files
+    ]
+    return view.model_copy(update={"files": files})
 
 
 class Merged(Contract):
