@@ -214,3 +214,82 @@ def test_the_tray_follows_a_remote_project_and_compose_spawns_there_through_the_
         context.close()
         if runner is not None:
             _stop(runner)
+
+
+def test_an_ended_mission_opened_from_the_tray_shows_its_log_and_a_landed_card_its_receipt(
+    browser: Browser, rig: Rig
+) -> None:
+    """The tryout's findings, through the page: (1) the tray's Review… of a mission whose run
+    had ended opened its view with an empty log for good (the log answered before the board
+    built the view, and an ended log is not asked again); (2) a landed remote card said only
+    "receipt imported" where the view said ``receipt ✓ store v2``. The view opened from the
+    tray shows the kept log and "the run has ended"; the landed card says its receipt."""
+    root = rig.server.root
+    made: list[tuple[str, str]] = []  # on a thread of its own: playwright's loop runs here
+    worker = threading.Thread(target=lambda: made.append(asyncio.run(prepare_project(root))))
+    worker.start()
+    worker.join(60)
+    ((project, _block),) = made
+    folder = root / "projects" / project
+    (folder / "check.py").write_text(
+        "import pathlib, sys\nsys.exit(0 if pathlib.Path('AGENT.md').exists() else 1)\n"
+    )
+    git(folder, "init", "--quiet", "-b", "main")
+    git(folder, "add", "-A")
+    git(folder, "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "1")
+    (root / "runners.toml").write_text(pins_toml(project, mode="ok"))
+    rig.start_server()
+    runner, lines = _runner(root)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        deadline = time.monotonic() + 30
+        while not all(
+            r["live"] for r in httpx.get(f"{rig.origin}/api/identity", timeout=5).json()["runners"]
+        ):
+            assert time.monotonic() < deadline, "".join(lines)
+            time.sleep(0.05)
+        host = HostPage(context.new_page())
+        host.open(rig.site_url)
+        page = host.page
+        _add_remote(host, rig)
+        page.click("button.env-open:text-is('build-box')")
+        page.wait_for_selector(f"#peer-projects tr[data-project='{project}']", timeout=UI_S)
+        page.click(f"tr[data-project='{project}'] button.missions-open")
+        page.wait_for_selector("#tray #tray-env-name:text-is('build-box')", timeout=UI_S)
+        go(page, "compose")
+        page.wait_for_selector("#mode-spawn:not([disabled])", timeout=UI_S)
+        mission = _spawn(page, "build-1", "Add AGENT.md, please.", None)
+        _tray_card(page, mission, "merge_wait")
+        card = f"#tray article[data-mission='{mission}']"
+
+        # Review… from the tray (the panel opened afresh): the ended run's log is shown
+        page.click(f"{card} button.remote-review")
+        page.wait_for_selector(f"#mission-view[data-mission='{mission}']", timeout=UI_S)
+        page.wait_for_function(
+            "() => document.querySelector('#mission-log-meta')?.textContent"
+            ".includes('the run has ended')",
+            timeout=UI_S,
+        )
+        assert "agent ok: packet of" in (page.text_content("#mission-log") or "")
+
+        # landed: the tray's card says the receipt as the view does
+        page.wait_for_selector("#mission-evidence[data-checked='true']", timeout=UI_S)
+        page.click("#mission-land")
+        _tray_card(page, mission, "landed")
+        page.wait_for_function(
+            "(c) => document.querySelector(c + ' .card-receipt')?.textContent "
+            "=== 'receipt ✓ store v2'",
+            arg=card,
+            timeout=UI_S,
+        )
+        assert page.text_content("#mission-receipt") == "receipt ✓ store v2"
+        go(page, "compose")  # and again from another surface: Review… shows the log
+        page.click(f"{card} button.remote-review")
+        page.wait_for_function(
+            "() => document.querySelector('#mission-log')?.textContent.includes('agent ok')",
+            timeout=UI_S,
+        )
+        host.assert_clean()
+    finally:
+        context.close()
+        _stop(runner)

@@ -242,7 +242,7 @@ class Runner:
                 log_path=log_path(self.home.root, job.mission_id),
                 env=runner_env(pin, self.home.exec_home, dict(os.environ)),
             )
-            self.worktrees.touch(job.mission_id)
+            await self.worktrees.touch(job.mission_id)
             _say(f"mission {job.mission_id}: {outcome.phase} {outcome.reason or ''}".rstrip())
         finally:
             self.running.pop(job.mission_id, None)

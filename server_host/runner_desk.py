@@ -39,6 +39,7 @@ import contextlib
 import functools
 import hmac
 import ipaddress
+import json
 import os
 import secrets
 import time
@@ -50,6 +51,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from core.custody.provider_keys import key_value_refusal, variable_refusal
+from core.custody.remote import MAX_ANSWER_BYTES
 from core.host.mission_ops import DeliverArgs, MissionPostArgs
 from core.missions.blocks import CONTRACT_VERSION, load_store
 from core.missions.harness import TemplateProbe, pin_probes
@@ -72,10 +74,12 @@ from core.time import instant_iso
 from server_host.runner_land import LandBody, Landing
 from server_host.runner_review import DiffBody, MergeBody, branch_diff, merge_branch
 from server_host.runner_run import log_path, log_record
-from server_host.worktrees import git_fence, require_git_project
+from server_host.worktrees import git_fence, require_git_project, worktree_area
 
 __all__ = [
     "LIVE_MS",
+    "LOG_ANSWER_BUDGET",
+    "LOST_RUN",
     "SECRET_FILE",
     "AnnounceBody",
     "FinishedBody",
@@ -85,6 +89,8 @@ __all__ = [
     "ScopeBody",
     "SpawnBody",
     "ensure_runner_secret",
+    "fit_log_text",
+    "hide_paths",
     "load_pins",
     "read_runner_secret",
 ]
@@ -174,10 +180,21 @@ class FinishedBody(Credentials):
     missions: list[MissionRef] = Field(default_factory=list, max_length=1000)
 
 
+CANCELLED = "cancelled by a person"
+"""The reason of a cancelled mission's ``failed`` letter."""
+LOST_RUN = "the run was lost: its runner stopped or restarted before the run ended"
+"""The reason of the ``failed`` letter the server posts for a run its runner let go of while
+the mission's head still said it was waiting for or under the runner."""
 MAX_RUN_KEYS = 16
 """The most provider keys one spawn may carry."""
 MAX_LOG_LINES = 10_000
 MAX_LOG_ANSWER_BYTES = 1 << 20
+"""The most bytes of a log's tail read for one answer."""
+LOG_ANSWER_BUDGET = MAX_ANSWER_BYTES // 2
+"""The most bytes a log answer's ``text`` takes *as JSON* (escapes counted): half of what the
+browser host reads of any answer (:data:`core.custody.remote.MAX_ANSWER_BYTES`), so a log of
+quotes, backslashes or control characters (each escaped to 2–6 bytes) never makes the answer
+one the host refuses unread (the tryout's 1 MiB log did: the view stayed empty)."""
 
 
 class LogBody(Contract):
@@ -246,6 +263,51 @@ class _Queue:
     cancels: set[str] = field(default_factory=set)
     running: set[str] = field(default_factory=set)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    projects: dict[str, str] = field(default_factory=dict)
+    """The project of each mission handed out and not yet ended."""
+
+
+def hide_paths(text: str, root: Path, mission_id: str) -> str:
+    """``text`` (a mission's log) without the environment's paths: the mission's worktree
+    (where its agent and gate run, so every traceback and ``pwd`` names it) written ``.``
+    (``File "./app.py"``), anything else under the root ``<environment root>``; the resolved
+    spelling of each too. Worktree paths never reach the browser (issue 30; seed 004 §1f) —
+    even when the agent prints them."""
+    worktree = worktree_area(root) / mission_id
+    pairs = []
+    for where, said in ((worktree, "."), (root, "<environment root>")):
+        for spelling in {str(where), os.path.realpath(where)}:
+            pairs.append((spelling, said))
+    for spelling, said in pairs:
+        if spelling in text:
+            text = text.replace(spelling + "/", said + "/").replace(spelling, said)
+    return text
+
+
+def _json_bytes(text: str) -> int:
+    """The bytes ``text`` takes as a JSON string (UTF-8, escapes, quotes), as the route sends it."""
+    return len(json.dumps(text, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+def fit_log_text(text: str, budget: int = LOG_ANSWER_BUDGET) -> str:
+    """The last whole lines of ``text`` whose JSON string encoding (UTF-8, escapes counted)
+    takes at most ``budget`` bytes; ``text`` itself when it fits. When even its last line does
+    not fit, that line's last characters that do. Linear in ``len(text)``."""
+    if _json_bytes(text) <= budget:
+        return text
+    lines = text.splitlines(keepends=True)
+    total, keep = 2, 0
+    while keep < len(lines) and total + _json_bytes(lines[-1 - keep]) - 2 <= budget:
+        total += _json_bytes(lines[-1 - keep]) - 2
+        keep += 1
+    if keep:
+        return "".join(lines[-keep:])
+    last = lines[-1]
+    low, high = 0, len(last)  # the fewest characters to drop from the front so the rest fits
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if _json_bytes(last[mid:]) <= budget else (mid + 1, high)
+    return last[low:]
 
 
 def _tail(path: Path) -> tuple[int, bytes]:
@@ -358,6 +420,10 @@ class RunnerDesk(Landing):
         ended = queue.running - set(body.running)
         queue.running = set(body.running)
         self._forget_keys(ended)
+        for mission_id in sorted(ended):
+            project = queue.projects.pop(mission_id, None)
+            if project is not None:
+                await self._post_lost(pin, project, mission_id)
         work, cancel = self._hand_out(pin, queue, len(body.running))
         if not work and not cancel and body.wait_ms:
             queue.wake.clear()
@@ -453,6 +519,7 @@ class RunnerDesk(Landing):
         while queue.jobs and busy + len(work) < pin.max_parallel:
             job = queue.jobs.popleft()
             queue.running.add(job["mission_id"])
+            queue.projects[job["mission_id"]] = job["project"]
             keys = job.pop("keys", {})  # the desk holds them no longer: they go to the runner
             work.append({**job, "keys": {name: v.reveal() for name, v in keys.items()}})
         cancel = sorted(queue.cancels & queue.running)
@@ -655,12 +722,16 @@ class RunnerDesk(Landing):
         path = log_path(self.root, body.mission_id)
         size, tail = await asyncio.to_thread(_tail, path)
         text = tail.decode("utf-8", "replace")
-        if size > MAX_LOG_ANSWER_BYTES:
-            text = text.partition("\n")[2]  # the first line read may be cut
+        if size > MAX_LOG_ANSWER_BYTES:  # the first line read may be cut: drop it, unless it
+            _, newline, rest = text.partition("\n")  # is the only one (an endless line)
+            text = rest if newline else text
         lines = text.splitlines(keepends=True)[-body.lines :]
         record = log_record(path)
-        return {  # the runner redacted its keys as it wrote; this is a second wall
-            "text": self.service.secrets.redactor().redact("".join(lines)),
+        # the runner redacted its keys as it wrote; this is a second wall
+        text = self.service.secrets.redactor().redact("".join(lines))
+        shown = fit_log_text(hide_paths(text, self.root, body.mission_id))
+        return {
+            "text": shown,
             "bytes": size,
             "finished": record is not None,
             "truncated": bool(record and record.get("bytes", 0) > record.get("kept", 0)),
@@ -676,12 +747,23 @@ class RunnerDesk(Landing):
     async def cancel(self, actor: str, body: CancelBody) -> dict[str, Any]:
         """A person cancels a mission: a running one is stopped by its runner (which posts
         ``failed`` "cancelled by a person"); a queued one leaves the queue and its ``failed``
-        letter is posted here, in its pinned runner's name. ``{missionId, cancelled}``."""
+        letter is posted here, in its pinned runner's name; one no live runner holds (its
+        runner died, or this server restarted) whose head still waits for or is under a
+        runner is failed here too (``unheld``), else nothing would ever stop it or say so.
+        ``{missionId, cancelled: running | queued | unheld}``."""
+        pins = load_pins(self.root)
         for runner_id, queue in self.queues.items():
             if body.mission_id in queue.running:
-                queue.cancels.add(body.mission_id)
-                queue.wake.set()
-                return {"missionId": body.mission_id, "cancelled": "running"}
+                if self._now() - self._seen(runner_id) < LIVE_MS:
+                    queue.cancels.add(body.mission_id)
+                    queue.wake.set()
+                    return {"missionId": body.mission_id, "cancelled": "running"}
+                # its runner is not live: nothing would stop it or say so; the server does
+                queue.running.discard(body.mission_id)
+                queue.projects.pop(body.mission_id, None)
+                queue.cancels.add(body.mission_id)  # should it come back still running it
+                self._forget_keys({body.mission_id})
+                break
             job = next((j for j in queue.jobs if j["mission_id"] == body.mission_id), None)
             if job is not None and job["project"] == body.project:
                 queue.jobs.remove(job)
@@ -691,7 +773,82 @@ class RunnerDesk(Landing):
                 if pin is not None:
                     await self._post_cancelled(pin, job, actor, "cancelled by a person")
                 return {"missionId": body.mission_id, "cancelled": "queued"}
+        # held by no live runner (its runner died, or this server restarted and forgot what it
+        # handed out): a head still waiting for or under a runner is failed here
+        with contextlib.suppress(Refused):
+            _, mailbox = await self.service.ctx.open_mailbox(body.project)
+            head = await mailbox.head(body.mission_id)
+            pin = None if head is None else pins.get(head.letter.runner_id or "")
+            if pin is None and head is not None and head.letter.runner_id is None:
+                pin = next(  # spawned for "any live runner": a pin that could have taken it
+                    (
+                        p
+                        for p in pins.runner
+                        if p.capability == head.letter.capability and body.project in p.projects
+                    ),
+                    None,
+                )
+            if pin is not None and await self._post_lost(
+                pin, body.project, body.mission_id, CANCELLED, actor
+            ):
+                return {"missionId": body.mission_id, "cancelled": "unheld"}
         raise Refused(Code.ARGS_INVALID, "No queued or running mission by that id.")
+
+    async def _post_lost(
+        self,
+        pin: RunnerPin,
+        project: str,
+        mission_id: str,
+        gist: str = LOST_RUN,
+        actor: str | None = None,
+    ) -> bool:
+        """A mission handed to ``pin``'s runner left the missions it announces running while
+        its head still says it waits for or is under its runner (``judging``, ``executing``,
+        ``gate``): the runner stopped or restarted mid-run, or its last post never arrived.
+        Never silence (seed 004 §5c–d; issue 30): the server posts ``failed`` "the run was
+        lost" in the pin's name, on the head (CAS), as it posts a cancelled queued mission's.
+        A head that moved on (the runner posted ``merge_wait`` or ``failed`` before it let the
+        mission go, as it always does) is left as it is. Audited ``runner.lost``. Also a
+        person's Cancel of a mission no live runner holds (``gist`` "cancelled by a person",
+        ``actor`` the person's): nothing else would ever stop it. True when it posted."""
+        from core.missions.remote_runs import MOVING
+
+        with contextlib.suppress(Refused):
+            _, mailbox = await self.service.ctx.open_mailbox(project)
+            head = await mailbox.head(mission_id)
+            if head is None or head.letter.phase not in MOVING:
+                return False
+            was = head.letter
+            letter = {
+                "schema": SCHEMA,
+                "mission_id": mission_id,
+                "mission_seq": was.mission_seq + 1,
+                "prev_letter_id": sha12(head.letter_id),
+                "block_id": was.block_id,
+                "brain_ref": was.brain_ref,
+                "seat": was.seat,
+                "runner_id": pin.runner_id,
+                "capability": pin.capability,
+                "phase": "failed",
+                "verdict": {"decision": "REJECT", "gist": gist},
+                "packet_ref": was.packet_ref,
+                "started_at": was.started_at,
+                "updated_at": max(instant_iso(self._now()), was.updated_at),
+            }
+            args = MissionPostArgs(project=project, agent_id=pin.runner_id, letter=letter)
+            who = actor or f"runner:{pin.runner_id}"
+            await self.service.composed.host.run("mission.post", args, actor=who)
+            if self.service.audit is not None:
+                await self.service.audit.append(
+                    actor=who,
+                    op="runner.lost",
+                    decision="admitted",
+                    rule="run-lost" if actor is None else "run-cancelled-unheld",
+                    project=project,
+                    details={"mission": mission_id, "phase": was.phase},
+                )
+            return True
+        return False
 
     async def _post_cancelled(
         self, pin: RunnerPin, job: dict[str, Any], actor: str, reason: str

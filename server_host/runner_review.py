@@ -31,6 +31,7 @@ from typing import Any
 
 from pydantic import Field
 
+from core.missions.remote_runs import refuse_host_owned_changes
 from core.model import Contract
 from core.refusals import Code, Refused
 from server_host.worktrees import GitFence, branch_of, git
@@ -186,11 +187,16 @@ def _state(folder: Path, fence: GitFence | None) -> tuple[str, str]:
 def merge_branch(folder: Path, fence: GitFence | None, mission_id: str) -> dict[str, Any]:
     """Merge ``vbx/<mission_id>`` into the project's checked-out branch (module docstring):
     ``{branch, into, how, head}`` — ``how`` one of ``fast-forward``, ``merge-commit``,
-    ``up-to-date``; ``head`` the new commit id. Refuses ``args-invalid`` (no branch, no
+    ``up-to-date``; ``head`` the new commit id. Refuses ``path-reserved`` when the branch
+    changes the project's ``.voicebox/`` (:func:`core.missions.remote_runs.
+    refuse_host_owned_changes`: a receipt lands only by import), ``args-invalid`` (no branch, no
     checked-out branch, a conflict — its files listed — with nothing changed),
     ``storage-failed`` (git failed; the merge aborted)."""
     branch = branch_of(mission_id)
-    _base(folder, fence, branch)
+    base = _base(folder, fence, branch)
+    listed = _git(folder, fence, *_DIFF, "--name-only", "-z", base, branch)
+    changed = _out(listed, "list the change")
+    refuse_host_owned_changes([p for p in changed.split("\0") if p], branch)
     into = _git(folder, fence, "symbolic-ref", "--quiet", "--short", "HEAD")
     if into.returncode != 0:
         raise Refused(

@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import time
@@ -47,6 +48,7 @@ __all__ = [
     "branch_of",
     "git",
     "require_git_project",
+    "worktree_area",
 ]
 
 RECORD = "runner-worktrees.json"
@@ -163,6 +165,11 @@ class Worktree:
         )
 
 
+def worktree_area(root: Path) -> Path:
+    """Where the runner makes the worktrees of ``root``'s missions: ``root/worktrees``."""
+    return root / "worktrees"
+
+
 class Worktrees:
     """The worktrees of one environment root ``root`` (module docstring)."""
 
@@ -171,7 +178,7 @@ class Worktrees:
         :func:`~server_host.sandbox.detect`, when not given)."""
         self.root = root
         self.sandbox = sandbox if sandbox is not None else detect()
-        self.area = root / "worktrees"
+        self.area = worktree_area(root)
         self.record_path = root / "host" / RECORD
         self.lock = asyncio.Lock()
 
@@ -187,7 +194,7 @@ class Worktrees:
         return data if isinstance(data, dict) else {}
 
     def _store(self, record: dict[str, dict]) -> None:
-        tmp = self.record_path.with_name(f".{RECORD}.{os.getpid()}.tmp")
+        tmp = self.record_path.with_name(f".{RECORD}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump(record, out, sort_keys=True)
@@ -211,8 +218,16 @@ class Worktrees:
             self.root,
         )
 
-    def touch(self, mission_id: str) -> None:
-        """Mark the worktree as used now (the idle sweep counts from the last touch)."""
+    async def touch(self, mission_id: str) -> None:
+        """Mark the worktree as used now (the idle sweep counts from the last touch). Under the
+        lock that guards creation and cleanup: the record is read, changed and written whole,
+        so a touch beside a creation would otherwise write back a record without the new
+        worktree (and both once wrote the same temporary file: the tryout's
+        ``FileNotFoundError`` ending a run's task)."""
+        async with self.lock:
+            await asyncio.to_thread(self._touch, mission_id)
+
+    def _touch(self, mission_id: str) -> None:
         record = self._load()
         if mission_id in record:
             record[mission_id]["touched_ms"] = int(time.time() * 1000)

@@ -401,7 +401,9 @@ class MissionRef(Contract):
 
 class Cancelled(Contract):
     """What a cancel did: ``running`` (its runner stops the process tree and posts
-    ``failed`` "cancelled by a person") or ``queued`` (it left the queue; ``failed`` posted)."""
+    ``failed`` "cancelled by a person"), ``queued`` (it left the queue; ``failed`` posted) or
+    ``unheld`` (no live runner held it — its runner died or the server restarted — so the
+    server posted ``failed`` "cancelled by a person" itself)."""
 
     mission_id: str
     cancelled: str
@@ -410,7 +412,7 @@ class Cancelled(Contract):
 class _CancelAnswer(Contract):
     model_config = Contract.model_config | {"extra": "ignore"}
 
-    cancelled: str = Field(pattern=r"^(running|queued)$")
+    cancelled: str = Field(pattern=r"^(running|queued|unheld)$")
 
 
 async def remote_cancel(call: Call[MissionRef]) -> Outcome:

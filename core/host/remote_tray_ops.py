@@ -78,7 +78,9 @@ class RemoteTrayCard(Contract):
     words, the block it is about as the remote store names it now (``anchor``: a block, the
     store's skeleton, or unknown; ``block_name`` for a block), and the tray's rules
     (:func:`core.missions.tray.remote_card`): ``pinned``, ``stagnant``, ``status``, ``reason``
-    (a failure's gist) and ``actions``."""
+    (a failure's gist) and ``actions``; ``receipt``: a landed head's receipt in words,
+    ``receipt ✓ store vN`` (:func:`core.missions.remote_runs.landed_receipt`, the mission
+    view's words too), else null."""
 
     mission_id: str
     letter_id: str
@@ -93,6 +95,7 @@ class RemoteTrayCard(Contract):
     status: str
     reason: str | None
     actions: list[RemoteAction]
+    receipt: str | None = None
 
 
 class RemoteTrayView(Contract):
@@ -160,6 +163,7 @@ async def remote_tray(call: Call[RemoteTrayArgs]) -> Outcome:
                 status=rules.status,
                 reason=rules.reason,
                 actions=list(rules.actions),
+                receipt=rules.receipt,
             )
         )
     cards = [cards[i] for i in tray_order([c.pinned for c in cards])]

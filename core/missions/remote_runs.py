@@ -31,7 +31,9 @@ from core.missions.harness import TemplateView
 from core.missions.letters import PHASE_MEANINGS, BlockRef, parse_letter
 from core.missions.packet import READ_ONLY_REASON, ModeOption
 from core.model import Contract
+from core.paths import META_DIR, fold
 from core.refusals import Code, Refused
+from core.relayed_text import escape_invisible
 
 __all__ = [
     "FOLLOW_IDLE_MS",
@@ -64,6 +66,7 @@ __all__ = [
     "parse_merged",
     "parse_runners",
     "phase_words",
+    "refuse_host_owned_changes",
     "remote_compose_modes",
     "require_claim_confirmed",
     "spawn_keys",
@@ -207,14 +210,21 @@ class _LogAnswer(Contract):
 
 
 def parse_log(data: Any) -> LogView:
-    """The log answer (JSON data) as the page shows it: :func:`strip_ansi` applied, at most
-    :data:`MAX_LOG_CHARS` characters kept (the last ones). Refuses ``peer-answer-invalid``."""
+    """The log answer (JSON data) as the page shows it: :func:`strip_ansi` applied, then every
+    invisible or direction-changing character written out as ``<U+XXXX>``
+    (:func:`core.relayed_text.escape_invisible`: an agent's ``U+202E`` must not turn the lines
+    around it backwards, a zero-width space not hide in a word; an ASCII log has none left
+    once stripped), at most :data:`MAX_LOG_CHARS` characters kept (the last ones). Refuses
+    ``peer-answer-invalid``."""
     try:
         answer = _LogAnswer.model_validate(data)
     except ValidationError:
         raise _invalid("mission log") from None
+    text = strip_ansi(answer.text)[-MAX_LOG_CHARS:]
+    if not text.isascii():
+        text = escape_invisible(text)
     return LogView(
-        text=strip_ansi(answer.text)[-MAX_LOG_CHARS:],
+        text=text,
         bytes=answer.bytes,
         finished=answer.finished,
         truncated=answer.truncated,
@@ -408,11 +418,25 @@ class DiffView(Contract):
 
 
 def parse_diff(data: Any) -> DiffView:
-    """The diff route's answer read into its closed shape. Refuses ``peer-answer-invalid``."""
+    """The diff route's answer read into its closed shape, each file's path and patch with
+    its invisible and direction-changing characters written out as ``<U+XXXX>``
+    (:func:`core.relayed_text.escape_invisible`): a person reviews what will be merged, and a
+    ``U+202E`` in the agent's code must not make it read as something else (Trojan Source,
+    CVE-2021-42574). Refuses ``peer-answer-invalid``."""
     try:
-        return DiffView.model_validate(data)
+        view = DiffView.model_validate(data)
     except ValueError:
         raise _invalid("diff answer") from None
+    files = [
+        f.model_copy(
+            update={
+                "path": escape_invisible(f.path),
+                "patch": f.patch if f.patch is None else escape_invisible(f.patch),
+            }
+        )
+        for f in view.files
+    ]
+    return view.model_copy(update={"files": files})
 
 
 class Merged(Contract):
@@ -502,6 +526,36 @@ def require_claim_confirmed(*, checked: bool, confirm_claim: bool) -> None:
     imports anything (:meth:`server_host.runner_desk.RunnerDesk.land`)."""
     if not checked and not confirm_claim:
         raise Refused(Code.CONFIRMATION_REQUIRED, CLAIM_UNCONFIRMED, field="confirmClaim")
+
+
+MAX_OWNED_LISTED = 20
+"""The most host-owned paths a merge refusal names (the count is whole)."""
+
+
+def refuse_host_owned_changes(paths: list[str], branch: str) -> None:
+    """The landing law at the merge (issue 30, Review; seed 004 §1c, F2.5d): a receipt lands
+    in a project's block store only by a person importing it (``remote.land``), never as a
+    file. A mission's branch that changes anything under the project's ``.voicebox/`` (its
+    first segment, in any letter case: :data:`core.paths.META_DIR`, where the manifest, the
+    block store and the mailbox live) is refused whole: merging it would write a store, a
+    receipt or a letter no import, landed law or audit ever saw. ``paths`` are the
+    project-relative paths the branch changes (as git names them, ``/``-separated).
+    Refuses ``path-reserved`` (403) naming the first :data:`MAX_OWNED_LISTED` and the count;
+    returns when there is none. The environment server asks this before it merges
+    (:func:`server_host.runner_review.merge_branch`)."""
+    meta = fold(META_DIR)
+    owned = [p for p in paths if fold(p.split("/", 1)[0]) == meta]
+    if not owned:
+        return
+    shown = ", ".join(owned[:MAX_OWNED_LISTED]) + (" …" if len(owned) > MAX_OWNED_LISTED else "")
+    raise Refused(
+        Code.PATH_RESERVED,
+        f"{branch} changes the project's own {META_DIR}/ ({len(owned)} "
+        f"file{'s' if len(owned) != 1 else ''}: {shown}): the block store and the missions "
+        "change only through the host (a receipt lands by Import this receipt), so this "
+        "branch is not merged. Nothing was changed.",
+        field="missionId",
+    )
 
 
 def landed_words(store_version: int) -> str:

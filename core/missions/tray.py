@@ -534,20 +534,26 @@ def remote_card_actions(phase: str) -> tuple[RemoteAction, ...]:
 class RemoteCardRules:
     """What the tray's rules say of one remote head: ``pinned`` (failed), ``stagnant``,
     ``status`` (the line the card says), ``reason`` (a verdict's gist: "cancelled by a
-    person") and ``actions``."""
+    person"), ``actions`` and ``receipt`` (a landed head's ``receipt ✓ store vN``, as a local
+    card and the mission view say it; else ``None``)."""
 
     pinned: bool
     stagnant: bool
     status: str
     reason: str | None
     actions: tuple[RemoteAction, ...]
+    receipt: str | None = None
 
 
 def remote_card(letter: MissionLetter, now_ms: int) -> RemoteCardRules:
     """The tray's rules for the head ``letter`` of a remote project at host time ``now_ms``:
     the same pinned failure and stagnation as a local head, the status line
     (:data:`REMOTE_QUEUED` for a spawned mission not started, else what the phase means) and
-    :func:`remote_card_actions`."""
+    :func:`remote_card_actions`; a landed head's receipt in the words of
+    :func:`core.missions.remote_runs.landed_receipt` (issue 30: "see ``landed`` with ``receipt ✓
+    store vN``" on the card as in the view)."""
+    from core.missions.remote_runs import landed_receipt
+
     queued = letter.phase == "judging" and letter.mission_seq == 1
     return RemoteCardRules(
         pinned=letter.phase == "failed",
@@ -555,4 +561,5 @@ def remote_card(letter: MissionLetter, now_ms: int) -> RemoteCardRules:
         status=REMOTE_QUEUED if queued else PHASE_MEANINGS[letter.phase],
         reason=None if letter.verdict is None else letter.verdict.gist,
         actions=remote_card_actions(letter.phase),
+        receipt=landed_receipt(letter.wire()),
     )

@@ -22,7 +22,7 @@ const LOG_MS = 250;
 /** Open the missions of `project` (a project of the remote `env`) in `section`; `opts.mission`:
  * open that mission's view at once (the tray's Open / Review…, issue 30). */
 export function openRemoteMissions(section, app, env, project, opts = {}) {
-  const state = { board: null, open: null, capability: CAPABILITIES[0], timer: null, logTimer: null, logSeq: 0, generation: (section._missions ?? 0) + 1 };
+  const state = { board: null, open: null, log: null, capability: CAPABILITIES[0], timer: null, logTimer: null, logSeq: 0, generation: (section._missions ?? 0) + 1 };
   section._missions = state.generation;
   const alive = () => section.isConnected && !section.hidden && section._missions === state.generation;
   const call = (op, args, opts) => app.host.call(op, { envKey: env.envKey, project: project.id, ...args }, opts);
@@ -164,6 +164,7 @@ export function openRemoteMissions(section, app, env, project, opts = {}) {
     const cancelButton = view.querySelector("#mission-cancel");
     cancelButton.hidden = !h.cancellable;
     showLanding(h);
+    showLog();
   }
 
   // Landing (issue 30, Review): "Import this receipt" on a merge_wait head (remote.land, a
@@ -273,6 +274,7 @@ export function openRemoteMissions(section, app, env, project, opts = {}) {
 
   function openMission(id) {
     state.open = id;
+    state.log = null;
     state.logSeq += 1;
     clearTimeout(state.logTimer);
     showMission();
@@ -280,25 +282,40 @@ export function openRemoteMissions(section, app, env, project, opts = {}) {
     followLog(state.logSeq);
   }
 
+  // The last log answer (or refusal) of the open mission, shown again whenever the view is
+  // (re)built: opened from the tray's Review…, the log may answer before the board does.
+  function showLog() {
+    const got = state.log;
+    if (!got || got.mission !== view.dataset.mission) return;
+    const pre = view.querySelector("#mission-log");
+    const meta = view.querySelector("#mission-log-meta");
+    if (got.error) {
+      if (meta) replace(meta, "The log could not be read: ", el("code", { class: "refusal-code" }, got.error.code ?? "error"), " — ", got.error.message ?? String(got.error), " (trying again)");
+      return;
+    }
+    const logView = got.view;
+    if (pre && pre.textContent !== logView.text) {
+      const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+      pre.textContent = logView.text;
+      if (atEnd) pre.scrollTop = pre.scrollHeight;
+    }
+    if (meta) meta.textContent = `${logView.bytes} bytes${logView.finished ? " · the run has ended" : " · following"}${logView.truncated ? " · more was printed than the runner kept" : ""}`;
+  }
+
   async function followLog(seq) {
     if (!alive() || seq !== state.logSeq) return;
     let finished = false;
+    const mission = state.open;
     try {
-      const answer = await call("remote.log", { missionId: state.open });
+      const answer = await call("remote.log", { missionId: mission });
       if (seq !== state.logSeq) return;
-      const logView = answer.result;
-      const pre = view.querySelector("#mission-log");
-      if (pre && pre.textContent !== logView.text) {
-        const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
-        pre.textContent = logView.text;
-        if (atEnd) pre.scrollTop = pre.scrollHeight;
-      }
-      const meta = view.querySelector("#mission-log-meta");
-      if (meta) meta.textContent = `${logView.bytes} bytes${logView.finished ? " · the run has ended" : " · following"}${logView.truncated ? " · more was printed than the runner kept" : ""}`;
-      finished = logView.finished;
+      state.log = { mission, view: answer.result };
+      finished = answer.result.finished;
     } catch (err) {
-      // no log yet (queued) or the server is unreachable: try again
+      if (seq !== state.logSeq) return;
+      state.log = { mission, error: err };  // said in the view, and asked again
     }
+    showLog();
     // the host's pace for a running log (core FOLLOW_LOG_MS, via the tray's remote.tray answer)
     if (!finished && alive()) state.logTimer = setTimeout(() => followLog(seq), app.tray?.remote?.log_ms ?? LOG_MS);
   }

@@ -528,6 +528,7 @@ export class Tray {
     el("p", { class: "card-meta muted" }, el("code", {}, id), ` · letter ${l.mission_seq}`),
     el("p", { class: "card-phase-meaning muted" }, c.status),
     c.reason ? el("p", { class: "card-verdict card-reason" }, literal(c.reason, { class: "literal gist" })) : null,
+    c.receipt ? el("p", { class: "card-receipt" }, c.receipt) : null,
     busy ? el("p", { class: "card-busy", role: "status" }, el("progress", { "aria-label": busy }), ` ${busy}`) : null,
     error ? el("p", { class: "card-error", role: "alert" }, el("code", { class: "refusal-code" }, error.code), " — ", error.message) : null,
     actions.length ? el("div", { class: "card-actions" }, actions) : null);

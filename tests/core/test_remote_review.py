@@ -80,3 +80,24 @@ def test_a_merge_conflict_is_said_in_this_hosts_words_listing_the_files() -> Non
     for details in ({"conflicts": "not json ["}, {"conflicts": json.dumps({"a": 1})}, {}):
         plain = Refused(Code.ARGS_INVALID)
         assert merge_refusal(plain, _conflict(details)) is plain
+
+
+def test_a_reviewed_diff_writes_out_direction_and_invisible_controls() -> None:
+    """Trojan Source in review (CVE-2021-42574): an agent's change with a ``U+202E`` or an
+    isolate reads, in the review's text node, as other code than what Merge brings in. The
+    diff reaches the page with each such character written ``<U+XXXX>``, in the patch and in
+    a file's name; other text stays exactly as it was."""
+    evil = '+if access != "user\u202e \u2066// admin\u2069 \u2066" {\n+café\u200b\n'
+    view = parse_diff(
+        _diff(
+            files=[
+                {"path": "a\u202egpj.py", "added": 2, "removed": 0, "binary": False, "patch": evil}
+            ]
+        )
+    )
+    (f,) = view.files
+    assert f.path == "a<U+202E>gpj.py"
+    assert f.patch == (
+        '+if access != "user<U+202E> <U+2066>// admin<U+2069> <U+2066>" {\n+café<U+200B>\n'
+    )
+    assert parse_diff(_diff()).files[0].patch == "+x\n"

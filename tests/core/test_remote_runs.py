@@ -220,3 +220,57 @@ def test_a_candidate_is_checked_by_the_environment_or_said_to_be_only_a_claim() 
         with pytest.raises(Refused) as caught:
             evidence_view(digest, bad)
         assert caught.value.code == Code.PEER_ANSWER_INVALID
+
+
+def test_a_landed_remote_card_says_its_receipt_and_store_version() -> None:
+    """The tryout's finding: a remote mission landed, its view read ``receipt ✓ store v2`` but
+    its tray card only "receipt imported" — the acceptance asks for ``landed`` with
+    ``receipt ✓ store vN`` in the tray too. The card's rules carry the view's words; a head
+    that is not landed carries none."""
+    from core.missions.letters import parse_letter
+    from core.missions.tray import remote_card
+
+    candidate = {
+        "block_id": "sb_demo",
+        "evidence": {
+            "artifact_hash": "sha256:" + "9" * 64,
+            "evidence_refs": ["runner-log:msn_00000000fe01"],
+            "window": {
+                "finished_at": "2026-01-01T00:00:03Z",
+                "started_at": "2026-01-01T00:00:01Z",
+            },
+        },
+        "scope": {"boundary_version": 1, "contract_version": 1},
+        "type": "test",
+    }
+    gate = {"artifact_hash": "sha256:" + "6" * 64, "command": "python3 check.py", "exit_status": 0}
+    common = {
+        "mission_seq": 5,
+        "prev_letter_id": "77d9b254ff45",
+        "runner_id": "demo-1",
+        "synthetic": False,
+        "gate": gate,
+        "receipt_candidate": candidate,
+    }
+    landed = parse_letter(
+        _letter(phase="landed", receipt={"imported": True, "store_version": 7}, **common)
+    )
+    assert remote_card(landed, 0).receipt == "receipt ✓ store v7"
+    waiting = parse_letter(_letter(phase="merge_wait", **{**common, "mission_seq": 4}))
+    assert remote_card(waiting, 0).receipt is None
+
+
+def test_a_log_writes_out_its_direction_and_invisible_controls() -> None:
+    """The tryout's finding: an agent printed ``U+202E`` (right-to-left override), isolates and
+    a zero-width space; colour codes were stripped but these reached the page's text node as
+    they were, so the log could read backwards or hide a word. They are written out as
+    ``<U+XXXX>`` (the host's one rule for relayed text); other letters stay as they are."""
+    raw = "gate \u202eevil\u202c ok\nzw:\u200b \u2066x\u2069 café 日本\n\x1b[31mred\x1b[0m\n"
+    view = parse_log({"text": raw, "bytes": 1, "finished": True, "truncated": False})
+    assert view.text == (
+        "gate <U+202E>evil<U+202C> ok\nzw:<U+200B> <U+2066>x<U+2069> café 日本\nred\n"
+    )
+    plain = "tick 1\n\ttab\n"
+    assert parse_log({"text": plain, "bytes": 1, "finished": True, "truncated": False}).text == (
+        plain
+    )

@@ -345,3 +345,171 @@ def test_the_log_is_replayed_live_and_a_candidate_hash_is_checked_against_the_ke
         assert caught.value.code == Code.ARGS_INVALID
 
     _run(tmp_path, body)
+
+
+def test_a_log_answer_always_fits_what_the_browser_host_reads(tmp_path: Path) -> None:
+    """The tryout's finding: an agent printed past the 1 MiB it may keep; the log route answered
+    its whole kept tail, whose JSON (escapes and all) was over the 1 MiB the browser host reads
+    of an answer, so the host refused it unread (``message-too-large``) and the person's log
+    view stayed empty at every re-read. Whatever the log holds — quotes, backslashes, control
+    characters (6 bytes each as JSON), one endless line — the answer fits, and holds the log's
+    last lines."""
+    from starlette.responses import JSONResponse
+
+    from core.custody.remote import MAX_ANSWER_BYTES
+    from server_host.runner_desk import LogBody
+    from server_host.runner_run import log_path
+
+    async def body(env: Env) -> None:
+        desk = env.service.runners
+        job = await env.open_mission()
+        ref = {"project": env.project, "missionId": job.mission_id}
+        path = log_path(env.root, job.mission_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        worst = {
+            "quotes": ('"\\' * 40 + "\n") * 13_000 + "the last line\n",
+            "controls": ("\x01\x02\x1b[31m" * 20 + "\n") * 10_000 + "the last line\n",
+            "one line": "é" * (1 << 20) + "the last line",
+        }
+        for what, text in worst.items():
+            path.write_text(text, encoding="utf-8")
+            answer = await desk.log(LogBody.model_validate(ref))
+            sent = JSONResponse(answer).body
+            assert len(sent) <= MAX_ANSWER_BYTES // 2 + 200, (what, len(sent))
+            assert answer["text"].endswith(text[-14:]), what
+            assert len(answer["text"]) > 1000, what
+            assert answer["bytes"] == len(text.encode()), what
+
+    _run(tmp_path, body)
+
+
+def test_a_run_its_runner_lets_go_of_mid_run_is_posted_failed_never_left_executing(
+    tmp_path: Path,
+) -> None:
+    """The tryout's finding: the runner was killed while its agent ran; a new runner came up
+    and announced nothing running, and the card kept saying "work under way" forever. A
+    mission the runner was handed and no longer announces, whose head still waits for or is
+    under it, is posted ``failed`` "the run was lost" by the server in the pin's name; one the
+    runner ended itself (its last letter posted) is left as it is."""
+    from server_host.runner_desk import LOST_RUN
+
+    async def body(env: Env) -> None:
+        desk = env.service.runners
+        poster = DeskPoster(env)
+        await poster.announce()
+        packet = "# p\n"
+        await desk.spawn("peer:test", _spawn_body(env, _opening(env, M1, packet), packet))
+        (_work,) = (await poster.announce())["work"]
+        heads = await env.heads()
+        executing = {
+            **heads[M1]["letter"],
+            "mission_seq": 2,
+            "prev_letter_id": heads[M1]["letter_id"][:12],
+            "runner_id": "build-1",
+            "seat": "hand",
+            "phase": "executing",
+            "synthetic": False,
+        }
+        await poster.post(env.project, executing)
+        await poster.announce(running=[M1])  # still running: nothing happens
+        assert (await env.heads())[M1]["letter"]["phase"] == "executing"
+        # the runner restarted: it announces nothing running
+        await poster.announce(running=[])
+        head = (await env.heads())[M1]["letter"]
+        assert head["phase"] == "failed" and head["verdict"]["gist"] == LOST_RUN, head
+        assert head["mission_seq"] == 3 and head["runner_id"] == "build-1"
+        await poster.announce(running=[])  # said once
+        assert (await env.heads())[M1]["letter"]["mission_seq"] == 3
+
+    _run(tmp_path, body)
+
+
+def test_a_log_never_hands_the_browser_a_path_of_the_environment_even_when_the_agent_prints_it(
+    tmp_path: Path,
+) -> None:
+    """The tryout's finding: a hostile agent printed its ``.git`` file (the project's absolute
+    path under the root) and ``pwd``; any traceback of an agent or a gate names its worktree
+    the same way. The log route's text names the worktree ``.`` and the rest of the root
+    ``<environment root>``; no absolute path of the root reaches the page."""
+    from server_host.runner_desk import LogBody
+    from server_host.runner_run import log_path
+    from server_host.worktrees import worktree_area
+
+    async def body(env: Env) -> None:
+        job = await env.open_mission()
+        tree = worktree_area(env.root) / job.mission_id
+        path = log_path(env.root, job.mission_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            f"{tree}\n"
+            f'Traceback:\n  File "{tree}/app.py", line 3\n'
+            f"gitdir: {env.root}/projects/{env.project}/.git/worktrees/{job.mission_id}\n"
+        )
+        ref = {"project": env.project, "missionId": job.mission_id}
+        text = (await env.service.runners.log(LogBody.model_validate(ref)))["text"]
+        assert str(env.root) not in text and str(tmp_path) not in text, text
+        assert 'File "./app.py"' in text and text.startswith(".\n")
+        assert f"<environment root>/projects/{env.project}/.git" in text
+
+    _run(tmp_path, body)
+
+
+def test_a_person_can_cancel_a_mission_no_live_runner_holds(tmp_path: Path) -> None:
+    """The tryout's finding: the runner was killed mid-run and never came back; the card said
+    "work under way" for good and Cancel was only handed to a runner that would never announce
+    again (after a server restart it was refused: "No queued or running mission"). A mission
+    whose runner is not live, or that this server no longer knows it handed out, is failed
+    "cancelled by a person" by the server itself (``unheld``); should its runner come back
+    still running it, it is told to stop."""
+    from server_host.runner_desk import LIVE_MS, CancelBody, RunnerDesk
+
+    async def body(env: Env) -> None:
+        desk = env.service.runners
+        poster = DeskPoster(env)
+        await poster.announce()
+        packet = "# p\n"
+        await desk.spawn("peer:test", _spawn_body(env, _opening(env, M1, packet), packet))
+        await poster.announce()
+        heads = await env.heads()
+        executing = {
+            **heads[M1]["letter"],
+            "mission_seq": 2,
+            "prev_letter_id": heads[M1]["letter_id"][:12],
+            "runner_id": "build-1",
+            "seat": "hand",
+            "phase": "executing",
+            "synthetic": False,
+        }
+        await poster.post(env.project, executing)
+        cancel = CancelBody.model_validate({"project": env.project, "missionId": M1})
+        # the runner is silent past LIVE_MS: the server fails it itself
+        desk.live["build-1"] = type(desk.live["build-1"])(desk._now() - LIVE_MS - 1, 1)
+        assert (await desk.cancel("peer:test", cancel))["cancelled"] == "unheld"
+        head = (await env.heads())[M1]["letter"]
+        assert head["phase"] == "failed" and head["verdict"]["gist"] == "cancelled by a person"
+        back = await poster.announce(running=[M1])  # it came back, still running it
+        assert back["cancel"] == [M1]
+        # a second mission, and a server that restarted (its queues forgotten)
+        await desk.spawn("peer:test", _spawn_body(env, _opening(env, M2, packet), packet))
+        await poster.announce(running=[])
+        heads = await env.heads()
+        await poster.post(
+            env.project,
+            {
+                **executing,
+                "mission_id": M2,
+                "prev_letter_id": heads[M2]["letter_id"][:12],
+                "packet_ref": heads[M2]["letter"]["packet_ref"],
+            },
+        )
+        env.service.runners = fresh = RunnerDesk(env.service)
+        fresh.challenge = desk.challenge
+        assert (await fresh.cancel("peer:test", cancel.model_copy(update={"mission_id": M2})))[
+            "cancelled"
+        ] == "unheld"
+        assert (await env.heads())[M2]["letter"]["phase"] == "failed"
+        with pytest.raises(Refused) as caught:  # nothing to cancel: said so
+            await fresh.cancel("peer:test", cancel.model_copy(update={"mission_id": M2}))
+        assert caught.value.code == Code.ARGS_INVALID
+
+    _run(tmp_path, body)

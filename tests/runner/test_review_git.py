@@ -100,3 +100,37 @@ def test_a_git_file_in_place_of_the_git_folder_is_refused(tmp_path: Path) -> Non
         with pytest.raises(Refused) as refused:
             act(folder, fence, MISSION)
         assert refused.value.code is Code.ARGS_INVALID
+
+
+@pytest.mark.parametrize("store", [".voicebox/skeleton.json", ".VoiceBox/mailbox/x.jsonl"])
+def test_a_receipt_lands_only_by_import_never_by_merging_a_branch_that_writes_the_store(
+    tmp_path: Path, store: str
+) -> None:
+    """The tryout's finding: an agent rewrote ``.voicebox/skeleton.json`` in its worktree (a
+    forged receipt, the block green, a later store version); Merge fast-forwarded it into the
+    project, so the store held a receipt no import, landed law or audit saw. A branch that
+    changes the project's ``.voicebox/`` (any letter case) is refused whole, nothing changed."""
+    folder, fence = _repo(tmp_path)
+    (folder / ".voicebox").mkdir()
+    (folder / ".voicebox" / "skeleton.json").write_text('{"store_version": 1, "receipts": []}')
+    git(folder, "add", "-A")
+    git(folder, *_ME, "commit", "-qm", "store v1")
+    git(folder, "branch", "-f", BRANCH)
+    forged = b'{"store_version": 6, "receipts": [{"candidate_id": "sha256:forged"}]}'
+    git(folder, "checkout", "--quiet", BRANCH)
+    (folder / store).parent.mkdir(parents=True, exist_ok=True)
+    (folder / store).write_bytes(forged)
+    (folder / "AGENT.md").write_text("agent\n")
+    git(folder, "add", "-A")
+    git(folder, *_ME, "commit", "-qm", "agent")
+    git(folder, "checkout", "--quiet", "main")
+    before = git(folder, "rev-parse", "HEAD").stdout, git(folder, "status", "--porcelain").stdout
+    with pytest.raises(Refused) as refused:
+        merge_branch(folder, fence, MISSION)
+    assert refused.value.code is Code.PATH_RESERVED
+    said = refused.value.body().message
+    assert store in said and "Import this receipt" in said and str(tmp_path) not in said
+    after = git(folder, "rev-parse", "HEAD").stdout, git(folder, "status", "--porcelain").stdout
+    assert after == before
+    assert b"forged" not in (folder / ".voicebox" / "skeleton.json").read_bytes()
+    assert not (folder / "AGENT.md").exists()

@@ -5,6 +5,7 @@ seed 004 §5b, §5d, §1f)."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import stat
 from pathlib import Path
@@ -223,6 +224,42 @@ def test_a_hook_planted_in_the_projects_git_runs_only_inside_the_runners_git_fen
             await trees.create("msn_0000000000e1", env.project, env.folder)
             assert ran.exists(), "the planted hook did not run at all (the test proves nothing)"
             assert not pwned.exists(), "the runner's git let a planted hook write HOST_DIR"
+        finally:
+            env.close()
+
+    asyncio.run(main())
+
+
+def test_touching_a_worktree_while_others_are_made_and_removed_loses_no_record(
+    tmp_path: Path,
+) -> None:
+    """The tryout's finding: the runner touched a finished run's worktree (a read, change and
+    write of the whole record, outside the lock, through the same temporary file name) while
+    another run's worktree was being made: one write's rename found its temporary gone
+    (``FileNotFoundError`` ended the run's task) and a touch could write back a record without
+    the new worktree — which cleanup then never removes. Every record survives."""
+
+    async def main() -> None:
+        env = await environment(tmp_path)
+        try:
+            trees = Worktrees(env.root)
+            first = "msn_0000000000f0"
+            await trees.create(first, env.project, env.folder)
+            ids = [f"msn_{i:012x}" for i in range(1, 9)]
+
+            async def touching() -> None:
+                for _ in range(40):
+                    touched = trees.touch(first)
+                    if inspect.isawaitable(touched):  # (a plain call before the fix)
+                        await touched
+                    await asyncio.sleep(0.002)
+
+            await asyncio.gather(
+                touching(), *(trees.create(m, env.project, env.folder) for m in ids)
+            )
+            assert {r["mission_id"] for r in trees.status()} == {first, *ids}
+            await asyncio.gather(touching(), *(trees.remove(m, env.folder) for m in ids))
+            assert {r["mission_id"] for r in trees.status()} == {first}
         finally:
             env.close()
 
