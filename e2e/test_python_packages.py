@@ -13,7 +13,7 @@ import json
 import zipfile
 from pathlib import Path
 
-from e2e.files_kit import open_file, wait_editor
+from e2e.files_kit import file_entry, open_file, wait_editor
 from e2e.hostpage import HostPage
 from e2e.tray_kit import open_in_ui
 from worker.sitebuild.wheels import load_lock
@@ -113,3 +113,21 @@ def test_micropip_installs_an_uploaded_wheel_offline_and_refuses_the_network_say
     # a package of the host's lock is not this runtime's either
     out = _console(host, "await micropip.install('jinja2')", "Exited with status 1")
     assert "NoNetworkError" in out and "Traceback" not in out, out
+
+
+def test_a_py_files_context_menu_runs_it_and_other_files_have_no_run(host: HostPage) -> None:
+    pid = host.ok("project.create", {"name": "menu"}, human=True)["result"]["project"]["id"]
+    for path, data in (("tool.py", b"print('ran from the menu')\n"), ("notes.txt", b"x\n")):
+        host.ok("file.write", {"project": pid, "path": path}, body=data, human=True)
+    open_in_ui(host, pid, "files")
+    host.page.click(file_entry("notes.txt"), button="right")
+    host.page.wait_for_selector("#context-menu [data-action='open']")
+    assert host.page.locator("#context-menu [data-action='run']").count() == 0
+    host.page.keyboard.press("Escape")
+    host.page.wait_for_selector("#context-menu", state="hidden")
+    host.page.click(file_entry("tool.py"), button="right")  # not open yet: the menu opens it
+    host.page.click("#context-menu [data-action='run']")
+    status = _wait_status(host, "Exited with status")
+    assert "status 0" in status
+    assert host.page.text_content("#viewer-path") == "tool.py"
+    assert "ran from the menu" in (host.page.text_content("#python-output") or "")
