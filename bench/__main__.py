@@ -18,7 +18,9 @@ same run on the same machine. Sections (``--only`` picks some):
 - ``runner``: missions that run (issue 30), against a real ``voicebox-env serve`` and
   ``voicebox-env runner`` on 127.0.0.1 driven through the page: spawn → ``executing`` shown in
   the tray, a line the agent prints → shown in the page (p50/p95), cancel → ``failed`` shown
-  (:mod:`bench.runner_bench`).
+  (:mod:`bench.runner_bench`);
+- ``python``: the person's Python runtime (issue 32): cold start to first output, a warm run,
+  Stop → stopped, beside the host's own boot in the same profile (:mod:`bench.python_bench`).
 
 ``--quick`` runs every section with tiny sizes and one run: it proves the harness works (the
 test suite runs it) and its figures mean nothing. The report's ``table`` (and the first table
@@ -50,6 +52,7 @@ from bench import (
     mailbox_browser,
     pattern_bench,
     project_bench,
+    python_bench,
     runner_bench,
     search_bench,
     table,
@@ -68,6 +71,7 @@ SECTIONS = (
     "search",
     "patterns",
     "runner",
+    "python",
 )
 MB = 1_000_000
 
@@ -152,6 +156,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 ),
                 "patterns": lambda: pattern_bench.measure(pw, site),
                 "runner": lambda: runner_bench.measure(pw, site, plan["log_lines"]),
+                "python": lambda: python_bench.measure(pw, site, plan["runs"]),
             }
             for name in sections:
                 started = time.monotonic()

@@ -62,6 +62,10 @@ ROWS = (
     Row("search 10,000 files: first results", "search_first_results_ms", "value", " ms"),
     Row("search 10,000 files: complete", "search_complete_vs_bare_read", "value", " ms"),
     Row("search 10,000 files: complete / bare read", "search_complete_vs_bare_read", "ratio", "×"),
+    # issue 32: the person's Python runtime (bench/python_bench.py)
+    Row("Python runtime: cold start → first output", "python_cold_first_output_ms", "value", " ms"),
+    Row("Python runtime: warm run → first output", "python_warm_first_output_ms", "value", " ms"),
+    Row("Python runtime: Stop → stopped", "python_stop_to_stopped_ms", "value", " ms"),
 )
 
 

@@ -53,7 +53,12 @@ RUNTIME_FILES = (
     "python_stdlib.zip",
     "pyodide-lock.json",
 )
-"""The pinned files of ``pyodide/`` the runtime worker needs (no wheel, no snapshot)."""
+"""The pinned files of ``pyodide/`` the runtime worker needs (no host wheel, no snapshot)."""
+
+RUNTIME_WHEELS = "runtime/wheels/"
+"""The runtime's own pinned wheels (``micropip``; ``runtime_wheels`` of worker/wheels.lock.json):
+every ``*.whl`` the site manifest lists here is fetched with its pin and installed by the
+runtime at boot (issue 32)."""
 
 READY_WAIT_S = 5.0
 BOOT_WAIT_S = 90.0
@@ -147,7 +152,8 @@ class PortPythonRuntime:
     # ---- starting ----------------------------------------------------------------------
 
     async def _files(self) -> Any:
-        """The runtime's files from this site, each checked by the browser against its pin."""
+        """The runtime's files from this site, each checked by the browser against its pin:
+        ``(files, wheels)``, each a JS object of name → ArrayBuffer."""
         response = await js.fetch(js.URL.new("site-manifest.json", self._site).href)
         if not response.ok:
             raise Refused(Code.SANDBOX_UNAVAILABLE, "The site's manifest could not be read.")
@@ -171,7 +177,26 @@ class PortPythonRuntime:
             if not got.ok:
                 raise Refused(Code.SANDBOX_UNAVAILABLE, f"pyodide/{name}: HTTP {got.status}.")
             setattr(files, name, await got.arrayBuffer())  # stays a JS buffer: never copied
-        return files
+        return files, await self._wheels(pins)
+
+    async def _wheels(self, pins: dict[str, str]) -> Any:
+        """The runtime's own wheels (:data:`RUNTIME_WHEELS`), each checked against its pin."""
+        wheels = Object.new()
+        for path, pin in sorted(pins.items()):
+            name = path.removeprefix(RUNTIME_WHEELS)
+            if name == path or "/" in name or not name.endswith(".whl"):
+                continue
+            try:
+                got = await js.fetch(js.URL.new(path, self._site).href, _obj(integrity=_sri(pin)))
+            except Exception:
+                raise Refused(
+                    Code.SANDBOX_UNAVAILABLE,
+                    f"{path} could not be fetched or failed its integrity check.",
+                ) from None
+            if not got.ok:
+                raise Refused(Code.SANDBOX_UNAVAILABLE, f"{path}: HTTP {got.status}.")
+            setattr(wheels, name, await got.arrayBuffer())
+        return wheels
 
     async def _boot(self) -> None:
         try:
@@ -180,9 +205,9 @@ class PortPythonRuntime:
             raise Refused(
                 Code.SANDBOX_UNAVAILABLE, "The Python runtime's frame never loaded."
             ) from None
-        files = await self._files()
+        files, wheels = await self._files()
         self._up.clear()
-        self._port.postMessage(_obj(type="boot", files=files))
+        self._port.postMessage(_obj(type="boot", files=files, wheels=wheels))
 
     async def _ensure_up(self) -> None:
         if self._up.is_set() and self._down is None:

@@ -25,6 +25,7 @@ SECTIONS = {
     "search",
     "patterns",
     "runner",
+    "python",
 }
 GOALS = {
     "boot_cold_vs_bare_cold",
@@ -44,6 +45,9 @@ GOALS = {
     "runner_cancel_to_failed_shown_ms",
     "search_first_results_ms",
     "search_complete_vs_bare_read",
+    "python_cold_first_output_ms",
+    "python_warm_first_output_ms",
+    "python_stop_to_stopped_ms",
 }
 
 
@@ -89,3 +93,6 @@ def test_the_quick_harness_runs_every_section_and_writes_its_report(
         assert set(patterns["sanitizer_s_per_10k"]["letters"]) == {"10000", "100000"}
     ran = report["sections"]["runner"]["figures"]  # issue 30: one run, through the page
     assert ran["cancel_reason"] == "cancelled by a person" and ran["lines"] == 5
+    python = report["sections"]["python"]["figures"]  # issue 32: the runtime beside the host
+    assert python["cold"]["first_ms"] > 0 and python["host_ready_ms"] > 0
+    assert python["stop_to_stopped_ms"]["n"] == 1

@@ -36,7 +36,7 @@ for (const name of Object.getOwnPropertyNames(self)) {
   const workerProgram = () => {
     "use strict";
     const SETUP = String.raw`
-import os, sys, hashlib, shutil, traceback, importlib
+import os, sys, ast, hashlib, inspect, shutil, traceback, importlib
 _VBX_ROOT = "/project"
 os.makedirs(_VBX_ROOT, exist_ok=True)
 _vbx_ns = {"__name__": "__main__", "__builtins__": __builtins__}
@@ -89,7 +89,46 @@ def _vbx_status(exc):
     print(code, file=sys.stderr)
     return 1
 
+class NoNetworkError(RuntimeError):
+    """micropip asked for something that is not a file of this runtime."""
+
+_VBX_NO_NETWORK = ("this Python runtime has no network (connect-src 'none'; docs/python.md), "
+                   "so micropip installs only a wheel file uploaded into the project, e.g. "
+                   "await micropip.install('emfs:wheels/name-1.0-py3-none-any.whl')")
+
+def _vbx_offline_micropip():
+    # micropip (a runtime wheel) would ask an index or the host's pyodide-lock.json: neither
+    # is reachable here, so each way out says so instead of a fetch's stack trace
+    try:
+        import micropip.package_index as index
+        from micropip._compat import compatibility_layer as layer
+    except ImportError:
+        return
+    async def query_package(name, *args, **kwargs):
+        raise NoNetworkError(f"Cannot install '{name}' from an index: {_VBX_NO_NETWORK}.")
+    def not_here(url):
+        return NoNetworkError(f"Cannot fetch {url}: {_VBX_NO_NETWORK}.")
+    local = layer.fetch_bytes
+    async def fetch_bytes(url, kwargs):
+        if str(url).startswith("emfs:"):
+            return await local(url, kwargs)
+        raise not_here(url)
+    async def fetch_string_and_headers(url, kwargs):
+        raise not_here(url)
+    def load_package(names, *args, **kwargs):
+        raise NoNetworkError(f"Cannot load {names}: {_VBX_NO_NETWORK}.")
+    index.query_package = query_package
+    layer.fetch_bytes = staticmethod(fetch_bytes)
+    layer.fetch_string_and_headers = staticmethod(fetch_string_and_headers)
+    layer.loadPackage = staticmethod(load_package)
+    layer.lockfile_packages.clear()  # the host's packages: not in this runtime
+
+_vbx_offline_micropip()
+
 def _vbx_traceback(exc):
+    if isinstance(exc, NoNetworkError):
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)  # a sentence, not a stack
+        return
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename == "<exec>":
         tb = tb.tb_next  # this wrapper's own frames: the person's come first
@@ -121,15 +160,22 @@ def _vbx_complete(text):
         out.append(match)
     return out
 
-def _vbx_run_file(rel):
+_VBX_AWAIT = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT  # await micropip.install(...) at top level
+
+async def _vbx_exec(code):
+    result = eval(code, _vbx_ns)
+    if inspect.iscoroutine(result):
+        await result
+
+async def _vbx_run_file(rel):
     global _vbx_ns
     _vbx_ns = {"__name__": "__main__", "__file__": os.path.join(_VBX_ROOT, rel),
                "__builtins__": __builtins__}
     sys.argv = [rel]
     try:
         with open(rel, "rb") as f:
-            code = compile(f.read(), rel, "exec")
-        exec(code, _vbx_ns)
+            code = compile(f.read(), rel, "exec", flags=_VBX_AWAIT)
+        await _vbx_exec(code)
         return 0
     except SystemExit as exc:
         return _vbx_status(exc)
@@ -140,13 +186,13 @@ def _vbx_run_file(rel):
         sys.stdout.flush()
         sys.stderr.flush()
 
-def _vbx_eval(source):
+async def _vbx_eval(source):
     try:
         try:
-            code = compile(source, "<console>", "single")
+            code = compile(source, "<console>", "single", flags=_VBX_AWAIT)
         except SyntaxError:
-            code = compile(source, "<console>", "exec")
-        exec(code, _vbx_ns)
+            code = compile(source, "<console>", "exec", flags=_VBX_AWAIT)
+        await _vbx_exec(code)
         return 0
     except SystemExit as exc:
         return _vbx_status(exc)
@@ -209,7 +255,7 @@ def _vbx_eval(source):
       },
     });
 
-    const boot = async (files, module) => {
+    const boot = async (files, module, wheels) => {
       const started = performance.now();
       try {
         for (const name of Object.keys(files)) held.set(name, files[name]);
@@ -255,6 +301,8 @@ def _vbx_eval(source):
         pyodide.setStdout(write("stdout"));
         pyodide.setStderr(write("stderr"));
         pyodide.setStdin({ stdin: () => undefined }); // input() reads end of file (docs/python.md)
+        const site = pyodide.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+        for (const name of Object.keys(wheels)) pyodide.unpackArchive(wheels[name], "zip", { extractDir: site });
         pyodide.runPython(SETUP);
         self.postMessage({ type: "up", ms: Math.round(performance.now() - started) });
       } catch (err) {
@@ -286,7 +334,7 @@ def _vbx_eval(source):
         }
         pyodide.runPython("_vbx_mark()");
         pyodide.globals.set("_vbx_arg", job.mode === "eval" ? job.code : job.path);
-        exit = await pyodide.runPythonAsync(job.mode === "eval" ? "_vbx_eval(_vbx_arg)" : "_vbx_run_file(_vbx_arg)");
+        exit = await pyodide.runPythonAsync(job.mode === "eval" ? "await _vbx_eval(_vbx_arg)" : "await _vbx_run_file(_vbx_arg)");
       } catch (err) {
         error = `The runtime failed: ${String(err && err.message ? err.message : err)}`;
       }
@@ -318,7 +366,7 @@ def _vbx_eval(source):
     });
     self.onmessage = (event) => {
       const m = event.data;
-      if (m && m.type === "boot") boot(m.files, m.module);
+      if (m && m.type === "boot") boot(m.files, m.module, m.wheels || {});
       else if (m && m.type === "run" && pyodide) execute(m);
       else if (m && m.type === "complete") {
         let matches = [];
@@ -348,6 +396,7 @@ def _vbx_eval(source):
 
   let port = null;
   let files = null;
+  let wheels = {};
   let compiled = Promise.resolve(null);
   let worker = null;
   let generation = 0;
@@ -391,7 +440,8 @@ def _vbx_eval(source):
     compiled.then((module) => {
       if (mine !== generation) return;
       const names = module ? NAMES.filter((n) => n !== "pyodide.asm.wasm") : NAMES;
-      worker.postMessage({ type: "boot", module, files: Object.fromEntries(names.map((n) => [n, files[n].slice(0)])) });
+      worker.postMessage({ type: "boot", module, files: Object.fromEntries(names.map((n) => [n, files[n].slice(0)])),
+        wheels: Object.fromEntries(Object.entries(wheels).map(([n, b]) => [n, b.slice(0)])) });
     });
   };
 
@@ -450,6 +500,9 @@ def _vbx_eval(source):
       if (!m || typeof m !== "object") return;
       if (m.type === "boot" && m.files && NAMES.every((n) => m.files[n] instanceof ArrayBuffer)) {
         files = m.files;
+        // the runtime's own pinned wheels (micropip), checked by the host against their pins
+        wheels = Object.fromEntries(Object.entries(m.wheels && typeof m.wheels === "object" ? m.wheels : {})
+          .filter(([n, b]) => /^[\w.+-]+\.whl$/.test(n) && b instanceof ArrayBuffer));
         // compiled once here ('wasm-unsafe-eval'); each (re)started worker only instantiates it
         compiled = WebAssembly.compile(files["pyodide.asm.wasm"]).catch(() => null);
         start();

@@ -283,6 +283,7 @@ export class FilesView {
       const path = files[0].path;
       items = [
         { id: "open", label: "Open", shortcut: "Enter", run: async () => { if (await app.mayLeave()) await this.open(path); } },
+        ...(isPython(path) ? [{ id: "run", label: "Run", run: () => this.runFile(path) }] : []),
         { id: "rename", label: "Rename or move…", shortcut: "F2", disabled: why("file.move"), run: () => this.rename(path) },
         { id: "move-to", label: "Move to folder…", shortcut: "Ctrl+X", disabled: why("file.move"), run: () => this.moveToPrompt([path]) },
         { id: "download", label: "Download", run: () => this.download(path) },
@@ -648,7 +649,7 @@ export class FilesView {
     this.meta = el("p", { class: "muted viewer-meta" }, el("span", { id: "viewer-size" }, formatBytes(size)), " · sha256 ", el("code", { id: "viewer-sha256", class: "hash" }, sha256));
     this.saveState = el("span", { class: "save-state", id: "save-state", role: "status", "aria-live": "polite" });
     // a .py file gets Run / Stop, its output and the console (issue 32: page/ui/python.mjs)
-    const python = text !== null && isPython(leaf) ? new PythonPanel({
+    const python = this.python = text !== null && isPython(leaf) ? new PythonPanel({
       app: this.app, path, call: (op, args, o) => this.call(op, args, o),
       beforeRun: async () => { if (this.editor && this.file === path && this.editor.text() !== this.saved) await this.save(); },
       onChanged: () => this.explorer.refresh(),
@@ -687,6 +688,16 @@ export class FilesView {
       this.meta, actions, content, python?.node);
     python?.bindKeys(this.viewer.querySelector("#editor"));
     if (text !== null) await this.startEditor(path, text, seq, focusEditor);
+  }
+
+  /** Run a .py file from its context menu (issue 32): open it (the open file's unsaved edits
+   * are saved by Run itself), then press its Run. */
+  async runFile(path) {
+    if (this.file !== path) {
+      if (!(await this.app.mayLeave())) return;
+      await this.open(path);
+    }
+    if (this.file === path) await this.python?.run();
   }
 
   async startEditor(path, text, seq, focus) {

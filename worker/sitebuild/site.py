@@ -260,6 +260,12 @@ def write_page_contract(root: Path) -> Path:
     return target
 
 
+RUNTIME_WHEELS = "runtime/wheels"
+"""Where the wheels of the person's Python runtime ship (``runtime_wheels`` of the lock): the
+host fetches each with its pin from ``site-manifest.json`` and hands it to the runtime, which
+installs it at boot (browser_host/python_runtime.py; docs/python.md)."""
+
+
 def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
     """Build the whole static site into ``dist`` (replaced); return a summary of what shipped.
 
@@ -286,6 +292,10 @@ def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
     _copy_tree(root / "worker", dist / "worker", ("*.mjs",))
     _copy_tools(root, dist / "tools")
     build_runtime_frame(root, dist / "runtime")
+    runtime_wheels = dist / RUNTIME_WHEELS
+    runtime_wheels.mkdir(parents=True)
+    for path in fetch_all(lock, cache, runtime=True).values():
+        shutil.copy2(path, runtime_wheels / path.name)  # the person's runtime only (issue 32)
     _copy_plugins(root, dist / "plugins" / "examples")
     editor = bundle_editor(root, dist / "vendor")
     hashes = bundle_hashes(root, dist / "vendor")

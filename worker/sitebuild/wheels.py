@@ -70,11 +70,14 @@ class LockedWheel(_Strict):
 
 
 class WheelLock(_Strict):
-    """``worker/wheels.lock.json``."""
+    """``worker/wheels.lock.json``. ``wheels``: what the host worker installs.
+    ``runtime_wheels``: what only the person's Python runtime gets (issue 32: ``micropip``),
+    shipped under ``runtime/wheels/`` and never in the host's ``pyodide-lock.json``."""
 
     schema_: Literal["voicebox-wheel-lock-v1"] = Field(alias="schema")
     comment: str = ""
     target: Target
+    runtime_wheels: list[LockedWheel] = []
     wheels: list[LockedWheel]
 
     @classmethod
@@ -168,11 +171,12 @@ def _build_pure(w: LockedWheel, cache: Path) -> Path:
     return dest
 
 
-def fetch_all(lock: WheelLock, cache: Path) -> dict[str, Path]:
-    """Fetch (or reuse from ``cache``) and check every locked wheel; name → path."""
+def fetch_all(lock: WheelLock, cache: Path, *, runtime: bool = False) -> dict[str, Path]:
+    """Fetch (or reuse from ``cache``) and check every locked wheel of the host (or, with
+    ``runtime``, of the person's Python runtime: ``runtime_wheels``); name → path."""
     cache.mkdir(parents=True, exist_ok=True)
     out = {}
-    for w in lock.wheels:
+    for w in lock.runtime_wheels if runtime else lock.wheels:
         fetch = _download_wheel if w.source == "pypi-wheel" else None
         out[w.name] = fetch(w, lock.target, cache) if fetch else _build_pure(w, cache)
     return out
