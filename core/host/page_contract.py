@@ -7,7 +7,9 @@ loads under the page's CSP and Trusted Types like any of its modules. The site b
 
 It carries what the page would otherwise restate: the protocol version its envelopes carry
 (issue 29 item 15), the gesture token and the agent the tray
-posts as; the eight phases and what each means; seats and runner capabilities; the
+posts as; the eight phases, the plain label of each and what each means; the glossary, the
+plain words for seats and capabilities and the first-run guide (core.words, issue 33); seats
+and runner capabilities; the
 environment-name pattern and its rule in words; the limits of names, notes and a file inside a
 call envelope, the longest text the editor opens; the policy's fields (title and meaning); the
 closed refusal list (code → status, meaning); the tray's phase → actions table; the operations
@@ -31,13 +33,14 @@ from core.host.file_ops import EDITOR_TEXT_BYTES
 from core.host.registry import OPERATIONS
 from core.missions.blocks import MAX_NAME_CHARS as BLOCK_NAME_CHARS
 from core.missions.blocks import MAX_PURPOSE_CHARS
-from core.missions.letters import PHASE_MEANINGS, PHASES, Capability, Seat
+from core.missions.letters import PHASE_LABELS, PHASE_MEANINGS, PHASES, Capability, Seat
 from core.missions.tray import ACTION_MEANINGS, OPERATOR, PHASE_ACTIONS
 from core.paths import MAX_NAME_CHARS
 from core.policy import Policy
 from core.protocol import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, PROTOCOL_VERSION
 from core.refusals import REFUSALS
 from core.secret import field_sentence
+from core.words import CAPABILITY_LABELS, GUIDE, GUIDE_PURPOSE, SEAT_LABELS, glossary
 
 __all__ = ["page_contract", "render"]
 
@@ -125,8 +128,18 @@ def page_contract() -> dict[str, Any]:
         "OPERATOR": OPERATOR,
         "PHASES": list(PHASES),
         "PHASE_MEANINGS": dict(PHASE_MEANINGS),
+        "PHASE_LABELS": dict(PHASE_LABELS),
         "SEATS": list(get_args(Seat)),
+        "SEAT_LABELS": dict(SEAT_LABELS),
         "CAPABILITIES": list(get_args(Capability)),
+        "CAPABILITY_LABELS": dict(CAPABILITY_LABELS),
+        "GLOSSARY": {
+            term: {"label": t.label, "meaning": t.meaning} for term, t in glossary().items()
+        },
+        "GUIDE": {
+            "purpose": GUIDE_PURPOSE,
+            "steps": [{"title": s.title, "text": s.text, "surface": s.surface} for s in GUIDE],
+        },
         "NAME_PATTERNS": {
             "environment": {
                 "regex": ENV_NAME_PATTERN,

@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # imported late (module docstring); named here for the layeri
         archive_ops,
         blocks_ops,
         compose_ops,
+        help_ops,
         layout_ops,
         mailbox_ops,
         mission_ops,
@@ -66,6 +67,7 @@ LATE_MODULES = (
     "core.host.blocks_ops",
     "core.host.tray_ops",
     "core.host.layout_ops",
+    "core.host.help_ops",
     "core.host.remote_mission_ops",
     "core.host.remote_tray_ops",
 )
@@ -79,6 +81,7 @@ if not TYPE_CHECKING:
     blocks_ops = LateModule("core.host.blocks_ops")
     tray_ops = LateModule("core.host.tray_ops")
     layout_ops = LateModule("core.host.layout_ops")
+    help_ops = LateModule("core.host.help_ops")
     plugin_ops = LateModule("core.host.plugin_ops")
     remote_mission_ops = LateModule("core.host.remote_mission_ops")
     remote_tray_ops = LateModule("core.host.remote_tray_ops")
@@ -708,6 +711,14 @@ OPERATIONS = Operations(
             layout_ops.FilesLayout,
             layout_ops.files_layout,
             "Remember, or read, the folders open in a project's file tree.",
+            audited=False,
+        ),
+        Operation(
+            "help.guide",
+            help_ops.GuideArgs,
+            help_ops.GuideState,
+            help_ops.help_guide,
+            "Remember, or read, whether the first-run guide is closed.",
             audited=False,
         ),
         Operation(

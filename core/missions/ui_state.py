@@ -8,6 +8,8 @@ remembers between reloads lives here, written only through host operations
   per project, once a person opened or collapsed it there;
 - ``expanded`` — per project, the folders open in the Files surface's tree (issue 17: a reload
   keeps them open);
+- ``guide_dismissed`` — whether a person closed the first-run guide (issue 33 item 7; Help
+  opens it again);
 - ``dismissed`` — per project, per mission, the head a person hid from the tray: its content id,
   its phase, why it could be hidden (``failed``, or ``stagnant``: a ``judging``/``executing``
   head unchanged for over 24 h) and when.
@@ -80,6 +82,7 @@ class UiState(Contract):
         default_factory=dict
     )
     dismissed: dict[ProjectKey, dict[MissionId, Dismissal]] = Field(default_factory=dict)
+    guide_dismissed: bool = False
 
     def tray_open_for(self, project: str) -> bool:
         """Whether the tray is expanded in ``project`` (its own choice, else the default)."""
