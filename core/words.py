@@ -129,8 +129,9 @@ GUIDE: tuple[GuideStep, ...] = (
 def glossary() -> dict[str, Term]:
     """Every term a person may meet: :data:`TERMS`, then each phase (id → its
     :data:`~core.missions.letters.PHASE_LABELS` label and
-    :data:`~core.missions.letters.PHASE_MEANINGS` meaning)."""
+    :data:`~core.missions.letters.PHASE_MEANINGS` meaning) that is not a term already
+    (``gate`` is both: the term's sentence says more)."""
     out = dict(TERMS)
     for phase in PHASES:
-        out[phase] = Term(PHASE_LABELS[phase], PHASE_MEANINGS[phase])
+        out.setdefault(phase, Term(PHASE_LABELS[phase], PHASE_MEANINGS[phase]))
     return out

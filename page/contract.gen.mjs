@@ -90,8 +90,8 @@ export const GLOSSARY = Object.freeze({
     "meaning": "The record that a mission's check passed, imported by a person.",
   }),
   "gate": Object.freeze({
-    "label": "Checking",
-    "meaning": "gate running",
+    "label": "Check",
+    "meaning": "The command that tests a mission's work; its log is kept by hash.",
   }),
   "environment": Object.freeze({
     "label": "Environment",
