@@ -64,7 +64,7 @@ export async function renderBlocks(node, app, params = {}) {
       el("span", { class: "colour-word", title: COLOUR_MEANING[b.color] ?? "" }, b.color)),
     el("th", { scope: "row", class: "block-name" }, name(b.name)),
     el("td", { class: "block-purpose" }, b.purpose ? literal(b.purpose) : el("span", { class: "muted" }, "—")),
-    el("td", { class: "nowrap" }, `v${b.boundary_version}`),
+    el("td", { class: "nowrap" }, term("boundary", `v${b.boundary_version}`)),
     el("td", {}, el("code", { class: "block-id" }, b.id)),
     el("td", { class: "row-actions" },
       el("button", { type: "button", "aria-label": `Compose a mission for block ${b.name}`, onclick: () => app.go("compose", { block: b.id }) }, "Compose"),
