@@ -935,3 +935,11 @@ export const FORM_RULES = Object.freeze({
     }),
   }),
 });
+
+export const EDITOR_DEFAULTS = Object.freeze({
+  "indent": Object.freeze({
+    "py": 4,
+  }),
+  "default_indent": 2,
+  "tab_width": 4,
+});

@@ -14,7 +14,7 @@ environment-name pattern and its rule in words; the limits of names, notes and a
 call envelope, the longest text the editor opens; the policy's fields (title and meaning); the
 closed refusal list (code → status, meaning); the tray's phase → actions table; the operations
 that write (refused in SAFE mode); the rules of the arguments a person types, each with the
-sentence its refusal says.
+sentence its refusal says; the editor's defaults (indent per language, core/editor_prefs.py).
 Every value is read from the models and constants that enforce it — the same ones
 ``docs/protocol.schema.json`` is generated from.
 """
@@ -27,6 +27,7 @@ from typing import Any, get_args
 
 from core.custody.peer_admin import ENV_NAME_PATTERN, ENV_NAME_RULE
 from core.custody.wire import MAX_ARGS_FILE_BYTES
+from core.editor_prefs import editor_defaults
 from core.gestures import HUMAN_UI
 from core.host.compose_ops import ComposeArgs
 from core.host.file_ops import EDITOR_TEXT_BYTES
@@ -169,6 +170,7 @@ def page_contract() -> dict[str, Any]:
         "TRAY_ACTIONS": dict(ACTION_MEANINGS),
         "WRITE_OPERATIONS": sorted(name for name, op in OPERATIONS.items() if op.writes),
         "FORM_RULES": {name: form_rules(name) for name in FORM_OPERATIONS},
+        "EDITOR_DEFAULTS": editor_defaults(),
     }
 
 

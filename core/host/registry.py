@@ -714,6 +714,14 @@ OPERATIONS = Operations(
             audited=False,
         ),
         Operation(
+            "files.position",
+            layout_ops.FilePositionArgs,
+            layout_ops.FilePosition,
+            layout_ops.file_position,
+            "Remember, or read, where the editor was in a file (cursor, selection, scroll).",
+            audited=False,
+        ),
+        Operation(
             "help.guide",
             help_ops.GuideArgs,
             help_ops.GuideState,

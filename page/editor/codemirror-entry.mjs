@@ -19,7 +19,7 @@ import {
 } from "@codemirror/search";
 import {
   HighlightStyle, LanguageDescription, StreamLanguage, bracketMatching, foldGutter, foldKeymap,
-  indentOnInput, syntaxHighlighting,
+  indentOnInput, indentUnit, syntaxHighlighting,
 } from "@codemirror/language";
 import { css } from "@codemirror/lang-css";
 import { html } from "@codemirror/lang-html";
@@ -172,7 +172,8 @@ const replaceSelectionByTransaction = EditorView.domEventHandlers({
 /**
  * Mount an editor in `host`'s open shadow root (created if missing).
  * opts: {doc, name (for the language), label (the content's accessible name), readOnly,
- *        onSave(text), onChange(text)}.
+ *        onSave(text), onChange(text), indentFor(languageKey) → spaces per indent level,
+ *        tabWidth}.
  * Returns {view, text(), setReadOnly(bool), focus(), openSearch(), destroy()}.
  * The theme follows prefers-color-scheme, live.
  */
@@ -198,6 +199,10 @@ export function createEditor(host, opts = {}) {
       EditorView.contentAttributes.of({ "aria-label": opts.label ?? "File contents" }),
       EditorView.updateListener.of((update) => { if (update.docChanged) opts.onChange?.(update.state.doc.toString()); }),
       key ? LANGS[key]() : [],
+      // the indent of this language and the tab's width: core's rule (core/editor_prefs.py),
+      // passed in by the page (issue 33 item 6: 4 spaces for Python)
+      indentUnit.of(" ".repeat(opts.indentFor?.(key) ?? 2)),
+      EditorState.tabSize.of(opts.tabWidth ?? 4),
       editable.of(EditorState.readOnly.of(Boolean(opts.readOnly))),
       theme.of(pick()),
     ],

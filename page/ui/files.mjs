@@ -5,7 +5,7 @@
 // every act on files and folders, each one host call. Where the person is (the upload folder,
 // the open file) is recorded in the URL (app.place), so reload, Back/Forward and links follow.
 
-import { LIMITS } from "../contract.gen.mjs";
+import { EDITOR_DEFAULTS, LIMITS } from "../contract.gen.mjs";
 import { downloadBlob, el, formatBytes, name, replace } from "../dom.mjs";
 import { formatRoute } from "../router.mjs";
 import { acted, clearAlerts, guarded, showNotice, showProblem, showRefusal } from "./alerts.mjs";
@@ -17,6 +17,8 @@ import { openMenu } from "./menu.mjs";
 import { blocked, guard, safeNotice } from "./safe.mjs";
 import { moveAsking, readDrop, writeAsking } from "./transfer.mjs";
 import { restoreEntries, showTrash } from "./trash.mjs";
+import { keepPosition } from "./position.mjs";
+import { askUnsaved } from "./unsaved.mjs";
 
 const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp", svg: "image/svg+xml" };
 /** Texts up to this size open in the editor; longer ones are shown in pages (core's
@@ -623,6 +625,8 @@ export class FilesView {
       editor = await mountEditor(host, {
         doc: text, name: path, label: `Contents of ${path}`, readOnly: this.app.readOnly,
         onSave: () => this.save(), onChange: () => this.#dirty(),
+        indentFor: (language) => EDITOR_DEFAULTS.indent[language] ?? EDITOR_DEFAULTS.default_indent,
+        tabWidth: EDITOR_DEFAULTS.tab_width,
       });
     } catch (err) {
       showProblem(`Opening ${path}`, `The editor could not load (${err?.message ?? err}).`);
@@ -631,15 +635,19 @@ export class FilesView {
     if (seq !== this.openSeq || !this.alive) { editor.destroy(); return; }
     this.editor = editor;
     this.saved = text;
+    await keepPosition(editor, path, (args) => this.call("files.position", args)).restore(); // issue 33 item 6
+    if (seq !== this.openSeq || !this.alive) return;
     host.dataset.language = editor.language || "text";
     // Unsaved edits are never dropped in silence: another file, surface or project, Back, or
     // leaving the page asks first (app.mayLeave, and beforeunload in app.mjs).
     this.app.leaving = {
       unsaved: () => Boolean(this.editor && this.file === path && this.editor.text() !== this.saved),
-      confirmLeave: () => confirmDialog({
-        title: "Discard your changes?", danger: true, confirmLabel: "Discard changes",
-        text: `Your changes to ${path} are not saved. Discarding them keeps the file as it is stored.`,
-      }),
+      confirmLeave: async () => {
+        const answer = await askUnsaved(path, { canSave: !blocked(this.app, "file.write") });
+        if (answer !== "save") return answer === "discard";
+        await this.save();
+        return Boolean(this.editor) && this.file === path && this.editor.text() === this.saved;
+      },
     };
     if (focus) editor.focus();
   }
@@ -671,8 +679,12 @@ export class FilesView {
     await this.explorer.refresh();
   }
 
-  revert() {
-    if (!this.editor) return;
+  async revert() {
+    if (!this.editor || this.editor.text() === this.saved) return;
+    const path = this.file;
+    const sure = await confirmDialog({ title: "Discard your changes?", danger: true, confirmLabel: "Discard changes", id: "revert-dialog",
+      text: `Your changes to ${path} go, and the editor shows the file as it is stored. Undo (Ctrl+Z) can bring them back.` });
+    if (!sure || !this.editor || this.file !== path) return;
     const view = this.editor.view;
     view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: this.saved } });
     this.#dirty();
