@@ -109,3 +109,39 @@ def test_python_indents_by_four_spaces(host: HostPage) -> None:
     page.keyboard.type("pass")
     assert editor_text(page) == "def f():\n    pass"
     host.assert_clean()
+
+
+def test_editor_settings_apply_at_once_and_are_kept_by_the_host(host: HostPage) -> None:
+    page = host.page
+    pid = host.ok("project.create", {"name": "Prefs"})["result"]["project"]["id"]
+    host.ok("file.write", {"project": pid, "path": "m.py"}, b"")
+    open_in_ui(host, pid)
+    open_file(page, "m.py")
+    wait_editor(page)
+    page.click("#editor-settings")
+    page.wait_for_selector("#editor-prefs-dialog[open]")
+    page.fill("#pref-indent-py", "2")
+    page.fill("#pref-font-size", "20")
+    page.check("#pref-wrap")
+    page.select_option("#pref-theme", "dark")
+    page.click("#editor-prefs-dialog button.dialog-confirm")
+    page.wait_for_selector("#editor-prefs-dialog", state="detached")
+    size = "() => getComputedStyle(document.querySelector('#editor').shadowRoot.querySelector('.cm-editor')).fontSize"
+    page.wait_for_function(f"() => ({size})() === '20px'")
+    page.click(EDITOR)
+    page.keyboard.type("def f():")
+    page.keyboard.press("Enter")
+    page.keyboard.type("pass")
+    assert editor_text(page) == "def f():\n  pass"
+    kept = host.ok("editor.prefs", {})["result"]
+    assert kept["indent"]["py"] == 2 and kept["font_size"] == 20 and kept["wrap"] is True
+    assert kept["theme"] == "dark"
+    page.click("#save-file")
+    page.wait_for_selector("#save-state:text-matches('Saved')")
+    host.reload()
+    page.wait_for_selector("#viewer-path:text-is('m.py')")
+    wait_editor(page)
+    page.wait_for_function(f"() => ({size})() === '20px'")
+    wraps = "() => document.querySelector('#editor').shadowRoot.querySelector('.cm-lineWrapping') !== null"
+    assert page.evaluate(wraps)
+    host.assert_clean()

@@ -942,4 +942,5 @@ export const EDITOR_DEFAULTS = Object.freeze({
   }),
   "default_indent": 2,
   "tab_width": 4,
+  "font_size": 14,
 });

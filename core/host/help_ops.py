@@ -1,4 +1,5 @@
-"""``help.guide``: whether the first-run guide is shown (issue 33 item 7).
+"""``help.guide``: whether the first-run guide is shown (issue 33 item 7); ``editor.prefs``: the
+person's editor settings (issue 33 item 6).
 
 Presentation state, kept by the host in HOST_DIR's ``ui-state.json``
 (:mod:`core.missions.ui_state`) like the tray's: the page stores nothing itself (SPEC §1), so a
@@ -9,11 +10,12 @@ audited. The guide's words are :data:`core.words.GUIDE`, in the page's contract 
 
 from __future__ import annotations
 
+from core.editor_prefs import EditorPrefs
 from core.host.operations import Call, Outcome
 from core.missions.ui_state import load_ui_state, save_ui_state
 from core.model import Contract
 
-__all__ = ["GuideArgs", "GuideState", "help_guide"]
+__all__ = ["EditorPrefsArgs", "GuideArgs", "GuideState", "editor_prefs", "help_guide"]
 
 
 class GuideArgs(Contract):
@@ -39,3 +41,22 @@ async def help_guide(call: Call[GuideArgs]) -> Outcome:
             ui = ui.model_copy(update={"guide_dismissed": wanted})
             await save_ui_state(call.ctx.state, ui)
     return Outcome(GuideState(dismissed=ui.guide_dismissed))
+
+
+class EditorPrefsArgs(Contract):
+    """``editor.prefs``: ``prefs`` — the settings to keep (all of them), or ``null`` to read."""
+
+    prefs: EditorPrefs | None = None
+
+
+async def editor_prefs(call: Call[EditorPrefsArgs]) -> Outcome:
+    """Read, or replace then read, the editor settings (:class:`core.editor_prefs.EditorPrefs`;
+    a value out of its bounds is refused ``message-malformed``, like any malformed argument).
+    Presentation state, like the guide's: not audited, allowed in SAFE mode."""
+    wanted = call.args.prefs
+    async with call.ctx.state_lock:
+        ui = await load_ui_state(call.ctx.state)
+        if wanted is not None and wanted != ui.editor:
+            ui = ui.model_copy(update={"editor": wanted})
+            await save_ui_state(call.ctx.state, ui)
+    return Outcome(ui.editor)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from core.audit import Verification
 from core.custody.wire import CallEnvelope
+from core.editor_prefs import EditorPrefs
 from core.host import (
     asset_ops,
     audit_ops,
@@ -719,6 +720,14 @@ OPERATIONS = Operations(
             layout_ops.FilePosition,
             layout_ops.file_position,
             "Remember, or read, where the editor was in a file (cursor, selection, scroll).",
+            audited=False,
+        ),
+        Operation(
+            "editor.prefs",
+            help_ops.EditorPrefsArgs,
+            EditorPrefs,
+            help_ops.editor_prefs,
+            "Remember, or read, the editor settings (indent, tab width, font size, wrap, theme).",
             audited=False,
         ),
         Operation(

@@ -11,6 +11,7 @@ remembers between reloads lives here, written only through host operations
 - ``positions`` — per project, per file, where the editor was: the selection (``anchor``,
   ``head``, character offsets) and the scroll (``top``, CSS pixels) (issue 33 item 6: a reload
   puts the cursor back);
+- ``editor`` — the person's editor settings (:class:`core.editor_prefs.EditorPrefs`);
 - ``guide_dismissed`` — whether a person closed the first-run guide (issue 33 item 7; Help
   opens it again);
 - ``dismissed`` — per project, per mission, the head a person hid from the tray: its content id,
@@ -35,6 +36,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError
 
+from core.editor_prefs import EditorPrefs
 from core.missions.letters import MissionId, Phase
 from core.model import Contract, canonical_json
 from core.ports import HostState
@@ -99,6 +101,7 @@ class UiState(Contract):
     )
     dismissed: dict[ProjectKey, dict[MissionId, Dismissal]] = Field(default_factory=dict)
     guide_dismissed: bool = False
+    editor: EditorPrefs = Field(default_factory=EditorPrefs)
     positions: dict[ProjectKey, dict[Annotated[str, Field(max_length=4096)], Position]] = Field(
         default_factory=dict
     )

@@ -5,13 +5,14 @@
 // every act on files and folders, each one host call. Where the person is (the upload folder,
 // the open file) is recorded in the URL (app.place), so reload, Back/Forward and links follow.
 
-import { EDITOR_DEFAULTS, LIMITS } from "../contract.gen.mjs";
+import { LIMITS } from "../contract.gen.mjs";
 import { downloadBlob, el, formatBytes, name, replace } from "../dom.mjs";
 import { formatRoute } from "../router.mjs";
 import { acted, clearAlerts, guarded, showNotice, showProblem, showRefusal } from "./alerts.mjs";
 import { exportProject } from "./archive.mjs";
 import { confirmDialog, promptDialog, showTextDialog } from "./dialog.mjs";
 import { mountEditor } from "./editor.mjs";
+import { editPrefs, editorOptions, loadPrefs } from "./editor_prefs.mjs";
 import { Explorer, baseName, folderLabel, joinPath, parentOf } from "./explorer.mjs";
 import { openMenu } from "./menu.mjs";
 import { blocked, guard, safeNotice } from "./safe.mjs";
@@ -589,6 +590,10 @@ export class FilesView {
         guard(this.app, "file.write", el("button", { type: "button", class: "primary", id: "save-file", disabled: true, "aria-keyshortcuts": "Control+S", onclick: () => this.save() }, "Save")),
         el("button", { type: "button", id: "revert-file", disabled: true, onclick: () => this.revert() }, "Discard changes"),
         el("button", { type: "button", id: "find-in-file", "aria-keyshortcuts": "Control+F", onclick: () => this.editor?.openSearch() }, "Find"),
+        el("button", { type: "button", id: "editor-settings", onclick: async () => {
+          const prefs = await editPrefs(this.app.host);
+          if (prefs) this.editor?.configure(editorOptions(prefs));
+        } }, "Editor settings"),
         this.saveState,
       ] : null,
       el("button", { type: "button", id: "download-file", onclick: () => this.download(path) }, "Download"),
@@ -625,8 +630,7 @@ export class FilesView {
       editor = await mountEditor(host, {
         doc: text, name: path, label: `Contents of ${path}`, readOnly: this.app.readOnly,
         onSave: () => this.save(), onChange: () => this.#dirty(),
-        indentFor: (language) => EDITOR_DEFAULTS.indent[language] ?? EDITOR_DEFAULTS.default_indent,
-        tabWidth: EDITOR_DEFAULTS.tab_width,
+        ...editorOptions(await loadPrefs(this.app.host)),
       });
     } catch (err) {
       showProblem(`Opening ${path}`, `The editor could not load (${err?.message ?? err}).`);
