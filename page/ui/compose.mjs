@@ -14,7 +14,7 @@
 
 import { el, literal, name, replace } from "../dom.mjs";
 import { CAPABILITIES, LIMITS, OPERATOR, SEATS } from "../contract.gen.mjs";
-import { capabilityLabel, seatLabel, term, wordOption } from "./words.mjs";
+import { capabilityLabel, seatAndCapability, seatLabel, term, wordOption } from "./words.mjs";
 import { clearAlerts, guarded, showRefusal } from "./alerts.mjs";
 import { blocked } from "./safe.mjs";
 import { checkAsTyped } from "./validate.mjs";
@@ -111,7 +111,7 @@ export async function renderCompose(node, app, params = {}) {
     renderModes(d.modes, d.read_only);
     preview.textContent = d.packet;
     replace(refLine, "packet_ref ", el("code", { id: "packet-ref-value" }, d.packet_ref));
-    replace(metaLine, "mission ", el("code", { id: "packet-mission" }, d.mission_id), ` · ${d.packet.length} characters · ${d.letter.capability}, seat ${d.letter.seat}`);
+    replace(metaLine, "mission ", el("code", { id: "packet-mission" }, d.mission_id), ` · ${d.packet.length} characters · `, seatAndCapability(d.letter.seat, d.letter.capability));
     send.disabled = false;
   }
 
@@ -262,7 +262,7 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
       metaLine.textContent = "";
     } else {
       replace(refLine, "packet_ref ", el("code", { id: "packet-ref-value" }, d.packet_ref));
-      replace(metaLine, `preview · ${d.packet.length} characters · ${d.letter.capability}, seat ${d.letter.seat} · spawning renders it again from ${env.name}'s store under a mission id of its own`);
+      replace(metaLine, `preview · ${d.packet.length} characters · `, seatAndCapability(d.letter.seat, d.letter.capability), ` · spawning renders it again from ${env.name}'s store under a mission id of its own`);
     }
     showSend();
   }
