@@ -22,7 +22,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page
 
 from core.missions.letters import PHASE_LABELS, PHASES
-from core.words import CAPABILITY_LABELS, GUIDE, SEAT_LABELS, TERMS
+from core.missions.words import CAPABILITY_LABELS, GUIDE, SEAT_LABELS, TERMS
 from e2e.hostpage import HostPage
 from e2e.site import SiteRouter
 from e2e.test_a11y import SURFACES, rich_project, show

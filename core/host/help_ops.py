@@ -5,7 +5,7 @@ Presentation state, kept by the host in HOST_DIR's ``ui-state.json``
 (:mod:`core.missions.ui_state`) like the tray's: the page stores nothing itself (SPEC §1), so a
 guide a person closed stays closed after a reload and in another tab, and Help opens it again.
 Not project data and not a write to any project: SAFE mode does not refuse it, nothing is
-audited. The guide's words are :data:`core.words.GUIDE`, in the page's contract module.
+audited. The guide's words are :data:`core.missions.words.GUIDE`, in the page's contract module.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ loads under the page's CSP and Trusted Types like any of its modules. The site b
 It carries what the page would otherwise restate: the protocol version its envelopes carry
 (issue 29 item 15), the gesture token and the agent the tray
 posts as; the eight phases, the plain label of each and what each means; the glossary, the
-plain words for seats and capabilities and the first-run guide (core.words, issue 33); seats
-and runner capabilities; the
+plain words for seats and capabilities and the first-run guide (core.missions.words, issue
+33); seats and runner capabilities; the
 environment-name pattern and its rule in words; the limits of names, notes and a file inside a
 call envelope, the longest text the editor opens; the policy's fields (title and meaning); the
 closed refusal list (code → status, meaning); the tray's phase → actions table; the operations
@@ -36,12 +36,12 @@ from core.missions.blocks import MAX_NAME_CHARS as BLOCK_NAME_CHARS
 from core.missions.blocks import MAX_PURPOSE_CHARS
 from core.missions.letters import PHASE_LABELS, PHASE_MEANINGS, PHASES, Capability, Seat
 from core.missions.tray import ACTION_MEANINGS, OPERATOR, PHASE_ACTIONS
+from core.missions.words import CAPABILITY_LABELS, GUIDE, GUIDE_PURPOSE, SEAT_LABELS, glossary
 from core.paths import MAX_NAME_CHARS
 from core.policy import Policy
 from core.protocol import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, PROTOCOL_VERSION
 from core.refusals import REFUSALS
 from core.secret import field_sentence
-from core.words import CAPABILITY_LABELS, GUIDE, GUIDE_PURPOSE, SEAT_LABELS, glossary
 
 __all__ = ["page_contract", "render"]
 

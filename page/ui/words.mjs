@@ -1,5 +1,5 @@
 // Plain words for the host's raw ids (issue 33 item 7): a phase, a seat, a capability, a term
-// such as "ratify" or "boundary" is shown as the short label core gives it (core/words.py,
+// such as "ratify" or "boundary" is shown as the short label core gives it (core/missions/words.py,
 // core/missions/letters.py PHASE_LABELS, generated into contract.gen.mjs), with the raw id
 // and its meaning in the tooltip. No word is kept here: an id core has no word for shows as
 // itself.

@@ -1,6 +1,6 @@
 """The plain words a newcomer reads come from core, one place, and reach the page through the
-generated contract (issue 33 item 7; core/words.py, core/missions/letters.py); the first-run
-guide's closing is kept by the host, not the page (core/host/help_ops.py)."""
+generated contract (issue 33 item 7; core/missions/words.py, core/missions/letters.py); the
+first-run guide's closing is kept by the host, not the page (core/host/help_ops.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import get_args
 from core.host.page_contract import page_contract, render
 from core.missions.letters import PHASE_LABELS, PHASE_MEANINGS, PHASES, Capability, Seat
 from core.missions.ui_state import UiState
-from core.words import CAPABILITY_LABELS, GUIDE, SEAT_LABELS, TERMS, glossary
+from core.missions.words import CAPABILITY_LABELS, GUIDE, SEAT_LABELS, TERMS, glossary
 from tests.support import HostHarness
 
 RAW_WORDS = ("block", "seat", "capability", "ratify", "boundary")
