@@ -145,3 +145,22 @@ def test_editor_settings_apply_at_once_and_are_kept_by_the_host(host: HostPage) 
     wraps = "() => document.querySelector('#editor').shadowRoot.querySelector('.cm-lineWrapping') !== null"
     assert page.evaluate(wraps)
     host.assert_clean()
+
+
+def test_after_a_reload_the_tree_shows_the_open_file_however_far_down(host: HostPage) -> None:
+    page = host.page
+    pid = host.ok("project.create", {"name": "Many"})["result"]["project"]["id"]
+    for i in range(120):
+        host.ok("file.write", {"project": pid, "path": f"f{i:03}.txt"}, b"x\n")
+    open_in_ui(host, pid)
+    page.evaluate("(p) => voicebox.app.go('files', { project: p, file: 'f110.txt' })", pid)
+    page.wait_for_selector("#viewer-path:text-is('f110.txt')")
+    host.reload()
+    page.wait_for_selector("#viewer-path:text-is('f110.txt')")
+    seen = """() => { const pane = document.querySelector('.tree-pane').getBoundingClientRect();
+      const row = [...document.querySelectorAll('#file-tree li')].find((li) => li.textContent.includes('f110.txt'));
+      const r = row.getBoundingClientRect();
+      return { top: document.querySelector('.tree-pane').scrollTop, inside: r.top >= pane.top - 1 && r.bottom <= pane.bottom + 1 }; }"""
+    page.wait_for_function(f"() => ({seen})().inside")
+    assert page.evaluate(seen)["top"] > 0
+    host.assert_clean()

@@ -210,6 +210,8 @@ export class FilesView {
     if (target) await this.explorer.expand(target);
     if (file) {
       await this.explorer.reveal(file);
+      // the tree shows the open file, however far down (issue 33 item 6: a reload, a link)
+      this.explorer.nodes.get(file)?.li?.scrollIntoView({ block: "nearest" });
       await this.open(file, { record: false });
     } else {
       this.closeViewer();
