@@ -123,7 +123,10 @@ def _axe_everywhere(host: HostPage, scheme: str) -> list[dict]:
     landed card's provenance and on each tray dialog; a screenshot of every surface."""
     page = host.page
     prefix = "" if scheme == "light" else "dark-"
+    page.wait_for_selector("#guide:not([hidden]) #guide-close")  # the first-run guide, checked too
     found = axe_serious(page, f"{scheme}: boot: projects, no project")
+    page.click("#guide-close")  # then closed, so the surfaces' screenshots show the surfaces
+    page.wait_for_selector("#guide", state="hidden")
     pid, _ = rich_project(host)
     open_in_ui(host, pid)
     refresh_tray(page)

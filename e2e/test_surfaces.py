@@ -32,7 +32,7 @@ def test_blocks_are_edited_and_ratified_by_the_person_and_reached_from_a_tray_ca
     open_in_ui(host, pid, "blocks")
     page.wait_for_selector("#blocks-table")
     assert page.inner_text("#store-line").startswith("Store version 1")
-    assert "not ratified" in page.inner_text("#store-line")
+    assert "not approved yet" in page.inner_text("#store-line")
     page.fill("#new-block-name", "Mailbox / letters")  # the owner types what they mean
     page.fill("#new-block-purpose", "Append-only letters.")
     page.click("#add-block")
@@ -45,7 +45,7 @@ def test_blocks_are_edited_and_ratified_by_the_person_and_reached_from_a_tray_ca
     assert "changes no block and no colour" in page.inner_text("dialog[open]")
     page.click("dialog[open] .dialog-confirm")
     page.wait_for_selector("#store-line .ok")
-    assert "ratified at v2 ✓ current" in page.inner_text("#store-line")
+    assert "approved at v2 ✓ current" in page.inner_text("#store-line")
     ratified = host.ok("audit.list", {"op": "blocks.ratify"})["result"]["records"][0]
     assert ratified["actor"] == HUMAN
 

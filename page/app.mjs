@@ -19,6 +19,7 @@ import { renderBoot, renderBootFailure, renderHostLoss, renderStandby, renderTak
 import { renderCompose } from "./ui/compose.mjs";
 import { remoteChanged, renderEnvironments } from "./ui/environments.mjs";
 import { FilesView } from "./ui/files.mjs";
+import { Help } from "./ui/help.mjs";
 import { renderPlugins } from "./ui/plugins.mjs";
 import { renderProjects } from "./ui/projects.mjs";
 import { renderSettings } from "./ui/settings.mjs";
@@ -284,6 +285,7 @@ replace(nav, SURFACES.map((s) =>
   el("button", { type: "button", "data-surface": s.id, onclick: () => app.navigate(s.id), disabled: true }, s.label)));
 renderProjectBar();
 app.tray = new Tray(document.getElementById("tray"), app);
+app.help = new Help(app, document.getElementById("guide"), document.getElementById("help-open"));
 
 // Host life (docs/security.md, "Two tabs" and "Host crash"): boot → ready; or standby while
 // another tab's host owns the storage, then takeover → ready; a stopped host is restarted.
@@ -348,6 +350,7 @@ host.addEventListener("ready", async (event) => {
   }
   started = true;
   app.tray.start();
+  app.help.start(); // the first-run guide, unless the person closed it (issue 33 item 7)
   router.onMove(() => app.follow());
   await app.follow(); // the place the URL names (a reload, a link), or the projects
   registerServiceWorker();

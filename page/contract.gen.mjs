@@ -20,9 +20,159 @@ export const PHASE_MEANINGS = Object.freeze({
   "archived": "set aside by a person",
 });
 
+export const PHASE_LABELS = Object.freeze({
+  "judging": "Judging",
+  "executing": "Working",
+  "gate": "Checking",
+  "review": "In review",
+  "merge_wait": "Ready to land",
+  "landed": "Landed",
+  "failed": "Failed",
+  "archived": "Set aside",
+});
+
 export const SEATS = Object.freeze(["hand", "oracle"]);
 
+export const SEAT_LABELS = Object.freeze({
+  "hand": "Doer",
+  "oracle": "Judge",
+});
+
 export const CAPABILITIES = Object.freeze(["build-runner", "naming-runner", "loop-runner", "hand-runner", "review-runner"]);
+
+export const CAPABILITY_LABELS = Object.freeze({
+  "build-runner": "Builder",
+  "naming-runner": "Namer",
+  "loop-runner": "Repeating worker",
+  "hand-runner": "Manual worker",
+  "review-runner": "Reviewer",
+});
+
+export const GLOSSARY = Object.freeze({
+  "project": Object.freeze({
+    "label": "Project",
+    "meaning": "A folder of files and its memory (blocks, missions, receipts).",
+  }),
+  "block": Object.freeze({
+    "label": "Block",
+    "meaning": "A named part of the project with a purpose and a colour; missions work on one block.",
+  }),
+  "boundary": Object.freeze({
+    "label": "Scope version",
+    "meaning": "How many times a block's purpose changed; a new purpose makes older proofs stale.",
+  }),
+  "store_version": Object.freeze({
+    "label": "Block list version",
+    "meaning": "Goes up with every change to the project's list of blocks.",
+  }),
+  "ratify": Object.freeze({
+    "label": "Approve",
+    "meaning": "Record that you accept the list of blocks as it stands now (changes nothing else).",
+  }),
+  "mission": Object.freeze({
+    "label": "Mission",
+    "meaning": "One piece of work on a block, followed from start to landing.",
+  }),
+  "letter": Object.freeze({
+    "label": "Mission update",
+    "meaning": "One step of a mission, written by whoever did it.",
+  }),
+  "seat": Object.freeze({
+    "label": "Role",
+    "meaning": "The part the addressee plays in a mission: doing the work or judging it.",
+  }),
+  "capability": Object.freeze({
+    "label": "Worker kind",
+    "meaning": "Which kind of worker may take the mission.",
+  }),
+  "receipt": Object.freeze({
+    "label": "Proof of work",
+    "meaning": "The record that a mission's check passed, imported by a person.",
+  }),
+  "gate": Object.freeze({
+    "label": "Check",
+    "meaning": "The command that tests a mission's work; its log is kept by hash.",
+  }),
+  "environment": Object.freeze({
+    "label": "Environment",
+    "meaning": "Another host (a server or machine) paired with this one to run work.",
+  }),
+  "safe_mode": Object.freeze({
+    "label": "Read-only mode",
+    "meaning": "Every write is refused; reading and exporting work.",
+  }),
+  "audit": Object.freeze({
+    "label": "Activity log",
+    "meaning": "Every gesture and write, in a chain a change would break.",
+  }),
+  "tray": Object.freeze({
+    "label": "Missions tray",
+    "meaning": "The panel on the right showing each mission's latest step.",
+  }),
+  "plugin": Object.freeze({
+    "label": "Plugin",
+    "meaning": "A package of extra operations, admitted by its exact bytes.",
+  }),
+  "judging": Object.freeze({
+    "label": "Judging",
+    "meaning": "being judged",
+  }),
+  "executing": Object.freeze({
+    "label": "Working",
+    "meaning": "work under way",
+  }),
+  "review": Object.freeze({
+    "label": "In review",
+    "meaning": "in review",
+  }),
+  "merge_wait": Object.freeze({
+    "label": "Ready to land",
+    "meaning": "gate green — receipt not landed",
+  }),
+  "landed": Object.freeze({
+    "label": "Landed",
+    "meaning": "receipt imported",
+  }),
+  "failed": Object.freeze({
+    "label": "Failed",
+    "meaning": "did not finish",
+  }),
+  "archived": Object.freeze({
+    "label": "Set aside",
+    "meaning": "set aside by a person",
+  }),
+});
+
+export const GUIDE = Object.freeze({
+  "purpose": "Voicebox keeps a project's files and the missions that change them, in this browser: nothing leaves it unless you pair an environment.",
+  "steps": Object.freeze([
+    Object.freeze({
+      "title": "Create a project",
+      "text": "A project holds your files and their memory.",
+      "surface": "projects",
+    }),
+    Object.freeze({
+      "title": "Add a block",
+      "text": "Name a part of the project and say what it is for.",
+      "surface": "blocks",
+    }),
+    Object.freeze({
+      "title": "Compose a mission",
+      "text": "Write what should change in a block, and send it.",
+      "surface": "compose",
+    }),
+    Object.freeze({
+      "title": "Pair an environment",
+      "text": "Connect a server that runs missions for you.",
+      "surface": "environments",
+    }),
+    Object.freeze({
+      "title": "Run Python",
+      "text": "Open a .py file in Files and run it here, in the page.",
+      "surface": "files",
+    }),
+  ]),
+});
 
 export const NAME_PATTERNS = Object.freeze({
   "environment": Object.freeze({
@@ -789,4 +939,13 @@ export const FORM_RULES = Object.freeze({
       }),
     }),
   }),
+});
+
+export const EDITOR_DEFAULTS = Object.freeze({
+  "indent": Object.freeze({
+    "py": 4,
+  }),
+  "default_indent": 2,
+  "tab_width": 4,
+  "font_size": 14,
 });

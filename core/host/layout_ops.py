@@ -14,12 +14,19 @@ from typing import Annotated
 from pydantic import Field
 
 from core.host.operations import Call, Outcome
-from core.missions.ui_state import MAX_EXPANDED, load_ui_state, save_ui_state
+from core.missions.ui_state import MAX_EXPANDED, Position, load_ui_state, save_ui_state
 from core.model import Contract
 from core.paths import parse_path
 from core.projects.project import PROJECT_ID_PATTERN
 
-__all__ = ["FilesLayout", "FilesLayoutArgs", "files_layout"]
+__all__ = [
+    "FilePosition",
+    "FilePositionArgs",
+    "FilesLayout",
+    "FilesLayoutArgs",
+    "file_position",
+    "files_layout",
+]
 
 
 class FilesLayoutArgs(Contract):
@@ -52,3 +59,40 @@ async def files_layout(call: Call[FilesLayoutArgs]) -> Outcome:
                 ui = ui.with_expanded(project, folders)
                 await save_ui_state(call.ctx.state, ui)
     return Outcome(FilesLayout(project=project, expanded=ui.expanded_in(project)))
+
+
+class FilePositionArgs(Contract):
+    """``files.position``: ``project``, ``path`` (a project file), and ``position`` — where the
+    editor is now, to remember — or ``null`` to read (``forget: true`` drops it)."""
+
+    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    path: str = Field(min_length=1, max_length=4096)
+    position: Position | None = None
+    forget: bool = False
+
+
+class FilePosition(Contract):
+    """Where the editor was in ``path`` (``position``), or ``null`` when nothing is kept."""
+
+    project: str
+    path: str
+    position: Position | None
+
+
+async def file_position(call: Call[FilePositionArgs]) -> Outcome:
+    """Read, or remember then read, where the editor was in a file (issue 33 item 6: a reload
+    restores the cursor, the selection and the scroll). Presentation state in ``ui-state.json``
+    like the open folders; the file is not checked to exist (offsets past its end are the
+    page's to clamp). Refuses ``path-invalid``, ``path-outside-root``, ``path-reserved`` for a
+    path the path rule refuses (core.paths); nothing is stored then."""
+    args = call.args
+    path = str(parse_path(args.path))
+    async with call.ctx.state_lock:
+        ui = await load_ui_state(call.ctx.state)
+        wanted = None if args.forget else args.position
+        if (args.forget or wanted is not None) and wanted != ui.position_in(args.project, path):
+            ui = ui.with_position(args.project, path, wanted)
+            await save_ui_state(call.ctx.state, ui)
+    return Outcome(
+        FilePosition(project=args.project, path=path, position=ui.position_in(args.project, path))
+    )

@@ -7,12 +7,14 @@ loads under the page's CSP and Trusted Types like any of its modules. The site b
 
 It carries what the page would otherwise restate: the protocol version its envelopes carry
 (issue 29 item 15), the gesture token and the agent the tray
-posts as; the eight phases and what each means; seats and runner capabilities; the
+posts as; the eight phases, the plain label of each and what each means; the glossary, the
+plain words for seats and capabilities and the first-run guide (core.missions.words, issue
+33); seats and runner capabilities; the
 environment-name pattern and its rule in words; the limits of names, notes and a file inside a
 call envelope, the longest text the editor opens; the policy's fields (title and meaning); the
 closed refusal list (code → status, meaning); the tray's phase → actions table; the operations
 that write (refused in SAFE mode); the rules of the arguments a person types, each with the
-sentence its refusal says.
+sentence its refusal says; the editor's defaults (indent per language, core/editor_prefs.py).
 Every value is read from the models and constants that enforce it — the same ones
 ``docs/protocol.schema.json`` is generated from.
 """
@@ -25,14 +27,16 @@ from typing import Any, get_args
 
 from core.custody.peer_admin import ENV_NAME_PATTERN, ENV_NAME_RULE
 from core.custody.wire import MAX_ARGS_FILE_BYTES
+from core.editor_prefs import editor_defaults
 from core.gestures import HUMAN_UI
 from core.host.compose_ops import ComposeArgs
 from core.host.file_ops import EDITOR_TEXT_BYTES
 from core.host.registry import OPERATIONS
 from core.missions.blocks import MAX_NAME_CHARS as BLOCK_NAME_CHARS
 from core.missions.blocks import MAX_PURPOSE_CHARS
-from core.missions.letters import PHASE_MEANINGS, PHASES, Capability, Seat
+from core.missions.letters import PHASE_LABELS, PHASE_MEANINGS, PHASES, Capability, Seat
 from core.missions.tray import ACTION_MEANINGS, OPERATOR, PHASE_ACTIONS
+from core.missions.words import CAPABILITY_LABELS, GUIDE, GUIDE_PURPOSE, SEAT_LABELS, glossary
 from core.paths import MAX_NAME_CHARS
 from core.policy import Policy
 from core.protocol import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, PROTOCOL_VERSION
@@ -125,8 +129,18 @@ def page_contract() -> dict[str, Any]:
         "OPERATOR": OPERATOR,
         "PHASES": list(PHASES),
         "PHASE_MEANINGS": dict(PHASE_MEANINGS),
+        "PHASE_LABELS": dict(PHASE_LABELS),
         "SEATS": list(get_args(Seat)),
+        "SEAT_LABELS": dict(SEAT_LABELS),
         "CAPABILITIES": list(get_args(Capability)),
+        "CAPABILITY_LABELS": dict(CAPABILITY_LABELS),
+        "GLOSSARY": {
+            term: {"label": t.label, "meaning": t.meaning} for term, t in glossary().items()
+        },
+        "GUIDE": {
+            "purpose": GUIDE_PURPOSE,
+            "steps": [{"title": s.title, "text": s.text, "surface": s.surface} for s in GUIDE],
+        },
         "NAME_PATTERNS": {
             "environment": {
                 "regex": ENV_NAME_PATTERN,
@@ -156,6 +170,7 @@ def page_contract() -> dict[str, Any]:
         "TRAY_ACTIONS": dict(ACTION_MEANINGS),
         "WRITE_OPERATIONS": sorted(name for name, op in OPERATIONS.items() if op.writes),
         "FORM_RULES": {name: form_rules(name) for name in FORM_OPERATIONS},
+        "EDITOR_DEFAULTS": editor_defaults(),
     }
 
 

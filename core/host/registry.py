@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from core.audit import Verification
 from core.custody.wire import CallEnvelope
+from core.editor_prefs import EditorPrefs
 from core.host import (
     asset_ops,
     audit_ops,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:  # imported late (module docstring); named here for the layeri
         blocks_ops,
         compose_ops,
         harness_ops,
+        help_ops,
         layout_ops,
         mailbox_ops,
         mission_ops,
@@ -69,6 +71,7 @@ LATE_MODULES = (
     "core.host.blocks_ops",
     "core.host.tray_ops",
     "core.host.layout_ops",
+    "core.host.help_ops",
     "core.host.remote_mission_ops",
     "core.host.remote_tray_ops",
     "core.host.harness_ops",
@@ -84,6 +87,7 @@ if not TYPE_CHECKING:
     blocks_ops = LateModule("core.host.blocks_ops")
     tray_ops = LateModule("core.host.tray_ops")
     layout_ops = LateModule("core.host.layout_ops")
+    help_ops = LateModule("core.host.help_ops")
     plugin_ops = LateModule("core.host.plugin_ops")
     remote_mission_ops = LateModule("core.host.remote_mission_ops")
     remote_tray_ops = LateModule("core.host.remote_tray_ops")
@@ -809,6 +813,30 @@ OPERATIONS = Operations(
             layout_ops.FilesLayout,
             layout_ops.files_layout,
             "Remember, or read, the folders open in a project's file tree.",
+            audited=False,
+        ),
+        Operation(
+            "files.position",
+            layout_ops.FilePositionArgs,
+            layout_ops.FilePosition,
+            layout_ops.file_position,
+            "Remember, or read, where the editor was in a file (cursor, selection, scroll).",
+            audited=False,
+        ),
+        Operation(
+            "editor.prefs",
+            help_ops.EditorPrefsArgs,
+            EditorPrefs,
+            help_ops.editor_prefs,
+            "Remember, or read, the editor settings (indent, tab width, font size, wrap, theme).",
+            audited=False,
+        ),
+        Operation(
+            "help.guide",
+            help_ops.GuideArgs,
+            help_ops.GuideState,
+            help_ops.help_guide,
+            "Remember, or read, whether the first-run guide is closed.",
             audited=False,
         ),
         Operation(

@@ -81,6 +81,7 @@ from core.time import Instant, instant_us
 
 __all__ = [
     "PHASES",
+    "PHASE_LABELS",
     "PHASE_MEANINGS",
     "SCHEMA",
     "BlockId",
@@ -119,7 +120,19 @@ PHASE_MEANINGS: dict[str, str] = {
     "failed": "did not finish",
     "archived": "set aside by a person",
 }
-"""The one-line meaning shown beside each phase (the phase word itself is always shown)."""
+"""The one-line meaning shown beside each phase (under its plain label, :data:`PHASE_LABELS`)."""
+PHASE_LABELS: dict[str, str] = {
+    "judging": "Judging",
+    "executing": "Working",
+    "gate": "Checking",
+    "review": "In review",
+    "merge_wait": "Ready to land",
+    "landed": "Landed",
+    "failed": "Failed",
+    "archived": "Set aside",
+}
+"""The short plain word a person reads for each phase (issue 33 item 7); the phase id itself is
+kept for tooltips, records and the protocol."""
 Seat = Literal["hand", "oracle"]
 Capability = Literal["build-runner", "naming-runner", "loop-runner", "hand-runner", "review-runner"]
 Decision = Literal["APPROVE", "CHANGE", "REJECT"]

@@ -8,6 +8,12 @@ remembers between reloads lives here, written only through host operations
   per project, once a person opened or collapsed it there;
 - ``expanded`` — per project, the folders open in the Files surface's tree (issue 17: a reload
   keeps them open);
+- ``positions`` — per project, per file, where the editor was: the selection (``anchor``,
+  ``head``, character offsets) and the scroll (``top``, CSS pixels) (issue 33 item 6: a reload
+  puts the cursor back);
+- ``editor`` — the person's editor settings (:class:`core.editor_prefs.EditorPrefs`);
+- ``guide_dismissed`` — whether a person closed the first-run guide (issue 33 item 7; Help
+  opens it again);
 - ``dismissed`` — per project, per mission, the head a person hid from the tray: its content id,
   its phase, why it could be hidden (``failed``, or ``stagnant``: a ``judging``/``executing``
   head unchanged for over 24 h) and when.
@@ -30,6 +36,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError
 
+from core.editor_prefs import EditorPrefs
 from core.missions.letters import MissionId, Phase
 from core.model import Contract, canonical_json
 from core.ports import HostState
@@ -39,10 +46,12 @@ from core.time import Instant
 __all__ = [
     "MAX_EXPANDED",
     "MAX_PER_PROJECT",
+    "MAX_POSITIONS",
     "MAX_PROJECTS",
     "UI_STATE_NAME",
     "DismissReason",
     "Dismissal",
+    "Position",
     "UiState",
     "load_ui_state",
     "save_ui_state",
@@ -53,6 +62,8 @@ MAX_PROJECTS = 500
 MAX_PER_PROJECT = 2000
 MAX_EXPANDED = 500
 """The most open folders remembered for one project."""
+MAX_POSITIONS = 200
+"""The most file positions remembered for one project (the most recently set kept)."""
 
 DismissReason = Literal["failed", "stagnant"]
 ProjectKey = Annotated[str, Field(pattern=PROJECT_ID_PATTERN)]
@@ -68,6 +79,15 @@ class Dismissal(Contract):
     at: Instant
 
 
+class Position(Contract):
+    """Where the editor was in one file: ``anchor`` and ``head`` of the main selection
+    (character offsets, equal for a bare cursor) and ``top``, the editor's scroll (CSS px)."""
+
+    anchor: int = Field(ge=0, le=2**31 - 1)
+    head: int = Field(ge=0, le=2**31 - 1)
+    top: int = Field(default=0, ge=0, le=2**31 - 1)
+
+
 class UiState(Contract):
     """``ui-state.json`` (see module docstring)."""
 
@@ -80,6 +100,26 @@ class UiState(Contract):
         default_factory=dict
     )
     dismissed: dict[ProjectKey, dict[MissionId, Dismissal]] = Field(default_factory=dict)
+    guide_dismissed: bool = False
+    editor: EditorPrefs = Field(default_factory=EditorPrefs)
+    positions: dict[ProjectKey, dict[Annotated[str, Field(max_length=4096)], Position]] = Field(
+        default_factory=dict
+    )
+
+    def position_in(self, project: str, path: str) -> Position | None:
+        """Where the editor was in ``path`` of ``project``, or None."""
+        return self.positions.get(project, {}).get(path)
+
+    def with_position(self, project: str, path: str, position: Position | None) -> UiState:
+        """A copy remembering ``position`` for ``path`` (None forgets it): at most
+        :data:`MAX_POSITIONS` per project, the most recently set kept; newest projects kept."""
+        files = {k: v for k, v in self.positions.get(project, {}).items() if k != path}
+        if position is not None:
+            files[path] = position
+        others = {k: v for k, v in self.positions.items() if k != project}
+        if files:
+            others[project] = dict(list(files.items())[-MAX_POSITIONS:])
+        return self.model_copy(update={"positions": dict(list(others.items())[-MAX_PROJECTS:])})
 
     def tray_open_for(self, project: str) -> bool:
         """Whether the tray is expanded in ``project`` (its own choice, else the default)."""

@@ -19,7 +19,7 @@ import {
 } from "@codemirror/search";
 import {
   HighlightStyle, LanguageDescription, StreamLanguage, bracketMatching, foldGutter, foldKeymap,
-  indentOnInput, syntaxHighlighting,
+  indentOnInput, indentUnit, syntaxHighlighting,
 } from "@codemirror/language";
 import { css } from "@codemirror/lang-css";
 import { html } from "@codemirror/lang-html";
@@ -172,17 +172,26 @@ const replaceSelectionByTransaction = EditorView.domEventHandlers({
 /**
  * Mount an editor in `host`'s open shadow root (created if missing).
  * opts: {doc, name (for the language), label (the content's accessible name), readOnly,
- *        onSave(text), onChange(text)}.
- * Returns {view, text(), setReadOnly(bool), focus(), openSearch(), destroy()}.
- * The theme follows prefers-color-scheme, live.
+ *        onSave(text), onChange(text), indentFor(languageKey) → spaces per indent level,
+ *        tabWidth, wrap, fontSize (px), theme ("system" | "light" | "dark")}.
+ * Returns {view, text(), setReadOnly(bool), focus(), openSearch(), configure(opts), destroy()}.
+ * The theme follows prefers-color-scheme, live, unless the settings choose light or dark.
  */
 export function createEditor(host, opts = {}) {
   const root = host.shadowRoot ?? host.attachShadow({ mode: "open" });
   const theme = new Compartment();
   const editable = new Compartment();
   const scheme = matchMedia("(prefers-color-scheme: dark)");
-  const pick = () => THEMES[scheme.matches ? "dark" : "light"];
+  let chosen = opts.theme ?? "system";
+  const pick = () => THEMES[chosen === "light" || chosen === "dark" ? chosen : (scheme.matches ? "dark" : "light")];
   const key = languageKey(opts.name ?? "");
+  const look = new Compartment();
+  const lookOf = (o) => [
+    indentUnit.of(" ".repeat(o.indentFor?.(key) ?? 2)),
+    EditorState.tabSize.of(o.tabWidth ?? 4),
+    o.wrap ? EditorView.lineWrapping : [],
+    EditorView.theme({ "&": { fontSize: `${o.fontSize ?? 14}px` } }),
+  ];
   const state = EditorState.create({
     doc: opts.doc ?? "",
     extensions: [
@@ -198,6 +207,9 @@ export function createEditor(host, opts = {}) {
       EditorView.contentAttributes.of({ "aria-label": opts.label ?? "File contents" }),
       EditorView.updateListener.of((update) => { if (update.docChanged) opts.onChange?.(update.state.doc.toString()); }),
       key ? LANGS[key]() : [],
+      // the indent of this language, the tab's width, wrap and font size: core's defaults
+      // (core/editor_prefs.py) or the person's settings, passed in by the page (issue 33 item 6)
+      look.of(lookOf(opts)),
       editable.of(EditorState.readOnly.of(Boolean(opts.readOnly))),
       theme.of(pick()),
     ],
@@ -216,6 +228,11 @@ export function createEditor(host, opts = {}) {
     findNext: () => findNext(view),
     undo: () => undo(view),
     redo: () => redo(view),
+    /** Apply new settings ({indentFor, tabWidth, wrap, fontSize, theme}) to the open view. */
+    configure: (o) => {
+      chosen = o.theme ?? "system";
+      view.dispatch({ effects: [look.reconfigure(lookOf(o)), theme.reconfigure(pick())] });
+    },
     destroy: () => { scheme.removeEventListener("change", follow); view.destroy(); },
   };
 }

@@ -8,6 +8,7 @@ import { guard, safeNotice } from "./safe.mjs";
 import { acted, clearAlerts, guarded, showNotice, submitting } from "./alerts.mjs";
 import { HUMAN_UI as HUMAN, LIMITS } from "../contract.gen.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
+import { term } from "./words.mjs";
 
 const COLOUR_MEANING = { green: "proven by an imported receipt", grey: "no receipt imported yet" };
 
@@ -45,25 +46,25 @@ export async function renderBlocks(node, app, params = {}) {
       el("p", { class: "muted", id: "store-line" }, store
         ? [`Store version ${store.store_version} · skeleton `, el("code", {}, store.skeleton_id), " · ",
             store.ratified
-              ? (ratifiedCurrent ? el("span", { class: "ok" }, `ratified at v${store.ratified.store_version} ✓ current`)
-                : el("span", { class: "warn" }, `ratified at v${store.ratified.store_version}, changed since`))
-              : el("span", { class: "warn" }, "not ratified")]
+              ? (ratifiedCurrent ? el("span", { class: "ok" }, term("ratify", `approved at v${store.ratified.store_version} ✓ current`))
+                : el("span", { class: "warn" }, term("ratify", `approved at v${store.ratified.store_version}, changed since`)))
+              : el("span", { class: "warn" }, term("ratify", "not approved yet"))]
         : "This project has no block store yet: the first block you add creates it.")),
     store ? guard(app, "blocks.ratify", el("button", { type: "button", id: "ratify", class: ratifiedCurrent ? "" : "primary", disabled: ratifiedCurrent,
       onclick: async () => {
-        const sure = await confirmDialog({ title: `Ratify store version ${store.store_version}?`, confirmLabel: "Ratify",
-          text: `Ratifying records that you accept the block store as it stands at version ${store.store_version}: ${store.blocks.length} block${store.blocks.length === 1 ? "" : "s"}. It changes no block and no colour; the audit records it as your gesture.` });
+        const sure = await confirmDialog({ title: `Approve the blocks at version ${store.store_version}?`, confirmLabel: "Approve (ratify)",
+          text: `Approving (ratifying) records that you accept the block store as it stands at version ${store.store_version}: ${store.blocks.length} block${store.blocks.length === 1 ? "" : "s"}. It changes no block and no colour; the audit records it as your gesture.` });
         if (!sure) return;
-        const done = await acted("Ratifying", () => app.host.call("blocks.ratify", { project: project.id, store_version: store.store_version, ratified_via: HUMAN }, { human: true }));
-        if (done) { showNotice(`Ratified store version ${done.result.store_version}.`); await again(); }
-      } }, ratifiedCurrent ? "Ratified" : `Ratify store v${store.store_version}`)) : null);
+        const done = await acted("Approving the blocks", () => app.host.call("blocks.ratify", { project: project.id, store_version: store.store_version, ratified_via: HUMAN }, { human: true }));
+        if (done) { showNotice(`Approved the blocks at version ${done.result.store_version} (ratified).`); await again(); }
+      }, title: "ratify — record that you accept the block list as it stands" }, ratifiedCurrent ? "Approved" : `Approve blocks v${store.store_version}`)) : null);
 
   const rows = (store?.blocks ?? []).map((b) => el("tr", { id: `block-row-${b.id}`, "data-block": b.id, tabindex: "-1", class: params.focus === b.id ? "focused" : null },
     el("td", { class: "nowrap" }, el("span", { class: `swatch colour-${b.color}`, "aria-hidden": "true" }), " ",
       el("span", { class: "colour-word", title: COLOUR_MEANING[b.color] ?? "" }, b.color)),
     el("th", { scope: "row", class: "block-name" }, name(b.name)),
     el("td", { class: "block-purpose" }, b.purpose ? literal(b.purpose) : el("span", { class: "muted" }, "—")),
-    el("td", { class: "nowrap" }, `v${b.boundary_version}`),
+    el("td", { class: "nowrap" }, term("boundary", `v${b.boundary_version}`)),
     el("td", {}, el("code", { class: "block-id" }, b.id)),
     el("td", { class: "row-actions" },
       el("button", { type: "button", "aria-label": `Compose a mission for block ${b.name}`, onclick: () => app.go("compose", { block: b.id }) }, "Compose"),
@@ -93,7 +94,7 @@ export async function renderBlocks(node, app, params = {}) {
     rows.length
       ? tableBox(el("table", { class: "table", id: "blocks-table" },
           el("caption", { class: "visually-hidden" }, "System blocks of this project"),
-          el("thead", {}, el("tr", {}, ...["Colour", "Name", "Purpose", "Boundary", "Id"].map((h) => el("th", { scope: "col" }, h)),
+          el("thead", {}, el("tr", {}, ...["Colour", "Name", "Purpose", term("boundary"), "Id"].map((h) => el("th", { scope: "col" }, h)),
             el("th", { scope: "col" }, el("span", { class: "visually-hidden" }, "Actions")))),
           el("tbody", {}, rows)))
       : el("p", { class: "empty" }, "No blocks yet — add the first one above."),

@@ -14,6 +14,7 @@
 
 import { el, literal, name, replace } from "../dom.mjs";
 import { CAPABILITIES, LIMITS, OPERATOR, SEATS } from "../contract.gen.mjs";
+import { capabilityLabel, seatAndCapability, seatLabel, term, wordOption } from "./words.mjs";
 import { clearAlerts, guarded, showRefusal } from "./alerts.mjs";
 import { blocked } from "./safe.mjs";
 import { checkAsTyped } from "./validate.mjs";
@@ -41,8 +42,8 @@ export async function renderCompose(node, app, params = {}) {
     el("option", { value: store.skeleton_id }, "The whole skeleton"));
   if (params.block) blockSelect.value = params.block;
   const agentInput = el("input", { id: "compose-agent", type: "text", value: params.to ?? "hand-1", autocomplete: "off", spellcheck: "false", "aria-describedby": "compose-agent-hint" });
-  const seatSelect = el("select", { id: "compose-seat" }, SEATS.map((s) => el("option", { value: s }, s)));
-  const capSelect = el("select", { id: "compose-capability" }, CAPABILITIES.map((c) => el("option", { value: c }, c)));
+  const seatSelect = el("select", { id: "compose-seat" }, SEATS.map((s) => wordOption(s, seatLabel(s))));
+  const capSelect = el("select", { id: "compose-capability" }, CAPABILITIES.map((c) => wordOption(c, capabilityLabel(c))));
   const runnerInput = el("input", { id: "compose-runner", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "none", "aria-describedby": "compose-runner-hint" });
   const noteInput = el("textarea", { id: "compose-note", rows: "4", maxlength: String(LIMITS.note_chars) });
 
@@ -110,7 +111,7 @@ export async function renderCompose(node, app, params = {}) {
     renderModes(d.modes, d.read_only);
     preview.textContent = d.packet;
     replace(refLine, "packet_ref ", el("code", { id: "packet-ref-value" }, d.packet_ref));
-    replace(metaLine, "mission ", el("code", { id: "packet-mission" }, d.mission_id), ` · ${d.packet.length} characters · ${d.letter.capability}, seat ${d.letter.seat}`);
+    replace(metaLine, "mission ", el("code", { id: "packet-mission" }, d.mission_id), ` · ${d.packet.length} characters · `, seatAndCapability(d.letter.seat, d.letter.capability));
     send.disabled = false;
   }
 
@@ -170,7 +171,7 @@ export async function renderCompose(node, app, params = {}) {
         field("compose-block", "Block", blockSelect),
         field("compose-agent", "Agent id", agentInput, "Letters, digits and . _ : @ - (up to 64)."),
         checkAsTyped(agentInput, "compose.packet", "to", { transform: (v) => v.trim() }),
-        el("div", { class: "field-row" }, field("compose-seat", "Seat", seatSelect), field("compose-capability", "Capability", capSelect)),
+        el("div", { class: "field-row" }, field("compose-seat", term("seat"), seatSelect), field("compose-capability", term("capability"), capSelect)),
         field("compose-runner", "Runner id (optional)", runnerInput, "The owner-pinned runner, if any."),
         field("compose-note", "What you ask of the agent", noteInput),
         modeBox,
@@ -192,8 +193,8 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
     el("label", { for: id }, label), control, hint ? el("span", { class: "hint muted", id: `${id}-hint` }, hint) : null);
   const blockSelect = el("select", { id: "compose-block" });
   const agentInput = el("input", { id: "compose-agent", type: "text", value: params.to ?? "hand-1", autocomplete: "off", spellcheck: "false", "aria-describedby": "compose-agent-hint" });
-  const seatSelect = el("select", { id: "compose-seat" }, SEATS.map((s) => el("option", { value: s }, s)));
-  const capSelect = el("select", { id: "compose-capability" }, CAPABILITIES.map((c) => el("option", { value: c }, c)));
+  const seatSelect = el("select", { id: "compose-seat" }, SEATS.map((s) => wordOption(s, seatLabel(s))));
+  const capSelect = el("select", { id: "compose-capability" }, CAPABILITIES.map((c) => wordOption(c, capabilityLabel(c))));
   const runnerInput = el("input", { id: "compose-runner", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "any live runner", "aria-describedby": "compose-runner-hint" });
   const noteInput = el("textarea", { id: "compose-note", rows: "4", maxlength: String(LIMITS.note_chars) });
   const modeBox = el("fieldset", { class: "modes", id: "compose-modes" }, el("legend", {}, "Mode"));
@@ -261,7 +262,7 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
       metaLine.textContent = "";
     } else {
       replace(refLine, "packet_ref ", el("code", { id: "packet-ref-value" }, d.packet_ref));
-      replace(metaLine, `preview · ${d.packet.length} characters · ${d.letter.capability}, seat ${d.letter.seat} · spawning renders it again from ${env.name}'s store under a mission id of its own`);
+      replace(metaLine, `preview · ${d.packet.length} characters · `, seatAndCapability(d.letter.seat, d.letter.capability), ` · spawning renders it again from ${env.name}'s store under a mission id of its own`);
     }
     showSend();
   }
@@ -313,7 +314,7 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
       el("div", { class: "compose-form", role: "group", "aria-label": "Packet inputs" },
         field("compose-block", "Block", blockSelect),
         field("compose-agent", "Agent id", agentInput, "Letters, digits and . _ : @ - (up to 64)."),
-        el("div", { class: "field-row" }, field("compose-seat", "Seat", seatSelect), field("compose-capability", "Capability", capSelect)),
+        el("div", { class: "field-row" }, field("compose-seat", term("seat"), seatSelect), field("compose-capability", term("capability"), capSelect)),
         field("compose-runner", "Runner id (optional)", runnerInput, "A runner pinned on the environment; empty: any live one."),
         field("compose-note", "What you ask of the agent", noteInput),
         modeBox,

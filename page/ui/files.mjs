@@ -14,12 +14,15 @@ import { confirmDialog, promptDialog, showTextDialog } from "./dialog.mjs";
 import { mountEditor } from "./editor.mjs";
 import { PythonPanel, isPython } from "./python.mjs";
 import { Finder } from "./find.mjs";
+import { editPrefs, editorOptions, loadPrefs } from "./editor_prefs.mjs";
 import { Explorer, baseName, folderLabel, joinPath, parentOf } from "./explorer.mjs";
 import { openMenu } from "./menu.mjs";
 import { blocked, guard, safeNotice } from "./safe.mjs";
 import { moveAsking, readDrop, writeAsking } from "./transfer.mjs";
 import { StatusLine } from "./status_line.mjs";
 import { restoreEntries, showTrash } from "./trash.mjs";
+import { keepPosition } from "./position.mjs";
+import { askUnsaved } from "./unsaved.mjs";
 
 const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp", svg: "image/svg+xml" };
 /** Texts up to this size open in the editor; longer ones are shown in pages (core's
@@ -227,6 +230,8 @@ export class FilesView {
     if (target) await this.explorer.expand(target);
     if (file) {
       await this.explorer.reveal(file);
+      // the tree shows the open file, however far down (issue 33 item 6: a reload, a link)
+      this.explorer.nodes.get(file)?.li?.scrollIntoView({ block: "nearest" });
       await this.open(file, { record: false });
     } else {
       this.closeViewer();
@@ -660,6 +665,10 @@ export class FilesView {
         el("button", { type: "button", id: "revert-file", disabled: true, onclick: () => this.revert() }, "Discard changes"),
         el("button", { type: "button", id: "find-in-file", "aria-keyshortcuts": "Control+F", onclick: () => this.editor?.openSearch() }, "Find"),
         python?.buttons,
+        el("button", { type: "button", id: "editor-settings", onclick: async () => {
+          const prefs = await editPrefs(this.app.host);
+          if (prefs) this.editor?.configure(editorOptions(prefs));
+        } }, "Editor settings"),
         this.saveState,
       ] : null,
       el("button", { type: "button", id: "download-file", onclick: () => this.download(path) }, "Download"),
@@ -707,6 +716,7 @@ export class FilesView {
       editor = await mountEditor(host, {
         doc: text, name: path, label: `Contents of ${path}`, readOnly: this.app.readOnly,
         onSave: () => this.save(), onChange: () => this.#dirty(),
+        ...editorOptions(await loadPrefs(this.app.host)),
       });
     } catch (err) {
       showProblem(`Opening ${path}`, `The editor could not load (${err?.message ?? err}).`);
@@ -715,15 +725,19 @@ export class FilesView {
     if (seq !== this.openSeq || !this.alive) { editor.destroy(); return; }
     this.editor = editor;
     this.saved = text;
+    await keepPosition(editor, path, (args) => this.call("files.position", args)).restore(); // issue 33 item 6
+    if (seq !== this.openSeq || !this.alive) return;
     host.dataset.language = editor.language || "text";
     // Unsaved edits are never dropped in silence: another file, surface or project, Back, or
     // leaving the page asks first (app.mayLeave, and beforeunload in app.mjs).
     this.app.leaving = {
       unsaved: () => Boolean(this.editor && this.file === path && this.editor.text() !== this.saved),
-      confirmLeave: () => confirmDialog({
-        title: "Discard your changes?", danger: true, confirmLabel: "Discard changes",
-        text: `Your changes to ${path} are not saved. Discarding them keeps the file as it is stored.`,
-      }),
+      confirmLeave: async () => {
+        const answer = await askUnsaved(path, { canSave: !blocked(this.app, "file.write") });
+        if (answer !== "save") return answer === "discard";
+        await this.save();
+        return Boolean(this.editor) && this.file === path && this.editor.text() === this.saved;
+      },
     };
     if (focus) editor.focus();
   }
@@ -755,8 +769,12 @@ export class FilesView {
     await this.explorer.refresh();
   }
 
-  revert() {
-    if (!this.editor) return;
+  async revert() {
+    if (!this.editor || this.editor.text() === this.saved) return;
+    const path = this.file;
+    const sure = await confirmDialog({ title: "Discard your changes?", danger: true, confirmLabel: "Discard changes", id: "revert-dialog",
+      text: `Your changes to ${path} go, and the editor shows the file as it is stored. Undo (Ctrl+Z) can bring them back.` });
+    if (!sure || !this.editor || this.file !== path) return;
     const view = this.editor.view;
     view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: this.saved } });
     this.#dirty();

@@ -10,6 +10,7 @@
 // every LOG_MS until its run finished. Everything stops when the section leaves the page.
 
 import { CAPABILITIES, HUMAN_UI } from "../contract.gen.mjs";
+import { capabilityLabel, term, wordOption } from "./words.mjs";
 import { el, formatTime, literal, name, replace } from "../dom.mjs";
 import { acted } from "./alerts.mjs";
 import { confirmDialog } from "./dialog.mjs";
@@ -28,7 +29,7 @@ export function openRemoteMissions(section, app, env, project, opts = {}) {
   const call = (op, args, opts) => app.host.call(op, { envKey: env.envKey, project: project.id, ...args }, opts);
 
   const blockSelect = el("select", { id: "spawn-block" });
-  const capSelect = el("select", { id: "spawn-capability" }, CAPABILITIES.map((c) => el("option", { value: c, selected: c === state.capability }, c)));
+  const capSelect = el("select", { id: "spawn-capability" }, CAPABILITIES.map((c) => wordOption(c, capabilityLabel(c), { selected: c === state.capability })));
   const runnerSelect = el("select", { id: "spawn-runner" }, el("option", { value: "" }, "any live runner"));
   const agentInput = el("input", { id: "spawn-agent", type: "text", value: "hand-1", autocomplete: "off", spellcheck: "false" });
   const noteInput = el("textarea", { id: "spawn-note", rows: "3" });
@@ -63,7 +64,7 @@ export function openRemoteMissions(section, app, env, project, opts = {}) {
     } },
     el("div", { class: "field" }, el("label", { for: "spawn-block" }, "Block"), blockSelect),
     el("div", { class: "field-row" },
-      el("div", { class: "field" }, el("label", { for: "spawn-capability" }, "Capability"), capSelect),
+      el("div", { class: "field" }, el("label", { for: "spawn-capability" }, term("capability")), capSelect),
       el("div", { class: "field" }, el("label", { for: "spawn-runner" }, "Runner"), runnerSelect),
       el("div", { class: "field" }, el("label", { for: "spawn-agent" }, "Agent id"), agentInput)),
     el("div", { class: "field" }, el("label", { for: "spawn-note" }, "What you ask of the agent"), noteInput),

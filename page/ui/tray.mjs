@@ -15,6 +15,7 @@
 // slow when none does); going back to a local project shows that one again.
 
 import { HUMAN_UI as HUMAN, OPERATOR, PHASE_MEANINGS as PHASE_MEANING, PHASES } from "../contract.gen.mjs";
+import { phaseBadge, phaseLabel, phaseTitle, seatAndCapability } from "./words.mjs";
 import { el, formatDuration, formatTime, literal, name, replace } from "../dom.mjs";
 import { blocked } from "./safe.mjs";
 import { showNotice, showRefusal } from "./alerts.mjs";
@@ -151,9 +152,9 @@ export class Tray {
     return el("ul", { id: "tray-counts", class: "tray-counts", "aria-label": "Missions by phase" },
       PHASES.map((phase) => {
         const n = counts[phase] ?? 0;
-        return el("li", { "data-phase": phase, class: `count phase-${phase}${n ? " nonzero" : ""}`, title: PHASE_MEANING[phase] },
+        return el("li", { "data-phase": phase, class: `count phase-${phase}${n ? " nonzero" : ""}`, title: phaseTitle(phase) },
           el("span", { class: "count-n" }, String(n)),
-          el("span", { class: "count-phase" }, phase));
+          el("span", { class: "count-phase", "data-raw": phase }, phaseLabel(phase)));
       }));
   }
 
@@ -207,7 +208,7 @@ export class Tray {
       body.append(el("details", { class: "tray-hidden", id: "tray-hidden" },
         el("summary", { "data-key": "hidden-summary" }, `${hidden.length} hidden`),
         el("ul", {}, hidden.map((c) => el("li", { "data-mission": c.mission_id, class: "hidden-row" },
-          el("span", { class: `phase-badge phase-${c.letter.phase}` }, c.letter.phase), " ",
+          phaseBadge(c.letter.phase), " ",
           this.blockLabel(c), " ",
           el("button", { type: "button", class: "link", "data-key": `show-${c.mission_id}`,
             "aria-label": `Show mission ${c.mission_id} again`, onclick: () => this.restore(c) }, "Show again"))))));
@@ -261,12 +262,12 @@ export class Tray {
       "data-mission": id, "data-phase": l.phase, "data-letter": c.letter_id, "aria-labelledby": titleId,
     },
     el("div", { class: "card-top" },
-      el("span", { class: `phase-badge phase-${l.phase}` }, l.phase),
+      phaseBadge(l.phase),
       c.pinned ? el("span", { class: "pin" }, "pinned") : null,
       el("span", { class: "card-elapsed muted", title: `started ${formatTime(l.started_at)}` },
         started === null ? "" : `elapsed ${formatDuration(now - started)}`)),
     el("h3", { id: titleId, class: "card-title" }, blockButton),
-    el("p", { class: "card-seat" }, `${l.seat} · ${l.capability} · `,
+    el("p", { class: "card-seat" }, seatAndCapability(l.seat, l.capability), " · ",
       l.runner_id ? el("span", {}, "runner ", name(l.runner_id, { class: "literal runner-id" })) : el("span", { class: "muted" }, "no runner")),
     el("p", { class: "card-meta muted" }, "from ", name(c.agent_id, { class: "literal agent-id" }),
       ` · letter ${l.mission_seq}`, c.superseded_count ? ` (${c.superseded_count} earlier)` : "",
@@ -300,7 +301,7 @@ export class Tray {
           p.receipt ? el("span", {}, `✓ store v${p.receipt.store_version} · imported ${formatTime(p.receipt.imported_at)} · `, hash(p.receipt.candidate_id))
             : el("span", { class: "muted" }, "not in the store"))),
       el("p", { class: "prov-letters muted" }, "Letters: ",
-        p.chain.map((s, i) => [i ? " → " : "", el("span", { title: `${s.sha12} by ${s.agent_id}` }, s.phase)])));
+        p.chain.map((s, i) => [i ? " → " : "", el("span", { "data-raw": s.phase, title: `${s.phase} · ${s.sha12} by ${s.agent_id}` }, phaseLabel(s.phase))])));
     return box;
   }
 
@@ -518,12 +519,12 @@ export class Tray {
       "data-mission": id, "data-phase": l.phase, "data-letter": c.letter_id, "data-remote": "true", "aria-labelledby": titleId,
     },
     el("div", { class: "card-top" },
-      el("span", { class: `phase-badge phase-${l.phase}` }, l.phase),
+      phaseBadge(l.phase),
       c.pinned ? el("span", { class: "pin" }, "pinned") : null,
       el("span", { class: "card-elapsed muted", title: `started ${formatTime(l.started_at)}` },
         started === null ? "" : `elapsed ${formatDuration(this.remoteNowMs() - started)}`)),
     el("h3", { id: titleId, class: "card-title" }, title),
-    el("p", { class: "card-seat" }, `${l.seat} · ${l.capability} · `,
+    el("p", { class: "card-seat" }, seatAndCapability(l.seat, l.capability), " · ",
       l.runner_id ? el("span", {}, "runner ", name(l.runner_id, { class: "literal runner-id" })) : el("span", { class: "muted" }, "any live runner")),
     el("p", { class: "card-meta muted" }, el("code", {}, id), ` · letter ${l.mission_seq}`),
     el("p", { class: "card-phase-meaning muted" }, c.status),

@@ -1,0 +1,86 @@
+"""The plain words a newcomer reads come from core, one place, and reach the page through the
+generated contract (issue 33 item 7; core/missions/words.py, core/missions/letters.py); the
+first-run guide's closing is kept by the host, not the page (core/host/help_ops.py)."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from core.host.page_contract import page_contract, render
+from core.missions.letters import PHASE_LABELS, PHASE_MEANINGS, PHASES, Capability, Seat
+from core.missions.ui_state import UiState
+from core.missions.words import CAPABILITY_LABELS, GUIDE, SEAT_LABELS, TERMS, glossary
+from tests.support import HostHarness
+
+RAW_WORDS = ("block", "seat", "capability", "ratify", "boundary")
+"""The raw ids issue 33 item 7 names as shown to people without a plain word."""
+
+
+def test_every_phase_has_a_short_plain_label_other_than_its_id() -> None:
+    assert set(PHASE_LABELS) == set(PHASES) == set(PHASE_MEANINGS)
+    for phase in PHASES:
+        label = PHASE_LABELS[phase]
+        assert label and len(label) <= 16, phase
+        assert "_" not in label and label != phase, phase
+
+
+def test_every_seat_and_capability_has_a_plain_word() -> None:
+    assert set(SEAT_LABELS) == set(get_args(Seat))
+    assert set(CAPABILITY_LABELS) == set(get_args(Capability))
+    for word in (*SEAT_LABELS.values(), *CAPABILITY_LABELS.values()):
+        assert word and "-" not in word
+
+
+def test_the_glossary_explains_every_raw_word_and_every_phase() -> None:
+    terms = glossary()
+    for term in (*RAW_WORDS, *PHASES):
+        assert term in terms, term
+        assert terms[term].label and terms[term].meaning, term
+    for term in RAW_WORDS:
+        assert TERMS[term].label.lower() != term or term == "block", term
+
+
+def test_the_generated_page_contract_carries_the_words() -> None:
+    contract = page_contract()
+    assert contract["PHASE_LABELS"] == PHASE_LABELS
+    assert contract["SEAT_LABELS"] == SEAT_LABELS
+    assert contract["CAPABILITY_LABELS"] == CAPABILITY_LABELS
+    assert contract["GLOSSARY"]["merge_wait"] == {
+        "label": PHASE_LABELS["merge_wait"],
+        "meaning": PHASE_MEANINGS["merge_wait"],
+    }
+    assert set(contract["GLOSSARY"]) >= set(RAW_WORDS) | set(PHASES)
+    steps = contract["GUIDE"]["steps"]
+    assert [s["title"] for s in steps] == [s.title for s in GUIDE]
+    assert {s["surface"] for s in steps} <= {
+        "projects",
+        "files",
+        "blocks",
+        "compose",
+        "environments",
+        "tools",
+    }
+    text = render()
+    assert "export const GLOSSARY" in text and "export const PHASE_LABELS" in text
+
+
+def test_the_guide_starting_points_cover_the_first_day() -> None:
+    titles = " ".join(s.title.lower() for s in GUIDE)
+    for start in ("project", "block", "mission", "environment", "python"):
+        assert start in titles, start
+
+
+def test_a_closed_guide_stays_closed_until_help_opens_it_again() -> None:
+    h = HostHarness()
+    assert h.ok("help.guide") == {"dismissed": False}
+    assert h.ok("help.guide", dismissed=True) == {"dismissed": True}
+    assert h.ok("help.guide") == {"dismissed": True}
+    h.ok("project.create", name="alpha")  # other presentation state does not reset it
+    assert h.ok("help.guide") == {"dismissed": True}
+    assert h.ok("help.guide", dismissed=False) == {"dismissed": False}
+    assert h.ok("help.guide") == {"dismissed": False}
+
+
+def test_an_older_ui_state_without_the_guide_reads_as_guide_shown() -> None:
+    old = '{"schema": "voicebox-ui-state-v1", "tray_open": true}'
+    assert UiState.model_validate_json(old).guide_dismissed is False
