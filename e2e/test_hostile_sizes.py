@@ -115,7 +115,8 @@ def test_an_oversized_text_is_refused_before_python_and_the_heap_does_not_grow(
     assert growth < 4 * MB
     near = host.page.evaluate(NEAR_BOUND_TEXT, MAX_MESSAGE_BYTES // 2 + 1)
     assert near["length"] <= MAX_MESSAGE_BYTES and near["code"] == "message-too-large"
-    records = host.ok("audit.list", {"limit": 5})["result"]["records"]
+    # the last records: the boot's own connections (sandbox, python runtime) may land among them
+    records = host.ok("audit.list", {"limit": 20})["result"]["records"]
     assert sum(r["rule"] == "message-too-large" for r in records) >= 4  # each one audited
     host.assert_clean()
 

@@ -34,10 +34,18 @@ from core.custody.peer_admin import PEER_TOKENS_DOC, PeerTokens
 from core.custody.provider_keys import KEYS_DOC, load_keys
 from core.ports import HostState
 from core.redaction import Redactor, SecretValue, secret_value
-from core.refusals import Refused
+from core.refusals import Code, Refused
 from core.secret import Secret
 
-__all__ = ["MAX_REMEMBERED", "SECRET_DOCS", "HeldSecrets", "WatchedState", "host_dir_secrets"]
+__all__ = [
+    "HELD_IN_PACKET",
+    "MAX_REMEMBERED",
+    "SECRET_DOCS",
+    "HeldSecrets",
+    "WatchedState",
+    "host_dir_secrets",
+    "refuse_held_in_packet",
+]
 
 SECRET_DOCS = frozenset({HOST_TOKEN_DOC, PAIRINGS_DOC, PEER_TOKENS_DOC, KEYS_DOC})
 """The HOST_DIR documents that hold secrets in clear."""
@@ -145,3 +153,22 @@ class WatchedState:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._state, name)
+
+
+HELD_IN_PACKET = (
+    "What you ask the agent holds the value of a secret this host keeps (a provider key, a "
+    "bearer or the host token). A packet is stored with the mission and read by the agent, so "
+    "a held secret never goes in one: remove it from the text. A run gets a provider key only "
+    "by its grant, in the agent's environment."
+)
+
+
+async def refuse_held_in_packet(held: HeldSecrets, state: HostState, packet: str) -> None:
+    """Refuse ``sanitizer_refused`` (field ``note``) when ``packet`` — a mission packet this
+    host drafted, the person's note in it — carries the exact value of any secret this host
+    holds, in any form :mod:`core.redaction` knows (issue 31: a key pasted into the note
+    would otherwise be written verbatim to the mailbox and the worktree's packet file on the
+    environment's disk). Names no value and no variable."""
+    redactor = await held.current(state)
+    if redactor and redactor.spans(packet.encode("utf-8", "surrogatepass")):
+        raise Refused(Code.SANITIZER_REFUSED, HELD_IN_PACKET, field="note")

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from core.custody.held_secrets import refuse_held_in_packet
 from core.host.operations import Call, Outcome
 from core.missions.blocks import load_store
 from core.missions.draft import draft_mission, skeleton_brief
@@ -97,6 +98,7 @@ async def compose_packet(call: Call[ComposeArgs]) -> Outcome:
         note=args.note,
         mode=args.mode,
     )
+    await refuse_held_in_packet(call.ctx.secrets, call.ctx.state, draft.packet)
     read_only = call.ctx.policy.read_only
     return Outcome(
         ComposeAnswer(

@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import Field
 
+from core.custody.held_secrets import refuse_held_in_packet
 from core.custody.provider_keys import fingerprint, keys_for_run, load_keys
 from core.host.env_ops import services
 from core.host.operations import Call, Outcome
@@ -334,6 +335,7 @@ async def remote_spawn(call: Call[SpawnArgs]) -> Outcome:
         runner_id=a.runner_id,
         note=a.note,
     )
+    await refuse_held_in_packet(call.ctx.secrets, call.ctx.state, draft.packet)
     body = {"project": a.project, "packet": draft.packet, "letter": draft.letter}
     body["keys"] = {name: value.reveal() for name, value in keys.items()}
     if template is not None:  # the person's harness choice, by label; never in the letter

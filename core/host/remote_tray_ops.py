@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import Field
 
+from core.custody.held_secrets import refuse_held_in_packet
 from core.host.env_ops import services
 from core.host.operations import Call, Outcome
 from core.missions.draft import draft_mission, skeleton_brief
@@ -296,6 +297,7 @@ async def remote_compose(call: Call[RemoteComposeArgs]) -> Outcome:
         runner_id=a.runner_id,
         note=a.note,
     )
+    await refuse_held_in_packet(call.ctx.secrets, call.ctx.state, draft.packet)
     return Outcome(
         RemoteComposeAnswer(
             blocks=board.blocks,

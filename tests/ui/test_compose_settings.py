@@ -4,6 +4,7 @@ operator's gesture, audited, stored in HOST_DIR and in effect on the next reques
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 
@@ -180,3 +181,29 @@ def test_the_policy_answer_holds_no_secret_shaped_value():
     h = HostHarness()
     text = json.dumps(h.ok("policy.get"))
     assert "vbx_" not in text and "token" not in text.lower()
+
+
+def test_a_packet_never_carries_a_secret_the_host_holds():
+    """Issue 31: a provider key pasted into the note would be written verbatim into the
+    mailbox and the agent's packet file; the draft is refused instead, naming no value."""
+    kit = Kit()
+    value = "sk-ant-NOTE-CANARY-5d1e9a7c3b8f2e4d6a0c1b3e5f7a9d2c"
+    answer, _ = kit.h.call(
+        "keys.set",
+        origin=HUMAN,
+        provider="anthropic",
+        variable="ANTHROPIC_API_KEY",
+        value=value,
+    )
+    assert answer["ok"], answer
+    before = (kit.segments(), kit.store_bytes())
+    for note in (
+        f"use {value} please",
+        "b64 " + base64.b64encode(value.encode()).decode(),
+    ):
+        refusal = kit.refused("compose.packet", block_id=kit.block, to="hand-7", note=note)
+        assert refusal["code"] == "sanitizer_refused" and refusal["field"] == "note"
+        assert "secret this host keeps" in refusal["message"]
+        assert value[:12] not in json.dumps(refusal)
+    assert (kit.segments(), kit.store_bytes()) == before
+    assert compose(kit, note="an ordinary note")["packet"]  # other notes still draft
