@@ -212,6 +212,9 @@ def test_a_key_set_and_granted_in_the_page_reaches_the_agent_and_nothing_else(
         patch = "#mission-review details.diff-file[data-path='LEAK.txt'] pre.diff-patch"
         page.wait_for_selector(patch, timeout=UI_S)
         assert "+the key: [redacted]" in (page.text_content(patch) or "")
+        # and the person is told, before Merge, that the branch carries it in the clear
+        said = page.text_content("#diff-secret") or ""
+        assert "secret this host keeps" in said and "Merging puts that value" in said
 
         # custody: every page message, its storage, DOM and URL — no value, no fragment of it
         assert _fragments_in(host) == []

@@ -43,6 +43,7 @@ from core.missions.packet import (
     PacketBlock,
 )
 from core.missions.remote_runs import (
+    HOLDS_SECRET_WORDS,
     MERGEABLE,
     MOVING,
     BoardBlock,
@@ -474,7 +475,14 @@ async def remote_diff(call: Call[MissionRef]) -> Outcome:
         a.env_key, "diff", {"project": a.project, "missionId": a.mission_id}
     )
     view: DiffView = parse_diff(data)
-    return Outcome(view)
+    # issue 31: the host's second wall redacts a held secret from the patches on their way out;
+    # the person must also be told, before Merge, that the branch carries it in the clear
+    redactor = await call.ctx.secrets.current(call.ctx.state)
+    shown = "\n".join(f"{f.path}\n{f.patch or ''}" for f in view.files)
+    holds = bool(redactor) and bool(redactor.spans(shown.encode("utf-8", "surrogatepass")))
+    return Outcome(
+        view.model_copy(update={"secret_warning": HOLDS_SECRET_WORDS if holds else None})
+    )
 
 
 async def remote_merge(call: Call[MissionRef]) -> Outcome:

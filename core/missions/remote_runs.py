@@ -39,6 +39,7 @@ __all__ = [
     "FOLLOW_IDLE_MS",
     "FOLLOW_LOG_MS",
     "FOLLOW_MOVING_MS",
+    "HOLDS_SECRET_WORDS",
     "MERGEABLE",
     "MOVING",
     "REMOTE_DIRECT_REASON",
@@ -415,6 +416,21 @@ class DiffView(Contract):
     into: str | None = Field(default=None, max_length=200)
     files: list[DiffFile] = Field(max_length=1_000)
     more: int = Field(default=0, ge=0)
+    secret_warning: str | None = Field(
+        default=None,
+        max_length=400,
+        description=(
+            "Set by the host, never taken from the server: the sentence saying the change holds "
+            "the value of a secret this host keeps (shown [redacted]) and what Merge would do."
+        ),
+    )
+
+
+HOLDS_SECRET_WORDS = (
+    "This change holds the value of a secret this host keeps (a provider key, a bearer or the "
+    "host token), shown here as [redacted]. Merging puts that value into the branch, in the "
+    "clear, for anyone who can read the repository."
+)
 
 
 def parse_diff(data: Any) -> DiffView:

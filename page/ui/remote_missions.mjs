@@ -237,6 +237,7 @@ export function openRemoteMissions(section, app, env, project, opts = {}) {
       el("ul", { id: "diff-files", class: "diff-files" }, d.files.map((f) => el("li", { "data-path": f.path },
         el("a", { href: `#diff-${d.files.indexOf(f)}` }, el("code", {}, f.path)), " ",
         el("span", { class: "diff-count" }, count(f))))),
+      d.secret_warning ? el("p", { id: "diff-secret", class: "warn", role: "note" }, d.secret_warning) : null,
       el("div", { class: "toolbar" }, mergeButton),
       el("p", { id: "merge-status", role: "status", "aria-live": "polite" }),
       d.files.map((f, i) => el("details", { id: `diff-${i}`, class: "diff-file", open: i < 5, "data-path": f.path },
@@ -247,7 +248,7 @@ export function openRemoteMissions(section, app, env, project, opts = {}) {
 
   async function merge(id, d) {
     const sure = await confirmDialog({ title: `Merge ${d.branch} into ${d.into}?`, confirmLabel: "Merge", id: "merge-confirm",
-      text: `This merges the mission's branch ${d.branch} into ${d.into}, the branch checked out in ${project.name} on ${env.name}: a fast-forward, or a merge commit naming the mission. A conflict changes nothing.` });
+      text: `This merges the mission's branch ${d.branch} into ${d.into}, the branch checked out in ${project.name} on ${env.name}: a fast-forward, or a merge commit naming the mission. A conflict changes nothing.${d.secret_warning ? ` ${d.secret_warning}` : ""}` });
     if (!sure) return;
     const button = view.querySelector("#mission-merge");
     if (button) button.disabled = true;
