@@ -85,7 +85,11 @@ CONNECTED = """
 async (deadline) => {
   const until = performance.now() + deadline;
   for (;;) {
-    try { await window.voicebox.host.call("python.warm"); return performance.now(); }
+    try {
+      await window.voicebox.app.python(); // the runtime's frame is made on first need
+      await window.voicebox.host.call("python.warm");
+      return performance.now();
+    }
     catch (err) {
       if (performance.now() > until) throw err;
       await new Promise((r) => setTimeout(r, 20));

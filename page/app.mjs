@@ -290,7 +290,16 @@ app.help = new Help(app, document.getElementById("guide"), document.getElementBy
 // Host life (docs/security.md, "Two tabs" and "Host crash"): boot → ready; or standby while
 // another tab's host owns the storage, then takeover → ready; a stopped host is restarted.
 let sandboxFrame = null;
-let runtimeFrame = null; // the person's Python (issue 32)
+let runtimeFrame = null; // the person's Python (issue 32): made when a .py file first needs it
+let runtimeReady = null;
+
+/** Connect the Python runtime once per ready host, on first need (a .py file opened, a Run):
+ * a boot that never runs Python pays nothing for it, and the audit's order at boot does not
+ * depend on when a second frame loads. */
+app.python = () => (runtimeReady ??= connectRuntime(host).then((frame) => { runtimeFrame = frame; }, (err) => {
+  runtimeReady = null;
+  throw err;
+}));
 let started = false;
 
 function setNavEnabled(enabled) {
@@ -341,8 +350,9 @@ host.addEventListener("ready", async (event) => {
   }
   sandboxFrame?.remove();
   connectSandbox(host).then((frame) => { sandboxFrame = frame; }, (err) => showRefusal(err, "Connecting the create-asset sandbox"));
-  runtimeFrame?.remove();
-  connectRuntime(host).then((frame) => { runtimeFrame = frame; }, (err) => showRefusal(err, "Connecting the Python runtime"));
+  runtimeFrame?.remove(); // a restarted host connects it again when Python is next needed
+  runtimeFrame = null;
+  runtimeReady = null;
   if (started) {
     app.refresh(); // a restarted host: stay where the person was
     app.tray.refresh({ force: true });

@@ -60,7 +60,8 @@ export class PythonPanel {
     this.back = 0;
     listen(app.host);
     active = this;
-    app.host.call("python.warm").catch(() => {}); // Python loads while the person reads; a failure is said by Run
+    // Python loads while the person reads (its frame first, once); a failure is said by Run
+    app.python().then(() => app.host.call("python.warm")).catch(() => {});
     this.runButton = el("button", { type: "button", id: "python-run", class: "primary", "aria-keyshortcuts": "Control+Enter Meta+Enter", title: "Run this file as __main__ (Ctrl/⌘+Enter)", onclick: () => this.run() }, "Run");
     this.stopButton = el("button", { type: "button", id: "python-stop", disabled: true, title: "Stop: end the run and restart Python", onclick: () => this.stop() }, "Stop");
     this.buttons = [this.runButton, this.stopButton];
@@ -158,6 +159,7 @@ export class PythonPanel {
     this.status.textContent = saying;
     const started = performance.now();
     try {
+      await this.app.python(); // the frame, once (a failure is said below)
       const { result } = await this.call(op, { ...args, run }, { human: true });
       this.#finished(result, performance.now() - started, op === "python.eval");
     } catch (err) {
