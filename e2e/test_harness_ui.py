@@ -22,6 +22,7 @@ import pytest
 from playwright.sync_api import Browser
 
 from e2e.hostpage import HostPage
+from e2e.runner_kit import first_commit
 from e2e.test_remote import UI_S, Rig, _add_remote
 from e2e.test_runner_keys_ui import _open_missions
 from e2e.tray_kit import go
@@ -98,9 +99,7 @@ def test_the_template_picked_in_settings_harness_is_the_one_that_runs(
     worker.join(60)
     ((project, _block),) = made
     folder = root / "projects" / project
-    git(folder, "init", "--quiet")
-    git(folder, "add", "-A")
-    git(folder, "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "1")
+    first_commit(folder)
     (root / "runners.toml").write_text(_pins(project))
     rig.start_server()
     runner: Any = None

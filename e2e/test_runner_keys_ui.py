@@ -18,16 +18,15 @@ import asyncio
 import hashlib
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from playwright.sync_api import Browser
 
 from e2e.hostpage import HostPage
+from e2e.runner_kit import first_commit, wait_runners_live
 from e2e.test_provider_keys import PAGE_READABLE
 from e2e.test_remote import UI_S, Rig, _add_remote, _environments
 from e2e.tray_kit import go
@@ -125,9 +124,7 @@ def test_a_key_set_and_granted_in_the_page_reaches_the_agent_and_nothing_else(
     worker.join(60)
     ((project, _block),) = made
     folder = root / "projects" / project
-    git(folder, "init", "--quiet")
-    git(folder, "add", "-A")
-    git(folder, "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "1")
+    first_commit(folder)
     pins = pins_toml(project, mode="keys-file", arg=VAR, gate=str(GATE), keys=(VAR,))
     held = pins.replace(f'"{{packet_file}}", "{VAR}"]', f'"{{packet_file}}", "{VAR}", "2"]')
     assert held != pins  # the agent stays alive 2 s after printing: argv is read meanwhile
@@ -141,12 +138,7 @@ def test_a_key_set_and_granted_in_the_page_reaches_the_agent_and_nothing_else(
         page = host.page
         _add_remote(host, rig)
         runner, lines = _runner(root)
-        deadline = time.monotonic() + 30
-        while not all(
-            r["live"] for r in httpx.get(f"{rig.origin}/api/identity", timeout=5).json()["runners"]
-        ):
-            assert time.monotonic() < deadline, "".join(lines)
-            time.sleep(0.05)
+        wait_runners_live(rig, lines)
 
         # the panel says which key the runner needs, and that it is not set
         _open_missions(page, project)

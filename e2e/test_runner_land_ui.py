@@ -22,11 +22,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from playwright.sync_api import Browser
 
 from e2e.hostpage import HostPage
+from e2e.runner_kit import first_commit, wait_runners_live
 from e2e.test_remote import SHOTS, UI_S, Rig, _add_remote, _secrets_at_rest
 from e2e.tray_kit import axe_serious
 from server_host.runner_desk import read_runner_secret
@@ -83,20 +83,13 @@ def test_a_person_imports_a_remote_receipt_sees_it_landed_and_merges_through_the
         "import pathlib, sys\nsys.exit(0 if pathlib.Path('AGENT.md').exists() else 1)\n"
     )
     (folder / "README.md").write_text("# demo\n")
-    git(folder, "init", "--quiet", "-b", "main")
-    git(folder, "add", "-A")
-    git(folder, "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "1")
+    first_commit(folder, branch="main")
     (root / "runners.toml").write_text(pins_toml(project, mode="ok"))
     rig.start_server()
     runner, lines = _runner(root)
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
-        deadline = time.monotonic() + 30
-        while not all(
-            r["live"] for r in httpx.get(f"{rig.origin}/api/identity", timeout=5).json()["runners"]
-        ):
-            assert time.monotonic() < deadline, "".join(lines)
-            time.sleep(0.05)
+        wait_runners_live(rig, lines)
         host = HostPage(context.new_page())
         host.open(rig.site_url)
         page = host.page

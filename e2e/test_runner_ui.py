@@ -26,11 +26,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from playwright.sync_api import Browser
 
 from e2e.hostpage import HostPage
+from e2e.runner_kit import first_commit, wait_runners_live
 from e2e.test_remote import SHOTS, UI_S, Rig, _add_remote, _secrets_at_rest
 from e2e.tray_kit import axe_serious
 from server_host.runner_desk import read_runner_secret
@@ -161,18 +161,11 @@ def test_spawn_watch_the_log_and_cancel_a_remote_mission_through_the_page(
         assert "not live" in _wait_reason(page, "not live")
         assert page.is_disabled("#spawn-send")
         runner, lines = _runner(root)
-        deadline = time.monotonic() + 30
-        while not all(
-            r["live"] for r in httpx.get(f"{rig.origin}/api/identity", timeout=5).json()["runners"]
-        ):
-            assert time.monotonic() < deadline, "".join(lines)
-            time.sleep(0.05)
+        wait_runners_live(rig, lines)
         page.click(missions)
         assert "git init" in _wait_reason(page, "not a git repository")
         assert page.is_disabled("#spawn-send")
-        git(folder, "init", "--quiet")
-        git(folder, "add", "-A")
-        git(folder, "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "1")
+        first_commit(folder)
         page.click(missions)
         _wait_reason(page, "Spawn is available")
         assert page.is_enabled("#spawn-send")

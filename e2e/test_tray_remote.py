@@ -23,15 +23,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from playwright.sync_api import Browser, Page
 
 from e2e.hostpage import HostPage
+from e2e.runner_kit import first_commit, wait_runners_live
 from e2e.test_remote import SHOTS, UI_S, Rig, _add_remote, _secrets_at_rest
 from e2e.tray_kit import axe_serious, go, new_project, open_in_ui
 from server_host.runner_desk import read_runner_secret
-from server_host.worktrees import git
 from tests.runner.kit import pins_toml, prepare_project
 from tests.runner.test_daemon import _runner, _stop
 
@@ -144,16 +143,9 @@ def test_the_tray_follows_a_remote_project_and_compose_spawns_there_through_the_
         assert "demo" in (page.text_content("#compose-project") or "")
         assert page.is_disabled("#mode-direct")
         runner, lines = _runner(root)
-        deadline = time.monotonic() + 30
-        while not all(
-            r["live"] for r in httpx.get(f"{rig.origin}/api/identity", timeout=5).json()["runners"]
-        ):
-            assert time.monotonic() < deadline, "".join(lines)
-            time.sleep(0.05)
+        wait_runners_live(rig, lines)
         assert "git init" in _spawn_reason(page, "not a git repository")
-        git(folder, "init", "--quiet")
-        git(folder, "add", "-A")
-        git(folder, "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "1")
+        first_commit(folder)
         go(page, "compose")
         page.wait_for_selector("#mode-spawn:not([disabled])", timeout=UI_S)
 
@@ -234,20 +226,13 @@ def test_an_ended_mission_opened_from_the_tray_shows_its_log_and_a_landed_card_i
     (folder / "check.py").write_text(
         "import pathlib, sys\nsys.exit(0 if pathlib.Path('AGENT.md').exists() else 1)\n"
     )
-    git(folder, "init", "--quiet", "-b", "main")
-    git(folder, "add", "-A")
-    git(folder, "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "1")
+    first_commit(folder, branch="main")
     (root / "runners.toml").write_text(pins_toml(project, mode="ok"))
     rig.start_server()
     runner, lines = _runner(root)
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
-        deadline = time.monotonic() + 30
-        while not all(
-            r["live"] for r in httpx.get(f"{rig.origin}/api/identity", timeout=5).json()["runners"]
-        ):
-            assert time.monotonic() < deadline, "".join(lines)
-            time.sleep(0.05)
+        wait_runners_live(rig, lines)
         host = HostPage(context.new_page())
         host.open(rig.site_url)
         page = host.page
