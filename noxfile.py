@@ -1,6 +1,6 @@
 """Every session a user or CI runs (README). Plain ``nox`` runs lint, tests, pyodide_tests, e2e.
 
-- ``lint``: ruff check + ruff format --check, and a syntax check of the JavaScript.
+- ``lint``: ruff check + ruff format --check, ESLint + Prettier --check, a syntax check of the JS.
 - ``tests``: the core suite on CPython.
 - ``pyodide_tests``: the same core suite inside real Pyodide (the pinned npm runtime, Node).
 - ``build``: ``npm ci``, the create-asset Wasm module (sha256-pinned), then ``dist/``.
@@ -71,10 +71,15 @@ def _build(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff lint and format check; ``node --check`` on every shipped JavaScript module."""
+    """ruff lint and format check; ESLint (eslint.config.mjs) and Prettier --check on every
+    JavaScript file we write (both pinned in package-lock.json); ``node --check`` on every
+    shipped JavaScript module."""
     session.install("ruff==0.17.6")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    _npm_ci(session)
+    session.run("npx", "--no-install", "eslint", ".", external=True)
+    session.run("npx", "--no-install", "prettier", "--check", ".", external=True)
     scripts = sorted(
         str(p.relative_to(ROOT))
         for folder in ("page", "worker", "wasm_tools")

@@ -170,7 +170,9 @@ export class HostClient extends EventTarget {
       // RemoteChanged): handed on as it came, an "event" event
       try {
         this.#emit("event", JSON.parse(data.text));
-      } catch {} // not JSON: nothing to hand on
+      } catch {
+        // not JSON: nothing to hand on
+      }
     }
     else if (data.kind === "chunk") {
       const waiter = this.#waiting.get(data.id);

@@ -374,7 +374,9 @@ async def _vbx_eval(source):
           const found = pyodide.globals.get("_vbx_complete")(String(m.text));
           matches = found.toJs();
           found.destroy();
-        } catch {} // no completion is no error
+        } catch {
+          // no completion is no error
+        }
         self.postMessage({ type: "completed", id: m.id, matches });
       }
       else if (m && m.type === "answer" && asking) {

@@ -18,6 +18,8 @@
 // network: http_request fails the call. No WASI, no clock, no randomness, no threads.
 "use strict";
 
+// build.py inlines this script just before sandbox.js, which calls pdkHost
+/* exported pdkHost */
 function pdkHost() {
   "use strict";
   const PAGE = 65536;

@@ -1,6 +1,7 @@
 // The plugin sandbox (SPEC §7, §8; docs/security-sandbox.md, docs/plugins.md). Trusted code,
 // kept minimal. It runs create-asset and every plugin: modules of the Extism PDK ABI, hosted by
 // pdkHost (wasm_tools/pdk_host.js, inlined just before this script).
+/* global pdkHost */
 //
 // build.py inlines pdk_host.js + this file into out/sandbox.html, whose CSP admits exactly that
 // script by its sha256 (no 'self': nothing else can load here, not even from our own site). It

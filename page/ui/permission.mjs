@@ -8,7 +8,7 @@ export function renderGrantAccess(node, app, projectId, refusal) {
   const grant = el("button", { type: "button", class: "primary", id: "grant-access", onclick: async () => {
     const answer = await guarded("Asking for access", () => app.host.call("project.folder_handle", { project: projectId }));
     if (!answer?.attachment) return;
-    let state = "denied";
+    let state;
     try {
       state = await answer.attachment.requestPermission({ mode: "readwrite" });
     } catch {

@@ -203,7 +203,7 @@ export class PythonPanel {
     const at = this.input.selectionStart;
     const before = this.input.value.slice(0, at);
     const word = before.match(/[\w.]*$/)[0];
-    let matches = [];
+    let matches;
     try {
       matches = (await this.app.host.call("python.complete", { text: word })).result.matches;
     } catch {

@@ -128,10 +128,9 @@ export function openRemoteMissions(section, app, env, project, opts = {}) {
     const h = state.board?.heads.find((x) => x.mission_id === state.open);
     if (!h) return;
     view.hidden = false;
-    let log = view.querySelector("#mission-log");
     if (view.dataset.mission !== h.mission_id) {
       view.dataset.mission = h.mission_id;
-      log = el("pre", { id: "mission-log", class: "text-view mission-log", tabindex: "0", role: "log", "aria-label": "Run log", "aria-live": "off" });
+      const log = el("pre", { id: "mission-log", class: "text-view mission-log", tabindex: "0", role: "log", "aria-label": "Run log", "aria-live": "off" });
       replace(view,
         el("h4", {}, "Mission ", el("code", {}, h.mission_id)),
         el("ol", { id: "mission-timeline", class: "timeline" }),

@@ -18,7 +18,8 @@ const KNOWN = Object.fromEntries(Object.entries(POLICY_FIELDS).map(([name, f]) =
 export async function renderSettings(node, app) {
   const got = await guarded("Reading the policy", () => app.host.call("policy.get"));
   if (!got) { replace(node, el("h2", {}, "Settings")); return; }
-  let { policy, fields } = got.result;
+  const { fields } = got.result;
+  let { policy } = got.result;
   const info = await guarded("Reading the host", () => app.host.call("host.info"));
   let tools = [];
   try {

@@ -26,7 +26,7 @@ export async function restoreEntries(view, ids) {
   if (reason) { view.say(reason); return []; }
   const back = [];
   for (const id of ids) {
-    let done = null;
+    let done;
     try {
       done = (await view.call("trash.restore", { id })).result;
     } catch (err) {

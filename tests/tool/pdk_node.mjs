@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 
 const source = readFileSync(new URL("../../wasm_tools/pdk_host.js", import.meta.url), "utf8");
+// eslint-disable-next-line no-new-func -- loads the classic script exactly as the sandbox inlines it
 const host = new Function(`${source}\nreturn pdkHost();`)();
 const b64 = (bytes) => Buffer.from(bytes).toString("base64");
 

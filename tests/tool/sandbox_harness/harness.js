@@ -2,7 +2,7 @@
 // test_sandbox_chromium.py can drive the plugin sandbox. Never shipped.
 "use strict";
 
-const frames = [];
+const sandboxFrames = [];
 const byteCache = new Map();
 let nextId = 0;
 
@@ -56,8 +56,8 @@ window.harness = {
       const frame = document.createElement("iframe");
       if (sandbox !== null) frame.setAttribute("sandbox", sandbox);
       frame.src = src;
-      frames.push({ frame, ports: [] });
-      const index = frames.length - 1;
+      sandboxFrames.push({ frame, ports: [] });
+      const index = sandboxFrames.length - 1;
       frame.addEventListener("load", () => resolve(index), { once: true });
       document.body.appendChild(frame);
     });
@@ -66,7 +66,7 @@ window.harness = {
   // Post `data` to frame `index` with `nPorts` fresh ports; resolve the "ready" that arrives
   // on the first port within `waitMs`, or null. Each first port is kept for `call`.
   connect(index, data = { type: "voicebox-sandbox-connect" }, nPorts = 1, waitMs = 1500) {
-    const entry = frames[index];
+    const entry = sandboxFrames[index];
     const channels = Array.from({ length: nPorts }, () => new MessageChannel());
     const state = nPorts ? listen(channels[0].port1) : null;
     if (state) entry.ports.push(state);
@@ -77,7 +77,7 @@ window.harness = {
   // Send `request` on frame `index`'s port number `portIndex`; resolve its answer (bytes as
   // base64), or null after `waitMs`.
   async call(index, request, { waitMs = 15000, portIndex = 0 } = {}) {
-    const state = frames[index].ports[portIndex];
+    const state = sandboxFrames[index].ports[portIndex];
     const answer = new Promise((resolve) => state.waiters.set(request.id, resolve));
     const transfer = request.wasm instanceof ArrayBuffer ? [request.wasm] : [];
     state.port.postMessage(request, transfer);
@@ -110,7 +110,7 @@ window.harness = {
     const next = () => new Promise((resolve) => { worker.onmessage = (event) => resolve(event.data); });
     const ready = next();
     worker.postMessage({ type: "port" }, [channel.port1]);
-    frames[index].frame.contentWindow.postMessage(
+    sandboxFrames[index].frame.contentWindow.postMessage(
       { type: "voicebox-sandbox-connect" }, "*", [channel.port2]);
     const hello = await within(ready, 3000);
     const answer = next();
