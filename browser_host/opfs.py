@@ -53,12 +53,11 @@ async def subfolder(handle: Any, name: str, *, create: bool) -> Any:
 
 
 def _io() -> Any:
-    """The worker's ``voicebox_io`` module (``worker/opfs-io.mjs``), or None where it is not
-    registered."""
-    try:
-        import voicebox_io  # type: ignore[import-not-found]
-    except ImportError:
-        return None
+    """The worker's ``voicebox_io`` module (``worker/opfs-io.mjs``), which both workers
+    register before the host starts (``worker/host.mjs``, ``worker/peer.mjs``): every storage
+    step has that one implementation (issue 35)."""
+    import voicebox_io  # type: ignore[import-not-found]  # registered by the worker at run time
+
     return voicebox_io
 
 
@@ -83,17 +82,13 @@ async def _write_atomic(folder: Any, name: str, data: bytes, tmp: str) -> None:
 
     Refuses ``storage-quota-exceeded`` when the bytes do not fit, ``is-a-directory`` when
     ``name`` is a folder, ``storage-failed`` otherwise; in every case the temporary is gone and
-    ``name`` keeps its old bytes. Where ``worker/opfs-io.mjs`` is registered the steps run
-    there in one wait (``writeAtomic``, issue 18), which reports a failure as facts — the
+    ``name`` keeps its old bytes. The steps run in ``worker/opfs-io.mjs`` in one wait
+    (``writeAtomic``, issue 18), which reports a failure as facts — the
     step, the browser's name and message, whether the bytes would fit — and this function
     names it; a write that fails for lack of quota never settles when Python calls
     ``write()`` itself (checked, Pyodide 314 in Chromium 156).
     """
-    io = _io()
-    if io is None:
-        await _write_atomic_steps(folder, name, data, tmp)
-        return
-    failed = await settle(io.writeAtomic(folder, name, to_js(data), tmp))
+    failed = await settle(_io().writeAtomic(folder, name, to_js(data), tmp))
     if failed is None:
         return
     failure = parse_json(str(failed), what="A write failure report")
@@ -108,45 +103,16 @@ async def _write_atomic(folder: Any, name: str, data: bytes, tmp: str) -> None:
     )
 
 
-async def _write_atomic_steps(folder: Any, name: str, data: bytes, tmp: str) -> None:
-    """:func:`_write_atomic` step by step from Python, where ``worker/opfs-io.mjs`` is not
-    registered (the bytes then go through ``write()`` and ``close()`` directly)."""
-    handle = None
-    try:
-        handle = await settle(folder.getFileHandle(tmp, js_options(create=True)))
-        writable = await settle(handle.createWritable())
-        try:
-            await settle(writable.write(to_js(data)))
-            await settle(writable.close())
-        except JS_ERRORS:
-            with contextlib.suppress(*JS_ERRORS):
-                await settle(writable.abort())
-            raise
-        await settle(handle.move(name))
-        handle = None
-    except JS_ERRORS as exc:
-        raise refusal_from_js(
-            exc,
-            f"Writing '{name}' failed",
-            TypeMismatchError=Code.IS_A_DIRECTORY,
-            InvalidModificationError=Code.IS_A_DIRECTORY,
-        ) from None
-    finally:
-        if handle is not None:
-            with contextlib.suppress(*JS_ERRORS):
-                await settle(folder.removeEntry(tmp))
-
-
 @contextlib.asynccontextmanager
 async def _handles_closed(cached: bool) -> AsyncIterator[None]:
     """Around a change under an OPFS project root: every cached sync access handle is closed
     first and none is kept until the change is over (``holdHandles`` in
     ``worker/opfs-io.mjs``: an open handle makes the browser refuse to replace, move or
     delete its file or a folder above it). Nothing to do when ``cached`` is false."""
-    io = _io() if cached else None
-    if io is None:
+    if not cached:
         yield
         return
+    io = _io()
     wait = io.holdHandles()
     try:
         if wait is not None:
@@ -226,35 +192,15 @@ class HandleProjectFiles:
 
     async def read(self, path: ProjectPath) -> bytes:
         """See :meth:`core.ports.ProjectFiles.read` (one wait on ``readFile`` in
-        ``worker/opfs-io.mjs`` where it is registered)."""
-        if _io() is not None:
-            return (await self._read_in_one(path, None)).to_bytes()
-        handle = await self._file(path)
-        try:
-            blob = await settle(handle.getFile())
-            return (await settle(blob.arrayBuffer())).to_bytes()
-        except JS_ERRORS as exc:
-            raise refusal_from_js(exc, f"Reading '{path}' failed") from None
+        ``worker/opfs-io.mjs``)."""
+        return (await self._read_in_one(path, None)).to_bytes()
 
     async def read_ranges(self, path: ProjectPath, spans: Sequence[tuple[int, int]]) -> list[bytes]:
-        """See :meth:`core.ports.ProjectFiles.read_ranges` (``Blob.slice`` of one
-        ``getFile()``; every slice is asked for before the first is awaited, so the reads
-        overlap, and only those bytes cross into Python; one wait on ``readFile`` in
-        ``worker/opfs-io.mjs`` where it is registered)."""
-        if _io() is not None:
-            found = await self._read_in_one(path, to_js([list(span) for span in spans]))
-            return [part.to_bytes() for part in found]
-        handle = await self._file(path)
-        try:
-            blob = await settle(handle.getFile())
-            size = int(blob.size)
-            pending = []
-            for offset, length in spans:
-                start = min(size, max(0, offset))
-                pending.append(blob.slice(start, min(size, start + max(0, length))).arrayBuffer())
-            return [(await settle(part)).to_bytes() for part in pending]
-        except JS_ERRORS as exc:
-            raise refusal_from_js(exc, f"Reading '{path}' failed") from None
+        """See :meth:`core.ports.ProjectFiles.read_ranges` (one wait on ``readFile`` in
+        ``worker/opfs-io.mjs``: the slices of one file, only those bytes crossing into
+        Python)."""
+        found = await self._read_in_one(path, to_js([list(span) for span in spans]))
+        return [part.to_bytes() for part in found]
 
     async def read_chunks(
         self, path: ProjectPath, chunk_size: int = 1 << 20
