@@ -51,9 +51,9 @@ def test_an_exported_project_is_imported_again_with_its_blocks_and_letters_after
     preview.wait_for()
     text = preview.inner_text()
     assert f"{BRAIN} — another project already has this name" in text
-    assert "1 files, 1 folders" in text
+    assert "1 file, 1 folder" in text
     assert "1 block (0 green), 1 letter in 1 mission" in text
-    assert f"remembered.zip, " in text
+    assert "remembered.zip, " in text
     assert "Its memory: a block store of 1 block (0 green) and a mailbox of 1 letter" in text
     # the preview is text: nothing from the archive became markup
     assert preview.locator(".import-creates li").count() == 3

@@ -32,10 +32,12 @@ export async function exportProject(app, p, progress, folder = "") {
   return answer;
 }
 
+const count = (n, one) => `${n} ${one}${n === 1 ? "" : "s"}`;
+
 /** What an export's summary says of the project's memory (issue 33 item 3), as words. */
 export function memoryWords(summary) {
   const m = summary.memory;
-  if (m) return ` With its memory: ${m.blocks} block${m.blocks === 1 ? "" : "s"}, ${m.letters} letter${m.letters === 1 ? "" : "s"}.`;
+  if (m) return ` With its memory: ${count(m.blocks, "block")}, ${count(m.letters, "letter")}.`;
   return summary.memory_left_out ? ` ${summary.memory_left_out}` : "";
 }
 
@@ -98,9 +100,9 @@ function previewBody(p, file) {
     el("dl", {},
       el("dt", {}, "Archive"), el("dd", {}, `${file.name}, ${formatBytes(p.archive_size)}`),
       el("dt", {}, "Project name"), el("dd", {}, p.name_taken ? `${p.name} — another project already has this name` : p.name),
-      el("dt", {}, "Files"), el("dd", {}, `${p.files} files, ${p.folders} folders, ${formatBytes(p.bytes)}`),
+      el("dt", {}, "Files"), el("dd", {}, `${count(p.files, "file")}, ${count(p.folders, "folder")}, ${formatBytes(p.bytes)}`),
       el("dt", {}, "Memory"), el("dd", {}, m
-        ? `${m.blocks} block${m.blocks === 1 ? "" : "s"} (${m.green} green), ${m.letters} letter${m.letters === 1 ? "" : "s"} in ${m.missions} mission${m.missions === 1 ? "" : "s"}`
+        ? `${count(m.blocks, "block")} (${m.green} green), ${count(m.letters, "letter")} in ${count(m.missions, "mission")}`
         : p.memory_problem ? "broken — see below" : "none")),
     p.memory_problem ? el("p", { class: "field-rule", role: "alert" }, p.memory_problem) : null,
     el("p", {}, "The import will create:"),
