@@ -79,7 +79,10 @@ MAX_MEMORY_BYTES = 64 << 20
 """The most bytes of memory an archive carries (and an import accepts): the records are held
 whole in memory on both sides."""
 
-_SEGMENT = re.compile(rf"^{re.escape(META_DIR)}/mailbox/(\d{{8}})\.jsonl$")
+_SEGMENT = re.compile(r"^\.voicebox/mailbox/(\d{8})\.jsonl$")
+"""A mailbox segment's archive name (``.voicebox`` is :data:`core.paths.META_DIR`, checked at
+import below)."""
+assert _SEGMENT.match(f"{META_DIR}/mailbox/00000000.jsonl")
 _SKELETON = str(SKELETON_PATH)
 SECRET_LEFT_OUT = (
     "The project's memory was left out: it holds the value of a secret this host keeps (a "
