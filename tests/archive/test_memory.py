@@ -200,3 +200,37 @@ def test_importing_under_a_name_another_project_has_asks_for_another() -> None:
     assert refusal["code"] == Code.ALREADY_EXISTS and refusal["field"] == "name"
     assert storage(h) == before
     assert h.ok("project.import", body, name="Repo-B1 copy")["project"]["name"] == "Repo-B1 copy"
+
+
+def test_a_receipt_whose_candidate_was_edited_breaks_the_memory() -> None:
+    from core.missions.blocks import SKELETON_PATH, store_bytes
+    from core.missions.letters import candidate_id
+    from tests.missions.kit import candidate
+
+    block = "sb_000000000001"
+    proved = candidate(block)
+    store = {
+        "schema": "voicebox-skeleton-v1",
+        "skeleton_id": "sk_x",
+        "store_version": 2,
+        "blocks": [{"id": block, "name": "Core", "color": "green"}],
+        "receipts": [
+            {
+                "store_version": 2,
+                "block_id": block,
+                "candidate": proved,
+                "candidate_id": candidate_id(proved),
+                "imported_at": "2026-01-01T00:00:00Z",
+            }
+        ],
+    }
+    from core.missions.blocks import SkeletonStore
+
+    whole = store_bytes(SkeletonStore.model_validate(store))
+    assert verify_memory([MemoryRecord(SKELETON_PATH, whole)]).green == 1
+    store["receipts"][0]["candidate"] = {**proved, "type": "lint"}
+    edited = store_bytes(SkeletonStore.model_validate(store))
+    with pytest.raises(Refused) as caught:
+        verify_memory([MemoryRecord(SKELETON_PATH, edited)])
+    assert caught.value.code == Code.ARCHIVE_MEMORY_BROKEN
+    assert "receipt of store version 2 does not match its candidate" in caught.value.message
