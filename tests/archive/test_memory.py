@@ -15,6 +15,8 @@ import zipfile
 import pytest
 
 from core.archive.memory import MemoryRecord, verify_memory
+from core.missions.blocks import SKELETON_PATH, SkeletonStore, store_bytes
+from core.missions.letters import candidate_id
 from core.missions.mailbox import segment_path
 from core.refusals import Code, Refused
 from tests.archive.kit import (
@@ -25,6 +27,7 @@ from tests.archive.kit import (
     storage,
     tamper_letter,
 )
+from tests.missions.kit import candidate
 from tests.support import HostHarness
 
 SEGMENT = ".voicebox/mailbox/00000000.jsonl"
@@ -203,10 +206,6 @@ def test_importing_under_a_name_another_project_has_asks_for_another() -> None:
 
 
 def test_a_receipt_whose_candidate_was_edited_breaks_the_memory() -> None:
-    from core.missions.blocks import SKELETON_PATH, store_bytes
-    from core.missions.letters import candidate_id
-    from tests.missions.kit import candidate
-
     block = "sb_000000000001"
     proved = candidate(block)
     store = {
@@ -224,8 +223,6 @@ def test_a_receipt_whose_candidate_was_edited_breaks_the_memory() -> None:
             }
         ],
     }
-    from core.missions.blocks import SkeletonStore
-
     whole = store_bytes(SkeletonStore.model_validate(store))
     assert verify_memory([MemoryRecord(SKELETON_PATH, whole)]).green == 1
     store["receipts"][0]["candidate"] = {**proved, "type": "lint"}
