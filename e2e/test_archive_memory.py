@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from e2e.hostpage import HostPage
-from e2e.tray_kit import card, expand_tray, go, letter, new_project
+from e2e.tray_kit import axe_serious, card, expand_tray, go, letter, new_project, shot
 
 MISSION = "msn_00000000a3c7"
 BRAIN = "Remembered B1"
@@ -58,6 +58,8 @@ def test_an_exported_project_is_imported_again_with_its_blocks_and_letters_after
     # the preview is text: nothing from the archive became markup
     assert preview.locator(".import-creates li").count() == 3
     assert _names(host) == [BRAIN]  # nothing was created by looking
+    shot(page, "import-preview")
+    assert axe_serious(page, "the import preview") == []
 
     # a name clash asks: the taken name is refused in the dialog, which keeps what was typed
     preview.locator("button.dialog-confirm", has_text="Choose another name…").click()

@@ -28,7 +28,7 @@ export async function exportProject(app, p, progress, folder = "") {
   if (skipped) progress.append(leftOutList(skipped, leftOut));
   downloadBlob(blob, answer.result.filename || `${p.name}.zip`);
   const left = skipped ? ` ${skipped} name${skipped === 1 ? " was" : "s were"} left out (listed under the progress bar).` : "";
-  showNotice(`Exported ${what}: ${answer.result.files} files, ${formatBytes(blob.size)}, manifest sha256 ${answer.result.manifest_sha256}.${left}${memoryWords(answer.result)}`);
+  showNotice(`Exported ${what}: ${count(answer.result.files, "file")}, ${formatBytes(blob.size)}, manifest sha256 ${answer.result.manifest_sha256}.${left}${memoryWords(answer.result)}`);
   return answer;
 }
 
