@@ -80,6 +80,7 @@ __all__ = [
     "download_filename",
     "export_archive",
     "filled",
+    "memory_summary",
 ]
 
 BATCH_FILES = 2048
@@ -491,12 +492,15 @@ class ArchiveExport:
                 LeftOut(path=_shown_path(path), why=why[:400])
                 for path, why in left_out[:MAX_LEFT_OUT]
             ],
-            memory=_memory_summary(self.manifest.memory),
+            memory=memory_summary(self.manifest.memory),
             memory_left_out=None if self._memory is None else self._memory.left_out,
         )
 
 
-def _memory_summary(memory: ArchiveMemory | None) -> MemorySummary | None:
+def memory_summary(memory: ArchiveMemory | None) -> MemorySummary | None:
+    """The :class:`MemorySummary` of a manifest's ``memory`` (``None`` for none): the counts it
+    states — checked against the records by the export and by the import — and the records'
+    number and bytes (issue 33 item 3)."""
     if memory is None:
         return None
     return MemorySummary(

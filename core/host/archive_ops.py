@@ -35,8 +35,14 @@ import logging
 from pydantic import Field
 
 from core.archive.apply import apply_import
-from core.archive.export import ArchiveSummary, ExportSource, MemorySummary, export_archive
-from core.archive.memory import MemoryCounts, collect_memory
+from core.archive.export import (
+    ArchiveSummary,
+    ExportSource,
+    MemorySummary,
+    export_archive,
+    memory_summary,
+)
+from core.archive.memory import collect_memory
 from core.archive.plan import ImportBounds, ImportPlan, plan_import
 from core.custody.environment import load_environments
 from core.host.context import HostContext
@@ -136,17 +142,12 @@ class ImportAnswer(Contract):
     memory_left_out: str | None = None
 
 
-def _memory_summary(plan: ImportPlan, counts: MemoryCounts | None) -> MemorySummary | None:
-    if counts is None:
+def _verified_memory(plan: ImportPlan) -> MemorySummary | None:
+    """The plan's memory as the manifest states it, when every chain verified (the manifest's
+    counts were checked against the records, rule 8)."""
+    if plan.memory_counts is None or plan.manifest is None:
         return None
-    return MemorySummary(
-        blocks=counts.blocks,
-        green=counts.green,
-        letters=counts.letters,
-        missions=counts.missions,
-        records=len(plan.memory),
-        bytes=sum(len(r.data) for r in plan.memory),
-    )
+    return memory_summary(plan.manifest.memory)
 
 
 def _plural(n: int, one: str) -> str:
@@ -288,7 +289,7 @@ async def project_import(call: Call[ImportArgs]) -> Outcome:
         archive_sha256=plan.archive_sha256,
         manifest=plan.manifest is not None,
         source_env_key=source_env,
-        memory=_memory_summary(plan, plan.memory_counts) if memory else None,
+        memory=_verified_memory(plan) if memory else None,
         memory_left_out=_memory_left_out(plan) if call.args.files_only else None,
     )
     return Outcome(
@@ -335,7 +336,7 @@ async def project_import_preview(call: Call[PreviewArgs]) -> Outcome:
         archive_sha256=plan.archive_sha256,
         manifest=plan.manifest is not None,
         source_env_key=plan.manifest.source_env_key if plan.manifest else None,
-        memory=_memory_summary(plan, plan.memory_counts),
+        memory=_verified_memory(plan),
         memory_problem=None if plan.memory_problem is None else plan.memory_problem.message,
         creates=_creates(plan, name),
     )
