@@ -72,6 +72,7 @@ __all__ = [
     "MemoryRecord",
     "collect_memory",
     "memory_path",
+    "read_memory",
     "verify_memory",
 ]
 

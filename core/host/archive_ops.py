@@ -195,7 +195,9 @@ async def local_env_key(ctx: HostContext) -> str | None:
 async def project_export(call: Call[ExportArgs]) -> Outcome:
     """Refuses ``project-not-found``, ``permission-required`` (picked folder), path codes and
     ``not-a-directory``/``file-not-found`` for ``folder``; a storage refusal while streaming
-    (a file vanished) refuses the whole answer."""
+    (a file vanished) refuses the whole answer. A whole project's archive carries its memory
+    (:func:`~core.archive.memory.collect_memory`, checked against this host's held secrets),
+    or the summary's ``memory_left_out`` says why not (issue 33 item 3)."""
     opened = await call.ctx.catalog.open(call.args.project)
     folder = parse_path(call.args.folder) if call.args.folder else None
     if folder is not None:
@@ -254,7 +256,9 @@ async def project_export(call: Call[ExportArgs]) -> Outcome:
 
 async def project_import(call: Call[ImportArgs]) -> Outcome:
     """Refuses the archive codes (``archive-invalid``, ``archive-entry-*``,
-    ``archive-ratio-exceeded``, ``archive-too-large``) with nothing created, ``name-invalid``,
+    ``archive-ratio-exceeded``, ``archive-too-large``; ``archive-memory-broken`` unless
+    ``files_only``) with nothing created, ``name-invalid``, ``already-exists`` (field
+    ``name``: a name given that another project has; issue 33 item 3),
     ``storage-quota-exceeded``/``storage-failed`` (the new project is removed again)."""
     plan = _plan(call)
     if plan.memory_problem is not None and not call.args.files_only:
