@@ -123,6 +123,7 @@ class Code(StrEnum):
     ARCHIVE_ENTRY_SIZE_MISMATCH = "archive-entry-size-mismatch"
     ARCHIVE_RATIO_EXCEEDED = "archive-ratio-exceeded"
     ARCHIVE_TOO_LARGE = "archive-too-large"
+    ARCHIVE_MEMORY_BROKEN = "archive-memory-broken"
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +257,9 @@ REFUSALS: dict[Code, RefusalInfo] = {
     ),
     Code.ARCHIVE_RATIO_EXCEEDED: _I(422, "The archive expands more than the allowed ratio."),
     Code.ARCHIVE_TOO_LARGE: _I(413, "The archive expands past the allowed total size."),
+    Code.ARCHIVE_MEMORY_BROKEN: _I(
+        422, "The project memory in the archive (blocks or letters) does not verify."
+    ),
 }
 
 

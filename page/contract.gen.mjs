@@ -630,6 +630,11 @@ export const REFUSALS = Object.freeze({
     "ws": null,
     "meaning": "The archive expands past the allowed total size.",
   }),
+  "archive-memory-broken": Object.freeze({
+    "status": 422,
+    "ws": null,
+    "meaning": "The project memory in the archive (blocks or letters) does not verify.",
+  }),
 });
 
 export const PHASE_ACTIONS = Object.freeze({

@@ -19,11 +19,13 @@ them —
   bytes depend on no runtime's compressor.
 
 What is exported: every file and every empty folder of the project except its metadata folder
-``.voicebox/`` (the host's own write temporaries never reach a listing). ``.voicebox/`` is
-*not* exported: its manifest
-is regenerated on import (a new id), and its skeleton and mailbox hold host-witnessed facts —
-block colours that only a person's receipt import may set, ratifications, the mission chain —
-that a file arriving from elsewhere must not be able to assert. Names that fail the path rule
+``.voicebox/`` (the host's own write temporaries never reach a listing), then — for a whole
+project — its memory, when it has one (issue 33 item 3): the block store and the mailbox's
+segments, under their own ``.voicebox/`` names, after the files and before the manifest,
+verified and checked for held secrets first (:mod:`core.archive.memory`, which also says what
+of ``.voicebox/`` stays behind and why; memory that cannot travel is left out and said in the
+summary's ``memory_left_out``). The manifest is then schema v2 and lists the records in its
+``memory``. Names that fail the path rule
 (possible only in a folder edited outside the host, e.g. macOS's ``Icon\\r``, ``CON.txt`` or a
 person's ``.vbx-tmp-my-draft.md``) cannot be carried: an archive holding one would be refused
 by every import (:mod:`core.archive.plan` applies the same rule), and they are never exported
@@ -44,7 +46,15 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from core.archive.manifest import CHUNK_BYTES, MANIFEST_NAME, ArchiveManifest, ManifestFile
+from core.archive.manifest import (
+    ARCHIVE_SCHEMA_WITH_MEMORY,
+    CHUNK_BYTES,
+    MANIFEST_NAME,
+    ArchiveManifest,
+    ArchiveMemory,
+    ManifestFile,
+)
+from core.archive.memory import CollectedMemory
 from core.archive.zipformat import (
     CentralEntry,
     central_directory,
@@ -66,9 +76,11 @@ __all__ = [
     "ChunkRelay",
     "ExportSource",
     "LeftOut",
+    "MemorySummary",
     "download_filename",
     "export_archive",
     "filled",
+    "memory_summary",
 ]
 
 BATCH_FILES = 2048
@@ -115,12 +127,29 @@ def _shown_path(text: str) -> str:
     return shown if len(shown) <= _SHOWN_CHARS else shown[: _SHOWN_CHARS - 1] + "…"
 
 
+class MemorySummary(Contract):
+    """The project memory an archive carries (issue 33 item 3): ``blocks`` (``green`` of
+    them), mailbox ``letters`` and ``missions``, ``records`` (files under ``.voicebox/``) and
+    their ``bytes``."""
+
+    blocks: int = Field(ge=0)
+    green: int = Field(ge=0)
+    letters: int = Field(ge=0)
+    missions: int = Field(ge=0)
+    records: int = Field(ge=0)
+    bytes: int = Field(ge=0)
+
+
 class ArchiveSummary(Contract):
     """A finished export: project ``name``, a suggested download ``filename``, the archive's
     ``size`` in bytes and ``manifest_sha256`` (hex), how many ``files`` (and their ``bytes``),
     empty ``folders``, how many names were ``skipped`` because they fail the path rule, and
     ``left_out``: those names and why, the first :data:`MAX_LEFT_OUT` in entry order (module
     docstring; issue 29 item 14).
+
+    ``memory`` is the project memory the archive carries (``None``: none, or left out);
+    ``memory_left_out`` the sentence saying why the project's memory stayed behind, when it
+    did (a held secret, a broken chain, too large; issue 33 item 3).
 
     ``manifest_sha256`` is the sha256 of the manifest entry's bytes
     (``.voicebox/archive-manifest.json``). It identifies the whole archive: the manifest lists
@@ -138,6 +167,8 @@ class ArchiveSummary(Contract):
     folders: int = Field(ge=0)
     skipped: int = Field(ge=0)
     left_out: list[LeftOut] = Field(default_factory=list, max_length=MAX_LEFT_OUT)
+    memory: MemorySummary | None = None
+    memory_left_out: str | None = Field(default=None, max_length=1000)
 
 
 def filled(item: RelayItem, crc32: int, size: int) -> bytes:
@@ -299,6 +330,7 @@ class ArchiveExport:
         chunk_size: int = CHUNK_BYTES,
         relay: FileRelay | None = None,
         folder: ProjectPath | None = None,
+        memory: CollectedMemory | None = None,
     ) -> None:
         if chunk_size <= 0:
             raise ValueError("chunk_size must be positive")
@@ -318,6 +350,9 @@ class ArchiveExport:
         )
         self._chunk_size = chunk_size
         self._relay: FileRelay = relay if relay is not None else ChunkRelay(chunk_size)
+        if memory is not None and memory.records and folder is not None:
+            raise ValueError("a folder's archive carries no project memory")
+        self._memory = memory
         self._started = False
         self.manifest: ArchiveManifest | None = None
 
@@ -398,10 +433,39 @@ class ArchiveExport:
             "folders": folders,
             "total_bytes": sum(f.size for f in listed),
         }
+        carried = self._memory if self._memory is not None and self._memory.records else None
+        if carried is not None and carried.counts is not None:
+            # the memory's records: small, made here like the manifest, after every file
+            records: list[ManifestFile] = []
+            for record in carried.records:
+                name = str(record.path)
+                header, zip64 = local_header(name, folder=False, size_hint=len(record.data))
+                crc = zlib.crc32(record.data)
+                descriptor = data_descriptor(crc, len(record.data), zip64=zip64)
+                directory.append(CentralEntry(name, False, len(record.data), crc, offset, zip64))
+                offset += len(header) + len(record.data) + len(descriptor)
+                for part in (header, record.data, descriptor):
+                    await put(part)
+                records.append(
+                    ManifestFile(
+                        path=name,
+                        size=len(record.data),
+                        sha256=hashlib.sha256(record.data).hexdigest(),
+                    )
+                )
+            counts = carried.counts
+            update["schema_"] = ARCHIVE_SCHEMA_WITH_MEMORY
+            update["memory"] = ArchiveMemory(
+                files=records,
+                blocks=counts.blocks,
+                green=counts.green,
+                letters=counts.letters,
+                missions=counts.missions,
+            )
         if self._source.exported_at_ms is None:
             newest = max([self._source.changed_at_ms, *(f.modified_ms for f in found)])
             update["exported_at"] = instant_iso(newest)
-        self.manifest = self._head.model_copy(update=update)
+        self.manifest = self._head.model_copy(update=update)  # validated parts, as before
         data = self.manifest.to_bytes()
         header, zip64 = local_header(MANIFEST_NAME, folder=False, size_hint=len(data))
         crc = zlib.crc32(data)
@@ -428,7 +492,25 @@ class ArchiveExport:
                 LeftOut(path=_shown_path(path), why=why[:400])
                 for path, why in left_out[:MAX_LEFT_OUT]
             ],
+            memory=memory_summary(self.manifest.memory),
+            memory_left_out=None if self._memory is None else self._memory.left_out,
         )
+
+
+def memory_summary(memory: ArchiveMemory | None) -> MemorySummary | None:
+    """The :class:`MemorySummary` of a manifest's ``memory`` (``None`` for none): the counts it
+    states — checked against the records by the export and by the import — and the records'
+    number and bytes (issue 33 item 3)."""
+    if memory is None:
+        return None
+    return MemorySummary(
+        blocks=memory.blocks,
+        green=memory.green,
+        letters=memory.letters,
+        missions=memory.missions,
+        records=len(memory.files),
+        bytes=sum(f.size for f in memory.files),
+    )
 
 
 def export_archive(
@@ -438,6 +520,7 @@ def export_archive(
     chunk_size: int = CHUNK_BYTES,
     relay: FileRelay | None = None,
     folder: ProjectPath | None = None,
+    memory: CollectedMemory | None = None,
 ) -> ArchiveExport:
     """Start a deterministic streaming export of ``files`` (SPEC §10; module docstring).
 
@@ -445,9 +528,13 @@ def export_archive(
     the summary. Nothing is read until then. ``chunk_size`` (bytes) is the size up to which
     the export's own bytes are gathered, and :class:`ChunkRelay`'s read size; ``relay`` moves
     the files' bytes (default: :class:`ChunkRelay`). ``folder`` limits the archive to one
-    folder of the project (its entries keep their project paths, ``src/…``). Independent of
+    folder of the project (its entries keep their project paths, ``src/…``); ``memory`` is the
+    project memory to carry (:func:`core.archive.memory.collect_memory`; a whole project
+    only, else ``ValueError``; issue 33 item 3). Independent of
     the host protocol: a host operation and an environment server's operation call it alike.
     An invalid ``source`` (name, envKey, project id, negative time) raises ``ValueError``
     here, before anything is streamed.
     """
-    return ArchiveExport(files, source, chunk_size=chunk_size, relay=relay, folder=folder)
+    return ArchiveExport(
+        files, source, chunk_size=chunk_size, relay=relay, folder=folder, memory=memory
+    )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, model_validator
 
 from core.custody.environment import ENV_KEY_PATTERN
 from core.model import Contract
@@ -25,15 +25,20 @@ from core.refusals import Refused
 
 __all__ = [
     "ARCHIVE_SCHEMA",
+    "ARCHIVE_SCHEMA_WITH_MEMORY",
     "CHUNK_BYTES",
     "FIXED_DATE_TIME",
     "MANIFEST_NAME",
     "MAX_MANIFEST_BYTES",
     "ArchiveManifest",
+    "ArchiveMemory",
     "ManifestFile",
 ]
 
 ARCHIVE_SCHEMA = "voicebox-archive-v1"
+ARCHIVE_SCHEMA_WITH_MEMORY = "voicebox-archive-v2"
+"""The schema of an archive that carries the project's memory (issue 33 item 3): v1 plus the
+manifest's ``memory``. An archive without memory stays v1, byte for byte as before."""
 MANIFEST_NAME = f"{META_DIR}/archive-manifest.json"
 FIXED_DATE_TIME = (1980, 1, 1, 0, 0, 0)
 CHUNK_BYTES = 1 << 20
@@ -56,16 +61,33 @@ class ManifestFile(Contract):
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
+class ArchiveMemory(Contract):
+    """The project's memory an archive carries (issue 33 item 3; :mod:`core.archive.memory`):
+    its ``files`` (paths under ``.voicebox/``: the block store and the mailbox's segments, in
+    entry order, each with size and sha256) and what they hold: ``blocks`` in the store,
+    ``green`` of them, mailbox ``letters`` (mission letters and notes) and ``missions``."""
+
+    files: list[ManifestFile] = Field(min_length=1)
+    blocks: int = Field(ge=0)
+    green: int = Field(ge=0)
+    letters: int = Field(ge=0)
+    missions: int = Field(ge=0)
+
+
 class ArchiveManifest(Contract):
     """``.voicebox/archive-manifest.json``, the archive's last entry (SPEC §10).
 
     ``name`` is the project's display name; ``source_project`` its id where it was exported;
     ``source_env_key`` the envKey of the environment that exported it (``null`` if it had none
     yet); ``exported_at`` an ISO-8601 UTC instant with milliseconds; ``files`` every file in
-    entry order; ``folders`` every empty folder; ``total_bytes`` the sum of file sizes.
+    entry order; ``folders`` every empty folder; ``total_bytes`` the sum of file sizes;
+    ``memory`` the project's memory when the archive carries it (then the schema is
+    :data:`ARCHIVE_SCHEMA_WITH_MEMORY`; absent from the bytes otherwise; issue 33 item 3).
     """
 
-    schema_: Literal["voicebox-archive-v1"] = Field(default=ARCHIVE_SCHEMA, alias="schema")
+    schema_: Literal["voicebox-archive-v1", "voicebox-archive-v2"] = Field(
+        default=ARCHIVE_SCHEMA, alias="schema"
+    )
     name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_display_name)]
     source_project: str | None = Field(default=None, pattern=PROJECT_ID_PATTERN)
     source_env_key: str | None = Field(default=None, pattern=ENV_KEY_PATTERN)
@@ -73,10 +95,20 @@ class ArchiveManifest(Contract):
     files: list[ManifestFile]
     folders: list[str] = Field(default_factory=list)
     total_bytes: int = Field(ge=0)
+    memory: ArchiveMemory | None = None
 
     model_config = Contract.model_config | {"populate_by_name": True}
+
+    @model_validator(mode="after")
+    def _schema_says_memory(self) -> ArchiveManifest:
+        """v2 exactly when the archive carries memory."""
+        if (self.memory is not None) != (self.schema_ == ARCHIVE_SCHEMA_WITH_MEMORY):
+            raise ValueError("the schema must be v2 exactly when the manifest lists memory")
+        return self
 
     def to_bytes(self) -> bytes:
         """The manifest entry's bytes: indented JSON, keys sorted, UTF-8, one final newline."""
         data = self.model_dump(mode="json", by_alias=True)
+        if data["memory"] is None:
+            del data["memory"]  # an archive without memory keeps v1's exact bytes
         return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()

@@ -33,7 +33,14 @@ Entry rules, in the order they are checked (codes from :class:`~core.refusals.Co
    size, so a bomb whose headers lie costs at most one chunk
    (``archive-entry-size-mismatch``); CRC-32 (``archive-invalid``);
 7. the manifest, when present, must parse and list exactly the archive's files and empty
-   folders with their sizes (``archive-entry-size-mismatch``) and sha256 (``archive-invalid``).
+   folders with their sizes (``archive-entry-size-mismatch``) and sha256 (``archive-invalid``);
+8. project memory (issue 33 item 3): the only names under ``.voicebox/`` taken besides the
+   manifest are the records :func:`core.archive.memory.memory_path` names (the block store, the
+   mailbox's segments; any other still refuses by rule 2), at most
+   :data:`~core.archive.memory.MAX_MEMORY_BYTES` in all (``archive-too-large``), each listed in
+   the manifest's ``memory`` with its size and sha256 (``archive-invalid``). Their chains are
+   then verified (:func:`core.archive.memory.verify_memory`); a broken one does not refuse the
+   plan but is kept as :attr:`ImportPlan.memory_problem` (``archive-memory-broken``).
 
 Because no entry may produce more than it declares, the declared bounds of step 5 bound all
 the work step 6 does. Refusals name the entry (``details.entry``, a quoted, shortened form).
@@ -53,7 +60,19 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from core.archive.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES, ArchiveManifest
+from core.archive.manifest import (
+    MANIFEST_NAME,
+    MAX_MANIFEST_BYTES,
+    ArchiveManifest,
+    ArchiveMemory,
+)
+from core.archive.memory import (
+    MAX_MEMORY_BYTES,
+    MemoryCounts,
+    MemoryRecord,
+    memory_path,
+    verify_memory,
+)
 from core.paths import ProjectPath, fold, parse_path
 from core.refusals import Code, Refused
 
@@ -98,6 +117,10 @@ class ImportPlan:
 
     ``entries`` are in path order; ``manifest`` is the archive's manifest if it had one;
     ``total_bytes`` sums the files; ``archive_size``/``archive_sha256`` describe the archive.
+    ``memory`` holds the project-memory records the archive carries (issue 33 item 3), listed
+    by the manifest (rule 8); ``memory_counts`` what they hold when every chain verified, else
+    ``memory_problem`` is the ``archive-memory-broken`` refusal naming what is broken — kept,
+    not raised, so that a person may still take the files only (``project.import``).
     """
 
     entries: tuple[PlannedEntry, ...]
@@ -105,8 +128,11 @@ class ImportPlan:
     total_bytes: int
     archive_size: int
     archive_sha256: str
-    _zip: zipfile.ZipFile = field(repr=False)
-    _infos: dict[str, zipfile.ZipInfo] = field(repr=False)
+    memory: tuple[MemoryRecord, ...] = ()
+    memory_counts: MemoryCounts | None = None
+    memory_problem: Refused | None = None
+    _zip: zipfile.ZipFile = field(repr=False, kw_only=True)
+    _infos: dict[str, zipfile.ZipInfo] = field(repr=False, kw_only=True)
 
     @property
     def files(self) -> int:
@@ -331,6 +357,34 @@ def _check_manifest(manifest: ArchiveManifest, entries: list[PlannedEntry]) -> N
         raise Refused(Code.ARCHIVE_INVALID, "The manifest's folders are not the archive's.")
 
 
+def _check_memory_listed(
+    manifest: ArchiveManifest | None, memory: list[tuple[MemoryRecord, str]]
+) -> None:
+    """Rule 8: the archive's memory records are exactly the manifest's ``memory.files``
+    (size and sha256) — memory without a manifest that lists it is never taken."""
+    listed = [] if manifest is None or manifest.memory is None else manifest.memory.files
+    listed_by = {f.path: f for f in listed}
+    found = {str(record.path): (record, sha) for record, sha in memory}
+    for name in sorted(found.keys() ^ listed_by.keys()):
+        where = "is not in the manifest" if name in found else "is in the manifest but missing"
+        raise _refuse(Code.ARCHIVE_INVALID, name, where)
+    for name, (record, sha) in found.items():
+        item = listed_by[name]
+        if item.size != len(record.data) or item.sha256 != sha:
+            raise _refuse(Code.ARCHIVE_INVALID, name, "has another size or sha256 in the manifest")
+
+
+def _check_counts(listed: ArchiveMemory, counts: MemoryCounts) -> None:
+    """The manifest's counts of the memory are what the records hold."""
+    said = (listed.blocks, listed.green, listed.letters, listed.missions)
+    if said != (counts.blocks, counts.green, counts.letters, counts.missions):
+        raise Refused(
+            Code.ARCHIVE_MEMORY_BROKEN,
+            "The project memory in the archive is broken: the manifest's counts of blocks "
+            "and letters are not what its records hold.",
+        )
+
+
 def plan_import(
     data: bytes,
     *,
@@ -383,10 +437,14 @@ def plan_import(
     tree = _Tree(case_insensitive_target)
     seen: set[str] = set()
     planned: list[tuple[str, ProjectPath | None, bool, zipfile.ZipInfo]] = []
+    remembered: dict[str, ProjectPath] = {}  # entry name -> memory record path
     for info in infos:
         raw = info.orig_filename
         is_manifest = raw == MANIFEST_NAME
-        path, folder = (None, False) if is_manifest else _classify_name(raw)
+        record = None if is_manifest else memory_path(raw)
+        if record is not None:
+            remembered[raw] = record
+        path, folder = (None, False) if is_manifest or record else _classify_name(raw)
         _check_kind(info, folder)
         if raw in seen:
             raise _refuse(Code.ARCHIVE_ENTRY_DUPLICATE, raw, "appears twice")
@@ -396,11 +454,20 @@ def plan_import(
         planned.append((raw, path, folder, info))
 
     declared = 0
+    memory_declared = 0
     for raw, path, _folder, info in planned:
-        limit = MAX_MANIFEST_BYTES if path is None else b.max_entry_bytes
+        limit = b.max_entry_bytes
+        if path is None:
+            limit = MAX_MEMORY_BYTES if raw in remembered else MAX_MANIFEST_BYTES
         if info.file_size > limit:
             raise _refuse(Code.ARCHIVE_TOO_LARGE, raw, f"declares more than {limit} bytes")
         declared += info.file_size
+        memory_declared += info.file_size if raw in remembered else 0
+    if memory_declared > MAX_MEMORY_BYTES:
+        raise Refused(
+            Code.ARCHIVE_TOO_LARGE,
+            f"The archive's project memory expands past {MAX_MEMORY_BYTES} bytes.",
+        )
     if declared > b.max_total:
         raise Refused(
             Code.ARCHIVE_TOO_LARGE,
@@ -417,10 +484,14 @@ def plan_import(
 
     entries: list[PlannedEntry] = []
     manifest_bytes: bytes | None = None
+    memory: list[tuple[MemoryRecord, str]] = []
     by_path: dict[str, zipfile.ZipInfo] = {}
-    for _raw, path, folder, info in planned:
+    for raw, path, folder, info in planned:
         size, sha, kept = read_entry(archive, info, keep=path is None)
-        if path is None:
+        if path is None and raw in remembered:
+            assert kept is not None
+            memory.append((MemoryRecord(remembered[raw], kept), sha))
+        elif path is None:
             manifest_bytes = kept
         elif folder:
             entries.append(PlannedEntry(path, "dir", 0, None))
@@ -436,6 +507,16 @@ def plan_import(
                 Code.ARCHIVE_INVALID, f"The archive's manifest ({MANIFEST_NAME}) is not valid."
             ) from None
         _check_manifest(manifest, entries)
+    _check_memory_listed(manifest, memory)
+    counts: MemoryCounts | None = None
+    problem: Refused | None = None
+    if memory:
+        try:
+            counts = verify_memory([record for record, _ in memory])
+            assert manifest is not None and manifest.memory is not None
+            _check_counts(manifest.memory, counts)
+        except Refused as broken:
+            counts, problem = None, broken
     entries.sort(key=lambda e: e.path.parts)
     return ImportPlan(
         entries=tuple(entries),
@@ -443,6 +524,9 @@ def plan_import(
         total_bytes=sum(e.size for e in entries),
         archive_size=len(data),
         archive_sha256=hashlib.sha256(data).hexdigest(),
+        memory=tuple(record for record, _ in memory),
+        memory_counts=counts,
+        memory_problem=problem,
         _zip=archive,
         _infos=by_path,
     )

@@ -276,6 +276,16 @@ OPERATIONS = Operations(
             writes=True,
             body_in="required",
         ),
+        Operation(
+            "project.import_preview",
+            archive_ops.PreviewArgs,
+            archive_ops.ImportPreview,
+            archive_ops.project_import_preview,
+            "Say what importing a .zip (the body) would create; every entry is checked, "
+            "nothing is written.",
+            read_only=True,
+            body_in="required",
+        ),
         # ---- files (SPEC §3, §11)
         Operation(
             "file.list",

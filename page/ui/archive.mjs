@@ -4,6 +4,7 @@
 
 import { downloadBlob, el, formatBytes, replace } from "../dom.mjs";
 import { acted, guarded, showNotice } from "./alerts.mjs";
+import { confirmDialog, promptDialog } from "./dialog.mjs";
 
 /** Export project `p` ({id, name}) — or only its `folder` — into a download, with progress
  * in `progress` (a box). */
@@ -27,8 +28,17 @@ export async function exportProject(app, p, progress, folder = "") {
   if (skipped) progress.append(leftOutList(skipped, leftOut));
   downloadBlob(blob, answer.result.filename || `${p.name}.zip`);
   const left = skipped ? ` ${skipped} name${skipped === 1 ? " was" : "s were"} left out (listed under the progress bar).` : "";
-  showNotice(`Exported ${what}: ${answer.result.files} files, ${formatBytes(blob.size)}, manifest sha256 ${answer.result.manifest_sha256}.${left}`);
+  showNotice(`Exported ${what}: ${count(answer.result.files, "file")}, ${formatBytes(blob.size)}, manifest sha256 ${answer.result.manifest_sha256}.${left}${memoryWords(answer.result)}`);
   return answer;
+}
+
+const count = (n, one) => `${n} ${one}${n === 1 ? "" : "s"}`;
+
+/** What an export's summary says of the project's memory (issue 33 item 3), as words. */
+export function memoryWords(summary) {
+  const m = summary.memory;
+  if (m) return ` With its memory: ${count(m.blocks, "block")}, ${count(m.letters, "letter")}.`;
+  return summary.memory_left_out ? ` ${summary.memory_left_out}` : "";
 }
 
 /** What an export left out and why (issue 29 item 14): the host's list, shown as it is. */
@@ -38,4 +48,63 @@ function leftOutList(skipped, leftOut) {
     el("p", {}, `Left out of the archive: ${skipped} name${skipped === 1 ? "" : "s"} the path rule does not allow.`),
     el("ul", {}, leftOut.map((x) => el("li", {}, el("code", {}, x.path), ` — ${x.why}`))),
     more > 0 ? el("p", { class: "muted small" }, `and ${more} more`) : null);
+}
+
+/** Import the .zip `file` as a new project (issue 33 item 3): the host checks it and says what
+ * it would create (project.import_preview); the person sees that and confirms — the files
+ * only when the archive's memory is broken, and under another name when a project already has
+ * the archive's. Every rule is the host's; this only shows its words. Resolves the import's
+ * answer, or null (refused or cancelled). */
+export async function importArchive(app, file, progress) {
+  const busy = (label) => {
+    progress.hidden = false;
+    replace(progress, el("span", {}, label), el("progress", { "aria-label": label }));
+  };
+  busy(`Checking ${file.name} (${formatBytes(file.size)})`);
+  const previewed = await acted(`Checking ${file.name}`, async () => app.host.call("project.import_preview", {},
+    { body: await file.arrayBuffer() }));
+  progress.hidden = true;
+  if (!previewed) return null;
+  const p = previewed.result;
+  const problem = p.memory_problem ?? null;
+  const sure = await confirmDialog({ id: "import-preview", title: `Import “${p.name}”?`,
+    body: previewBody(p, file), confirmLabel: p.name_taken ? "Choose another name…" : problem ? "Import the files only" : "Import" });
+  if (!sure) { showNotice(`Import of ${file.name} cancelled; nothing was created.`); return null; }
+  const send = async (name) => {
+    busy(`Importing ${file.name} as “${name}”`);
+    try {
+      return await app.host.call("project.import", { name, ...(problem ? { files_only: true } : {}) }, { body: await file.arrayBuffer() });
+    } finally { progress.hidden = true; }
+  };
+  let imported;
+  if (p.name_taken) {
+    imported = await promptDialog({ title: `A project is already called “${p.name}”`, label: "Name for the imported project",
+      value: p.suggested_name, confirmLabel: problem ? "Import the files only" : "Import",
+      act: async (typed) => {
+        try { return { done: await send(typed) }; } catch (err) { return { problem: err?.message ?? String(err) }; }
+      } });
+    if (!imported) { showNotice(`Import of ${file.name} cancelled; nothing was created.`); return null; }
+  } else {
+    imported = await acted(`Importing ${file.name}`, () => send(p.name));
+    if (!imported) return null;
+  }
+  const r = imported.result;
+  showNotice(`Imported ${r.files} files (${formatBytes(r.bytes)}) into “${r.project.name}”.${memoryWords(r)}`);
+  return imported;
+}
+
+/** The preview's facts as text nodes: what the archive holds and what the import creates. */
+function previewBody(p, file) {
+  const m = p.memory;
+  return el("div", { class: "import-preview" },
+    el("dl", {},
+      el("dt", {}, "Archive"), el("dd", {}, `${file.name}, ${formatBytes(p.archive_size)}`),
+      el("dt", {}, "Project name"), el("dd", {}, p.name_taken ? `${p.name} — another project already has this name` : p.name),
+      el("dt", {}, "Files"), el("dd", {}, `${count(p.files, "file")}, ${count(p.folders, "folder")}, ${formatBytes(p.bytes)}`),
+      el("dt", {}, "Memory"), el("dd", {}, m
+        ? `${count(m.blocks, "block")} (${m.green} green), ${count(m.letters, "letter")} in ${count(m.missions, "mission")}`
+        : p.memory_problem ? "broken — see below" : "none")),
+    p.memory_problem ? el("p", { class: "field-rule", role: "alert" }, p.memory_problem) : null,
+    el("p", {}, "The import will create:"),
+    el("ul", { class: "import-creates" }, p.creates.map((line) => el("li", {}, line))));
 }

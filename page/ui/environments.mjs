@@ -13,6 +13,7 @@ import { LIMITS, NAME_PATTERNS } from "../contract.gen.mjs";
 import { confirmDialog } from "./dialog.mjs";
 import { checkAsTyped } from "./validate.mjs";
 import { openRemoteMissions } from "./remote_missions.mjs";
+import { memoryWords } from "./archive.mjs";
 
 const MAX_TOOL_FILE = LIMITS.call_file_bytes; // bytes of one file sent inside a call envelope
 
@@ -298,7 +299,7 @@ async function renderPeer(node, app, env, open = {}) {
     const blob = answer.stream ?? new Blob([]);
     showProgress(`Exported ${project.name} from ${env.name} (${formatBytes(blob.size)}) — done`, total, total);
     download(blob, `${project.name}.zip`);
-    showNotice(`Exported ${project.name}: ${formatBytes(blob.size)}, manifest sha256 ${answer.result.result.manifest_sha256 ?? ""}.`);
+    showNotice(`Exported ${project.name}: ${formatBytes(blob.size)}, manifest sha256 ${answer.result.result.manifest_sha256 ?? ""}.${memoryWords(answer.result.result)}`);
   };
 
   // Fenced commands of a remote (seed 002 §4): the host sends them with the bearer it holds;

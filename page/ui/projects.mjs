@@ -1,12 +1,12 @@
 // Projects surface: create, open, rename, delete, export as a .zip, import a .zip (SPEC §10,
 // §11). Archives stream: the export arrives in chunks (progress bar) and is saved as a Blob.
 
-import { el, formatBytes, formatTime, name, replace, tableBox } from "../dom.mjs";
+import { el, formatTime, name, replace, tableBox } from "../dom.mjs";
 import { guard, safeNotice } from "./safe.mjs";
-import { acted, guarded, clearAlerts, clearError, showNotice, showRefusal, submitting } from "./alerts.mjs";
+import { acted, guarded, clearAlerts, clearError, showRefusal, submitting } from "./alerts.mjs";
 import { LIMITS } from "../contract.gen.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
-import { exportProject as exportZip } from "./archive.mjs";
+import { exportProject as exportZip, importArchive } from "./archive.mjs";
 import { checkAsTyped } from "./validate.mjs";
 
 export async function renderProjects(node, app) {
@@ -55,13 +55,7 @@ export async function renderProjects(node, app) {
       const file = e.target.files[0];
       e.target.value = "";
       if (!file) return;
-      showProgress(`Importing ${file.name} (${formatBytes(file.size)})`, 0, 1).removeAttribute("value");
-      const imported = await acted(`Importing ${file.name}`, async () => app.host.call("project.import",
-        { name: file.name.replace(/\.zip$/i, "") }, { body: await file.arrayBuffer() }));
-      progress.hidden = true;
-      if (!imported) return;
-      showNotice(`Imported ${imported.result.files} files (${formatBytes(imported.result.bytes)}) into “${imported.result.project.name}”.`);
-      app.refresh();
+      if (await importArchive(app, file, progress)) app.refresh();
     } });
 
   const rows = projects.map((p) => el("tr", { "data-project-id": p.id, "data-kind": p.kind, class: app.project?.id === p.id ? "current" : null },

@@ -213,3 +213,89 @@ once from an export whose bytes equal those CPython's :mod:`zipfile` writes for 
 def golden() -> MemoryProjectFiles:
     """The golden project: every kind of entry, one file over the byte path's one-piece bound."""
     return project(GOLDEN_FILES, folders=GOLDEN_FOLDERS)
+
+
+# ---- project memory (issue 33 item 3) ----------------------------------------------------
+
+MEMORY_FILES = {"src/app.py": b"print('hi')\n", "README.md": b"# with memory\n"}
+
+
+def project_with_memory() -> tuple[Any, str]:
+    """A host with one project holding :data:`MEMORY_FILES`, a block store of one block and a
+    mailbox of two missions (a four-letter chain and a one-letter one) plus a note; returns
+    ``(the missions' Kit, the project id)``."""
+    from tests.missions.kit import M2, Kit  # the missions' own builders
+
+    kit = Kit()
+    for path, data in MEMORY_FILES.items():
+        kit.h.ok("file.write", data, project=kit.project, path=path)
+    kit.chain()
+    kit.post(kit.letter(mission=M2))
+    kit.ok("mailbox.send", agent_id="operator", to="hand-1", subject="Hello", text="A note.")
+    return kit, kit.project
+
+
+def memory_of(data: bytes) -> dict[str, bytes]:
+    """The memory records of an archive, by entry name."""
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    return {
+        n: archive.read(n)
+        for n in archive.namelist()
+        if n.startswith(".voicebox/") and n != ".voicebox/archive-manifest.json"
+    }
+
+
+def rezip(data: bytes, replace: dict[str, bytes], *, relist: bool = True) -> bytes:
+    """``data`` with the entries ``replace`` names given new bytes (a new name adds one); with
+    ``relist`` the manifest's memory list is made to match — a tamperer who recomputes every
+    sha256, so that only the chains can tell."""
+    import hashlib
+    import json
+
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    entries = {n: archive.read(n) for n in archive.namelist()}
+    entries.update(replace)
+    name = ".voicebox/archive-manifest.json"
+    if relist:
+        manifest = json.loads(entries[name])
+        manifest["memory"]["files"] = [
+            {"path": n, "size": len(b), "sha256": hashlib.sha256(b).hexdigest()}
+            for n, b in sorted(entries.items())
+            if n.startswith(".voicebox/") and n != name
+        ]
+        entries[name] = json.dumps(manifest).encode()
+    manifest_bytes = entries.pop(name)
+    return zip_of(*entries.items(), (name, manifest_bytes))
+
+
+def tamper_letter(segment: bytes, seq: int, **changes: Any) -> bytes:
+    """``segment`` with the mission letter ``seq`` of the first mission changed by ``changes``
+    and its line id recomputed (the line parses; only the chain can tell)."""
+    import json
+
+    from core.missions.letters import MissionLetter, letter_id
+    from core.model import canonical_json
+
+    lines = segment.split(b"\n")
+    for i, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        line = json.loads(raw)
+        if line.get("kind") == "mission" and line["mission"]["mission_seq"] == seq:
+            line["mission"].update(changes)
+            line["id"] = letter_id(MissionLetter.model_validate(line["mission"]))
+            lines[i] = canonical_json(line)
+            break
+    else:
+        raise AssertionError(f"no letter of seq {seq}")
+    return b"\n".join(lines)
+
+
+def broken_memory_archive() -> bytes:
+    """An archive whose memory's second letter was changed after it was chained."""
+    kit, pid = project_with_memory()
+    _, body = kit.h.call("project.export", project=pid)
+    assert body is not None
+    memory = memory_of(body)
+    segment = ".voicebox/mailbox/00000000.jsonl"
+    return rezip(body, {segment: tamper_letter(memory[segment], 2, runner_id="evil-1")})

@@ -11,6 +11,7 @@ import pytest
 
 from core.refusals import Code
 from tests.archive.kit import (
+    broken_memory_archive,
     export,
     info,
     many_entries,
@@ -54,7 +55,10 @@ CORPUS: dict[str, tuple[Code, bytes]] = {
     "drive": (Code.ARCHIVE_ENTRY_DRIVE, zip_of(("C:\\Windows\\evil.dll", b""))),
     "backslash-name": (Code.ARCHIVE_ENTRY_NAME_INVALID, zip_of(("dir\\file", b""))),
     "control-char": (Code.ARCHIVE_ENTRY_NAME_INVALID, zip_of(("a\x1b[2J", b""))),
-    "reserved-meta": (Code.ARCHIVE_ENTRY_NAME_INVALID, zip_of((".voicebox/skeleton.json", b""))),
+    "reserved-meta": (Code.ARCHIVE_ENTRY_NAME_INVALID, zip_of((".voicebox/manifest.json", b""))),
+    "host-local-meta": (Code.ARCHIVE_ENTRY_NAME_INVALID, zip_of((".voicebox/mailbox.index", b""))),
+    "memory-unlisted": (Code.ARCHIVE_INVALID, zip_of((".voicebox/skeleton.json", b"{}"))),
+    "memory-broken": (Code.ARCHIVE_MEMORY_BROKEN, broken_memory_archive()),
     "duplicate": (Code.ARCHIVE_ENTRY_DUPLICATE, zip_of(("a.txt", b"1"), ("a.txt", b"2"))),
     "file-and-folder": (Code.ARCHIVE_ENTRY_DUPLICATE, zip_of(("a", b"1"), ("a/b", b"2"))),
     "case-collision": (

@@ -95,7 +95,14 @@ def test_nul_truncation_trick_is_refused_by_the_raw_name() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", [".voicebox/manifest.json", ".voicebox/skeleton.json", "a/.vbx-tmp-1", ".voicebox/"]
+    "name",
+    [
+        ".voicebox/manifest.json",
+        ".voicebox/mailbox.index",
+        ".voicebox/trash/x",
+        "a/.vbx-tmp-1",
+        ".voicebox/",
+    ],
 )
 def test_reserved_names_are_refused(name: str) -> None:
     problem = refused(zip_of((name, b"")))

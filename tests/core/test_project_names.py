@@ -38,10 +38,23 @@ def test_renaming_onto_another_projects_name_is_refused_but_a_project_may_keep_i
     assert _names(h) == ["Alpha", "BETA"]
 
 
-def test_an_import_under_a_taken_name_gets_the_first_free_number() -> None:
+def test_an_import_under_a_name_nobody_typed_gets_the_first_free_number() -> None:
     h = HostHarness()
     new_project(h, "Copy", {"a": b"a"})
-    body = zip_of(("a", b"a"))
-    assert h.ok("project.import", body, name="copy")["project"]["name"] == "copy (2)"
-    assert h.ok("project.import", body, name="Copy")["project"]["name"] == "Copy (3)"
+    archive = zip_of(("a", b"a"))
+    body = _exported_as(h, "copy")
+    assert h.ok("project.import", body)["project"]["name"] == "copy (2)"
+    assert h.ok("project.import", body)["project"]["name"] == "copy (3)"
     assert sorted(map(same_name_key, _names(h))) == ["copy", "copy (2)", "copy (3)"]
+    # a name a person typed that another project has is refused: the page asks for another
+    refusal = h.refused("project.import", archive, name="Copy")
+    assert refusal["code"] == "already-exists" and refusal["field"] == "name"
+
+
+def _exported_as(h: HostHarness, name: str) -> bytes:
+    """The archive of a project whose manifest names ``name`` (issue 33 item 3)."""
+    pid = h.ok("project.list")["projects"][0]["id"]
+    h.ok("project.rename", project=pid, name=name)
+    answer, body = h.call("project.export", project=pid)
+    assert answer["ok"] and body is not None
+    return body

@@ -127,3 +127,33 @@ def test_host_dir_is_0700_and_every_file_in_it_0600(server: Server) -> None:
             continue
         assert mode == 0o600, path.name
     assert stat.S_IMODE((server.root / "exec-home").stat().st_mode) == 0o700
+
+
+def test_a_peer_projects_archive_carries_its_memory_and_no_host_local_record(
+    server: Server,
+) -> None:
+    """Issue 33 item 3: the environment server exports through the host's own
+    ``project.export``, so a peer project's archive carries its block store and letters —
+    verified — and never its manifest, mailbox index or trash."""
+    import json
+
+    from core.archive.manifest import MANIFEST_NAME
+    from core.missions.blocks import Block, SkeletonStore, store_bytes
+
+    bearer = server.pair()
+    project = server.create_project(bearer)
+    assert _write(server, bearer, project, "src/a.txt", b"a").status_code == 200
+    meta = server.root / "projects" / project / ".voicebox"
+    store = SkeletonStore(
+        skeleton_id="sk_peer", store_version=1, blocks=[Block(id="sb_000000000001", name="Core")]
+    )
+    (meta / "skeleton.json").write_bytes(store_bytes(store))
+    (meta / "mailbox.index").write_bytes(b"a cache of this host")
+    (meta / "trash").mkdir()
+    (meta / "trash" / "gone.txt").write_bytes(b"deleted")
+    archive = _export(server, bearer, project)
+    carried = {n for n in archive.namelist() if n.startswith(".voicebox/")}
+    assert carried == {".voicebox/skeleton.json", MANIFEST_NAME}
+    manifest = json.loads(archive.read(MANIFEST_NAME))
+    assert manifest["schema"] == "voicebox-archive-v2"
+    assert manifest["memory"]["blocks"] == 1 and manifest["memory"]["letters"] == 0
