@@ -42,12 +42,6 @@ export async function renderProjects(node, app) {
     } }, "Open a folder…");
 
   const progress = el("div", { class: "upload-progress", id: "archive-progress", hidden: true });
-  const showProgress = (label, value, max) => {
-    progress.hidden = false;
-    replace(progress, el("span", {}, label), el("progress", { max: String(Math.max(max, 1)), value: String(value), "aria-label": label }));
-    return progress.querySelector("progress");
-  };
-
   const exportProject = (p) => exportZip(app, p, progress);
 
   const importInput = el("input", { id: "import-archive", type: "file", accept: ".zip,application/zip", class: "visually-hidden-input",
