@@ -12,11 +12,12 @@ from pathlib import Path
 
 from e2e.files_kit import file_entry, open_folder
 from e2e.hostpage import HostPage
+from e2e.tray_kit import axe_serious
 
 PLAN = b"# Plan\n\nintro\n\n## Goals   \n\none  two\r\n\r\n\r\n## Risks\n"
 
 
-def _run_with(page, path: str, operation: str) -> None:  # noqa: ANN001
+def _run_with(page, path: str, operation: str) -> None:
     page.click(file_entry(path), button="right")
     page.click("#context-menu [data-action='run-with']")
     page.wait_for_selector("#run-with-dialog[open]")
@@ -38,6 +39,7 @@ def test_an_example_installs_from_the_empty_surface_and_runs_on_the_file_in_huma
     page.click("#surfaces button[data-surface='plugins']")
     offer = "#plugin-examples li[data-example='textstats'] button[data-act='install-example']"
     page.wait_for_selector(offer)
+    found = axe_serious(page, "empty Plugins surface with the examples")
     assert page.is_visible("#plugin-examples li[data-example='tidy']")
     page.click(offer)
     page.wait_for_selector("#plugin-install-dialog[open]")
@@ -68,6 +70,7 @@ def test_an_example_installs_from_the_empty_surface_and_runs_on_the_file_in_huma
         "#run-with-dialog button[data-operation]", "bs => bs.map(b => b.dataset.operation)"
     )
     assert offered == ["textstats.count", "textstats.outline", "tidy.text"]
+    found += axe_serious(page, "Run with… chooser")
     page.click("#run-with-dialog button[data-operation='textstats.outline']")
     page.wait_for_selector("#run-with-form[open]")
     assert page.input_value("#run-with-arg-path") == "notes/plan.md"
@@ -81,13 +84,15 @@ def test_an_example_installs_from_the_empty_surface_and_runs_on_the_file_in_huma
     toc = page.eval_on_selector_all(
         "#run-with-result .markdown li", "ls => ls.map(l => l.firstChild.textContent.trim())"
     )
-    assert toc[:3] == ["Plan", "Goals", "Risks"] or "Goals" in " ".join(toc), toc
+    assert toc == ["Plan", "Goals", "Risks"], toc
+    assert page.eval_on_selector_all("#run-with-result .markdown li li", "ls => ls.length") == 2
     assert not page.is_visible("#run-with-result #tool-result")  # raw JSON only behind Details
     assert '"headings"' not in (page.inner_text("#run-with-result .result-view") or "")
+    found += axe_serious(page, "a result in human form")
     page.click("#run-with-result .result-details summary")
     assert page.is_visible("#run-with-result #tool-result")
     assert '"headings"' in (page.text_content("#run-with-result #tool-result") or "")
-    page.click("#run-with-result .dialog .primary, #run-with-result button.primary")
+    page.click("#run-with-result button.primary")
 
     # a second path is picked, not typed; the confirmation names the project, not its id
     _run_with(page, "notes/plan.md", "tidy.text")
@@ -102,12 +107,14 @@ def test_an_example_installs_from_the_empty_surface_and_runs_on_the_file_in_huma
     page.wait_for_function(
         "() => document.querySelectorAll('#path-picker button[data-path]').length === 1"
     )
+    found += axe_serious(page, "the path picker, filtered")
     page.click("#path-picker button[data-path='notes/other.md']")
     page.wait_for_selector("#path-picker", state="detached")
     assert page.input_value("#run-with-arg-target") == "notes/other.md"
     page.click("#run-with-run")
     page.wait_for_selector("#tool-confirm-dialog[open]")
     assert page.text_content("#tool-confirm-project") == "Field notes"
+    found += axe_serious(page, "the confirmation")
     shown = page.inner_text("#tool-confirm-dialog")
     assert pid not in shown and "notes/other.md" in shown
     page.click("#tool-confirm-dialog .dialog-confirm")
@@ -116,4 +123,5 @@ def test_an_example_installs_from_the_empty_surface_and_runs_on_the_file_in_huma
     assert written == b"# Plan\n\nintro\n\n## Goals\n\none  two\n\n## Risks\n"
     assert "local-write" in (page.text_content("#run-with-result #tool-receipt") or "")
     page.click("#run-with-result button.primary")
+    assert found == [], found
     host.assert_clean()
