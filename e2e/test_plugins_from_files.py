@@ -1,6 +1,6 @@
 """Plugins from the file you are on (issue 33 item 5), through the real UI in headless Chromium:
 the empty Plugins surface offers the shipped examples and installs one through the same dialog
-and gesture as any package; a file's context menu "Run with…" lists the operations that read a
+and gesture as any package; unsaved edits of the file are saved first; a file's context menu "Run with…" lists the operations that read a
 file (core's rule, plugin.list ``fileArg``) and runs one on that file; its result is shown in
 human form (a table, Markdown as elements) with the raw JSON only behind "Details"; a second
 path is chosen with the project's file picker; the confirmation names the project by its name,
@@ -10,19 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from e2e.files_kit import file_entry, open_folder
+from e2e.files_kit import file_entry, open_file, open_folder, set_editor_text
 from e2e.hostpage import HostPage
-from e2e.tray_kit import axe_serious
+from e2e.tray_kit import axe_serious, shot
 
-PLAN = b"# Plan\n\nintro\n\n## Goals   \n\none  two\r\n\r\n\r\n## Risks\n"
-
-
-def _run_with(page, path: str, operation: str) -> None:
-    page.click(file_entry(path), button="right")
-    page.click("#context-menu [data-action='run-with']")
-    page.wait_for_selector("#run-with-dialog[open]")
-    page.click(f"#run-with-dialog button[data-operation='{operation}']")
-    page.wait_for_selector("#run-with-form[open]")
+PLAN = b"# Plan\n\nintro\n\n## Goals   \n\none  two\r\n\r\n\r\n## Risks <b>now</b> [x](https://e.test)\n"
+RISKS = "Risks <b>now</b> [x](https://e.test)"
 
 
 def test_an_example_installs_from_the_empty_surface_and_runs_on_the_file_in_human_form(
@@ -40,6 +33,7 @@ def test_an_example_installs_from_the_empty_surface_and_runs_on_the_file_in_huma
     offer = "#plugin-examples li[data-example='textstats'] button[data-act='install-example']"
     page.wait_for_selector(offer)
     found = axe_serious(page, "empty Plugins surface with the examples")
+    shot(page, "plugins-examples")
     assert page.is_visible("#plugin-examples li[data-example='tidy']")
     page.click(offer)
     page.wait_for_selector("#plugin-install-dialog[open]")
@@ -84,18 +78,48 @@ def test_an_example_installs_from_the_empty_surface_and_runs_on_the_file_in_huma
     toc = page.eval_on_selector_all(
         "#run-with-result .markdown li", "ls => ls.map(l => l.firstChild.textContent.trim())"
     )
-    assert toc == ["Plan", "Goals", "Risks"], toc
+    assert toc == ["Plan", "Goals", "Risks <b>now</b> x (https://e.test)"], toc
+    # Markdown becomes elements, never markup from a string: the HTML is its characters, the
+    # link its text and address as text, nothing to click
+    assert RISKS in table
+    assert (
+        page.eval_on_selector_all(
+            "#run-with-result .result-view b, #run-with-result a", "n => n.length"
+        )
+        == 0
+    )
     assert page.eval_on_selector_all("#run-with-result .markdown li li", "ls => ls.length") == 2
     assert not page.is_visible("#run-with-result #tool-result")  # raw JSON only behind Details
     assert '"headings"' not in (page.inner_text("#run-with-result .result-view") or "")
     found += axe_serious(page, "a result in human form")
+    shot(page, "plugins-run-with-result")
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate(
+        "() => { const d = document.querySelector('#run-with-result');"
+        " return d.scrollWidth <= d.clientWidth + 1 && d.getBoundingClientRect().right <= innerWidth; }"
+    )
+    found += axe_serious(page, "a result in human form at 390 px")
+    shot(page, "narrow-390-plugins-run-with-result")
+    page.set_viewport_size({"width": 1280, "height": 860})
     page.click("#run-with-result .result-details summary")
     assert page.is_visible("#run-with-result #tool-result")
     assert '"headings"' in (page.text_content("#run-with-result #tool-result") or "")
     page.click("#run-with-result button.primary")
 
     # a second path is picked, not typed; the confirmation names the project, not its id
-    _run_with(page, "notes/plan.md", "tidy.text")
+    # the file open with unsaved edits: Run with… saves them first (the plugin reads what is stored)
+    open_file(page, "notes/plan.md")
+    set_editor_text(page, PLAN.decode() + "\n\n\nmore  \n")
+    page.click(file_entry("notes/plan.md"), button="right")
+    page.click("#context-menu [data-action='run-with']")
+    page.wait_for_selector("#run-with-unsaved[open]")
+    page.click("#run-with-unsaved .dialog-confirm")
+    page.wait_for_selector("#run-with-dialog[open]")
+    assert host.ok("file.read", {"project": pid, "path": "notes/plan.md"})["body"].endswith(
+        b"more  \n"
+    )
+    page.click("#run-with-dialog button[data-operation='tidy.text']")
+    page.wait_for_selector("#run-with-form[open]")
     assert page.input_value("#run-with-arg-path") == "notes/plan.md"
     page.click("button[data-path-for='run-with-arg-target']")
     page.wait_for_selector("#path-picker[open]")
@@ -108,6 +132,7 @@ def test_an_example_installs_from_the_empty_surface_and_runs_on_the_file_in_huma
         "() => document.querySelectorAll('#path-picker button[data-path]').length === 1"
     )
     found += axe_serious(page, "the path picker, filtered")
+    shot(page, "plugins-path-picker")
     page.click("#path-picker button[data-path='notes/other.md']")
     page.wait_for_selector("#path-picker", state="detached")
     assert page.input_value("#run-with-arg-target") == "notes/other.md"
@@ -120,7 +145,10 @@ def test_an_example_installs_from_the_empty_surface_and_runs_on_the_file_in_huma
     page.click("#tool-confirm-dialog .dialog-confirm")
     page.wait_for_selector("#run-with-result[open] #tool-receipt")
     written = host.ok("file.read", {"project": pid, "path": "notes/other.md"})["body"]
-    assert written == b"# Plan\n\nintro\n\n## Goals\n\none  two\n\n## Risks\n"
+    assert (
+        written
+        == b"# Plan\n\nintro\n\n## Goals\n\none  two\n\n## " + RISKS.encode() + b"\n\nmore\n"
+    )
     assert "local-write" in (page.text_content("#run-with-result #tool-receipt") or "")
     page.click("#run-with-result button.primary")
     assert found == [], found

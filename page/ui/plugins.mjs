@@ -158,10 +158,11 @@ async function installExample(app, example, node) {
 
 async function emptyShelf(app, node) {
   const offered = await examples();
-  return el("div", { class: "empty", id: "plugin-examples" },
-    el("p", {}, "No plugin is installed."),
+  return el("div", { id: "plugin-examples" },
+    el("p", { class: "empty" }, "No plugin is installed."),
     offered.length ? [
-      el("p", {}, "This site ships example plugins. Install one to try it (you review it first, then admit it and grant it files):"),
+      el("h3", {}, "Example plugins"),
+      el("p", { class: "muted" }, "This site ships these. Install one to try it: you review it first, then admit it and grant it files."),
       el("ul", { class: "plugin-examples" }, offered.map((x) => el("li", { "data-example": x.id },
         el("strong", {}, literal(x.title)), " ", el("span", { class: "muted" }, literal(x.release), ` · ${formatBytes(x.size)}`),
         el("div", {}, literal(x.summary)),

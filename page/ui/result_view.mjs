@@ -41,8 +41,12 @@ async function value(v, label, depth) {
   return record(v, depth + 1);
 }
 
+// A record's empty values (null, an empty list) are left out of the human form; the JSON
+// behind "Details" keeps every key.
+const empty = (v) => v === null || v === undefined || (Array.isArray(v) && !v.length);
+
 async function record(obj, depth) {
-  const rows = await Promise.all(Object.entries(obj).map(async ([k, v]) =>
+  const rows = await Promise.all(Object.entries(obj).filter(([, v]) => !empty(v)).map(async ([k, v]) =>
     [el("dt", { title: k }, words(k)), el("dd", {}, await value(v, words(k), depth))]));
   return el("dl", { class: "result-record" }, rows);
 }

@@ -7,6 +7,7 @@
 
 import { el, literal, name, replace } from "../dom.mjs";
 import { acted, clearAlerts, guarded } from "./alerts.mjs";
+import { confirmDialog } from "./dialog.mjs";
 import { baseName } from "./explorer.mjs";
 import { pathField } from "./path_picker.mjs";
 import { confirmCall, field, outcomeNodes } from "./tools.mjs";
@@ -112,12 +113,20 @@ async function argumentsFor(view, path, offer) {
 }
 
 /**
- * "Run with…" on `path` of the Files surface `view` (a FilesView): choose an operation, complete
+ * "Run with…" on `path` of the Files surface `view` (a FilesView): unsaved edits of the file are
+ * saved first (the person confirms), then choose an operation, complete
  * its arguments (the file already in its file argument; other paths with the picker), confirm
  * when it asks first, run it, show the result in human form in a dialog.
  */
 export async function runWith(view, path) {
   const app = view.app;
+  // a plugin reads the file as stored: unsaved edits in the editor are saved first, or nothing runs
+  if (view.file === path && view.editor && view.editor.text() !== view.saved) {
+    if (!(await confirmDialog({ id: "run-with-unsaved", title: "Save your changes first?", confirmLabel: "Save and continue",
+      text: `A plugin reads ${path} as it is stored, and your changes to it are not saved yet.` }))) return;
+    await view.save();
+    if (view.file !== path || view.editor?.text() !== view.saved) return; // the save was refused (said in the alert)
+  }
   const offers = await runnable(app);
   if (!offers) return;
   const offer = await choose(app, path, offers);
