@@ -106,10 +106,9 @@ def test_an_example_installs_from_the_empty_surface_and_runs_on_the_file_in_huma
     assert '"headings"' in (page.text_content("#run-with-result #tool-result") or "")
     page.click("#run-with-result button.primary")
 
-    # a second path is picked, not typed; the confirmation names the project, not its id
     # the file open with unsaved edits: Run with… saves them first (the plugin reads what is stored)
     open_file(page, "notes/plan.md")
-    set_editor_text(page, PLAN.decode() + "\n\n\nmore  \n")
+    set_editor_text(page, PLAN.decode().replace("\r\n", "\n") + "\n\n\nmore  \n")  # CM keeps LF
     page.click(file_entry("notes/plan.md"), button="right")
     page.click("#context-menu [data-action='run-with']")
     page.wait_for_selector("#run-with-unsaved[open]")
@@ -120,6 +119,7 @@ def test_an_example_installs_from_the_empty_surface_and_runs_on_the_file_in_huma
     )
     page.click("#run-with-dialog button[data-operation='tidy.text']")
     page.wait_for_selector("#run-with-form[open]")
+    # a second path is picked, not typed; the confirmation names the project, not its id
     assert page.input_value("#run-with-arg-path") == "notes/plan.md"
     page.click("button[data-path-for='run-with-arg-target']")
     page.wait_for_selector("#path-picker[open]")
