@@ -100,6 +100,13 @@ def test_an_example_installs_from_the_empty_surface_and_runs_on_the_file_in_huma
     )
     found += axe_serious(page, "a result in human form at 390 px")
     shot(page, "narrow-390-plugins-run-with-result")
+    page.emulate_media(color_scheme="dark")  # the dark theme follows the system's
+    assert page.evaluate("() => getComputedStyle(document.documentElement).backgroundColor") == (
+        "rgb(15, 18, 22)"
+    )
+    found += axe_serious(page, "a result in human form at 390 px, dark")
+    shot(page, "dark-narrow-390-plugins-run-with-result")
+    page.emulate_media(color_scheme="light")
     page.set_viewport_size({"width": 1280, "height": 860})
     page.click("#run-with-result .result-details summary")
     assert page.is_visible("#run-with-result #tool-result")

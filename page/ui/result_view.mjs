@@ -4,7 +4,7 @@
 // there only behind a "Details" disclosure. Presentation only: what the result means is the
 // tool's own account, and nothing here is markup made from a string.
 
-import { el, literal, tableBox } from "../dom.mjs";
+import { el, literal } from "../dom.mjs";
 import { renderMarkdown } from "./markdown.mjs";
 
 const plainObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -24,7 +24,9 @@ function scalarText(v) {
 
 function records(rows, label) {
   const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  return tableBox(el("table", { class: "table result-table" },
+  // a table that scrolls inside itself at any width (its column names stay: narrow.css stacks
+  // only the surfaces' .table rows), focusable so the keyboard can scroll it
+  return el("div", { class: "result-table-box", role: "region", "aria-label": label, tabindex: "0" }, el("table", { class: "result-table" },
     el("caption", { class: "visually-hidden" }, label),
     el("thead", {}, el("tr", {}, columns.map((c) => el("th", { scope: "col", title: c }, words(c))))),
     el("tbody", {}, rows.map((r) => el("tr", {}, columns.map((c) => el("td", {}, scalarText(r[c]))))))));
