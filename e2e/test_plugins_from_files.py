@@ -158,5 +158,17 @@ def test_an_example_installs_from_the_empty_surface_and_runs_on_the_file_in_huma
     )
     assert "local-write" in (page.text_content("#run-with-result #tool-receipt") or "")
     page.click("#run-with-result button.primary")
+
+    # the Tools surface offers the same picker for every argument core says takes a path
+    page.click("nav >> text=Tools")
+    page.click("button[aria-label='Run textstats.count']")
+    page.click("button[data-path-for='tool-arg-path']")
+    page.wait_for_selector("#path-picker[open] button[data-path='notes/plan.md']")
+    page.click("#path-picker button[data-path='notes/plan.md']")
+    page.wait_for_selector("#path-picker", state="detached")  # the dialog's close event is a task
+    assert page.input_value("#tool-arg-path") == "notes/plan.md"
+    page.click("#run-tool")
+    page.wait_for_selector("#tool-result-view")
+    assert "words" in (page.inner_text("#tool-result-view .result-record") or "")
     assert found == [], found
     host.assert_clean()
