@@ -81,7 +81,7 @@ def test_install_admit_grant_run_and_withdraw_through_the_ui(host: HostPage, dis
     _admit(page, "tidy", files=True)
 
     _run(page, "textstats.count", {"path": "notes/a.md"})
-    page.wait_for_selector("#tool-result")
+    page.wait_for_selector("#tool-result-view")  # human form; the JSON behind Details
     assert '"words": 4' in (page.text_content("#tool-result") or "")
 
     _run(page, "tidy.text", {"path": "notes/a.md", "target": "notes/b.md"})
@@ -125,7 +125,7 @@ def test_a_plugin_installs_from_its_folder_through_the_ui(
     assert installed["manifestSha256"] == hashlib.sha256(manifest).hexdigest()
     _admit(page, "textstats", files=True)
     _run(page, "textstats.count", {"path": "a.md"})
-    page.wait_for_selector("#tool-result")
+    page.wait_for_selector("#tool-result-view")  # human form; the JSON behind Details
     assert '"words": 3' in (page.text_content("#tool-result") or "")
     host.assert_clean()
 

@@ -51,6 +51,7 @@ from core.tools.plugin_manifest import (
     folder_files,
     read_package,
 )
+from core.tools.plugin_paths import file_arg, path_args
 
 __all__ = ["PackageArgs", "PackageFile", "PluginGrantArgs", "PluginInfo", "PluginList", "PluginRef"]
 
@@ -91,7 +92,10 @@ class CapabilityInfo(Contract):
 
 
 class OperationInfo(Contract):
-    """One plugin operation as the install dialog and the Plugins surface show it."""
+    """One plugin operation as the install dialog and the Plugins surface show it.
+    ``pathArgs``: the arguments that take a project path (the page offers its file picker for
+    them); ``fileArg``: the one "Run with…" on the Files surface fills with the file, ``None``
+    when the operation reads no file (:mod:`core.tools.plugin_paths`; issue 33 item 5)."""
 
     model_config = Contract.model_config | {"serialize_by_alias": True}
 
@@ -104,6 +108,8 @@ class OperationInfo(Contract):
     time_ms: int = Field(alias="timeMs")
     memory_bytes: int = Field(alias="memoryBytes")
     withdrawn: bool
+    path_args: list[str] = Field(default_factory=list, alias="pathArgs")
+    file_arg: str | None = Field(default=None, alias="fileArg")
 
 
 class ReplacedInfo(Contract):
@@ -190,6 +196,8 @@ def _info(call: Call[object], package: PluginPackage, *, installed: bool = True)
                 timeMs=op.limits.time_ms,
                 memoryBytes=op.limits.memory_bytes,
                 withdrawn=withdrawn or (installed and (held is None or held.withdrawn)),
+                pathArgs=list(path_args(op)),
+                fileArg=file_arg(op),
             )
         )
     return PluginInfo(

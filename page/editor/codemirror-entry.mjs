@@ -236,3 +236,8 @@ export function createEditor(host, opts = {}) {
     destroy: () => { scheme.removeEventListener("change", follow); view.destroy(); },
   };
 }
+
+// Markdown as a syntax tree, for a plugin's result rendered as text nodes (issue 33 item 5;
+// page/ui/markdown.mjs): the same pinned @lezer/markdown (CommonMark) the editor's Markdown
+// mode already bundles — never HTML from a string.
+export { parser as markdownParser } from "@lezer/markdown";

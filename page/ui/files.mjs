@@ -21,6 +21,7 @@ import { blocked, guard, safeNotice } from "./safe.mjs";
 import { moveAsking, readDrop, writeAsking } from "./transfer.mjs";
 import { StatusLine } from "./status_line.mjs";
 import { restoreEntries, showTrash } from "./trash.mjs";
+import { runWith } from "./run_with.mjs";
 import { keepPosition } from "./position.mjs";
 import { askUnsaved } from "./unsaved.mjs";
 
@@ -289,6 +290,7 @@ export class FilesView {
       items = [
         { id: "open", label: "Open", shortcut: "Enter", run: async () => { if (await app.mayLeave()) await this.open(path); } },
         ...(isPython(path) ? [{ id: "run", label: "Run", run: () => this.runFile(path) }] : []),
+        { id: "run-with", label: "Run with…", run: () => runWith(this, path) }, // a plugin's operation (issue 33 item 5)
         { id: "rename", label: "Rename or move…", shortcut: "F2", disabled: why("file.move"), run: () => this.rename(path) },
         { id: "move-to", label: "Move to folder…", shortcut: "Ctrl+X", disabled: why("file.move"), run: () => this.moveToPrompt([path]) },
         { id: "download", label: "Download", run: () => this.download(path) },

@@ -132,6 +132,45 @@ function pluginCard(app, node, p) {
         { title: `Uninstall ${p.id}?`, text: "Its operations, package, admission and files grant are removed.", confirmLabel: "Uninstall", danger: true }) }, "Uninstall")));
 }
 
+// The shipped example plugins (issue 33 item 5), offered while none is installed: the site's
+// list (plugins/examples/index.json, written by the site build) and each package fetched from
+// this site with its sha256 checked (SRI), then installed exactly as a picked file — the same
+// plugin.inspect dialog and plugin.install gesture; admitting and granting stay separate acts.
+const EXAMPLES = new URL("../plugins/examples/", import.meta.url);
+
+async function examples() {
+  try {
+    const answer = await fetch(new URL("index.json", EXAMPLES));
+    return answer.ok ? await answer.json() : [];
+  } catch {
+    return [];
+  }
+}
+
+async function installExample(app, example, node) {
+  const bytes = await guarded(`Fetching ${example.file}`, async () => {
+    const answer = await fetch(new URL(example.file, EXAMPLES), { integrity: example.integrity });
+    if (!answer.ok) throw new Error(`the site answered ${answer.status}`);
+    return answer.arrayBuffer();
+  });
+  if (bytes) await install(app, { label: example.file, size: bytes.byteLength, args: {}, bytes }, node);
+}
+
+async function emptyShelf(app, node) {
+  const offered = await examples();
+  return el("div", { id: "plugin-examples" },
+    el("p", { class: "empty" }, "No plugin is installed."),
+    offered.length ? [
+      el("h3", {}, "Example plugins"),
+      el("p", { class: "muted" }, "This site ships these. Install one to try it: you review it first, then admit it and grant it files."),
+      el("ul", { class: "plugin-examples" }, offered.map((x) => el("li", { "data-example": x.id },
+        el("strong", {}, literal(x.title)), " ", el("span", { class: "muted" }, literal(x.release), ` · ${formatBytes(x.size)}`),
+        el("div", {}, literal(x.summary)),
+        el("button", { type: "button", "data-act": "install-example", "aria-label": `Install the example ${x.title}`,
+          onclick: () => installExample(app, x, node) }, "Install")))),
+    ] : null);
+}
+
 export async function renderPlugins(node, app) {
   const listed = await guarded("Listing plugins", () => app.host.call("plugin.list"));
   const plugins = listed?.result.plugins ?? [];
@@ -150,6 +189,6 @@ export async function renderPlugins(node, app) {
     el("div", { class: "toolbar" }, el("label", { for: "plugin-file" }, "Install from a file (.zip)"), picker,
       el("label", { for: "plugin-folder" }, "or from a folder"), folderPicker),
     plugins.length ? el("div", { id: "plugin-list" }, plugins.map((p) => pluginCard(app, node, p)))
-      : el("p", { class: "empty" }, "No plugin is installed."),
+      : await emptyShelf(app, node),
   );
 }

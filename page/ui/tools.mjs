@@ -6,6 +6,8 @@
 import { el, formatBytes, formatTime, literal, replace, tableBox } from "../dom.mjs";
 import { clearAlerts, guarded, submitting } from "./alerts.mjs";
 import { confirmDialog } from "./dialog.mjs";
+import { pathField } from "./path_picker.mjs";
+import { resultView } from "./result_view.mjs";
 import { askConflict } from "./transfer.mjs";
 
 const IMAGE = /\.(png|svg)$/i;
@@ -16,8 +18,9 @@ function resolve(schema, root) {
 }
 
 // One input for one schema property. Returns {node, read()} — read() gives the JSON value or
-// undefined (left out, so the host applies its default).
-function field(name, schema, root, required, projects, openProject) {
+// undefined (left out, so the host applies its default). `walk` (given for an argument core
+// says takes a path: plugin.list `pathArgs`) adds the project's file picker.
+export function field(name, schema, root, required, projects, openProject, walk = null) {
   const s = resolve(schema, root);
   const id = `tool-arg-${name}`;
   const label = el("label", { for: id }, `${s.title ?? name}${required ? " (required)" : ""}`);
@@ -29,6 +32,10 @@ function field(name, schema, root, required, projects, openProject) {
       projects.map((p) => el("option", { value: p.id }, p.name)));
     if (projects.some((p) => p.id === openProject)) select.value = openProject;
     return { node: el("div", { class: "field" }, label, select, hint), read: () => select.value };
+  }
+  if (walk) {
+    return pathField({ id, label: `${s.title ?? name}${required ? " (required)" : ""}`, hint: s.description ?? null,
+      value: s.default ?? "", required, walk });
   }
   const choices = s.enum ?? s.anyOf?.map((b) => resolve(b, root)).find((b) => b.enum)?.enum;
   const freeform = s.anyOf?.map((b) => resolve(b, root)).find((b) => b.type === "array");
@@ -82,17 +89,45 @@ function receiptValue(key, value) {
   return el("dd", {}, String(value));
 }
 
-function renderOutcome(node, outcome) {
+/** A call's answer in human form (issue 33 item 5): the result (result_view.mjs, its JSON
+ * behind "Details", the <pre> named #tool-result) and the host's receipt, or the sentence that
+ * there is none. Resolves the nodes. */
+export async function outcomeNodes(outcome) {
   const { result, receipt } = outcome;
-  replace(node,
+  return [
     el("h4", {}, "Result"),
-    el("pre", { class: "text-view", id: "tool-result", tabindex: "0" }, JSON.stringify(result, null, 2)),
+    await resultView(result, { id: "tool-result-view", jsonId: "tool-result" }),
     receipt
       ? el("div", { class: "receipt", id: "tool-receipt" },
           el("h4", {}, `Host receipt — ${receipt.rung}`),
           el("dl", {}, ...Object.entries(receipt).flatMap(([k, v]) => [el("dt", {}, k), receiptValue(k, v)])))
       : el("p", { class: "muted" }, "No host receipt: this tool's result is the environment's own account (nothing the host wrote)."),
-  );
+  ];
+}
+
+async function renderOutcome(node, outcome) {
+  replace(node, ...(await outcomeNodes(outcome)));
+}
+
+/**
+ * The confirmation a tool that asks first gets (SPEC §7: this gesture, these exact
+ * arguments): each argument by name, the project by its name (its id only as the tooltip and
+ * in the exact JSON behind "Details" — issue 33 item 5). `projects`: [{id, name}]. Resolves
+ * true when the person confirms.
+ */
+export function confirmCall(tool, args, projects) {
+  const project = projects.find((p) => p.id === args.project);
+  const rows = Object.entries(args).flatMap(([k, v]) => [
+    el("dt", {}, k === "project" ? "Project" : k),
+    el("dd", { "data-arg": k, title: k === "project" ? String(v) : null },
+      k === "project" && project ? name(project.name, { id: "tool-confirm-project" }) : literal(typeof v === "string" ? v : JSON.stringify(v)))]);
+  return confirmDialog({ id: "tool-confirm-dialog", title: `Run ${tool.name}`,
+    body: el("div", {},
+      el("p", {}, `${tool.summary} This tool (origin ${tool.origin}) asks for your confirmation before it runs, with exactly these arguments:`),
+      el("dl", { class: "candidate", id: "tool-confirm-list" }, rows),
+      el("details", { class: "result-details" }, el("summary", {}, "Details (JSON)"),
+        el("pre", { class: "text-view", id: "tool-confirm-args" }, JSON.stringify(args, null, 2)))),
+    confirmLabel: "Run" });
 }
 
 export async function renderTools(node, app, params = {}) {
@@ -105,6 +140,10 @@ export async function renderTools(node, app, params = {}) {
   const tools = discovered?.result.tools ?? [];
   const projectsAnswer = chosen === local ? await guarded("Listing projects", () => app.host.call("project.list")) : null;
   const projects = projectsAnswer?.result.projects ?? [];
+  // which arguments take a project path is core's rule (plugin.list `pathArgs`; issue 33 item 5)
+  const plugged = chosen === local && tools.some((t) => t.origin.startsWith("plugin:"))
+    ? await guarded("Listing plugins", () => app.host.call("plugin.list")) : null;
+  const pathArgs = new Map((plugged?.result.plugins ?? []).flatMap((p) => p.operations.map((op) => [op.name, op.pathArgs])));
   const envSelect = el("select", { id: "tool-env", onchange: () => app.go("tools", { env: envSelect.value }) },
     envs.map((e) => el("option", { value: e.envKey, selected: e === chosen ? true : null, title: e.name }, e.kind === "local" ? "local (this browser)" : e.name)));
   const runner = el("section", { id: "tool-runner", "aria-label": "Run a tool" });
@@ -112,7 +151,14 @@ export async function renderTools(node, app, params = {}) {
   const open = (tool) => {
     const root = tool.argsSchema;
     const required = new Set(root.required ?? []);
-    const fields = Object.entries(root.properties ?? {}).map(([name, s]) => [name, field(name, s, root, required.has(name), projects, chosen === local ? app.project?.id : null)]);
+    const paths = new Set(chosen === local ? pathArgs.get(tool.name) ?? [] : []);
+    let fields = [];
+    // the project the picker lists: the form's own project choice
+    const walk = async () => {
+      const project = fields.find(([n]) => n === "project")?.[1].read();
+      return (await app.host.call("file.walk", { project, folder: "" })).result.files.map((f) => f.path);
+    };
+    fields = Object.entries(root.properties ?? {}).map(([name, s]) => [name, field(name, s, root, required.has(name), projects, chosen === local ? app.project?.id : null, paths.has(name) ? walk : null)]);
     const out = el("div", { class: "tool-outcome", "aria-live": "polite" });
     const busy = el("progress", { hidden: true, "aria-label": `${tool.name} running` });
     const run = el("button", { type: "submit", class: "primary", id: "run-tool" }, "Run");
@@ -125,10 +171,7 @@ export async function renderTools(node, app, params = {}) {
           if (value !== undefined) args[name] = value;
         }
         // the exact arguments the call will carry, as text (a confirmation is this gesture only)
-        if (tool.needsConfirmation && !(await confirmDialog({ id: "tool-confirm-dialog", title: `Run ${tool.name}`,
-          body: el("div", {}, el("p", {}, `${tool.summary} This tool (origin ${tool.origin}) asks for your confirmation before it runs, with exactly these arguments:`),
-            el("pre", { class: "text-view", id: "tool-confirm-args" }, JSON.stringify(args, null, 2))),
-          confirmLabel: "Run" }))) return;
+        if (tool.needsConfirmation && !(await confirmCall(tool, args, projects))) return;
         busy.hidden = false;
         clearAlerts();
         const call = (a) => app.host.call("tool.call",
@@ -147,7 +190,7 @@ export async function renderTools(node, app, params = {}) {
         });
         busy.hidden = true;
         if (!answer) return;
-        renderOutcome(out, answer.result);
+        await renderOutcome(out, answer.result);
         const path = answer.result.result?.path;
         if (path && IMAGE.test(path) && args.project) await showImage(app, chosen.envKey, local.envKey, args.project, path, out);
       } },

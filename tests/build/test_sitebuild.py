@@ -3,6 +3,8 @@ page's code never reaching storage or another origin."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import zipfile
@@ -12,7 +14,7 @@ import pytest
 
 from wasm_tools.build import build_plugins
 from worker.sitebuild.serve import WORKER_CSP, headers_for
-from worker.sitebuild.site import check_plugin_package
+from worker.sitebuild.site import check_plugin_package, example_index
 from worker.sitebuild.wheels import BuildError, _check, check_requirements, load_lock
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,6 +134,23 @@ def test_a_plugin_package_ships_only_with_its_committed_manifest_and_pinned_modu
 def test_the_built_example_packages_pass_the_site_check(tmp_path: Path) -> None:
     for package in build_plugins(tmp_path).values():
         check_plugin_package(ROOT, package)
+
+
+def test_the_site_offers_every_example_plugin_with_the_pin_of_its_package(tmp_path: Path) -> None:
+    """Issue 33 item 5: the empty Plugins surface offers the shipped examples from this index;
+    the page's fetch checks each zip against ``integrity``, then installs it like any package."""
+    built = build_plugins(tmp_path)
+    packages = sorted(built.values())
+    index = example_index(packages)
+    assert [(e["id"], e["file"]) for e in index] == [
+        ("textstats", "textstats-1.0.0.zip"),
+        ("tidy", "tidy-1.0.0.zip"),
+    ]
+    for entry, package in zip(index, packages, strict=True):
+        data = package.read_bytes()
+        digest = base64.b64encode(hashlib.sha256(data).digest()).decode()
+        assert entry["integrity"] == f"sha256-{digest}" and entry["size"] == len(data)
+        assert entry["title"] and entry["summary"] and entry["release"] == "1.0.0"
 
 
 def test_every_worker_a_worker_starts_is_served_with_the_workers_csp() -> None:

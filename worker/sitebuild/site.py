@@ -11,6 +11,7 @@ Layout::
     dist/pyodide/python-snapshot.bin.gz ← a started Python's memory, restored by every boot
     dist/tools/                     ← the create-asset module and its (plugin) sandbox
     dist/plugins/examples/*.zip     ← the example plugin packages, to download and install
+    dist/plugins/examples/index.json ← what the empty Plugins surface offers (issue 33 item 5)
     dist/vendor/codemirror.mjs      ← the editor: pinned CodeMirror 6, bundled by esbuild
     dist/vendor/codemirror.LICENSES.txt ← the bundled packages' licences
     dist/vendor/hash-wasm.mjs       ← the byte path's sha256 and crc32: pinned hash-wasm, bundled
@@ -20,6 +21,7 @@ Layout::
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -48,7 +50,7 @@ from worker.sitebuild.wheels import (
     wheel_metadata,
 )
 
-__all__ = ["build_site", "check_plugin_package"]
+__all__ = ["build_site", "check_plugin_package", "example_index"]
 
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
 OWN_IMPORTS = ["core", "browser_host"]
@@ -209,6 +211,35 @@ def _copy_plugins(root: Path, dest: Path) -> None:
     for package in packages:
         check_plugin_package(root, package)
         shutil.copy2(package, dest / package.name)
+    (dest / EXAMPLE_INDEX).write_text(json.dumps(example_index(packages), indent=1), "utf-8")
+
+
+EXAMPLE_INDEX = "index.json"
+
+
+def example_index(packages: list[Path]) -> list[dict[str, str | int]]:
+    """What the empty Plugins surface offers (issue 33 item 5): one entry per checked example
+    package — its ``file`` name, ``id``, ``release``, ``title`` and ``summary`` (from its
+    manifest, shown as text), ``size`` in bytes and ``integrity`` (``sha256-<base64>``, the
+    page's fetch checks the zip against it). Installing one goes through ``plugin.inspect`` and
+    ``plugin.install`` like any package; this list grants nothing."""
+    index: list[dict[str, str | int]] = []
+    for package in packages:
+        data = package.read_bytes()
+        with zipfile.ZipFile(package) as archive:
+            manifest = json.loads(archive.read(PLUGIN_MANIFEST))
+        index.append(
+            {
+                "file": package.name,
+                "id": manifest["id"],
+                "release": manifest["release"],
+                "title": manifest["title"],
+                "summary": manifest["summary"],
+                "size": len(data),
+                "integrity": "sha256-" + base64.b64encode(hashlib.sha256(data).digest()).decode(),
+            }
+        )
+    return index
 
 
 def _entries(dist: Path, skip: set[str]) -> list[dict[str, object]]:
