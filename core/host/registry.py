@@ -35,6 +35,7 @@ from core.host import (
     project_ops,
     python_ops,
     settings_ops,
+    upload_ops,
 )
 from core.host.operations import Gesture, LateModule, Operation, Operations
 from core.model import NoArgs
@@ -326,6 +327,17 @@ OPERATIONS = Operations(
             file_ops.FileDigest,
             file_ops.file_write,
             "Write a file atomically from the message body; parents are created.",
+            writes=True,
+            body_in="required",
+        ),
+        Operation(
+            "file.write_batch",
+            upload_ops.WriteBatchArgs,
+            upload_ops.BatchWritten,
+            upload_ops.file_write_batch,
+            "Write many new files at once (a folder upload, issue 34): their bytes one after "
+            "another as the body; each atomic; a taken name is answered, never overwritten; "
+            "one audit record with the batch's manifest hash.",
             writes=True,
             body_in="required",
         ),
