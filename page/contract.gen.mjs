@@ -191,6 +191,8 @@ export const LIMITS = Object.freeze({
   "message_bytes": 1048576,
   "body_bytes": 268435456,
   "editor_text_bytes": 20971520,
+  "upload_batch_files": 200,
+  "upload_batch_bytes": 8388608,
 });
 
 export const POLICY_FIELDS = Object.freeze({

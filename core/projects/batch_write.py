@@ -2,7 +2,7 @@
 
 A folder upload of 10,000 one-line files cost one host call, one existence check and one
 audit record per file (≈ 92 files/s). :func:`write_batch` writes a batch of new files — the
-page sends up to :data:`MAX_BATCH_FILES` files and :data:`MAX_BATCH_BYTES` bytes at a time —
+page sends :data:`UPLOAD_BATCH_FILES` files or :data:`UPLOAD_BATCH_BYTES` bytes at a time —
 under the same rules as ``file.write`` with ``if_absent`` (:mod:`core.host.file_ops`):
 
 - **Atomic per file.** Each file goes down through :meth:`ProjectFiles.write` (temporary +
@@ -39,8 +39,9 @@ from core.projects.composed import twin_refusal
 from core.refusals import Code, Refused
 
 __all__ = [
-    "MAX_BATCH_BYTES",
     "MAX_BATCH_FILES",
+    "UPLOAD_BATCH_BYTES",
+    "UPLOAD_BATCH_FILES",
     "WRITE_LANES",
     "BatchOutcome",
     "Conflict",
@@ -51,8 +52,12 @@ __all__ = [
 
 MAX_BATCH_FILES = 1000
 """The most files one ``file.write_batch`` takes (the message's args stay far below 1 MiB)."""
-MAX_BATCH_BYTES = 16 << 20
-"""The most bytes one batch's body holds; a larger file goes alone through ``file.write``."""
+UPLOAD_BATCH_FILES = 200
+"""The files the page's folder upload sends per batch (``LIMITS.upload_batch_files``): small
+enough that Cancel, checked between batches, stops an upload within about 0.1 s here."""
+UPLOAD_BATCH_BYTES = 8 << 20
+"""The bytes the page sends per batch (``LIMITS.upload_batch_bytes``); a larger file goes alone
+(a batch of one)."""
 WRITE_LANES = 8
 """Writes in flight at once within a batch (measured: OPFS writes overlap well up to ~16)."""
 
