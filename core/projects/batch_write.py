@@ -27,15 +27,14 @@ under the same rules as ``file.write`` with ``if_absent`` (:mod:`core.host.file_
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-from collections.abc import Coroutine, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from core.paths import ProjectPath, parse_new_path
 from core.ports import ProjectFiles
 from core.projects.composed import twin_refusal
+from core.projects.lanes import in_lanes
 from core.refusals import Code, Refused
 
 __all__ = [
@@ -104,20 +103,6 @@ def batch_manifest(written: Sequence[Written]) -> str:
     return digest.hexdigest()
 
 
-async def _overlap(lanes: list[Coroutine[Any, Any, None]]) -> None:
-    """Run ``lanes`` overlapping when the host runs an event loop (Pyodide's in the browser,
-    asyncio's in ``voicebox-env``): their storage waits then overlap. Without one (the
-    in-memory ports driven step by step in the tests, which never wait) one after another,
-    with the same outcome: each lane takes the next file from the one shared queue."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        for lane in lanes:
-            await lane
-        return
-    await asyncio.gather(*lanes)
-
-
 async def _names(files: ProjectFiles, folder: tuple[str, ...]) -> set[str] | Refused:
     """The names in ``folder`` (empty when it does not exist yet), or the refusal saying it
     cannot hold files (a file on the way: ``not-a-directory``)."""
@@ -177,26 +162,25 @@ async def write_batch(
     written: dict[int, Written] = {}
     stop: list[Refused] = []
 
-    async def lane(queue: Iterator[tuple[int, ProjectPath, str | None, int, int]]) -> None:
-        for index, path, sent, start, size in queue:
-            if stop:
-                conflicts[index] = Conflict(index, str(path), stop[0].code.value, stop[0].message)
-                continue
-            data = body[start : start + size]
-            try:
-                await files.write(path, data)
-            except Refused as exc:
-                stop.append(exc)
-                conflicts[index] = Conflict(index, str(path), exc.code.value, exc.message)
-                continue
-            sha = hashlib.sha256(data).hexdigest()
-            written[index] = Written(index, str(path), size, sha, sent)
+    async def write(item: tuple[int, ProjectPath, str | None, int, int]) -> None:
+        index, path, sent, start, size = item
+        if stop:
+            conflicts[index] = Conflict(index, str(path), stop[0].code.value, stop[0].message)
+            return
+        data = body[start : start + size]
+        try:
+            await files.write(path, data)
+        except Refused as exc:
+            stop.append(exc)
+            conflicts[index] = Conflict(index, str(path), exc.code.value, exc.message)
+            return
+        sha = hashlib.sha256(data).hexdigest()
+        written[index] = Written(index, str(path), size, sha, sent)
 
     # the first write alone: a wrapper's first-write work (an adopted folder's manifest,
     # core.projects.catalog.AdoptOnWrite) is done before any write overlaps it
-    await lane(iter(todo[:1]))
-    rest = iter(todo[1:])
-    await _overlap([lane(rest) for _ in range(min(WRITE_LANES, len(todo) - 1))])
+    await in_lanes(todo[:1], write, 1)
+    await in_lanes(todo[1:], write, WRITE_LANES)
     return BatchOutcome(
         [written[i] for i in sorted(written)],
         [conflicts[i] for i in sorted(conflicts)],
