@@ -101,10 +101,11 @@ async ([project, name]) => {
   const exported = await window.voicebox.host.call("project.export", { project });
   const exportMs = performance.now() - start;
   const zip = await exported.stream.arrayBuffer();
+  const zipBytes = zip.byteLength; // the body is handed over to the worker: read it first
   start = performance.now();
   const imported = await window.voicebox.host.call("project.import", { name }, { body: zip });
   const importMs = performance.now() - start;
-  return { export_ms: exportMs, import_ms: importMs, zip_bytes: zip.byteLength,
+  return { export_ms: exportMs, import_ms: importMs, zip_bytes: zipBytes,
            files: imported.result.files, project: imported.result.project.id };
 }
 """

@@ -64,11 +64,13 @@ if TYPE_CHECKING:  # imported late (module docstring); named here for the layeri
 __all__ = ["LATE_MODULES", "OPERATIONS", "FieldWords", "field_words"]
 
 LATE_MODULES = (
+    # the post's modules first (issue 34): a fresh host's first mission.post waits for them,
+    # not for the rest, and the mailboxes' warm-up begins as soon as they are in
+    "core.host.mailbox_ops",
+    "core.host.mission_ops",
     "core.host.plugin_ops",
     "core.host.archive_ops",
     "core.host.compose_ops",
-    "core.host.mission_ops",
-    "core.host.mailbox_ops",
     "core.host.blocks_ops",
     "core.host.tray_ops",
     "core.host.layout_ops",
