@@ -19,7 +19,7 @@ from core.archive.plan import ImportPlan, PlannedEntry, read_entry
 from core.model import Contract
 from core.paths import ProjectPath
 from core.ports import ProjectFiles
-from core.projects.lanes import in_lanes
+from core.projects.lanes import in_lanes, overlaps
 from core.refusals import Code, Refused
 
 __all__ = ["ImportResult", "apply_import"]
@@ -107,8 +107,9 @@ async def apply_import(plan: ImportPlan, files: ProjectFiles) -> ImportResult:
                 await files.mkdir(folder)
                 made.append(folder)
         entries = [e for e in plan.entries if e.kind == "file"]
-        await in_lanes([e for e in entries if e.size <= LANE_FILE_BYTES], put, IMPORT_LANES)
-        await in_lanes([e for e in entries if e.size > LANE_FILE_BYTES], put, 1)
+        small = [e for e in entries if e.size <= LANE_FILE_BYTES]
+        await in_lanes(small, put, IMPORT_LANES, overlap=overlaps(files))
+        await in_lanes([e for e in entries if e.size > LANE_FILE_BYTES], put, 1, overlap=False)
     except BaseException:
         await _roll_back(files, written, made)
         raise

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from core.paths import ProjectPath, parse_new_path
 from core.ports import ProjectFiles
 from core.projects.composed import twin_refusal
-from core.projects.lanes import in_lanes
+from core.projects.lanes import in_lanes, overlaps
 from core.refusals import Code, Refused
 
 __all__ = [
@@ -179,8 +179,8 @@ async def write_batch(
 
     # the first write alone: a wrapper's first-write work (an adopted folder's manifest,
     # core.projects.catalog.AdoptOnWrite) is done before any write overlaps it
-    await in_lanes(todo[:1], write, 1)
-    await in_lanes(todo[1:], write, WRITE_LANES)
+    await in_lanes(todo[:1], write, 1, overlap=False)
+    await in_lanes(todo[1:], write, WRITE_LANES, overlap=overlaps(files))
     return BatchOutcome(
         [written[i] for i in sorted(written)],
         [conflicts[i] for i in sorted(conflicts)],
