@@ -20,7 +20,10 @@ same run on the same machine. Sections (``--only`` picks some):
   the tray, a line the agent prints → shown in the page (p50/p95), cancel → ``failed`` shown
   (:mod:`bench.runner_bench`);
 - ``python``: the person's Python runtime (issue 32): cold start to first output, a warm run,
-  Stop → stopped, beside the host's own boot in the same profile (:mod:`bench.python_bench`).
+  Stop → stopped, beside the host's own boot in the same profile (:mod:`bench.python_bench`);
+- ``upload``: a 10,000-file folder upload through the UI vs a bare page writing the same files
+  into OPFS, and importing that project's zip vs exporting it (issue 34,
+  :mod:`bench.upload_bench`).
 
 ``--quick`` runs every section with tiny sizes and one run: it proves the harness works (the
 test suite runs it) and its figures mean nothing. The report's ``table`` (and the first table
@@ -56,6 +59,7 @@ from bench import (
     runner_bench,
     search_bench,
     table,
+    upload_bench,
 )
 from bench.browser import CHROMIUM
 from bench.site import BenchSite
@@ -72,6 +76,7 @@ SECTIONS = (
     "patterns",
     "runner",
     "python",
+    "upload",
 )
 MB = 1_000_000
 
@@ -89,6 +94,7 @@ def _plan(quick: bool, run_count: int | None) -> dict[str, Any]:
             "audit_records": 10,
             "log_lines": 5,
             "search_files": 300,
+            "upload_files": 50,
         }
     return {
         "runs": run_count or 5,
@@ -101,6 +107,7 @@ def _plan(quick: bool, run_count: int | None) -> dict[str, Any]:
         "audit_records": 300,
         "log_lines": 25,
         "search_files": 10_000,
+        "upload_files": 10_000,
     }
 
 
@@ -157,6 +164,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "patterns": lambda: pattern_bench.measure(pw, site),
                 "runner": lambda: runner_bench.measure(pw, site, plan["log_lines"]),
                 "python": lambda: python_bench.measure(pw, site, plan["runs"]),
+                "upload": lambda: upload_bench.measure(
+                    pw, site, min(plan["runs"], 3), plan["upload_files"]
+                ),
             }
             for name in sections:
                 started = time.monotonic()

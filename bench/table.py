@@ -44,6 +44,26 @@ ROWS = (
         "ratio",
         "×",
     ),
+    # issue 34: many small files (bench/upload_bench.py) and a fresh host's first post
+    Row(
+        "a fresh host's first post into 100,000 letters (settled) / a post into 100",
+        "mailbox_fresh_host_settled_first_post_large_vs_post_small_browser",
+        "ratio",
+        "×",
+    ),
+    Row(
+        "upload 10,000 files through the UI, files/s",
+        "upload_files_vs_bare_opfs_writes",
+        "figure",
+        " files/s",
+    ),
+    Row(
+        "upload 10,000 files / a bare page's OPFS writes",
+        "upload_files_vs_bare_opfs_writes",
+        "ratio",
+        "×",
+    ),
+    Row("import a 10,000-file zip / export it", "import_zip_vs_export", "ratio", "×"),
     Row("open 10,000 files / open 10", "open_most_vs_fewest_files", "ratio", "×"),
     # issue 30: missions that run, seen from the page (bench/runner_bench.py)
     Row(

@@ -232,9 +232,13 @@ async def start(
 
 
 async def _warm_up(ctx: HostContext, late: asyncio.Future[None]) -> None:
-    """The background work after the late imports (``late``):
-    :func:`core.host.mailbox_ops.warm_mailboxes`."""
-    await late
-    from core.host.mailbox_ops import warm_mailboxes  # a late module: imported by then
+    """The background work beside the late imports (``late``):
+    :func:`core.host.mailbox_ops.warm_mailboxes`, begun as soon as the mailbox's module is in
+    (the first of :data:`core.host.registry.LATE_MODULES`, issue 34) rather than after every
+    late module: a fresh host's first post then finds its mailbox open sooner. An import is
+    one synchronous step, so no call sees that module half imported."""
+    del late  # not waited for: the warm-up runs beside the rest of the late imports
+    await asyncio.sleep(0)  # the late import takes the first turn: it imports this module
+    from core.host.mailbox_ops import warm_mailboxes  # (or this does, in one step)
 
     await warm_mailboxes(ctx)

@@ -179,6 +179,12 @@ class HandleProjectFiles:
             raise refusal_from_js(exc, f"Reading '{path}' failed") from None
 
     @property
+    def overlaps_waits(self) -> bool:
+        """See :class:`core.ports.OverlapsWaits`: every call here waits on the browser's
+        storage, and several may be in flight at once (issue 34)."""
+        return True
+
+    @property
     def in_opfs(self) -> bool:
         """True for an OPFS project's root (made by :class:`HandleProjectRoots`, with cached
         reads), False for a picked folder."""

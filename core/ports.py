@@ -33,6 +33,7 @@ __all__ = [
     "HostState",
     "ListsFolders",
     "ModuleStore",
+    "OverlapsWaits",
     "PageEvents",
     "PeerChannel",
     "ProjectFiles",
@@ -131,6 +132,19 @@ class ListsFolders(Protocol):
     async def list_dirs(self, folders: Sequence[tuple[str, ...]]) -> list[list[Entry]]:
         """:meth:`ProjectFiles.list_dir` of each of ``folders``, in the same order; refuses as
         it does."""
+        ...
+
+
+@runtime_checkable
+class OverlapsWaits(Protocol):
+    """A :class:`ProjectFiles` whose calls wait on real storage and may overlap: several
+    writes in flight at once from tasks of the host's event loop (issue 34; a browser
+    folder's adapter). Many small files are then written in lanes
+    (:func:`core.projects.lanes.in_lanes`); over any other adapter one after another."""
+
+    @property
+    def overlaps_waits(self) -> bool:
+        """True: its waits may overlap."""
         ...
 
 

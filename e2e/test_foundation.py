@@ -187,13 +187,16 @@ def test_real_sdist_survives_reload_and_browser_restart_and_the_audit_verifies(
         " return c.length > 0 && c.every(td => td.textContent === 'project.create'); }"
     )
     assert page.locator("#audit-rows tr[data-seq]").count() == 1
-    page.fill("#audit-filter-op", "file.write")
+    # a folder upload is written in batches, one record each (issue 34), counting its files
+    page.fill("#audit-filter-op", "file.write_batch")
     page.press("#audit-filter-op", "Enter")
     page.wait_for_function(
         "() => { const c = [...document.querySelectorAll('#audit-rows tr td:nth-child(4)')];"
-        " return c.length > 1 && c.every(td => td.textContent === 'file.write'); }"
+        " return c.length >= 1 && c.every(td => td.textContent === 'file.write_batch'); }"
     )
-    assert page.locator("#audit-rows tr[data-seq]").count() == len(expected)
+    batches = host.ok("audit.list", {"op": "file.write_batch"})["result"]["records"]
+    assert page.locator("#audit-rows tr[data-seq]").count() == len(batches)
+    assert sum(r["details"]["files"] for r in batches) == len(expected)
     page.click("#verify-audit")
     page.wait_for_selector("#verify-result.ok")
     host.assert_clean()

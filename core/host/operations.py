@@ -323,6 +323,13 @@ class Operations(Mapping[str, Operation]):
         found = (op.pending for op in self._ops.values())
         return tuple(dict.fromkeys(m for m in found if m is not None))
 
+    def resolve_module(self, module: str) -> None:
+        """Look up every operation still to come from ``module`` (imports it if need be), so
+        each is real from now on (the host's late import, module by module: issue 34)."""
+        for name, op in list(self._ops.items()):
+            if op.pending == module:
+                self[name]
+
     def loaded(self, name: str) -> bool:
         """True when looking operation ``name`` up imports nothing (real, or unknown)."""
         op = self._ops.get(name)

@@ -39,6 +39,7 @@ from core.missions.tray import ACTION_MEANINGS, OPERATOR, PHASE_ACTIONS
 from core.missions.words import CAPABILITY_LABELS, GUIDE, GUIDE_PURPOSE, SEAT_LABELS, glossary
 from core.paths import MAX_NAME_CHARS
 from core.policy import Policy
+from core.projects.batch_write import UPLOAD_BATCH_BYTES, UPLOAD_BATCH_FILES
 from core.protocol import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, PROTOCOL_VERSION
 from core.refusals import REFUSALS
 from core.secret import field_sentence
@@ -157,6 +158,8 @@ def page_contract() -> dict[str, Any]:
             "message_bytes": MAX_MESSAGE_BYTES,
             "body_bytes": MAX_BODY_BYTES,
             "editor_text_bytes": EDITOR_TEXT_BYTES,
+            "upload_batch_files": UPLOAD_BATCH_FILES,
+            "upload_batch_bytes": UPLOAD_BATCH_BYTES,
         },
         "POLICY_FIELDS": {
             name: {"title": info.title, "description": info.description}

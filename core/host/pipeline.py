@@ -168,6 +168,9 @@ class Host:
         for module in self.operations.pending():
             await asyncio.sleep(0)  # serve what arrived before the next module
             importlib.import_module(module)
+            # its entries real now, in the same step (issue 34): a call waiting for one of
+            # them goes on, not held until every later module is in too
+            self.operations.resolve_module(module)
         for name in self.operations:
             self.operations[name]  # every entry real from here on
 

@@ -35,6 +35,7 @@ from core.host import (
     project_ops,
     python_ops,
     settings_ops,
+    upload_ops,
 )
 from core.host.operations import Gesture, LateModule, Operation, Operations
 from core.model import NoArgs
@@ -63,11 +64,13 @@ if TYPE_CHECKING:  # imported late (module docstring); named here for the layeri
 __all__ = ["LATE_MODULES", "OPERATIONS", "FieldWords", "field_words"]
 
 LATE_MODULES = (
+    # the post's modules first (issue 34): a fresh host's first mission.post waits for them,
+    # not for the rest, and the mailboxes' warm-up begins as soon as they are in
+    "core.host.mailbox_ops",
+    "core.host.mission_ops",
     "core.host.plugin_ops",
     "core.host.archive_ops",
     "core.host.compose_ops",
-    "core.host.mission_ops",
-    "core.host.mailbox_ops",
     "core.host.blocks_ops",
     "core.host.tray_ops",
     "core.host.layout_ops",
@@ -336,6 +339,17 @@ OPERATIONS = Operations(
             file_ops.FileDigest,
             file_ops.file_write,
             "Write a file atomically from the message body; parents are created.",
+            writes=True,
+            body_in="required",
+        ),
+        Operation(
+            "file.write_batch",
+            upload_ops.WriteBatchArgs,
+            upload_ops.BatchWritten,
+            upload_ops.file_write_batch,
+            "Write many new files at once (a folder upload, issue 34): their bytes one after "
+            "another as the body; each atomic; a taken name is answered, never overwritten; "
+            "one audit record with the batch's manifest hash.",
             writes=True,
             body_in="required",
         ),

@@ -18,12 +18,13 @@ beside the taken name under a free one, which is not a collision.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
 
 from core.paths import ProjectPath
 from core.ports import ProjectFiles
 from core.refusals import Code, Refused
 
-__all__ = ["refuse_twins"]
+__all__ = ["refuse_twins", "twin_refusal"]
 
 
 async def refuse_twins(
@@ -41,12 +42,25 @@ async def refuse_twins(
         if exc.code in (Code.FILE_NOT_FOUND, Code.NOT_A_DIRECTORY):
             return
         raise
+    refusal = twin_refusal(path, siblings, field=field)
+    if refusal is not None:
+        raise refusal
+
+
+def twin_refusal(
+    path: ProjectPath, siblings: Iterable[str], *, field: str = "path"
+) -> Refused | None:
+    """The ``path-nfc-collision`` refusal when a name among ``siblings`` (the names in
+    ``path``'s folder) composes to ``path``'s name, else ``None`` (the check of
+    :func:`refuse_twins`, for a caller that has the names already: a batch of writes, issue
+    34)."""
     taken = [n for n in siblings if unicodedata.normalize("NFC", n) == path.name]
-    if taken:
-        raise Refused(
-            Code.PATH_NFC_COLLISION,
-            f"'{path.name}' (the name as sent, composed to Unicode NFC) is already taken in "
-            f"its folder by '{taken[0]}': two names that look the same cannot both be kept. "
-            "Choose another name, or keep both.",
-            field=field,
-        )
+    if not taken:
+        return None
+    return Refused(
+        Code.PATH_NFC_COLLISION,
+        f"'{path.name}' (the name as sent, composed to Unicode NFC) is already taken in "
+        f"its folder by '{taken[0]}': two names that look the same cannot both be kept. "
+        "Choose another name, or keep both.",
+        field=field,
+    )

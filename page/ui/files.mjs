@@ -352,17 +352,22 @@ export class FilesView {
     reading.then((items) => this.upload(items, folder), (err) => showProblem("Uploading", `The dropped files could not be read (${err?.message ?? err}).`));
   }
 
-  /** Upload `items` ([{path, file} | {path, dir}], paths relative to `into`): each file is
-   * written as new; an existing one asks Replace / Keep both / Cancel. */
+  /** Upload `items` ([{path, file} | {path, dir}], paths relative to `into`): files go in
+   * batches (`file.write_batch`, issue 34: each file atomic, one audit record a batch); a name
+   * the host answers as taken asks Replace / Keep both / Cancel, one file at a time. Cancel
+   * (the button beside the bar) stops before the next batch: what was written stays. */
   async upload(items, into) {
     if (!items.length) return;
     clearAlerts();
     this.status.clear();
-    const files = items.filter((i) => i.file);
+    // in path order: a batch then holds a few folders, and the batches' order is the tree's
+    const files = items.filter((i) => i.file).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     const total = files.reduce((n, i) => n + i.file.size, 0);
     const bar = el("progress", { max: String(Math.max(total, 1)), value: "0", id: "upload-bar", "aria-label": "Upload progress" });
     const label = el("span", { class: "progress-label" }, "");
-    replace(this.progress, label, bar);
+    let stopped = false;
+    const cancel = el("button", { type: "button", id: "upload-cancel", onclick: () => { stopped = true; cancel.disabled = true; label.textContent = "Stopping the upload… "; } }, "Cancel");
+    replace(this.progress, label, bar, cancel);
     this.progress.hidden = false;
     const state = { all: null, left: 0 };
     let sent = 0;
@@ -370,31 +375,70 @@ export class FilesView {
     let failed = 0;
     let renamed = 0;
     let composed = 0;
-    let stopped = false;
-    for (const [n, item] of items.entries()) {
+    for (const item of items.filter((i) => i.dir)) {
       const path = joinPath(into, item.path);
-      if (item.dir) {
-        const made = await guarded(`Creating ${path}`, () => this.call("file.mkdir", { path }));
-        if (!made) failed += 1;
-        else if (made.result.composed_from) composed += 1;
-        continue;
+      const made = await guarded(`Creating ${path}`, () => this.call("file.mkdir", { path }));
+      if (!made) failed += 1;
+      else if (made.result.composed_from) composed += 1;
+    }
+    const one = async (item) => { // a file alone, asking when its name is taken
+      const seen = [];
+      const done = await writeAsking((op, args, o) => this.call(op, args, o), joinPath(into, item.path), () => item.file.arrayBuffer(), { act: "uploading", state, seen });
+      if (done === null) return null;
+      if (seen.at(-1)?.composed_from) composed += 1;
+      else if (done !== joinPath(into, item.path)) renamed += 1;
+      written += 1;
+      return done;
+    };
+    const batches = [];
+    for (let i = 0; i < files.length;) {
+      const batch = [];
+      let bytes = 0;
+      while (i < files.length && batch.length < LIMITS.upload_batch_files && (!batch.length || bytes + files[i].file.size <= LIMITS.upload_batch_bytes)) {
+        bytes += files[i].file.size;
+        batch.push(files[i++]);
       }
-      label.textContent = `Uploading ${n + 1} of ${items.length}: ${item.path} `;
-      state.left = files.length - written - failed - 1;
+      batches.push(batch);
+    }
+    const read = (batch) => Promise.all(batch.map((i) => i.file.arrayBuffer()));
+    let reading = batches.length ? read(batches[0]) : null;
+    for (const [b, batch] of batches.entries()) {
+      if (stopped) break;
+      const parts = await reading;
+      reading = b + 1 < batches.length ? read(batches[b + 1]) : null; // the next batch is read while this one is written
+      label.textContent = `Uploading ${written + 1}–${written + batch.length} of ${files.length}: ${batch[0].path} `;
+      const ask = [];
       try {
-        const seen = [];
-        const done = await writeAsking((op, args, o) => this.call(op, args, o), path, () => item.file.arrayBuffer(), { act: "uploading", state, seen });
-        if (done === null) { stopped = true; break; }
-        if (seen.at(-1)?.composed_from) composed += 1;
-        else if (done !== path) renamed += 1;
-        written += 1;
+        const body = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+        let at = 0;
+        for (const part of parts) { body.set(new Uint8Array(part), at); at += part.byteLength; }
+        const listed = batch.map((item, n) => ({ path: joinPath(into, item.path), size: parts[n].byteLength }));
+        const answer = (await this.call("file.write_batch", { files: listed }, { body: body.buffer })).result;
+        written += answer.written.length;
+        composed += answer.written.filter((w) => w.composed_from).length;
+        for (const c of answer.conflicts) {
+          if (c.code === "already-exists") ask.push(batch[c.index]);
+          else { failed += 1; showRefusal(Object.assign(new Error(c.message), { code: c.code }), `Uploading ${batch[c.index].path}`); }
+        }
+        if (answer.stopped) stopped = true;
       } catch (err) {
-        showRefusal(err, `Uploading ${item.path}`);
-        failed += 1;
+        showRefusal(err, `Uploading ${batch.length} files from ${batch[0].path}`);
+        failed += batch.length;
       }
-      sent += item.file.size;
+      for (const item of ask) {
+        if (stopped) break;
+        state.left = ask.length - 1;
+        try {
+          if ((await one(item)) === null) { stopped = true; break; }
+        } catch (err) {
+          showRefusal(err, `Uploading ${item.path}`);
+          failed += 1;
+        }
+      }
+      sent += batch.reduce((n, i) => n + i.file.size, 0);
       bar.value = sent;
     }
+    cancel.remove();
     const count = written === files.length && !stopped ? plural(written, "file") : `${written} of ${plural(files.length, "file")}`;
     const summary = `${stopped ? "Stopped: uploaded" : "Uploaded"} ${count} (${formatBytes(total)}) into ${folderLabel(into)}${renamed ? `, ${renamed} under a new name` : ""}.${composed ? ` ${composedNote(composed)}` : ""}`;
     label.textContent = `${summary} `;

@@ -446,3 +446,31 @@ def test_apply_writes_into_existing_folders_and_rolls_back_only_its_own() -> Non
     with pytest.raises(Refused):
         run(apply_import(plan, target))
     assert tree(target) == {"shared": None, "shared/keep.txt": b"k"}
+
+
+class CountingFiles(MemoryProjectFiles):
+    """Counts the existence checks an import makes: ``stat`` calls and folder ``names``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stats = 0
+        self.listed = 0
+
+    async def stat(self, path):  # type: ignore[no-untyped-def]
+        self.stats += 1
+        return await super().stat(path)
+
+    async def names(self, folder):  # type: ignore[no-untyped-def]
+        self.listed += 1
+        return await super().names(folder)
+
+
+def test_an_import_checks_what_is_taken_by_each_folders_names_not_a_stat_per_file() -> None:
+    # issue 34: a 10,000-file zip paid a storage stat per path before writing anything
+    files = {f"d{n % 5}/f{n:03d}.txt": f"{n}".encode() for n in range(200)}
+    plan = plan_import(export(project(files))[0])
+    target = CountingFiles()
+    run(apply_import(plan, target))
+    assert target.stats == 0
+    assert target.listed == 6  # the root and d0…d4, once each
+    assert {k: v for k, v in tree(target).items() if v is not None} == files

@@ -140,3 +140,32 @@ def test_a_call_arriving_during_the_late_imports_waits_and_is_answered(late_modu
     assert answers[2]["result"] == {"word": "one"}
     assert importing_when_answered == [False, True, False]  # host.info did not wait
     assert imported_by == [shared, shared]  # by the shared import, not inside a call
+
+
+@pytest.mark.cpython_only  # runs its own event loop (see tests/core/test_audit_batching.py)
+def test_a_late_operation_is_real_once_its_module_is_in_not_once_every_module_is(
+    late_modules,
+) -> None:
+    """Issue 34: the shared import makes a module's operations real in the step that imports
+    it, so a call waiting for one goes on then — before, every late call waited until the
+    last late module was in (a fresh host's first post paid the whole late import)."""
+    one, two = late_modules
+
+    async def scenario() -> tuple[bool, bool]:
+        host = HostHarness(_ops(late_modules)).host
+        shared = host.late_imports()
+        for _turn in range(1000):  # turn by turn until the first module is in
+            if one in sys.modules:
+                break
+            await asyncio.sleep(0)
+        seen = host.operations.loaded(f"late.{one}"), two in sys.modules
+        await shared
+        return seen
+
+    assert asyncio.run(scenario()) == (True, False)
+
+
+def test_the_post_and_the_mailbox_are_the_first_late_modules() -> None:
+    """Issue 34: a post right after a reload waits for these two imports only, and the
+    mailboxes' warm-up (browser_host/main.py) starts once the first is in."""
+    assert LATE_MODULES[:2] == ("core.host.mailbox_ops", "core.host.mission_ops")
