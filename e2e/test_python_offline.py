@@ -68,9 +68,12 @@ def test_run_works_offline_in_an_opaque_origin_served_by_the_service_worker(
     assert "origin null" in output and "indexedDB refused" in output, output
     frame = host.page.locator("iframe[src='runtime/python.html']")
     assert frame.count() == 1 and frame.get_attribute("sandbox") is None
-    assert host.page.evaluate(
-        "() => document.querySelector(\"iframe[src='runtime/python.html']\").contentDocument"
-    ) is None
+    assert (
+        host.page.evaluate(
+            "() => document.querySelector(\"iframe[src='runtime/python.html']\").contentDocument"
+        )
+        is None
+    )
     # nothing reached the (failing) network but the create-asset sandbox frame, which is still
     # framed by the attribute (docs/python.md)
     after = sorted(u[len(BASE_URL) :] for u in router.requests[seen_online:])

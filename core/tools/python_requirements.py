@@ -28,7 +28,6 @@ be met offline and are listed as such.
 
 from __future__ import annotations
 
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -56,21 +55,52 @@ MAX_REQUIREMENT_FILE_BYTES = 256 << 10
 MAX_LISTED = 50
 """At most this many uncovered names or problems are said one by one; the rest are counted."""
 
-_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
-_LINE = re.compile(
-    r"^(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*"
-    r"(?:\[(?P<extras>[^\]]*)\])?\s*"
-    r"(?P<spec>\(?[^;@]*?\)?)\s*"
-    r"(?:@(?P<url>[^;]*))?\s*"
-    r"(?:;(?P<marker>.*))?$"
-)
-_CLAUSE = re.compile(r"^(===|~=|==|!=|<=|>=|<|>)\s*([0-9A-Za-z.*+!_-]+)$")
-_RELEASE = re.compile(r"^(?:\d+!)?(\d+(?:\.\d+)*)((?:a|b|rc|\.post|\.dev|post|dev)\d*)*$")
+MAX_LINE_CHARS = 1000
+"""A requirement longer than this is not read (said)."""
+_OPERATORS = ("===", "~=", "==", "!=", "<=", ">=", "<", ">")
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+_VERSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.*+!_-")
 
 
 def canonical_name(name: str) -> str:
     """PEP 503: lower case, every run of ``-``, ``_``, ``.`` one ``-``."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+    out: list[str] = []
+    for char in name.lower():
+        if char in "-_.":
+            if not out or out[-1] != "-":
+                out.append("-")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _is_name(text: str) -> bool:
+    """PEP 508: letters, digits, ``.``, ``_``, ``-``; starting and ending with a letter or
+    digit."""
+    return (
+        bool(text)
+        and all(c in _NAME_CHARS for c in text)
+        and text[0].isalnum()
+        and (text[-1].isalnum())
+    )
+
+
+def _clause(text: str) -> tuple[str, str] | None:
+    """``">= 1.2"`` → ``(">=", "1.2")``; ``None`` when it is not one operator and a version."""
+    for op in _OPERATORS:
+        if text.startswith(op):
+            version = text[len(op) :].strip()
+            ok = bool(version) and all(c in _VERSION_CHARS for c in version.lower())
+            return (op, version) if ok else None
+    return None
+
+
+def _strip_comment(line: str) -> str:
+    """What is before a ``#`` that starts the line or follows white space."""
+    at = line.find("#")
+    while at > 0 and not line[at - 1].isspace():
+        at = line.find("#", at + 1)
+    return line if at < 0 else line[:at]
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,27 +166,41 @@ def parse_offline_set(text: str) -> dict[str, OfflinePackage]:
 def _requirement(text: str, where: str) -> Requirement | str:
     """One PEP 508 string → a :class:`Requirement`, or the sentence saying why it is not one."""
     text = text.strip()
-    if re.match(r"^[a-z][a-z0-9+.-]*://", text, re.I) or text.startswith((".", "/", "~")):
-        head = text[:80]
+    if len(text) > MAX_LINE_CHARS:
+        return f"{where}: a requirement over {MAX_LINE_CHARS} characters"
+    head = text[:80]
+    first = text.split(None, 1)[0] if text else ""
+    if "://" in first or first.startswith((".", "/", "~")):
         return Requirement(
             canonical_name(head), "", where, f"'{head}' is a URL or a path, not a package name"
         )
-    found = _LINE.match(text)
-    if found is None:
-        return f"{where}: '{text[:80]}' is not a requirement this reader understands"
-    name = canonical_name(found.group("name"))
-    if found.group("url") is not None:
+    body = text.partition(";")[0]  # a marker is not evaluated (module docstring)
+    body, at, _ = body.partition("@")
+    end = 0
+    while end < len(body) and body[end] in _NAME_CHARS:
+        end += 1
+    raw_name, rest = body[:end], body[end:].strip()
+    if not _is_name(raw_name):
+        return f"{where}: '{head}' does not start with a package name"
+    name = canonical_name(raw_name)
+    if rest.startswith("["):
+        close = rest.find("]")
+        if close < 0:
+            return f"{where}: '{head}' opens '[' (extras) and never closes it"
+        rest = rest[close + 1 :].strip()
+    if at:
         return Requirement(name, "", where, f"'{name}' names a URL ({name} @ …)")
-    spec = found.group("spec").strip().removeprefix("(").removesuffix(")").strip()
-    for clause in filter(None, (c.strip() for c in spec.split(","))):
-        if _CLAUSE.match(clause) is None:
-            return f"{where}: '{clause[:40]}' in '{text[:80]}' is not a version specifier"
-    return Requirement(name, spec, where)
+    if rest.startswith("(") and rest.endswith(")"):
+        rest = rest[1:-1].strip()
+    for clause in filter(None, (c.strip() for c in rest.split(","))):
+        if _clause(clause) is None:
+            return f"{where}: '{clause[:40]}' in '{head}' is not a version specifier"
+    return Requirement(name, rest, where)
 
 
-def parse_requirements_txt(text: str, where: str = "requirements.txt") -> tuple[
-    list[Requirement], list[str]
-]:
+def parse_requirements_txt(
+    text: str, where: str = "requirements.txt"
+) -> tuple[list[Requirement], list[str]]:
     """``requirements.txt`` → (requirements, sentences about lines that are not one).
     Options (``-r other.txt``, ``--index-url``…) are said: nothing is fetched or followed."""
     out: list[Requirement] = []
@@ -176,7 +220,7 @@ def parse_requirements_txt(text: str, where: str = "requirements.txt") -> tuple[
     if pending:
         logical.append((start, pending))
     for number, line in logical:
-        line = re.sub(r"(^|\s)#.*$", "", line).strip()
+        line = _strip_comment(line).strip()
         if not line:
             continue
         at = f"{where}:{number}"
@@ -196,7 +240,9 @@ def parse_requirements_txt(text: str, where: str = "requirements.txt") -> tuple[
     return out, problems
 
 
-def parse_pyproject(text: str, where: str = "pyproject.toml") -> tuple[list[Requirement], list[str]]:
+def parse_pyproject(
+    text: str, where: str = "pyproject.toml"
+) -> tuple[list[Requirement], list[str]]:
     """``pyproject.toml`` → (``[project] dependencies``, sentences about what is malformed).
     Optional dependencies and build requirements are not loaded."""
     try:
@@ -221,10 +267,19 @@ def parse_pyproject(text: str, where: str = "pyproject.toml") -> tuple[list[Requ
 
 
 def _release(version: str) -> tuple[int, ...] | None:
-    found = _RELEASE.match(version.strip().lower())
-    if found is None:
+    """The release numbers of ``version`` (``"1!2.9.0.post0"`` → ``(2, 9, 0)``); ``None`` when
+    it does not start with them or goes on with anything but a suffix's letters and digits."""
+    text = version.strip().lower().partition("!")[2] or version.strip().lower()
+    end = 0
+    while end < len(text) and (text[end].isdigit() or text[end] == "."):
+        end += 1
+    numbers, suffix = text[:end].rstrip("."), text[end:]
+    parts = numbers.split(".")
+    if not numbers or not all(p.isdigit() for p in parts):
         return None
-    return tuple(int(p) for p in found.group(1).split("."))
+    if suffix and not all(c.isalnum() or c in "._-" for c in suffix):
+        return None
+    return tuple(int(p) for p in parts)
 
 
 def _padded(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -240,10 +295,10 @@ def version_admitted(version: str, specifier: str) -> bool | None:
     if have is None:
         return None
     for clause in filter(None, (c.strip() for c in specifier.split(","))):
-        found = _CLAUSE.match(clause)
+        found = _clause(clause)
         if found is None:
             return None
-        op, text = found.groups()
+        op, text = found
         if op == "===":
             if version != text:
                 return False
