@@ -1,8 +1,9 @@
 """The person's Python runtime over a ``MessagePort`` (:class:`core.ports.PythonRuntime`,
 issue 32; docs/python.md).
 
-The page makes ``<iframe sandbox="allow-scripts" src="runtime/python.html">`` — an opaque
-origin whose own CSP is ``default-src 'none'; connect-src 'none'`` with its one script pinned
+The page makes ``<iframe src="runtime/python.html">`` sandboxed ``allow-scripts`` (by the
+attribute, or offline by the header CSP the service worker sends; docs/python.md, "Offline") —
+an opaque origin whose own CSP is ``default-src 'none'; connect-src 'none'`` with its one script pinned
 by hash — connects a ``MessageChannel`` to it and hands this host one end (``python.connect``).
 The frame runs a dedicated worker with a Pyodide of its own; it fetches nothing: this host
 fetches the pinned runtime files of its own site (each checked by the browser against the

@@ -5,8 +5,9 @@
 // sent, which only this frame and its worker can mint), and no connection anywhere
 // (connect-src 'none'). It never navigates and never fetches.
 //
-// Runs inside <iframe sandbox="allow-scripts"> (opaque origin: no OPFS, IndexedDB, cookies or
-// host state). The page posts ONE message {type: "voicebox-runtime-connect"} with one port;
+// Runs sandboxed allow-scripts — by the <iframe sandbox> attribute, or offline by the header CSP
+// `sandbox allow-scripts` the service worker sends (docs/python.md, "Offline") — an opaque
+// origin: no OPFS, IndexedDB, cookies or host state. The page posts ONE message {type: "voicebox-runtime-connect"} with one port;
 // from then on only that port is heard — the host worker holds its other end. Protocol:
 // browser_host/python_runtime.py. The runtime is a module worker made here from a blob URL; it
 // gets the Pyodide files from this frame, copies of the project's files per run, and nothing
