@@ -3,8 +3,9 @@ issue 32; docs/python.md).
 
 The page makes ``<iframe src="runtime/python.html">`` sandboxed ``allow-scripts`` (by the
 attribute, or offline by the header CSP the service worker sends; docs/python.md, "Offline") —
-an opaque origin whose own CSP is ``default-src 'none'; connect-src 'none'`` with its one script pinned
-by hash — connects a ``MessageChannel`` to it and hands this host one end (``python.connect``).
+an opaque origin whose own CSP is ``default-src 'none'; connect-src 'none'`` with its one
+script pinned by hash — connects a ``MessageChannel`` to it and hands this host one end
+(``python.connect``).
 The frame runs a dedicated worker with a Pyodide of its own; it fetches nothing: this host
 fetches the pinned runtime files of its own site (each checked by the browser against the
 sha256 of ``site-manifest.json``, as the host's own boot does) and sends them over the port.
