@@ -86,6 +86,12 @@ ROWS = (
     Row("Python runtime: cold start → first output", "python_cold_first_output_ms", "value", " ms"),
     Row("Python runtime: warm run → first output", "python_warm_first_output_ms", "value", " ms"),
     Row("Python runtime: Stop → stopped", "python_stop_to_stopped_ms", "value", " ms"),
+    Row(
+        "Python runtime: first run with requirements (3 wheels installed)",
+        "python_first_run_with_requirements_ms",
+        "value",
+        " ms",
+    ),
 )
 
 

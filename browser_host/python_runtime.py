@@ -1,9 +1,11 @@
 """The person's Python runtime over a ``MessagePort`` (:class:`core.ports.PythonRuntime`,
 issue 32; docs/python.md).
 
-The page makes ``<iframe sandbox="allow-scripts" src="runtime/python.html">`` — an opaque
-origin whose own CSP is ``default-src 'none'; connect-src 'none'`` with its one script pinned
-by hash — connects a ``MessageChannel`` to it and hands this host one end (``python.connect``).
+The page makes ``<iframe src="runtime/python.html">`` sandboxed ``allow-scripts`` (by the
+attribute, or offline by the header CSP the service worker sends; docs/python.md, "Offline") —
+an opaque origin whose own CSP is ``default-src 'none'; connect-src 'none'`` with its one
+script pinned by hash — connects a ``MessageChannel`` to it and hands this host one end
+(``python.connect``).
 The frame runs a dedicated worker with a Pyodide of its own; it fetches nothing: this host
 fetches the pinned runtime files of its own site (each checked by the browser against the
 sha256 of ``site-manifest.json``, as the host's own boot does) and sends them over the port.
@@ -12,9 +14,12 @@ The frame keeps them, so a restart needs no second fetch.
 Protocol (``runtime/python-frame.js`` is the other side)::
 
     frame → host  {type: "ready", v: 1}                       the frame listens
-    host → frame  {type: "boot", files: {name: ArrayBuffer}}  start the runtime worker
+    host → frame  {type: "boot", files: {name: ArrayBuffer}, wheels: {file: ArrayBuffer},
+                   atBoot: [file]}     start the runtime worker; it installs the atBoot wheels
+                                       (micropip), keeps the others (the offline set) for runs
     frame → host  {type: "up", ms} | {type: "down", message}  it started (ms) or could not
-    host → frame  {type: "run", id, mode: "file"|"eval", path?, code?, files: [[path, buffer]]}
+    host → frame  {type: "run", id, mode: "file"|"eval", path?, code?, files: [[path, buffer]],
+                   load: [file]}      wheels of the offline set to install first (once each)
     frame → host  {type: "out", id, chunks: [[stream, text], ...]}   while it runs (≤ 20/s)
     frame → host  {type: "ask", id, prompt}       input() waits for a line (its stack suspended)
     host → frame  {type: "answer", id, text}      the person's line
@@ -42,6 +47,7 @@ from pyodide.ffi import create_proxy, to_js
 
 from core.json_bound import parse_json
 from core.refusals import Code, Refused
+from core.tools.python_requirements import parse_offline_set
 from core.tools.python_run import MAX_CHANGED_BYTES, MAX_OUTPUT_BYTES, RunJob, RunReport
 
 __all__ = ["RUNTIME_FILES", "PortPythonRuntime"]
@@ -58,7 +64,10 @@ RUNTIME_FILES = (
 RUNTIME_WHEELS = "runtime/wheels/"
 """The runtime's own pinned wheels (``micropip``; ``runtime_wheels`` of worker/wheels.lock.json):
 every ``*.whl`` the site manifest lists here is fetched with its pin and installed by the
-runtime at boot (issue 32)."""
+runtime at boot (issue 32) — but those of the offline set (:data:`OFFLINE_SET`), which a run
+installs when the project's requirements name them."""
+OFFLINE_SET = RUNTIME_WHEELS + "offline-set.json"
+"""The offline set's index, written by the build (``worker/sitebuild/site.py``)."""
 
 READY_WAIT_S = 5.0
 BOOT_WAIT_S = 90.0
@@ -90,6 +99,7 @@ class PortPythonRuntime:
         self._ids = itertools.count(1)
         self._current: dict[str, Any] | None = None
         self._completing: dict[str, asyncio.Future[list[str]]] = {}
+        self._offline: str | None = None
         self._listener = create_proxy(self._message)
         port.onmessage = self._listener
         port.start()
@@ -179,8 +189,26 @@ class PortPythonRuntime:
             setattr(files, name, await got.arrayBuffer())  # stays a JS buffer: never copied
         return files, await self._wheels(pins)
 
+    async def _pinned_text(self, path: str, pin: str) -> str:
+        try:
+            got = await js.fetch(js.URL.new(path, self._site).href, _obj(integrity=_sri(pin)))
+        except Exception:
+            raise Refused(
+                Code.SANDBOX_UNAVAILABLE,
+                f"{path} could not be fetched or failed its integrity check.",
+            ) from None
+        if not got.ok:
+            raise Refused(Code.SANDBOX_UNAVAILABLE, f"{path}: HTTP {got.status}.")
+        return str(await got.text())
+
     async def _wheels(self, pins: dict[str, str]) -> Any:
-        """The runtime's own wheels (:data:`RUNTIME_WHEELS`), each checked against its pin."""
+        """The runtime's own wheels (:data:`RUNTIME_WHEELS`), each checked against its pin;
+        reads the offline set's index too (kept for :meth:`offline_set`)."""
+        pin = pins.get(OFFLINE_SET)
+        if pin is not None:
+            text = await self._pinned_text(OFFLINE_SET, pin)
+            parse_offline_set(text)  # a broken index is a broken site: refused here, at boot
+            self._offline = text
         wheels = Object.new()
         for path, pin in sorted(pins.items()):
             name = path.removeprefix(RUNTIME_WHEELS)
@@ -206,8 +234,14 @@ class PortPythonRuntime:
                 Code.SANDBOX_UNAVAILABLE, "The Python runtime's frame never loaded."
             ) from None
         files, wheels = await self._files()
+        later = (
+            set()
+            if self._offline is None
+            else {p.file for p in parse_offline_set(self._offline).values()}
+        )
+        at_boot = [name for name in js.Object.keys(wheels).to_py() if name not in later]
         self._up.clear()
-        self._port.postMessage(_obj(type="boot", files=files, wheels=wheels))
+        self._port.postMessage(_obj(type="boot", files=files, wheels=wheels, atBoot=to_js(at_boot)))
 
     async def _ensure_up(self) -> None:
         if self._up.is_set() and self._down is None:
@@ -272,6 +306,7 @@ class PortPythonRuntime:
                 fields["path"] = job.path
             if job.code is not None:
                 fields["code"] = job.code
+            fields["load"] = to_js(list(job.load))
             self._port.postMessage(_obj(**fields), to_js(buffers))
             try:
                 answer = await asyncio.wait_for(asyncio.shield(current["done"]), limit_s)
@@ -346,6 +381,11 @@ class PortPythonRuntime:
             return False
         self._port.postMessage(_obj(type="answer", id=current["id"], text=text))
         return True
+
+    async def offline_set(self) -> str | None:
+        """See :meth:`core.ports.PythonRuntime.offline_set`."""
+        await self._ensure_up()
+        return self._offline
 
     def warm(self) -> None:
         """See :meth:`core.ports.PythonRuntime.warm`."""

@@ -571,6 +571,12 @@ class PythonRuntime(Protocol):
         the next run), so that the first Run does not wait for Python to load."""
         ...
 
+    async def offline_set(self) -> str | None:
+        """The runtime's offline set as shipped (``runtime/wheels/offline-set.json``, read with
+        its pin; :func:`core.tools.python_requirements.parse_offline_set`), or ``None`` when
+        this runtime has none. Starts the runtime if needed (refuses as :meth:`run` does)."""
+        ...
+
 
 class Sandbox(Protocol):
     """Where a tool's WebAssembly module runs, with nothing granted (SPEC §8).

@@ -7,10 +7,11 @@ Playwright 1.65 (PLATFORM.md did not say): the registration's script fetch and t
 precache fetches both reach ``context.route`` (the router serves them, and ``request.
 service_worker`` names the worker), and once the worker controls the page its cached answers
 never reach the router at all. Requests that still go to the network offline:
-``tools/sandbox.html``, the create-asset sandbox frame, and, once a ``.py`` file needs it,
-``runtime/python.html``, the Python runtime's frame (issue 32) — Chromium never lets a service worker answer the navigation of a
-sandboxed frame without ``allow-same-origin`` (an opaque origin), so create-asset and running
-Python are the features that need the network.
+``tools/sandbox.html``, the create-asset sandbox frame — Chromium never lets a service worker
+answer the navigation of a frame sandboxed by its attribute without ``allow-same-origin`` (an
+opaque origin), so create-asset is the feature that needs the network. The Python runtime's
+frame (issue 32) is sandboxed by its header CSP instead, which the service worker sends with its
+cached answer: Run works offline (``e2e/test_python_offline.py``).
 """
 
 from __future__ import annotations

@@ -27,6 +27,12 @@
 //   origin even where this worker does not see the request. Both are stamped by the build from
 //   worker/sitebuild/serve.py (service_worker_worker_csp), the one place the CSP is written; a
 //   response with the host's own CSP keeps it (issue 29 item 12).
+// - the frame pages of SANDBOXED_FRAMES (the Python runtime's, issue 32) are answered with
+//   their header CSP (`sandbox allow-scripts; …`, stamped from worker/sitebuild/serve.py):
+//   the page frames them without the sandbox attribute when this worker controls it, because
+//   Chromium never lets a service worker answer a frame sandboxed by its attribute; the
+//   header gives the document the same opaque origin, and the page checks it did before it
+//   hands the frame anything (page/ui/python.mjs). This is what lets Run work offline.
 // - message "claim": control the pages now (the page asks when it was loaded without this
 //   worker — a hard reload — before it starts its host worker: page/sw-register.mjs).
 //
@@ -37,6 +43,7 @@ const BUILD = "__VOICEBOX_BUILD__";
 const FILES = /*__VOICEBOX_FILES__*/ [];
 const WORKER_CSP = "__VOICEBOX_WORKER_CSP__";
 const WORKER_SCRIPTS = /*__VOICEBOX_WORKER_SCRIPTS__*/ [];
+const SANDBOXED_FRAMES = /*__VOICEBOX_SANDBOXED_FRAMES__*/ {};
 
 const SITE_PREFIX = "voicebox-site-";
 const SNAPSHOT_PREFIX = "voicebox-snapshot-";
@@ -46,6 +53,7 @@ const MANIFEST = new URL("site-manifest.json", ROOT).href;
 const INDEX = new URL("index.html", ROOT).href;
 const PINNED = new Map(FILES.map(([path, sha256]) => [new URL(path, ROOT).href, sha256]));
 const WORKERS = new Set(WORKER_SCRIPTS.map((path) => new URL(path, ROOT).href));
+const SANDBOXED = new Map(Object.entries(SANDBOXED_FRAMES).map(([path, csp]) => [new URL(path, ROOT).href, csp]));
 const PARALLEL = 6;
 
 /** `response` with the workers' CSP when it is a worker script's and carries no CSP of its own. */
@@ -53,6 +61,14 @@ function withWorkerCsp(key, response) {
   if (!WORKERS.has(key) || !response.ok || response.headers.has("Content-Security-Policy")) return response;
   const headers = new Headers(response.headers);
   headers.set("Content-Security-Policy", WORKER_CSP);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+
+/** `response` with its frame's sandbox CSP (replacing any) when it is a sandboxed frame page's. */
+function withFrameCsp(key, response) {
+  if (!SANDBOXED.has(key) || !response.ok) return response;
+  const headers = new Headers(response.headers);
+  headers.set("Content-Security-Policy", SANDBOXED.get(key));
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
@@ -119,6 +135,6 @@ self.addEventListener("fetch", (event) => {
   if (!PINNED.has(key) && key !== MANIFEST) return;
   event.respondWith((async () => {
     const hit = await (await caches.open(CACHE)).match(key);
-    return withWorkerCsp(key, hit ?? (await fetch(request)));
+    return withFrameCsp(key, withWorkerCsp(key, hit ?? (await fetch(request))));
   })());
 });

@@ -5,8 +5,9 @@
 // sent, which only this frame and its worker can mint), and no connection anywhere
 // (connect-src 'none'). It never navigates and never fetches.
 //
-// Runs inside <iframe sandbox="allow-scripts"> (opaque origin: no OPFS, IndexedDB, cookies or
-// host state). The page posts ONE message {type: "voicebox-runtime-connect"} with one port;
+// Runs sandboxed allow-scripts — by the <iframe sandbox> attribute, or offline by the header CSP
+// `sandbox allow-scripts` the service worker sends (docs/python.md, "Offline") — an opaque
+// origin: no OPFS, IndexedDB, cookies or host state. The page posts ONE message {type: "voicebox-runtime-connect"} with one port;
 // from then on only that port is heard — the host worker holds its other end. Protocol:
 // browser_host/python_runtime.py. The runtime is a module worker made here from a blob URL; it
 // gets the Pyodide files from this frame, copies of the project's files per run, and nothing
@@ -216,6 +217,8 @@ async def _vbx_eval(source):
     const MAX_OUTPUT = 1 << 20;
     let pyodide = null;
     let run = null;
+    let sitePackages = null;
+    const later = new Map(); // wheel file → bytes: the offline set, installed when a run asks
     const held = new Map();
     const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
 
@@ -237,6 +240,10 @@ async def _vbx_eval(source):
       run.pendingChars = 0;
       run.last = performance.now();
     };
+    const say = (text) => {
+      run.pending.push(["stderr", text]);
+      run.sent += text.length;
+    };
     const write = (stream) => ({
       write(bytes) {
         if (!run) return bytes.length;
@@ -255,7 +262,7 @@ async def _vbx_eval(source):
       },
     });
 
-    const boot = async (files, module, wheels) => {
+    const boot = async (files, module, wheels, atBoot) => {
       const started = performance.now();
       try {
         for (const name of Object.keys(files)) held.set(name, files[name]);
@@ -302,7 +309,11 @@ async def _vbx_eval(source):
         pyodide.setStderr(write("stderr"));
         pyodide.setStdin({ stdin: () => undefined }); // input() reads end of file (docs/python.md)
         const site = pyodide.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
-        for (const name of Object.keys(wheels)) pyodide.unpackArchive(wheels[name], "zip", { extractDir: site });
+        sitePackages = site;
+        for (const name of Object.keys(wheels)) {
+          if (atBoot && !atBoot.includes(name)) later.set(name, wheels[name]); // the offline set: on a run's demand
+          else pyodide.unpackArchive(wheels[name], "zip", { extractDir: site });
+        }
         pyodide.runPython(SETUP);
         self.postMessage({ type: "up", ms: Math.round(performance.now() - started) });
       } catch (err) {
@@ -325,6 +336,18 @@ async def _vbx_eval(source):
       let exit = 1;
       let error;
       try {
+        // the offline set's wheels the project's requirements named (the host decided), once
+        // each until a restart, each said in the run's output
+        const wanted = (job.load || []).filter((name) => later.has(name));
+        for (const name of wanted) {
+          const began = performance.now();
+          const [dist, version] = name.split("-");
+          pyodide.unpackArchive(later.get(name), "zip", { extractDir: sitePackages });
+          later.delete(name);
+          say(`Installed ${dist.replace(/_/g, "-")} ${version} from the offline set (${Math.round(performance.now() - began)} ms)\n`);
+          flush();
+        }
+        if (wanted.length) pyodide.runPython("import importlib; importlib.invalidate_caches()");
         pyodide.runPython("_vbx_reset()");
         const FS = pyodide.FS;
         for (const [path, buffer] of job.files) {
@@ -366,7 +389,7 @@ async def _vbx_eval(source):
     });
     self.onmessage = (event) => {
       const m = event.data;
-      if (m && m.type === "boot") boot(m.files, m.module, m.wheels || {});
+      if (m && m.type === "boot") boot(m.files, m.module, m.wheels || {}, Array.isArray(m.atBoot) ? m.atBoot : null);
       else if (m && m.type === "run" && pyodide) execute(m);
       else if (m && m.type === "complete") {
         let matches = [];
@@ -399,6 +422,7 @@ async def _vbx_eval(source):
   let port = null;
   let files = null;
   let wheels = {};
+  let atBoot = null; // the wheels installed at boot (micropip); the others wait for a run's load
   let compiled = Promise.resolve(null);
   let worker = null;
   let generation = 0;
@@ -443,7 +467,7 @@ async def _vbx_eval(source):
       if (mine !== generation) return;
       const names = module ? NAMES.filter((n) => n !== "pyodide.asm.wasm") : NAMES;
       worker.postMessage({ type: "boot", module, files: Object.fromEntries(names.map((n) => [n, files[n].slice(0)])),
-        wheels: Object.fromEntries(Object.entries(wheels).map(([n, b]) => [n, b.slice(0)])) });
+        wheels: Object.fromEntries(Object.entries(wheels).map(([n, b]) => [n, b.slice(0)])), atBoot });
     });
   };
 
@@ -506,6 +530,7 @@ async def _vbx_eval(source):
         wheels = Object.fromEntries(Object.entries(m.wheels && typeof m.wheels === "object" ? m.wheels : {})
           .filter(([n, b]) => /^[\w.+-]+\.whl$/.test(n) && b instanceof ArrayBuffer));
         // compiled once here ('wasm-unsafe-eval'); each (re)started worker only instantiates it
+        atBoot = Array.isArray(m.atBoot) ? m.atBoot.filter((n) => typeof n === "string") : null;
         compiled = WebAssembly.compile(files["pyodide.asm.wasm"]).catch(() => null);
         start();
       } else if (m.type === "complete" && typeof m.id === "string" && typeof m.text === "string") {
@@ -525,7 +550,8 @@ async def _vbx_eval(source):
           return;
         }
         current = { id: m.id, chunks: [], chars: 0, dropped: 0, messages: 0, timer: null, started: performance.now() };
-        const job = { type: "run", id: m.id, mode: m.mode === "eval" ? "eval" : "file", path: m.path, code: m.code, files: m.files };
+        const load = Array.isArray(m.load) ? m.load.filter((n) => typeof n === "string" && n in wheels).slice(0, 100) : [];
+        const job = { type: "run", id: m.id, mode: m.mode === "eval" ? "eval" : "file", path: m.path, code: m.code, files: m.files, load };
         worker.postMessage(job, (m.files || []).map((f) => f[1]).filter((b) => b instanceof ArrayBuffer));
       }
     };

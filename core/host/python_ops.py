@@ -2,7 +2,10 @@
 Python, run in a second runtime that holds nothing (issue 32; docs/python.md).
 
 A run, in this order: the project's files are walked and chosen within the input limits
-(:func:`core.tools.python_run.choose_inputs`) and read by the host; the runtime
+(:func:`core.tools.python_run.choose_inputs`) and read by the host; a file run's
+``requirements.txt`` / ``pyproject.toml`` decide which packages of the runtime's offline set
+load first, and what they name that the set does not cover is said in the output
+(:func:`core.tools.python_requirements.plan_loads`); the runtime
 (:class:`core.ports.PythonRuntime`) gets copies, runs the file as ``__main__`` (or the console's
 input in its kept namespace), and its stdout/stderr reach the page as
 :class:`PythonOutput` events while it runs; its report becomes the change list
@@ -34,6 +37,7 @@ from core.model import Contract, NoArgs
 from core.paths import parse_path
 from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
+from core.tools.python_requirements import REQUIREMENT_FILES, parse_offline_set, plan_loads
 from core.tools.python_run import (
     RUN_LIMIT_S,
     AppliedChange,
@@ -250,7 +254,15 @@ async def _run(
         elif stream in ("stdout", "stderr"):
             events.post(PythonOutput(run=run, stream=stream, text=text))  # type: ignore[arg-type]
 
-    job = RunJob(mode=mode, files=list(given.items()), path=path, code=code)
+    load: tuple[str, ...] = ()
+    if mode == "file" and any(name in given for name in REQUIREMENT_FILES):
+        # the project's declared dependencies the offline set covers load first (issue 32)
+        shipped = await runtime.offline_set()
+        plan = plan_loads(given, parse_offline_set(shipped) if shipped is not None else {})
+        load = plan.load
+        for message in plan.messages:
+            output("stderr", message + "\n")
+    job = RunJob(mode=mode, files=list(given.items()), path=path, code=code, load=load)
     report = await runtime.run(job, output, limit_s=RUN_LIMIT_S)
     assert isinstance(report, RunReport)
     applied = await _apply(call, project, given, report)

@@ -127,12 +127,16 @@ def choose_inputs(files: Sequence[tuple[str, int]]) -> Inputs:
 class RunJob:
     """One run: ``mode`` ``"file"`` runs project file ``path`` as ``__main__``; ``"eval"``
     runs ``code`` in the console's namespace (kept across inputs until a restart). ``files``
-    are the copied inputs, ``(path, bytes)``."""
+    are the copied inputs, ``(path, bytes)``. ``load``: wheel files of the runtime's offline
+    set to install first, dependencies first (issue 32;
+    :func:`core.tools.python_requirements.plan_loads`); the runtime installs each once, saying
+    so in the run's output, and keeps it until it restarts."""
 
     mode: Literal["file", "eval"]
     files: Sequence[tuple[str, bytes]]
     path: str | None = None
     code: str | None = None
+    load: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -37,11 +38,33 @@ def test_the_runtime_frame_runs_only_its_pinned_script_and_connects_nowhere(
 
 def test_the_page_frames_the_runtime_sandboxed_with_an_opaque_origin() -> None:
     source = (ROOT / "page" / "ui" / "python.mjs").read_text(encoding="utf-8")
-    assert 'sandbox: "allow-scripts"' in source and "allow-same-origin" not in source
+    # the attribute when no service worker answers it; the page checks opacity either way
+    assert 'frame.setAttribute("sandbox", "allow-scripts")' in source
+    assert "allow-same-origin" not in source
+    assert "frame.contentDocument === null" in source
     assert 'src: "runtime/python.html"' in source
     frame = (ROOT / "runtime" / "python-frame.js").read_text(encoding="utf-8")
     assert 'self.origin !== "null"' in frame  # it refuses to work with a real origin
-    assert headers_for("runtime/python.html")["Content-Security-Policy"] == (
-        "frame-ancestors 'self'"
-    )
     assert headers_for("index.html")["Content-Security-Policy"] == "frame-ancestors 'none'"
+
+
+def test_the_runtime_frame_is_sandboxed_by_its_header_from_the_server_and_the_offline_cache(
+    tmp_path: Path,
+) -> None:
+    """issue 32 (Run offline): Chromium never lets a service worker answer a frame sandboxed by
+    its attribute, so the frame's opaque origin comes from the header CSP ``sandbox
+    allow-scripts`` — which the server sends and the service worker puts on its cached answer,
+    stamped from the one table in worker/sitebuild/serve.py."""
+    from worker.sitebuild.offline import stamp_service_worker
+    from worker.sitebuild.serve import SANDBOXED_FRAMES
+
+    header = headers_for("runtime/python.html")["Content-Security-Policy"]
+    assert header == SANDBOXED_FRAMES["runtime/python.html"]
+    directives = dict(d.strip().split(" ", 1) for d in header.split(";"))
+    assert directives == {"sandbox": "allow-scripts", "frame-ancestors": "'self'"}
+    out = stamp_service_worker(ROOT / "page" / "sw.js", tmp_path, "b" * 64, [])
+    text = out.read_text(encoding="utf-8")
+    stamped = re.search(r"const SANDBOXED_FRAMES = (\{.*?\});", text)
+    assert stamped is not None and json.loads(stamped.group(1)) == SANDBOXED_FRAMES
+    # the cached answer gets it (replacing whatever CSP the response had)
+    assert "withFrameCsp(key, withWorkerCsp(key, hit ?? (await fetch(request))))" in text

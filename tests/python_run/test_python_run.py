@@ -34,6 +34,7 @@ class ScriptedRuntime:
         self.exit_status = exit_status
         self.jobs: list[RunJob] = []
         self.answers: list[str] = []
+        self.offline: str | None = None
 
     async def run(
         self, job: object, on_output: Callable[[str, str], None], *, limit_s: float
@@ -47,6 +48,9 @@ class ScriptedRuntime:
 
     async def stop(self) -> bool:
         return False
+
+    async def offline_set(self) -> str | None:
+        return self.offline
 
     def warm(self) -> None:
         self.warmed = True
@@ -206,6 +210,9 @@ class StoppedRuntime:
     async def stop(self) -> bool:
         return True
 
+    async def offline_set(self) -> str | None:
+        return None
+
     def warm(self) -> None:
         pass
 
@@ -249,3 +256,52 @@ def test_console_completion_asks_the_runtime() -> None:
     assert h.ok("python.complete", text="num") == {"matches": ["numbers", "numpy"]}
     h.ctx.services.python = None
     assert h.refused("python.complete", text="num")["code"] == "sandbox-unavailable"
+
+
+OFFLINE_SET = """{"schema": "voicebox-offline-set-v1", "packages": [
+ {"name": "python-dateutil", "version": "2.9.0.post0", "depends": ["six"],
+  "file": "python_dateutil-2.9.0.post0-py2.py3-none-any.whl"},
+ {"name": "six", "version": "1.17.0", "depends": [], "file": "six-1.17.0-py2.py3-none-any.whl"},
+ {"name": "tabulate", "version": "0.9.0", "depends": [], "file": "tabulate-0.9.0-py3-none-any.whl"}
+]}"""
+
+
+def test_a_runs_requirements_the_offline_set_covers_load_first_and_the_rest_is_said() -> None:
+    """issue 32: a file run of a project with requirements.txt asks the runtime to install the
+    covered packages (dependencies first) before the code runs; an uncovered name is said in
+    the run's output with why (no network); the console's inputs load nothing."""
+    h, pid, events = harness(lambda files, out: files)
+    runtime = h.ctx.services.python
+    assert isinstance(runtime, ScriptedRuntime)
+    runtime.offline = OFFLINE_SET
+    h.ok("file.write", body=b"print(1)", project=pid, path="hello.py")
+    h.ok(
+        "file.write", body=b"Python_Dateutil>=2.8\nrequests\n", project=pid, path="requirements.txt"
+    )
+    run_file(h, pid)
+    assert runtime.jobs[0].load == (
+        "six-1.17.0-py2.py3-none-any.whl",
+        "python_dateutil-2.9.0.post0-py2.py3-none-any.whl",
+    )
+    said = "".join(str(e["text"]) for e in events.posted if e["stream"] == "stderr")
+    assert "'requests' is not in the offline set" in said and "network installs are off" in said
+    h.call("python.eval", origin=HUMAN_UI, project=pid, code="1", run="r2")
+    assert runtime.jobs[1].load == ()
+
+
+def test_a_malformed_requirements_file_is_said_and_the_run_goes_on() -> None:
+    """issue 32: a pyproject.toml that is not TOML, and a requirements line that is not one,
+    are named in the output; the host runs the file anyway and stays up."""
+    h, pid, events = harness(lambda files, out: files)
+    runtime = h.ctx.services.python
+    assert isinstance(runtime, ScriptedRuntime)
+    runtime.offline = OFFLINE_SET
+    h.ok("file.write", body=b"print(1)", project=pid, path="hello.py")
+    h.ok("file.write", body=b"[project\ndependencies = [", project=pid, path="pyproject.toml")
+    h.ok("file.write", body=b"tabulate >>= 1\n\xff\xfe", project=pid, path="requirements.txt")
+    result = run_file(h, pid)
+    assert result["exit_status"] == 0 and runtime.jobs[0].load == ()
+    said = "".join(str(e["text"]) for e in events.posted if e["stream"] == "stderr")
+    assert "requirements.txt is not UTF-8 text" in said
+    assert "pyproject.toml is not valid TOML" in said
+    assert h.ok("host.info")

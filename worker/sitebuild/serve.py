@@ -20,7 +20,11 @@ harden it, which a host that can set headers should copy (see docs/operations.md
 - the service worker (``sw.js``, the offline cache) gets ``default-src 'self'; script-src
   'self'; connect-src 'self'`` (it only reads this site's own files into its cache);
 - every response: ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer``;
-- HTML: ``frame-ancestors 'none'`` (only possible as a header).
+- HTML: ``frame-ancestors 'none'`` (only possible as a header);
+- the Python runtime's frame (:data:`SANDBOXED_FRAMES`): ``sandbox allow-scripts`` as well, so
+  the document has an opaque origin however it is framed — the service worker sends the same
+  header when it answers that frame from its cache, which is what lets Run work offline
+  (issue 32; docs/python.md, "Offline").
 
 ``--local-env DIR`` also starts an environment server and its runner for ``DIR`` on loopback,
 with the worker's CSP naming that server, and prints a pairing code
@@ -39,6 +43,7 @@ import socketserver
 from pathlib import Path
 
 __all__ = [
+    "SANDBOXED_FRAMES",
     "SERVICE_WORKER_CSP",
     "WORKER_CSP",
     "WORKER_SCRIPTS",
@@ -54,6 +59,15 @@ WORKER_CSP = (
 )
 WORKER_SCRIPTS = ("worker/host.mjs", "worker/peer.mjs", "worker/byte-lane.mjs")
 SERVICE_WORKER_CSP = "default-src 'self'; script-src 'self'; connect-src 'self'"
+SANDBOXED_FRAMES: dict[str, str] = {
+    "runtime/python.html": "sandbox allow-scripts; frame-ancestors 'self'",
+}
+"""Frame pages that must be sandboxed whatever frames them, with the header CSP each gets — from
+this server and from the service worker, which stamps this table (:mod:`worker.sitebuild.
+offline`) and puts the CSP on its cached answer (issue 32). ``sandbox`` without
+``allow-same-origin`` gives the document an opaque origin exactly as the ``<iframe sandbox>``
+attribute does; unlike the attribute it leaves the navigation to the service worker, which
+Chromium never consults for a frame sandboxed by its attribute."""
 
 
 def worker_csp(peer_origins: tuple[str, ...] = ()) -> str:
@@ -92,10 +106,12 @@ def headers_for(path: str, peer_origins: tuple[str, ...] = ()) -> dict[str, str]
         out["Content-Security-Policy"] = worker_csp(peer_origins)
     if path == "sw.js":
         out["Content-Security-Policy"] = SERVICE_WORKER_CSP
-    if path == "" or path.endswith(".html"):
-        # the sandbox pages (create-asset's, and the Python runtime's: issue 32) are framed
-        # by our own page; nothing else is ever framed
-        framed = path.endswith(("tools/sandbox.html", "runtime/python.html"))
+    sandboxed = next((csp for frame, csp in SANDBOXED_FRAMES.items() if path.endswith(frame)), None)
+    if sandboxed is not None:
+        out["Content-Security-Policy"] = sandboxed
+    elif path == "" or path.endswith(".html"):
+        # create-asset's sandbox page is framed by our own page; nothing else is ever framed
+        framed = path.endswith("tools/sandbox.html")
         ancestors = "'self'" if framed else "'none'"
         out["Content-Security-Policy"] = f"frame-ancestors {ancestors}"
     return out

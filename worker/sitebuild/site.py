@@ -32,6 +32,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
 from pyodide_lock.spec import InfoSpec, PackageSpec, PyodideLockSpec
 
 from worker.sitebuild.bundle import bundle_editor, bundle_hashes
@@ -50,7 +51,7 @@ from worker.sitebuild.wheels import (
     wheel_metadata,
 )
 
-__all__ = ["build_site", "check_plugin_package", "example_index"]
+__all__ = ["build_site", "check_plugin_package", "example_index", "write_offline_set"]
 
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
 OWN_IMPORTS = ["core", "browser_host"]
@@ -297,6 +298,33 @@ host fetches each with its pin from ``site-manifest.json`` and hands it to the r
 installs it at boot (browser_host/python_runtime.py; docs/python.md)."""
 
 
+OFFLINE_SET = "offline-set.json"
+
+
+def write_offline_set(lock: WheelLock, paths: dict[str, Path], dest: Path) -> Path:
+    """Write ``dest/offline-set.json``: the runtime wheels marked ``offline_set`` with their
+    versions, files and the names each depends on (read from the wheels' metadata, checked
+    against the runtime's other pins by :func:`check_requirements`: an unmet one is a
+    :class:`BuildError`). The host reads it with its pin and core decides from it which of a
+    project's requirements load (``core/tools/python_requirements.py``; issue 32)."""
+    depends = check_requirements(paths, lock.target.python_version)
+    packages = [
+        {
+            "name": canonicalize_name(w.name),
+            "version": w.version,
+            "file": w.file,
+            "imports": w.imports,
+            "depends": sorted(depends.get(canonicalize_name(w.name), [])),
+        }
+        for w in lock.runtime_wheels
+        if w.offline_set
+    ]
+    body = {"schema": "voicebox-offline-set-v1", "packages": packages}
+    out = dest / OFFLINE_SET
+    out.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return out
+
+
 def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
     """Build the whole static site into ``dist`` (replaced); return a summary of what shipped.
 
@@ -325,8 +353,10 @@ def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
     build_runtime_frame(root, dist / "runtime")
     runtime_wheels = dist / RUNTIME_WHEELS
     runtime_wheels.mkdir(parents=True)
-    for path in fetch_all(lock, cache, runtime=True).values():
+    runtime_paths = fetch_all(lock, cache, runtime=True)
+    for path in runtime_paths.values():
         shutil.copy2(path, runtime_wheels / path.name)  # the person's runtime only (issue 32)
+    write_offline_set(lock, runtime_paths, runtime_wheels)
     _copy_plugins(root, dist / "plugins" / "examples")
     editor = bundle_editor(root, dist / "vendor")
     hashes = bundle_hashes(root, dist / "vendor")

@@ -67,6 +67,10 @@ class LockedWheel(_Strict):
     sdist: str | None = None
     sdist_sha256: str | None = Field(default=None, pattern="^[0-9a-f]{64}$")
     build_constraints: list[str] = []
+    offline_set: bool = False
+    """A runtime wheel of the offline set (issue 32): loaded when a project's requirements name
+    it (``core/tools/python_requirements.py``), not at boot; listed in
+    ``runtime/wheels/offline-set.json``."""
 
 
 class WheelLock(_Strict):
