@@ -389,6 +389,9 @@ host.addEventListener("event", (event) => {
   if (event.detail?.type === "env.changed" && app.surface === "environments") {
     remoteChanged(main.querySelector('[data-surface="environments"]'), app);
   }
+  // a file written by any tab (issue 33 item 2): the open editor follows it when clean
+  const d = event.detail;
+  if (d?.type === "file.changed" && app.filesView && d.project === app.project?.id) app.filesView.changed(d.path, d.sha256);
 });
 host.addEventListener("fatal", (event) => {
   setStatus("error", `Error: ${event.detail.code}`);

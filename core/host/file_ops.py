@@ -31,7 +31,7 @@ from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_new_path, parse_path
 from core.ports import Entry, ProjectFiles
 from core.projects.composed import refuse_twins
-from core.projects.edit_version import require_opened_version
+from core.projects.edit_version import FileChanged, require_opened_version
 from core.projects.listing_cache import cached_lister
 from core.projects.project import PROJECT_ID_PATTERN
 from core.projects.trash import TRASH_ID_PATTERN, Trash, TrashEntry
@@ -317,6 +317,9 @@ async def file_write(call: Call[WriteArgs]) -> Outcome:
         sha256=hashlib.sha256(data).hexdigest(),
         composed_from=sent,
     )
+    events = call.ctx.services.events
+    if events is not None:  # every tab (issue 33 item 2): a clean editor shows it at once
+        events.post(FileChanged(project=call.args.project, path=digest.path, sha256=digest.sha256))
     return Outcome(
         digest,
         project=call.args.project,

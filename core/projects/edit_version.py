@@ -16,15 +16,31 @@ The check and the write are one step: the host runs writes one at a time
 from __future__ import annotations
 
 import hashlib
+from typing import Literal
 
+from pydantic import Field
+
+from core.model import Contract
 from core.paths import ProjectPath
 from core.ports import ProjectFiles
 from core.refusals import Code, Refused
 
-__all__ = ["ABSENT", "require_opened_version"]
+__all__ = ["ABSENT", "FileChanged", "require_opened_version"]
 
 ABSENT = ""
 """The version of a file that did not exist when the editor began it."""
+
+
+class FileChanged(Contract):
+    """What the host tells every tab, unasked, after ``file.write`` (issue 33 item 2): the
+    project, the path and its version now. A tab whose clean editor shows that path reloads
+    it; one with unsaved text keeps it, and its next save meets ``file-changed``. Nothing but
+    names and a hash: no bytes, no secret."""
+
+    type: Literal["file.changed"] = "file.changed"
+    project: str
+    path: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
 async def require_opened_version(files: ProjectFiles, path: ProjectPath, opened: str) -> None:
