@@ -122,3 +122,78 @@ def test_closing_the_leader_leaves_the_follower_a_working_host_with_the_last_wri
     writes = second.ok("audit.list", {"op": "file.write", "limit": 200})["result"]["records"]
     assert sum(r["decision"] == "admitted" for r in writes) == 1 + WRITES + 1
     second.assert_clean()
+
+
+def _editing(host: HostPage, pid: str, path: str) -> None:
+    open_in_ui(host, pid)
+    open_file(host.page, path)
+    wait_editor(host.page)
+
+
+def _save_refused(host: HostPage) -> None:
+    host.page.click("#save-file")
+    host.page.wait_for_selector("#conflict-dialog[open]")
+    text = host.page.text_content("#conflict-dialog") or ""
+    assert "changed since you opened it" in text and "Nothing was saved" in text
+
+
+def test_two_tabs_on_one_file_see_each_others_saves_and_a_conflict_offers_the_choice(
+    site_context: BrowserContext,
+) -> None:
+    first, second = _two_tabs(site_context)
+    pid = first.ok("project.create", {"name": "One file"}, human=True)["result"]["project"]["id"]
+    first.ok("file.write", {"project": pid, "path": "doc.txt"}, b"v1\n", human=True)
+    _editing(first, pid, "doc.txt")
+    _editing(second, pid, "doc.txt")
+
+    # the leader saves; the follower's clean editor shows it (a file.changed event)
+    set_editor_text(first.page, "v2 from the first tab\n")
+    first.page.click("#save-file")
+    second.page.wait_for_function(
+        "() => voicebox.app.filesView?.editor?.text() === 'v2 from the first tab\\n'",
+        timeout=10_000,
+    )
+    # and the other way round
+    set_editor_text(second.page, "v3 from the second tab\n")
+    second.page.click("#save-file")
+    first.page.wait_for_function(
+        "() => voicebox.app.filesView?.editor?.text() === 'v3 from the second tab\\n'",
+        timeout=10_000,
+    )
+
+    def conflict(mine: str, theirs: bytes) -> None:
+        """The second tab types `mine` (unsaved); the file becomes `theirs` elsewhere; the
+        second tab's Save is refused with the choice."""
+        set_editor_text(second.page, mine)
+        first.ok("file.write", {"project": pid, "path": "doc.txt"}, theirs, human=True)
+        second.page.wait_for_selector("#files-status:text-matches('changed in another tab')")
+        assert editor_text(second.page) == mine  # unsaved text is never replaced
+        _save_refused(second)
+
+    # Cancel, then Reload: the editor shows theirs, nothing written
+    conflict("mine A\n", b"theirs A\n")
+    second.page.click("#conflict-dialog button[value='cancel']")
+    assert editor_text(second.page) == "mine A\n"
+    _save_refused(second)
+    second.page.click("#conflict-reload")
+    second.page.wait_for_function("() => voicebox.app.filesView.editor.text() === 'theirs A\\n'")
+    assert second.ok("file.read", {"project": pid, "path": "doc.txt"})["body"] == b"theirs A\n"
+
+    # Overwrite: mine replaces theirs, on purpose
+    conflict("mine B\n", b"theirs B\n")
+    second.page.click("#conflict-overwrite")
+    second.page.wait_for_selector("#save-state:text-matches('Saved')")
+    assert first.ok("file.read", {"project": pid, "path": "doc.txt"})["body"] == b"mine B\n"
+
+    # Save as: mine goes to a new file, theirs stays
+    conflict("mine C\n", b"theirs C\n")
+    second.page.click("#conflict-saveas")
+    second.page.fill("dialog[open] input", "doc-mine.txt")
+    second.page.click("dialog[open] button.primary")
+    second.page.wait_for_selector("#viewer-path:text-is('doc-mine.txt')")
+    assert first.ok("file.read", {"project": pid, "path": "doc-mine.txt"})["body"] == b"mine C\n"
+    assert first.ok("file.read", {"project": pid, "path": "doc.txt"})["body"] == b"theirs C\n"
+    refused = first.ok("audit.list", {"rule": "file-changed"})["result"]["records"]
+    assert len(refused) == 4  # each refused save audited, nothing written by it
+    first.assert_clean()
+    second.assert_clean()

@@ -765,6 +765,7 @@ export class FilesView {
     this.saveState.textContent = "Saving…";
     const args = overwrite || !this.version ? { path } : { path, if_sha256: this.version };
     let conflict = null;
+    this.saving = path; // its own file.changed event is not another tab's
     const saved = await acted(`Saving ${path}`, async () => {
       try {
         return await this.call("file.write", args, { body });
@@ -772,6 +773,8 @@ export class FilesView {
         if (err.code !== "file-changed") throw err;
         conflict = err;
         return null;
+      } finally {
+        this.saving = null;
       }
     });
     if (conflict && this.file === path) { await this.#conflict(path, text, conflict); return; }
@@ -821,7 +824,7 @@ export class FilesView {
   /** The host says `path` was written (by any tab): a clean editor shows the new version at
    * once; one with unsaved text keeps it, and its next save meets the conflict's choice. */
   async changed(path, sha256) {
-    if (!this.editor || this.file !== path || sha256 === this.version) return;
+    if (!this.editor || this.file !== path || sha256 === this.version || this.saving === path) return;
     if (this.editor.text() !== this.saved) { this.say(`${path} was changed in another tab; your unsaved text is kept.`, { lasting: true }); return; }
     await this.reload(path);
   }
