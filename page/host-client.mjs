@@ -272,8 +272,11 @@ export class HostClient extends EventTarget {
         this.#held = null;
         this.role = "leader";
         for (const [message, transfer] of held) this.#worker.postMessage(message, transfer);
-        this.#emit("takeover", data);
-        return;
+        if (this.state === "ready") {
+          this.#emit("takeover", data);
+          return;
+        }
+        // no leader ever answered this tab: an ordinary boot, at its take-over stage
       }
       if (this.state === "standby" && data.stage === "takeover") this.state = "booting";
       if (this.state === "booting" || this.state === "restarting") this.#emit("boot", data);
