@@ -103,6 +103,11 @@ def test_closing_the_leader_leaves_the_follower_a_working_host_with_the_last_wri
     for i in range(WRITES):  # every write answered before the next, the last one just before
         first.ok("file.write", {"project": pid, "path": "counter.txt"}, f"round {i}".encode())
     second.page.evaluate(WATCH_EMPTY)
+    second.page.evaluate(
+        """() => { const h = window.voicebox.host; window.__marks = {};
+          for (const e of ["takeover", "ready"]) h.addEventListener(e, () => { window.__marks[e] = performance.now(); });
+          window.__marks.close = performance.now(); }"""
+    )
     closed_at = time.monotonic()
     first.page.close()
     second.page.wait_for_function("() => window.voicebox.host.role === 'leader'", timeout=30_000)
@@ -111,6 +116,11 @@ def test_closing_the_leader_leaves_the_follower_a_working_host_with_the_last_wri
     answered_s = time.monotonic() - closed_at
     print(f"\nleader closed → the follower's first answer from its own host: {answered_s:.2f} s")
     assert counter == f"round {WRITES - 1}".encode()
+    marks = second.page.evaluate("() => window.__marks")
+    print(
+        f"take-over said {marks['takeover'] - marks['close']:.0f} ms, "
+        f"this tab's host ready {marks['ready'] - marks['close']:.0f} ms after the close began"
+    )
     second.page.wait_for_selector("#host-notice")
     assert second.page.evaluate("() => window.__emptied") == []
     # the page stayed where it was, the unsaved text with it, and it still works
