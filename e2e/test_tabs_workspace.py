@@ -105,7 +105,7 @@ def test_closing_the_leader_leaves_the_follower_a_working_host_with_the_last_wri
     second.page.evaluate(WATCH_EMPTY)
     second.page.evaluate(
         """() => { const h = window.voicebox.host; window.__marks = {};
-          for (const e of ["takeover", "ready"]) h.addEventListener(e, () => { window.__marks[e] = performance.now(); });
+          for (const e of ["takeover", "ready"]) h.addEventListener(e, (ev) => { window.__marks[e] = performance.now(); window.__marks[`${e}Start`] = ev.detail?.startMs ?? null; });
           window.__marks.close = performance.now(); }"""
     )
     closed_at = time.monotonic()
@@ -119,7 +119,8 @@ def test_closing_the_leader_leaves_the_follower_a_working_host_with_the_last_wri
     marks = second.page.evaluate("() => window.__marks")
     print(
         f"take-over said {marks['takeover'] - marks['close']:.0f} ms, "
-        f"this tab's host ready {marks['ready'] - marks['close']:.0f} ms after the close began"
+        f"this tab's host ready {marks['ready'] - marks['close']:.0f} ms after the close began "
+        f"(its start alone {marks['readyStart']} ms)"
     )
     second.page.wait_for_selector("#host-notice")
     assert second.page.evaluate("() => window.__emptied") == []
