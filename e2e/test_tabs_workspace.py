@@ -208,3 +208,33 @@ def test_two_tabs_on_one_file_see_each_others_saves_and_a_conflict_offers_the_ch
     assert len(refused) == 4  # each refused save audited, nothing written by it
     first.assert_clean()
     second.assert_clean()
+
+
+def test_with_three_tabs_the_follower_that_does_not_take_over_follows_the_new_host(
+    site_context: BrowserContext,
+) -> None:
+    first, second = _two_tabs(site_context)
+    third = HostPage(site_context.new_page())
+    third.open(BASE_URL)
+    assert [_role(t) for t in (first, second, third)] == ["leader", "follower", "follower"]
+    pid = third.ok("project.create", {"name": "Three"}, human=True)["result"]["project"]["id"]
+    first.ok("file.write", {"project": pid, "path": "last.txt"}, b"the leader's last write")
+    first.page.close()
+    for tab in (second, third):  # one of them holds the host now, the other follows it
+        tab.page.wait_for_function(
+            "() => ['leader', 'follower'].includes(window.voicebox.host.role)", timeout=30_000
+        )
+    deadline = time.monotonic() + 60
+    while sorted(_role(t) or "" for t in (second, third)) != ["follower", "leader"]:
+        assert time.monotonic() < deadline, [_role(t) for t in (second, third)]
+        second.page.wait_for_timeout(100)
+    for tab in (second, third):
+        got = tab.ok("file.read", {"project": pid, "path": "last.txt"})["body"]
+        assert got == b"the leader's last write"
+    third.ok("file.write", {"project": pid, "path": "t3.txt"}, b"3", human=True)
+    second.ok("file.write", {"project": pid, "path": "t2.txt"}, b"2", human=True)
+    files = {f["path"] for f in third.ok("file.walk", {"project": pid})["result"]["files"]}
+    assert files == {"last.txt", "t2.txt", "t3.txt"}
+    assert second.ok("audit.verify")["result"]["ok"]
+    second.assert_clean()
+    third.assert_clean()
