@@ -50,6 +50,7 @@ class Code(StrEnum):
     NAME_INVALID = "name-invalid"
     PROJECT_NOT_FOUND = "project-not-found"
     FILE_NOT_FOUND = "file-not-found"
+    FILE_CHANGED = "file-changed"
     ALREADY_EXISTS = "already-exists"
     NOT_A_DIRECTORY = "not-a-directory"
     IS_A_DIRECTORY = "is-a-directory"
@@ -170,6 +171,9 @@ REFUSALS: dict[Code, RefusalInfo] = {
     Code.NAME_INVALID: _I(400, "The name is empty, too long, or holds a forbidden character."),
     Code.PROJECT_NOT_FOUND: _I(404, "There is no project with that id."),
     Code.FILE_NOT_FOUND: _I(404, "There is no file or folder at that path."),
+    Code.FILE_CHANGED: _I(
+        409, "The file changed since it was opened; reload it, overwrite it, or save as."
+    ),
     Code.ALREADY_EXISTS: _I(409, "Something already exists at that path."),
     Code.NOT_A_DIRECTORY: _I(409, "A part of the path is a file, not a folder."),
     Code.IS_A_DIRECTORY: _I(409, "The path names a folder where a file is needed."),

@@ -242,6 +242,7 @@ PATTERN_RULES = {
     r"^p_[0-9a-f]{16}$": "must be a project id: 'p_' and 16 lower-case hex digits",
     r"\.[pP][nN][gG]$": "must end in '.png'",
     r"^#[0-9a-fA-F]{6}$": "must be a colour written '#' and 6 hex digits, like #1a2b3c",
+    r"^([0-9a-f]{64})?$": "must be a sha256: 64 lower-case hex digits, or empty for no file",
     r"^[a-z][a-z0-9_.-]*$": "must start with a lower-case letter, then lower-case letters, "
     "digits, '_', '.' or '-'",
     r"^d_[0-9a-f]{24}$": "must be a descriptor id: 'd_' and 24 lower-case hex digits",

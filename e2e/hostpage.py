@@ -85,6 +85,14 @@ WATCH_SCRIPT = """
       this.addEventListener("message", (event) => received.push(flatten(event.data)));
     }
   };
+  // a follower tab's port to the leader's host (issue 33 item 2) carries answers and events
+  const OriginalChannel = window.MessageChannel;
+  window.MessageChannel = class RecordedChannel extends OriginalChannel {
+    constructor() {
+      super();
+      this.port1.addEventListener("message", (event) => received.push(flatten(event.data)));
+    }
+  };
   // frames (the sandbox) and the service worker can post to the page too
   window.addEventListener("message", (event) => received.push(flatten(event.data)));
   try {

@@ -332,9 +332,18 @@ host.addEventListener("lost", (event) => {
   bootRegion.hidden = false;
   renderHostLoss(bootRegion, event.detail);
 });
+// Every tab a workspace (issue 33 item 2): the tab that held the host closed and this tab,
+// which followed it, holds the storage now. The page stays as it is (an open file, its
+// unsaved text); a small notice says so while this tab's host finishes starting.
+host.addEventListener("takeover", () => {
+  setStatus("ready", "The other tab closed — this tab is taking over the host…");
+  bootRegion.hidden = false;
+  renderTakeover(bootRegion, { starting: true });
+});
 host.addEventListener("ready", async (event) => {
   const v = event.detail;
-  setStatus("ready", `Ready — Python ${v.python}, Pyodide ${v.pyodide}, core ${v.core}`);
+  const shared = v.follower ? " (the host of another tab)" : "";
+  setStatus("ready", `Ready — Python ${v.python}, Pyodide ${v.pyodide}, core ${v.core}${shared}`);
   if (v.restarted && host.lastLoss) renderHostLoss(bootRegion, host.lastLoss, { restarted: true });
   else if (v.tookOver) renderTakeover(bootRegion);
   else {
@@ -348,11 +357,20 @@ host.addEventListener("ready", async (event) => {
   } catch (err) {
     showRefusal(err, "Reading the host's policy");
   }
+  // A follower uses the leader's sandbox through the host: connecting one here would take it
+  // from the leader's tab (issue 33 item 2); it connects its own when it takes over.
   sandboxFrame?.remove();
-  connectSandbox(host).then((frame) => { sandboxFrame = frame; }, (err) => showRefusal(err, "Connecting the create-asset sandbox"));
+  sandboxFrame = null;
+  if (!v.follower) connectSandbox(host).then((frame) => { sandboxFrame = frame; }, (err) => showRefusal(err, "Connecting the create-asset sandbox"));
   runtimeFrame?.remove(); // a restarted host connects it again when Python is next needed
   runtimeFrame = null;
   runtimeReady = null;
+  if (started && v.wasFollower) {
+    // a follower took over: the page already shows the right place (nothing re-rendered,
+    // an editor keeps its unsaved text); the tray reads the new host
+    app.tray.refresh({ force: true });
+    return;
+  }
   if (started) {
     app.refresh(); // a restarted host: stay where the person was
     app.tray.refresh({ force: true });
@@ -371,6 +389,9 @@ host.addEventListener("event", (event) => {
   if (event.detail?.type === "env.changed" && app.surface === "environments") {
     remoteChanged(main.querySelector('[data-surface="environments"]'), app);
   }
+  // a file written by any tab (issue 33 item 2): the open editor follows it when clean
+  const d = event.detail;
+  if (d?.type === "file.changed" && app.filesView && d.project === app.project?.id) app.filesView.changed(d.path, d.sha256);
 });
 host.addEventListener("fatal", (event) => {
   setStatus("error", `Error: ${event.detail.code}`);

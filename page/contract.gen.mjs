@@ -317,6 +317,11 @@ export const REFUSALS = Object.freeze({
     "ws": null,
     "meaning": "There is no file or folder at that path.",
   }),
+  "file-changed": Object.freeze({
+    "status": 409,
+    "ws": null,
+    "meaning": "The file changed since it was opened; reload it, overwrite it, or save as.",
+  }),
   "already-exists": Object.freeze({
     "status": 409,
     "ws": null,

@@ -13,9 +13,21 @@
 // Each ends the worker and starts a new one; every call in flight is answered with the
 // refusal host-restarted (503, core/refusals.py): its outcome is unknown, never silence. Data
 // written before survives — every write is atomic (browser_host/opfs.py).
+//
+// Every tab a workspace (issue 33 item 2; docs/architecture.md): a tab whose worker finds the
+// storage owned by another tab's host (standby) does not stop there. It asks the tabs' broker
+// (worker/broker.mjs, a SharedWorker) to hand a MessagePort of its own to that host's worker
+// and speaks the same protocol on it: this tab is a follower, `role` "follower", a full
+// workspace over the one host. Its own worker keeps waiting in the storage lock's queue. The
+// follower watches the leader's host lock (`voicebox-host-page-<leader>`): when that host is
+// gone, the calls in flight on the port are answered host-restarted (outcome unknown; an
+// editor keeps its unsaved text), new calls wait in this client, and then either this tab's
+// own worker takes the storage lock (boot stage "takeover": the calls go to it, queued there
+// until it is ready, and this tab leads) or the port is handed to the new leader. The page is
+// never emptied on the way: no standby card, no re-render.
 
 import { HUMAN_UI, PROTOCOL_VERSION } from "./contract.gen.mjs";
-import { trustedWorkerUrl } from "./trusted-types.mjs";
+import { trustedBrokerUrl, trustedWorkerUrl } from "./trusted-types.mjs";
 
 /** core/refusals.py Code.HOST_RESTARTED — the only refusal the page itself gives. */
 export const HOST_RESTARTED = Object.freeze({ code: "host-restarted", status: 503 });
@@ -28,6 +40,12 @@ const RESTARTS_PER_MINUTE = 3;
  * short look (about 0.5 s) for a holder whose page is alive — another tab (worker/host.mjs,
  * "One host owns the storage"). */
 const PAGE_LOCK_PREFIX = "voicebox-page-";
+/** Held by a host worker that owns the storage, beside it, naming its page (worker/host.mjs):
+ * a follower queues for it, and is granted it the moment that host worker is gone. */
+const HOST_PAGE_PREFIX = "voicebox-host-page-";
+/** A follower whose leader went waits this long for its own worker's takeover before it
+ * asks the broker for the next leader (ms): both follow from the same lock release. */
+const TAKEOVER_LOOK_MS = 300;
 
 export class Refusal extends Error {
   constructor(refusal) {
@@ -47,8 +65,21 @@ export class HostClient extends EventTarget {
   #ticker = null;
   #restarts = [];
   #page = crypto.randomUUID();
+  /** The tabs' broker's port (a SharedWorker's), or null where there is none. */
+  #broker = null;
+  /** The port to the leader's host worker while this tab follows, else null. */
+  #port = null;
+  /** The leader's page id, once the broker said where the port went. */
+  #leader = null;
+  /** Messages held while no host takes them: the leader went, the next is not known yet. */
+  #held = null;
+  /** Leaders seen going whose page is gone too: never handed a port again. */
+  #gone = new Set();
   /** "booting" | "standby" | "ready" | "restarting" | "error" */
   state = "booting";
+  /** "leader": this tab's worker is the host; "follower": another tab's host answers it
+   * through a brokered port (issue 33 item 2); null while booting. */
+  role = null;
   versions = null;
   failure = null;
   /** The last time the host stopped: {reason, detail, pending, at}, or null. */
@@ -63,8 +94,12 @@ export class HostClient extends EventTarget {
     // by a host whose page is gone (this page's lock, below) before it declares standby.
     navigator.locks?.request(PAGE_LOCK_PREFIX + this.#page, () => new Promise(() => {}));
     addEventListener("pagehide", (event) => {
-      if (!event.persisted) this.#worker?.terminate();
+      if (event.persisted) return;
+      this.#port?.postMessage({ kind: "leave" });
+      if (this.role === "leader") this.#broker?.postMessage({ kind: "resign", page: this.#page });
+      this.#worker?.terminate();
     });
+    this.#connectBroker();
     this.#spawn();
     this.#ticker = setInterval(() => this.#tick(), PING_MS);
   }
@@ -87,6 +122,80 @@ export class HostClient extends EventTarget {
     };
     worker.postMessage({ kind: "page", id: this.#page });
     if (navigator.locks) worker.postMessage({ kind: "watch", lock: `voicebox-alive-${crypto.randomUUID()}` });
+  }
+
+  /** Join the tabs' broker: a leader hands the ports it is given to its host worker; a
+   * follower learns where its port went. No SharedWorker: standby as before (issue 10). */
+  #connectBroker() {
+    if (typeof SharedWorker !== "function") return;
+    try {
+      const broker = new SharedWorker(trustedBrokerUrl(), { type: "module", name: "voicebox-broker" });
+      this.#broker = broker.port;
+    } catch {
+      return;
+    }
+    this.#broker.onmessage = (event) => {
+      const data = event.data;
+      if (data?.kind === "follower" && event.ports[0]) this.#worker?.postMessage({ kind: "follower" }, [event.ports[0]]);
+      else if (data?.kind === "routed" && typeof data.leader === "string") this.#watchLeader(data.leader);
+    };
+  }
+
+  /** This tab's worker is in standby: follow the leader through a port of our own. */
+  #follow() {
+    const channel = new MessageChannel();
+    const port = channel.port1;
+    this.#port = port;
+    this.#leader = null;
+    port.onmessage = (event) => {
+      if (port === this.#port) this.#fromLeader(event.data);
+    };
+    this.#broker.postMessage({ kind: "follow", avoid: [this.#page, ...this.#gone] }, [channel.port2]);
+    if (this.#held) {
+      const held = this.#held;
+      this.#held = null;
+      for (const [message, transfer] of held) port.postMessage(message, transfer);
+    }
+  }
+
+  /** Learn of the leader's host worker going (however: closed tab, crash, restart) by its lock. */
+  #watchLeader(leader) {
+    this.#leader = leader;
+    const port = this.#port;
+    navigator.locks?.request(HOST_PAGE_PREFIX + leader, () => {
+      if (port === this.#port) this.#leaderGone(leader);
+    });
+  }
+
+  /** The leader's host worker is gone: what was in flight on the port has an unknown outcome;
+   * new calls wait here until this tab's worker takes over or the port reaches the next. */
+  async #leaderGone(leader) {
+    this.#port?.close();
+    this.#port = null;
+    this.#held = [];
+    this.#rejectAll({
+      ...HOST_RESTARTED,
+      message: "The tab that held the host closed while this call was in flight; whether the call took effect is unknown, so check before repeating it.",
+    });
+    const held = ((await navigator.locks.query()).held ?? []).map((l) => l.name);
+    if (!held.includes(PAGE_LOCK_PREFIX + leader)) this.#gone.add(leader);
+    // this tab's worker may be the one granted the storage lock ("takeover", at the same
+    // moment); if another tab's is, the broker hands our port to that one
+    await new Promise((resolve) => setTimeout(resolve, TAKEOVER_LOOK_MS));
+    if (this.#held && this.role === "follower") this.#follow();
+  }
+
+  /** A message from the leader's host worker on our port. */
+  #fromLeader(data) {
+    if (!data || typeof data !== "object") return;
+    if (data.kind === "ready") {
+      const first = this.role !== "follower" || this.state !== "ready";
+      this.state = "ready";
+      this.role = "follower";
+      this.versions = data.versions;
+      if (typeof data.leader === "string" && data.leader !== this.#leader) this.#watchLeader(data.leader);
+      if (first) this.#emit("ready", { ...data.versions, follower: true, tookOver: false, restarted: false });
+    } else if (data.kind !== "pong") this.#receive(data, this.#generation);
   }
 
   #emit(type, detail) {
@@ -147,16 +256,53 @@ export class HostClient extends EventTarget {
   #receive(data, generation) {
     if (!data || typeof data !== "object") return;
     if (data.kind === "boot") {
+      if (data.stage === "takeover" && this.role === "follower") {
+        // the leader is gone and this tab's worker holds the storage now: calls go to it (it
+        // queues them until its host is ready); the page stays as it is
+        if (this.#port) {
+          // the storage came to this tab before the leader's lock said its host was gone
+          this.#port.close();
+          this.#port = null;
+          this.#rejectAll({
+            ...HOST_RESTARTED,
+            message: "The tab that held the host closed while this call was in flight; whether the call took effect is unknown, so check before repeating it.",
+          });
+        }
+        const held = this.#held ?? [];
+        this.#held = null;
+        this.role = "leader";
+        for (const [message, transfer] of held) this.#worker.postMessage(message, transfer);
+        if (this.state === "ready") {
+          this.#emit("takeover", data);
+          return;
+        }
+        // no leader ever answered this tab: an ordinary boot, at its take-over stage
+      }
       if (this.state === "standby" && data.stage === "takeover") this.state = "booting";
       if (this.state === "booting" || this.state === "restarting") this.#emit("boot", data);
     } else if (data.kind === "standby") {
+      if (this.#broker && navigator.locks) {
+        // another tab's host owns the storage: be a workspace over it (issue 33 item 2)
+        if (!this.#port && !this.#held) this.#follow();
+        this.role = "follower";
+        if (this.state === "restarting") {
+          // this tab's own standby worker was restarted; the leader's host still answers
+          this.state = "ready";
+          this.#emit("ready", { ...this.versions, follower: true, tookOver: false, restarted: true });
+        }
+        return;
+      }
       this.state = "standby";
       this.#emit("standby", data);
     } else if (data.kind === "ready") {
       const restarted = this.state === "restarting";
+      const tookOver = Boolean(data.tookOver);
+      const wasFollower = this.state === "ready" && tookOver;
       this.state = "ready";
+      this.role = "leader";
       this.versions = data.versions;
-      this.#emit("ready", { ...data.versions, tookOver: Boolean(data.tookOver), restarted, startMs: data.startMs });
+      this.#broker?.postMessage({ kind: "lead", page: this.#page });
+      this.#emit("ready", { ...data.versions, tookOver, restarted, wasFollower, startMs: data.startMs });
     } else if (data.kind === "fatal") this.#fail(data);
     else if (data.kind === "watching") {
       navigator.locks.request(data.lock, () => {
@@ -201,7 +347,9 @@ export class HostClient extends EventTarget {
       this.#waiting.set(id, { resolve, reject, onChunk, chunks: [], received: 0 });
       const transfer = body ? [body] : [];
       if (attachment instanceof MessagePort) transfer.push(attachment);
-      this.#worker.postMessage({ kind: "call", id, text, body, attachment }, transfer);
+      const message = { kind: "call", id, text, body, attachment };
+      if (this.#held) this.#held.push([message, transfer]); // between two hosts
+      else (this.#port ?? this.#worker).postMessage(message, transfer);
     });
   }
 

@@ -9,6 +9,12 @@
 //                                        worker's life: the page learns of its death by it
 //                {kind: "ping", n}       answered {kind: "pong", n} at once: the page learns
 //                                        of a hang by its absence
+//                {kind: "follower"} + port  another tab's port, brokered by worker/broker.mjs
+//                                        (issue 33 item 2): that tab speaks this same protocol
+//                                        on it — calls, pings — and gets its answers, chunks
+//                                        and every event there; {kind: "ready", versions,
+//                                        leader} is posted on it once this host answers
+//                                        ({kind: "leave"} on it: that tab is going)
 // Worker → page: {kind: "boot", stage, loaded, total}  progress while booting
 //                {kind: "standby"}                     another tab's host owns the storage:
 //                                                      every call is answered
@@ -29,7 +35,9 @@
 //                                                      restarts this worker
 //                {kind: "event", text}                 something the page shows changed, unasked
 //                                                      (JSON: core/custody/remote.py
-//                                                      RemoteChanged; issue 29 item 15)
+//                                                      RemoteChanged; issue 29 item 15; a
+//                                                      file written: FileChanged, issue 33),
+//                                                      posted to this page and every follower
 //
 // One host owns the storage (SPEC §3): the Web Lock `voicebox-host`, held for this worker's
 // life. A second tab does not fail: it waits in the lock's queue (standby) and takes over
@@ -67,22 +75,55 @@ let pageGiven; // resolves the id of the page that started this worker, once it 
 const pageId = new Promise((resolve) => { pageGiven = resolve; });
 let bounds = null; // {message_units, body_bytes}: the sizes Python checks, asked once
 const pending = [];
+/** Other tabs' ports (issue 33 item 2): each speaks the page's protocol to this host. */
+const followers = new Set();
+let hello = null; // the {kind: "ready"} a follower gets once this host answers
 
 function post(message, transfer = []) {
   self.postMessage(message, transfer);
 }
 
-self.onmessage = (event) => {
-  const data = event.data;
-  if (!data || typeof data !== "object") return;
-  if (data.kind === "ping") post({ kind: "pong", n: data.n });
-  else if (data.kind === "page" && typeof data.id === "string" && /^[0-9a-f-]{36}$/.test(data.id)) pageGiven(data.id);
-  else if (data.kind === "watch") watch(data.lock);
+/** Take a call or a ping from `reply`'s side (this page: `post`; a follower: its port). */
+function take(data, reply) {
+  if (data.kind === "ping") reply({ kind: "pong", n: data.n });
   else if (data.kind === "call" && typeof data.id === "string") {
-    const call = { ...data, text: typeof data.text === "string" ? data.text : "" };
+    const call = { ...data, text: typeof data.text === "string" ? data.text : "", reply };
     if (bridge) relay(bridge, call);
     else pending.push(call);
   }
+}
+
+/** A follower tab's port: the same protocol as this page's, answered on the port. A call
+ * from it meets the same pipeline, gates and gesture rule as this page's (docs/security.md,
+ * "Every tab a workspace"). Only the host that owns the storage takes followers: a standby
+ * worker's page never says "lead" to the broker. */
+function follow(port) {
+  followers.add(port);
+  const reply = (message, transfer = []) => port.postMessage(message, transfer);
+  port.onmessage = (event) => {
+    const data = event.data;
+    if (!data || typeof data !== "object") return;
+    if (data.kind === "leave") {
+      followers.delete(port);
+      port.close();
+    } else take(data, reply);
+  };
+  if (hello) reply(hello);
+}
+
+/** Something every tab shows changed: to this page and every follower. */
+function broadcast(message) {
+  post(message);
+  for (const port of followers) port.postMessage(message);
+}
+
+self.onmessage = (event) => {
+  const data = event.data;
+  if (!data || typeof data !== "object") return;
+  if (data.kind === "page" && typeof data.id === "string" && /^[0-9a-f-]{36}$/.test(data.id)) pageGiven(data.id);
+  else if (data.kind === "watch") watch(data.lock);
+  else if (data.kind === "follower" && event.ports[0]) follow(event.ports[0]);
+  else take(data, post);
 };
 
 function flush() {
@@ -134,16 +175,16 @@ async function answered(answerer, text, bytes, attachment, emit) {
   }
 }
 
-async function relay(answerer, { id, text, body, attachment }) {
+async function relay(answerer, { id, text, body, attachment, reply = post }) {
   try {
     const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : null;
     // A streaming answer's chunks go to the page as they come: bytes transferred, not copied;
     // a Blob (the byte path's, worker/byte-path.mjs) posted as it is, a reference.
     const emit = (chunk) => {
-      if (chunk instanceof Blob) post({ kind: "chunk", id, data: chunk });
+      if (chunk instanceof Blob) reply({ kind: "chunk", id, data: chunk });
       else {
         const buffer = owned(chunk);
-        post({ kind: "chunk", id, data: buffer }, [buffer]);
+        reply({ kind: "chunk", id, data: buffer }, [buffer]);
       }
     };
     const over = overBound(answerer, text, bytes);
@@ -151,7 +192,7 @@ async function relay(answerer, { id, text, body, attachment }) {
       ? await answerer.refuse(over.part, over.size, over.part === "body" ? text : undefined)
       : await answered(answerer, text, bytes ?? undefined, attachment ?? undefined, emit);
     const buffer = out ? owned(out) : null;
-    post({ kind: "answer", id, text: answer, body: buffer, attachment: handed ?? null }, buffer ? [buffer] : []);
+    reply({ kind: "answer", id, text: answer, body: buffer, attachment: handed ?? null }, buffer ? [buffer] : []);
   } catch (err) {
     // Python answers every message, so this is a fault of the glue itself: say so, and the
     // page restarts this worker (every call in flight is answered host-restarted).
@@ -226,7 +267,17 @@ async function boot() {
   });
   python.catch(() => {}); // awaited below, after the standby decision
   const owned = await storage.owned;
-  if (!owned) post({ kind: "standby" });
+  let grantedNow = false;
+  if (!owned) {
+    post({ kind: "standby" });
+    // said the moment the lock comes, Python loaded or not: a follower page sends its calls
+    // here from then on, and they wait in `pending` for this host (issue 33 item 2)
+    storage.granted.then(() => {
+      grantedNow = true;
+      bridge = null;
+      post({ kind: "boot", stage: "takeover", loaded: 0, total: 0 });
+    });
+  }
   const { pyodide, manifest, restored, kept } = await python;
   pyodide.registerJsModule("voicebox_io", io);
   pyodide.registerJsModule("voicebox_bytes", bytePath); // browser_host/byte_path.py
@@ -237,16 +288,16 @@ async function boot() {
     pyodide._api.on_fatal = (err) => post({ kind: "broken", id: null, message: `Python failed fatally: ${String(err?.message ?? err).slice(0, 200)}` });
   }
   if (!owned) {
-    bridge = pyodide.pyimport("browser_host.standby").StandbyBridge();
-    flush();
-    await storage.granted;
-    bridge = null; // calls from here wait for the host
-    post({ kind: "boot", stage: "takeover", loaded: 0, total: 0 });
+    if (!grantedNow) {
+      bridge = pyodide.pyimport("browser_host.standby").StandbyBridge();
+      flush();
+    }
+    await storage.granted; // calls from here wait for the host
   }
   const started = performance.now();
   const db = new Database("voicebox-host");
   const main = pyodide.pyimport("browser_host.main");
-  const event = (text) => post({ kind: "event", text: String(text) });
+  const event = (text) => broadcast({ kind: "event", text: String(text) });
   const host = await main.start(db, new Sealer(db), new AuditKey(db), PEER_SCRIPT.href, guard, event);
   const versions = JSON.parse(host.versions());
   versions.build = manifest.build;
@@ -254,6 +305,8 @@ async function boot() {
   if (restored) versions.python_snapshot = kept ? "kept" : "fetched"; // inflated copy or the pinned file
   post({ kind: "ready", versions, tookOver: !owned, startMs: Math.round(performance.now() - started) });
   bridge = host;
+  hello = { kind: "ready", versions, leader: await within(pageId, PAGE_ID_WAIT_MS, null) };
+  for (const port of followers) port.postMessage(hello);
   // the late modules' import and the mailboxes' warm-up, in the background (their first steps
   // run on later turns): started before the queued calls are relayed, so a queued call for a
   // late operation waits for that one import (browser_host/main.py, HostBridge.after_ready)

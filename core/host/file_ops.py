@@ -31,6 +31,7 @@ from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_new_path, parse_path
 from core.ports import Entry, ProjectFiles
 from core.projects.composed import refuse_twins
+from core.projects.edit_version import FileChanged, require_opened_version
 from core.projects.listing_cache import cached_lister
 from core.projects.project import PROJECT_ID_PATTERN
 from core.projects.trash import TRASH_ID_PATTERN, Trash, TrashEntry
@@ -70,6 +71,13 @@ class WriteArgs(PathArgs):
     if_absent: bool = False
     keep_both: bool = Field(
         default=False, description="Write beside an existing file under the first free name."
+    )
+    if_sha256: str | None = Field(
+        default=None,
+        pattern=r"^([0-9a-f]{64})?$",
+        description="The version the editor opened (sha256 hex of its bytes; '' for a file "
+        "that did not exist): refused file-changed when the file holds another now "
+        "(core/projects/edit_version.py, issue 33 item 2). Absent: a plain write.",
     )
 
 
@@ -285,7 +293,9 @@ async def file_write(call: Call[WriteArgs]) -> Outcome:
     """Refuses ``already-exists`` (with ``if_absent``), ``is-a-directory``,
     ``path-nfc-collision`` (a name sent in NFD whose NFC spelling is taken, unless
     ``keep_both``), ``storage-quota-exceeded`` and path codes; nothing is written on refusal.
-    A name sent in NFD is stored in NFC and the answer says so (``composed_from``)."""
+    A name sent in NFD is stored in NFC and the answer says so (``composed_from``). With
+    ``if_sha256``, refuses ``file-changed`` when the file is no longer the version the editor
+    opened (issue 33 item 2)."""
     path, sent = parse_new_path(call.args.path)
     data = call.body or b""
     files = await _files(call)
@@ -298,6 +308,8 @@ async def file_write(call: Call[WriteArgs]) -> Outcome:
             raise Refused(Code.IS_A_DIRECTORY, f"'{path}' is a folder.", field="path")
         if existing is not None and call.args.if_absent:
             raise Refused(Code.ALREADY_EXISTS, f"'{path}' already exists.", field="path")
+        if call.args.if_sha256 is not None:
+            await require_opened_version(files, path, call.args.if_sha256)
     await files.write(path, data)
     digest = FileDigest(
         path=str(path),
@@ -305,6 +317,9 @@ async def file_write(call: Call[WriteArgs]) -> Outcome:
         sha256=hashlib.sha256(data).hexdigest(),
         composed_from=sent,
     )
+    events = call.ctx.services.events
+    if events is not None:  # every tab (issue 33 item 2): a clean editor shows it at once
+        events.post(FileChanged(project=call.args.project, path=digest.path, sha256=digest.sha256))
     return Outcome(
         digest,
         project=call.args.project,

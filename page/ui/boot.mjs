@@ -43,11 +43,14 @@ export function renderStandby(node) {
   );
 }
 
-/** This tab took over the host after the other tab closed. */
-export function renderTakeover(node) {
+/** This tab took over the host after the other tab closed (`starting`: its host is still
+ * starting; calls made meanwhile wait for it). */
+export function renderTakeover(node, { starting = false } = {}) {
   replace(node,
-    el("div", { class: "alert alert-info", id: "host-notice", role: "status" },
-      el("p", {}, "The other tab closed; this tab's host now owns the storage."),
+    el("div", { class: "alert alert-info", id: "host-notice", role: "status", "data-starting": starting ? "true" : "false" },
+      el("p", {}, starting
+        ? "The other tab closed; this tab is taking over the host. Anything you do meanwhile waits for it."
+        : "The other tab closed; this tab's host now owns the storage."),
       el("button", { type: "button", class: "link", onclick: () => { node.replaceChildren(); node.hidden = true; } }, "Dismiss"),
     ),
   );

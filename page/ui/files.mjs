@@ -23,7 +23,7 @@ import { StatusLine } from "./status_line.mjs";
 import { restoreEntries, showTrash } from "./trash.mjs";
 import { runWith } from "./run_with.mjs";
 import { keepPosition } from "./position.mjs";
-import { askUnsaved } from "./unsaved.mjs";
+import { askConflict, askUnsaved } from "./unsaved.mjs";
 
 const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp", svg: "image/svg+xml" };
 /** Texts up to this size open in the editor; longer ones are shown in pages (core's
@@ -692,6 +692,7 @@ export class FilesView {
     this.explorer.setActive(path);
     if (record) this.app.place({ file: path }, { push });
     const { size, sha256 } = read.result;
+    this.version = sha256; // what a save says it opened (issue 33 item 2)
     const bytes = new Uint8Array(read.body ?? new ArrayBuffer(0));
     const leaf = baseName(path);
     const type = IMAGE_TYPES[extension(leaf)];
@@ -797,7 +798,10 @@ export class FilesView {
     if (this.saveState) this.saveState.textContent = changed ? "Unsaved changes" : "";
   }
 
-  async save() {
+  /** Save the editor's text. It names the version the editor opened (`if_sha256`): a file
+   * changed since — another tab's save — is refused `file-changed` and the person chooses
+   * (askConflict): reload, overwrite (`overwrite`: a write naming no version) or save as. */
+  async save({ overwrite = false } = {}) {
     if (!this.editor || !this.file) return;
     const reason = blocked(this.app, "file.write");
     if (reason) { this.say(reason, { lasting: true }); return; }
@@ -805,14 +809,70 @@ export class FilesView {
     const text = this.editor.text();
     const body = new TextEncoder().encode(text).buffer;
     this.saveState.textContent = "Saving…";
-    const saved = await acted(`Saving ${path}`, () => this.call("file.write", { path }, { body }));
+    const args = overwrite || !this.version ? { path } : { path, if_sha256: this.version };
+    let conflict = null;
+    this.saving = path; // its own file.changed event is not another tab's
+    const saved = await acted(`Saving ${path}`, async () => {
+      try {
+        return await this.call("file.write", args, { body });
+      } catch (err) {
+        if (err.code !== "file-changed") throw err;
+        conflict = err;
+        return null;
+      } finally {
+        this.saving = null;
+      }
+    });
+    if (conflict && this.file === path) { await this.#conflict(path, text, conflict); return; }
     if (!saved || this.file !== path) { this.#dirty(); return; }
+    this.version = saved.result.sha256;
     this.saved = text;
     replace(this.meta, el("span", { id: "viewer-size" }, formatBytes(saved.result.size)), " · sha256 ", el("code", { id: "viewer-sha256", class: "hash" }, saved.result.sha256));
     this.#dirty();
     this.saveState.textContent = `Saved (${formatBytes(saved.result.size)}).`;
     this.say(`Saved ${path}.`);
     await this.explorer.refresh();
+  }
+
+  /** The person's choice after a refused save (never a silent loss). */
+  async #conflict(path, text, err) {
+    this.#dirty();
+    const choice = await askConflict(path, err.message);
+    if (!this.editor || this.file !== path) return;
+    if (choice === "overwrite") await this.save({ overwrite: true });
+    else if (choice === "reload") await this.reload(path);
+    else if (choice === "saveas") {
+      const target = await promptDialog({ title: "Save as", label: "New file name (path in the project)", value: path, confirmLabel: "Save", id: "saveas-dialog" });
+      if (!target) return;
+      const done = await acted(`Saving ${target}`, () => this.call("file.write", { path: target, if_absent: true }, { body: new TextEncoder().encode(text).buffer }));
+      if (!done) return;
+      this.app.leaving = null;
+      await this.explorer.refresh();
+      await this.open(done.result.path);
+      this.say(`Saved your text as ${done.result.path}; ${path} keeps the other tab's version.`);
+    }
+  }
+
+  /** Show `path` as it is stored now, keeping the editor (Undo brings the old text back). */
+  async reload(path) {
+    const read = await guarded(`Reading ${path}`, () => this.call("file.read", { path }));
+    if (!read || !this.editor || this.file !== path) return;
+    const text = decodeText(new Uint8Array(read.body ?? new ArrayBuffer(0)));
+    if (text === null) { await this.open(path, { record: false }); return; }
+    this.version = read.result.sha256;
+    this.saved = text;
+    const view = this.editor.view;
+    view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+    replace(this.meta, el("span", { id: "viewer-size" }, formatBytes(read.result.size)), " · sha256 ", el("code", { id: "viewer-sha256", class: "hash" }, read.result.sha256));
+    this.#dirty();
+  }
+
+  /** The host says `path` was written (by any tab): a clean editor shows the new version at
+   * once; one with unsaved text keeps it, and its next save meets the conflict's choice. */
+  async changed(path, sha256) {
+    if (!this.editor || this.file !== path || sha256 === this.version || this.saving === path) return;
+    if (this.editor.text() !== this.saved) { this.say(`${path} was changed in another tab; your unsaved text is kept.`, { lasting: true }); return; }
+    await this.reload(path);
   }
 
   async revert() {

@@ -29,3 +29,33 @@ export function askUnsaved(path, { canSave = true } = {}) {
     dialog.showModal();
   });
 }
+
+/** A save was refused `file-changed` (issue 33 item 2; the rule: core/projects/edit_version.py):
+ * the file changed since the editor opened it. Resolves "cancel" (keep editing), "reload"
+ * (show the file as it is now; your text goes, Undo can bring it back), "overwrite" (write
+ * yours over theirs, on purpose) or "saveas" (write yours under another name). `message` is
+ * the host's sentence. Cancel is first, so Enter on open loses nothing. */
+export function askConflict(path, message) {
+  return new Promise((resolve) => {
+    const opener = document.activeElement;
+    const dialog = el("dialog", { class: "dialog", id: "conflict-dialog", "aria-labelledby": "conflict-title", "aria-describedby": "conflict-desc" },
+      el("form", { method: "dialog" },
+        el("h2", { id: "conflict-title" }, "The file changed since you opened it"),
+        el("div", { id: "conflict-desc", class: "dialog-body" },
+          el("p", {}, message),
+          el("p", {}, `Nothing was saved. Your text is still in the editor: reload ${path} as it is now, overwrite it with yours, or save yours as another file.`)),
+        el("div", { class: "actions" },
+          el("button", { value: "cancel", type: "submit", class: "dialog-cancel" }, "Cancel"),
+          el("button", { value: "reload", type: "submit", id: "conflict-reload" }, "Reload"),
+          el("button", { value: "saveas", type: "submit", id: "conflict-saveas" }, "Save as…"),
+          el("button", { value: "overwrite", type: "submit", class: "danger", id: "conflict-overwrite" }, "Overwrite"))));
+    dialog.addEventListener("close", () => {
+      const answer = ["reload", "overwrite", "saveas"].includes(dialog.returnValue) ? dialog.returnValue : "cancel";
+      dialog.remove();
+      if (opener?.isConnected && typeof opener.focus === "function") opener.focus();
+      resolve(answer);
+    }, { once: true });
+    document.body.appendChild(dialog);
+    dialog.showModal();
+  });
+}

@@ -1,0 +1,240 @@
+"""Every tab a workspace (issue 33 item 2; docs/architecture.md, "Every tab a workspace").
+
+Two pages of one Playwright context are two tabs of one browser profile. The first tab's host
+worker owns the storage; the second tab's own worker waits in the storage lock's queue, and
+its page reaches the first tab's host through a MessagePort the tabs' broker (a SharedWorker,
+``worker/broker.mjs``) hands over: it lists and edits the same projects with the same protocol
+and gestures. When the first tab closes, the second tab's worker takes the storage and the
+page goes on where it was: never a standby card, never an emptied surface, the last write of
+the closed tab present.
+"""
+
+from __future__ import annotations
+
+import time
+
+from playwright.sync_api import BrowserContext
+
+from e2e.files_kit import EDITOR, editor_text, open_file, set_editor_text, wait_editor
+from e2e.hostpage import HostPage
+from e2e.site import BASE_URL
+from e2e.tray_kit import open_in_ui
+
+WRITES = 30
+
+# Records, from now on, whether the page ever lost its surface or showed the standby card.
+WATCH_EMPTY = """() => {
+  window.__emptied = [];
+  const look = () => {
+    const main = document.getElementById("main");
+    if (!main.querySelector(".surface")) window.__emptied.push("no surface");
+    if (document.getElementById("host-standby")) window.__emptied.push("standby card");
+    const state = document.getElementById("status").dataset.state;
+    if (state !== "ready") window.__emptied.push(`status ${state}`);
+  };
+  new MutationObserver(look).observe(document.body, { subtree: true, childList: true, attributes: true });
+}"""
+
+
+def _role(host: HostPage) -> str | None:
+    return host.page.evaluate("() => window.voicebox.host.role")
+
+
+def _two_tabs(site_context: BrowserContext) -> tuple[HostPage, HostPage]:
+    first = HostPage(site_context.new_page())
+    first.open()
+    second = HostPage(site_context.new_page())
+    second.open(BASE_URL)
+    return first, second
+
+
+def test_a_second_tab_is_a_full_workspace_over_the_one_host(site_context: BrowserContext) -> None:
+    first, second = _two_tabs(site_context)
+    assert _role(first) == "leader" and _role(second) == "follower"
+    assert not second.page.is_visible("#host-standby")
+    assert second.page.locator("nav button[data-surface]").first.is_enabled()
+    assert "another tab" in (second.page.text_content("#status") or "")
+
+    # the follower lists and writes what the leader's host holds: one host, one storage
+    pid = second.ok("project.create", {"name": "Shared"}, human=True)["result"]["project"]["id"]
+    listed = {p["id"] for p in first.ok("project.list")["result"]["projects"]}
+    assert pid in listed
+    second.ok("file.write", {"project": pid, "path": "a.txt"}, b"from the follower", human=True)
+    assert first.ok("file.read", {"project": pid, "path": "a.txt"})["body"] == b"from the follower"
+    # the same gesture rule in both tabs: refused without the gesture, admitted with it
+    change = {"changes": {"peer_deadline_ms": 20_000}}
+    for tab in (first, second):
+        refusal = tab.refused("policy.set", change)
+        assert refusal["code"] == "human_gesture_required", refusal
+    second.ok("policy.set", change, human=True)
+    assert first.ok("policy.get")["result"]["policy"]["peer_deadline_ms"] == 20_000
+    # one audit, written by the one host: the follower's write is in it
+    records = first.ok("audit.list", {"op": "file.write"})["result"]["records"]
+    assert any(r["decision"] == "admitted" for r in records)
+    assert second.ok("audit.verify")["result"]["ok"]
+
+    # through the follower's own UI: open the project, edit, save; the leader reads it
+    open_in_ui(second, pid)
+    open_file(second.page, "a.txt")
+    wait_editor(second.page)
+    set_editor_text(second.page, "edited in the second tab\n")
+    second.page.click("#save-file")
+    second.page.wait_for_selector("#save-state:text-matches('Saved')")
+    got = first.ok("file.read", {"project": pid, "path": "a.txt"})["body"]
+    assert got == b"edited in the second tab\n"
+    first.assert_clean()
+    second.assert_clean()
+
+
+def test_closing_the_leader_leaves_the_follower_a_working_host_with_the_last_write(
+    site_context: BrowserContext,
+) -> None:
+    first, second = _two_tabs(site_context)
+    pid = first.ok("project.create", {"name": "Handover"}, human=True)["result"]["project"]["id"]
+    first.ok("file.write", {"project": pid, "path": "open.txt"}, b"shown\n")
+    open_in_ui(second, pid)
+    open_file(second.page, "open.txt")
+    wait_editor(second.page)
+    second.page.click(EDITOR)
+    second.page.keyboard.type("unsaved ")
+    unsaved = editor_text(second.page)
+    assert unsaved != "shown\n"
+
+    for i in range(WRITES):  # every write answered before the next, the last one just before
+        first.ok("file.write", {"project": pid, "path": "counter.txt"}, f"round {i}".encode())
+    second.page.evaluate(WATCH_EMPTY)
+    second.page.evaluate(
+        """() => { const h = window.voicebox.host; window.__marks = {};
+          for (const e of ["takeover", "ready"]) h.addEventListener(e, (ev) => { window.__marks[e] = performance.now(); window.__marks[`${e}Start`] = ev.detail?.startMs ?? null; });
+          window.__marks.close = performance.now(); }"""
+    )
+    closed_at = time.monotonic()
+    first.page.close()
+    second.page.wait_for_function("() => window.voicebox.host.role === 'leader'", timeout=30_000)
+    # a call made at once is answered by this tab's own host as soon as it is up
+    counter = second.ok("file.read", {"project": pid, "path": "counter.txt"})["body"]
+    answered_s = time.monotonic() - closed_at
+    print(f"\nleader closed → the follower's first answer from its own host: {answered_s:.2f} s")
+    assert counter == f"round {WRITES - 1}".encode()
+    marks = second.page.evaluate("() => window.__marks")
+    print(
+        f"take-over said {marks['takeover'] - marks['close']:.0f} ms, "
+        f"this tab's host ready {marks['ready'] - marks['close']:.0f} ms after the close began "
+        f"(its start alone {marks['readyStart']} ms)"
+    )
+    second.page.wait_for_selector("#host-notice")
+    assert second.page.evaluate("() => window.__emptied") == []
+    # the page stayed where it was, the unsaved text with it, and it still works
+    assert editor_text(second.page) == unsaved
+    second.page.click("#save-file")
+    second.page.wait_for_selector("#save-state:text-matches('Saved')")
+    assert second.ok("file.read", {"project": pid, "path": "open.txt"})["body"] == unsaved.encode()
+    assert second.ok("audit.verify")["result"]["ok"]
+    writes = second.ok("audit.list", {"op": "file.write", "limit": 200})["result"]["records"]
+    assert sum(r["decision"] == "admitted" for r in writes) == 1 + WRITES + 1
+    second.assert_clean()
+
+
+def _editing(host: HostPage, pid: str, path: str) -> None:
+    open_in_ui(host, pid)
+    open_file(host.page, path)
+    wait_editor(host.page)
+
+
+def _save_refused(host: HostPage) -> None:
+    host.page.click("#save-file")
+    host.page.wait_for_selector("#conflict-dialog[open]")
+    text = host.page.text_content("#conflict-dialog") or ""
+    assert "changed since you opened it" in text and "Nothing was saved" in text
+
+
+def test_two_tabs_on_one_file_see_each_others_saves_and_a_conflict_offers_the_choice(
+    site_context: BrowserContext,
+) -> None:
+    first, second = _two_tabs(site_context)
+    pid = first.ok("project.create", {"name": "One file"}, human=True)["result"]["project"]["id"]
+    first.ok("file.write", {"project": pid, "path": "doc.txt"}, b"v1\n", human=True)
+    _editing(first, pid, "doc.txt")
+    _editing(second, pid, "doc.txt")
+
+    # the leader saves; the follower's clean editor shows it (a file.changed event)
+    set_editor_text(first.page, "v2 from the first tab\n")
+    first.page.click("#save-file")
+    second.page.wait_for_function(
+        "() => voicebox.app.filesView?.editor?.text() === 'v2 from the first tab\\n'",
+        timeout=10_000,
+    )
+    # and the other way round
+    set_editor_text(second.page, "v3 from the second tab\n")
+    second.page.click("#save-file")
+    first.page.wait_for_function(
+        "() => voicebox.app.filesView?.editor?.text() === 'v3 from the second tab\\n'",
+        timeout=10_000,
+    )
+
+    def conflict(mine: str, theirs: bytes) -> None:
+        """The second tab types `mine` (unsaved); the file becomes `theirs` elsewhere; the
+        second tab's Save is refused with the choice."""
+        set_editor_text(second.page, mine)
+        first.ok("file.write", {"project": pid, "path": "doc.txt"}, theirs, human=True)
+        second.page.wait_for_selector("#files-status:text-matches('changed in another tab')")
+        assert editor_text(second.page) == mine  # unsaved text is never replaced
+        _save_refused(second)
+
+    # Cancel, then Reload: the editor shows theirs, nothing written
+    conflict("mine A\n", b"theirs A\n")
+    second.page.click("#conflict-dialog button[value='cancel']")
+    assert editor_text(second.page) == "mine A\n"
+    _save_refused(second)
+    second.page.click("#conflict-reload")
+    second.page.wait_for_function("() => voicebox.app.filesView.editor.text() === 'theirs A\\n'")
+    assert second.ok("file.read", {"project": pid, "path": "doc.txt"})["body"] == b"theirs A\n"
+
+    # Overwrite: mine replaces theirs, on purpose
+    conflict("mine B\n", b"theirs B\n")
+    second.page.click("#conflict-overwrite")
+    second.page.wait_for_selector("#save-state:text-matches('Saved')")
+    assert first.ok("file.read", {"project": pid, "path": "doc.txt"})["body"] == b"mine B\n"
+
+    # Save as: mine goes to a new file, theirs stays
+    conflict("mine C\n", b"theirs C\n")
+    second.page.click("#conflict-saveas")
+    second.page.fill("dialog[open] input", "doc-mine.txt")
+    second.page.click("dialog[open] button.primary")
+    second.page.wait_for_selector("#viewer-path:text-is('doc-mine.txt')")
+    assert first.ok("file.read", {"project": pid, "path": "doc-mine.txt"})["body"] == b"mine C\n"
+    assert first.ok("file.read", {"project": pid, "path": "doc.txt"})["body"] == b"theirs C\n"
+    refused = first.ok("audit.list", {"rule": "file-changed"})["result"]["records"]
+    assert len(refused) == 4  # each refused save audited, nothing written by it
+    first.assert_clean()
+    second.assert_clean()
+
+
+def test_with_three_tabs_the_follower_that_does_not_take_over_follows_the_new_host(
+    site_context: BrowserContext,
+) -> None:
+    first, second = _two_tabs(site_context)
+    third = HostPage(site_context.new_page())
+    third.open(BASE_URL)
+    assert [_role(t) for t in (first, second, third)] == ["leader", "follower", "follower"]
+    pid = third.ok("project.create", {"name": "Three"}, human=True)["result"]["project"]["id"]
+    first.ok("file.write", {"project": pid, "path": "last.txt"}, b"the leader's last write")
+    first.page.close()
+    for tab in (second, third):  # one of them holds the host now, the other follows it
+        tab.page.wait_for_function(
+            "() => ['leader', 'follower'].includes(window.voicebox.host.role)", timeout=30_000
+        )
+    deadline = time.monotonic() + 60
+    while sorted(_role(t) or "" for t in (second, third)) != ["follower", "leader"]:
+        assert time.monotonic() < deadline, [_role(t) for t in (second, third)]
+        second.page.wait_for_timeout(100)
+    for tab in (second, third):
+        got = tab.ok("file.read", {"project": pid, "path": "last.txt"})["body"]
+        assert got == b"the leader's last write"
+    third.ok("file.write", {"project": pid, "path": "t3.txt"}, b"3", human=True)
+    second.ok("file.write", {"project": pid, "path": "t2.txt"}, b"2", human=True)
+    files = {f["path"] for f in third.ok("file.walk", {"project": pid})["result"]["files"]}
+    assert files == {"last.txt", "t2.txt", "t3.txt"}
+    assert second.ok("audit.verify")["result"]["ok"]
+    second.assert_clean()
+    third.assert_clean()
