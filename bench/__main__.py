@@ -20,7 +20,10 @@ same run on the same machine. Sections (``--only`` picks some):
   the tray, a line the agent prints → shown in the page (p50/p95), cancel → ``failed`` shown
   (:mod:`bench.runner_bench`);
 - ``python``: the person's Python runtime (issue 32): cold start to first output, a warm run,
-  Stop → stopped, beside the host's own boot in the same profile (:mod:`bench.python_bench`).
+  Stop → stopped, beside the host's own boot in the same profile (:mod:`bench.python_bench`);
+- ``remote``: a remote project's export into the page (a real ``voicebox-env serve`` on
+  127.0.0.1) vs a bare WebSocket reader in a worker and CPython's ``zipfile`` (issue 34,
+  :mod:`bench.remote_export_bench`).
 
 ``--quick`` runs every section with tiny sizes and one run: it proves the harness works (the
 test suite runs it) and its figures mean nothing. The report's ``table`` (and the first table
@@ -53,6 +56,7 @@ from bench import (
     pattern_bench,
     project_bench,
     python_bench,
+    remote_export_bench,
     runner_bench,
     search_bench,
     table,
@@ -72,6 +76,7 @@ SECTIONS = (
     "patterns",
     "runner",
     "python",
+    "remote",
 )
 MB = 1_000_000
 
@@ -157,6 +162,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "patterns": lambda: pattern_bench.measure(pw, site),
                 "runner": lambda: runner_bench.measure(pw, site, plan["log_lines"]),
                 "python": lambda: python_bench.measure(pw, site, plan["runs"]),
+                "remote": lambda: remote_export_bench.measure(
+                    pw, site, plan["runs"], plan["export_mb"]
+                ),
             }
             for name in sections:
                 started = time.monotonic()
