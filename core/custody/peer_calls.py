@@ -394,8 +394,8 @@ class PeerCalls:
 
             def pass_through(request_id: str, size: int) -> Callable[[object], None] | None:
                 c = holder.get("conn")
-                if c is None:
-                    return _drop
+                if c is None or request_id not in c.waiting:
+                    return _drop  # no call waits for it: dropped unread, as on_data drops it
                 sink = c.sinks.get(request_id)
                 if not isinstance(sink, PassThroughSink):
                     return None  # its bytes go through on_data (a sink made in Python)
