@@ -24,6 +24,9 @@ same run on the same machine. Sections (``--only`` picks some):
 - ``upload``: a 10,000-file folder upload through the UI vs a bare page writing the same files
   into OPFS, and importing that project's zip vs exporting it (issue 34,
   :mod:`bench.upload_bench`).
+- ``remote``: a remote project's export into the page (a real ``voicebox-env serve`` on
+  127.0.0.1) vs a bare WebSocket reader in a worker and CPython's ``zipfile`` (issue 34,
+  :mod:`bench.remote_export_bench`).
 
 ``--quick`` runs every section with tiny sizes and one run: it proves the harness works (the
 test suite runs it) and its figures mean nothing. The report's ``table`` (and the first table
@@ -56,6 +59,7 @@ from bench import (
     pattern_bench,
     project_bench,
     python_bench,
+    remote_export_bench,
     runner_bench,
     search_bench,
     table,
@@ -77,6 +81,7 @@ SECTIONS = (
     "runner",
     "python",
     "upload",
+    "remote",
 )
 MB = 1_000_000
 
@@ -166,6 +171,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "python": lambda: python_bench.measure(pw, site, plan["runs"]),
                 "upload": lambda: upload_bench.measure(
                     pw, site, min(plan["runs"], 3), plan["upload_files"]
+                ),
+                "remote": lambda: remote_export_bench.measure(
+                    pw, site, plan["runs"], plan["export_mb"]
                 ),
             }
             for name in sections:

@@ -12,6 +12,16 @@ none before the first export, so all of theirs is extra). The baseline is
 CPython's ``zipfile`` (stored) on this machine writing the same files, read from disk, to a
 zip on disk, ``runs`` times, right after. Throughput is project bytes / s (MB = 10⁶).
 
+The floor (issue 34) is a bare page reading the same OPFS files as fast as the platform
+allows, hashing nothing and making no archive (``bench/pages/exportfloor-worker.mjs``): each
+of :data:`FLOOR_STRATEGIES` — ``getFile().arrayBuffer()`` with 1, 4 or 16 reads in flight,
+read-only sync access handles in 1 or 3 nested lanes — ``runs`` times right after the exports,
+in the same profile (the host's page gone); the floor is the strategy with the best median
+(``opfs_floor``), and the goal is the export's MB/s ≥ 0.8× the floor's; the ratio to CPython's
+``zipfile`` is kept as information, and so is the same bare page doing what an archive must
+besides reading — sha256 and crc32 of every byte, a Blob per 8 MiB posted to the page, in three
+lanes (``with_export_work_mb_per_s``: the export lab's ``y-lanes-3``).
+
 ``hash_limits`` records sha256 and crc32 throughput (MB/s) of the same 16 MiB in the host's
 Python (Pyodide) and in CPython here: what bounded the export while its bytes went through
 Python (before issue 18's byte path).
@@ -50,6 +60,8 @@ PEAK_KEYS = (
     "lanes_js_heap_used_bytes",
 )
 GOAL_RATIO = 0.6
+FLOOR_GOAL_RATIO = 0.8
+FLOOR_STRATEGIES = ("parallel-1", "parallel-4", "parallel-16", "sah-lanes-1", "sah-lanes-3")
 PEAK_GOAL_BYTES = 64 * 2**20
 
 EXPORT_START = """
@@ -116,6 +128,37 @@ def _limits(profile: Profile, site: BenchSite) -> dict[str, Any]:
         "crc32_mb_per_s": _rate(lambda: zlib.crc32(data), len(data)),
     }
     return {"pyodide": inside, "cpython": native}
+
+
+def _opfs_floor(profile: Profile, site: BenchSite, pid: str, run_count: int) -> dict[str, Any]:
+    """The bare page's reads of the export project's OPFS files (module docstring): MB/s per
+    strategy over ``run_count`` runs, and the best strategy's name and median."""
+    profile.open_tools(site.url)
+    per: dict[str, list[float]] = {name: [] for name in FLOOR_STRATEGIES}
+    seen: dict[str, Any] = {}
+    for _ in range(run_count):
+        seen = profile.evaluate(
+            "([id, s]) => window.benchExportFloor(id, s)", [pid, list(FLOOR_STRATEGIES)]
+        )
+        for name, ms in seen["figures"].items():
+            per[name].append(seen["bytes"] / MB / (ms / 1000))
+    rates = {name: runs(values) for name, values in per.items()}
+    best = max(rates, key=lambda name: rates[name]["median"])
+    # information: the same files through what an archive must do besides reading them —
+    # sha256 and crc32 of every byte, a Blob per 8 MiB posted to the page — in three lanes,
+    # as the byte path does (the export lab's y-lanes-3, bench/pages/readlab-worker.mjs)
+    worked = []
+    for _ in range(run_count):
+        lab = profile.evaluate("([id, c]) => window.benchReadLab(id, c)", [pid, ["y-lanes-3"]])
+        worked.append(float(lab["y-lanes-3"]["mb_per_s"]))
+    return {
+        "files": seen.get("files"),
+        "bytes": seen.get("bytes"),
+        "mb_per_s": rates,
+        "best": best,
+        "best_mb_per_s": rates[best]["median"],
+        "with_export_work_mb_per_s": runs(worked),
+    }
 
 
 def _cpython_zipfile(site: BenchSite, name: str, run_count: int) -> dict[str, Any]:
@@ -187,18 +230,34 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
             "memory_samples": samples_taken,
             "peak_extra_bytes": sum(max(peak[k] - base[k], 0) for k in PEAK_KEYS),
         }
+        figures["opfs_floor"] = _opfs_floor(profile, site, pid, run_count)
         figures["hash_limits"] = _limits(profile, site)
         errors = list(profile.console_errors)
     figures["cpython_zipfile"] = _cpython_zipfile(site, "export", run_count)
     figures["console_errors"] = errors[:10]
     host_rate = statistics.median(rates)
     zip_rate = figures["cpython_zipfile"]["mb_per_s"]["median"]
+    floor_rate = figures["opfs_floor"]["best_mb_per_s"]
     goals = {
         "export_vs_cpython_zipfile": {
             "ratio": ratio(host_rate, zip_rate),
             "figure_mb_per_s": {"host": round(host_rate, 1), "cpython_zipfile": round(zip_rate, 1)},
             "goal": f">= {GOAL_RATIO}",
             "met": host_rate >= GOAL_RATIO * zip_rate,
+        },
+        "export_vs_opfs_floor": {
+            "ratio": ratio(host_rate, floor_rate),
+            "figure_mb_per_s": {
+                "host": round(host_rate, 1),
+                "opfs_floor": round(floor_rate, 1),
+                "floor_strategy": figures["opfs_floor"]["best"],
+                "bare_with_export_work": figures["opfs_floor"]["with_export_work_mb_per_s"][
+                    "median"
+                ],
+                "cpython_zipfile": round(zip_rate, 1),
+            },
+            "goal": f">= {FLOOR_GOAL_RATIO}",
+            "met": host_rate >= FLOOR_GOAL_RATIO * floor_rate,
         },
         "export_peak_extra_memory": {
             "value": figures["peak_extra_bytes"],

@@ -36,6 +36,26 @@ ROWS = (
         "ratio",
         "×",
     ),
+    # issue 34: the export's floors are the platform's own (bench/export_bench.py,
+    # bench/remote_export_bench.py)
+    Row(
+        "local export 200 MB / 467 files / a bare OPFS read of the same files (best strategy)",
+        "export_vs_opfs_floor",
+        "ratio",
+        "×",
+    ),
+    Row(
+        "remote export 200 MB into the page / a bare WebSocket reader in a worker",
+        "remote_export_vs_bare_ws_reader",
+        "ratio",
+        "×",
+    ),
+    Row(
+        "remote export 200 MB into the page / CPython zipfile on the same files",
+        "remote_export_vs_cpython_zipfile",
+        "ratio",
+        "×",
+    ),
     Row("1 KB file.read p50 − raw worker echo p50", "call_overhead_p50_ms", "value", " ms"),
     Row("cold boot / bare Pyodide cold", "boot_cold_vs_bare_cold", "ratio", "×"),
     Row(

@@ -57,7 +57,8 @@ def _bytes_module() -> Any:
 
 class WorkerSink:
     """Where one call's streaming answer goes: ``emit``, the worker's JS function that posts a
-    chunk to the page (transferred). A :data:`~core.ports.Sink`: call it with bytes."""
+    chunk to the page (transferred). A :data:`~core.ports.Sink`: call it with bytes; and a
+    :class:`~core.ports.PassThroughSink`: ``pass_through`` a JS chunk."""
 
     def __init__(self, emit: Any) -> None:
         self.emit = emit
@@ -65,6 +66,12 @@ class WorkerSink:
     async def __call__(self, chunk: bytes) -> None:
         """Post ``chunk`` (bytes made in Python) to the page."""
         self.emit(to_js(chunk))
+
+    def pass_through(self, chunk: object) -> None:
+        """Post ``chunk``, a JS ``Uint8Array`` a channel adapter holds (a remote's chunk,
+        :class:`core.ports.PassThroughSink`; issue 34), to the page as it is: never copied
+        into the Wasm heap."""
+        self.emit(chunk)
 
 
 def _handle_files(files: ProjectFiles) -> HandleProjectFiles | None:

@@ -18,6 +18,13 @@ in JavaScript (``worker/remote-io.mjs``: a JS string would be converted into Pyt
 Python read it) and one over its bound closes the channel ``message-too-large`` unread. A
 request this site's own CSP kept in the browser is told apart from an unreachable server by
 the worker's ``securitypolicyviolation`` event (issue 29 item 15).
+
+A streaming answer's chunk (a remote export) does not enter Python when core says where it
+goes (issue 34, ``pass_through`` of :meth:`core.ports.RemoteLink.connect`): the message's head
+(≤ 65 bytes) is read for its request id, core counts the chunk's size against its bound and
+answers, and the chunk — a view of the message's ``ArrayBuffer`` — is handed on in the same
+``message`` event (the page's sink posts it, transferred), so it is relayed before any later
+message, the result frame included, is delivered.
 """
 
 from __future__ import annotations
@@ -39,7 +46,8 @@ from core.custody.remote import (
     channel_message_over,
     channel_message_too_large,
 )
-from core.custody.wire import parse_chunk_message
+from core.custody.wire import CHUNK_HEAD_BYTES, parse_chunk_head, parse_chunk_message
+from core.ports import PassThrough
 from core.refusals import Code, Refused
 
 __all__ = ["WorkerRemoteLink"]
@@ -92,12 +100,14 @@ class WebSocketChannel:
         on_frame: Callable[[str], Awaitable[None]],
         on_data: Callable[[str, bytes], Awaitable[None]],
         on_close: Callable[[int, str], Awaitable[None]],
+        pass_through: PassThrough | None = None,
     ) -> None:
         self._socket = socket
         self.closed: tuple[int, str] | None = None
         self._on_frame = on_frame
         self._on_data = on_data
         self._on_close = on_close
+        self._pass_through = pass_through
         self._inbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._proxies = [create_proxy(self._message), create_proxy(self._closed)]
         socket.onmessage = self._proxies[0]
@@ -124,8 +134,24 @@ class WebSocketChannel:
         data = event.data
         if isinstance(data, str):
             self._inbox.put_nowait(("frame", data))
-        else:
+        elif self._pass_through is None or not self._passed(data, size):
             self._inbox.put_nowait(("data", Uint8Array.new(data).to_bytes()))
+
+    def _passed(self, data: Any, size: int) -> bool:
+        """Ask core where the binary message ``data`` (an ArrayBuffer of ``size`` bytes) goes,
+        reading only its head (issue 34): True when it was handed on or dropped there and
+        then; False when its bytes go to ``on_data``."""
+        assert self._pass_through is not None
+        head = Uint8Array.new(data, 0, min(CHUNK_HEAD_BYTES, size)).to_bytes()
+        parsed = parse_chunk_head(head)
+        if parsed is None:
+            return False  # not a chunk message: on_data's parser drops it, as before
+        request_id, offset = parsed
+        take = self._pass_through(request_id, size - offset)
+        if take is None:
+            return False
+        take(Uint8Array.new(data, offset))  # a view: the bytes stay in JavaScript
+        return True
 
     def _closed(self, event: Any) -> None:
         if self.closed is None:
@@ -263,6 +289,8 @@ class WorkerRemoteLink:
         on_frame: Callable[[str], Awaitable[None]],
         on_data: Callable[[str, bytes], Awaitable[None]],
         on_close: Callable[[int, str], Awaitable[None]],
+        *,
+        pass_through: PassThrough | None = None,
     ) -> WebSocketChannel:
         """See :meth:`core.ports.RemoteLink.connect`."""
         loop = asyncio.get_running_loop()
@@ -297,4 +325,4 @@ class WorkerRemoteLink:
             socket.onclose = None
             socket.close()
             raise await _failed(origin, mark)
-        return WebSocketChannel(socket, on_frame, on_data, on_close)
+        return WebSocketChannel(socket, on_frame, on_data, on_close, pass_through)

@@ -217,6 +217,29 @@ Sink = Callable[[bytes], Awaitable[None]]
 """Where a streaming answer's bytes go, in order (the transport to the page, or a list)."""
 
 
+@runtime_checkable
+class PassThroughSink(Protocol):
+    """A :data:`Sink` that can also take a chunk as the transport holds it, never copied into
+    this runtime (issue 34: a remote export's bytes go WebSocket → page in the host worker's
+    JavaScript; core only counts them). ``pass_through(chunk)`` relays the transport's chunk
+    object, synchronously and in call order."""
+
+    async def __call__(self, chunk: bytes) -> None:
+        """Relay ``chunk`` (bytes made here)."""
+        ...
+
+    def pass_through(self, chunk: object) -> None:
+        """Relay the transport's own chunk object (opaque to core) as it is."""
+        ...
+
+
+PassThrough = Callable[[str, int], Callable[[object], None] | None]
+"""Core's decision about one binary channel message, asked by a channel adapter before any
+byte of it is copied (issue 34): ``(request id, chunk size in bytes)`` → a function that takes
+the transport's chunk object (relay it as it is, or drop it), or ``None``: deliver its bytes
+to ``on_data`` as usual."""
+
+
 @dataclass(frozen=True, slots=True)
 class Relayed:
     """One file's bytes as they were relayed: ``size`` (bytes), ``crc32`` (the zip CRC-32, an
@@ -508,11 +531,18 @@ class RemoteLink(Protocol):
         on_frame: Callable[[str], Awaitable[None]],
         on_data: Callable[[str, bytes], Awaitable[None]],
         on_close: Callable[[int, str], Awaitable[None]],
+        *,
+        pass_through: PassThrough | None = None,
     ) -> PeerChannel:
         """A WebSocket execute channel to ``url`` (``ws``/``wss``, an allowed origin), open
         (the hello not yet sent). Binary messages are chunks in the form of
         :func:`core.custody.wire.parse_chunk_message`; delivered to the callbacks as in
-        :meth:`EnvironmentServers.connect`."""
+        :meth:`EnvironmentServers.connect`. With ``pass_through`` (issue 34) the adapter asks
+        it about each binary message as it arrives — its id read by
+        :func:`core.custody.wire.parse_chunk_head` from the message's first bytes, its chunk's
+        size measured, nothing else copied — and hands a function it answers the chunk as the
+        transport holds it, at once (before any later message is delivered); ``None`` sends
+        the message to ``on_data`` as before."""
         ...
 
 

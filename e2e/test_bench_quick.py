@@ -26,6 +26,7 @@ SECTIONS = {
     "patterns",
     "runner",
     "python",
+    "remote",
 }
 GOALS = {
     "boot_cold_vs_bare_cold",
@@ -35,6 +36,9 @@ GOALS = {
     "open_most_vs_fewest_files",
     "export_vs_cpython_zipfile",
     "export_peak_extra_memory",
+    "export_vs_opfs_floor",
+    "remote_export_vs_bare_ws_reader",
+    "remote_export_vs_cpython_zipfile",
     "mailbox_post_large_vs_small_browser",
     "mailbox_first_post_large_vs_post_small_browser",
     "mailbox_post_large_vs_small_cpython",
@@ -96,3 +100,10 @@ def test_the_quick_harness_runs_every_section_and_writes_its_report(
     python = report["sections"]["python"]["figures"]  # issue 32: the runtime beside the host
     assert python["cold"]["first_ms"] > 0 and python["host_ready_ms"] > 0
     assert python["stop_to_stopped_ms"]["n"] == 1
+    # issue 34: the export's floors — the same files read bare from OPFS, the same remote
+    # export pulled by a bare WebSocket reader — measured in the same run
+    floor = exported["opfs_floor"]
+    assert floor["bytes"] == exported["project_bytes"] and floor["best"] in floor["mb_per_s"]
+    remote = report["sections"]["remote"]["figures"]
+    assert remote["archive_bytes"] > remote["project_bytes"] > 0
+    assert remote["floor_mb_per_s"]["n"] == 1 and remote["page_mb_per_s"]["n"] == 1

@@ -113,3 +113,33 @@ globalThis.benchReadLab = (projectId, cases) => {
     worker.onerror = (event) => reject(new Error(event.message || "readlab failed"));
   });
 };
+
+// benchExportFloor(projectId, strategies): the local export's floor (issue 34): every file of
+// the project read from OPFS in JavaScript by each strategy (exportfloor-worker.mjs), hashing
+// nothing; resolves {files, bytes, figures: {strategy: ms}}.
+globalThis.benchExportFloor = (projectId, strategies) =>
+  runWorker("./exportfloor-worker.mjs", { projectId, strategies }, POPULATE_MS);
+
+// benchWsFloor(args): the remote export's floor (issue 34): a bare WebSocket reader in a worker
+// (wsfloor-worker.mjs) pulls one project.export from the environment server; with args.post
+// its chunks come here and are made into one Blob, as the page does with an export. Resolves
+// {ms, bytes, messages, blob_ms}; ms ends when the page holds the Blob.
+globalThis.benchWsFloor = (args) => new Promise((resolve, reject) => {
+  const worker = new Worker("./wsfloor-worker.mjs", { type: "module", name: "wsfloor-worker.mjs" });
+  const chunks = [];
+  const start = performance.now();
+  worker.onmessage = (event) => {
+    const data = event.data;
+    if (data.kind === "ready") worker.postMessage(args);
+    else if (data.kind === "chunk") chunks.push(data.data);
+    else {
+      worker.terminate();
+      if (!data.ok) reject(new Error(data.message));
+      else {
+        const blob = new Blob(chunks.splice(0));
+        resolve({ ...data, page_ms: performance.now() - start, blob_size: blob.size });
+      }
+    }
+  };
+  worker.onerror = (event) => reject(new Error(event.message || "wsfloor failed"));
+});

@@ -32,7 +32,11 @@ shows it without a reload).
 A streaming answer's chunks are relayed as they come, at most
 :data:`~core.custody.wire.MAX_STREAM_BYTES` per call: past that the call is refused
 ``message-too-large`` and later chunks are dropped (issue 13: a peer could fill the page's Blob
-without end).
+without end). On a remote's channel whose caller's sink can take the transport's own chunks
+(:class:`~core.ports.PassThroughSink`: the host worker's sink to the page), the adapter asks
+core about each binary message as it arrives (``pass_through``): core counts its size against
+the same bound and answers where it goes, and its bytes never enter Python (issue 34); past
+the bound the call is refused there and then, while the remote is still streaming.
 """
 
 from __future__ import annotations
@@ -66,7 +70,14 @@ from core.custody.wire import (
     parse_peer_message,
 )
 from core.policy import Policy
-from core.ports import Clock, EnvironmentServers, PeerChannel, RemoteLink
+from core.ports import (
+    Clock,
+    EnvironmentServers,
+    PassThrough,
+    PassThroughSink,
+    PeerChannel,
+    RemoteLink,
+)
 from core.protocol import salvage_id
 from core.refusals import Code, Refused
 from core.tools.receipts import retry_advice
@@ -75,6 +86,10 @@ __all__ = ["PeerCaller", "PeerCalls"]
 
 Sink = Callable[[bytes], Awaitable[None]]
 _TASKS: set[asyncio.Future[None]] = set()
+
+
+def _drop(_chunk: object) -> None:
+    """What a chunk core refused to relay is handed to: nothing happens to it."""
 
 
 def _spawn(coro: Awaitable[None]) -> asyncio.Future[None]:
@@ -266,6 +281,7 @@ class PeerCalls:
         on_frame: Callable[[str], Awaitable[None]],
         on_data: Callable[[str, bytes], Awaitable[None]],
         on_close: Callable[[int, str], Awaitable[None]],
+        pass_through: PassThrough,
     ) -> PeerChannel:
         origin = route.env.origin
         if origin is None:
@@ -277,7 +293,11 @@ class PeerCalls:
         try:
             await self._check_identity(origin, route.env.key)
             channel = await self._link.connect(
-                channel_url(origin, route.env.key), on_frame, on_data, on_close
+                channel_url(origin, route.env.key),
+                on_frame,
+                on_data,
+                on_close,
+                pass_through=pass_through,
             )
         except Refused:
             if self._state.get(route.env.key) != "reconnecting":
@@ -366,27 +386,22 @@ class PeerCalls:
 
             async def on_data(request_id: str, chunk: bytes) -> None:
                 c = holder["conn"]
-                future = c.waiting.get(request_id)
-                if future is None:
-                    return  # a call already answered (or never made): dropped
-                c.activity[request_id] = self._clock.now_ms()
-                self._touch(route.env.key)
-                c.streamed[request_id] = c.streamed.get(request_id, 0) + len(chunk)
-                if c.streamed[request_id] > self.max_stream_bytes:
-                    self.live.settle(c.channel_id, request_id)
-                    c.waiting.pop(request_id, None)
-                    if not future.done():
-                        future.set_exception(
-                            Refused(
-                                Code.MESSAGE_TOO_LARGE,
-                                f"The peer's answer passed {self.max_stream_bytes} bytes; "
-                                "the host relayed no more of it.",
-                            )
-                        )
+                if not self._admit_chunk(c, route, request_id, len(chunk)):
                     return
                 sink = c.sinks.get(request_id)
                 if sink is not None:
                     await sink(chunk)
+
+            def pass_through(request_id: str, size: int) -> Callable[[object], None] | None:
+                c = holder.get("conn")
+                if c is None or request_id not in c.waiting:
+                    return _drop  # no call waits for it: dropped unread, as on_data drops it
+                sink = c.sinks.get(request_id)
+                if not isinstance(sink, PassThroughSink):
+                    return None  # its bytes go through on_data (a sink made in Python)
+                if not self._admit_chunk(c, route, request_id, size):
+                    return _drop
+                return sink.pass_through
 
             async def on_close(code: int, reason: str) -> None:
                 c = holder["conn"]
@@ -399,7 +414,7 @@ class PeerCalls:
                 if route.env.origin is not None:
                     self._lost(route, reason)
 
-            channel = await self._open(route, on_frame, on_data, on_close)
+            channel = await self._open(route, on_frame, on_data, on_close, pass_through)
             caller = PeerCaller(
                 channel_id,
                 channel,
@@ -414,6 +429,32 @@ class PeerCalls:
             if route.env.origin is not None:
                 self._notify(route.env.key)
             return conn
+
+    def _admit_chunk(self, conn: _Conn, route: PeerRoute, request_id: str, size: int) -> bool:
+        """Count ``size`` more streamed bytes for ``request_id``; True when they may be
+        relayed. A call not waiting (answered, refused, never made) relays nothing; past
+        :attr:`max_stream_bytes` the call is refused ``message-too-large`` at once, while
+        the peer is still streaming, and nothing more of it is relayed (issue 13; issue 34:
+        the same count whether the bytes pass through Python or only their size does)."""
+        future = conn.waiting.get(request_id)
+        if future is None:
+            return False  # a call already answered (or never made): dropped
+        conn.activity[request_id] = self._clock.now_ms()
+        self._touch(route.env.key)
+        conn.streamed[request_id] = conn.streamed.get(request_id, 0) + size
+        if conn.streamed[request_id] <= self.max_stream_bytes:
+            return True
+        self.live.settle(conn.channel_id, request_id)
+        conn.waiting.pop(request_id, None)
+        if not future.done():
+            future.set_exception(
+                Refused(
+                    Code.MESSAGE_TOO_LARGE,
+                    f"The peer's answer passed {self.max_stream_bytes} bytes; "
+                    "the host relayed no more of it.",
+                )
+            )
+        return False
 
     def _refuse_invalid(self, conn: _Conn, text: str) -> None:
         """A frame outside the contract: if it names a waiting call, refuse that call now."""

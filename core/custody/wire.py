@@ -34,6 +34,7 @@ from core.secret import REVEAL, Secret, known_names
 from core.tools.receipts import HostReceipt
 
 __all__ = [
+    "CHUNK_HEAD_BYTES",
     "DESCRIPTOR_ID_PATTERN",
     "MAX_ARGS_BYTES",
     "MAX_ARGS_FILE_BYTES",
@@ -50,6 +51,7 @@ __all__ = [
     "frame_text",
     "json_schemas",
     "parse_call_envelope",
+    "parse_chunk_head",
     "parse_chunk_message",
     "parse_peer_message",
 ]
@@ -229,12 +231,28 @@ def chunk_message(request_id: str, data: bytes) -> bytes:
     return bytes([len(rid)]) + rid + data
 
 
-def parse_chunk_message(message: bytes) -> tuple[str, bytes] | None:
-    """``(request id, chunk)`` of a binary message, or ``None`` when it is not one."""
-    if not message or not 1 <= message[0] <= 64 or len(message) < 1 + message[0]:
+CHUNK_HEAD_BYTES = 65
+"""The most bytes of a binary message :func:`parse_chunk_head` needs (the id's length, then
+at most 64 id bytes)."""
+
+
+def parse_chunk_head(head: bytes) -> tuple[str, int] | None:
+    """``(request id, offset of the chunk)`` from a binary message's first bytes (at least
+    ``min(CHUNK_HEAD_BYTES, len(message))`` of them), or ``None`` when it is not a chunk
+    message. Lets an adapter relay the chunk without copying it here (issue 34)."""
+    if not head or not 1 <= head[0] <= 64 or len(head) < 1 + head[0]:
         return None
     try:
-        rid = message[1 : 1 + message[0]].decode("ascii")
+        rid = head[1 : 1 + head[0]].decode("ascii")
     except UnicodeDecodeError:
         return None
-    return rid, message[1 + message[0] :]
+    return rid, 1 + head[0]
+
+
+def parse_chunk_message(message: bytes) -> tuple[str, bytes] | None:
+    """``(request id, chunk)`` of a binary message, or ``None`` when it is not one."""
+    parsed = parse_chunk_head(message[:CHUNK_HEAD_BYTES])
+    if parsed is None:
+        return None
+    rid, offset = parsed
+    return rid, message[offset:]

@@ -39,7 +39,7 @@ from core.custody.wire import CallEnvelope
 from core.gestures import HUMAN_UI
 from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
-from core.ports import EnvironmentServers
+from core.ports import EnvironmentServers, Sink
 from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 from core.secret import Secret
@@ -398,24 +398,42 @@ async def tool_call(call: Call[CallEnvelope]) -> Outcome:
     route = route_call(
         await load_environments(s.ctx.state), await load_pairings(s.ctx.state), envelope.env_key
     )
+    details: dict[str, str | int | bool | None] = {
+        "envKey": envelope.env_key,
+        "tool": envelope.tool,
+        "route": "local" if isinstance(route, LocalRoute) else "peer",
+    }
+    placeholder = ToolCallResult(envKey=envelope.env_key, tool=envelope.tool, result={})
+    if not isinstance(route, LocalRoute):
+        peer_route = route
+
+        async def relay(target: Sink) -> ToolCallResult:
+            # the transport's own sink goes to the peer call (issue 34): a remote's chunks
+            # can then pass WebSocket → page without entering Python (core counts them)
+            answer = await s.peers.call(peer_route, envelope, target)
+            return ToolCallResult(
+                envKey=envelope.env_key,
+                tool=envelope.tool,
+                result=answer.result,
+                receipt=answer.receipt,
+            )
+
+        return Outcome(placeholder, writer=relay, details=details)
     queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=8)
 
     async def sink(chunk: bytes) -> None:
         await queue.put(chunk)
 
     async def work() -> ToolOutcome:
-        if isinstance(route, LocalRoute):
-            admitted = s.tools.admit(
-                CallRequest(
-                    tool=envelope.tool,
-                    descriptor_id=envelope.descriptor_id,
-                    args=envelope.args,
-                    confirmed_by=HUMAN_UI if call.human else None,
-                )
+        admitted = s.tools.admit(
+            CallRequest(
+                tool=envelope.tool,
+                descriptor_id=envelope.descriptor_id,
+                args=envelope.args,
+                confirmed_by=HUMAN_UI if call.human else None,
             )
-            return await s.tools.run(admitted, actor=call.actor, sink=sink)
-        answer = await s.peers.call(route, envelope, sink)
-        return ToolOutcome(result=answer.result, receipt=answer.receipt)
+        )
+        return await s.tools.run(admitted, actor=call.actor, sink=sink)
 
     task = asyncio.ensure_future(work())
 
@@ -442,13 +460,8 @@ async def tool_call(call: Call[CallEnvelope]) -> Outcome:
             receipt=outcome.receipt,
         )
 
-    details: dict[str, str | int | bool | None] = {
-        "envKey": envelope.env_key,
-        "tool": envelope.tool,
-        "route": "local" if isinstance(route, LocalRoute) else "peer",
-    }
     return Outcome(
-        ToolCallResult(envKey=envelope.env_key, tool=envelope.tool, result={}),
+        placeholder,
         stream=stream(),
         finish=finish,
         details=details,

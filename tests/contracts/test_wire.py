@@ -182,3 +182,25 @@ def test_every_well_formed_envelope_parses_to_itself(
     data = {"envKey": env_key, "tool": tool, "descriptorId": descriptor, "args": args}
     envelope = parse_call_envelope(data)
     assert json.loads(envelope.model_dump_json()) == json.loads(json.dumps(data))
+
+
+def test_a_chunks_head_alone_names_its_request_and_where_its_bytes_start() -> None:
+    """Issue 34: an adapter relays a remote's chunk without copying it into Python, reading
+    only its first CHUNK_HEAD_BYTES; that head gives the same request id as the whole message
+    and the offset of the same bytes, and refuses exactly what the whole-message parser
+    refuses."""
+    from core.custody.wire import (
+        CHUNK_HEAD_BYTES,
+        chunk_message,
+        parse_chunk_head,
+        parse_chunk_message,
+    )
+
+    for rid in ("x1", "r" * 64):
+        message = chunk_message(rid, b"\x00zip bytes" * 1000)
+        head = parse_chunk_head(message[:CHUNK_HEAD_BYTES])
+        assert head is not None and head[0] == rid
+        assert (rid, message[head[1] :]) == parse_chunk_message(message)
+    for bad in (b"", b"\x00abc", b"\x41" + b"a" * 10, b"\x03\xff\xfe\xfd rest", b"\x05ab"):
+        assert parse_chunk_head(bad[:CHUNK_HEAD_BYTES]) is None
+        assert parse_chunk_message(bad) is None

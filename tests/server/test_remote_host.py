@@ -25,7 +25,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from core.custody.remote import AnswerBody, answer_overdue
-from core.custody.wire import parse_chunk_message
+from core.custody.wire import CHUNK_HEAD_BYTES, parse_chunk_head, parse_chunk_message
 from core.model import Contract
 from core.refusals import Code, Refused
 from tests.peers.harness import World
@@ -39,10 +39,28 @@ class LinkChannel:
         on_frame: Callable[[str], Awaitable[None]],
         on_data: Callable[[str, bytes], Awaitable[None]],
         on_close: Callable[[int, str], Awaitable[None]],
+        pass_through: Any = None,
     ) -> None:
         self.ws = ws
         self.closed = False
+        self.binary_messages = 0
+        self._pass_through = pass_through
         self._task = asyncio.ensure_future(self._read(on_frame, on_data, on_close))
+
+    def _passed(self, message: bytes) -> bool:
+        """As the browser's adapter (``browser_host/remote.py``): only the head is parsed,
+        core says where the chunk goes, the chunk is handed on as the transport holds it."""
+        if self._pass_through is None:
+            return False
+        parsed = parse_chunk_head(message[:CHUNK_HEAD_BYTES])
+        if parsed is None:
+            return False
+        request_id, offset = parsed
+        take = self._pass_through(request_id, len(message) - offset)
+        if take is None:
+            return False
+        take(memoryview(message)[offset:])
+        return True
 
     async def _read(self, on_frame: Any, on_data: Any, on_close: Any) -> None:
         try:
@@ -50,6 +68,9 @@ class LinkChannel:
                 if isinstance(message, str):
                     await on_frame(message)
                 else:
+                    self.binary_messages += 1
+                    if self._passed(message):
+                        continue
                     parsed = parse_chunk_message(message)
                     if parsed is not None:
                         await on_data(*parsed)
@@ -128,13 +149,16 @@ class LoopbackLink:
         except httpx.HTTPError:
             raise Refused(Code.ENVIRONMENT_UNREACHABLE) from None
 
-    async def connect(self, url: str, on_frame: Any, on_data: Any, on_close: Any) -> LinkChannel:
+    async def connect(
+        self, url: str, on_frame: Any, on_data: Any, on_close: Any, *, pass_through: Any = None
+    ) -> LinkChannel:
         self._check(url)
         try:
             ws = await asyncio.wait_for(connect(url, max_size=2 << 20), 10)
         except (OSError, TimeoutError, ConnectionClosed) as exc:
             raise Refused(Code.ENVIRONMENT_UNREACHABLE) from exc
-        return LinkChannel(ws, on_frame, on_data, on_close)
+        self.channel = LinkChannel(ws, on_frame, on_data, on_close, pass_through)
+        return self.channel
 
 
 class ToldEvents:
@@ -244,6 +268,100 @@ def test_a_host_adds_a_remote_by_code_and_calls_it_like_any_peer_without_the_pag
         assert "vbx_" not in everything and "vbh_" not in everything
         assert code not in everything and code.replace("-", "") not in everything
         assert all(urlsplit(o).port == urlsplit(origin).port for o in world.link.reached)
+
+    asyncio.run(go())
+
+
+class PassingSink:
+    """A :class:`core.ports.PassThroughSink` like the host worker's sink to the page: it
+    keeps what it was handed as the transport held it apart from bytes made in Python."""
+
+    def __init__(self) -> None:
+        self.passed: list[memoryview] = []
+        self.made: list[bytes] = []
+
+    async def __call__(self, chunk: bytes) -> None:
+        self.made.append(chunk)
+
+    def pass_through(self, chunk: object) -> None:
+        assert isinstance(chunk, memoryview)
+        self.passed.append(chunk)
+
+
+async def _export_to(
+    world: RemoteWorld, env_key: str, project: str, sink: PassingSink
+) -> dict[str, Any]:
+    envelope = {
+        "envKey": env_key,
+        "tool": "project.export",
+        "descriptorId": await world.descriptor("project.export"),
+        "args": {"project": project},
+    }
+    text = json.dumps({"v": 1, "id": "x-export", "op": "tool.call", "args": envelope})
+    answer, _, _ = await world.host.handle_full(text, None, None, sink)
+    return dict(json.loads(answer))
+
+
+async def _remote_with_export(world: RemoteWorld, served: Server, parts: int) -> tuple[str, str]:
+    """Pair ``served``, make a project of ``parts`` × 300 KB of noise there; (envKey, id)."""
+    await world.start()
+    env = (await world.ok("env.add", url=served.url, code=_code(served.root)))["result"]
+    key = env["environment"]["envKey"]
+    made = await _tool(world, key, "project.create", name="big")
+    project = made["result"]["result"]["project"]["id"]
+    folder = served.root / "projects" / project
+    for i in range(parts):  # written as another program would: the server lists them
+        (folder / f"part{i}.bin").write_bytes(__import__("os").urandom(300_000))
+    return key, project
+
+
+def test_a_remote_exports_bytes_pass_to_the_page_without_entering_python(
+    served: Server,
+) -> None:
+    """Issue 34: each chunk of a remote export crossed JS → Python → JS in the host worker
+    (25 MB/s against a server streaming 196 MB/s). When the sink can take the transport's own
+    chunk, core is asked only its request id and size and the chunk is handed on as it is;
+    the archive is whole and nothing of it was made in Python."""
+
+    async def go() -> None:
+        world = RemoteWorld()
+        key, project = await _remote_with_export(world, served, 6)
+        sink = PassingSink()
+        answer = await _export_to(world, key, project, sink)
+        assert answer["ok"], answer
+        assert sink.made == [] and len(sink.passed) >= 6
+        archive = b"".join(bytes(c) for c in sink.passed)
+        with zipfile.ZipFile(io.BytesIO(archive)) as opened:
+            assert opened.testzip() is None
+            assert len([n for n in opened.namelist() if n.startswith("part")]) == 6
+
+    asyncio.run(go())
+
+
+def test_a_remote_stream_past_its_bound_is_refused_while_streaming_and_never_relayed(
+    served: Server,
+) -> None:
+    """Issue 34 (and 13): a remote that streams more than the host's bound is refused
+    ``message-too-large`` as the chunk that passes it arrives — counted on its size, before
+    anything is relayed or copied — not after the whole answer was read; the sink is never
+    handed a byte past the bound, later chunks are dropped, and the channel serves the next
+    call."""
+
+    async def go() -> None:
+        world = RemoteWorld()
+        key, project = await _remote_with_export(world, served, 12)
+        peers = world.host.peers.calls
+        peers.max_stream_bytes = 600_000  # the export is about 3.6 MB
+        sink = PassingSink()
+        answer = await _export_to(world, key, project, sink)
+        assert (answer["ok"], answer["refusal"]["code"]) == (False, "message-too-large")
+        assert sink.made == []
+        assert 0 < sum(len(c) for c in sink.passed) <= 600_000
+        assert sum(len(c) for c in sink.passed) > 600_000 - (256 << 10)  # cut at the bound
+        peers.max_stream_bytes = 1 << 30
+        again = PassingSink()
+        assert (await _export_to(world, key, project, again))["ok"]
+        assert sum(len(c) for c in again.passed) > 3_600_000
 
     asyncio.run(go())
 
