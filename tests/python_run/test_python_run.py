@@ -67,10 +67,12 @@ class Events:
     """:class:`core.ports.PageEvents` keeping what the page would get."""
 
     def __init__(self) -> None:
-        self.posted: list[dict[str, object]] = []
+        self.posted: list[dict[str, object]] = []  # what the run said (python.* events)
+        self.changed: list[dict[str, object]] = []  # file.changed, one per write (other tabs)
 
     def post(self, event: Contract) -> None:
-        self.posted.append(event.model_dump(mode="json"))
+        shown = event.model_dump(mode="json")
+        (self.changed if shown["type"] == "file.changed" else self.posted).append(shown)
 
 
 def harness(script: Script, **kwargs: object) -> tuple[HostHarness, str, Events]:
@@ -134,6 +136,7 @@ def test_a_run_gets_copies_and_the_host_applies_its_changes_with_receipts_and_au
     assert events.posted == [
         {"type": "python.output", "run": "r1", "stream": "stdout", "text": "hello\n"}
     ]
+    assert "out/result.txt" in {c["path"] for c in events.changed}  # other tabs hear of it
     assert result["exit_status"] == 0 and result["copied"] == 4
 
 
