@@ -51,6 +51,7 @@ SERVER = [  # the [server] extra (pyproject.toml) and everything it pulls in, pi
 SERVER_TEST = [*SERVER, "httpx==0.28.1", "httpcore==1.0.9", "certifi==2026.10.19.post1"]
 BUILD = ["build==1.6.1", "hatchling==1.33.0", "pyodide-lock==0.1.2", "packaging>=24"]
 BROWSER = ["playwright==1.65.2", "pytest-playwright==0.10.0"]
+MYPY_TARGETS = ["core"]  # mypy strict, 0 errors: CI fails on a new one (issue 35)
 E2E = [*TEST, *BROWSER, *SERVER_TEST]  # e2e/test_remote.py runs a voicebox-env serve
 
 
@@ -71,10 +72,13 @@ def _build(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff lint and format check; ``node --check`` on every shipped JavaScript module."""
-    session.install("ruff==0.17.6")
+    """ruff lint and format check; mypy strict (``[tool.mypy]`` in pyproject.toml, issue 35) on
+    ``core/`` and the two hosts, whose Pyodide-only modules are typed against ``stubs/``;
+    ``node --check`` on every shipped JavaScript module."""
+    session.install("ruff==0.17.6", "mypy==2.4.1", *RUNTIME, *SERVER_TEST)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("mypy", *MYPY_TARGETS)
     scripts = sorted(
         str(p.relative_to(ROOT))
         for folder in ("page", "worker", "wasm_tools")

@@ -24,13 +24,23 @@ the verb — not a hostile script that can already drive the page.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal
 
 from core.refusals import Code, Refused
 
-__all__ = ["HUMAN_ORIGINS", "HUMAN_UI", "accept_origin", "is_human", "require_human_gesture"]
+__all__ = [
+    "HUMAN_ORIGINS",
+    "HUMAN_UI",
+    "HumanUi",
+    "accept_origin",
+    "is_human",
+    "require_human_gesture",
+]
 
-HUMAN_UI: Final = "human-ui"
+HumanUi = Literal["human-ui"]
+"""The type of :data:`HUMAN_UI`: a model field that only a person's gesture may fill."""
+
+HUMAN_UI: Final[HumanUi] = "human-ui"
 """The origin token a person's gesture carries (seed 004 §8; SPEC §4). Only the page sets it."""
 
 HUMAN_ORIGINS = frozenset({HUMAN_UI})

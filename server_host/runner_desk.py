@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from core.custody.provider_keys import key_value_refusal, variable_refusal
 from core.custody.remote import MAX_ANSWER_BYTES
@@ -133,7 +133,7 @@ def load_pins(root: Path) -> RunnerPins:
 class Credentials(Contract):
     """What every runner request carries (module docstring)."""
 
-    model_config = Contract.model_config | {"hide_input_in_errors": True}
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     runner_id: str = Field(alias="runnerId", max_length=64)
     secret: Secret
@@ -221,7 +221,7 @@ class SpawnBody(Contract):
     provider keys the browser host gives this run only (variable → value, issue 31; what
     ``core.custody.provider_keys.keys_for_run`` answered there)."""
 
-    model_config = Contract.model_config | {"hide_input_in_errors": True}
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     project: str = Field(max_length=64)
     packet: str = Field(min_length=1, max_length=200_000)

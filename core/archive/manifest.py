@@ -13,9 +13,9 @@ are shared by the export (:mod:`core.archive.export`), the import plan
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
 from core.custody.environment import ENV_KEY_PATTERN
 from core.model import Contract
@@ -33,7 +33,7 @@ __all__ = [
     "ManifestFile",
 ]
 
-ARCHIVE_SCHEMA = "voicebox-archive-v1"
+ARCHIVE_SCHEMA: Final = "voicebox-archive-v1"
 MANIFEST_NAME = f"{META_DIR}/archive-manifest.json"
 FIXED_DATE_TIME = (1980, 1, 1, 0, 0, 0)
 CHUNK_BYTES = 1 << 20
@@ -74,7 +74,7 @@ class ArchiveManifest(Contract):
     folders: list[str] = Field(default_factory=list)
     total_bytes: int = Field(ge=0)
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     def to_bytes(self) -> bytes:
         """The manifest entry's bytes: indented JSON, keys sorted, UTF-8, one final newline."""

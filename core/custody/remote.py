@@ -37,7 +37,7 @@ import re
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from core.custody.bearer import is_bearer_shaped
 from core.custody.environment import ENV_KEY_PATTERN, Environments
@@ -104,7 +104,7 @@ class RemoteChanged(Contract):
     its envKey and its state now (``removed``: forgotten here). The page lists the
     environments again; nothing secret is in it."""
 
-    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+    model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
     type: Literal["env.changed"] = "env.changed"
     env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
@@ -268,7 +268,7 @@ def allowed_origins(environments: Environments, claiming: str | None = None) -> 
 class ClaimAnswer(Contract):
     """What ``POST /api/pair/claim`` answers: the envKey, its bearer and its fingerprint."""
 
-    model_config = Contract.model_config | {"hide_input_in_errors": True, "extra": "ignore"}
+    model_config = ConfigDict(hide_input_in_errors=True, extra="ignore")
 
     env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
     bearer: Secret
@@ -280,7 +280,7 @@ class Identity(Contract):
     version it speaks (:data:`core.protocol.PROTOCOL_VERSION`; servers before issue 29 sent
     none and spoke version 1)."""
 
-    model_config = Contract.model_config | {"extra": "ignore"}
+    model_config = ConfigDict(extra="ignore")
 
     name: str = Field(min_length=1, max_length=200)
     env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
@@ -292,7 +292,7 @@ class _Versioned(Contract):
     """The one field read from an identity before its shape: another version's identity may
     have another shape, and its version is then the refusal."""
 
-    model_config = Contract.model_config | {"extra": "ignore"}
+    model_config = ConfigDict(extra="ignore")
 
     protocol: int = 1
 
@@ -386,7 +386,7 @@ class CommandRun(Contract):
     ``output_bytes`` and ``output_sha256`` of the whole output; ``output_b64`` what was kept,
     base64. The server answers this plus its audit number ``logged``."""
 
-    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+    model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
     exit_status: int = Field(alias="exitStatus")
     duration_ms: int = Field(alias="durationMs", ge=0)

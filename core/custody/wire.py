@@ -194,7 +194,9 @@ def parse_peer_message(
     Refuses ``message-too-large`` or ``message-malformed``; never raises anything else.
     """
     text = _json_text(data, MAX_FRAME_BYTES)
-    message = _validate(_PEER.validate_json, text, _PEER_NAMES)
+    message: HelloFrame | ExecuteRequest | ExecuteResult | ExecuteRefusal = _validate(
+        _PEER.validate_json, text, _PEER_NAMES
+    )
     if isinstance(message, ExecuteRequest):
         _args_bounded(message.args)
     return message

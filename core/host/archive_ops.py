@@ -36,7 +36,7 @@ from core.ports import Sink
 from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 
-__all__ = ["IMPORT_BOUNDS", "ExportArgs", "ImportAnswer", "ImportArgs"]
+__all__ = ["IMPORT_BOUNDS", "ArchiveSummary", "ExportArgs", "ImportAnswer", "ImportArgs"]
 
 log = logging.getLogger("voicebox.host")
 

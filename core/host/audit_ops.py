@@ -59,7 +59,8 @@ async def audit_list(call: Call[AuditListArgs]) -> Outcome:
             break
         scanned += len(page)
         for rec in page:
-            before = int(rec["seq"])  # type: ignore[arg-type]
+            seq = rec["seq"]  # an audit record's number: always an int
+            before = seq if isinstance(seq, int) else int(str(seq))
             if _matches(rec, args):
                 found.append(rec)
                 if len(found) == args.limit:

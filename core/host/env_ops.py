@@ -26,7 +26,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from core.custody.environment import load_environments
 from core.custody.pair_code import env_fingerprint
@@ -56,7 +56,7 @@ class EnvRef(Contract):
 
     env_key: str = Field(alias="envKey", max_length=64)
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
 
 class EnvCreateArgs(Contract):
@@ -70,7 +70,7 @@ class EnvAddArgs(Contract):
     code its operator minted (``voicebox-env pair-code``). The code is a claim ticket, never
     stored here, never in the audit."""
 
-    model_config = Contract.model_config | {"hide_input_in_errors": True}
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     url: str = Field(min_length=1, max_length=300)
     code: Secret
@@ -82,7 +82,7 @@ class EnvCommandArgs(Contract):
     shell string; ``time_limit_ms`` may only lower the operator's limit), ``git/init``, or
     ``git/config`` (``key`` one of the keys the server allows, ``value``)."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = Field(alias="envKey", max_length=64)
     project: str = Field(pattern=PROJECT_ID_PATTERN, description="The remote project's id.")
@@ -116,7 +116,7 @@ class RemoteInfo(Contract):
     state: RemoteState
     last_contact: int | None = Field(alias="lastContact")
 
-    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+    model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
 
 class EnvInfo(Contract):
@@ -133,7 +133,7 @@ class EnvInfo(Contract):
     connected: bool
     remote: RemoteInfo | None = None
 
-    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+    model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
 
 class EnvList(Contract):
@@ -157,7 +157,7 @@ class Revoked(Contract):
     channels_closed: int = Field(alias="channelsClosed")
     peer_logged: int | None = Field(alias="peerLogged")
 
-    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+    model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
 
 class ToolList(Contract):
@@ -166,7 +166,7 @@ class ToolList(Contract):
     env_key: str = Field(alias="envKey")
     tools: list[dict[str, Any]]
 
-    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+    model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
 
 class ToolCallResult(Contract):
@@ -177,11 +177,11 @@ class ToolCallResult(Contract):
     result: dict[str, Any]
     receipt: HostReceipt | None = None
 
-    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+    model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
 
 class _Services:
-    def __init__(self, call: Call[Any]) -> None:
+    def __init__(self, call: Call[Contract]) -> None:
         peers = call.host.peers
         if peers is None:
             raise Refused(Code.OPERATION_UNKNOWN, "This host runs no environment servers.")
@@ -203,13 +203,13 @@ class _Services:
                 origin=env.origin,
                 fingerprint=env_fingerprint(env.key),
                 state="revoked" if standing == "revoked" else state,
-                lastContact=self.peers.last_contact(env.key),
+                last_contact=self.peers.last_contact(env.key),
             )
         running = env.kind == "local" or connected or self.servers.running(env.name)
         return EnvInfo(
             remote=remote,
             name=env.name,
-            envKey=env.key,
+            env_key=env.key,
             kind=env.kind,
             paired=standing == "paired",
             revoked=standing == "revoked",
@@ -223,7 +223,7 @@ class _Services:
         return sorted(infos, key=lambda i: (i.kind != "local", i.name))
 
 
-def services(call: Call[Any]) -> _Services:
+def services(call: Call[Contract]) -> _Services:
     """The environment services of the host that received ``call``."""
     return _Services(call)
 
@@ -325,10 +325,10 @@ async def env_command(call: Call[EnvCommandArgs]) -> Outcome:
     kept = base64.b64decode(answer.output_b64, validate=True) if answer.output_b64 else b""
     ran = CommandRan(
         **answer.model_dump(exclude={"logged"}),
-        envKey=a.env_key,
+        env_key=a.env_key,
         command=a.command,
         output=kept.decode("utf-8", "replace")[:MAX_COMMAND_OUTPUT_CHARS],
-        peerLogged=answer.logged,
+        peer_logged=answer.logged,
     )
     return Outcome(
         ran,
@@ -352,10 +352,10 @@ async def env_revoke(call: Call[EnvRef]) -> Outcome:
     if await s.admin.is_remote(call.args.env_key):
         await s.peers.close_all(call.args.env_key)  # the next call's hello hears the answer
     result = Revoked(
-        envKey=call.args.env_key,
+        env_key=call.args.env_key,
         revoked=done.get("revoked", 0),
-        channelsClosed=done.get("channelsClosed", 0),
-        peerLogged=done.get("logged"),
+        channels_closed=done.get("channelsClosed", 0),
+        peer_logged=done.get("logged"),
     )
     return Outcome(
         result,
@@ -385,7 +385,7 @@ async def tool_discover(call: Call[EnvRef]) -> Outcome:
             envKey=env_key, tool=DESCRIBE, descriptorId=describe.descriptor_id, args={}
         )
         tools = (await s.peers.call(route, envelope)).result.get("tools", [])
-    return Outcome(ToolList(envKey=env_key, tools=tools))
+    return Outcome(ToolList(env_key=env_key, tools=tools))
 
 
 async def tool_call(call: Call[CallEnvelope]) -> Outcome:
@@ -436,7 +436,7 @@ async def tool_call(call: Call[CallEnvelope]) -> Outcome:
     async def finish() -> ToolCallResult:
         outcome = task.result()
         return ToolCallResult(
-            envKey=envelope.env_key,
+            env_key=envelope.env_key,
             tool=envelope.tool,
             result=outcome.result,
             receipt=outcome.receipt,
@@ -448,7 +448,7 @@ async def tool_call(call: Call[CallEnvelope]) -> Outcome:
         "route": "local" if isinstance(route, LocalRoute) else "peer",
     }
     return Outcome(
-        ToolCallResult(envKey=envelope.env_key, tool=envelope.tool, result={}),
+        ToolCallResult(env_key=envelope.env_key, tool=envelope.tool, result={}),
         stream=stream(),
         finish=finish,
         details=details,

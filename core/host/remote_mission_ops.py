@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from core.custody.held_secrets import refuse_held_in_packet
 from core.custody.provider_keys import fingerprint, keys_for_run, load_keys
@@ -100,7 +100,7 @@ class BoardArgs(Contract):
     """``remote.board``: a project of a remote environment and the capability a spawn would
     ask for (which runner must be live)."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
     project: str = Field(pattern=PROJECT_ID_PATTERN)
@@ -224,7 +224,7 @@ async def remote_board(call: Call[BoardArgs]) -> Outcome:
     if paired:
         board = parse_board(await admin.mission_route(a.env_key, "board", {"project": a.project}))
     else:  # unpaired or revoked: nothing to read there, and the reason says so
-        board = RemoteBoard(brainRef="-", git=False)
+        board = RemoteBoard(brain_ref="-", git=False)
     option = spawn_option(
         paired=paired,
         runners=runners,
@@ -253,7 +253,7 @@ class SpawnArgs(Contract):
     skeleton id), the agent it is for (``to``, the inbox name), seat, capability, an optional
     runner id, and what the person asks (``note``)."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
     project: str = Field(pattern=PROJECT_ID_PATTERN)
@@ -276,7 +276,7 @@ class Spawned(Contract):
 
 
 class _SpawnAnswer(Contract):
-    model_config = Contract.model_config | {"extra": "ignore", "populate_by_name": True}
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
     runner_id: str = Field(alias="runnerId", pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
@@ -363,7 +363,8 @@ async def remote_spawn(call: Call[SpawnArgs]) -> Outcome:
             "project": a.project,
             "mission": answer.mission_id,
             "runner": answer.runner_id,
-            "keys": {name: fingerprint(value) for name, value in keys.items()},
+            # the audit keeps a detail's text (pipeline._scalar_details): the mapping as text
+            "keys": str({name: fingerprint(value) for name, value in keys.items()}),
         },
     )
 
@@ -372,7 +373,7 @@ class LogArgs(Contract):
     """``remote.log``: a mission of a remote project and how many of its last lines
     (1 … 10,000)."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
     project: str = Field(pattern=PROJECT_ID_PATTERN)
@@ -395,7 +396,7 @@ async def remote_log(call: Call[LogArgs]) -> Outcome:
 class MissionRef(Contract):
     """``remote.cancel`` (a person's gesture): a mission of a remote project."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
     project: str = Field(pattern=PROJECT_ID_PATTERN)
@@ -413,7 +414,7 @@ class Cancelled(Contract):
 
 
 class _CancelAnswer(Contract):
-    model_config = Contract.model_config | {"extra": "ignore"}
+    model_config = ConfigDict(extra="ignore")
 
     cancelled: str = Field(pattern=r"^(running|queued|unheld)$")
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from core.custody.held_secrets import refuse_held_in_packet
 from core.host.env_ops import services
@@ -67,7 +67,7 @@ _ENV = Field(alias="envKey", max_length=64)
 class RemoteTrayArgs(Contract):
     """``remote.tray``: a project of a remote environment."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
     project: str = Field(pattern=PROJECT_ID_PATTERN)
@@ -122,10 +122,10 @@ class RemoteTrayView(Contract):
     store_version: int | None
 
 
-async def _board(call: Call[Any], env_key: str, project: str) -> tuple[bool, RemoteBoard]:
+async def _board(call: Call[Contract], env_key: str, project: str) -> tuple[bool, RemoteBoard]:
     admin = services(call).admin
     if await admin.standing(env_key) != "paired":
-        return False, RemoteBoard(brainRef="-", git=False)
+        return False, RemoteBoard(brain_ref="-", git=False)
     return True, parse_board(await admin.mission_route(env_key, "board", {"project": project}))
 
 
@@ -192,7 +192,7 @@ class RemoteComposeArgs(Contract):
     the first block), the agent it is for (``to``), seat, capability, an optional pinned runner
     id and the person's note — what ``remote.spawn`` takes."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
     project: str = Field(pattern=PROJECT_ID_PATTERN)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Literal
 
 from pydantic import Field
@@ -141,7 +141,7 @@ async def _walk(files: ProjectFiles, exclude: tuple[str, ...]) -> AsyncIterator[
 
 async def _read(
     files: ProjectFiles, paths: AsyncIterator[tuple[str, ProjectPath]], ahead: int
-) -> AsyncIterator[tuple[str, bytes | None]]:
+) -> AsyncGenerator[tuple[str, bytes | None]]:
     """``(path, bytes)`` of each of ``paths`` in order (``None``: it could not be read),
     keeping up to ``ahead`` reads in flight (``HostServices.read_ahead``; ``0``: one at a time).
     Reads still in flight when the caller stops are cancelled."""

@@ -25,12 +25,12 @@ from dataclasses import dataclass
 
 from core.host.context import HostContext
 from core.host.file_ops import WriteArgs
-from core.host.operations import HostRuntime, Operation, Operations
+from core.host.operations import AnyOperation, HostRuntime, Operations
 from core.model import Contract, NoArgs
 from core.refusals import Code, Refused
 from core.relayed_text import escape_tree
 from core.tools.admission import Admission, Admitted, CallRequest
-from core.tools.broker import Broker
+from core.tools.broker import Broker, FilesAccess, StorageAccess
 from core.tools.builtin import BuiltinTool, DescribeArgs, FileWriteToolArgs
 from core.tools.plugin_call import decode_output, envelope, read_requests, write_request
 from core.tools.plugin_shelf import PluginShelf
@@ -61,7 +61,7 @@ REQUESTS: dict[type[Contract], Request] = {FileWriteToolArgs: _file_write}
 @dataclass(frozen=True, slots=True)
 class _Bound:
     entry: OperationEntry
-    operation: Operation | None
+    operation: AnyOperation | None
     request: Request | None
 
 
@@ -94,7 +94,7 @@ class ToolBox:
         self.plugins = PluginShelf(ctx.state, self._registry, lambda: ctx.policy)
         """The installed plugins, registered in :attr:`registry` with origin ``plugin:<id>``."""
 
-    def add(self, tool: BuiltinTool, operation: Operation | None) -> None:
+    def add(self, tool: BuiltinTool, operation: AnyOperation | None) -> None:
         """Offer ``tool``, performed by ``operation`` (``None``: answered by discovery, as
         :data:`~core.tools.builtin.DESCRIBE` is) — which this host runs even when it is not
         one of its protocol's operations (a placement's own). Its effect class and receipt rule
@@ -182,7 +182,7 @@ class ToolBox:
         opened = await self._ctx.catalog.open(project)
         files = []
         for request in read_requests(op, args):
-            access = self._broker.decide(entry, request)
+            access = _files_access(self._broker.decide(entry, request))
             found = await opened.files.stat(access.path)
             if found is not None and (found.size or 0) > op.limits.read_bytes:
                 raise Refused(Code.FILE_TOO_LARGE, "The file is larger than the plugin reads.")
@@ -217,7 +217,9 @@ class ToolBox:
             raise Refused(Code.PLUGIN_WITHDRAWN, "The plugin was withdrawn during the call.")
         if not policy.plugin_admitted(entry.plugin_id, entry.manifest_sha256):
             raise Refused(Code.PLUGIN_NOT_ADMITTED, "The release's admission was withdrawn.")
-        accesses = [self._broker.decide(entry, write_request(w.path)) for w in writes]
+        accesses = [
+            _files_access(self._broker.decide(entry, write_request(w.path))) for w in writes
+        ]
         receipt = None
         written = []
         for access, write in zip(accesses, writes, strict=True):
@@ -234,3 +236,12 @@ class ToolBox:
         # the plugin's words are relayed with every invisible control written out (issue 29
         # item 4); its refusals' texts are escaped where every refusal is (Refused.body)
         return ToolOutcome(result=escape_tree(result), receipt=receipt)
+
+
+def _files_access(access: FilesAccess | StorageAccess) -> FilesAccess:
+    """``access`` of a files request (:func:`~core.tools.plugins.read_requests`,
+    :func:`~core.tools.plugins.write_request` make only those); anything else is a bug of this
+    module, answered ``internal-error`` by the pipeline."""
+    if not isinstance(access, FilesAccess):
+        raise TypeError("a plugin's files request was decided as a storage access")
+    return access

@@ -65,8 +65,8 @@ def draft_mission(
             block=block,
             store_version=store_version,
             to=to,
-            seat=seat,
-            capability=capability,
+            seat=seat,  # type: ignore[arg-type]  # a str, refused by the model unless a Seat
+            capability=capability,  # type: ignore[arg-type]  # likewise, unless a Capability
             runner_id=runner_id,
             note=note,
             issued_at=issued_at,

@@ -70,7 +70,7 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, Field, ValidationError, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from core.missions.receipt_window import ExecutionWindow
@@ -234,7 +234,7 @@ class MissionLetter(Contract):
     Build it with :func:`parse_letter` to get ``letter_invalid`` refusals naming the field.
     """
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     schema_: Literal["m1nd-mission-letter-v0"] = Field(alias="schema")
     mission_id: MissionId

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from core.editor_prefs import EditorPrefs
 from core.missions.letters import MissionId, Phase
@@ -91,7 +91,7 @@ class Position(Contract):
 class UiState(Contract):
     """``ui-state.json`` (see module docstring)."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     schema_: Literal["voicebox-ui-state-v1"] = Field(default="voicebox-ui-state-v1", alias="schema")
     tray_open: bool = True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, check_name
@@ -43,7 +43,7 @@ class ProjectManifest(Contract):
     created_at: int = Field(ge=0, description="Milliseconds since the epoch.")
     updated_at: int = Field(ge=0, description="Milliseconds since the epoch.")
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
 
 def new_project_id(random: Randomness) -> str:

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from core.model import Contract, canonical_json
 from core.policy import Policy, plugin_grantee
@@ -141,7 +141,7 @@ class OperationEntry:
 class Descriptor(Contract):
     """What discovery shows about one operation (a description, never an entitlement)."""
 
-    model_config = Contract.model_config | {"serialize_by_alias": True}
+    model_config = ConfigDict(serialize_by_alias=True)
 
     name: str
     origin: str
