@@ -24,7 +24,7 @@ the verb — not a hostile script that can already drive the page.
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 from core.refusals import Code, Refused
 
@@ -38,9 +38,10 @@ __all__ = [
 ]
 
 HumanUi = Literal["human-ui"]
-"""The type of :data:`HUMAN_UI`: a model field that only a person's gesture may fill."""
+"""The type of :data:`HUMAN_UI` (a model field only a person's gesture fills), the token written
+once: mypy takes no constant inside ``Literal[...]`` (issue 35)."""
 
-HUMAN_UI: Final[HumanUi] = "human-ui"
+HUMAN_UI: Final[HumanUi] = get_args(HumanUi)[0]
 """The origin token a person's gesture carries (seed 004 §8; SPEC §4). Only the page sets it."""
 
 HUMAN_ORIGINS = frozenset({HUMAN_UI})

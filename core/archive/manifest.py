@@ -17,11 +17,10 @@ from typing import Annotated, Final, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field
 
-from core.custody.environment import ENV_KEY_PATTERN
 from core.model import Contract
 from core.paths import META_DIR, check_name
-from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Refused
+from core.vocabulary import EnvKey, ProjectId, Sha256Hex
 
 __all__ = [
     "ARCHIVE_SCHEMA",
@@ -53,7 +52,7 @@ class ManifestFile(Contract):
 
     path: str = Field(min_length=1, max_length=4096)
     size: int = Field(ge=0)
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    sha256: Sha256Hex
 
 
 class ArchiveManifest(Contract):
@@ -67,8 +66,8 @@ class ArchiveManifest(Contract):
 
     schema_: Literal["voicebox-archive-v1"] = Field(default=ARCHIVE_SCHEMA, alias="schema")
     name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_display_name)]
-    source_project: str | None = Field(default=None, pattern=PROJECT_ID_PATTERN)
-    source_env_key: str | None = Field(default=None, pattern=ENV_KEY_PATTERN)
+    source_project: ProjectId | None = None
+    source_env_key: EnvKey | None = None
     exported_at: str = Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
     files: list[ManifestFile]
     folders: list[str] = Field(default_factory=list)

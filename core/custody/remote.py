@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 from pydantic import ConfigDict, Field, ValidationError
 
 from core.custody.bearer import is_bearer_shaped
-from core.custody.environment import ENV_KEY_PATTERN, Environments
+from core.custody.environment import Environments
 from core.custody.pair_code import env_fingerprint
 from core.custody.wire import MAX_CHUNK_BYTES, MAX_FRAME_BYTES
 from core.json_bound import parse_json
@@ -48,6 +48,7 @@ from core.model import Contract
 from core.protocol import PROTOCOL_VERSION
 from core.refusals import Code, Refused
 from core.secret import Secret
+from core.vocabulary import EnvKey, Sha256Hex
 
 __all__ = [
     "FENCED_COMMANDS",
@@ -107,7 +108,7 @@ class RemoteChanged(Contract):
     model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
     type: Literal["env.changed"] = "env.changed"
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    env_key: EnvKey = Field(alias="envKey")
     state: RemoteState | Literal["removed"]
 
 
@@ -270,7 +271,7 @@ class ClaimAnswer(Contract):
 
     model_config = ConfigDict(hide_input_in_errors=True, extra="ignore")
 
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    env_key: EnvKey = Field(alias="envKey")
     bearer: Secret
     fingerprint: str = Field(max_length=64)
 
@@ -283,7 +284,7 @@ class Identity(Contract):
     model_config = ConfigDict(extra="ignore")
 
     name: str = Field(min_length=1, max_length=200)
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    env_key: EnvKey = Field(alias="envKey")
     fingerprint: str = Field(max_length=64)
     protocol: int = 1
 
@@ -393,7 +394,7 @@ class CommandRun(Contract):
     timed_out: bool = Field(alias="timedOut")
     truncated: bool
     output_bytes: int = Field(alias="outputBytes", ge=0)
-    output_sha256: str = Field(alias="outputSha256", pattern=r"^[0-9a-f]{64}$")
+    output_sha256: Sha256Hex = Field(alias="outputSha256")
     output_b64: str = Field(alias="outputB64", max_length=16 * 1024 * 1024)
 
 

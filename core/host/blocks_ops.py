@@ -36,8 +36,8 @@ from core.missions.blocks import (
 from core.missions.letters import MissionId
 from core.missions.receipt_import import import_receipt
 from core.model import Contract
-from core.projects.project import PROJECT_ID_PATTERN
 from core.time import instant_iso
+from core.vocabulary import ProjectId
 
 __all__ = [
     "BlocksAnswer",
@@ -55,13 +55,11 @@ __all__ = [
     "receipt_import",
 ]
 
-_PROJECT = Field(pattern=PROJECT_ID_PATTERN)
-
 
 class ProjectArgs(Contract):
     """Arguments naming one project."""
 
-    project: str = _PROJECT
+    project: ProjectId
 
 
 class BlocksAnswer(Contract):
@@ -90,7 +88,7 @@ class EditArgs(Contract):
     version the batch was written against. The seat defaults to ``owner`` for a person's gesture
     and ``runner`` otherwise; ``owner`` is only ever a person's gesture (:func:`owner_seat`)."""
 
-    project: str = _PROJECT
+    project: ProjectId
     ops: list[EditOp] = Field(min_length=1, max_length=200)
     seat: Literal["owner", "runner"] | None = None
     if_store_version: int | None = Field(default=None, ge=0)
@@ -145,7 +143,7 @@ class RatifyArgs(Contract):
     """``blocks.ratify``: the store version the person saw, and ``ratified_via`` naming the
     gesture token."""
 
-    project: str = _PROJECT
+    project: ProjectId
     store_version: int = Field(ge=1)
     ratified_via: str | None = Field(default=None, max_length=64)
 
@@ -182,7 +180,7 @@ class ImportArgs(Contract):
     mission it came from (optional), the store version the person saw (optional), and
     ``imported_via`` naming the gesture token."""
 
-    project: str = _PROJECT
+    project: ProjectId
     candidate: dict[str, Any]
     mission_id: MissionId | None = None
     if_store_version: int | None = Field(default=None, ge=0)

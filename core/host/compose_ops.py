@@ -27,9 +27,9 @@ from core.missions.packet import (
     compose_modes,
 )
 from core.model import Contract
-from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 from core.time import instant_iso
+from core.vocabulary import ProjectId
 
 __all__ = ["ComposeAnswer", "ComposeArgs"]
 
@@ -41,7 +41,7 @@ class ComposeArgs(Contract):
     mission), the agent it is for (``to``), its seat and capability, an optional pinned runner
     id, the operator's note, and the mode the packet will travel by."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     block_id: BlockRef
     to: AgentId
     seat: Seat = "hand"

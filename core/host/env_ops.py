@@ -40,13 +40,13 @@ from core.gestures import HUMAN_UI
 from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
 from core.ports import EnvironmentServers
-from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 from core.secret import Secret
 from core.tools.admission import CallRequest
 from core.tools.builtin import DESCRIBE
 from core.tools.receipts import HostReceipt
 from core.tools.runner import ToolOutcome, ToolRunner
+from core.vocabulary import ProjectId
 
 __all__ = ["services"]
 
@@ -85,7 +85,7 @@ class EnvCommandArgs(Contract):
     model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = Field(alias="envKey", max_length=64)
-    project: str = Field(pattern=PROJECT_ID_PATTERN, description="The remote project's id.")
+    project: ProjectId = Field(description="The remote project's id.")
     command: FencedCommand
     argv: list[Annotated[str, Field(max_length=4096)]] | None = Field(
         default=None, min_length=1, max_length=256

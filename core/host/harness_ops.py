@@ -25,7 +25,6 @@ from collections.abc import Mapping
 
 from pydantic import ConfigDict, Field
 
-from core.custody.environment import ENV_KEY_PATTERN
 from core.custody.pairing import load_pairings
 from core.host.env_ops import services
 from core.host.operations import Call, Outcome
@@ -35,6 +34,7 @@ from core.missions.remote_runs import RunnerLive, parse_runners
 from core.missions.runner_pins import LABEL_PATTERN
 from core.model import Contract, NoArgs
 from core.refusals import Code, Refused
+from core.vocabulary import EnvKey
 
 __all__ = [
     "HarnessCapability",
@@ -91,7 +91,7 @@ class HarnessChooseArgs(Contract):
 
     model_config = ConfigDict(populate_by_name=True)
 
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    env_key: EnvKey = Field(alias="envKey")
     capability: Capability
     label: str | None = Field(default=None, pattern=LABEL_PATTERN)
 

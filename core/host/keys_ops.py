@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from core.custody.environment import ENV_KEY_PATTERN
 from core.custody.pairing import load_pairings
 from core.custody.provider_keys import (
     MAX_KEYS,
@@ -34,6 +33,7 @@ from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
 from core.refusals import Code, Refused
 from core.secret import Secret
+from core.vocabulary import EnvKey
 
 __all__ = [
     "KeyGrantArgs",
@@ -87,7 +87,7 @@ class KeyGrantArgs(Contract):
     """A key (by its variable) and a paired environment (its envKey)."""
 
     variable: str = Field(pattern=VARIABLE_PATTERN)
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    env_key: EnvKey = Field(alias="envKey")
 
     model_config = ConfigDict(populate_by_name=True)
 

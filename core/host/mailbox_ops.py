@@ -23,9 +23,9 @@ from core.host.operations import Call, Outcome
 from core.missions.letters import sha12
 from core.missions.mailbox import MAX_NOTE_CHARS, AgentId, note_line
 from core.model import Contract
-from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 from core.time import instant_iso
+from core.vocabulary import ProjectId
 
 __all__ = [
     "MailboxAnswer",
@@ -38,7 +38,6 @@ __all__ = [
     "warm_mailboxes",
 ]
 
-_PROJECT = Field(pattern=PROJECT_ID_PATTERN)
 
 WARM_PROJECTS = 16
 """At most this many projects' mailboxes are opened ahead of use (:func:`warm_mailboxes`)."""
@@ -48,7 +47,7 @@ class SendArgs(Contract):
     """``mailbox.send``: a plain letter from ``agent_id`` to the inbox ``to``; ``text`` is
     stored as the letter's ``body`` (the protocol's ``body`` is the binary payload)."""
 
-    project: str = _PROJECT
+    project: ProjectId
     agent_id: AgentId
     to: AgentId
     subject: str | None = Field(default=None, max_length=300)
@@ -89,7 +88,7 @@ class MailboxReadArgs(Contract):
     ``cursor`` continues); ``kind="note"`` only notes; ``kind="mission"`` one head per mission,
     most recently moved first."""
 
-    project: str = _PROJECT
+    project: ProjectId
     kind: Literal["note", "mission"] | None = None
     to: AgentId | None = None
     cursor: str | None = Field(default=None, max_length=32)

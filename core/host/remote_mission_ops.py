@@ -71,9 +71,9 @@ from core.missions.remote_runs import (
     timeline,
 )
 from core.model import Contract
-from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 from core.time import instant_iso
+from core.vocabulary import MissionId, ProjectId
 
 __all__ = [
     "BoardAnswer",
@@ -93,7 +93,7 @@ __all__ = [
 ]
 
 _ENV = Field(alias="envKey", max_length=64)
-_MISSION = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+_MISSION = Field(alias="missionId")
 
 
 class BoardArgs(Contract):
@@ -103,7 +103,7 @@ class BoardArgs(Contract):
     model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     capability: Capability = "build-runner"
 
 
@@ -256,7 +256,7 @@ class SpawnArgs(Contract):
     model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     block_id: BlockRef
     to: AgentId = "hand-1"
     seat: Seat = "hand"
@@ -278,7 +278,7 @@ class Spawned(Contract):
 class _SpawnAnswer(Contract):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+    mission_id: MissionId = Field(alias="missionId")
     runner_id: str = Field(alias="runnerId", pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
     queued: bool
 
@@ -376,8 +376,8 @@ class LogArgs(Contract):
     model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
-    mission_id: str = _MISSION
+    project: ProjectId
+    mission_id: MissionId = _MISSION
     lines: int = Field(default=10_000, ge=1, le=10_000)
 
 
@@ -399,8 +399,8 @@ class MissionRef(Contract):
     model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
-    mission_id: str = _MISSION
+    project: ProjectId
+    mission_id: MissionId = _MISSION
 
 
 class Cancelled(Contract):

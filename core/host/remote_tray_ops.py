@@ -47,9 +47,9 @@ from core.missions.remote_runs import (
 from core.missions.remote_runs import follow_ms as next_read_ms
 from core.missions.tray import Anchor, RemoteAction, phase_counts, remote_card, tray_order
 from core.model import Contract
-from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 from core.time import instant_iso
+from core.vocabulary import ProjectId
 
 __all__ = [
     "RemoteComposeAnswer",
@@ -70,7 +70,7 @@ class RemoteTrayArgs(Contract):
     model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
 
 
 class RemoteTrayCard(Contract):
@@ -195,7 +195,7 @@ class RemoteComposeArgs(Contract):
     model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     block_id: BlockRef | None = None
     to: AgentId = "hand-1"
     seat: Seat = "hand"

@@ -26,7 +26,6 @@ from core.host.operations import Call, Outcome
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
 from core.ports import ProjectFiles
-from core.projects.project import PROJECT_ID_PATTERN
 from core.projects.search import (
     MAX_FILE_BYTES,
     MAX_GLOBS,
@@ -43,6 +42,7 @@ from core.projects.search import (
     search_text,
 )
 from core.refusals import Refused
+from core.vocabulary import ProjectId
 
 __all__ = ["SEARCH_ID_PATTERN", "SearchArgs", "SearchFile", "SearchSummary"]
 
@@ -58,7 +58,7 @@ class SearchArgs(Contract):
     ``search`` is the page's name for this run (``file.search_cancel`` names it; a new search
     under a running one's name cancels that one)."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     search: str = Field(pattern=SEARCH_ID_PATTERN)
     query: str = Field(max_length=MAX_QUERY_CHARS)
     case_sensitive: bool = False

@@ -62,11 +62,11 @@ from core.model import Contract
 from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 from core.time import instant_iso
+from core.vocabulary import ProjectId, Sha256Hex
 
 __all__ = ["LandAnswer", "LandArgs", "ProvenanceAnswer", "TrayCard", "TrayView"]
 
 _PROJECT = Field(pattern=PROJECT_ID_PATTERN)
-_LETTER_ID = Field(pattern=r"^[0-9a-f]{64}$")
 MAX_CARDS = 500
 
 
@@ -187,7 +187,7 @@ class DismissArgs(Contract):
 
     project: str = _PROJECT
     mission_id: MissionId
-    letter_id: str = _LETTER_ID
+    letter_id: Sha256Hex
     hide: bool = True
 
 
@@ -255,7 +255,7 @@ class LayoutArgs(Contract):
     remembers its own), else the default for projects that never chose."""
 
     open: bool
-    project: str | None = Field(default=None, pattern=PROJECT_ID_PATTERN)
+    project: ProjectId | None = None
 
 
 class LayoutAnswer(Contract):
@@ -287,7 +287,7 @@ class LandArgs(Contract):
 
     project: str = _PROJECT
     mission_id: MissionId
-    letter_id: str = _LETTER_ID
+    letter_id: Sha256Hex
     if_store_version: int | None = Field(default=None, ge=0)
     imported_via: str | None = Field(default=None, max_length=64)
 

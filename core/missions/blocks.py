@@ -51,6 +51,7 @@ from core.ports import ProjectFiles
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
 from core.time import Instant
+from core.vocabulary import Sha256Ref
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -131,7 +132,7 @@ class ImportedReceipt(Contract):
     store_version: int = Field(ge=1)
     block_id: BlockId
     candidate: dict[str, Any]
-    candidate_id: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    candidate_id: Sha256Ref
     imported_at: Instant
     mission_id: MissionId | None = None
 

@@ -29,12 +29,12 @@ from typing import Annotated, Final, Literal, Protocol
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
-from core.custody.environment import ENV_KEY_PATTERN
 from core.missions.letters import Capability
 from core.missions.runner_pins import LABEL_PATTERN, RunnerPin
 from core.model import Contract
 from core.ports import HostState
 from core.refusals import Code, Refused
+from core.vocabulary import EnvKey
 
 __all__ = [
     "HARNESS_DOC",
@@ -183,7 +183,7 @@ class HarnessChoice(Contract):
 
     model_config = ConfigDict(populate_by_name=True)
 
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    env_key: EnvKey = Field(alias="envKey")
     capability: Capability
     label: str = Field(pattern=LABEL_PATTERN)
     chosen_at: int = Field(alias="chosenAt", ge=0)

@@ -78,6 +78,7 @@ from core.model import Contract, canonical_json
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
 from core.time import Instant, instant_us
+from core.vocabulary import MissionId, Sha256Ref
 
 __all__ = [
     "PHASES",
@@ -137,10 +138,8 @@ Seat = Literal["hand", "oracle"]
 Capability = Literal["build-runner", "naming-runner", "loop-runner", "hand-runner", "review-runner"]
 Decision = Literal["APPROVE", "CHANGE", "REJECT"]
 
-MissionId = Annotated[str, Field(pattern=r"^msn_[0-9a-f]{12}$")]
 BlockId = Annotated[str, Field(pattern=r"^sb_[A-Za-z0-9_-]{1,64}$")]
 BlockRef = Annotated[str, Field(pattern=r"^(sb|sk)_[A-Za-z0-9_-]{1,64}$")]
-Sha256Ref = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
 Sha12 = Annotated[str, Field(pattern=r"^[0-9a-f]{12}$")]
 RunnerId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
 Slug = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,31}$")]

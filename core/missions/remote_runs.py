@@ -34,6 +34,7 @@ from core.model import Contract
 from core.paths import META_DIR, fold
 from core.refusals import Code, Refused
 from core.relayed_text import escape_invisible
+from core.vocabulary import MissionBranch, MissionId
 
 __all__ = [
     "FOLLOW_IDLE_MS",
@@ -139,7 +140,7 @@ class BoardHead(Contract):
 
     model_config = ConfigDict(populate_by_name=True)
 
-    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+    mission_id: MissionId = Field(alias="missionId")
     letter_id: str = Field(alias="letterId", max_length=80)
     posted_at: str = Field(alias="postedAt", max_length=40)
     letter: dict[str, Any]
@@ -410,7 +411,7 @@ class DiffView(Contract):
 
     model_config = ConfigDict(extra="ignore")
 
-    branch: str = Field(pattern=r"^vbx/msn_[0-9a-f]{12}$")
+    branch: MissionBranch
     base: str = Field(pattern=r"^[0-9a-f]{40,64}$")
     head: str = Field(pattern=r"^[0-9a-f]{40,64}$")
     into: str | None = Field(default=None, max_length=200)
@@ -462,8 +463,8 @@ class Merged(Contract):
 
     model_config = ConfigDict(extra="ignore")
 
-    mission_id: str = Field(pattern=r"^msn_[0-9a-f]{12}$")
-    branch: str = Field(pattern=r"^vbx/msn_[0-9a-f]{12}$")
+    mission_id: MissionId
+    branch: MissionBranch
     into: str = Field(min_length=1, max_length=200)
     how: Literal["fast-forward", "merge-commit", "up-to-date"]
     head: str = Field(pattern=r"^[0-9a-f]{40,64}$")
@@ -602,7 +603,7 @@ class Landed(Contract):
 class _LandAnswer(Contract):
     model_config = ConfigDict(extra="ignore")
 
-    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+    mission_id: MissionId = Field(alias="missionId")
     store_version: int = Field(alias="storeVersion", ge=1, le=10**12)
     block_id: str = Field(alias="blockId", min_length=1, max_length=80)
     color: str | None = Field(default=None, max_length=16)

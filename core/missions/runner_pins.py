@@ -81,6 +81,7 @@ from pydantic_core import ErrorDetails
 
 from core.model import Contract
 from core.refusals import Code, Refused
+from core.vocabulary import ProjectId
 
 __all__ = [
     "DEFAULT_TEMPLATE",
@@ -184,7 +185,7 @@ class RunnerPin(Contract):
 
     runner_id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
     capability: RunnerCapability
-    projects: list[Annotated[str, Field(pattern=r"^p_[0-9a-f]{16}$")]] = Field(min_length=1)
+    projects: list[ProjectId] = Field(min_length=1)
     command: Argv | None = None
     gate_command: Argv
     agent_time_limit_s: int = Field(default=1800, ge=1, le=86_400)

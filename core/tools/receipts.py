@@ -31,6 +31,7 @@ from core.model import Contract
 from core.paths import ProjectPath
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
+from core.vocabulary import Sha256Hex
 
 __all__ = [
     "ISSUER_PATTERN",
@@ -98,7 +99,7 @@ class HostReceipt(Contract):
     project: str | None = Field(default=None, max_length=64)
     path: str | None = Field(default=None, max_length=4096)
     size: int | None = Field(default=None, ge=0)
-    sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    sha256: Sha256Hex | None = None
     store_version: int | None = Field(default=None, ge=0)
     at: int = Field(ge=0)
 

@@ -30,6 +30,7 @@ from pydantic import ConfigDict, Field, ValidationError, model_validator
 from core.missions.letters import MissionLetter, OneLine, letter_id
 from core.model import Contract, canonical_json
 from core.time import Instant
+from core.vocabulary import Sha256Hex
 
 MAX_LINE_BYTES = 1 << 20
 MAX_NOTE_CHARS = 256 * 1024
@@ -48,7 +49,7 @@ class MailboxLine(Contract):
 
     model_config = ConfigDict(populate_by_name=True)
 
-    id: str = Field(pattern=r"^[0-9a-f]{64}$")
+    id: Sha256Hex
     at: Instant
     kind: Literal["note", "mission"] = "note"
     from_: AgentId = Field(alias="from")
