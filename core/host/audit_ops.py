@@ -6,12 +6,13 @@ grow it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
+from core.audit.record import AuditRecord
 from core.host.operations import Call, Outcome
-from core.model import Contract, NoArgs
+from core.model import Contract, JsonOf, NoArgs
 
 __all__ = ["AuditListArgs"]
 
@@ -32,7 +33,7 @@ class AuditListArgs(Contract):
 class AuditPage(Contract):
     """A page of audit records, newest first; ``next_before`` continues the walk (or null)."""
 
-    records: list[dict[str, Any]]
+    records: list[Annotated[dict[str, Any], JsonOf(AuditRecord)]]
     head: int
     next_before: int | None
 

@@ -20,22 +20,23 @@ these operations carries none, and a gesture token they put in an argument (``ra
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from core.host.operations import Call, Outcome
 from core.missions.blocks import (
     EditOp,
+    SkeletonStore,
     apply_candidate_edit,
     check_store_version,
     load_store,
     ratify,
     save_store,
 )
-from core.missions.letters import MissionId
+from core.missions.letters import CandidateJson, MissionId
 from core.missions.receipt_import import import_receipt
-from core.model import Contract
+from core.model import Contract, JsonOf
 from core.time import instant_iso
 from core.vocabulary import ProjectId
 
@@ -66,7 +67,7 @@ class BlocksAnswer(Contract):
     """The project's system-block store (``null`` when it has none) and whether its present
     version is the ratified one."""
 
-    store: dict[str, Any] | None
+    store: Annotated[dict[str, Any], JsonOf(SkeletonStore)] | None
     ratified_current: bool
 
 
@@ -181,7 +182,7 @@ class ImportArgs(Contract):
     ``imported_via`` naming the gesture token."""
 
     project: ProjectId
-    candidate: dict[str, Any]
+    candidate: CandidateJson
     mission_id: MissionId | None = None
     if_store_version: int | None = Field(default=None, ge=0)
     imported_via: str | None = Field(default=None, max_length=64)

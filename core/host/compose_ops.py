@@ -10,7 +10,7 @@ as unavailable, with its reason (no runner daemon in this placement, SPEC §12).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -18,7 +18,7 @@ from core.custody.held_secrets import refuse_held_in_packet
 from core.host.operations import Call, Outcome
 from core.missions.blocks import load_store
 from core.missions.draft import draft_mission, skeleton_brief
-from core.missions.letters import BlockRef, Capability, Seat
+from core.missions.letters import BlockRef, Capability, LetterJson, Seat
 from core.missions.mailbox import AgentId
 from core.missions.packet import (
     MAX_NOTE_CHARS,
@@ -58,7 +58,7 @@ class ComposeAnswer(Contract):
     mission_id: str
     packet: str
     packet_ref: str
-    letter: dict[str, Any]
+    letter: LetterJson
     modes: list[ModeOption]
     read_only: bool
 

@@ -38,13 +38,14 @@ from core.custody.route import LocalRoute, route_call
 from core.custody.wire import CallEnvelope
 from core.gestures import HUMAN_UI
 from core.host.operations import Call, Outcome
-from core.model import Contract, NoArgs
+from core.model import Contract, JsonOf, NoArgs
 from core.ports import EnvironmentServers
 from core.refusals import Code, Refused
 from core.secret import Secret
 from core.tools.admission import CallRequest
 from core.tools.builtin import DESCRIBE
 from core.tools.receipts import HostReceipt
+from core.tools.registry import Descriptor
 from core.tools.runner import ToolOutcome, ToolRunner
 from core.vocabulary import ProjectId
 
@@ -164,7 +165,7 @@ class ToolList(Contract):
     """Discovery of one environment's tools."""
 
     env_key: str = Field(alias="envKey")
-    tools: list[dict[str, Any]]
+    tools: list[Annotated[dict[str, Any], JsonOf(Descriptor)]]
 
     model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 

@@ -14,15 +14,15 @@ persisted index open (:class:`core.missions.mailbox.MailboxCache`) instead of op
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from core.host.context import HostContext
 from core.host.operations import Call, Outcome
-from core.missions.letters import sha12
-from core.missions.mailbox import MAX_NOTE_CHARS, AgentId, note_line
-from core.model import Contract
+from core.missions.letters import LetterJson, sha12
+from core.missions.mailbox import MAX_NOTE_CHARS, AgentId, MailboxLine, note_line
+from core.model import Contract, JsonOf
 from core.refusals import Code, Refused
 from core.time import instant_iso
 from core.vocabulary import ProjectId
@@ -105,7 +105,7 @@ class MissionHeadView(Contract):
     posted_at: str
     superseded_count: int
     off_chain_count: int
-    letter: dict[str, Any]
+    letter: LetterJson
 
 
 class MailboxAnswer(Contract):
@@ -113,7 +113,7 @@ class MailboxAnswer(Contract):
     a plain read; ``skipped`` counts unparseable lines (in this page, or in the whole mailbox for
     heads); ``missions`` is the number of missions with a head."""
 
-    letters: list[dict[str, Any]] = Field(default_factory=list)
+    letters: list[Annotated[dict[str, Any], JsonOf(MailboxLine)]] = Field(default_factory=list)
     heads: list[MissionHeadView] = Field(default_factory=list)
     next_cursor: str | None = None
     skipped: int = 0

@@ -25,8 +25,6 @@ none, and each is read into a closed shape before it reaches the page.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import ConfigDict, Field
 
 from core.custody.held_secrets import refuse_held_in_packet
@@ -35,7 +33,7 @@ from core.host.env_ops import services
 from core.host.operations import Call, Outcome
 from core.missions.draft import draft_mission, skeleton_brief
 from core.missions.harness import harness_keys, load_harness
-from core.missions.letters import BlockRef, Capability, Seat
+from core.missions.letters import BlockRef, Capability, LetterJson, Seat
 from core.missions.mailbox import AgentId
 from core.missions.packet import (
     MAX_NOTE_CHARS,
@@ -124,7 +122,7 @@ class HeadView(Contract):
     timeline: list[Step]
     cancellable: bool
     mergeable: bool = False
-    letter: dict[str, Any]
+    letter: LetterJson
     receipt: str | None = Field(
         default=None,
         description="A landed head's receipt in words: 'receipt ✓ store vN' (issue 30, Review; "

@@ -21,15 +21,13 @@ person's gesture. Nothing here writes; no answer carries a bearer or a path.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import ConfigDict, Field
 
 from core.custody.held_secrets import refuse_held_in_packet
 from core.host.env_ops import services
 from core.host.operations import Call, Outcome
 from core.missions.draft import draft_mission, skeleton_brief
-from core.missions.letters import BlockRef, Capability, Seat, parse_letter, sha12
+from core.missions.letters import BlockRef, Capability, LetterJson, Seat, parse_letter, sha12
 from core.missions.mailbox import AgentId
 from core.missions.packet import MAX_NOTE_CHARS, ModeOption, PacketBlock
 from core.missions.remote_runs import (
@@ -87,7 +85,7 @@ class RemoteTrayCard(Contract):
     letter_id: str
     sha12: str
     posted_at: str
-    letter: dict[str, Any]
+    letter: LetterJson
     words: str
     anchor: Anchor
     block_name: str | None
@@ -219,7 +217,7 @@ class RemoteComposeAnswer(Contract):
     mission_id: str | None
     packet: str | None
     packet_ref: str | None
-    letter: dict[str, Any] | None
+    letter: LetterJson | None
     modes: list[ModeOption]
     read_only: bool
     note: str | None = None

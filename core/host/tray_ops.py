@@ -24,7 +24,7 @@ refuse it (a person may still tidy the tray of a read-only host), and it travels
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -33,7 +33,7 @@ from core.host.mailbox_ops import MissionHeadView
 from core.host.mission_ops import MissionPostArgs, PostAnswer
 from core.host.operations import Call, Outcome
 from core.missions.blocks import load_store
-from core.missions.letters import MissionId, sha12
+from core.missions.letters import LetterJson, MissionId, sha12
 from core.missions.tray import (
     OPERATOR,
     Anchor,
@@ -364,7 +364,7 @@ class NextLetterArgs(Contract):
 class NextLetterAnswer(Contract):
     """The draft letter (JSON data) and the head it extends."""
 
-    letter: dict[str, Any]
+    letter: LetterJson
     head_letter_id: str
 
 
@@ -403,7 +403,7 @@ class PreviewAnswer(ArchivePreview):
 
     mission_id: str
     head_letter_id: str
-    letter: dict[str, Any]
+    letter: LetterJson
 
 
 async def tray_archive_preview(call: Call[PreviewArgs]) -> Outcome:

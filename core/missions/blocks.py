@@ -43,7 +43,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
 
 from core.gestures import HUMAN_UI, HumanUi
-from core.missions.letters import BlockId, MissionId
+from core.missions.letters import BlockId, CandidateJson, MissionId
 from core.missions.sanitizer import check_runner_text
 from core.model import Contract, canonical_json
 from core.paths import META_DIR, ProjectPath, check_name
@@ -131,7 +131,7 @@ class ImportedReceipt(Contract):
 
     store_version: int = Field(ge=1)
     block_id: BlockId
-    candidate: dict[str, Any]
+    candidate: CandidateJson
     candidate_id: Sha256Ref
     imported_at: Instant
     mission_id: MissionId | None = None

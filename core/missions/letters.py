@@ -74,7 +74,7 @@ from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_v
 from pydantic_core import PydanticCustomError
 
 from core.missions.receipt_window import ExecutionWindow
-from core.model import Contract, canonical_json
+from core.model import Contract, JsonOf, canonical_json
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
 from core.time import Instant, instant_us
@@ -87,9 +87,11 @@ __all__ = [
     "SCHEMA",
     "BlockId",
     "BlockRef",
+    "CandidateJson",
     "Capability",
     "Evidence",
     "Gate",
+    "LetterJson",
     "MissionId",
     "MissionLetter",
     "OneLine",
@@ -345,3 +347,12 @@ def parse_letter(raw: object) -> MissionLetter:
         raise invalid_input(
             exc, names, code=Code.LETTER_INVALID, under="letter", first=True
         ) from None
+
+
+LetterJson = Annotated[dict[str, Any], JsonOf(MissionLetter)]
+"""A :class:`MissionLetter` as JSON data under its wire names (:meth:`MissionLetter.wire`):
+relayed as written, or checked later by the letter's own rule (issue 35: its schema is the
+model's)."""
+
+CandidateJson = Annotated[dict[str, Any], JsonOf(ReceiptCandidate)]
+"""A :class:`ReceiptCandidate` as JSON data, checked by the import's own rule."""

@@ -28,7 +28,7 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from core.json_bound import parse_json
 from core.missions.harness import TemplateView
-from core.missions.letters import PHASE_MEANINGS, BlockRef, parse_letter
+from core.missions.letters import PHASE_MEANINGS, BlockRef, LetterJson, parse_letter
 from core.missions.packet import READ_ONLY_REASON, ModeOption
 from core.model import Contract
 from core.paths import META_DIR, fold
@@ -143,7 +143,7 @@ class BoardHead(Contract):
     mission_id: MissionId = Field(alias="missionId")
     letter_id: str = Field(alias="letterId", max_length=80)
     posted_at: str = Field(alias="postedAt", max_length=40)
-    letter: dict[str, Any]
+    letter: LetterJson
 
 
 class RemoteBoard(Contract):
