@@ -229,11 +229,11 @@ async def run_argv(
     output.take(redacting.flush())
     code = process.returncode if process.returncode is not None else -signal.SIGKILL
     return RunResult(
-        exitStatus=code,
-        durationMs=int((time.monotonic() - started) * 1000),
-        timedOut=timed_out,
+        exit_status=code,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        timed_out=timed_out,
         truncated=output.total > len(output.kept),
-        outputBytes=output.total,
-        outputSha256=output.digest.hexdigest(),
-        outputB64=base64.b64encode(bytes(output.kept)).decode("ascii"),
+        output_bytes=output.total,
+        output_sha256=output.digest.hexdigest(),
+        output_b64=base64.b64encode(bytes(output.kept)).decode("ascii"),
     )

@@ -112,10 +112,11 @@ async def _make(root: Path) -> str:
         out = parse_json(answer, what="The host's answer")
         if not out.get("ok"):
             raise RuntimeError(f"{op}: {out.get('error') or out}")
-        return out["result"]
+        result: dict[str, Any] = out["result"]
+        return result
 
     try:
-        project = (await call("project.create", name="demo"))["project"]["id"]
+        project: str = (await call("project.create", name="demo"))["project"]["id"]
         await call(
             "blocks.candidate_edit",
             "human-ui",

@@ -512,10 +512,12 @@ class RunnerDesk(Landing):
         ]
 
     @staticmethod
-    def _hand_out(pin: RunnerPin, queue: _Queue, busy: int) -> tuple[list[dict], list[str]]:
+    def _hand_out(
+        pin: RunnerPin, queue: _Queue, busy: int
+    ) -> tuple[list[dict[str, Any]], list[str]]:
         """The jobs a runner running ``busy`` missions takes now (``max_parallel``), and the
         running missions a person cancelled."""
-        work = []
+        work: list[dict[str, Any]] = []
         while queue.jobs and busy + len(work) < pin.max_parallel:
             job = queue.jobs.popleft()
             queue.running.add(job["mission_id"])
@@ -896,8 +898,8 @@ class RunnerDesk(Landing):
         ran = await self.service.composed.host.run(
             "mission.post", args, actor=f"runner:{pin.runner_id}"
         )
-        result = ran.result
-        return result.model_dump(mode="json") if hasattr(result, "model_dump") else result
+        posted: dict[str, Any] = ran.result.model_dump(mode="json")
+        return posted
 
     async def finished(self, peer: str | None, body: FinishedBody) -> dict[str, list[str]]:
         """``POST /api/runner/finished``: which of ``missions`` (in the pin's projects) are
