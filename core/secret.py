@@ -249,6 +249,8 @@ PATTERN_RULES = {
     r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$": "must be 1–64 letters, digits, '.', '_' or '-', "
     "starting with a letter or digit",
     r"^(sb|sk)_[A-Za-z0-9_-]{1,64}$": "must be a block id ('sb_…') or a skeleton id ('sk_…')",
+    r"^sb_[A-Za-z0-9_-]{1,64}$": "must be a block id: 'sb_' and 1–64 letters, digits, '_' or '-'",
+    r"^[0-9a-f]{12}$": "must be 12 lower-case hex digits (a letter's short id)",
     r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$": "must be 1–64 letters, digits, '.', '_', ':', '@' "
     "or '-', starting with a letter or digit",
     r"^[a-z0-9][a-z0-9._-]{0,63}$": "must be 1–64 lower-case letters, digits, '.', '_' or '-', "
