@@ -20,10 +20,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import contextlib
-from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field
@@ -46,7 +43,7 @@ from core.tools.admission import CallRequest
 from core.tools.builtin import DESCRIBE
 from core.tools.receipts import HostReceipt
 from core.tools.registry import Descriptor
-from core.tools.runner import ToolOutcome, ToolRunner
+from core.tools.runner import Sink, ToolOutcome, ToolRunner
 from core.vocabulary import ProjectId
 
 __all__ = ["services"]
@@ -399,12 +396,11 @@ async def tool_call(call: Call[CallEnvelope]) -> Outcome:
     route = route_call(
         await load_environments(s.ctx.state), await load_pairings(s.ctx.state), envelope.env_key
     )
-    queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=8)
 
-    async def sink(chunk: bytes) -> None:
-        await queue.put(chunk)
-
-    async def work() -> ToolOutcome:
+    async def write(sink: Sink) -> ToolCallResult:
+        """The call itself, run by the pipeline's streaming step (Outcome.writer): a streaming
+        tool's chunks go to the transport's sink in order as they are produced, here or at the
+        peer; the answer follows them."""
         if isinstance(route, LocalRoute):
             admitted = s.tools.admit(
                 CallRequest(
@@ -414,28 +410,10 @@ async def tool_call(call: Call[CallEnvelope]) -> Outcome:
                     confirmed_by=HUMAN_UI if call.human else None,
                 )
             )
-            return await s.tools.run(admitted, actor=call.actor, sink=sink)
-        answer = await s.peers.call(route, envelope, sink)
-        return ToolOutcome(result=answer.result, receipt=answer.receipt)
-
-    task = asyncio.ensure_future(work())
-
-    async def stream() -> AsyncIterator[bytes]:
-        while True:
-            get = asyncio.ensure_future(queue.get())
-            done, _ = await asyncio.wait({get, task}, return_when=asyncio.FIRST_COMPLETED)
-            if get in done:
-                yield get.result()
-                continue
-            get.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await get
-            while not queue.empty():
-                yield queue.get_nowait()
-            return
-
-    async def finish() -> ToolCallResult:
-        outcome = task.result()
+            outcome = await s.tools.run(admitted, actor=call.actor, sink=sink)
+        else:
+            answer = await s.peers.call(route, envelope, sink)
+            outcome = ToolOutcome(result=answer.result, receipt=answer.receipt)
         return ToolCallResult(
             env_key=envelope.env_key,
             tool=envelope.tool,
@@ -450,7 +428,6 @@ async def tool_call(call: Call[CallEnvelope]) -> Outcome:
     }
     return Outcome(
         ToolCallResult(env_key=envelope.env_key, tool=envelope.tool, result={}),
-        stream=stream(),
-        finish=finish,
+        writer=write,
         details=details,
     )

@@ -76,7 +76,7 @@ from core.protocol import (
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names, scrub_secrets
 from core.tools.builtin import BUILTIN_TOOLS, BuiltinTool
-from core.tools.receipts import HostReceipt
+from core.tools.receipts import HostReceipt, write_receipt
 
 __all__ = ["Host"]
 
@@ -460,16 +460,15 @@ class Host:
         written = outcome.result
         if op.rung != "local-write" or not isinstance(written, FileDigest):
             return None
-        return HostReceipt(
-            rung="local-write",
+        return write_receipt(
             op=name,
             env=self.ctx.env_key,
             project=getattr(args, "project", ""),
             path=written.path,
             size=written.size,
             sha256=written.sha256,
-            store_version=logged or 0,
-            at=self.ctx.clock.now_ms(),
+            store_version=logged,
+            at_ms=self.ctx.clock.now_ms(),
         )
 
     async def _audit_refusal(
