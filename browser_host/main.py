@@ -136,7 +136,7 @@ class HostBridge:
 
 def _storage_io() -> Any:
     """The worker's ``voicebox_io`` (``worker/opfs-io.mjs``), registered before :func:`start`."""
-    import voicebox_io  # type: ignore[import-not-found]
+    import voicebox_io  # type: ignore[import-not-found]  # a JS module the worker registers
 
     return voicebox_io
 

@@ -56,7 +56,7 @@ def _io() -> Any:
     """The worker's ``voicebox_io`` module (``worker/opfs-io.mjs``), or None where it is not
     registered."""
     try:
-        import voicebox_io  # type: ignore[import-not-found]
+        import voicebox_io  # type: ignore[import-not-found]  # a JS module the worker registers
     except ImportError:
         return None
     return voicebox_io

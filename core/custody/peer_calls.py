@@ -426,7 +426,7 @@ class PeerCalls:
         conn.waiting.pop(request_id, None)
         future.set_exception(invalid_answer(mutating=conn.mutating.get(request_id, True)))
 
-    def _abandon(self, conn: _Conn, abandoned: tuple) -> None:  # type: ignore[type-arg]
+    def _abandon(self, conn: _Conn, abandoned: tuple[Abandoned, ...]) -> None:
         for item in abandoned:
             future = conn.waiting.pop(item.request_id, None)
             if future is not None and not future.done():

@@ -248,7 +248,7 @@ async def _run(
         if stream == "prompt":
             events.post(PythonInputWanted(run=run, prompt=text))
         elif stream in ("stdout", "stderr"):
-            events.post(PythonOutput(run=run, stream=stream, text=text))  # type: ignore[arg-type]
+            events.post(PythonOutput(run=run, stream=stream, text=text))  # type: ignore[arg-type]  # narrowed by the `in` above
 
     job = RunJob(mode=mode, files=list(given.items()), path=path, code=code)
     report = await runtime.run(job, output, limit_s=RUN_LIMIT_S)
