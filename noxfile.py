@@ -51,6 +51,8 @@ SERVER = [  # the [server] extra (pyproject.toml) and everything it pulls in, pi
 SERVER_TEST = [*SERVER, "httpx==0.28.1", "httpcore==1.0.9", "certifi==2026.10.19.post1"]
 BUILD = ["build==1.6.1", "hatchling==1.33.0", "pyodide-lock==0.1.2", "packaging>=24"]
 BROWSER = ["playwright==1.65.2", "pytest-playwright==0.10.0"]
+# mypy strict, 0 errors (pyproject.toml [tool.mypy]): CI fails on a new one (issue 35)
+MYPY_TARGETS = ["core", "browser_host", "server_host"]
 E2E = [*TEST, *BROWSER, *SERVER_TEST]  # e2e/test_remote.py runs a voicebox-env serve
 
 
@@ -71,12 +73,14 @@ def _build(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff lint and format check; ESLint (eslint.config.mjs) and Prettier --check on every
-    JavaScript file we write (both pinned in package-lock.json); ``node --check`` on every
-    shipped JavaScript module."""
-    session.install("ruff==0.17.6")
+    """ruff lint and format check; mypy strict (``[tool.mypy]`` in pyproject.toml, issue 35) on
+    ``core/`` and the two hosts, whose Pyodide-only modules are typed against ``stubs/``; ESLint
+    (eslint.config.mjs) and Prettier --check on every JavaScript file we write (both pinned in
+    package-lock.json); ``node --check`` on every shipped JavaScript module."""
+    session.install("ruff==0.17.6", "mypy==2.4.1", *RUNTIME, *SERVER_TEST)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("mypy", *MYPY_TARGETS)
     _npm_ci(session)
     session.run("npx", "--no-install", "eslint", ".", external=True)
     session.run("npx", "--no-install", "prettier", "--check", ".", external=True)

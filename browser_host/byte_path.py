@@ -49,7 +49,7 @@ def _bytes_module() -> Any:
     """The worker's ``voicebox_bytes`` (``worker/byte-path.mjs``), or None where it is not
     registered (an environment server's worker)."""
     try:
-        import voicebox_bytes  # type: ignore[import-not-found]
+        import voicebox_bytes  # type: ignore[import-not-found]  # a JS module the worker registers
     except ImportError:
         return None
     return voicebox_bytes

@@ -90,7 +90,7 @@ class HostBridge:
         previous = asyncio._get_running_loop()
         asyncio._set_running_loop(loop)
         try:
-            task = asyncio.Task(
+            task = asyncio.Task(  # type: ignore[call-arg]  # eager_start: Pyodide's Python has it (3.12+), mypy checks as 3.11
                 self.handle(text, body, attachment, emit), loop=loop, eager_start=True
             )
         finally:
@@ -136,7 +136,7 @@ class HostBridge:
 
 def _storage_io() -> Any:
     """The worker's ``voicebox_io`` (``worker/opfs-io.mjs``), registered before :func:`start`."""
-    import voicebox_io  # type: ignore[import-not-found]
+    import voicebox_io  # type: ignore[import-not-found]  # a JS module the worker registers
 
     return voicebox_io
 

@@ -33,7 +33,7 @@ import asyncio
 import contextlib
 import secrets
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pyodide.ffi import to_js
 
@@ -199,7 +199,8 @@ class HandleProjectFiles:
     async def read(self, path: ProjectPath) -> bytes:
         """See :meth:`core.ports.ProjectFiles.read` (one wait on ``readFile`` in
         ``worker/opfs-io.mjs``)."""
-        return (await self._read_in_one(path, None)).to_bytes()
+        whole: bytes = (await self._read_in_one(path, None)).to_bytes()
+        return whole
 
     async def read_ranges(self, path: ProjectPath, spans: Sequence[tuple[int, int]]) -> list[bytes]:
         """See :meth:`core.ports.ProjectFiles.read_ranges` (one wait on ``readFile`` in
@@ -253,7 +254,7 @@ class HandleProjectFiles:
         temporaries = self._temporaries
         for row in await _list_entries(handle):
             name = str(row["name"])
-            kind = "dir" if row["kind"] == "directory" else "file"
+            kind: Literal["file", "dir"] = "dir" if row["kind"] == "directory" else "file"
             if temporaries.is_ours(name, kind):
                 if temporaries.sweepable(name, kind):
                     stale.append(name)
@@ -363,7 +364,8 @@ class HandleHostState:
             handle = await settle(self._dir.getFileHandle(name))
         except JS_ERRORS:
             return None
-        return (await settle((await settle(handle.getFile())).arrayBuffer())).to_bytes()
+        kept: bytes = (await settle((await settle(handle.getFile())).arrayBuffer())).to_bytes()
+        return kept
 
     async def store(self, name: str, data: bytes) -> None:
         """See :meth:`core.ports.HostState.store`. Two stores of one name run one after the

@@ -126,7 +126,7 @@ class PortPythonRuntime:
             matches = getattr(data, "matches", None)
             if waiter is not None and not waiter.done():
                 ok = matches is not None and isinstance(getattr(matches, "length", None), int)
-                found = matches.to_py()[:200] if ok else []
+                found = matches.to_py()[:200] if ok and matches is not None else []
                 waiter.set_result([m[:200] for m in found if isinstance(m, str)])
         elif kind == "ask":
             current = self._current
@@ -135,8 +135,11 @@ class PortPythonRuntime:
                 current["on_output"]("prompt", prompt[:1000] if isinstance(prompt, str) else "")
         elif kind == "done":
             current = self._current
-            same = current is not None and getattr(data, "id", None) == current["id"]
-            if same and not current["done"].done():
+            if (
+                current is not None
+                and getattr(data, "id", None) == current["id"]
+                and not current["done"].done()
+            ):
                 current["done"].set_result(data)
 
     def _output(self, data: Any) -> None:

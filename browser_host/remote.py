@@ -70,7 +70,7 @@ def _unreachable(origin: str) -> Refused:
 
 def _remote_io() -> Any:
     """The worker's ``voicebox_remote`` (``worker/remote-io.mjs``), registered before start."""
-    import voicebox_remote  # type: ignore[import-not-found]
+    import voicebox_remote  # type: ignore[import-not-found]  # a JS module the worker registers
 
     return voicebox_remote
 

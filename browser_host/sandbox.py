@@ -155,7 +155,8 @@ class PortSandbox:
             raise Refused(Code.TOOL_OUTPUT_INVALID, "The sandbox answered without bytes.")
         if size > max_output:
             raise output_too_large(size, max_output)
-        return Uint8Array.new(out).to_bytes()
+        output: bytes = Uint8Array.new(out).to_bytes()
+        return output
 
 
 def _refusal(answer: Any) -> Refused:

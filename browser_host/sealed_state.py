@@ -34,7 +34,8 @@ class SealedHostState:
         if raw is None or not raw.startswith(MAGIC):
             return raw
         try:
-            return (await self._sealer.open(to_js(raw))).to_bytes()
+            opened: bytes = (await self._sealer.open(to_js(raw))).to_bytes()
+            return opened
         except JsException:
             raise Refused(
                 Code.STORAGE_FAILED, f"{name} is sealed with another key or was altered."

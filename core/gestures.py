@@ -24,13 +24,24 @@ the verb — not a hostile script that can already drive the page.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal, get_args
 
 from core.refusals import Code, Refused
 
-__all__ = ["HUMAN_ORIGINS", "HUMAN_UI", "accept_origin", "is_human", "require_human_gesture"]
+__all__ = [
+    "HUMAN_ORIGINS",
+    "HUMAN_UI",
+    "HumanUi",
+    "accept_origin",
+    "is_human",
+    "require_human_gesture",
+]
 
-HUMAN_UI: Final = "human-ui"
+HumanUi = Literal["human-ui"]
+"""The type of :data:`HUMAN_UI` (a model field only a person's gesture fills), the token written
+once: mypy takes no constant inside ``Literal[...]`` (issue 35)."""
+
+HUMAN_UI: Final[HumanUi] = get_args(HumanUi)[0]
 """The origin token a person's gesture carries (seed 004 §8; SPEC §4). Only the page sets it."""
 
 HUMAN_ORIGINS = frozenset({HUMAN_UI})

@@ -17,6 +17,7 @@ from pydantic import Field, ValidationError
 from core.model import Contract
 from core.ports import HostState
 from core.refusals import Code, Refused
+from core.vocabulary import SHA256_PATTERN
 
 if TYPE_CHECKING:
     from core.audit import AuditLog
@@ -42,7 +43,7 @@ log = logging.getLogger("voicebox.policy")
 
 DEFAULT_HELLO_BOUND_MS = 5000
 DEFAULT_PEER_DEADLINE_MS = 30_000
-_SHA256 = re.compile(r"[0-9a-f]{64}")
+_SHA256 = re.compile(SHA256_PATTERN)
 
 
 def plugin_release_key(plugin_id: str, manifest_sha256: str) -> str:

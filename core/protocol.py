@@ -37,7 +37,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints, ValidationError, WithJsonSchema
 
-from core.gestures import HUMAN_UI
+from core.gestures import HUMAN_UI, HumanUi
 from core.json_bound import parse_json
 from core.model import Contract
 from core.refusals import Code, RefusalBody, Refused, invalid_input
@@ -121,7 +121,7 @@ class Envelope(Contract):
     id: RequestId
     op: OpName
     args: dict[str, Any] = Field(default_factory=dict)
-    origin: Literal[HUMAN_UI] | None = Field(
+    origin: HumanUi | None = Field(
         default=None, description=f"'{HUMAN_UI}' when a person's gesture in the page sent this."
     )
 

@@ -28,6 +28,8 @@ from pydantic import BaseModel, GetCoreSchemaHandler, GetJsonSchemaHandler, Vali
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
+from core.vocabulary import RULES
+
 __all__ = [
     "MAX_SECRET_CHARS",
     "REDACTED",
@@ -239,27 +241,25 @@ _MAX_LISTED = 8
 
 
 PATTERN_RULES = {
-    r"^p_[0-9a-f]{16}$": "must be a project id: 'p_' and 16 lower-case hex digits",
+    **RULES,  # the named field types' own sentences (core.vocabulary)
     r"\.[pP][nN][gG]$": "must end in '.png'",
     r"^#[0-9a-fA-F]{6}$": "must be a colour written '#' and 6 hex digits, like #1a2b3c",
     r"^([0-9a-f]{64})?$": "must be a sha256: 64 lower-case hex digits, or empty for no file",
     r"^[a-z][a-z0-9_.-]*$": "must start with a lower-case letter, then lower-case letters, "
     "digits, '_', '.' or '-'",
-    r"^d_[0-9a-f]{24}$": "must be a descriptor id: 'd_' and 24 lower-case hex digits",
     r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$": "must be 1–64 letters, digits, '.', '_' or '-', "
     "starting with a letter or digit",
     r"^(sb|sk)_[A-Za-z0-9_-]{1,64}$": "must be a block id ('sb_…') or a skeleton id ('sk_…')",
+    r"^sb_[A-Za-z0-9_-]{1,64}$": "must be a block id: 'sb_' and 1–64 letters, digits, '_' or '-'",
+    r"^[0-9a-f]{12}$": "must be 12 lower-case hex digits (a letter's short id)",
     r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$": "must be 1–64 letters, digits, '.', '_', ':', '@' "
     "or '-', starting with a letter or digit",
     r"^[a-z0-9][a-z0-9._-]{0,63}$": "must be 1–64 lower-case letters, digits, '.', '_' or '-', "
     "starting with a letter or digit",
-    r"^msn_[0-9a-f]{12}$": "must be a mission id: 'msn_' and 12 lower-case hex digits",
-    r"^[0-9a-f]{64}$": "must be 64 lower-case hex digits (a sha256)",
     r"^[a-z][a-z0-9-]{0,31}$": "must be 1–32 lower-case letters, digits or '-', starting with a "
     "letter",
     r"^[A-Z][A-Z0-9_]{1,63}$": "must be 2–64 upper-case letters, digits or '_', starting with a "
     "letter",
-    r"^ek_[0-9a-f]{32}$": "must be an envKey: 'ek_' and 32 lower-case hex digits",
     r"^[A-Za-z0-9_-]{1,32}$": "must be 1–32 letters, digits, '_' or '-'",
 }
 """Each pattern an argument model declares → the rule in words (issue 17: a person reads the

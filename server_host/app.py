@@ -23,7 +23,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -61,7 +61,7 @@ class MintBody(Contract):
 class CompleteBody(Contract):
     """``{envKey, bearer}`` of ``POST /api/pair/complete``."""
 
-    model_config = Contract.model_config | {"hide_input_in_errors": True}
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     env_key: str = Field(alias="envKey", max_length=128)
     bearer: Secret
@@ -70,7 +70,7 @@ class CompleteBody(Contract):
 class ClaimBody(Contract):
     """``{code}`` of ``POST /api/pair/claim``."""
 
-    model_config = Contract.model_config | {"hide_input_in_errors": True}
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     code: Secret
 

@@ -523,7 +523,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; the exit status is 0 on success, 1 on a refusal."""
     args = _parser().parse_args(argv)
     try:
-        return asyncio.run(args.run(args))
+        status: int = asyncio.run(args.run(args))
+        return status
     except Refused as refusal:
         return _fail(refusal)
     except OSError as exc:  # a port taken, an unknown host, a certificate that does not load…

@@ -50,7 +50,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from core.custody.remote import CommandRun
 from core.model import Contract
@@ -87,7 +87,7 @@ class CommandPolicy(Contract):
     time_limit_ms: int = Field(default=10_000, ge=100, le=3_600_000)
     output_cap_bytes: int = Field(default=1 << 20, ge=1024, le=64 << 20)
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
 
 def load_command_policy(raw: bytes | None) -> CommandPolicy:
@@ -229,11 +229,11 @@ async def run_argv(
     output.take(redacting.flush())
     code = process.returncode if process.returncode is not None else -signal.SIGKILL
     return RunResult(
-        exitStatus=code,
-        durationMs=int((time.monotonic() - started) * 1000),
-        timedOut=timed_out,
+        exit_status=code,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        timed_out=timed_out,
         truncated=output.total > len(output.kept),
-        outputBytes=output.total,
-        outputSha256=output.digest.hexdigest(),
-        outputB64=base64.b64encode(bytes(output.kept)).decode("ascii"),
+        output_bytes=output.total,
+        output_sha256=output.digest.hexdigest(),
+        output_b64=base64.b64encode(bytes(output.kept)).decode("ascii"),
     )

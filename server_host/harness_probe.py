@@ -88,7 +88,7 @@ async def probe_template(
     argv0 = template.command[0]
     path, reason = _resolve(argv0, env, fence)
     if path is None:
-        return TemplateProbe.of(template.label, argv0, found=False, reason=reason)  # type: ignore[arg-type]
+        return TemplateProbe.of(template.label, argv0, found=False, reason=reason)  # type: ignore[arg-type]  # reason is set whenever path is None
     try:
         process = await spawn([argv0, "--version"], sandbox=sandbox, fence=fence, cwd=cwd, env=env)
     except (FileNotFoundError, NotADirectoryError):

@@ -112,10 +112,11 @@ async def _make(root: Path) -> str:
         out = parse_json(answer, what="The host's answer")
         if not out.get("ok"):
             raise RuntimeError(f"{op}: {out.get('error') or out}")
-        return out["result"]
+        result: dict[str, Any] = out["result"]
+        return result
 
     try:
-        project = (await call("project.create", name="demo"))["project"]["id"]
+        project: str = (await call("project.create", name="demo"))["project"]["id"]
         await call(
             "blocks.candidate_edit",
             "human-ui",
@@ -250,7 +251,7 @@ def run_local(directory: Path, port: int, env_dir: Path, env_port: int = 0) -> i
                 print("The environment server did not start (its output is above).", flush=True)
                 return 1
         env_origin = said["url"]
-        site.RequestHandlerClass.func.peer_origins = (env_origin,)  # type: ignore[attr-defined]
+        site.RequestHandlerClass.func.peer_origins = (env_origin,)  # type: ignore[attr-defined]  # the handler is a functools.partial
         runner = _cli("runner", "--root", str(env_dir), "--server", env_origin)
         children.append(_Child("runner", runner))
         code = subprocess.run(

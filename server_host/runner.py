@@ -125,7 +125,8 @@ class HttpPoster:
             data = parse_json(answer.content, what="The server's answer")
             refusal = data.get("refusal") if isinstance(data, dict) else None
             if refusal is None:
-                return data
+                answered: dict[str, Any] = data
+                return answered
             if "challenge" in str(refusal.get("message", "")).lower():
                 await self.runner.refresh_challenge()
                 continue
@@ -211,7 +212,7 @@ class Runner:
             **{**fields, "runner_id": pin.runner_id, "keys": _keys(raw.pop("keys", {}))}
         )
         if not isinstance(job.template, str | None):
-            job.template = ""  # names no template: the run fails saying so
+            job.template = ""  # type: ignore[unreachable]  # the server's JSON may hold any type; names no template: the run fails saying so
         # both name folders here: only the shapes the server issues, whatever it sent
         if not _MISSION.fullmatch(job.mission_id) or not _PROJECT.fullmatch(job.project):
             _say(f"{PROG}: a queued mission with a malformed id was dropped")

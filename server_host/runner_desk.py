@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from core.custody.provider_keys import key_value_refusal, variable_refusal
 from core.custody.remote import MAX_ANSWER_BYTES
@@ -133,7 +133,7 @@ def load_pins(root: Path) -> RunnerPins:
 class Credentials(Contract):
     """What every runner request carries (module docstring)."""
 
-    model_config = Contract.model_config | {"hide_input_in_errors": True}
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     runner_id: str = Field(alias="runnerId", max_length=64)
     secret: Secret
@@ -221,7 +221,7 @@ class SpawnBody(Contract):
     provider keys the browser host gives this run only (variable → value, issue 31; what
     ``core.custody.provider_keys.keys_for_run`` answered there)."""
 
-    model_config = Contract.model_config | {"hide_input_in_errors": True}
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     project: str = Field(max_length=64)
     packet: str = Field(min_length=1, max_length=200_000)
@@ -512,10 +512,12 @@ class RunnerDesk(Landing):
         ]
 
     @staticmethod
-    def _hand_out(pin: RunnerPin, queue: _Queue, busy: int) -> tuple[list[dict], list[str]]:
+    def _hand_out(
+        pin: RunnerPin, queue: _Queue, busy: int
+    ) -> tuple[list[dict[str, Any]], list[str]]:
         """The jobs a runner running ``busy`` missions takes now (``max_parallel``), and the
         running missions a person cancelled."""
-        work = []
+        work: list[dict[str, Any]] = []
         while queue.jobs and busy + len(work) < pin.max_parallel:
             job = queue.jobs.popleft()
             queue.running.add(job["mission_id"])
@@ -896,8 +898,8 @@ class RunnerDesk(Landing):
         ran = await self.service.composed.host.run(
             "mission.post", args, actor=f"runner:{pin.runner_id}"
         )
-        result = ran.result
-        return result.model_dump(mode="json") if hasattr(result, "model_dump") else result
+        posted: dict[str, Any] = ran.result.model_dump(mode="json")
+        return posted
 
     async def finished(self, peer: str | None, body: FinishedBody) -> dict[str, list[str]]:
         """``POST /api/runner/finished``: which of ``missions`` (in the pin's projects) are

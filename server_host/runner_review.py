@@ -210,8 +210,8 @@ def merge_branch(folder: Path, fence: GitFence | None, mission_id: str) -> dict[
     how_to = ("--ff", "--no-edit", "--no-gpg-sign", "--no-verify-signatures", "--no-autostash")
     done = _git(folder, fence, "merge", *how_to, "-m", merge_message(mission_id), branch)
     if done.returncode != 0:
-        listed = _git(folder, fence, "diff", "--name-only", "-z", "--diff-filter=U").stdout
-        conflicts = [p for p in listed.split("\0") if p]
+        unmerged = _git(folder, fence, "diff", "--name-only", "-z", "--diff-filter=U").stdout
+        conflicts = [p for p in unmerged.split("\0") if p]
         _git(folder, fence, "merge", "--abort")
         after = _state(folder, fence)
         if after != before:

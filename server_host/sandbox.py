@@ -94,7 +94,10 @@ class ProcessSandbox(Protocol):
     """A way to run a process inside a :class:`Fence`; ``name`` goes into the audit
     (``bubblewrap``, ``none``)."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """What the audit calls this sandbox."""
+        ...
 
     def command(self, argv: Sequence[str], fence: Fence, cwd: Path) -> list[str]:
         """The argv that runs ``argv`` in ``cwd`` inside ``fence``; refuses

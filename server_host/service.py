@@ -389,7 +389,8 @@ class EnvironmentService:
         self._http[channel_id] = revoked
         task = asyncio.ensure_future(work())
         try:
-            await asyncio.wait({task, revoked}, return_when=asyncio.FIRST_COMPLETED)
+            racing: list[asyncio.Future[Any]] = [task, revoked]
+            await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
             if not task.done():
                 task.cancel()
                 with contextlib.suppress(BaseException):
@@ -542,7 +543,8 @@ class EnvironmentService:
             return
         task = asyncio.ensure_future(self._channel_call(channel_id, chan, message))
         chan.calls[message.id] = task
-        task.add_done_callback(lambda _t, rid=message.id: chan.calls.pop(rid, None))
+        rid = message.id
+        task.add_done_callback(lambda _t: chan.calls.pop(rid, None))
 
     async def _channel_call(
         self, channel_id: str, chan: OpenChannel, request: ExecuteRequest
@@ -591,9 +593,8 @@ class EnvironmentService:
         op = f"env.{command.replace('/', '.')}"
         authorized = await self._authorize(op, env_key, bearer)
         actor = f"peer:{authorized.bearer_hash[:12]}"
-        model: type[ProjectArgs] = {"exec": ExecArgs, "git/config": GitConfigArgs}.get(
-            command, ProjectArgs
-        )
+        models: dict[str, type[ProjectArgs]] = {"exec": ExecArgs, "git/config": GitConfigArgs}
+        model = models.get(command, ProjectArgs)
         try:
             args = parse_body(model, body)
             policy = await self.composed.reload_policy()

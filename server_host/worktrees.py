@@ -33,6 +33,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from core.json_bound import parse_json
 from core.refusals import Code, Refused
@@ -184,7 +185,7 @@ class Worktrees:
 
     # ---- the side record ----------------------------------------------------------------
 
-    def _load(self) -> dict[str, dict]:
+    def _load(self) -> dict[str, dict[str, Any]]:
         try:
             data = parse_json(self.record_path.read_bytes(), what="The worktree record")
         except FileNotFoundError:
@@ -193,7 +194,7 @@ class Worktrees:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def _store(self, record: dict[str, dict]) -> None:
+    def _store(self, record: dict[str, dict[str, Any]]) -> None:
         tmp = self.record_path.with_name(f".{RECORD}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
@@ -326,7 +327,7 @@ class Worktrees:
                 removed.append(mid)
         return removed
 
-    def status(self) -> list[dict]:
+    def status(self) -> list[dict[str, Any]]:
         """Each recorded worktree: mission, project, branch, bytes on disk, idle seconds."""
         rows = []
         now = int(time.time() * 1000)

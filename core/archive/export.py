@@ -68,6 +68,7 @@ from core.ports import FileRelay, ListsFolders, ProjectFiles, Relayed, RelayItem
 from core.projects.read_through import ReadThrough
 from core.refusals import Code, Refused
 from core.time import instant_iso
+from core.vocabulary import Sha256Hex
 
 __all__ = [
     "MAX_LEFT_OUT",
@@ -161,7 +162,7 @@ class ArchiveSummary(Contract):
     name: str
     filename: str
     size: int = Field(ge=0)
-    manifest_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    manifest_sha256: Sha256Hex
     files: int = Field(ge=0)
     bytes: int = Field(ge=0)
     folders: int = Field(ge=0)

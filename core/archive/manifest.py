@@ -13,15 +13,14 @@ are shared by the export (:mod:`core.archive.export`), the import plan
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, model_validator
 
-from core.custody.environment import ENV_KEY_PATTERN
 from core.model import Contract
 from core.paths import META_DIR, check_name
-from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Refused
+from core.vocabulary import EnvKey, ProjectId, Sha256Hex
 
 __all__ = [
     "ARCHIVE_SCHEMA",
@@ -35,8 +34,8 @@ __all__ = [
     "ManifestFile",
 ]
 
-ARCHIVE_SCHEMA = "voicebox-archive-v1"
-ARCHIVE_SCHEMA_WITH_MEMORY = "voicebox-archive-v2"
+ARCHIVE_SCHEMA: Final = "voicebox-archive-v1"
+ARCHIVE_SCHEMA_WITH_MEMORY: Final = "voicebox-archive-v2"
 """The schema of an archive that carries the project's memory (issue 33 item 3): v1 plus the
 manifest's ``memory``. An archive without memory stays v1, byte for byte as before."""
 MANIFEST_NAME = f"{META_DIR}/archive-manifest.json"
@@ -58,7 +57,7 @@ class ManifestFile(Contract):
 
     path: str = Field(min_length=1, max_length=4096)
     size: int = Field(ge=0)
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    sha256: Sha256Hex
 
 
 class ArchiveMemory(Contract):
@@ -89,15 +88,15 @@ class ArchiveManifest(Contract):
         default=ARCHIVE_SCHEMA, alias="schema"
     )
     name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_display_name)]
-    source_project: str | None = Field(default=None, pattern=PROJECT_ID_PATTERN)
-    source_env_key: str | None = Field(default=None, pattern=ENV_KEY_PATTERN)
+    source_project: ProjectId | None = None
+    source_env_key: EnvKey | None = None
     exported_at: str = Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
     files: list[ManifestFile]
     folders: list[str] = Field(default_factory=list)
     total_bytes: int = Field(ge=0)
     memory: ArchiveMemory | None = None
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     @model_validator(mode="after")
     def _schema_says_memory(self) -> ArchiveManifest:

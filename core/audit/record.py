@@ -23,6 +23,7 @@ from pydantic import Field, StringConstraints
 
 from core.gestures import HUMAN_UI
 from core.model import Contract, canonical_json
+from core.vocabulary import Sha256Hex
 
 GENESIS = "0" * 64
 """The ``prev`` of the first record."""
@@ -36,7 +37,7 @@ ANCHOR_ORIGIN = "voicebox-audit-anchor-v1"
 Decision = Literal["admitted", "refused", "recorded"]
 DetailValue = Annotated[str, StringConstraints(max_length=1000)] | int | bool | None
 MAX_DETAILS = 32
-Hex64 = Annotated[str, StringConstraints(pattern="^[0-9a-f]{64}$")]
+Hex64 = Sha256Hex
 
 
 class AuditRecord(Contract):
@@ -57,8 +58,8 @@ class AuditRecord(Contract):
     details: dict[Annotated[str, StringConstraints(max_length=64)], DetailValue] = Field(
         default_factory=dict, max_length=MAX_DETAILS
     )
-    prev: str = Field(pattern="^[0-9a-f]{64}$")
-    hash: str = Field(pattern="^[0-9a-f]{64}$")
+    prev: Sha256Hex
+    hash: Sha256Hex
     mac: Hex64 | None = Field(
         default=None,
         description="HMAC-SHA256 of the record's hash under the host's audit key (absent on "

@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from core.audit import AuditLog
 from core.custody.authorize import authorize_from_state
@@ -69,7 +69,7 @@ class AdminRequest(Contract):
     host_token: Secret | None = Field(default=None, alias="hostToken")
     env_key: str | None = Field(default=None, alias="envKey", max_length=64)
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
 
 class ServerPorts(Protocol):

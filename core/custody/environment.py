@@ -27,6 +27,7 @@ from core.model import Contract
 from core.paths import check_name
 from core.ports import HostState, Randomness
 from core.refusals import Code, Refused
+from core.vocabulary import ENV_KEY_PATTERN, EnvKey
 
 __all__ = [
     "ENVIRONMENTS_DOC",
@@ -43,7 +44,6 @@ __all__ = [
 ]
 
 ENVIRONMENTS_DOC = "environments.json"
-ENV_KEY_PATTERN = r"^ek_[0-9a-f]{32}$"
 MAX_ENVIRONMENTS = 256
 EnvKind = Literal["local", "peer"]
 
@@ -89,7 +89,7 @@ class Environment(Contract):
 
     model_config = _ALIASED
 
-    key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    key: EnvKey = Field(alias="envKey")
     name: str = Field(min_length=1, max_length=200)
     kind: EnvKind
     added_at: int = Field(alias="addedAt", ge=0, description="Milliseconds since the epoch.")

@@ -40,11 +40,12 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from core.custody.environment import ENV_KEY_PATTERN, load_environments
+from core.custody.environment import load_environments
 from core.model import Contract
 from core.ports import Clock, HostState, Randomness
 from core.refusals import Code, Refused
 from core.secret import Secret
+from core.vocabulary import EnvKey, Sha256Hex
 
 __all__ = [
     "CODE_CHARS",
@@ -131,8 +132,8 @@ class PendingCode(Contract):
 
     model_config = _ALIASED
 
-    hash: str = Field(pattern=r"^[0-9a-f]{64}$")
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    hash: Sha256Hex
+    env_key: EnvKey = Field(alias="envKey")
     issued_at: int = Field(alias="issuedAt", ge=0)
     expires_at: int = Field(alias="expiresAt", ge=0)
     failures: int = Field(default=0, ge=0)

@@ -26,12 +26,13 @@ from pydantic import Field, ValidationError
 from core.audit import AuditLog
 from core.custody.bearer import bearer_hash, bearer_ref, find_hash, is_bearer_shaped, new_bearer
 from core.custody.channels import ChannelClose, LiveChannels
-from core.custody.environment import ENV_KEY_PATTERN, is_env_key, load_environments
+from core.custody.environment import is_env_key, load_environments
 from core.custody.host_token import require_host_token
 from core.model import Contract
 from core.ports import Clock, HostState, Randomness
 from core.refusals import Code, Refused
 from core.secret import REVEAL, Secret
+from core.vocabulary import EnvKey, Sha256Hex
 
 __all__ = [
     "PAIRINGS_DOC",
@@ -51,7 +52,6 @@ __all__ = [
 
 PAIRINGS_DOC = "pairings.json"
 MAX_RECORDS = 4096
-HASH_PATTERN = r"^[0-9a-f]{64}$"
 
 _ALIASED = Contract.model_config | {"serialize_by_alias": True, "hide_input_in_errors": True}
 
@@ -61,8 +61,8 @@ class IssuedBearer(Contract):
 
     model_config = _ALIASED
 
-    hash: str = Field(pattern=HASH_PATTERN)
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    hash: Sha256Hex
+    env_key: EnvKey = Field(alias="envKey")
     issued_at: int = Field(alias="issuedAt", ge=0)
 
 
@@ -71,7 +71,7 @@ class OutboundBearer(Contract):
 
     model_config = _ALIASED
 
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    env_key: EnvKey = Field(alias="envKey")
     bearer: Secret
     recorded_at: int = Field(alias="recordedAt", ge=0)
     revoked_at: int | None = Field(default=None, alias="revokedAt", ge=0)
@@ -85,8 +85,8 @@ class RevokedBearer(Contract):
 
     model_config = _ALIASED
 
-    hash: str = Field(pattern=HASH_PATTERN)
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    hash: Sha256Hex
+    env_key: EnvKey = Field(alias="envKey")
     revoked_at: int = Field(alias="revokedAt", ge=0)
 
 

@@ -37,10 +37,10 @@ import re
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from core.custody.bearer import is_bearer_shaped
-from core.custody.environment import ENV_KEY_PATTERN, Environments
+from core.custody.environment import Environments
 from core.custody.pair_code import env_fingerprint
 from core.custody.wire import MAX_CHUNK_BYTES, MAX_FRAME_BYTES
 from core.json_bound import parse_json
@@ -48,6 +48,7 @@ from core.model import Contract
 from core.protocol import PROTOCOL_VERSION
 from core.refusals import Code, Refused
 from core.secret import Secret
+from core.vocabulary import EnvKey, Sha256Hex
 
 __all__ = [
     "FENCED_COMMANDS",
@@ -104,10 +105,10 @@ class RemoteChanged(Contract):
     its envKey and its state now (``removed``: forgotten here). The page lists the
     environments again; nothing secret is in it."""
 
-    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+    model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
     type: Literal["env.changed"] = "env.changed"
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    env_key: EnvKey = Field(alias="envKey")
     state: RemoteState | Literal["removed"]
 
 
@@ -268,9 +269,9 @@ def allowed_origins(environments: Environments, claiming: str | None = None) -> 
 class ClaimAnswer(Contract):
     """What ``POST /api/pair/claim`` answers: the envKey, its bearer and its fingerprint."""
 
-    model_config = Contract.model_config | {"hide_input_in_errors": True, "extra": "ignore"}
+    model_config = ConfigDict(hide_input_in_errors=True, extra="ignore")
 
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    env_key: EnvKey = Field(alias="envKey")
     bearer: Secret
     fingerprint: str = Field(max_length=64)
 
@@ -280,10 +281,10 @@ class Identity(Contract):
     version it speaks (:data:`core.protocol.PROTOCOL_VERSION`; servers before issue 29 sent
     none and spoke version 1)."""
 
-    model_config = Contract.model_config | {"extra": "ignore"}
+    model_config = ConfigDict(extra="ignore")
 
     name: str = Field(min_length=1, max_length=200)
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    env_key: EnvKey = Field(alias="envKey")
     fingerprint: str = Field(max_length=64)
     protocol: int = 1
 
@@ -292,7 +293,7 @@ class _Versioned(Contract):
     """The one field read from an identity before its shape: another version's identity may
     have another shape, and its version is then the refusal."""
 
-    model_config = Contract.model_config | {"extra": "ignore"}
+    model_config = ConfigDict(extra="ignore")
 
     protocol: int = 1
 
@@ -386,14 +387,14 @@ class CommandRun(Contract):
     ``output_bytes`` and ``output_sha256`` of the whole output; ``output_b64`` what was kept,
     base64. The server answers this plus its audit number ``logged``."""
 
-    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+    model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
     exit_status: int = Field(alias="exitStatus")
     duration_ms: int = Field(alias="durationMs", ge=0)
     timed_out: bool = Field(alias="timedOut")
     truncated: bool
     output_bytes: int = Field(alias="outputBytes", ge=0)
-    output_sha256: str = Field(alias="outputSha256", pattern=r"^[0-9a-f]{64}$")
+    output_sha256: Sha256Hex = Field(alias="outputSha256")
     output_b64: str = Field(alias="outputB64", max_length=16 * 1024 * 1024)
 
 

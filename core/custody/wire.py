@@ -32,6 +32,7 @@ from core.model import Contract
 from core.refusals import Code, RefusalBody, Refused, invalid_input
 from core.secret import REVEAL, Secret, known_names
 from core.tools.receipts import HostReceipt
+from core.vocabulary import DESCRIPTOR_ID_PATTERN, DescriptorId
 
 __all__ = [
     "CHUNK_HEAD_BYTES",
@@ -67,12 +68,10 @@ MAX_STREAM_BYTES = 1 << 30
 most an archive import here expands to (:class:`core.archive.plan.ImportBounds`). The host relays
 a peer's chunks to the page, which gathers them into a Blob; past this the call is refused
 ``message-too-large`` and no further chunk is relayed (issue 13)."""
-DESCRIPTOR_ID_PATTERN = r"^d_[0-9a-f]{24}$"
 
 ToolName = Annotated[
     str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-z][a-z0-9_.-]*$")
 ]
-DescriptorId = Annotated[str, StringConstraints(pattern=DESCRIPTOR_ID_PATTERN)]
 EnvKeyText = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 """An ``envKey`` as sent: any short text. One that does not resolve is ``unknown-environment``."""
 RequestId = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[\w.:-]+$")]
@@ -196,7 +195,9 @@ def parse_peer_message(
     Refuses ``message-too-large`` or ``message-malformed``; never raises anything else.
     """
     text = _json_text(data, MAX_FRAME_BYTES)
-    message = _validate(_PEER.validate_json, text, _PEER_NAMES)
+    message: HelloFrame | ExecuteRequest | ExecuteResult | ExecuteRefusal = _validate(
+        _PEER.validate_json, text, _PEER_NAMES
+    )
     if isinstance(message, ExecuteRequest):
         _args_bounded(message.args)
     return message

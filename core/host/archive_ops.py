@@ -51,11 +51,12 @@ from core.host.project_ops import ProjectInfo
 from core.model import Contract
 from core.paths import check_name, parse_path
 from core.ports import Sink
-from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
+from core.vocabulary import ProjectId
 
 __all__ = [
     "IMPORT_BOUNDS",
+    "ArchiveSummary",
     "ExportArgs",
     "ImportAnswer",
     "ImportArgs",
@@ -76,7 +77,7 @@ class ExportArgs(Contract):
     """``project.export``: the project to export, or only one ``folder`` of it (``""``: the
     whole project)."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     folder: str = Field(default="", max_length=5000)
 
 

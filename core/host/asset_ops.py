@@ -25,10 +25,10 @@ from pydantic import Field
 from core.host.file_ops import FileDigest
 from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
-from core.projects.project import PROJECT_ID_PATTERN
 from core.projects.tree import free_path
 from core.refusals import Code, Refused
 from core.tools.asset_check import MAX_ASSET_BYTES, CreateAssetArgs, check_png
+from core.vocabulary import ProjectId
 
 __all__ = ["MODULE", "RUN_TIME_MS", "AssetCreateArgs", "AssetCreated"]
 
@@ -39,7 +39,7 @@ RUN_TIME_MS = 3000
 class AssetCreateArgs(CreateAssetArgs):
     """``create-asset``'s arguments plus the project the host writes into."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN, description="The project to write into.")
+    project: ProjectId = Field(description="The project to write into.")
     on_conflict: Literal["refuse", "replace", "keep-both"] = Field(
         default="refuse",
         description="When the path exists: replace it, refuse (already-exists, nothing run), "

@@ -6,12 +6,13 @@ grow it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
+from core.audit.record import AuditRecord
 from core.host.operations import Call, Outcome
-from core.model import Contract, NoArgs
+from core.model import Contract, JsonOf, NoArgs
 
 __all__ = ["AuditListArgs"]
 
@@ -32,7 +33,7 @@ class AuditListArgs(Contract):
 class AuditPage(Contract):
     """A page of audit records, newest first; ``next_before`` continues the walk (or null)."""
 
-    records: list[dict[str, Any]]
+    records: list[Annotated[dict[str, Any], JsonOf(AuditRecord)]]
     head: int
     next_before: int | None
 
@@ -59,7 +60,8 @@ async def audit_list(call: Call[AuditListArgs]) -> Outcome:
             break
         scanned += len(page)
         for rec in page:
-            before = int(rec["seq"])  # type: ignore[arg-type]
+            seq = rec["seq"]  # an audit record's number: always an int
+            before = seq if isinstance(seq, int) else int(str(seq))
             if _matches(rec, args):
                 found.append(rec)
                 if len(found) == args.limit:

@@ -20,24 +20,25 @@ these operations carries none, and a gesture token they put in an argument (``ra
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from core.host.operations import Call, Outcome
 from core.missions.blocks import (
     EditOp,
+    SkeletonStore,
     apply_candidate_edit,
     check_store_version,
     load_store,
     ratify,
     save_store,
 )
-from core.missions.letters import MissionId
+from core.missions.letters import CandidateJson, MissionId
 from core.missions.receipt_import import import_receipt
-from core.model import Contract
-from core.projects.project import PROJECT_ID_PATTERN
+from core.model import Contract, JsonOf
 from core.time import instant_iso
+from core.vocabulary import ProjectId
 
 __all__ = [
     "BlocksAnswer",
@@ -55,20 +56,18 @@ __all__ = [
     "receipt_import",
 ]
 
-_PROJECT = Field(pattern=PROJECT_ID_PATTERN)
-
 
 class ProjectArgs(Contract):
     """Arguments naming one project."""
 
-    project: str = _PROJECT
+    project: ProjectId
 
 
 class BlocksAnswer(Contract):
     """The project's system-block store (``null`` when it has none) and whether its present
     version is the ratified one."""
 
-    store: dict[str, Any] | None
+    store: Annotated[dict[str, Any], JsonOf(SkeletonStore)] | None
     ratified_current: bool
 
 
@@ -90,7 +89,7 @@ class EditArgs(Contract):
     version the batch was written against. The seat defaults to ``owner`` for a person's gesture
     and ``runner`` otherwise; ``owner`` is only ever a person's gesture (:func:`owner_seat`)."""
 
-    project: str = _PROJECT
+    project: ProjectId
     ops: list[EditOp] = Field(min_length=1, max_length=200)
     seat: Literal["owner", "runner"] | None = None
     if_store_version: int | None = Field(default=None, ge=0)
@@ -145,7 +144,7 @@ class RatifyArgs(Contract):
     """``blocks.ratify``: the store version the person saw, and ``ratified_via`` naming the
     gesture token."""
 
-    project: str = _PROJECT
+    project: ProjectId
     store_version: int = Field(ge=1)
     ratified_via: str | None = Field(default=None, max_length=64)
 
@@ -182,8 +181,8 @@ class ImportArgs(Contract):
     mission it came from (optional), the store version the person saw (optional), and
     ``imported_via`` naming the gesture token."""
 
-    project: str = _PROJECT
-    candidate: dict[str, Any]
+    project: ProjectId
+    candidate: CandidateJson
     mission_id: MissionId | None = None
     if_store_version: int | None = Field(default=None, ge=0)
     imported_via: str | None = Field(default=None, max_length=64)

@@ -10,7 +10,7 @@ as unavailable, with its reason (no runner daemon in this placement, SPEC §12).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -18,7 +18,7 @@ from core.custody.held_secrets import refuse_held_in_packet
 from core.host.operations import Call, Outcome
 from core.missions.blocks import load_store
 from core.missions.draft import draft_mission, skeleton_brief
-from core.missions.letters import BlockRef, Capability, Seat
+from core.missions.letters import BlockRef, Capability, LetterJson, Seat
 from core.missions.mailbox import AgentId
 from core.missions.packet import (
     MAX_NOTE_CHARS,
@@ -27,9 +27,9 @@ from core.missions.packet import (
     compose_modes,
 )
 from core.model import Contract
-from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 from core.time import instant_iso
+from core.vocabulary import ProjectId
 
 __all__ = ["ComposeAnswer", "ComposeArgs"]
 
@@ -41,7 +41,7 @@ class ComposeArgs(Contract):
     mission), the agent it is for (``to``), its seat and capability, an optional pinned runner
     id, the operator's note, and the mode the packet will travel by."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     block_id: BlockRef
     to: AgentId
     seat: Seat = "hand"
@@ -58,7 +58,7 @@ class ComposeAnswer(Contract):
     mission_id: str
     packet: str
     packet_ref: str
-    letter: dict[str, Any]
+    letter: LetterJson
     modes: list[ModeOption]
     read_only: bool
 

@@ -20,13 +20,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import contextlib
-from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from core.custody.environment import load_environments
 from core.custody.pair_code import env_fingerprint
@@ -38,15 +35,16 @@ from core.custody.route import LocalRoute, route_call
 from core.custody.wire import CallEnvelope
 from core.gestures import HUMAN_UI
 from core.host.operations import Call, Outcome
-from core.model import Contract, NoArgs
-from core.ports import EnvironmentServers, Sink
-from core.projects.project import PROJECT_ID_PATTERN
+from core.model import Contract, JsonOf, NoArgs
+from core.ports import EnvironmentServers
 from core.refusals import Code, Refused
 from core.secret import Secret
 from core.tools.admission import CallRequest
 from core.tools.builtin import DESCRIBE
 from core.tools.receipts import HostReceipt
-from core.tools.runner import ToolOutcome, ToolRunner
+from core.tools.registry import Descriptor
+from core.tools.runner import Sink, ToolOutcome, ToolRunner
+from core.vocabulary import ProjectId
 
 __all__ = ["services"]
 
@@ -56,7 +54,7 @@ class EnvRef(Contract):
 
     env_key: str = Field(alias="envKey", max_length=64)
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
 
 class EnvCreateArgs(Contract):
@@ -70,7 +68,7 @@ class EnvAddArgs(Contract):
     code its operator minted (``voicebox-env pair-code``). The code is a claim ticket, never
     stored here, never in the audit."""
 
-    model_config = Contract.model_config | {"hide_input_in_errors": True}
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     url: str = Field(min_length=1, max_length=300)
     code: Secret
@@ -82,10 +80,10 @@ class EnvCommandArgs(Contract):
     shell string; ``time_limit_ms`` may only lower the operator's limit), ``git/init``, or
     ``git/config`` (``key`` one of the keys the server allows, ``value``)."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = Field(alias="envKey", max_length=64)
-    project: str = Field(pattern=PROJECT_ID_PATTERN, description="The remote project's id.")
+    project: ProjectId = Field(description="The remote project's id.")
     command: FencedCommand
     argv: list[Annotated[str, Field(max_length=4096)]] | None = Field(
         default=None, min_length=1, max_length=256
@@ -116,7 +114,7 @@ class RemoteInfo(Contract):
     state: RemoteState
     last_contact: int | None = Field(alias="lastContact")
 
-    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+    model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
 
 class EnvInfo(Contract):
@@ -133,7 +131,7 @@ class EnvInfo(Contract):
     connected: bool
     remote: RemoteInfo | None = None
 
-    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+    model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
 
 class EnvList(Contract):
@@ -157,16 +155,16 @@ class Revoked(Contract):
     channels_closed: int = Field(alias="channelsClosed")
     peer_logged: int | None = Field(alias="peerLogged")
 
-    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+    model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
 
 class ToolList(Contract):
     """Discovery of one environment's tools."""
 
     env_key: str = Field(alias="envKey")
-    tools: list[dict[str, Any]]
+    tools: list[Annotated[dict[str, Any], JsonOf(Descriptor)]]
 
-    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+    model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
 
 class ToolCallResult(Contract):
@@ -177,11 +175,11 @@ class ToolCallResult(Contract):
     result: dict[str, Any]
     receipt: HostReceipt | None = None
 
-    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+    model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
 
 class _Services:
-    def __init__(self, call: Call[Any]) -> None:
+    def __init__(self, call: Call[Contract]) -> None:
         peers = call.host.peers
         if peers is None:
             raise Refused(Code.OPERATION_UNKNOWN, "This host runs no environment servers.")
@@ -203,13 +201,13 @@ class _Services:
                 origin=env.origin,
                 fingerprint=env_fingerprint(env.key),
                 state="revoked" if standing == "revoked" else state,
-                lastContact=self.peers.last_contact(env.key),
+                last_contact=self.peers.last_contact(env.key),
             )
         running = env.kind == "local" or connected or self.servers.running(env.name)
         return EnvInfo(
             remote=remote,
             name=env.name,
-            envKey=env.key,
+            env_key=env.key,
             kind=env.kind,
             paired=standing == "paired",
             revoked=standing == "revoked",
@@ -223,7 +221,7 @@ class _Services:
         return sorted(infos, key=lambda i: (i.kind != "local", i.name))
 
 
-def services(call: Call[Any]) -> _Services:
+def services(call: Call[Contract]) -> _Services:
     """The environment services of the host that received ``call``."""
     return _Services(call)
 
@@ -325,10 +323,10 @@ async def env_command(call: Call[EnvCommandArgs]) -> Outcome:
     kept = base64.b64decode(answer.output_b64, validate=True) if answer.output_b64 else b""
     ran = CommandRan(
         **answer.model_dump(exclude={"logged"}),
-        envKey=a.env_key,
+        env_key=a.env_key,
         command=a.command,
         output=kept.decode("utf-8", "replace")[:MAX_COMMAND_OUTPUT_CHARS],
-        peerLogged=answer.logged,
+        peer_logged=answer.logged,
     )
     return Outcome(
         ran,
@@ -352,10 +350,10 @@ async def env_revoke(call: Call[EnvRef]) -> Outcome:
     if await s.admin.is_remote(call.args.env_key):
         await s.peers.close_all(call.args.env_key)  # the next call's hello hears the answer
     result = Revoked(
-        envKey=call.args.env_key,
+        env_key=call.args.env_key,
         revoked=done.get("revoked", 0),
-        channelsClosed=done.get("channelsClosed", 0),
-        peerLogged=done.get("logged"),
+        channels_closed=done.get("channelsClosed", 0),
+        peer_logged=done.get("logged"),
     )
     return Outcome(
         result,
@@ -385,7 +383,7 @@ async def tool_discover(call: Call[EnvRef]) -> Outcome:
             envKey=env_key, tool=DESCRIBE, descriptorId=describe.descriptor_id, args={}
         )
         tools = (await s.peers.call(route, envelope)).result.get("tools", [])
-    return Outcome(ToolList(envKey=env_key, tools=tools))
+    return Outcome(ToolList(env_key=env_key, tools=tools))
 
 
 async def tool_call(call: Call[CallEnvelope]) -> Outcome:
@@ -398,71 +396,38 @@ async def tool_call(call: Call[CallEnvelope]) -> Outcome:
     route = route_call(
         await load_environments(s.ctx.state), await load_pairings(s.ctx.state), envelope.env_key
     )
-    details: dict[str, str | int | bool | None] = {
-        "envKey": envelope.env_key,
-        "tool": envelope.tool,
-        "route": "local" if isinstance(route, LocalRoute) else "peer",
-    }
-    placeholder = ToolCallResult(envKey=envelope.env_key, tool=envelope.tool, result={})
-    if not isinstance(route, LocalRoute):
-        peer_route = route
 
-        async def relay(target: Sink) -> ToolCallResult:
-            # the transport's own sink goes to the peer call (issue 34): a remote's chunks
-            # can then pass WebSocket → page without entering Python (core counts them)
-            answer = await s.peers.call(peer_route, envelope, target)
-            return ToolCallResult(
-                envKey=envelope.env_key,
-                tool=envelope.tool,
-                result=answer.result,
-                receipt=answer.receipt,
+    async def write(sink: Sink) -> ToolCallResult:
+        """The call itself, run by the pipeline's streaming step (Outcome.writer): a streaming
+        tool's chunks go to the transport's sink in order as they are produced, here or at the
+        peer; the answer follows them."""
+        if isinstance(route, LocalRoute):
+            admitted = s.tools.admit(
+                CallRequest(
+                    tool=envelope.tool,
+                    descriptor_id=envelope.descriptor_id,
+                    args=envelope.args,
+                    confirmed_by=HUMAN_UI if call.human else None,
+                )
             )
-
-        return Outcome(placeholder, writer=relay, details=details)
-    queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=8)
-
-    async def sink(chunk: bytes) -> None:
-        await queue.put(chunk)
-
-    async def work() -> ToolOutcome:
-        admitted = s.tools.admit(
-            CallRequest(
-                tool=envelope.tool,
-                descriptor_id=envelope.descriptor_id,
-                args=envelope.args,
-                confirmed_by=HUMAN_UI if call.human else None,
-            )
-        )
-        return await s.tools.run(admitted, actor=call.actor, sink=sink)
-
-    task = asyncio.ensure_future(work())
-
-    async def stream() -> AsyncIterator[bytes]:
-        while True:
-            get = asyncio.ensure_future(queue.get())
-            done, _ = await asyncio.wait({get, task}, return_when=asyncio.FIRST_COMPLETED)
-            if get in done:
-                yield get.result()
-                continue
-            get.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await get
-            while not queue.empty():
-                yield queue.get_nowait()
-            return
-
-    async def finish() -> ToolCallResult:
-        outcome = task.result()
+            outcome = await s.tools.run(admitted, actor=call.actor, sink=sink)
+        else:
+            answer = await s.peers.call(route, envelope, sink)
+            outcome = ToolOutcome(result=answer.result, receipt=answer.receipt)
         return ToolCallResult(
-            envKey=envelope.env_key,
+            env_key=envelope.env_key,
             tool=envelope.tool,
             result=outcome.result,
             receipt=outcome.receipt,
         )
 
+    details: dict[str, str | int | bool | None] = {
+        "envKey": envelope.env_key,
+        "tool": envelope.tool,
+        "route": "local" if isinstance(route, LocalRoute) else "peer",
+    }
     return Outcome(
-        placeholder,
-        stream=stream(),
-        finish=finish,
+        ToolCallResult(env_key=envelope.env_key, tool=envelope.tool, result={}),
+        writer=write,
         details=details,
     )

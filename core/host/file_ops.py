@@ -33,10 +33,10 @@ from core.ports import Entry, ProjectFiles
 from core.projects.composed import refuse_twins
 from core.projects.edit_version import FileChanged, require_opened_version
 from core.projects.listing_cache import cached_lister
-from core.projects.project import PROJECT_ID_PATTERN
 from core.projects.trash import TRASH_ID_PATTERN, Trash, TrashEntry
 from core.projects.tree import free_path, move_tree, survey
 from core.refusals import Code, Refused
+from core.vocabulary import ProjectId
 
 __all__ = ["EDITOR_TEXT_BYTES", "FileDigest", "visible"]
 
@@ -52,14 +52,14 @@ PathText = str
 class FolderArgs(Contract):
     """A folder of a project; ``""`` is the project root."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     folder: PathText = Field(default="", max_length=5000)
 
 
 class PathArgs(Contract):
     """One path in a project."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     path: PathText = Field(max_length=5000)
 
 
@@ -91,7 +91,7 @@ class MoveArgs(Contract):
     """``file.move``: rename or move the file or folder ``src`` to ``dst``; ``on_conflict``
     says what happens when ``dst`` exists (``refuse``: ``already-exists``)."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     src: PathText = Field(max_length=5000)
     dst: PathText = Field(max_length=5000)
     on_conflict: OnConflict = "refuse"
@@ -100,7 +100,7 @@ class MoveArgs(Contract):
 class TrashArgs(Contract):
     """``trash.list``: the project whose trash to list."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
 
 
 class TrashRef(Contract):
@@ -108,7 +108,7 @@ class TrashRef(Contract):
     empties the whole trash). ``on_conflict`` for a restore onto a name that exists again:
     ``refuse`` (``already-exists``) or ``keep-both``."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     id: str | None = Field(default=None, pattern=TRASH_ID_PATTERN)
     on_conflict: Literal["refuse", "keep-both"] = "refuse"
 

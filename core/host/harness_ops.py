@@ -21,9 +21,10 @@ HOST_DIR document); a spawn names it to the server by label, never in the letter
 
 from __future__ import annotations
 
-from pydantic import Field
+from collections.abc import Mapping
 
-from core.custody.environment import ENV_KEY_PATTERN
+from pydantic import ConfigDict, Field
+
 from core.custody.pairing import load_pairings
 from core.host.env_ops import services
 from core.host.operations import Call, Outcome
@@ -33,6 +34,7 @@ from core.missions.remote_runs import RunnerLive, parse_runners
 from core.missions.runner_pins import LABEL_PATTERN
 from core.model import Contract, NoArgs
 from core.refusals import Code, Refused
+from core.vocabulary import EnvKey
 
 __all__ = [
     "HarnessCapability",
@@ -87,20 +89,20 @@ class HarnessChooseArgs(Contract):
     """``harness.choose``: the environment (envKey), the capability and the template's label
     (``null``: no choice, the runner's first template)."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    env_key: EnvKey = Field(alias="envKey")
     capability: Capability
     label: str | None = Field(default=None, pattern=LABEL_PATTERN)
 
 
-async def _paired(call: Call[object]) -> list[str]:
+async def _paired(call: Call[Contract]) -> list[str]:
     pairings = await load_pairings(call.ctx.state)
     return sorted({o.env_key for o in pairings.outbound if o.revoked_at is None})
 
 
 def _capabilities(
-    runners: list[RunnerLive], env_key: str, chosen: dict[tuple[str, str], str]
+    runners: list[RunnerLive], env_key: str, chosen: Mapping[tuple[str, str], str]
 ) -> list[HarnessCapability]:
     out = []
     for capability in sorted({r.capability for r in runners}):
@@ -126,10 +128,12 @@ def _capabilities(
     return out
 
 
-async def _list(call: Call[object]) -> HarnessList:
+async def _list(call: Call[Contract]) -> HarnessList:
     admin = services(call).admin
     settings = await load_harness(call.ctx.state)
-    chosen = {(c.env_key, c.capability): c.label for c in settings.choices}
+    chosen: dict[tuple[str, str], str] = {
+        (c.env_key, c.capability): c.label for c in settings.choices
+    }
     names = {e.key: e.name for e in (await admin.environments()).environments}
     rows = []
     for env_key in await _paired(call):

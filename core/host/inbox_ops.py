@@ -12,9 +12,8 @@ nothing runs because a message arrived.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from core.custody.environment import load_environments
 from core.custody.pairing import load_pairings
@@ -61,7 +60,7 @@ class ContactArgs(Contract):
     agent_id: str = Field(alias="agentId", pattern=AGENT_ID_PATTERN)
     text: str = Field(min_length=1, max_length=20_000)
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
 
 class ReadArgs(Contract):
@@ -78,10 +77,10 @@ class Delivered(Contract):
     id: str
     route: str
 
-    model_config = Contract.model_config | {"serialize_by_alias": True, "populate_by_name": True}
+    model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
 
-async def _load(call: Call[Any]) -> Inbox:
+async def _load(call: Call[Contract]) -> Inbox:
     raw = await call.ctx.state.load(INBOX_DOC)
     return Inbox() if raw is None else Inbox.model_validate_json(raw)
 
@@ -138,6 +137,6 @@ async def fleet_contact(call: Call[ContactArgs]) -> Outcome:
         result = await s.peers.call(peer, envelope)
         message_id, route = str(result.result.get("id", "")), "peer"
     return Outcome(
-        Delivered(environmentKey=env.key, agentId=args.agent_id, id=message_id, route=route),
+        Delivered(environment_key=env.key, agent_id=args.agent_id, id=message_id, route=route),
         details={"environmentKey": env.key, "agentId": args.agent_id, "route": route},
     )

@@ -13,9 +13,8 @@ value joins the host's :class:`~core.custody.held_secrets.HeldSecrets` the momen
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
-from core.custody.environment import ENV_KEY_PATTERN
 from core.custody.pairing import load_pairings
 from core.custody.provider_keys import (
     MAX_KEYS,
@@ -34,6 +33,7 @@ from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
 from core.refusals import Code, Refused
 from core.secret import Secret
+from core.vocabulary import EnvKey
 
 __all__ = [
     "KeyGrantArgs",
@@ -87,17 +87,17 @@ class KeyGrantArgs(Contract):
     """A key (by its variable) and a paired environment (its envKey)."""
 
     variable: str = Field(pattern=VARIABLE_PATTERN)
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    env_key: EnvKey = Field(alias="envKey")
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
 
-async def _paired(call: Call[object]) -> list[str]:
+async def _paired(call: Call[Contract]) -> list[str]:
     pairings = await load_pairings(call.ctx.state)
     return sorted({o.env_key for o in pairings.outbound if o.revoked_at is None})
 
 
-async def _list(call: Call[object]) -> KeyList:
+async def _list(call: Call[Contract]) -> KeyList:
     held = await load_keys(call.ctx.state)
     return KeyList(
         keys=[KeyInfo.of(k) for k in held.keys],

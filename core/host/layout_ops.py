@@ -17,7 +17,7 @@ from core.host.operations import Call, Outcome
 from core.missions.ui_state import MAX_EXPANDED, Position, load_ui_state, save_ui_state
 from core.model import Contract
 from core.paths import parse_path
-from core.projects.project import PROJECT_ID_PATTERN
+from core.vocabulary import ProjectId
 
 __all__ = [
     "FilePosition",
@@ -33,7 +33,7 @@ class FilesLayoutArgs(Contract):
     """``files.layout``: ``project``, and ``expanded`` — the folders open now (project paths,
     at most :data:`~core.missions.ui_state.MAX_EXPANDED`) to remember, or ``null`` to read."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     expanded: list[Annotated[str, Field(max_length=4096)]] | None = Field(
         default=None, max_length=MAX_EXPANDED
     )
@@ -65,7 +65,7 @@ class FilePositionArgs(Contract):
     """``files.position``: ``project``, ``path`` (a project file), and ``position`` — where the
     editor is now, to remember — or ``null`` to read (``forget: true`` drops it)."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     path: str = Field(min_length=1, max_length=4096)
     position: Position | None = None
     forget: bool = False

@@ -14,18 +14,18 @@ persisted index open (:class:`core.missions.mailbox.MailboxCache`) instead of op
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from core.host.context import HostContext
 from core.host.operations import Call, Outcome
-from core.missions.letters import sha12
-from core.missions.mailbox import MAX_NOTE_CHARS, AgentId, note_line
-from core.model import Contract
-from core.projects.project import PROJECT_ID_PATTERN
+from core.missions.letters import LetterJson, sha12
+from core.missions.mailbox import MAX_NOTE_CHARS, AgentId, MailboxLine, note_line
+from core.model import Contract, JsonOf
 from core.refusals import Code, Refused
 from core.time import instant_iso
+from core.vocabulary import ProjectId
 
 __all__ = [
     "MailboxAnswer",
@@ -38,7 +38,6 @@ __all__ = [
     "warm_mailboxes",
 ]
 
-_PROJECT = Field(pattern=PROJECT_ID_PATTERN)
 
 WARM_PROJECTS = 16
 """At most this many projects' mailboxes are opened ahead of use (:func:`warm_mailboxes`)."""
@@ -48,7 +47,7 @@ class SendArgs(Contract):
     """``mailbox.send``: a plain letter from ``agent_id`` to the inbox ``to``; ``text`` is
     stored as the letter's ``body`` (the protocol's ``body`` is the binary payload)."""
 
-    project: str = _PROJECT
+    project: ProjectId
     agent_id: AgentId
     to: AgentId
     subject: str | None = Field(default=None, max_length=300)
@@ -89,7 +88,7 @@ class MailboxReadArgs(Contract):
     ``cursor`` continues); ``kind="note"`` only notes; ``kind="mission"`` one head per mission,
     most recently moved first."""
 
-    project: str = _PROJECT
+    project: ProjectId
     kind: Literal["note", "mission"] | None = None
     to: AgentId | None = None
     cursor: str | None = Field(default=None, max_length=32)
@@ -106,7 +105,7 @@ class MissionHeadView(Contract):
     posted_at: str
     superseded_count: int
     off_chain_count: int
-    letter: dict[str, Any]
+    letter: LetterJson
 
 
 class MailboxAnswer(Contract):
@@ -114,7 +113,7 @@ class MailboxAnswer(Contract):
     a plain read; ``skipped`` counts unparseable lines (in this page, or in the whole mailbox for
     heads); ``missions`` is the number of missions with a head."""
 
-    letters: list[dict[str, Any]] = Field(default_factory=list)
+    letters: list[Annotated[dict[str, Any], JsonOf(MailboxLine)]] = Field(default_factory=list)
     heads: list[MissionHeadView] = Field(default_factory=list)
     next_cursor: str | None = None
     skipped: int = 0

@@ -22,13 +22,11 @@ MailboxCache`), which is what makes a post O(1) in the mailbox's length.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
 from core.host.operations import Call, Outcome
 from core.missions.blocks import load_store
-from core.missions.letters import sha12
+from core.missions.letters import LetterJson, sha12
 from core.missions.mailbox import MAX_NOTE_CHARS, AgentId
 from core.missions.posting import DELIVERY_NOTICE, Posted, deliver_direct, post_mission_letter
 from core.model import Contract
@@ -53,7 +51,7 @@ class MissionPostArgs(Contract):
 
     project: str = _PROJECT
     agent_id: AgentId
-    letter: dict[str, Any]
+    letter: LetterJson
     archived_via: str | None = Field(default=None, max_length=64)
 
 
@@ -130,7 +128,7 @@ class DeliverArgs(Contract):
     project: str = _PROJECT
     agent_id: AgentId
     to: AgentId
-    letter: dict[str, Any]
+    letter: LetterJson
     packet: str = Field(min_length=1, max_length=MAX_NOTE_CHARS)
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 
 from core.custody.peer_admin import PeerAdmin
 from core.custody.peer_calls import PeerCalls
@@ -48,6 +48,7 @@ from core.tools.receipts import HostReceipt, Rung
 from core.tools.runner import Sink, ToolRunner
 
 __all__ = [
+    "AnyOperation",
     "Call",
     "Gesture",
     "Handler",
@@ -62,6 +63,11 @@ __all__ = [
 ]
 
 A = TypeVar("A", bound=Contract)
+"""An operation's argument model (issue 35: ``Operation[A, R]``, ``Handler[A]``)."""
+R = TypeVar("R", bound=Contract)
+"""An operation's result model."""
+A_co = TypeVar("A_co", bound=Contract, covariant=True)
+R_co = TypeVar("R_co", bound=Contract, covariant=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,13 +156,13 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
-class Ran:
+class Ran(Generic[R_co]):
     """An operation run in-process (:meth:`HostRuntime.run`): its result model, binary body
     and attachment, the audit number of its decision (``None`` when not audited), for a
     ``local-write`` operation that wrote a file the host's receipt, and whether the record
     numbered ``logged`` is still pending (a ``read_only`` call's grouped record)."""
 
-    result: Contract
+    result: R_co
     body: bytes | None
     attachment: object
     logged: int | None
@@ -189,24 +195,54 @@ class HostRuntime(Protocol):
         """Peer environments, when this host runs environment servers."""
         ...
 
+    @overload
     async def run(
         self,
-        name: str | Operation,
+        name: Operation[A, R],
+        args: A,
+        *,
+        actor: str,
+        body: bytes | None = None,
+        origin: str | None = None,
+        sink: Sink | None = None,
+        within: Call[Contract] | None = None,
+        receipt_as: str | None = None,
+    ) -> Ran[R]: ...
+
+    @overload
+    async def run(
+        self,
+        name: str,
         args: Contract,
         *,
         actor: str,
         body: bytes | None = None,
         origin: str | None = None,
         sink: Sink | None = None,
-        within: Call[Any] | None = None,
+        within: Call[Contract] | None = None,
         receipt_as: str | None = None,
-    ) -> Ran:
-        """Run operation ``name`` on typed ``args`` through every step of the pipeline."""
+    ) -> Ran[Contract]: ...
+
+    async def run(
+        self,
+        name: str | Operation[A, R],
+        args: A | Contract,
+        *,
+        actor: str,
+        body: bytes | None = None,
+        origin: str | None = None,
+        sink: Sink | None = None,
+        within: Call[Contract] | None = None,
+        receipt_as: str | None = None,
+    ) -> Ran[R] | Ran[Contract]:
+        """Run operation ``name`` on typed ``args`` through every step of the pipeline: an
+        :class:`Operation` ``[A, R]`` takes an ``A`` and gives a :class:`Ran` ``[R]``; a name
+        found at run time gives a ``Ran[Contract]``."""
         ...
 
 
 @dataclass(frozen=True, slots=True)
-class Call(Generic[A]):
+class Call(Generic[A_co]):
     """One admitted request as a handler sees it.
 
     ``args`` is an instance of the operation's argument model; ``body`` the binary body or
@@ -218,7 +254,7 @@ class Call(Generic[A]):
 
     ctx: HostContext
     host: HostRuntime
-    args: A
+    args: A_co
     body: bytes | None
     origin: str | None
     actor: str
@@ -230,7 +266,7 @@ class Call(Generic[A]):
         """True when this call is a person's gesture in the page."""
         return is_human(self.origin)
 
-    async def run(self, name: str, args: Contract, *, body: bytes | None = None) -> Ran:
+    async def run(self, name: str, args: Contract, *, body: bytes | None = None) -> Ran[Contract]:
         """Run operation ``name`` as part of this call: same origin and actor, every gate and
         the audit of its own (a nested write runs inside this call's write lock)."""
         return await self.host.run(
@@ -238,19 +274,20 @@ class Call(Generic[A]):
         )
 
 
-Handler = Callable[[Call[Any]], Awaitable[Outcome]]
+Handler = Callable[[Call[A]], Awaitable[Outcome]]
+"""A handler of operations taking ``A`` (``Handler[A]``): it is handed the admitted call."""
 
 
 @dataclass(frozen=True, slots=True)
-class Operation:
+class Operation(Generic[A, R]):
     """One operation of the host protocol and its gates (module docstring). ``args``,
     ``result`` and ``handler`` are :class:`Ref` in a late operation as declared; an
     :class:`Operations` lookup hands out the real ones."""
 
     name: str
-    args: type[Contract]  # or a Ref, as declared (class docstring)
-    result: type[Contract]
-    handler: Handler
+    args: type[A]  # or a Ref, as declared (class docstring)
+    result: type[R]
+    handler: Handler[A]
     summary: str
     writes: bool = False
     gesture: Gesture | None = None
@@ -283,7 +320,7 @@ class Operation:
         ``None`` when they are real."""
         return self._pending
 
-    def resolved(self) -> Operation:
+    def resolved(self) -> Operation[A, R]:
         """This operation with real models and handler (imports its module if need be)."""
         if self.pending is None:
             return self
@@ -292,7 +329,11 @@ class Operation:
         )
 
 
-class Operations(Mapping[str, Operation]):
+AnyOperation = Operation[Any, Any]
+"""An operation of any models: what a registry holds and a lookup by name gives."""
+
+
+class Operations(Mapping[str, AnyOperation]):
     """Operations by name, fixed when built; a name given twice is a ``ValueError``.
 
     Looking an operation up (``ops[name]``, ``get``, ``values``…) always gives it with real
@@ -300,20 +341,20 @@ class Operations(Mapping[str, Operation]):
     resolved. :meth:`declared` gives an entry's gates without importing anything;
     :meth:`pending` the modules not imported yet (module docstring)."""
 
-    def __init__(self, operations: Iterable[Operation]) -> None:
-        self._ops: dict[str, Operation] = {}
+    def __init__(self, operations: Iterable[AnyOperation]) -> None:
+        self._ops: dict[str, AnyOperation] = {}
         for op in operations:
             if op.name in self._ops:
                 raise ValueError(f"operation {op.name!r} listed twice")
             self._ops[op.name] = op
 
-    def __getitem__(self, name: str) -> Operation:
+    def __getitem__(self, name: str) -> AnyOperation:
         op = self._ops[name]
         if op.pending is not None:
             op = self._ops[name] = op.resolved()
         return op
 
-    def declared(self, name: str) -> Operation | None:
+    def declared(self, name: str) -> AnyOperation | None:
         """The operation ``name`` as declared (a late one's models and handler may still be
         :class:`Ref`): its gates, without importing anything; ``None`` when unknown."""
         return self._ops.get(name)
@@ -341,6 +382,6 @@ class Operations(Mapping[str, Operation]):
     def __len__(self) -> int:
         return len(self._ops)
 
-    def extended(self, *extra: Operation) -> Operations:
+    def extended(self, *extra: AnyOperation) -> Operations:
         """These operations and ``extra`` (a placement's own, or a test's)."""
         return Operations([*self._ops.values(), *extra])

@@ -40,7 +40,7 @@ import importlib
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar, cast, overload
 
 from pydantic import ValidationError
 
@@ -50,9 +50,18 @@ from core.custody.peer_calls import PeerCalls
 from core.gestures import accept_origin, is_human, require_human_gesture
 from core.host.context import HostContext
 from core.host.file_ops import FileDigest
-from core.host.operations import Call, Operation, Operations, Outcome, PeerServices, Ran
+from core.host.operations import (
+    AnyOperation,
+    Call,
+    Operation,
+    Operations,
+    Outcome,
+    PeerServices,
+    Ran,
+)
 from core.host.registry import OPERATIONS, FieldWords
 from core.host.tools import ToolBox
+from core.model import Contract
 from core.policy import require_writable
 from core.projects.project import PROJECT_ID_PATTERN
 from core.protocol import (
@@ -67,13 +76,15 @@ from core.protocol import (
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names, scrub_secrets
 from core.tools.builtin import BUILTIN_TOOLS, BuiltinTool
-from core.tools.receipts import HostReceipt
+from core.tools.receipts import HostReceipt, write_receipt
 
 __all__ = ["Host"]
 
 log = logging.getLogger("voicebox.host")
 
 Sink = Callable[[bytes], Awaitable[None]]
+A = TypeVar("A", bound=Contract)
+R = TypeVar("R", bound=Contract)
 
 
 def _scalar_details(details: dict[str, Any]) -> dict[str, str | int | bool | None]:
@@ -174,7 +185,7 @@ class Host:
         for name in self.operations:
             self.operations[name]  # every entry real from here on
 
-    async def _await_late(self, op: Operation | None) -> None:
+    async def _await_late(self, op: AnyOperation | None) -> None:
         """Wait while the shared import (:meth:`late_imports`) is under way and ``op`` is a
         late operation not imported yet: turn by turn of the event loop, so that a
         coroutine driven without one (the tests' harness) never waits on a task."""
@@ -183,7 +194,7 @@ class Host:
             await asyncio.sleep(0)
             op = self.operations.declared(op.name)
 
-    async def _operation(self, name: str) -> Operation | None:
+    async def _operation(self, name: str) -> AnyOperation | None:
         """Step 2: operation ``name`` with real models and handler, or ``None``; waits for the
         shared import first when it is a late one not imported yet (:meth:`late_imports`)."""
         await self._await_late(self.operations.declared(name))
@@ -247,13 +258,13 @@ class Host:
                 id=request_id, refusal=Refused(Code.INTERNAL_ERROR).body(), logged=logged
             )
             return await self._shown(refused.model_dump_json()), None, None
-        answer = ResultAnswer(
+        answered = ResultAnswer(
             id=request_id,
             result=ran.result,
             logged=ran.logged,
             logged_pending=True if ran.logged_pending else None,
         )
-        return await self._shown(answer.model_dump_json(by_alias=True)), ran.body, ran.attachment
+        return await self._shown(answered.model_dump_json(by_alias=True)), ran.body, ran.attachment
 
     async def _shown(self, answer: str) -> str:
         """Step 8's last guard (issue 29 item 8): ``answer`` with the exact value of every
@@ -286,18 +297,46 @@ class Host:
 
     # ---- calls from inside this process -------------------------------------------------
 
+    @overload
     async def run(
         self,
-        name: str | Operation,
-        args: Any,
+        name: Operation[A, R],
+        args: A,
         *,
         actor: str,
         body: bytes | None = None,
         origin: str | None = None,
         sink: Sink | None = None,
-        within: Call[Any] | None = None,
+        within: Call[Contract] | None = None,
         receipt_as: str | None = None,
-    ) -> Ran:
+    ) -> Ran[R]: ...
+
+    @overload
+    async def run(
+        self,
+        name: str,
+        args: Contract,
+        *,
+        actor: str,
+        body: bytes | None = None,
+        origin: str | None = None,
+        sink: Sink | None = None,
+        within: Call[Contract] | None = None,
+        receipt_as: str | None = None,
+    ) -> Ran[Contract]: ...
+
+    async def run(
+        self,
+        name: str | Operation[A, R],
+        args: A | Contract,
+        *,
+        actor: str,
+        body: bytes | None = None,
+        origin: str | None = None,
+        sink: Sink | None = None,
+        within: Call[Contract] | None = None,
+        receipt_as: str | None = None,
+    ) -> Ran[R] | Ran[Contract]:
         """Run operation ``name`` (or the :class:`Operation` itself) on ``args`` — an instance
         of its argument model — through steps 2 and 4–7 of the pipeline, as ``actor`` with
         ``origin``; return what it ran.
@@ -307,10 +346,13 @@ class Host:
         host's receipt names — without it no receipt is made. Raises the refusal — audited, as
         every refusal is — or ``internal-error`` for any other failure.
         """
-        if isinstance(name, Operation) and name.pending is not None:
-            await self._await_late(name)  # a late operation as declared
-            name = name.resolved()
-        op = name if isinstance(name, Operation) else await self._operation(name)
+        op: AnyOperation | None
+        if isinstance(name, Operation):
+            if name.pending is not None:
+                await self._await_late(name)  # a late operation as declared
+            op = name.resolved()
+        else:
+            op = await self._operation(name)
         op_name = "(unknown)" if op is None else op.name
         project = _project_of(getattr(args, "project", None))
         try:
@@ -333,17 +375,17 @@ class Host:
 
     async def _through(
         self,
-        op: Operation,
-        args: Any,
+        op: Operation[A, R],
+        args: A,
         body: bytes | None,
         origin: str | None,
         actor: str,
         attachment: object,
         sink: Sink | None,
         *,
-        within: Call[Any] | None,
+        within: Call[Contract] | None,
         receipt_as: str | None,
-    ) -> Ran:
+    ) -> Ran[R]:
         self._gates(op, args, body, origin, attachment)
         nested_in_write = within is not None and within.holds_write_lock
         call = Call(
@@ -378,10 +420,18 @@ class Host:
             None if receipt_as is None else self._receipt(op, args, outcome, logged, receipt_as)
         )
         pending = logged is not None and not self.ctx.audit.is_durable(logged)
-        return Ran(outcome.result, outcome.body, outcome.attachment, logged, receipt, pending)
+        # the handler is a Handler[A] whose Outcome carries a Contract: that it is this
+        # operation's R is the registry's word (tests/core/test_registry.py checks the models)
+        result = cast(R, outcome.result)
+        return Ran(result, outcome.body, outcome.attachment, logged, receipt, pending)
 
     def _gates(
-        self, op: Operation, args: Any, body: bytes | None, origin: str | None, attachment: object
+        self,
+        op: AnyOperation,
+        args: Contract,
+        body: bytes | None,
+        origin: str | None,
+        attachment: object,
     ) -> None:
         """Step 4, in this order: the body, the attachment, SAFE mode, a person's gesture."""
         if body is not None and len(body) > MAX_BODY_BYTES:
@@ -407,22 +457,21 @@ class Host:
             )
 
     def _receipt(
-        self, op: Operation, args: Any, outcome: Outcome, logged: int | None, name: str
+        self, op: AnyOperation, args: Contract, outcome: Outcome, logged: int | None, name: str
     ) -> HostReceipt | None:
         """Step 7: the host's ``local-write`` receipt of the file a write put down."""
         written = outcome.result
         if op.rung != "local-write" or not isinstance(written, FileDigest):
             return None
-        return HostReceipt(
-            rung="local-write",
+        return write_receipt(
             op=name,
             env=self.ctx.env_key,
             project=getattr(args, "project", ""),
             path=written.path,
             size=written.size,
             sha256=written.sha256,
-            store_version=logged or 0,
-            at=self.ctx.clock.now_ms(),
+            store_version=logged,
+            at_ms=self.ctx.clock.now_ms(),
         )
 
     async def _audit_refusal(
@@ -448,7 +497,7 @@ class Host:
             return None
 
 
-def _validate(op: Operation, args: dict[str, Any]) -> Any:
+def _validate(op: Operation[A, R], args: dict[str, Any]) -> A:
     """Step 3: the arguments as the operation's model, or ``message-malformed`` naming only
     the model's own fields."""
     try:

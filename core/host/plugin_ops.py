@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from core.host.operations import Call, Outcome
 from core.host.settings_ops import POLICY_NAME
@@ -97,7 +97,7 @@ class OperationInfo(Contract):
     them); ``fileArg``: the one "Run with…" on the Files surface fills with the file, ``None``
     when the operation reads no file (:mod:`core.tools.plugin_paths`; issue 33 item 5)."""
 
-    model_config = Contract.model_config | {"serialize_by_alias": True}
+    model_config = ConfigDict(serialize_by_alias=True)
 
     name: str
     summary: str
@@ -117,7 +117,7 @@ class ReplacedInfo(Contract):
     the operator had decided about it: none of it carries over to other bytes (issue 29
     item 1)."""
 
-    model_config = Contract.model_config | {"serialize_by_alias": True}
+    model_config = ConfigDict(serialize_by_alias=True)
 
     release: str
     manifest_sha256: str = Field(alias="manifestSha256")
@@ -134,7 +134,7 @@ class PluginInfo(Contract):
     ``withdrawn``: the operator withdrew this package; ``replaces``: the installed package of
     the same id this one would replace (``plugin.inspect`` only)."""
 
-    model_config = Contract.model_config | {"serialize_by_alias": True}
+    model_config = ConfigDict(serialize_by_alias=True)
 
     id: str
     release: str
@@ -170,13 +170,13 @@ class PluginGrantArgs(PluginRef):
     files: bool
 
 
-def _tools(call: Call[object]) -> ToolBox:
+def _tools(call: Call[Contract]) -> ToolBox:
     tools = call.host.tools
     assert isinstance(tools, ToolBox)
     return tools
 
 
-def _info(call: Call[object], package: PluginPackage, *, installed: bool = True) -> PluginInfo:
+def _info(call: Call[Contract], package: PluginPackage, *, installed: bool = True) -> PluginInfo:
     manifest, policy, sha = package.manifest, call.ctx.policy, package.manifest_sha256
     withdrawn = policy.plugin_withdrawn(manifest.id, sha)
     registry = _tools(call).registry
@@ -216,7 +216,7 @@ def _info(call: Call[object], package: PluginPackage, *, installed: bool = True)
     )
 
 
-def _replaced(call: Call[object], package: PluginPackage) -> ReplacedInfo | None:
+def _replaced(call: Call[Contract], package: PluginPackage) -> ReplacedInfo | None:
     old = _tools(call).plugins.get(package.manifest.id)
     if old is None:
         return None
@@ -232,7 +232,7 @@ def _replaced(call: Call[object], package: PluginPackage) -> ReplacedInfo | None
 
 
 async def _set_policy(
-    call: Call[object],
+    call: Call[Contract],
     plugin_id: str,
     sha: str | None,
     *,
@@ -273,7 +273,7 @@ async def _set_policy(
             call.ctx.policy = new
 
 
-def _installed(call: Call[object], plugin_id: str) -> PluginPackage:
+def _installed(call: Call[Contract], plugin_id: str) -> PluginPackage:
     package = _tools(call).plugins.get(plugin_id)
     if package is None:
         raise Refused(Code.TOOL_UNKNOWN, "No plugin by that id is installed.", field="id")

@@ -35,7 +35,6 @@ from core.host.file_ops import DeleteArgs, WriteArgs, walk
 from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
 from core.paths import parse_path
-from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 from core.tools.python_requirements import REQUIREMENT_FILES, parse_offline_set, plan_loads
 from core.tools.python_run import (
@@ -47,6 +46,7 @@ from core.tools.python_run import (
     choose_inputs,
     decide_change,
 )
+from core.vocabulary import ProjectId
 
 __all__ = [
     "PythonCompleteArgs",
@@ -70,7 +70,7 @@ class PythonRunArgs(Contract):
     """``python.run``: run project file ``path`` as ``__main__``. ``run`` is the page's name
     for this run, carried by each :class:`PythonOutput` event."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     path: str = Field(max_length=5000, description="The .py file to run, project-relative.")
     run: str = Field(pattern=RUN_ID_PATTERN, description="Names this run's output events.")
 
@@ -79,7 +79,7 @@ class PythonEvalArgs(Contract):
     """``python.eval``: run ``code`` (one console input, possibly several lines) in the
     console's namespace, which the runtime keeps until it restarts."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     code: str = Field(max_length=MAX_CODE_CHARS)
     run: str = Field(pattern=RUN_ID_PATTERN, description="Names this input's output events.")
 
@@ -252,7 +252,7 @@ async def _run(
         if stream == "prompt":
             events.post(PythonInputWanted(run=run, prompt=text))
         elif stream in ("stdout", "stderr"):
-            events.post(PythonOutput(run=run, stream=stream, text=text))  # type: ignore[arg-type]
+            events.post(PythonOutput(run=run, stream=stream, text=text))  # type: ignore[arg-type]  # narrowed by the `in` above
 
     load: tuple[str, ...] = ()
     if mode == "file" and any(name in given for name in REQUIREMENT_FILES):

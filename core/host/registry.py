@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Set
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel
+
 from core.audit import Verification
 from core.custody.wire import CallEnvelope
 from core.editor_prefs import EditorPrefs
@@ -910,7 +912,7 @@ def field_words(operations: Operations) -> frozenset[str]:
     from core.missions.blocks import Block, SkeletonStore
     from core.missions.letters import MissionLetter
 
-    models = [op.args for op in operations.values()]
+    models: list[type[BaseModel]] = [op.args for op in operations.values()]
     models += [
         CallEnvelope,
         Envelope,

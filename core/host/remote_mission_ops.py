@@ -25,9 +25,7 @@ none, and each is read into a closed shape before it reaches the page.
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from core.custody.held_secrets import refuse_held_in_packet
 from core.custody.provider_keys import fingerprint, keys_for_run, load_keys
@@ -35,7 +33,7 @@ from core.host.env_ops import services
 from core.host.operations import Call, Outcome
 from core.missions.draft import draft_mission, skeleton_brief
 from core.missions.harness import harness_keys, load_harness
-from core.missions.letters import BlockRef, Capability, Seat
+from core.missions.letters import BlockRef, Capability, LetterJson, Seat
 from core.missions.mailbox import AgentId
 from core.missions.packet import (
     MAX_NOTE_CHARS,
@@ -71,9 +69,9 @@ from core.missions.remote_runs import (
     timeline,
 )
 from core.model import Contract
-from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 from core.time import instant_iso
+from core.vocabulary import MissionId, ProjectId
 
 __all__ = [
     "BoardAnswer",
@@ -93,17 +91,17 @@ __all__ = [
 ]
 
 _ENV = Field(alias="envKey", max_length=64)
-_MISSION = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+_MISSION = Field(alias="missionId")
 
 
 class BoardArgs(Contract):
     """``remote.board``: a project of a remote environment and the capability a spawn would
     ask for (which runner must be live)."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     capability: Capability = "build-runner"
 
 
@@ -124,7 +122,7 @@ class HeadView(Contract):
     timeline: list[Step]
     cancellable: bool
     mergeable: bool = False
-    letter: dict[str, Any]
+    letter: LetterJson
     receipt: str | None = Field(
         default=None,
         description="A landed head's receipt in words: 'receipt ✓ store vN' (issue 30, Review; "
@@ -224,7 +222,7 @@ async def remote_board(call: Call[BoardArgs]) -> Outcome:
     if paired:
         board = parse_board(await admin.mission_route(a.env_key, "board", {"project": a.project}))
     else:  # unpaired or revoked: nothing to read there, and the reason says so
-        board = RemoteBoard(brainRef="-", git=False)
+        board = RemoteBoard(brain_ref="-", git=False)
     option = spawn_option(
         paired=paired,
         runners=runners,
@@ -253,10 +251,10 @@ class SpawnArgs(Contract):
     skeleton id), the agent it is for (``to``, the inbox name), seat, capability, an optional
     runner id, and what the person asks (``note``)."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     block_id: BlockRef
     to: AgentId = "hand-1"
     seat: Seat = "hand"
@@ -276,9 +274,9 @@ class Spawned(Contract):
 
 
 class _SpawnAnswer(Contract):
-    model_config = Contract.model_config | {"extra": "ignore", "populate_by_name": True}
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+    mission_id: MissionId = Field(alias="missionId")
     runner_id: str = Field(alias="runnerId", pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
     queued: bool
 
@@ -363,7 +361,8 @@ async def remote_spawn(call: Call[SpawnArgs]) -> Outcome:
             "project": a.project,
             "mission": answer.mission_id,
             "runner": answer.runner_id,
-            "keys": {name: fingerprint(value) for name, value in keys.items()},
+            # the audit keeps a detail's text (pipeline._scalar_details): the mapping as text
+            "keys": str({name: fingerprint(value) for name, value in keys.items()}),
         },
     )
 
@@ -372,11 +371,11 @@ class LogArgs(Contract):
     """``remote.log``: a mission of a remote project and how many of its last lines
     (1 … 10,000)."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
-    mission_id: str = _MISSION
+    project: ProjectId
+    mission_id: MissionId = _MISSION
     lines: int = Field(default=10_000, ge=1, le=10_000)
 
 
@@ -395,11 +394,11 @@ async def remote_log(call: Call[LogArgs]) -> Outcome:
 class MissionRef(Contract):
     """``remote.cancel`` (a person's gesture): a mission of a remote project."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
-    mission_id: str = _MISSION
+    project: ProjectId
+    mission_id: MissionId = _MISSION
 
 
 class Cancelled(Contract):
@@ -413,7 +412,7 @@ class Cancelled(Contract):
 
 
 class _CancelAnswer(Contract):
-    model_config = Contract.model_config | {"extra": "ignore"}
+    model_config = ConfigDict(extra="ignore")
 
     cancelled: str = Field(pattern=r"^(running|queued|unheld)$")
 

@@ -21,15 +21,13 @@ person's gesture. Nothing here writes; no answer carries a bearer or a path.
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from core.custody.held_secrets import refuse_held_in_packet
 from core.host.env_ops import services
 from core.host.operations import Call, Outcome
 from core.missions.draft import draft_mission, skeleton_brief
-from core.missions.letters import BlockRef, Capability, Seat, parse_letter, sha12
+from core.missions.letters import BlockRef, Capability, LetterJson, Seat, parse_letter, sha12
 from core.missions.mailbox import AgentId
 from core.missions.packet import MAX_NOTE_CHARS, ModeOption, PacketBlock
 from core.missions.remote_runs import (
@@ -47,9 +45,9 @@ from core.missions.remote_runs import (
 from core.missions.remote_runs import follow_ms as next_read_ms
 from core.missions.tray import Anchor, RemoteAction, phase_counts, remote_card, tray_order
 from core.model import Contract
-from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 from core.time import instant_iso
+from core.vocabulary import ProjectId
 
 __all__ = [
     "RemoteComposeAnswer",
@@ -67,10 +65,10 @@ _ENV = Field(alias="envKey", max_length=64)
 class RemoteTrayArgs(Contract):
     """``remote.tray``: a project of a remote environment."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
 
 
 class RemoteTrayCard(Contract):
@@ -87,7 +85,7 @@ class RemoteTrayCard(Contract):
     letter_id: str
     sha12: str
     posted_at: str
-    letter: dict[str, Any]
+    letter: LetterJson
     words: str
     anchor: Anchor
     block_name: str | None
@@ -122,10 +120,10 @@ class RemoteTrayView(Contract):
     store_version: int | None
 
 
-async def _board(call: Call[Any], env_key: str, project: str) -> tuple[bool, RemoteBoard]:
+async def _board(call: Call[Contract], env_key: str, project: str) -> tuple[bool, RemoteBoard]:
     admin = services(call).admin
     if await admin.standing(env_key) != "paired":
-        return False, RemoteBoard(brainRef="-", git=False)
+        return False, RemoteBoard(brain_ref="-", git=False)
     return True, parse_board(await admin.mission_route(env_key, "board", {"project": project}))
 
 
@@ -192,10 +190,10 @@ class RemoteComposeArgs(Contract):
     the first block), the agent it is for (``to``), seat, capability, an optional pinned runner
     id and the person's note — what ``remote.spawn`` takes."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     env_key: str = _ENV
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     block_id: BlockRef | None = None
     to: AgentId = "hand-1"
     seat: Seat = "hand"
@@ -219,7 +217,7 @@ class RemoteComposeAnswer(Contract):
     mission_id: str | None
     packet: str | None
     packet_ref: str | None
-    letter: dict[str, Any] | None
+    letter: LetterJson | None
     modes: list[ModeOption]
     read_only: bool
     note: str | None = None

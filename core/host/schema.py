@@ -15,9 +15,10 @@ import json
 import sys
 from typing import Any
 
-from pydantic.json_schema import models_json_schema
+from pydantic import BaseModel
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from core.host.operations import Operation
+from core.host.operations import AnyOperation
 from core.host.registry import OPERATIONS
 from core.protocol import (
     MAX_BODY_BYTES,
@@ -36,7 +37,7 @@ REF = "#/$defs/{model}"
 
 def protocol_schema() -> dict[str, Any]:
     """The whole protocol as one JSON Schema document (draft 2020-12), deterministic."""
-    models: list[tuple[type, str]] = [
+    models: list[tuple[type[BaseModel], JsonSchemaMode]] = [
         (Envelope, "validation"),
         (ResultAnswer, "serialization"),
         (RefusalAnswer, "serialization"),
@@ -46,8 +47,8 @@ def protocol_schema() -> dict[str, Any]:
     keyed, top = models_json_schema(models, ref_template=REF)
     defs = top.get("$defs", {})
 
-    def ref(model: type, mode: str) -> str:
-        return keyed[(model, mode)]["$ref"]
+    def ref(model: type[BaseModel], mode: JsonSchemaMode) -> str:
+        return str(keyed[(model, mode)]["$ref"])
 
     requests = []
     operations = {}
@@ -92,7 +93,7 @@ def protocol_schema() -> dict[str, Any]:
     }
 
 
-def _gesture(op: Operation) -> dict[str, Any] | None:
+def _gesture(op: AnyOperation) -> dict[str, Any] | None:
     """A person's-gesture gate as data: the argument that names it (or none: the origin alone)
     and whether every call needs it or only some (``Gesture.when``)."""
     if op.gesture is None:

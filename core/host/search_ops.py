@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Literal
 
 from pydantic import Field
@@ -26,7 +26,6 @@ from core.host.operations import Call, Outcome
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
 from core.ports import ProjectFiles
-from core.projects.project import PROJECT_ID_PATTERN
 from core.projects.search import (
     MAX_FILE_BYTES,
     MAX_GLOBS,
@@ -43,6 +42,7 @@ from core.projects.search import (
     search_text,
 )
 from core.refusals import Refused
+from core.vocabulary import ProjectId
 
 __all__ = ["SEARCH_ID_PATTERN", "SearchArgs", "SearchFile", "SearchSummary"]
 
@@ -58,7 +58,7 @@ class SearchArgs(Contract):
     ``search`` is the page's name for this run (``file.search_cancel`` names it; a new search
     under a running one's name cancels that one)."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     search: str = Field(pattern=SEARCH_ID_PATTERN)
     query: str = Field(max_length=MAX_QUERY_CHARS)
     case_sensitive: bool = False
@@ -141,7 +141,7 @@ async def _walk(files: ProjectFiles, exclude: tuple[str, ...]) -> AsyncIterator[
 
 async def _read(
     files: ProjectFiles, paths: AsyncIterator[tuple[str, ProjectPath]], ahead: int
-) -> AsyncIterator[tuple[str, bytes | None]]:
+) -> AsyncGenerator[tuple[str, bytes | None]]:
     """``(path, bytes)`` of each of ``paths`` in order (``None``: it could not be read),
     keeping up to ``ahead`` reads in flight (``HostServices.read_ahead``; ``0``: one at a time).
     Reads still in flight when the caller stops are cancelled."""

@@ -15,12 +15,12 @@ secret: the policy holds switches, names and bounds only, never a token or a bea
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, get_origin
+from typing import Annotated, Any, Literal, get_origin
 
 from pydantic import Field, ValidationError
 
 from core.host.operations import Call, Outcome
-from core.model import Contract, NoArgs, canonical_json
+from core.model import Contract, JsonOf, NoArgs, canonical_json
 from core.policy import POLICY_NAME, Policy
 from core.refusals import Code, invalid_input
 from core.secret import known_names
@@ -43,7 +43,7 @@ class PolicyField(Contract):
 class PolicyAnswer(Contract):
     """The policy now, how each field is offered, and (after a change) which fields changed."""
 
-    policy: dict[str, Any]
+    policy: Annotated[dict[str, Any], JsonOf(Policy)]
     fields: list[PolicyField]
     changed: list[str] = Field(default_factory=list)
 

@@ -20,24 +20,34 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from core.host.context import HostContext
 from core.host.file_ops import WriteArgs
-from core.host.operations import HostRuntime, Operation, Operations
+from core.host.operations import AnyOperation, HostRuntime, Operations
 from core.model import Contract, NoArgs
 from core.refusals import Code, Refused
 from core.relayed_text import escape_tree
 from core.tools.admission import Admission, Admitted, CallRequest
-from core.tools.broker import Broker
+from core.tools.broker import Broker, FilesAccess, StorageAccess
 from core.tools.builtin import BuiltinTool, DescribeArgs, FileWriteToolArgs
-from core.tools.plugin_call import decode_output, envelope, read_requests, write_request
+from core.tools.plugin_call import (
+    DecodedWrite,
+    PluginOutput,
+    decode_output,
+    envelope,
+    read_requests,
+    write_request,
+)
+from core.tools.plugin_manifest import PluginOperation, PluginPackage
 from core.tools.plugin_shelf import PluginShelf
+from core.tools.receipts import HostReceipt
 from core.tools.registry import Descriptor, OperationEntry, OperationRegistry, ReservedNames
 from core.tools.runner import Sink, ToolOutcome
 
-__all__ = ["ToolBox"]
+__all__ = ["PLUGIN_CHECKS", "PluginCheck", "PluginRun", "ToolBox"]
 
 Request = Callable[[Contract], tuple[Contract, bytes | None]]
 
@@ -61,7 +71,7 @@ REQUESTS: dict[type[Contract], Request] = {FileWriteToolArgs: _file_write}
 @dataclass(frozen=True, slots=True)
 class _Bound:
     entry: OperationEntry
-    operation: Operation | None
+    operation: AnyOperation | None
     request: Request | None
 
 
@@ -94,7 +104,7 @@ class ToolBox:
         self.plugins = PluginShelf(ctx.state, self._registry, lambda: ctx.policy)
         """The installed plugins, registered in :attr:`registry` with origin ``plugin:<id>``."""
 
-    def add(self, tool: BuiltinTool, operation: Operation | None) -> None:
+    def add(self, tool: BuiltinTool, operation: AnyOperation | None) -> None:
         """Offer ``tool``, performed by ``operation`` (``None``: answered by discovery, as
         :data:`~core.tools.builtin.DESCRIBE` is) — which this host runs even when it is not
         one of its protocol's operations (a placement's own). Its effect class and receipt rule
@@ -161,52 +171,74 @@ class ToolBox:
         return ToolOutcome(result=result, receipt=ran.receipt)
 
     async def _run_plugin(self, admitted: Admitted, *, actor: str) -> ToolOutcome:
-        """One admitted plugin call (docs/plugins.md "Admission order"), in this order: the
-        broker decides each declared read on a fresh policy snapshot and the host reads the
-        file (``file-too-large`` past the operation's ``readBytes``); the module's bytes are
-        checked against the pin again (``plugin-pin-mismatch``); the sandbox runs the export
-        with the manifest's bounds (its refusals); the output is decoded
-        (:func:`core.tools.plugin_call.decode_output`); the registry and policy are read again
-        (a withdrawal or revoked admission during the run refuses ``plugin-withdrawn`` /
-        ``plugin-not-admitted``); the broker decides every write request before any is
-        written; the host writes each through ``file.write`` (gates, audit, receipt). The
-        host never runs the module itself: only the sandbox port does."""
-        entry = admitted.entry
+        """One admitted plugin call: :data:`PLUGIN_CHECKS` in their declared order, each on
+        what the ones before it found (:class:`PluginRun`); the first refusal ends the call
+        before anything is written. The host never runs the module itself: only the sandbox
+        port does."""
+        run = PluginRun(admitted=admitted, actor=actor)
+        for check in PLUGIN_CHECKS:
+            await check.step(self, run)
+        assert run.answer is not None
+        result = run.answer.model_dump(mode="json", exclude={"writes"}) | {"written": run.written}
+        # the plugin's words are relayed with every invisible control written out (issue 29
+        # item 4); its refusals' texts are escaped where every refusal is (Refused.body)
+        return ToolOutcome(result=escape_tree(result), receipt=run.receipt)
+
+    # ---- the plugin call's checks, in PLUGIN_CHECKS order ------------------------------------
+
+    async def _installed(self, run: PluginRun) -> None:
+        entry = run.admitted.entry
         assert entry.plugin_id is not None
         package = self.plugins.get(entry.plugin_id)
         op = None if package is None else package.manifest.operation(entry.name)
         if package is None or op is None or package.manifest_sha256 != entry.manifest_sha256:
             raise Refused(Code.PLUGIN_WITHDRAWN, "That plugin is no longer installed.")
-        args = admitted.args.model_dump(mode="json", by_alias=True)
-        project = args.pop("project")
-        opened = await self._ctx.catalog.open(project)
-        files = []
-        for request in read_requests(op, args):
-            access = self._broker.decide(entry, request)
+        run.package, run.op = package, op
+        run.args = run.admitted.args.model_dump(mode="json", by_alias=True)
+        run.project = run.args.pop("project")
+
+    async def _reads(self, run: PluginRun) -> None:
+        op, entry = run.operation, run.admitted.entry
+        opened = await self._ctx.catalog.open(run.project)
+        for request in read_requests(op, run.args):
+            access = _files_access(self._broker.decide(entry, request))
             found = await opened.files.stat(access.path)
             if found is not None and (found.size or 0) > op.limits.read_bytes:
                 raise Refused(Code.FILE_TOO_LARGE, "The file is larger than the plugin reads.")
             data = await opened.files.read(access.path)
             if len(data) > op.limits.read_bytes:
                 raise Refused(Code.FILE_TOO_LARGE, "The file is larger than the plugin reads.")
-            files.append(data)
+            run.files.append(data)
+
+    async def _pinned(self, run: PluginRun) -> None:
+        op, package = run.operation, run.installed
         module = package.modules[op.module]
         pinned = next(m.sha256 for m in package.manifest.modules if m.file == op.module)
         if hashlib.sha256(module).hexdigest() != pinned:
             raise Refused(Code.PLUGIN_PIN_MISMATCH, f"{op.module} is not the pinned module.")
+        run.module = module
+
+    async def _sandboxed(self, run: PluginRun) -> None:
+        op, package = run.operation, run.installed
         sandbox = self._ctx.services.sandbox
         if sandbox is None:
             raise Refused(Code.SANDBOX_UNAVAILABLE, "No sandbox is connected to this host.")
-        output = await sandbox.call(
-            module,
+        run.output = await sandbox.call(
+            run.module,
             op.entry,
-            envelope(op, args, files),
+            envelope(op, run.args, run.files),
             time_ms=op.limits.time_ms,
             max_output=op.limits.output_bytes,
             max_memory=op.limits.memory_bytes,
             config=dict(package.manifest.config),
         )
-        answer, writes = decode_output(op, args, output)
+
+    async def _decoded(self, run: PluginRun) -> None:
+        run.answer, run.writes = decode_output(run.operation, run.args, run.output)
+
+    async def _still_admitted(self, run: PluginRun) -> None:
+        entry = run.admitted.entry
+        assert entry.plugin_id is not None
         now, policy = self._registry.get(entry.name), self._ctx.policy
         if (
             now is None
@@ -217,20 +249,126 @@ class ToolBox:
             raise Refused(Code.PLUGIN_WITHDRAWN, "The plugin was withdrawn during the call.")
         if not policy.plugin_admitted(entry.plugin_id, entry.manifest_sha256):
             raise Refused(Code.PLUGIN_NOT_ADMITTED, "The release's admission was withdrawn.")
-        accesses = [self._broker.decide(entry, write_request(w.path)) for w in writes]
-        receipt = None
-        written = []
-        for access, write in zip(accesses, writes, strict=True):
+
+    async def _writes_decided(self, run: PluginRun) -> None:
+        entry = run.admitted.entry
+        run.accesses = [
+            _files_access(self._broker.decide(entry, write_request(w.path))) for w in run.writes
+        ]
+
+    async def _written(self, run: PluginRun) -> None:
+        for access, write in zip(run.accesses, run.writes, strict=True):
             ran = await self._pipeline.run(
                 self._operations["file.write"],
-                WriteArgs(project=project, path=str(access.path)),
-                actor=actor,
+                WriteArgs(project=run.project, path=str(access.path)),
+                actor=run.actor,
                 body=write.data,
-                receipt_as=entry.name,
+                receipt_as=run.admitted.entry.name,
             )
-            receipt = ran.receipt
-            written.append(str(access.path))
-        result = answer.model_dump(mode="json", exclude={"writes"}) | {"written": written}
-        # the plugin's words are relayed with every invisible control written out (issue 29
-        # item 4); its refusals' texts are escaped where every refusal is (Refused.body)
-        return ToolOutcome(result=escape_tree(result), receipt=receipt)
+            run.receipt = ran.receipt
+            run.written.append(str(access.path))
+
+
+@dataclass(slots=True)
+class PluginRun:
+    """What one plugin call's checks hand on, filled in :data:`PLUGIN_CHECKS` order: the
+    installed package and its operation, the call's arguments (JSON, ``project`` taken out),
+    the files read, the pinned module, the sandbox's output, the decoded answer and its
+    writes, the decided write accesses, then what was written and the last write's receipt."""
+
+    admitted: Admitted
+    actor: str
+    package: PluginPackage | None = None
+    op: PluginOperation | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+    project: str = ""
+    files: list[bytes] = field(default_factory=list)
+    module: bytes = b""
+    output: bytes = b""
+    answer: PluginOutput | None = None
+    writes: list[DecodedWrite] = field(default_factory=list)
+    accesses: list[FilesAccess] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    receipt: HostReceipt | None = None
+
+    @property
+    def installed(self) -> PluginPackage:
+        """The package, once ``installed`` has passed."""
+        assert self.package is not None
+        return self.package
+
+    @property
+    def operation(self) -> PluginOperation:
+        """The manifest's operation, once ``installed`` has passed."""
+        assert self.op is not None
+        return self.op
+
+
+@dataclass(frozen=True, slots=True)
+class PluginCheck:
+    """One step of a plugin call (docs/plugins.md "The admission order of one plugin call"):
+    its ``name``, the refusal codes it may answer (``refuses``; the sandbox's and the
+    decoder's own as well), and the step, run on the call's :class:`PluginRun`."""
+
+    name: str
+    refuses: tuple[Code, ...]
+    step: Callable[[ToolBox, PluginRun], Awaitable[None]]
+
+
+PLUGIN_CHECKS: tuple[PluginCheck, ...] = (
+    PluginCheck("installed", (Code.PLUGIN_WITHDRAWN,), ToolBox._installed),
+    PluginCheck(
+        "reads",
+        (
+            Code.FILES_GRANT_MISSING,
+            Code.CAPABILITY_UNDECLARED,
+            Code.FILE_NOT_FOUND,
+            Code.FILE_TOO_LARGE,
+        ),
+        ToolBox._reads,
+    ),
+    PluginCheck("pinned", (Code.PLUGIN_PIN_MISMATCH,), ToolBox._pinned),
+    PluginCheck(
+        "sandboxed",
+        (
+            Code.SANDBOX_UNAVAILABLE,
+            Code.TOOL_TIMEOUT,
+            Code.TOOL_MEMORY_EXCEEDED,
+            Code.TOOL_OUTPUT_INVALID,
+            Code.NETWORK_EGRESS_REFUSED,
+        ),
+        ToolBox._sandboxed,
+    ),
+    PluginCheck(
+        "decoded",
+        (
+            Code.RECEIPT_FORGERY_REFUSED,
+            Code.GRANT_FIELD_REFUSED,
+            Code.CAPABILITY_UNDECLARED,
+            Code.TOOL_OUTPUT_INVALID,
+        ),
+        ToolBox._decoded,
+    ),
+    PluginCheck(
+        "still-admitted", (Code.PLUGIN_WITHDRAWN, Code.PLUGIN_NOT_ADMITTED), ToolBox._still_admitted
+    ),
+    PluginCheck(
+        "writes-decided",
+        (Code.FILES_GRANT_MISSING, Code.EFFECT_CLASS_EXCEEDED, Code.READ_ONLY_MODE),
+        ToolBox._writes_decided,
+    ),
+    PluginCheck("written", (Code.READ_ONLY_MODE,), ToolBox._written),
+)
+"""The checks of one admitted plugin call, in the order they run (issue 35 item 3: the order is
+this data, not prose). Admission (:mod:`core.tools.admission`) comes before them; nothing is
+written before ``written``, whose writes go through ``file.write`` in the pipeline (its gates,
+audit record and the host's receipt)."""
+
+
+def _files_access(access: FilesAccess | StorageAccess) -> FilesAccess:
+    """``access`` of a files request (:func:`~core.tools.plugins.read_requests`,
+    :func:`~core.tools.plugins.write_request` make only those); anything else is a bug of this
+    module, answered ``internal-error`` by the pipeline."""
+    if not isinstance(access, FilesAccess):
+        raise TypeError("a plugin's files request was decided as a storage access")
+    return access

@@ -24,7 +24,7 @@ refuse it (a person may still tidy the tray of a read-only host), and it travels
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -33,7 +33,7 @@ from core.host.mailbox_ops import MissionHeadView
 from core.host.mission_ops import MissionPostArgs, PostAnswer
 from core.host.operations import Call, Outcome
 from core.missions.blocks import load_store
-from core.missions.letters import MissionId, sha12
+from core.missions.letters import LetterJson, MissionId, sha12
 from core.missions.tray import (
     OPERATOR,
     Anchor,
@@ -62,11 +62,11 @@ from core.model import Contract
 from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused
 from core.time import instant_iso
+from core.vocabulary import ProjectId, Sha256Hex
 
 __all__ = ["LandAnswer", "LandArgs", "ProvenanceAnswer", "TrayCard", "TrayView"]
 
 _PROJECT = Field(pattern=PROJECT_ID_PATTERN)
-_LETTER_ID = Field(pattern=r"^[0-9a-f]{64}$")
 MAX_CARDS = 500
 
 
@@ -187,7 +187,7 @@ class DismissArgs(Contract):
 
     project: str = _PROJECT
     mission_id: MissionId
-    letter_id: str = _LETTER_ID
+    letter_id: Sha256Hex
     hide: bool = True
 
 
@@ -255,7 +255,7 @@ class LayoutArgs(Contract):
     remembers its own), else the default for projects that never chose."""
 
     open: bool
-    project: str | None = Field(default=None, pattern=PROJECT_ID_PATTERN)
+    project: ProjectId | None = None
 
 
 class LayoutAnswer(Contract):
@@ -287,7 +287,7 @@ class LandArgs(Contract):
 
     project: str = _PROJECT
     mission_id: MissionId
-    letter_id: str = _LETTER_ID
+    letter_id: Sha256Hex
     if_store_version: int | None = Field(default=None, ge=0)
     imported_via: str | None = Field(default=None, max_length=64)
 
@@ -364,7 +364,7 @@ class NextLetterArgs(Contract):
 class NextLetterAnswer(Contract):
     """The draft letter (JSON data) and the head it extends."""
 
-    letter: dict[str, Any]
+    letter: LetterJson
     head_letter_id: str
 
 
@@ -403,7 +403,7 @@ class PreviewAnswer(ArchivePreview):
 
     mission_id: str
     head_letter_id: str
-    letter: dict[str, Any]
+    letter: LetterJson
 
 
 async def tray_archive_preview(call: Call[PreviewArgs]) -> Outcome:

@@ -166,7 +166,7 @@ class MemoryEnvironmentServers:
             lie = self.lying.get(name)
             await send(text if lie is None else lie(text))
 
-        peer.send = answer  # type: ignore[method-assign]
+        peer.send = answer  # type: ignore[method-assign,assignment]  # the test double wraps the real send; the name differs only
         bound = server.ctx.policy.hello_bound_ms / 1000
 
         async def gate_timer() -> None:

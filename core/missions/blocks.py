@@ -38,12 +38,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import AfterValidator, Field, ValidationError, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
 
-from core.gestures import HUMAN_UI
-from core.missions.letters import BlockId, MissionId
+from core.gestures import HUMAN_UI, HumanUi
+from core.missions.letters import BlockId, CandidateJson, MissionId
 from core.missions.sanitizer import check_runner_text
 from core.model import Contract, canonical_json
 from core.paths import META_DIR, ProjectPath, check_name
@@ -51,6 +51,7 @@ from core.ports import ProjectFiles
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
 from core.time import Instant
+from core.vocabulary import Sha256Ref
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -76,7 +77,7 @@ __all__ = [
 ]
 
 SKELETON_PATH = ProjectPath((META_DIR, "skeleton.json"))
-STORE_SCHEMA = "voicebox-skeleton-v1"
+STORE_SCHEMA: Final = "voicebox-skeleton-v1"
 CONTRACT_VERSION = 1
 """The receipt contract version this store accepts (a candidate's ``scope.contract_version``)."""
 MAX_BLOCKS = 10_000
@@ -130,8 +131,8 @@ class ImportedReceipt(Contract):
 
     store_version: int = Field(ge=1)
     block_id: BlockId
-    candidate: dict[str, Any]
-    candidate_id: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    candidate: CandidateJson
+    candidate_id: Sha256Ref
     imported_at: Instant
     mission_id: MissionId | None = None
 
@@ -141,13 +142,13 @@ class Ratification(Contract):
 
     store_version: int = Field(ge=1)
     ratified_at: Instant
-    via: Literal[HUMAN_UI]
+    via: HumanUi
 
 
 class SkeletonStore(Contract):
     """``.voicebox/skeleton.json`` (shape in the module docstring)."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     schema_: Literal["voicebox-skeleton-v1"] = Field(default=STORE_SCHEMA, alias="schema")
     skeleton_id: SkeletonId

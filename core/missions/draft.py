@@ -10,9 +10,9 @@ both, so the two paths can never disagree about what a first letter says; it pos
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from core.missions.letters import SCHEMA
+from core.missions.letters import SCHEMA, LetterJson
 from core.missions.packet import PacketBlock, PacketInputs, render_packet
 from core.missions.posting import packet_ref
 
@@ -38,7 +38,7 @@ class Draft:
     mission_id: str
     packet: str
     packet_ref: str
-    letter: dict[str, Any]
+    letter: LetterJson
 
 
 def draft_mission(
@@ -65,8 +65,8 @@ def draft_mission(
             block=block,
             store_version=store_version,
             to=to,
-            seat=seat,
-            capability=capability,
+            seat=seat,  # type: ignore[arg-type]  # a str, refused by the model unless a Seat
+            capability=capability,  # type: ignore[arg-type]  # likewise, unless a Capability
             runner_id=runner_id,
             note=note,
             issued_at=issued_at,

@@ -27,14 +27,14 @@ import re
 from collections.abc import Sequence
 from typing import Annotated, Final, Literal, Protocol
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
-from core.custody.environment import ENV_KEY_PATTERN
 from core.missions.letters import Capability
 from core.missions.runner_pins import LABEL_PATTERN, RunnerPin
 from core.model import Contract
 from core.ports import HostState
 from core.refusals import Code, Refused
+from core.vocabulary import EnvKey
 
 __all__ = [
     "HARNESS_DOC",
@@ -181,9 +181,9 @@ class HarnessChoice(Contract):
     """The template a person made active for one environment and capability; ``chosen_at``
     in ms since the epoch."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
-    env_key: str = Field(alias="envKey", pattern=ENV_KEY_PATTERN)
+    env_key: EnvKey = Field(alias="envKey")
     capability: Capability
     label: str = Field(pattern=LABEL_PATTERN)
     chosen_at: int = Field(alias="chosenAt", ge=0)
@@ -214,7 +214,12 @@ class HarnessSettings(Contract):
             return self.model_copy(update={"choices": kept})
         if len(kept) >= MAX_CHOICES:
             raise Refused(Code.ARGS_INVALID, f"At most {MAX_CHOICES} harness choices are kept.")
-        made = HarnessChoice(env_key=env_key, capability=capability, label=label, chosen_at=at)
+        made = HarnessChoice(
+            env_key=env_key,
+            capability=capability,  # type: ignore[arg-type]  # a str, refused by the model unless a Capability
+            label=label,
+            chosen_at=at,
+        )
         ordered = sorted((*kept, made), key=lambda c: (c.env_key, c.capability))
         return self.model_copy(update={"choices": tuple(ordered)})
 
@@ -244,7 +249,7 @@ class TemplateView(Contract):
     the browser host reads it: never a path, never a secret. ``found`` ``None`` while the
     runner has not probed it."""
 
-    model_config = Contract.model_config | {"extra": "ignore"}
+    model_config = ConfigDict(extra="ignore")
 
     label: str = Field(pattern=LABEL_PATTERN)
     executable: str = Field(min_length=1, max_length=128, pattern=r"^[^/\x00]+$")
@@ -264,11 +269,18 @@ class TemplateView(Contract):
 
 
 class _Listed(Protocol):
-    runner_id: str
-    capability: str
-    live: bool
-    keys: list[str]
-    templates: list[TemplateView]
+    """What :func:`harness_keys` reads of a listed runner (read-only: a frozen model fits)."""
+
+    @property
+    def runner_id(self) -> str: ...
+    @property
+    def capability(self) -> str: ...
+    @property
+    def live(self) -> bool: ...
+    @property
+    def keys(self) -> Sequence[str]: ...
+    @property
+    def templates(self) -> Sequence[TemplateView]: ...
 
 
 def harness_keys(

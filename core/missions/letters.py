@@ -70,14 +70,15 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, Field, ValidationError, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from core.missions.receipt_window import ExecutionWindow
-from core.model import Contract, canonical_json
+from core.model import Contract, JsonOf, canonical_json
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
 from core.time import Instant, instant_us
+from core.vocabulary import MissionId, Sha256Ref
 
 __all__ = [
     "PHASES",
@@ -86,9 +87,11 @@ __all__ = [
     "SCHEMA",
     "BlockId",
     "BlockRef",
+    "CandidateJson",
     "Capability",
     "Evidence",
     "Gate",
+    "LetterJson",
     "MissionId",
     "MissionLetter",
     "OneLine",
@@ -137,10 +140,8 @@ Seat = Literal["hand", "oracle"]
 Capability = Literal["build-runner", "naming-runner", "loop-runner", "hand-runner", "review-runner"]
 Decision = Literal["APPROVE", "CHANGE", "REJECT"]
 
-MissionId = Annotated[str, Field(pattern=r"^msn_[0-9a-f]{12}$")]
 BlockId = Annotated[str, Field(pattern=r"^sb_[A-Za-z0-9_-]{1,64}$")]
 BlockRef = Annotated[str, Field(pattern=r"^(sb|sk)_[A-Za-z0-9_-]{1,64}$")]
-Sha256Ref = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
 Sha12 = Annotated[str, Field(pattern=r"^[0-9a-f]{12}$")]
 RunnerId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
 Slug = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
@@ -234,7 +235,7 @@ class MissionLetter(Contract):
     Build it with :func:`parse_letter` to get ``letter_invalid`` refusals naming the field.
     """
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     schema_: Literal["m1nd-mission-letter-v0"] = Field(alias="schema")
     mission_id: MissionId
@@ -346,3 +347,12 @@ def parse_letter(raw: object) -> MissionLetter:
         raise invalid_input(
             exc, names, code=Code.LETTER_INVALID, under="letter", first=True
         ) from None
+
+
+LetterJson = Annotated[dict[str, Any], JsonOf(MissionLetter)]
+"""A :class:`MissionLetter` as JSON data under its wire names (:meth:`MissionLetter.wire`):
+relayed as written, or checked later by the letter's own rule (issue 35: its schema is the
+model's)."""
+
+CandidateJson = Annotated[dict[str, Any], JsonOf(ReceiptCandidate)]
+"""A :class:`ReceiptCandidate` as JSON data, checked by the import's own rule."""

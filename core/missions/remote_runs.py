@@ -24,16 +24,17 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from core.json_bound import parse_json
 from core.missions.harness import TemplateView
-from core.missions.letters import PHASE_MEANINGS, BlockRef, parse_letter
+from core.missions.letters import PHASE_MEANINGS, BlockRef, LetterJson, parse_letter
 from core.missions.packet import READ_ONLY_REASON, ModeOption
 from core.model import Contract
 from core.paths import META_DIR, fold
 from core.refusals import Code, Refused
 from core.relayed_text import escape_invisible
+from core.vocabulary import MissionBranch, MissionId
 
 __all__ = [
     "FOLLOW_IDLE_MS",
@@ -103,7 +104,7 @@ class RunnerLive(Contract):
     the provider-key variables its pinned harness needs (``keys``: names, issue 31; its
     first template's) and its ``templates``. Never a secret, a command or a path."""
 
-    model_config = Contract.model_config | {"extra": "ignore", "populate_by_name": True}
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     runner_id: str = Field(alias="runnerId", pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
     capability: str = Field(max_length=64)
@@ -117,7 +118,7 @@ class RunnerLive(Contract):
 
 
 class _Identity(Contract):
-    model_config = Contract.model_config | {"extra": "ignore"}
+    model_config = ConfigDict(extra="ignore")
 
     runners: list[RunnerLive] = Field(default_factory=list, max_length=200)
 
@@ -125,7 +126,7 @@ class _Identity(Contract):
 class BoardBlock(Contract):
     """A block of the remote project's store (what a packet is about)."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     id: BlockRef
     name: str = Field(min_length=1, max_length=200)
@@ -137,12 +138,12 @@ class BoardHead(Contract):
     """One mission's head in the remote project: its id, head letter id, when it was posted
     and the head letter (JSON data, checked by :func:`~core.missions.letters.parse_letter`)."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
-    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+    mission_id: MissionId = Field(alias="missionId")
     letter_id: str = Field(alias="letterId", max_length=80)
     posted_at: str = Field(alias="postedAt", max_length=40)
-    letter: dict[str, Any]
+    letter: LetterJson
 
 
 class RemoteBoard(Contract):
@@ -150,7 +151,7 @@ class RemoteBoard(Contract):
     skeleton id and store version, its blocks, whether it is a git repository with a commit,
     and its missions' heads, most recently moved first."""
 
-    model_config = Contract.model_config | {"extra": "ignore", "populate_by_name": True}
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     brain_ref: str = Field(alias="brainRef", min_length=1, max_length=200)
     skeleton_id: str | None = Field(alias="skeletonId", default=None, max_length=80)
@@ -202,7 +203,7 @@ def parse_board(data: Any) -> RemoteBoard:
 
 
 class _LogAnswer(Contract):
-    model_config = Contract.model_config | {"extra": "ignore"}
+    model_config = ConfigDict(extra="ignore")
 
     text: str = Field(max_length=2 * MAX_LOG_CHARS)
     bytes: int = Field(ge=0)
@@ -393,7 +394,7 @@ class DiffFile(Contract):
     (``None`` when not shown) and ``cut``: why the diff is cut or absent (over 2,000 lines,
     binary, past 100 files…)."""
 
-    model_config = Contract.model_config | {"extra": "ignore"}
+    model_config = ConfigDict(extra="ignore")
 
     path: str = Field(min_length=1, max_length=4096, pattern=r"^[^/]")
     added: int | None = Field(default=None, ge=0)
@@ -408,9 +409,9 @@ class DiffView(Contract):
     and head commit ids, ``into`` the project's checked-out branch a merge would land on
     (``None``: a detached HEAD), the files (at most 1,000) and how many more were not listed."""
 
-    model_config = Contract.model_config | {"extra": "ignore"}
+    model_config = ConfigDict(extra="ignore")
 
-    branch: str = Field(pattern=r"^vbx/msn_[0-9a-f]{12}$")
+    branch: MissionBranch
     base: str = Field(pattern=r"^[0-9a-f]{40,64}$")
     head: str = Field(pattern=r"^[0-9a-f]{40,64}$")
     into: str | None = Field(default=None, max_length=200)
@@ -460,10 +461,10 @@ class Merged(Contract):
     checked-out branch, ``how`` (``fast-forward``, ``merge-commit``, ``up-to-date``) and the
     new ``head`` commit id."""
 
-    model_config = Contract.model_config | {"extra": "ignore"}
+    model_config = ConfigDict(extra="ignore")
 
-    mission_id: str = Field(pattern=r"^msn_[0-9a-f]{12}$")
-    branch: str = Field(pattern=r"^vbx/msn_[0-9a-f]{12}$")
+    mission_id: MissionId
+    branch: MissionBranch
     into: str = Field(min_length=1, max_length=200)
     how: Literal["fast-forward", "merge-commit", "up-to-date"]
     head: str = Field(pattern=r"^[0-9a-f]{40,64}$")
@@ -600,9 +601,9 @@ class Landed(Contract):
 
 
 class _LandAnswer(Contract):
-    model_config = Contract.model_config | {"extra": "ignore"}
+    model_config = ConfigDict(extra="ignore")
 
-    mission_id: str = Field(alias="missionId", pattern=r"^msn_[0-9a-f]{12}$")
+    mission_id: MissionId = Field(alias="missionId")
     store_version: int = Field(alias="storeVersion", ge=1, le=10**12)
     block_id: str = Field(alias="blockId", min_length=1, max_length=80)
     color: str | None = Field(default=None, max_length=16)

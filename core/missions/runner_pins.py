@@ -74,12 +74,14 @@ from __future__ import annotations
 
 import re
 import tomllib
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from core.model import Contract
 from core.refusals import Code, Refused
+from core.vocabulary import ProjectId
 
 __all__ = [
     "DEFAULT_TEMPLATE",
@@ -183,7 +185,7 @@ class RunnerPin(Contract):
 
     runner_id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
     capability: RunnerCapability
-    projects: list[Annotated[str, Field(pattern=r"^p_[0-9a-f]{16}$")]] = Field(min_length=1)
+    projects: list[ProjectId] = Field(min_length=1)
     command: Argv | None = None
     gate_command: Argv
     agent_time_limit_s: int = Field(default=1800, ge=1, le=86_400)
@@ -218,7 +220,9 @@ class RunnerPin(Contract):
 
     @field_validator("template")
     @classmethod
-    def _templates(cls, templates: list[RunnerTemplate], info: ValidationInfo) -> list:
+    def _templates(
+        cls, templates: list[RunnerTemplate], info: ValidationInfo
+    ) -> list[RunnerTemplate]:
         labels = [t.label for t in templates]
         if len(set(labels)) != len(labels):
             raise ValueError("a template label is used twice in one runner")
@@ -337,7 +341,7 @@ def parse_pins(text: str) -> RunnerPins:
     return pins
 
 
-def _reason(error: dict, key: str) -> str:
+def _reason(error: ErrorDetails, key: str) -> str:
     kind = error["type"]
     if key == "capability" and kind == "literal_error":
         return "capability is build-runner or naming-runner; no other capability is pinned here"
@@ -358,7 +362,7 @@ def expand_argv(argv: list[str], *, packet_file: str, worktree: str, mission_id:
     return [_BRACE.sub(lambda m: values[m.group(0)], element) for element in argv]
 
 
-def check_runner_letter(pin: RunnerPin, project: str, letter: dict) -> None:
+def check_runner_letter(pin: RunnerPin, project: str, letter: dict[str, Any]) -> None:
     """Refuse ``permission-denied`` unless ``letter`` (JSON data) is one a run of ``pin`` may
     post in ``project`` (the rule in the module docstring: the pin's allowlist, seat ``hand``,
     the pin's ``runner_id`` and capability, ``synthetic`` false, a phase of

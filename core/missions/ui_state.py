@@ -34,14 +34,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from core.editor_prefs import EditorPrefs
 from core.missions.letters import MissionId, Phase
 from core.model import Contract, canonical_json
 from core.ports import HostState
-from core.projects.project import PROJECT_ID_PATTERN
 from core.time import Instant
+from core.vocabulary import ProjectId, Sha256Hex
 
 __all__ = [
     "MAX_EXPANDED",
@@ -66,14 +66,14 @@ MAX_POSITIONS = 200
 """The most file positions remembered for one project (the most recently set kept)."""
 
 DismissReason = Literal["failed", "stagnant"]
-ProjectKey = Annotated[str, Field(pattern=PROJECT_ID_PATTERN)]
+ProjectKey = ProjectId
 
 
 class Dismissal(Contract):
     """A head a person hid from the tray: its content id, phase, the reason it could be hidden
     and when (host time)."""
 
-    letter_id: str = Field(pattern=r"^[0-9a-f]{64}$")
+    letter_id: Sha256Hex
     phase: Phase
     reason: DismissReason
     at: Instant
@@ -91,7 +91,7 @@ class Position(Contract):
 class UiState(Contract):
     """``ui-state.json`` (see module docstring)."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     schema_: Literal["voicebox-ui-state-v1"] = Field(default="voicebox-ui-state-v1", alias="schema")
     tray_open: bool = True

@@ -285,7 +285,7 @@ class ListingCache:
             root.watch = None
 
 
-def _shows_folder(entries: list[Entry], name: str) -> bool:
+def _shows_folder(entries: Sequence[Entry], name: str) -> bool:
     return any(e.name == name and e.kind == "dir" for e in entries)
 
 

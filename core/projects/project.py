@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, check_name
 from core.ports import ProjectFiles, Randomness
 from core.refusals import Code, Refused
+from core.vocabulary import PROJECT_ID_PATTERN, ProjectId
 
 __all__ = [
     "MANIFEST_PATH",
@@ -28,7 +29,6 @@ __all__ = [
     "write_manifest",
 ]
 
-PROJECT_ID_PATTERN = r"^p_[0-9a-f]{16}$"
 MANIFEST_PATH = ProjectPath((META_DIR, "manifest.json"))
 ProjectKind = Literal["opfs", "directory"]
 
@@ -37,13 +37,13 @@ class ProjectManifest(Contract):
     """``.voicebox/manifest.json``: who the project is. ``created_at``/``updated_at`` in ms."""
 
     schema_: Literal["voicebox-project-v1"] = Field(default="voicebox-project-v1", alias="schema")
-    id: str = Field(pattern=PROJECT_ID_PATTERN)
+    id: ProjectId
     name: str = Field(min_length=1, max_length=200)
     kind: ProjectKind = "opfs"
     created_at: int = Field(ge=0, description="Milliseconds since the epoch.")
     updated_at: int = Field(ge=0, description="Milliseconds since the epoch.")
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
 
 def new_project_id(random: Randomness) -> str:

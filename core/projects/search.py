@@ -56,11 +56,15 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from math import comb
+from typing import Any
 
 from core.refusals import Code, Refused
 
-sre = re._constants  # the parser's opcodes: the guard reads the parsed pattern
-sre_parse = re._parser
+# the parser's opcodes and parser: the guard reads the parsed pattern. typeshed declares
+# neither private module (only the deprecated sre_constants/sre_parse aliases), so they are
+# read as untyped values here, once.
+sre: Any = getattr(re, "_constants")  # noqa: B009 - typeshed has no re._constants
+sre_parse: Any = getattr(re, "_parser")  # noqa: B009 - typeshed has no re._parser
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -206,7 +210,7 @@ _CHAR_TESTS = frozenset({sre.LITERAL, sre.NOT_LITERAL, sre.ANY, sre.IN, sre.CATE
 _REPEATS = frozenset({sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT})
 
 
-def _shape(items: Sequence[tuple[object, object]], *, repeated: bool) -> tuple[int, int]:
+def _shape(items: Sequence[tuple[Any, Any]], *, repeated: bool) -> tuple[int, int]:
     """``(ways, free repeats)`` of a parsed sequence; refuses the exponential shapes. Inside a
     repeat (``repeated``) nothing may match in more than one way."""
     ways, free = 1, 0
@@ -216,19 +220,19 @@ def _shape(items: Sequence[tuple[object, object]], *, repeated: bool) -> tuple[i
         if op in (sre.GROUPREF, sre.GROUPREF_EXISTS, sre.GROUPREF_IGNORE):
             raise _refuse("Back-references (\\1, (?P=name), (?(1)…)) are not searched.")
         if op == sre.SUBPATTERN:
-            w, f = _shape(av[-1].data, repeated=repeated)  # type: ignore[index,union-attr]
+            w, f = _shape(av[-1].data, repeated=repeated)
         elif op == sre.ATOMIC_GROUP or op in (sre.ASSERT, sre.ASSERT_NOT):
-            body = av if op == sre.ATOMIC_GROUP else av[1]  # type: ignore[index]
-            w, f = _shape(body.data, repeated=repeated)  # type: ignore[union-attr]
+            body = av if op == sre.ATOMIC_GROUP else av[1]
+            w, f = _shape(body.data, repeated=repeated)
         elif op == sre.BRANCH:
             if repeated:
                 raise _nested()
             w, f = 0, 0
-            for branch in av[1]:  # type: ignore[index]
+            for branch in av[1]:
                 bw, bf = _shape(branch.data, repeated=False)
                 w, f = w + bw, max(f, bf)
         elif op in _REPEATS:
-            lo, hi, body = av  # type: ignore[misc]
+            lo, hi, body = av
             if repeated and hi != lo:
                 raise _nested()
             _shape(body.data, repeated=True)

@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from core.model import Contract
 from core.paths import TEMP_PREFIX
@@ -57,7 +57,7 @@ class WriteMarker(Contract):
     )
     marker: str = Field(pattern=r"^[0-9a-f]{16}$", description="16 lowercase hex digits.")
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
 
 class Temporaries:

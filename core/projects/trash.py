@@ -28,7 +28,7 @@ id), never dropped, so :meth:`Trash.empty` can still remove it.
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import Field, ValidationError
 
@@ -41,7 +41,7 @@ from core.refusals import Code, Refused
 __all__ = ["TRASH_ID_PATTERN", "Trash", "TrashEntry", "TrashFile"]
 
 TRASH_DIR = (META_DIR, "trash")
-SCHEMA = "voicebox-trash-v1"
+SCHEMA: Final = "voicebox-trash-v1"
 TRASH_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 """What a trash id argument may look like (the ids made here are ``t<13 digits>-<8 hex>``)."""
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 
-from core.gestures import HUMAN_UI, is_human
+from core.gestures import HumanUi, is_human
 from core.model import Contract
 from core.policy import Policy, require_writable
 from core.refusals import Code, Refused, invalid_input
@@ -57,7 +57,7 @@ class CallRequest:
     tool: str
     descriptor_id: str
     args: dict[str, Any] = field(default_factory=dict)
-    confirmed_by: Literal[HUMAN_UI] | None = None
+    confirmed_by: HumanUi | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -272,8 +272,7 @@ def sandbox_refusal(code: object, message: object) -> Refused:
     able to choose an arbitrary refusal) becomes ``tool-output-invalid``. The message is
     kept as text, at most 300 characters.
     """
-    text = message if isinstance(message, str) else ""
-    text = text[:300] or None
+    text = (message if isinstance(message, str) else "")[:300] or None
     try:
         parsed = Code(code) if isinstance(code, str) else None
     except ValueError:

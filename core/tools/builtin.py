@@ -23,8 +23,8 @@ from typing import Annotated
 from pydantic import Field
 
 from core.model import Contract
-from core.projects.project import PROJECT_ID_PATTERN
 from core.tools.registry import MAX_OFFERED_SEATS, Capability
+from core.vocabulary import ProjectId
 
 __all__ = [
     "BUILTIN_TOOLS",
@@ -58,7 +58,7 @@ class DescribeArgs(Contract):
 class FileWriteToolArgs(Contract):
     """``file.write`` as a tool: the bytes travel base64-encoded in the arguments."""
 
-    project: str = Field(pattern=PROJECT_ID_PATTERN)
+    project: ProjectId
     path: str = Field(max_length=5000)
     content_b64: str = Field(max_length=(MAX_CONTENT_BYTES * 4) // 3 + 8)
     if_absent: bool = False

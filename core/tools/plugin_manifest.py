@@ -31,11 +31,11 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, create_model, model_validator
 
 from core.model import Contract
-from core.projects.project import PROJECT_ID_PATTERN
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
 from core.tools.receipts import Rung
 from core.tools.registry import NAME_PATTERN, OperationEntry
+from core.vocabulary import ProjectId, Sha256Hex
 
 __all__ = [
     "FORMAT",
@@ -126,7 +126,7 @@ class PluginModule(Contract):
     """A module file of the package and its sha256 (lower-case hex)."""
 
     file: str = Field(pattern=MODULE_FILE)
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    sha256: Sha256Hex
 
 
 class PluginOperation(Contract):
@@ -361,9 +361,7 @@ def args_model(schema: ArgsSchema, *, title: str) -> type[Contract]:
     ones; an ``enum`` becomes a ``Literal``; an optional property without a default is ``None``
     when absent. The host adds ``project`` (required): the project the host reads from and
     writes into for the call — never passed to the plugin."""
-    fields: dict[str, Any] = {
-        "project": (str, Field(pattern=PROJECT_ID_PATTERN, description="The project."))
-    }
+    fields: dict[str, Any] = {"project": (ProjectId, Field(description="The project."))}
     for index, (name, prop) in enumerate(sorted(schema.properties.items())):
         kind: Any = _PY_TYPES[prop.type]
         if prop.enum is not None:

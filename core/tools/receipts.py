@@ -20,7 +20,6 @@ The import of a mission receipt and its execution-window checks are a different 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any, Literal
 
@@ -31,6 +30,7 @@ from core.model import Contract
 from core.paths import ProjectPath
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
+from core.vocabulary import Sha256Hex
 
 __all__ = [
     "ISSUER_PATTERN",
@@ -98,7 +98,7 @@ class HostReceipt(Contract):
     project: str | None = Field(default=None, max_length=64)
     path: str | None = Field(default=None, max_length=4096)
     size: int | None = Field(default=None, ge=0)
-    sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    sha256: Sha256Hex | None = None
     store_version: int | None = Field(default=None, ge=0)
     at: int = Field(ge=0)
 
@@ -119,20 +119,27 @@ def write_receipt(
     op: str,
     env: str,
     project: str,
-    path: ProjectPath,
-    data: bytes,
-    store_version: int,
+    path: ProjectPath | str,
+    size: int,
+    sha256: str,
+    store_version: int | None,
     at_ms: int,
-) -> HostReceipt:
-    """The ``local-write`` receipt for ``data`` the host just wrote at ``path``."""
+) -> HostReceipt | None:
+    """The ``local-write`` receipt of ``size`` bytes with digest ``sha256`` the host just
+    wrote at ``path``; ``store_version`` is the audit record of that write. ``None`` when the
+    write has no record (the audit append failed): a receipt names the record of its write or
+    is not made — never a version 0 that names nothing (issue 35 item 3). The pipeline makes
+    every host receipt here (:meth:`core.host.pipeline.Host.run`, step 7)."""
+    if store_version is None:
+        return None
     return HostReceipt(
         rung="local-write",
         op=op,
         env=env,
         project=project,
         path=str(path),
-        size=len(data),
-        sha256=hashlib.sha256(data).hexdigest(),
+        size=size,
+        sha256=sha256,
         store_version=store_version,
         at=at_ms,
     )

@@ -27,12 +27,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from core.model import Contract, canonical_json
 from core.policy import Policy, plugin_grantee
 from core.refusals import Code, Refused
 from core.tools.receipts import Rung
+from core.vocabulary import SHA256_PATTERN
 
 __all__ = [
     "MAX_OFFERED_SEATS",
@@ -141,7 +142,7 @@ class OperationEntry:
 class Descriptor(Contract):
     """What discovery shows about one operation (a description, never an entitlement)."""
 
-    model_config = Contract.model_config | {"serialize_by_alias": True}
+    model_config = ConfigDict(serialize_by_alias=True)
 
     name: str
     origin: str
@@ -168,7 +169,7 @@ def _check_entry(entry: OperationEntry) -> None:
         raise _invalid("A plugin operation names its release; a built-in one does not.")
     if (entry.origin == "builtin") != (entry.manifest_sha256 is None) or (
         entry.manifest_sha256 is not None
-        and not re.fullmatch(r"[0-9a-f]{64}", entry.manifest_sha256)
+        and not re.fullmatch(SHA256_PATTERN, entry.manifest_sha256)
     ):
         raise _invalid("A plugin operation names its manifest's sha256; a built-in one does not.")
     if entry.effect not in get_args(EffectClass):

@@ -39,10 +39,12 @@ def test_host_write_receipt_names_path_size_sha256_and_store_version() -> None:
         env="local",
         project="p_0123456789abcdef",
         path=parse_path("assets/logo.png"),
-        data=data,
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
         store_version=7,
         at_ms=1_767_225_600_000,
     )
+    assert receipt is not None
     assert receipt.issuer == "host"
     assert receipt.rung == "local-write"
     assert (receipt.path, receipt.size) == ("assets/logo.png", 108)

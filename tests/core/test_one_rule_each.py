@@ -54,8 +54,8 @@ def test_the_gesture_token_is_written_once_in_core() -> None:
         for n, line in enumerate(source.splitlines(), 1)
         if "human-ui" in line
     ]
-    assert lines == ["core/gestures.py:33"]
-    assert 'HUMAN_UI: Final = "human-ui"' in (CORE / "gestures.py").read_text().splitlines()[32]
+    assert lines == ["core/gestures.py:40"]
+    assert 'HumanUi = Literal["human-ui"]' in (CORE / "gestures.py").read_text().splitlines()[39]
 
 
 def test_one_gate_refuses_a_missing_human_gesture() -> None:

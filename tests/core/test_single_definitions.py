@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import typing
 from pathlib import Path
 
 from core.host.operations import HostRuntime
@@ -46,10 +47,20 @@ def _run_signatures() -> list[str]:
     return found
 
 
+def _shape(function: object) -> list[tuple[str, object, object]]:
+    fn = typing.cast(typing.Callable[..., object], function)
+    return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+
+
 def test_the_host_run_signature_is_declared_once_and_its_implementation_matches_it() -> None:
-    assert _run_signatures() == ["host/operations.py:HostRuntime.run", "host/pipeline.py:Host.run"]
-    declared = inspect.signature(HostRuntime.run).parameters.values()
-    implemented = inspect.signature(Host.run).parameters.values()
-    assert [(p.name, p.kind, p.default) for p in implemented] == [
-        (p.name, p.kind, p.default) for p in declared
+    # the typed overloads (issue 35 item 1: Operation[A, R] → Ran[R]; a name → Ran[Contract])
+    # are declared in both, the one implementation's parameters match them
+    assert list(dict.fromkeys(_run_signatures())) == [
+        "host/operations.py:HostRuntime.run",
+        "host/pipeline.py:Host.run",
     ]
+    declared = typing.get_overloads(HostRuntime.run)
+    implemented = typing.get_overloads(Host.run)
+    assert len(declared) == len(implemented) == 2
+    assert [_shape(f) for f in implemented] == [_shape(f) for f in declared]
+    assert all(_shape(f) == _shape(Host.run) for f in declared)

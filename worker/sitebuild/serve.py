@@ -166,6 +166,7 @@ def serve(directory: Path, port: int, peer_origins: tuple[str, ...] = ()) -> Non
     """Serve until interrupted, printing the URL."""
     with make_server(directory, port, peer_origins=peer_origins) as server:
         host, bound = server.server_address[:2]
+        host = host.decode() if isinstance(host, bytes) else host
         print(f"Serving {directory} at http://{host}:{bound}/  (Ctrl+C to stop)", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()

@@ -219,7 +219,7 @@ class _DocTable(Mapping[str, bytes]):
 
     def _row(self, mission_id: str) -> tuple[int, int, int] | None:
         key = mission_id.encode("ascii")
-        i = bisect.bisect_left(self._keys, key)  # type: ignore[call-overload]
+        i = bisect.bisect_left(self._keys, key)
         if i == len(self._keys) or self._keys[i] != key:
             return None
         _, offset, length, crc = _ROW.unpack_from(self._table, i * _ROW.size)
@@ -373,12 +373,12 @@ class _SortedIds:
         return self._data[i * _ID_BYTES : (i + 1) * _ID_BYTES]
 
     def __contains__(self, key: object) -> bool:
-        i = bisect.bisect_left(self, key)  # type: ignore[call-overload]
+        i = bisect.bisect_left(self, key)  # type: ignore[call-overload]  # `in` hands any object; ids are bytes
         return i < len(self) and self[i] == key
 
     def fanout(self) -> bytes:
         """The fan-out of these ids (module docstring): 256 big-endian ``uint32``."""
-        counts = [bisect.bisect_left(self, bytes([b + 1])) for b in range(255)]  # type: ignore[call-overload]
+        counts = [bisect.bisect_left(self, bytes([b + 1])) for b in range(255)]
         return _FANOUT.pack(*counts, len(self))
 
     def merged(self, more: set[bytes]) -> bytes:
@@ -387,7 +387,7 @@ class _SortedIds:
             return self._data
         parts, start = [], 0
         for key in sorted(more):  # few: the ids taken since the last index
-            i = bisect.bisect_left(self, key)  # type: ignore[call-overload]
+            i = bisect.bisect_left(self, key)
             parts += [self._data[start * _ID_BYTES : i * _ID_BYTES], key]
             start = i
         parts.append(self._data[start * _ID_BYTES :])

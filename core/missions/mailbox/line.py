@@ -25,11 +25,12 @@ from __future__ import annotations
 import hashlib
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from core.missions.letters import MissionLetter, OneLine, letter_id
 from core.model import Contract, canonical_json
 from core.time import Instant
+from core.vocabulary import Sha256Hex
 
 MAX_LINE_BYTES = 1 << 20
 MAX_NOTE_CHARS = 256 * 1024
@@ -46,9 +47,9 @@ def _note_id(sender: str, to: str | None, subject: str | None, body: str | None)
 class MailboxLine(Contract):
     """One mailbox line (shape and content id in the module docstring)."""
 
-    model_config = Contract.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
-    id: str = Field(pattern=r"^[0-9a-f]{64}$")
+    id: Sha256Hex
     at: Instant
     kind: Literal["note", "mission"] = "note"
     from_: AgentId = Field(alias="from")
