@@ -13,6 +13,8 @@ same run on the same machine. Sections (``--only`` picks some):
 - ``audit``: audit append rate vs a raw IndexedDB put loop with the same durability;
 - ``search``: search in files over a 10,000-file project, first results and complete, vs a
   bare read of the same files (issue 33);
+- ``tree``: address → a usable file tree for a 10,000-file project vs a 10-file one, through
+  the page (issue 34, :mod:`bench.tree_bench`);
 - ``patterns``: the text checks on hostile text, seconds per 10,000 characters (Pyodide and
   CPython), and the issue-13 runner batch;
 - ``runner``: missions that run (issue 30), against a real ``voicebox-env serve`` and
@@ -56,6 +58,7 @@ from bench import (
     runner_bench,
     search_bench,
     table,
+    tree_bench,
 )
 from bench.browser import CHROMIUM
 from bench.site import BenchSite
@@ -69,6 +72,7 @@ SECTIONS = (
     "mailbox",
     "audit",
     "search",
+    "tree",
     "patterns",
     "runner",
     "python",
@@ -89,6 +93,7 @@ def _plan(quick: bool, run_count: int | None) -> dict[str, Any]:
             "audit_records": 10,
             "log_lines": 5,
             "search_files": 300,
+            "tree_files": 300,
         }
     return {
         "runs": run_count or 5,
@@ -101,6 +106,7 @@ def _plan(quick: bool, run_count: int | None) -> dict[str, Any]:
         "audit_records": 300,
         "log_lines": 25,
         "search_files": 10_000,
+        "tree_files": 10_000,
     }
 
 
@@ -154,6 +160,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "search": lambda: search_bench.measure(
                     pw, site, plan["runs"], plan["search_files"]
                 ),
+                "tree": lambda: tree_bench.measure(pw, site, plan["runs"], plan["tree_files"]),
                 "patterns": lambda: pattern_bench.measure(pw, site),
                 "runner": lambda: runner_bench.measure(pw, site, plan["log_lines"]),
                 "python": lambda: python_bench.measure(pw, site, plan["runs"]),
