@@ -231,7 +231,7 @@ export class FilesView {
     if (file) {
       await this.explorer.reveal(file);
       // the tree shows the open file, however far down (issue 33 item 6: a reload, a link)
-      this.explorer.nodes.get(file)?.li?.scrollIntoView({ block: "nearest" });
+      this.explorer.scrollTo(file);
       await this.open(file, { record: false });
     } else {
       this.closeViewer();
