@@ -12,7 +12,9 @@ Two projects are written straight into OPFS by ``bench/tools.html``: :data:`SMAL
 tree, whose root listing then holds every file; a folder upload of 10,000 files gives the same
 once its folder is open). One page (one host) opens the two in turn ``runs × TURNS`` times
 each, after each one's first open (the listing read from storage, reported apart), going back
-to the Projects surface between opens so every open is a whole one. The goal (issue 34): the
+to the Projects surface between opens so every open is a whole one; then the root's
+``file.list`` alone as many times (``root_list_ms``: the listing's part of an open). The goal
+(issue 34): the
 median open of the large project ≤ 1.2× the small one's. The report also keeps the number of
 tree rows in the DOM against the items the tree holds (``aria-setsize`` of the last row).
 """
@@ -65,6 +67,20 @@ async ([project]) => {
 """
 
 
+LIST = """
+async ([project, repeat]) => {
+  const out = [];
+  for (let i = 0; i < repeat; i++) {
+    const start = performance.now();
+    const answer = await window.voicebox.host.call("file.list", { project, folder: "" });
+    out.push({ ms: performance.now() - start, entries: answer.result.entries.length });
+  }
+  return out;
+}
+"""
+"""The root's ``file.list`` alone, as the tree asks it: the listing's part of an open."""
+
+
 def flat_files(count: int) -> Iterable[tuple[str, bytes]]:
     """``count`` one-line text files in the project root (``f00000.txt`` …)."""
     for i in range(count):
@@ -98,6 +114,10 @@ def measure(
         for _ in range(max(run_count, 1) * TURNS):
             for count in names:
                 turns[count].append(profile.evaluate(OPEN, [ids[count]]))
+        listed = {
+            count: profile.evaluate(LIST, [ids[count], max(run_count, 1) * TURNS])
+            for count in names
+        }
         errors = list(profile.console_errors)
 
     def parts(samples: list[dict]) -> dict[str, Any]:
@@ -114,6 +134,7 @@ def measure(
             "first_open": first[count],
             "populate_ms": round(populated[count]["ms"]),
             **parts(turns[count]),
+            "root_list_ms": runs([s["ms"] for s in listed[count]], 2),
         }
         for count in names
     }
