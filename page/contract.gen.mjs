@@ -191,6 +191,7 @@ export const LIMITS = Object.freeze({
   "message_bytes": 1048576,
   "body_bytes": 268435456,
   "editor_text_bytes": 20971520,
+  "listing_page": 500,
 });
 
 export const POLICY_FIELDS = Object.freeze({
