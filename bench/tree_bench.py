@@ -5,7 +5,10 @@ the root's ``file.list``); this one times what a person waits for: from the addr
 the project's Files surface (``#/files?project=…``, as a click on the project does) until the
 tree is usable — its one Tab stop (a ``treeitem`` with ``tabindex=0``) is on the page and laid
 out, and the frame after it has run. It includes the host's answer crossing to the page, the
-tree's rows being made and the browser's style and layout of them.
+tree's rows being made and the browser's style and layout of them. The tree asks a folder's
+listing a page at a time (``LISTING_PAGE`` entries, core/host/file_ops.py) and is usable after
+the first; the time until the last page is in (the tree no longer ``aria-busy``) is reported as
+``complete_ms`` and waited for before the next open.
 
 Two projects are written straight into OPFS by ``bench/tools.html``: :data:`SMALL` files and
 :data:`LARGE` files, **flat in the project root** (``f00000.txt`` …: the worst case for the
@@ -61,8 +64,12 @@ async ([project]) => {
   const end = performance.now();
   const rows = document.querySelectorAll('#file-tree [role="treeitem"]');
   const last = rows[rows.length - 1];
-  return { ms: end - start, usable_ms: usable - start, dom_rows: rows.length,
-           items: Number(last?.getAttribute("aria-setsize") ?? rows.length) };
+  // the rest of a paged listing still coming (aria-busy): waited for, so the next open meets
+  // an idle host, and reported, never part of the open
+  await until(() => !document.querySelector('#file-tree[aria-busy="true"]'));
+  const items = Number(last?.getAttribute("aria-setsize") ?? rows.length);
+  return { ms: end - start, usable_ms: usable - start, complete_ms: performance.now() - start,
+           dom_rows: rows.length, items };
 }
 """
 
@@ -124,6 +131,7 @@ def measure(
         return {
             "open_ms": runs([s["ms"] for s in samples], 2),
             "usable_ms": runs([s["usable_ms"] for s in samples], 2),
+            "complete_ms": runs([s["complete_ms"] for s in samples], 2),
             "dom_rows": max(s["dom_rows"] for s in samples),
             "items": max(s["items"] for s in samples),
         }

@@ -42,7 +42,8 @@ const ROW_GUESS = 24;
 
 export class Explorer {
   /**
-   * `list(folder)` resolves the host's entries of a folder (or null after showing a refusal);
+   * `list(folder, offset)` resolves one page of the host's listing of a folder from `offset`
+   * ({entries, total, next}: file.list with LIMITS.listing_page), or null after showing a refusal;
    * `on`: {open(path), menu(selected, x, y, opener), drop(folder, dataTransfer),
    * move(paths, folder), rename(path), remove(selected), status(text), selection(selected)}
    * — what the Files surface does for each act (`selected`: [{path, kind}]).
@@ -69,6 +70,7 @@ export class Explorer {
     this.dragging = null;
     this.target = "";
     this.active = null;
+    this.busy = 0;
     this.tree = el("ul", { role: "tree", class: "tree", id: "file-tree", "aria-label": label, "aria-multiselectable": "true" });
     this.empty = el("p", { class: "empty tree-empty", hidden: true }, "No files yet — upload some, or drop files or folders here.");
     this.dropNote = el("p", { class: "drop-note", id: "drop-note", role: "status", "aria-live": "polite" });
@@ -96,17 +98,62 @@ export class Explorer {
     return this.#load("");
   }
 
+  /** List `folder` again: its first page (LIMITS.listing_page entries, issue 34) is shown at
+   * once; the rest follow a page at a time (`node.rest`, a promise; the tree is aria-busy
+   * meanwhile). Resolves false when the host refused the first page. */
   async #load(folder) {
     const node = this.nodes.get(folder);
-    const entries = await this.list(folder);
-    if (!entries) return false;
+    const seq = (node.seq ?? 0) + 1;
+    node.seq = seq;
+    const first = await this.list(folder, 0);
+    if (!first || node.seq !== seq) return Boolean(first);
     for (const child of node.children) this.#forget(child);
-    node.children = entries.map((entry) => this.#node(joinPath(folder, entry.name), entry));
+    node.children = [];
     node.loaded = true;
-    node.empty = entries.length === 0;
-    if (folder === "") this.empty.hidden = entries.length > 0;
+    node.total = first.total;
+    node.empty = first.total === 0;
+    this.#add(node, first.entries);
+    if (folder === "") this.empty.hidden = first.total > 0;
     this.#layout();
+    node.rest = first.next === null || first.next === undefined ? null : this.#rest(node, first.next, seq);
     return true;
+  }
+
+  /** The pages of `node`'s folder from `offset` on, each shown as it comes; a folder that
+   * changed meanwhile (another total) is listed again from its start. */
+  async #rest(node, offset, seq) {
+    this.busy += 1;
+    this.tree.setAttribute("aria-busy", "true");
+    try {
+      while (offset !== null && offset !== undefined) {
+        const page = await this.list(node.path, offset);
+        if (!page || node.seq !== seq || this.nodes.get(node.path) !== node) return;
+        if (page.total !== node.total) { await this.#load(node.path); return; }
+        this.#add(node, page.entries);
+        this.#layout();
+        offset = page.next;
+      }
+    } finally {
+      this.busy -= 1;
+      if (!this.busy) this.tree.removeAttribute("aria-busy");
+    }
+  }
+
+  #add(node, entries) {
+    for (const entry of entries) {
+      const path = joinPath(node.path, entry.name);
+      if (!this.nodes.has(path)) node.children.push(this.#node(path, entry));
+    }
+  }
+
+  /** Resolves when every folder shown has all its pages (End, a range, a reveal wait). */
+  async complete() {
+    for (;;) {
+      const pending = [...this.nodes.values()].map((n) => n.rest).filter(Boolean);
+      if (!pending.length) return;
+      await Promise.all(pending);
+      for (const n of this.nodes.values()) if (pending.includes(n.rest)) n.rest = null;
+    }
   }
 
   #forget(path) {
@@ -125,10 +172,11 @@ export class Explorer {
   #layout() {
     const rows = [];
     const walk = (folder, level) => {
-      const children = this.nodes.get(folder).children;
+      const { children, total } = this.nodes.get(folder);
+      const size = Math.max(total ?? 0, children.length); // its pages still coming count too
       for (let i = 0; i < children.length; i += 1) {
         const node = this.nodes.get(children[i]);
-        rows.push({ node, level, pos: i + 1, size: children.length });
+        rows.push({ node, level, pos: i + 1, size });
         if (node.kind === "dir" && node.expanded) walk(node.path, level + 1);
       }
     };
@@ -164,8 +212,10 @@ export class Explorer {
   async reveal(path) {
     if (!path) return true;
     const parts = path.split("/");
-    for (let i = 1; i < parts.length; i += 1) {
-      if (!(await this.expand(parts.slice(0, i).join("/")))) return false;
+    for (let i = 0; i < parts.length; i += 1) {
+      const folder = parts.slice(0, i).join("/");
+      if (!(await this.expand(folder))) return false;
+      await this.nodes.get(folder)?.rest; // its every page: `path` may be far down
     }
     return this.nodes.has(path);
   }
@@ -191,8 +241,9 @@ export class Explorer {
     const focus = this.focusPath;
     this.nodes.get("").loaded = false;
     if (!(await this.#load(""))) return;
+    await this.nodes.get("")?.rest;
     for (const path of open.sort((a, b) => a.split("/").length - b.split("/").length)) {
-      if (this.nodes.has(path)) await this.expand(path);
+      if (this.nodes.has(path)) { await this.expand(path); await this.nodes.get(path)?.rest; }
     }
     this.selection = new Set(selection.filter((p) => this.nodes.has(p)));
     this.#paint();
@@ -406,13 +457,13 @@ export class Explorer {
     if (!li) return;
     const path = li.dataset.path;
     const node = this.nodes.get(path);
-    const order = this.rows.map((row) => row.node.path);
     const i = this.index.get(path) ?? -1;
     const mod = event.ctrlKey || event.metaKey;
+    const shift = event.shiftKey;
     const go = (to) => {
-      const next = order[Math.max(0, Math.min(order.length - 1, to))];
+      const next = this.rows[Math.max(0, Math.min(this.rows.length - 1, to))]?.node.path;
       if (!next) return;
-      if (event.shiftKey) { this.anchor ??= path; this.#range(next); }
+      if (shift) { this.anchor ??= path; this.#range(next); }
       else if (!mod) { this.selection = new Set([next]); this.anchor = next; }
       this.#focus(next);
     };
@@ -421,7 +472,10 @@ export class Explorer {
       case "ArrowDown": go(i + 1); break;
       case "ArrowUp": go(i - 1); break;
       case "Home": go(0); break;
-      case "End": go(order.length - 1); break;
+      case "End": // the last row once every page of the folders shown is in (issue 34)
+        if (this.busy) this.complete().then(() => go(this.rows.length - 1));
+        else go(this.rows.length - 1);
+        break;
       case "ArrowRight":
         if (node.kind === "dir" && !node.expanded) this.expand(path);
         else if (node.kind === "dir" && node.children.length) go(i + 1);
@@ -451,7 +505,7 @@ export class Explorer {
     }
     if (!handled && event.key === "F10" && event.shiftKey) { this.#menuAt(li); handled = true; }
     if (!handled && mod && event.key.toLowerCase() === "a") {
-      this.selection = new Set(order);
+      this.selection = new Set(this.rows.map((row) => row.node.path));
       this.#paint();
       handled = true;
     }
