@@ -119,12 +119,14 @@ export class Explorer {
     return true;
   }
 
-  /** The pages of `node`'s folder from `offset` on, each shown as it comes; a folder that
-   * changed meanwhile (another total) is listed again from its start. */
+  /** The pages of `node`'s folder from `offset` on (after the first is painted), each shown as
+   * it comes; a folder that changed meanwhile (another total) is listed again from its start. */
   async #rest(node, offset, seq) {
     this.busy += 1;
     this.tree.setAttribute("aria-busy", "true");
     try {
+      // the first page is painted before the next is asked: the tree is usable first
+      await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
       while (offset !== null && offset !== undefined) {
         const page = await this.list(node.path, offset);
         if (!page || node.seq !== seq || this.nodes.get(node.path) !== node) return;
