@@ -36,7 +36,7 @@ export function folderLabel(folder) {
 }
 
 /** Rows drawn beyond each edge of the tree's visible part (issue 34: the window). */
-const OVERSCAN = 40;
+const OVERSCAN = 10;
 /** A row's height (px) until one drawn row has been measured. */
 const ROW_GUESS = 24;
 
