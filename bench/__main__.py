@@ -13,6 +13,8 @@ same run on the same machine. Sections (``--only`` picks some):
 - ``audit``: audit append rate vs a raw IndexedDB put loop with the same durability;
 - ``search``: search in files over a 10,000-file project, first results and complete, vs a
   bare read of the same files (issue 33);
+- ``tree``: address → a usable file tree for a 10,000-file project vs a 10-file one, through
+  the page (issue 34, :mod:`bench.tree_bench`);
 - ``patterns``: the text checks on hostile text, seconds per 10,000 characters (Pyodide and
   CPython), and the issue-13 runner batch;
 - ``runner``: missions that run (issue 30), against a real ``voicebox-env serve`` and
@@ -23,7 +25,7 @@ same run on the same machine. Sections (``--only`` picks some):
   Stop → stopped, beside the host's own boot in the same profile (:mod:`bench.python_bench`);
 - ``upload``: a 10,000-file folder upload through the UI vs a bare page writing the same files
   into OPFS, and importing that project's zip vs exporting it (issue 34,
-  :mod:`bench.upload_bench`).
+  :mod:`bench.upload_bench`);
 - ``remote``: a remote project's export into the page (a real ``voicebox-env serve`` on
   127.0.0.1) vs a bare WebSocket reader in a worker and CPython's ``zipfile`` (issue 34,
   :mod:`bench.remote_export_bench`).
@@ -63,6 +65,7 @@ from bench import (
     runner_bench,
     search_bench,
     table,
+    tree_bench,
     upload_bench,
 )
 from bench.browser import CHROMIUM
@@ -77,6 +80,7 @@ SECTIONS = (
     "mailbox",
     "audit",
     "search",
+    "tree",
     "patterns",
     "runner",
     "python",
@@ -100,6 +104,7 @@ def _plan(quick: bool, run_count: int | None) -> dict[str, Any]:
             "log_lines": 5,
             "search_files": 300,
             "upload_files": 50,
+            "tree_files": 300,
         }
     return {
         "runs": run_count or 5,
@@ -113,6 +118,7 @@ def _plan(quick: bool, run_count: int | None) -> dict[str, Any]:
         "log_lines": 25,
         "search_files": 10_000,
         "upload_files": 10_000,
+        "tree_files": 10_000,
     }
 
 
@@ -166,6 +172,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "search": lambda: search_bench.measure(
                     pw, site, plan["runs"], plan["search_files"]
                 ),
+                "tree": lambda: tree_bench.measure(pw, site, plan["runs"], plan["tree_files"]),
                 "patterns": lambda: pattern_bench.measure(pw, site),
                 "runner": lambda: runner_bench.measure(pw, site, plan["log_lines"]),
                 "python": lambda: python_bench.measure(pw, site, plan["runs"]),

@@ -244,7 +244,6 @@ PATTERN_RULES = {
     **RULES,  # the named field types' own sentences (core.vocabulary)
     r"\.[pP][nN][gG]$": "must end in '.png'",
     r"^#[0-9a-fA-F]{6}$": "must be a colour written '#' and 6 hex digits, like #1a2b3c",
-    r"^([0-9a-f]{64})?$": "must be a sha256: 64 lower-case hex digits, or empty for no file",
     r"^[a-z][a-z0-9_.-]*$": "must start with a lower-case letter, then lower-case letters, "
     "digits, '_', '.' or '-'",
     r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$": "must be 1–64 letters, digits, '.', '_' or '-', "

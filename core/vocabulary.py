@@ -22,6 +22,7 @@ __all__ = [
     "MISSION_ID_PATTERN",
     "PROJECT_ID_PATTERN",
     "RULES",
+    "SHA256_OR_EMPTY_PATTERN",
     "SHA256_PATTERN",
     "SHA256_REF_PATTERN",
     "DescriptorId",
@@ -30,11 +31,14 @@ __all__ = [
     "MissionId",
     "ProjectId",
     "Sha256Hex",
+    "Sha256OrEmpty",
     "Sha256Ref",
 ]
 
 SHA256_PATTERN: Final = r"^[0-9a-f]{64}$"
 SHA256_RULE: Final = "must be 64 lower-case hex digits (a sha256)"
+SHA256_OR_EMPTY_PATTERN: Final = r"^([0-9a-f]{64})?$"
+SHA256_OR_EMPTY_RULE: Final = "must be a sha256: 64 lower-case hex digits, or empty for no file"
 SHA256_REF_PATTERN: Final = r"^sha256:[0-9a-f]{64}$"
 SHA256_REF_RULE: Final = "must be 'sha256:' and 64 lower-case hex digits"
 PROJECT_ID_PATTERN: Final = r"^p_[0-9a-f]{16}$"
@@ -50,6 +54,12 @@ ENV_KEY_RULE: Final = "must be an envKey: 'ek_' and 32 lower-case hex digits"
 
 Sha256Hex = Annotated[str, Field(pattern=SHA256_PATTERN, description=SHA256_RULE)]
 """A sha256 digest as 64 lower-case hex digits (a file's bytes, a manifest, a letter's id)."""
+
+Sha256OrEmpty = Annotated[
+    str, Field(pattern=SHA256_OR_EMPTY_PATTERN, description=SHA256_OR_EMPTY_RULE)
+]
+"""A file's version as the editor opened it: its :data:`Sha256Hex`, or ``''`` for a file that
+did not exist (issue 33 item 2, :mod:`core.projects.edit_version`)."""
 
 Sha256Ref = Annotated[str, Field(pattern=SHA256_REF_PATTERN, description=SHA256_REF_RULE)]
 """A sha256 digest written ``sha256:<64 hex>`` (a packet's or a candidate's content id)."""
@@ -73,6 +83,7 @@ EnvKey = Annotated[str, Field(pattern=ENV_KEY_PATTERN, description=ENV_KEY_RULE)
 
 RULES: Final[dict[str, str]] = {
     SHA256_PATTERN: SHA256_RULE,
+    SHA256_OR_EMPTY_PATTERN: SHA256_OR_EMPTY_RULE,
     SHA256_REF_PATTERN: SHA256_REF_RULE,
     PROJECT_ID_PATTERN: PROJECT_ID_RULE,
     MISSION_ID_PATTERN: MISSION_ID_RULE,

@@ -193,6 +193,7 @@ export const LIMITS = Object.freeze({
   "editor_text_bytes": 20971520,
   "upload_batch_files": 200,
   "upload_batch_bytes": 8388608,
+  "listing_page": 500,
 });
 
 export const POLICY_FIELDS = Object.freeze({

@@ -36,15 +36,22 @@ from core.projects.listing_cache import cached_lister
 from core.projects.trash import TRASH_ID_PATTERN, Trash, TrashEntry
 from core.projects.tree import free_path, move_tree, survey
 from core.refusals import Code, Refused
-from core.vocabulary import ProjectId
+from core.vocabulary import ProjectId, Sha256OrEmpty
 
-__all__ = ["EDITOR_TEXT_BYTES", "FileDigest", "visible"]
+__all__ = ["EDITOR_TEXT_BYTES", "LISTING_PAGE", "MAX_LISTING_PAGE", "FileDigest", "visible"]
 
 MAX_WALK_ENTRIES = 200_000
 EDITOR_TEXT_BYTES = 20 * 1024 * 1024
 """The longest UTF-8 text the page opens in its editor (bytes); a longer one is shown
 read-only in pages. Presentation, not a storage limit: the page imports it from
 ``page/contract.gen.mjs`` (``LIMITS.editor_text_bytes``)."""
+LISTING_PAGE = 500
+"""Entries in one page of a listing the file tree asks (issue 34: a 10,000-entry folder opens as
+fast as a 10-entry one): the first page holds far more rows than the tree shows at once, and the
+rest follow a page at a time while the tree is already usable. The page imports it from
+``page/contract.gen.mjs`` (``LIMITS.listing_page``)."""
+MAX_LISTING_PAGE = 5_000
+"""The largest ``limit`` a ``file.list`` call may ask (refused ``message-malformed`` above)."""
 OnConflict = Literal["refuse", "replace", "keep-both"]
 PathText = str
 
@@ -54,6 +61,21 @@ class FolderArgs(Contract):
 
     project: ProjectId
     folder: PathText = Field(default="", max_length=5000)
+
+
+class ListArgs(FolderArgs):
+    """``file.list``: a folder, and which of its entries (issue 34). Without ``limit`` the
+    answer holds every entry; with it, at most ``limit`` entries from index ``offset`` of the
+    listing's name order, and the answer's ``next`` says where the next page starts."""
+
+    offset: int = Field(default=0, ge=0, description="Index of the first entry answered.")
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_LISTING_PAGE,
+        description="At most this many entries (LISTING_PAGE is what the tree asks); "
+        "absent: every entry from offset.",
+    )
 
 
 class PathArgs(Contract):
@@ -72,9 +94,8 @@ class WriteArgs(PathArgs):
     keep_both: bool = Field(
         default=False, description="Write beside an existing file under the first free name."
     )
-    if_sha256: str | None = Field(
+    if_sha256: Sha256OrEmpty | None = Field(
         default=None,
-        pattern=r"^([0-9a-f]{64})?$",
         description="The version the editor opened (sha256 hex of its bytes; '' for a file "
         "that did not exist): refused file-changed when the file holds another now "
         "(core/projects/edit_version.py, issue 33 item 2). Absent: a plain write.",
@@ -122,10 +143,15 @@ class EntryInfo(Contract):
 
 
 class Listing(Contract):
-    """The entries directly inside ``folder``, sorted by name."""
+    """The entries directly inside ``folder``, sorted by name: all of them, or one page
+    (``file.list`` with ``limit``; issue 34)."""
 
     folder: str
     entries: list[EntryInfo]
+    total: int = Field(description="Entries in the folder, over every page.")
+    next: int | None = Field(
+        default=None, description="The offset of the next page; null when this is the last."
+    )
 
 
 class WalkEntry(Contract):
@@ -225,12 +251,12 @@ async def _files(call: Call[Any]) -> ProjectFiles:
     return (await call.ctx.catalog.open(call.args.project)).files
 
 
-async def file_list(call: Call[FolderArgs]) -> Outcome:
+async def file_list(call: Call[ListArgs]) -> Outcome:
     """Refuses ``project-not-found``, ``file-not-found``, ``not-a-directory``, path codes.
 
     The listing shown may be a kept one (:func:`core.projects.listing_cache.cached_lister`:
     this host's own changes show at once, another program's once the folder's watch reports
-    them)."""
+    them). With ``limit``, one page of it (:func:`page_of`)."""
     folder = _folder(call.args.folder)
     files = await _files(call)
     lister = cached_lister(files)
@@ -238,7 +264,23 @@ async def file_list(call: Call[FolderArgs]) -> Outcome:
         listing = _listing(await files.list_dir(folder), folder)
     else:  # kept with the kept listing (core.projects.listing_cache, "The answer kept beside it")
         listing = await lister.shown(folder, lambda listed: _listing(listed, folder))
-    return Outcome(listing, project=call.args.project)
+    return Outcome(page_of(listing, call.args.offset, call.args.limit), project=call.args.project)
+
+
+def page_of(listing: Listing, offset: int, limit: int | None) -> Listing:
+    """``listing``'s entries from index ``offset``, at most ``limit`` of them (all with
+    ``None``), with ``next`` — the offset of the next page, ``None`` after the last (issue 34).
+    The whole listing is answered as it is (it may be the kept answer); a page shares its
+    entries, already validated, with it."""
+    if offset == 0 and limit is None:
+        return listing
+    end = listing.total if limit is None else min(listing.total, offset + limit)
+    return Listing.model_construct(
+        folder=listing.folder,
+        entries=listing.entries[offset:end],
+        total=listing.total,
+        next=end if end < listing.total else None,
+    )
 
 
 def _listing(listed: Sequence[Entry], folder: tuple[str, ...]) -> Listing:
@@ -247,7 +289,7 @@ def _listing(listed: Sequence[Entry], folder: tuple[str, ...]) -> Listing:
     # cost of one model per entry in Pyodide (issue 18, docs/operations.md "Round five")
     shown = [e for e in listed if visible(e, folder)]
     return Listing.model_validate(
-        {"folder": "/".join(folder), "entries": shown}, from_attributes=True
+        {"folder": "/".join(folder), "entries": shown, "total": len(shown)}, from_attributes=True
     )
 
 

@@ -30,7 +30,7 @@ from core.custody.wire import MAX_ARGS_FILE_BYTES
 from core.editor_prefs import editor_defaults
 from core.gestures import HUMAN_UI
 from core.host.compose_ops import ComposeArgs
-from core.host.file_ops import EDITOR_TEXT_BYTES
+from core.host.file_ops import EDITOR_TEXT_BYTES, LISTING_PAGE
 from core.host.registry import OPERATIONS
 from core.missions.blocks import MAX_NAME_CHARS as BLOCK_NAME_CHARS
 from core.missions.blocks import MAX_PURPOSE_CHARS
@@ -160,6 +160,7 @@ def page_contract() -> dict[str, Any]:
             "editor_text_bytes": EDITOR_TEXT_BYTES,
             "upload_batch_files": UPLOAD_BATCH_FILES,
             "upload_batch_bytes": UPLOAD_BATCH_BYTES,
+            "listing_page": LISTING_PAGE,
         },
         "POLICY_FIELDS": {
             name: {"title": info.title, "description": info.description}

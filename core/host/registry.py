@@ -294,10 +294,10 @@ OPERATIONS = Operations(
         # ---- files (SPEC §3, §11)
         Operation(
             "file.list",
-            file_ops.FolderArgs,
+            file_ops.ListArgs,
             file_ops.Listing,
             file_ops.file_list,
-            "List one folder (lazy: never reads file contents).",
+            "List one folder, whole or a page of it (lazy: never reads file contents).",
             read_only=True,
         ),
         Operation(

@@ -18,12 +18,11 @@ from __future__ import annotations
 import hashlib
 from typing import Literal
 
-from pydantic import Field
-
 from core.model import Contract
 from core.paths import ProjectPath
 from core.ports import ProjectFiles
 from core.refusals import Code, Refused
+from core.vocabulary import Sha256Hex
 
 __all__ = ["ABSENT", "FileChanged", "require_opened_version"]
 
@@ -40,7 +39,7 @@ class FileChanged(Contract):
     type: Literal["file.changed"] = "file.changed"
     project: str
     path: str
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    sha256: Sha256Hex
 
 
 async def require_opened_version(files: ProjectFiles, path: ProjectPath, opened: str) -> None:

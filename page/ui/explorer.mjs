@@ -13,7 +13,7 @@
 // deletes (into the trash), Ctrl+X then Ctrl+V moves files and folders (the keyboard's drag),
 // Shift+F10 or the Menu key opens the menu.
 
-import { el, formatBytes, name, replace } from "../dom.mjs";
+import { el, formatBytes, name } from "../dom.mjs";
 
 const INTERNAL = "application/x-voicebox-paths";
 
@@ -35,17 +35,34 @@ export function folderLabel(folder) {
   return folder ? `/${folder}/` : "/";
 }
 
+/** Rows drawn beyond each edge of the tree's visible part (issue 34: the window). */
+const OVERSCAN = 10;
+/** A row's height (px) until one drawn row has been measured. */
+const ROW_GUESS = 24;
+
 export class Explorer {
   /**
-   * `list(folder)` resolves the host's entries of a folder (or null after showing a refusal);
+   * `list(folder, offset)` resolves one page of the host's listing of a folder from `offset`
+   * ({entries, total, next}: file.list with LIMITS.listing_page), or null after showing a refusal;
    * `on`: {open(path), menu(selected, x, y, opener), drop(folder, dataTransfer),
    * move(paths, folder), rename(path), remove(selected), status(text), selection(selected)}
    * — what the Files surface does for each act (`selected`: [{path, kind}]).
+   *
+   * Virtualized (issue 34): the tree is a flat list of the rows shown — every folder's entries
+   * under it while it is open — of which only the rows in the scrolled-to part (and OVERSCAN
+   * more each side, and the focused row) are in the DOM, each placed at its index; every row
+   * says where it is (aria-level, aria-posinset, aria-setsize, aria-expanded), so a screen
+   * reader hears the whole tree's shape although most rows are not drawn.
    */
   constructor({ list, on, label = "Project files" }) {
     this.list = list;
     this.on = on;
-    this.nodes = new Map(); // path -> {path, name, kind, size, li, group, loaded, expanded, empty}
+    this.nodes = new Map(); // path -> {path, name, kind, size, children, loaded, expanded, empty}
+    this.rows = []; // the rows shown, in order: [{node, level, pos, size}]
+    this.index = new Map(); // path -> its index in rows
+    this.drawn = new Map(); // path -> its <li> while drawn
+    this.rowHeight = ROW_GUESS;
+    this.measured = false;
     this.selection = new Set();
     this.anchor = null;
     this.focusPath = null;
@@ -53,6 +70,7 @@ export class Explorer {
     this.dragging = null;
     this.target = "";
     this.active = null;
+    this.busy = 0;
     this.tree = el("ul", { role: "tree", class: "tree", id: "file-tree", "aria-label": label, "aria-multiselectable": "true" });
     this.empty = el("p", { class: "empty tree-empty", hidden: true }, "No files yet — upload some, or drop files or folders here.");
     this.dropNote = el("p", { class: "drop-note", id: "drop-note", role: "status", "aria-live": "polite" });
@@ -66,52 +84,109 @@ export class Explorer {
     this.element.addEventListener("dragleave", (e) => { if (!this.element.contains(e.relatedTarget)) this.#clearDrop(); });
     this.element.addEventListener("drop", (e) => this.#drop(e));
     this.element.addEventListener("contextmenu", (e) => { if (!e.target.closest("li[role=treeitem]")) this.#contextMenu(e); });
+    this.element.addEventListener("scroll", () => this.#soon(), { passive: true });
+    // shown again (after the filter hid it), or another height: other rows are in view
+    this.resized = new ResizeObserver(() => this.#soon());
+    this.resized.observe(this.element);
   }
 
   // ------------------------------------------------------------------ loading
 
   /** Load the root; resolves false when the host refused the listing. */
   async start() {
-    this.nodes.set("", { path: "", kind: "dir", group: this.tree, loaded: false, expanded: true });
+    this.nodes.set("", { path: "", kind: "dir", children: [], loaded: false, expanded: true });
     return this.#load("");
   }
 
+  /** List `folder` again: its first page (LIMITS.listing_page entries, issue 34) is shown at
+   * once; the rest follow a page at a time (`node.rest`, a promise; the tree is aria-busy
+   * meanwhile). Resolves false when the host refused the first page. */
   async #load(folder) {
     const node = this.nodes.get(folder);
-    const entries = await this.list(folder);
-    if (!entries) return false;
-    for (const key of [...this.nodes.keys()]) if (key !== folder && parentOf(key) === folder && key !== "") this.#forget(key);
-    const depth = folder ? folder.split("/").length + 1 : 1;
-    const items = entries.map((entry) => this.#item(joinPath(folder, entry.name), entry, depth));
-    replace(node.group, items);
+    const seq = (node.seq ?? 0) + 1;
+    node.seq = seq;
+    const first = await this.list(folder, 0);
+    if (!first || node.seq !== seq) return Boolean(first);
+    for (const child of node.children) this.#forget(child);
+    node.children = [];
     node.loaded = true;
-    node.empty = entries.length === 0;
-    if (folder === "") this.empty.hidden = entries.length > 0;
-    else node.li.classList.toggle("is-empty", node.empty);
-    this.#paint();
+    node.total = first.total;
+    node.empty = first.total === 0;
+    this.#add(node, first.entries);
+    if (folder === "") this.empty.hidden = first.total > 0;
+    this.#layout();
+    node.rest = first.next === null || first.next === undefined ? null : this.#rest(node, first.next, seq);
     return true;
   }
 
-  #forget(path) {
-    for (const key of [...this.nodes.keys()]) if (key === path || key.startsWith(`${path}/`)) this.nodes.delete(key);
+  /** The pages of `node`'s folder from `offset` on (after the first is painted), each shown as
+   * it comes; a folder that changed meanwhile (another total) is listed again from its start. */
+  async #rest(node, offset, seq) {
+    this.busy += 1;
+    this.tree.setAttribute("aria-busy", "true");
+    try {
+      // the first page is painted before the next is asked: the tree is usable first
+      await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+      while (offset !== null && offset !== undefined) {
+        const page = await this.list(node.path, offset);
+        if (!page || node.seq !== seq || this.nodes.get(node.path) !== node) return;
+        if (page.total !== node.total) { await this.#load(node.path); return; }
+        this.#add(node, page.entries);
+        this.#layout();
+        offset = page.next;
+      }
+    } finally {
+      this.busy -= 1;
+      if (!this.busy) this.tree.removeAttribute("aria-busy");
+    }
   }
 
-  #item(path, entry, depth) {
-    const dir = entry.kind === "dir";
-    const group = dir ? el("ul", { role: "group", hidden: true }) : null;
-    const li = el("li", {
-      role: "treeitem", class: `tree-item ${dir ? "tree-dir" : "tree-file"}`, "data-path": path, "data-kind": entry.kind,
-      "aria-level": String(depth), "aria-selected": "false", "aria-expanded": dir ? "false" : null, tabindex: "-1", draggable: "true",
-    },
-    el("div", { class: "tree-row" },
-      el("span", { class: "tree-icon", "aria-hidden": "true" }, dir ? "▸" : ""),
-      name(entry.name, { class: `literal name ${dir ? "dir-entry" : "file-entry"}`, "data-path": path }),
-      dir ? el("span", { class: "tree-slash", "aria-hidden": "true" }, "/") : null,
-      dir ? el("span", { class: "tree-note muted" }, "") : el("span", { class: "size muted" }, formatBytes(entry.size)),
-      el("span", { class: "tree-badge", "aria-hidden": "true" })),
-    group);
-    this.nodes.set(path, { path, name: entry.name, kind: entry.kind, size: entry.size ?? null, li, group, loaded: false, expanded: false });
-    return li;
+  #add(node, entries) {
+    for (const entry of entries) {
+      const path = joinPath(node.path, entry.name);
+      if (!this.nodes.has(path)) node.children.push(this.#node(path, entry));
+    }
+  }
+
+  /** Resolves when every folder shown has all its pages (End, a range, a reveal wait). */
+  async complete() {
+    for (;;) {
+      const pending = [...this.nodes.values()].map((n) => n.rest).filter(Boolean);
+      if (!pending.length) return;
+      await Promise.all(pending);
+      for (const n of this.nodes.values()) if (pending.includes(n.rest)) n.rest = null;
+    }
+  }
+
+  #forget(path) {
+    const node = this.nodes.get(path);
+    if (!node) return;
+    for (const child of node.children ?? []) this.#forget(child);
+    this.nodes.delete(path);
+  }
+
+  #node(path, entry) {
+    this.nodes.set(path, { path, name: entry.name, kind: entry.kind, size: entry.size ?? null, children: [], loaded: false, expanded: false });
+    return path;
+  }
+
+  /** The rows shown, again (after a folder was loaded, opened or closed), then drawn. */
+  #layout() {
+    const rows = [];
+    const walk = (folder, level) => {
+      const { children, total } = this.nodes.get(folder);
+      const size = Math.max(total ?? 0, children.length); // its pages still coming count too
+      for (let i = 0; i < children.length; i += 1) {
+        const node = this.nodes.get(children[i]);
+        rows.push({ node, level, pos: i + 1, size });
+        if (node.kind === "dir" && node.expanded) walk(node.path, level + 1);
+      }
+    };
+    walk("", 1);
+    this.rows = rows;
+    this.index = new Map(rows.map((row, i) => [row.node.path, i]));
+    this.tree.style.height = `${rows.length * this.rowHeight}px`;
+    this.#paint();
   }
 
   /** Open folder `path` (loading it the first time); resolves false if it could not be listed. */
@@ -121,9 +196,7 @@ export class Explorer {
     if (!node.loaded && !(await this.#load(path))) return false;
     if (path === "") return true;
     node.expanded = true;
-    node.group.hidden = false;
-    node.li.setAttribute("aria-expanded", "true");
-    node.li.querySelector(":scope > .tree-row .tree-icon").textContent = "▾";
+    this.#layout();
     this.on.expanded?.();
     return true;
   }
@@ -132,9 +205,7 @@ export class Explorer {
     const node = this.nodes.get(path);
     if (!node || node.kind !== "dir" || path === "") return;
     node.expanded = false;
-    node.group.hidden = true;
-    node.li.setAttribute("aria-expanded", "false");
-    node.li.querySelector(":scope > .tree-row .tree-icon").textContent = "▸";
+    this.#layout();
     if (this.focusPath && this.focusPath.startsWith(`${path}/`)) this.#focus(path);
     this.on.expanded?.();
   }
@@ -143,10 +214,21 @@ export class Explorer {
   async reveal(path) {
     if (!path) return true;
     const parts = path.split("/");
-    for (let i = 1; i < parts.length; i += 1) {
-      if (!(await this.expand(parts.slice(0, i).join("/")))) return false;
+    for (let i = 0; i < parts.length; i += 1) {
+      const folder = parts.slice(0, i).join("/");
+      if (!(await this.expand(folder))) return false;
+      await this.nodes.get(folder)?.rest; // its every page: `path` may be far down
     }
     return this.nodes.has(path);
+  }
+
+  /** Scroll the tree so that the row of `path` (shown) is in view, nearest edge. */
+  scrollTo(path) {
+    const i = this.index.get(path);
+    if (i === undefined) return;
+    this.#draw({ keep: path });
+    this.drawn.get(path)?.scrollIntoView({ block: "nearest" });
+    this.#draw();
   }
 
   /** Which folders are open (the host remembers them per project: `files.layout`). */
@@ -161,8 +243,9 @@ export class Explorer {
     const focus = this.focusPath;
     this.nodes.get("").loaded = false;
     if (!(await this.#load(""))) return;
+    await this.nodes.get("")?.rest;
     for (const path of open.sort((a, b) => a.split("/").length - b.split("/").length)) {
-      if (this.nodes.has(path)) await this.expand(path);
+      if (this.nodes.has(path)) { await this.expand(path); await this.nodes.get(path)?.rest; }
     }
     this.selection = new Set(selection.filter((p) => this.nodes.has(p)));
     this.#paint();
@@ -193,8 +276,8 @@ export class Explorer {
 
   /** The selected entries, in the order shown: [{path, kind}]. */
   selected() {
-    return this.#visible().map((li) => li.dataset.path).filter((p) => this.selection.has(p))
-      .map((path) => ({ path, kind: this.kind(path) }));
+    if (!this.selection.size) return [];
+    return this.rows.filter((row) => this.selection.has(row.node.path)).map((row) => ({ path: row.node.path, kind: row.node.kind }));
   }
 
   select(paths) {
@@ -202,43 +285,122 @@ export class Explorer {
     this.#paint();
   }
 
+  /** The one Tab stop: the focused row while it is shown, else the first row. */
+  #tabStop() {
+    return this.focusPath && this.index.has(this.focusPath) ? this.focusPath : this.rows[0]?.node.path ?? null;
+  }
+
   #paint() {
-    let tabStop = this.focusPath && this.nodes.has(this.focusPath) ? this.focusPath : null;
-    const visible = this.#visible();
-    if (!tabStop || !visible.some((li) => li.dataset.path === tabStop)) tabStop = visible[0]?.dataset.path ?? null;
-    for (const node of this.nodes.values()) {
-      if (!node.li) continue;
-      const li = node.li;
-      li.setAttribute("aria-selected", String(this.selection.has(node.path)));
-      li.tabIndex = node.path === tabStop ? 0 : -1;
-      li.classList.toggle("is-cut", this.cut.includes(node.path));
-      li.classList.toggle("is-target", node.kind === "dir" && node.path === this.target);
-      const badge = li.querySelector(":scope > .tree-row .tree-badge");
-      badge.textContent = node.kind === "dir" && node.path === this.target ? "upload target" : "";
-      if (node.kind === "dir") li.querySelector(":scope > .tree-row .tree-note").textContent = node.loaded && node.empty ? "empty" : "";
-      if (node.path === this.active) li.setAttribute("aria-current", "true");
-      else li.removeAttribute("aria-current");
-    }
+    this.#draw();
     this.tree.classList.toggle("root-target", this.target === "");
     this.on.selection?.(this.selected());
   }
 
-  #visible() {
-    return [...this.tree.querySelectorAll("li[role=treeitem]")].filter((li) => !li.parentElement.closest("ul[role=group][hidden]"));
+  /** Draw the rows in view (and OVERSCAN more each side), the Tab stop and `keep`; drop the
+   * others from the DOM. The drawn rows stay in order, and one that stays is never moved. */
+  #draw({ keep = null } = {}) {
+    const hadFocus = this.tree.contains(document.activeElement);
+    const pane = this.element;
+    const height = this.rowHeight;
+    let first = 0;
+    let count = 2 * OVERSCAN;
+    if (pane.clientHeight > 0) {
+      const top = this.tree.getBoundingClientRect().top - pane.getBoundingClientRect().top + pane.scrollTop;
+      first = Math.max(0, Math.floor((pane.scrollTop - top) / height) - OVERSCAN);
+      count = Math.ceil(pane.clientHeight / height) + 2 * OVERSCAN;
+    }
+    const wanted = new Set();
+    for (let i = first; i < Math.min(this.rows.length, first + count); i += 1) wanted.add(i);
+    const tabStop = this.#tabStop();
+    for (const path of [tabStop, keep]) if (path !== null && this.index.has(path)) wanted.add(this.index.get(path));
+    const order = [...wanted].sort((a, b) => a - b);
+    const keepPaths = new Set(order.map((i) => this.rows[i].node.path));
+    for (const [path, li] of this.drawn) {
+      if (!keepPaths.has(path) || li.vbNode !== this.rows[this.index.get(path)].node) { li.remove(); this.drawn.delete(path); }
+    }
+    let cursor = this.tree.firstElementChild;
+    for (const i of order) {
+      const row = this.rows[i];
+      let li = this.drawn.get(row.node.path);
+      if (!li) { li = this.#item(row.node); this.drawn.set(row.node.path, li); }
+      this.#update(li, row, i, tabStop);
+      if (li === cursor) cursor = cursor.nextElementSibling;
+      else this.tree.insertBefore(li, cursor);
+    }
+    if (!this.measured && this.drawn.size) {
+      const measured = this.drawn.values().next().value.offsetHeight;
+      if (measured > 0) {
+        this.measured = true;
+        if (measured !== height) {
+          this.rowHeight = measured;
+          this.tree.style.height = `${this.rows.length * measured}px`;
+          this.#draw({ keep });
+          return;
+        }
+      }
+    }
+    if (hadFocus && !this.tree.contains(document.activeElement)) this.drawn.get(tabStop)?.focus({ preventScroll: true });
+  }
+
+  /** Draw again on the next frame (after a scroll or a resize). */
+  #soon() {
+    if (this.pending) return;
+    this.pending = requestAnimationFrame(() => { this.pending = 0; this.#draw(); });
+  }
+
+  #item(node) {
+    const dir = node.kind === "dir";
+    const li = el("li", {
+      role: "treeitem", class: `tree-item ${dir ? "tree-dir" : "tree-file"}`, "data-path": node.path, "data-kind": node.kind,
+      "aria-selected": "false", tabindex: "-1", draggable: "true",
+    },
+    el("div", { class: "tree-row" },
+      el("span", { class: "tree-icon", "aria-hidden": "true" }, dir ? "▸" : ""),
+      name(node.name, { class: `literal name ${dir ? "dir-entry" : "file-entry"}`, "data-path": node.path }),
+      dir ? el("span", { class: "tree-slash", "aria-hidden": "true" }, "/") : null,
+      dir ? el("span", { class: "tree-note muted" }, "") : el("span", { class: "size muted" }, formatBytes(node.size)),
+      el("span", { class: "tree-badge", "aria-hidden": "true" })));
+    li.vbNode = node;
+    return li;
+  }
+
+  /** Set what row `i` says and where it stands. */
+  #update(li, row, i, tabStop) {
+    const node = row.node;
+    const dir = node.kind === "dir";
+    const set = (attr, value) => { if (li.getAttribute(attr) !== value) li.setAttribute(attr, value); };
+    li.style.top = `${i * this.rowHeight}px`;
+    li.style.setProperty("--level", String(row.level));
+    set("aria-level", String(row.level));
+    set("aria-posinset", String(row.pos));
+    set("aria-setsize", String(row.size));
+    set("aria-selected", String(this.selection.has(node.path)));
+    li.tabIndex = node.path === tabStop ? 0 : -1;
+    li.classList.toggle("is-cut", this.cut.includes(node.path));
+    li.classList.toggle("is-target", dir && node.path === this.target);
+    const badge = li.querySelector(":scope > .tree-row .tree-badge");
+    badge.textContent = dir && node.path === this.target ? "upload target" : "";
+    if (dir) {
+      set("aria-expanded", String(node.expanded));
+      li.classList.toggle("is-empty", Boolean(node.loaded && node.empty));
+      li.querySelector(":scope > .tree-row .tree-icon").textContent = node.expanded ? "▾" : "▸";
+      li.querySelector(":scope > .tree-row .tree-note").textContent = node.loaded && node.empty ? "empty" : "";
+    }
+    if (node.path === this.active) set("aria-current", "true");
+    else li.removeAttribute("aria-current");
   }
 
   #focus(path) {
-    const node = this.nodes.get(path);
-    if (!node?.li) return;
+    if (!this.index.has(path)) return;
     this.focusPath = path;
     this.#paint();
-    node.li.focus();
-    node.li.scrollIntoView({ block: "nearest" });
+    this.scrollTo(path);
+    this.drawn.get(path)?.focus({ preventScroll: true });
   }
 
   focusFirst() {
-    const first = this.#visible()[0];
-    if (first) this.#focus(first.dataset.path);
+    const first = this.rows[0];
+    if (first) this.#focus(first.node.path);
   }
 
   // ------------------------------------------------------------------ pointer
@@ -261,7 +423,7 @@ export class Explorer {
   }
 
   #range(path) {
-    const order = this.#visible().map((li) => li.dataset.path);
+    const order = this.rows.map((row) => row.node.path);
     const a = order.indexOf(this.anchor);
     const b = order.indexOf(path);
     if (a === -1 || b === -1) { this.selection = new Set([path]); return; }
@@ -297,13 +459,13 @@ export class Explorer {
     if (!li) return;
     const path = li.dataset.path;
     const node = this.nodes.get(path);
-    const order = this.#visible().map((x) => x.dataset.path);
-    const i = order.indexOf(path);
+    const i = this.index.get(path) ?? -1;
     const mod = event.ctrlKey || event.metaKey;
+    const shift = event.shiftKey;
     const go = (to) => {
-      const next = order[Math.max(0, Math.min(order.length - 1, to))];
+      const next = this.rows[Math.max(0, Math.min(this.rows.length - 1, to))]?.node.path;
       if (!next) return;
-      if (event.shiftKey) { this.anchor ??= path; this.#range(next); }
+      if (shift) { this.anchor ??= path; this.#range(next); }
       else if (!mod) { this.selection = new Set([next]); this.anchor = next; }
       this.#focus(next);
     };
@@ -312,14 +474,17 @@ export class Explorer {
       case "ArrowDown": go(i + 1); break;
       case "ArrowUp": go(i - 1); break;
       case "Home": go(0); break;
-      case "End": go(order.length - 1); break;
+      case "End": // the last row once every page of the folders shown is in (issue 34)
+        if (this.busy) this.complete().then(() => go(this.rows.length - 1));
+        else go(this.rows.length - 1);
+        break;
       case "ArrowRight":
         if (node.kind === "dir" && !node.expanded) this.expand(path);
-        else if (node.kind === "dir" && node.group.firstElementChild) go(i + 1);
+        else if (node.kind === "dir" && node.children.length) go(i + 1);
         break;
       case "ArrowLeft":
         if (node.kind === "dir" && node.expanded) this.collapse(path);
-        else if (parentOf(path)) go(order.indexOf(parentOf(path)));
+        else if (parentOf(path)) go(this.index.get(parentOf(path)));
         break;
       case "Enter": this.#act(path); break;
       case " ":
@@ -342,7 +507,7 @@ export class Explorer {
     }
     if (!handled && event.key === "F10" && event.shiftKey) { this.#menuAt(li); handled = true; }
     if (!handled && mod && event.key.toLowerCase() === "a") {
-      this.selection = new Set(order);
+      this.selection = new Set(this.rows.map((row) => row.node.path));
       this.#paint();
       handled = true;
     }
@@ -403,8 +568,8 @@ export class Explorer {
 
   #markDrop(folder, text) {
     for (const x of this.element.querySelectorAll(".drop-target")) x.classList.remove("drop-target");
-    const node = this.nodes.get(folder);
-    (folder && node?.li ? node.li : this.element).classList.add("drop-target");
+    const li = folder ? this.drawn.get(folder) : null;
+    (li ?? this.element).classList.add("drop-target");
     if (this.dropNote.textContent !== text) this.dropNote.textContent = text;
   }
 

@@ -101,7 +101,8 @@ export class FilesView {
       el("p", { class: "empty" }, "Choose a file to view it."));
     this.finder?.destroy();
     this.explorer = new Explorer({
-      list: async (folder) => (await guarded("Listing the folder", () => this.call("file.list", { folder })))?.result.entries ?? null,
+      list: async (folder, offset) => (await guarded("Listing the folder",
+        () => this.call("file.list", { folder, offset, limit: LIMITS.listing_page })))?.result ?? null,
       on: {
         open: async (path) => { if (await this.app.mayLeave()) await this.open(path); },
         menu: (selected, x, y, opener) => this.menu(selected, x, y, opener),
@@ -232,7 +233,7 @@ export class FilesView {
     if (file) {
       await this.explorer.reveal(file);
       // the tree shows the open file, however far down (issue 33 item 6: a reload, a link)
-      this.explorer.nodes.get(file)?.li?.scrollIntoView({ block: "nearest" });
+      this.explorer.scrollTo(file);
       await this.open(file, { record: false });
     } else {
       this.closeViewer();

@@ -1,0 +1,206 @@
+"""The file tree of a 10,000-file project (issue 34): only the rows in view are in the DOM, and
+the tree stays a tree for the keyboard, for selection, for the menu, for the filter and for a
+screen reader (aria-level, aria-posinset, aria-setsize, aria-expanded)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page
+
+from e2e.hostpage import HostPage
+from e2e.site import SiteRouter
+from e2e.tray_kit import open_in_ui
+
+FILES = 10_000
+DEEP = "a/b/c/deep-needle.txt"
+DOM_ROWS_AT_MOST = 200
+"""Far fewer than the 10,001 items: the rows in view and a margin each side."""
+
+# Planted straight into OPFS before the host lists the project (as another program would):
+# 10,000 one-line files in the root, and one file three folders down.
+PLANT = """
+async ([pid, files, deep]) => {
+  let root = await navigator.storage.getDirectory();
+  for (const part of ["projects", pid]) root = await root.getDirectoryHandle(part);
+  const write = async (dir, name, text) => {
+    const w = await (await dir.getFileHandle(name, { create: true })).createWritable();
+    await w.write(text);
+    await w.close();
+  };
+  let dir = root;
+  const parts = deep.split("/");
+  for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part, { create: true });
+  await write(dir, parts[parts.length - 1], "found\\n");
+  for (let i = 0; i < files; i += 200) {
+    const batch = [];
+    for (let j = i; j < Math.min(files, i + 200); j++) batch.push(write(root, `f${String(j).padStart(5, "0")}.txt`, `line ${j}\\n`));
+    await Promise.all(batch);
+  }
+}
+"""
+
+FOCUSED = """() => { const li = document.activeElement?.closest?.('#file-tree [role="treeitem"]');
+  if (!li) return null;
+  const pane = document.querySelector('#tree-pane').getBoundingClientRect();
+  const r = li.getBoundingClientRect();
+  return { path: li.dataset.path, focused: document.activeElement === li,
+           level: li.getAttribute('aria-level'), pos: li.getAttribute('aria-posinset'),
+           size: li.getAttribute('aria-setsize'), expanded: li.getAttribute('aria-expanded'),
+           selected: li.getAttribute('aria-selected'),
+           inView: r.height > 0 && r.top >= pane.top - 1 && r.bottom <= pane.bottom + 1 }; }"""
+DOM_ROWS = "() => document.querySelectorAll('#file-tree [role=\"treeitem\"]').length"
+
+
+@pytest.fixture(scope="module")
+def big(browser: Browser, dist: Path) -> Iterator[tuple[HostPage, str, list[str]]]:
+    """A project of 10,000 files in its root and one deep file, opened in one page for the
+    module's tests (planting it takes a while); with the host's own order of the root's
+    entries (what the tree must show)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    SiteRouter(dist).install(context)
+    host = HostPage(context.new_page())
+    host.open()
+    pid = host.ok("project.create", {"name": "Ten thousand"})["result"]["project"]["id"]
+    host.page.evaluate(PLANT, [pid, FILES, DEEP])
+    names = [
+        e["name"] for e in host.ok("file.list", {"project": pid, "folder": ""})["result"]["entries"]
+    ]
+    assert len(names) == FILES + 1
+    open_in_ui(host, pid)
+    host.page.wait_for_selector("#file-tree [role='treeitem'][tabindex='0']")
+    yield host, pid, names
+    context.close()
+
+
+def focused(page: Page) -> dict:
+    return page.evaluate(FOCUSED)
+
+
+def test_a_virtualized_tree_draws_only_the_rows_in_view_yet_says_the_whole_tree(
+    big: tuple[HostPage, str, list[str]],
+) -> None:
+    host, _, names = big
+    page = host.page
+    assert 0 < page.evaluate(DOM_ROWS) <= DOM_ROWS_AT_MOST
+    first = page.locator("#file-tree [role='treeitem']").first
+    assert first.get_attribute("data-path") == names[0]
+    assert first.get_attribute("aria-posinset") == "1"
+    assert first.get_attribute("aria-setsize") == str(FILES + 1)
+    assert first.get_attribute("aria-level") == "1"
+    # scrolled to the middle, the rows there are drawn and the ones at the top are not
+    page.evaluate(
+        "() => { const p = document.querySelector('#tree-pane'); p.scrollTop = p.scrollHeight / 2; }"
+    )
+    middle = names[len(names) // 2]
+    page.wait_for_selector(
+        f"#file-tree [data-path='{middle}'][aria-posinset='{len(names) // 2 + 1}']"
+    )
+    assert page.evaluate(DOM_ROWS) <= DOM_ROWS_AT_MOST
+    host.assert_clean()
+
+
+def test_end_reaches_the_last_item_focused_in_view_with_its_place_in_the_set(
+    big: tuple[HostPage, str, list[str]],
+) -> None:
+    host, _, names = big
+    page = host.page
+    page.evaluate("() => { document.querySelector('#tree-pane').scrollTop = 0; }")
+    page.focus("#file-tree [role='treeitem'][tabindex='0']")
+    page.keyboard.press("Home")
+    page.keyboard.press("End")
+    page.wait_for_function(f"() => ({FOCUSED})()?.path === {names[-1]!r}")
+    last = focused(page)
+    assert last == {
+        "path": names[-1],
+        "focused": True,
+        "level": "1",
+        "pos": str(FILES + 1),
+        "size": str(FILES + 1),
+        "expanded": None,
+        "selected": "true",
+        "inView": True,
+    }
+    assert page.evaluate(DOM_ROWS) <= DOM_ROWS_AT_MOST
+    # ↑ moves one up; Shift+↑ extends the selection (two selected, the rest not)
+    page.keyboard.press("ArrowUp")
+    assert focused(page)["pos"] == str(FILES)
+    page.keyboard.press("Shift+ArrowUp")
+    assert focused(page)["pos"] == str(FILES - 1)
+    assert page.locator("#file-tree [aria-selected='true']").count() == 2
+    # Home goes back to the first item, in view
+    page.keyboard.press("Home")
+    page.wait_for_function(f"() => ({FOCUSED})()?.path === {names[0]!r}")
+    assert focused(page)["pos"] == "1" and focused(page)["inView"]
+    host.assert_clean()
+
+
+def test_folders_open_and_close_by_keyboard_with_levels_and_the_menu_opens_on_a_far_row(
+    big: tuple[HostPage, str, list[str]],
+) -> None:
+    host, _, names = big
+    page = host.page
+    page.focus("#file-tree [role='treeitem'][tabindex='0']")
+    page.keyboard.press("Home")
+    assert focused(page)["path"] == "a" and focused(page)["expanded"] == "false"
+    page.keyboard.press("ArrowRight")  # opens a
+    page.wait_for_selector("#file-tree [data-path='a'][aria-expanded='true']")
+    page.keyboard.press("ArrowRight")  # to its first child
+    assert focused(page) | {"inView": True} == {
+        "path": "a/b",
+        "focused": True,
+        "level": "2",
+        "pos": "1",
+        "size": "1",
+        "expanded": "false",
+        "selected": "true",
+        "inView": True,
+    }
+    page.keyboard.press("ArrowRight")
+    page.wait_for_selector("#file-tree [data-path='a/b'][aria-expanded='true']")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_selector("#file-tree [data-path='a/b/c'][aria-expanded='true']")
+    page.keyboard.press("ArrowRight")
+    assert focused(page)["path"] == DEEP and focused(page)["level"] == "4"
+    # the root's items after the open folder keep their place in the root's set
+    page.keyboard.press("End")
+    page.wait_for_function(f"() => ({FOCUSED})()?.path === {names[-1]!r}")
+    assert focused(page)["pos"] == str(FILES + 1)
+    # the menu opens on that far row from the keyboard
+    page.keyboard.press("Shift+F10")
+    page.wait_for_selector("#context-menu [role='menuitem']")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#context-menu", state="detached")
+    # ← from a deep file goes to its folder; ← again closes it
+    page.keyboard.press("Home")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    assert focused(page)["path"] == DEEP
+    page.keyboard.press("ArrowLeft")
+    assert focused(page)["path"] == "a/b/c"
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_selector("#file-tree [data-path='a/b/c'][aria-expanded='false']")
+    host.assert_clean()
+
+
+def test_the_filter_finds_a_deep_file_of_a_ten_thousand_file_project(
+    big: tuple[HostPage, str, list[str]],
+) -> None:
+    host, _, _ = big
+    page = host.page
+    page.fill("#tree-filter", "deep-needle")
+    hit = f"#tree-filter-results .filter-hit[data-path='{DEEP}']"
+    page.wait_for_selector(hit)
+    assert page.locator("#tree-filter-results .filter-hit").count() == 1
+    page.click(hit)
+    page.wait_for_selector(f"#viewer-path:text-is('{DEEP}')")
+    page.fill("#tree-filter", "")
+    page.wait_for_selector("#tree-pane:visible")
+    # the tree is drawn again once shown (its rows were measured while hidden)
+    page.wait_for_selector("#file-tree [role='treeitem'][tabindex='0']:visible")
+    assert page.evaluate(DOM_ROWS) <= DOM_ROWS_AT_MOST
+    host.assert_clean()
