@@ -14,7 +14,10 @@ export default [
     languageOptions: { ecmaVersion: 2024, sourceType: "module" },
     linterOptions: { reportUnusedDisableDirectives: "error" },
     rules: {
-      "no-unused-vars": ["error", { args: "after-used", argsIgnorePattern: "^_", caughtErrors: "none" }],
+      "no-unused-vars": [
+        "error",
+        { args: "after-used", argsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
       "no-var": "error",
       "prefer-const": "error",
       eqeqeq: ["error", "smart"],
@@ -28,7 +31,10 @@ export default [
   { files: ["page/**/*.mjs", "page/**/*.js"], languageOptions: { globals: browser } },
   { files: ["page/sw.js"], languageOptions: { globals: { ...globals.serviceworker } } },
   { files: ["worker/*.mjs", "worker/*.js"], languageOptions: { globals: worker } },
-  { files: ["worker/sitebuild/**", "e2e/**", "tests/**/*.mjs", "bench/*.mjs"], languageOptions: { globals: node } },
+  {
+    files: ["worker/sitebuild/**", "e2e/**", "tests/**/*.mjs", "bench/*.mjs"],
+    languageOptions: { globals: node },
+  },
   { files: ["page/editor/contrast.mjs"], languageOptions: { globals: { ...browser, ...node } } },
   { files: ["e2e/liar_peer.mjs"], languageOptions: { globals: worker } },
   { files: ["bench/pages/**"], languageOptions: { globals: { ...browser, ...worker } } },

@@ -28,7 +28,8 @@ const post = self.postMessage.bind(self);
 self.postMessage = (message, transfer) => {
   if (message?.kind === "admin-answer") {
     const answer = JSON.parse(message.text);
-    for (const key of ["hostToken", "bearer"]) if (typeof answer[key] === "string") secrets.push(answer[key]);
+    for (const key of ["hostToken", "bearer"])
+      if (typeof answer[key] === "string") secrets.push(answer[key]);
     if (!answer.ok) lieInRefusal(answer.refusal);
     message = { ...message, text: JSON.stringify(answer) };
   }
@@ -53,7 +54,11 @@ MessagePort.prototype.postMessage = function (message, transfer) {
         // a receipt about itself, with values no write can have (issue 29 item 13)
         Object.assign(frame.receipt, { path: "../../etc/passwd", project: "not-a-project" });
       } else if (frame.receipt && frame.receipt.path !== "honest.txt") {
-        Object.assign(frame.receipt, { env: CONFIG.localEnvKey, project: CONFIG.localProject, path: "never-written.txt" });
+        Object.assign(frame.receipt, {
+          env: CONFIG.localEnvKey,
+          project: CONFIG.localProject,
+          path: "never-written.txt",
+        });
       }
     }
     message = { ...message, text: JSON.stringify(frame) };

@@ -15,7 +15,13 @@ import { mountAlerts, clearAlerts, showRefusal } from "./ui/alerts.mjs";
 import { renderGrantAccess } from "./ui/permission.mjs";
 import { renderAudit } from "./ui/audit.mjs";
 import { renderBlocks } from "./ui/blocks.mjs";
-import { renderBoot, renderBootFailure, renderHostLoss, renderStandby, renderTakeover } from "./ui/boot.mjs";
+import {
+  renderBoot,
+  renderBootFailure,
+  renderHostLoss,
+  renderStandby,
+  renderTakeover,
+} from "./ui/boot.mjs";
 import { renderCompose } from "./ui/compose.mjs";
 import { remoteChanged, renderEnvironments } from "./ui/environments.mjs";
 import { FilesView } from "./ui/files.mjs";
@@ -41,10 +47,15 @@ const host = new HostClient();
 
 export const SURFACES = [
   { id: "projects", label: "Projects", render: (node, app) => renderProjects(node, app) },
-  { id: "files", label: "Files", needsProject: true, render: (node, app, params) => {
-    app.filesView = new FilesView(node, app, app.project);
-    return app.filesView.render(params);
-  } },
+  {
+    id: "files",
+    label: "Files",
+    needsProject: true,
+    render: (node, app, params) => {
+      app.filesView = new FilesView(node, app, app.project);
+      return app.filesView.render(params);
+    },
+  },
   { id: "blocks", label: "Blocks", needsProject: true, render: renderBlocks },
   { id: "compose", label: "Compose", needsProject: true, remoteToo: true, render: renderCompose },
   { id: "tools", label: "Tools", render: renderTools },
@@ -61,10 +72,16 @@ function setStatus(state, text) {
 }
 
 function needsProject(node, app, surface) {
-  replace(node,
+  replace(
+    node,
     el("h2", {}, surface.label),
     el("p", { class: "empty" }, `${surface.label} belong to a project: open one first.`),
-    el("button", { type: "button", class: "primary", onclick: () => app.go("projects") }, "Choose a project"));
+    el(
+      "button",
+      { type: "button", class: "primary", onclick: () => app.go("projects") },
+      "Choose a project",
+    ),
+  );
   return false;
 }
 
@@ -143,9 +160,17 @@ const app = {
     const { surface, params } = parseRoute(location.hash);
     const { project = null, ...rest } = params;
     const target = SURFACES.some((s) => s.id === surface) ? surface : "projects";
-    if (!(await this.mayLeave())) { router.restore(this.hash()); return; }
+    if (!(await this.mayLeave())) {
+      router.restore(this.hash());
+      return;
+    }
     if (project && project !== this.project?.id) {
-      await this.openProject(project, { surface: target, params: rest, push: false, leaveChecked: true });
+      await this.openProject(project, {
+        surface: target,
+        params: rest,
+        push: false,
+        leaveChecked: true,
+      });
       return;
     }
     if (!project && this.project) this.setProject(null);
@@ -165,7 +190,10 @@ const app = {
   /** Resolves true when the surface on screen may be replaced (nothing unsaved, or the person
    * chose to discard it). */
   async mayLeave() {
-    if (!this.leaving?.unsaved()) { this.leaving = null; return true; }
+    if (!this.leaving?.unsaved()) {
+      this.leaving = null;
+      return true;
+    }
     if (!(await this.leaving.confirmLeave())) return false;
     this.leaving = null;
     return true;
@@ -181,7 +209,10 @@ const app = {
     const surface = SURFACES.find((s) => s.id === this.surface) ?? SURFACES[0];
     const node = el("div", { class: "surface", "data-surface": surface.id });
     main.replaceChildren(node);
-    if (surface.needsProject && !this.project && !(surface.remoteToo && this.viewing)) { needsProject(node, this, surface); return false; }
+    if (surface.needsProject && !this.project && !(surface.remoteToo && this.viewing)) {
+      needsProject(node, this, surface);
+      return false;
+    }
     return Boolean(await surface.render(node, this, this.params));
   },
 
@@ -191,7 +222,10 @@ const app = {
   },
 
   /** Open project `id`, then show `surface` (Files unless said) with `params`. */
-  async openProject(id, { surface = "files", params = {}, push = true, leaveChecked = false } = {}) {
+  async openProject(
+    id,
+    { surface = "files", params = {}, push = true, leaveChecked = false } = {},
+  ) {
     if (!leaveChecked && !(await this.mayLeave())) return;
     const seq = ++this.navSeq;
     let opened;
@@ -207,7 +241,8 @@ const app = {
         return renderGrantAccess(main, this, id, err);
       }
       showRefusal(err, "Opening the project");
-      if (!this.project && this.surface !== "projects") await this.go("projects", {}, { push: false, leaveChecked: true });
+      if (!this.project && this.surface !== "projects")
+        await this.go("projects", {}, { push: false, leaveChecked: true });
       else router.write(this.hash(), { push: false });
       return;
     }
@@ -220,7 +255,11 @@ const app = {
    * Compose follow it. */
   viewRemote(env, project) {
     const same = this.viewing?.env.envKey === env.envKey && this.viewing?.project.id === project.id;
-    if (!same) this.viewing = { env: { envKey: env.envKey, name: env.name }, project: { id: project.id, name: project.name } };
+    if (!same)
+      this.viewing = {
+        env: { envKey: env.envKey, name: env.name },
+        project: { id: project.id, name: project.name },
+      };
     this.tray?.refresh({ force: !same });
   },
 
@@ -260,29 +299,65 @@ const app = {
 
 /** Route parameters as strings, without empty ones. */
 function clean(params) {
-  return Object.fromEntries(Object.entries(params ?? {})
-    .filter(([, v]) => v !== null && v !== undefined && v !== "")
-    .map(([k, v]) => [k, String(v)]));
+  return Object.fromEntries(
+    Object.entries(params ?? {})
+      .filter(([, v]) => v !== null && v !== undefined && v !== "")
+      .map(([k, v]) => [k, String(v)]),
+  );
 }
 
 function updateTitle() {
   const surface = SURFACES.find((s) => s.id === app.surface);
-  const parts = [surface?.label ?? "", app.project?.name ?? "", app.params.file ?? ""].filter(Boolean);
+  const parts = [surface?.label ?? "", app.project?.name ?? "", app.params.file ?? ""].filter(
+    Boolean,
+  );
   document.title = `${parts.reverse().join(" · ")} — Voicebox E1`;
 }
 
 function renderProjectBar() {
   const p = app.project;
   // The open project's name goes to its files; on one line however long (ellipsis, tooltip).
-  replace(projectBar, p
-    ? [el("span", { class: "muted project-bar-label" }, "Project"),
-        name(p.name, { type: "button", class: "link project-bar-name", id: "open-project-name", onclick: () => app.navigate("files") }, "button"),
-        el("button", { type: "button", class: "link project-bar-close", id: "close-project", "aria-label": `Close project ${p.name}`, onclick: () => app.closeProject() }, "Close")]
-    : el("span", { class: "muted" }, "No project open"));
+  replace(
+    projectBar,
+    p
+      ? [
+          el("span", { class: "muted project-bar-label" }, "Project"),
+          name(
+            p.name,
+            {
+              type: "button",
+              class: "link project-bar-name",
+              id: "open-project-name",
+              onclick: () => app.navigate("files"),
+            },
+            "button",
+          ),
+          el(
+            "button",
+            {
+              type: "button",
+              class: "link project-bar-close",
+              id: "close-project",
+              "aria-label": `Close project ${p.name}`,
+              onclick: () => app.closeProject(),
+            },
+            "Close",
+          ),
+        ]
+      : el("span", { class: "muted" }, "No project open"),
+  );
 }
 
-replace(nav, SURFACES.map((s) =>
-  el("button", { type: "button", "data-surface": s.id, onclick: () => app.navigate(s.id), disabled: true }, s.label)));
+replace(
+  nav,
+  SURFACES.map((s) =>
+    el(
+      "button",
+      { type: "button", "data-surface": s.id, onclick: () => app.navigate(s.id), disabled: true },
+      s.label,
+    ),
+  ),
+);
 renderProjectBar();
 app.tray = new Tray(document.getElementById("tray"), app);
 app.help = new Help(app, document.getElementById("guide"), document.getElementById("help-open"));
@@ -296,10 +371,16 @@ let runtimeReady = null;
 /** Connect the Python runtime once per ready host, on first need (a .py file opened, a Run):
  * a boot that never runs Python pays nothing for it, and the audit's order at boot does not
  * depend on when a second frame loads. */
-app.python = () => (runtimeReady ??= connectRuntime(host).then((frame) => { runtimeFrame = frame; }, (err) => {
-  runtimeReady = null;
-  throw err;
-}));
+app.python = () =>
+  (runtimeReady ??= connectRuntime(host).then(
+    (frame) => {
+      runtimeFrame = frame;
+    },
+    (err) => {
+      runtimeReady = null;
+      throw err;
+    },
+  ));
 let started = false;
 
 function setNavEnabled(enabled) {
@@ -361,7 +442,13 @@ host.addEventListener("ready", async (event) => {
   // from the leader's tab (issue 33 item 2); it connects its own when it takes over.
   sandboxFrame?.remove();
   sandboxFrame = null;
-  if (!v.follower) connectSandbox(host).then((frame) => { sandboxFrame = frame; }, (err) => showRefusal(err, "Connecting the create-asset sandbox"));
+  if (!v.follower)
+    connectSandbox(host).then(
+      (frame) => {
+        sandboxFrame = frame;
+      },
+      (err) => showRefusal(err, "Connecting the create-asset sandbox"),
+    );
   runtimeFrame?.remove(); // a restarted host connects it again when Python is next needed
   runtimeFrame = null;
   runtimeReady = null;
@@ -391,7 +478,8 @@ host.addEventListener("event", (event) => {
   }
   // a file written by any tab (issue 33 item 2): the open editor follows it when clean
   const d = event.detail;
-  if (d?.type === "file.changed" && app.filesView && d.project === app.project?.id) app.filesView.changed(d.path, d.sha256);
+  if (d?.type === "file.changed" && app.filesView && d.project === app.project?.id)
+    app.filesView.changed(d.path, d.sha256);
 });
 host.addEventListener("fatal", (event) => {
   setStatus("error", `Error: ${event.detail.code}`);

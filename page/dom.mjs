@@ -12,8 +12,16 @@ export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs ?? {})) {
     if (value === undefined || value === null || value === false) continue;
-    if (key.startsWith("on") && typeof value === "function") node.addEventListener(key.slice(2), value);
-    else if (key === "hidden" || key === "disabled" || key === "checked" || key === "value" || key === "indeterminate") node[key] = value;
+    if (key.startsWith("on") && typeof value === "function")
+      node.addEventListener(key.slice(2), value);
+    else if (
+      key === "hidden" ||
+      key === "disabled" ||
+      key === "checked" ||
+      key === "value" ||
+      key === "indeterminate"
+    )
+      node[key] = value;
     else node.setAttribute(key, value === true ? "" : String(value));
   }
   append(node, children);
@@ -39,7 +47,10 @@ export function formatBytes(n) {
   const units = ["KB", "MB", "GB"];
   let value = n / 1024;
   let i = 0;
-  while (value >= 1024 && i < units.length - 1) { value /= 1024; i += 1; }
+  while (value >= 1024 && i < units.length - 1) {
+    value /= 1024;
+    i += 1;
+  }
   return `${value.toFixed(value < 10 ? 1 : 0)} ${units[i]}`;
 }
 
@@ -62,7 +73,9 @@ export function literal(text, attrs = {}) {
  * is the name (a button) can be the truncating element itself. */
 export function name(text, attrs = {}, tag = "bdi") {
   const full = String(text ?? "");
-  const node = flagHidden(el(tag, { ...attrs, class: `${attrs.class ?? ""} literal trunc`.trim() }, full));
+  const node = flagHidden(
+    el(tag, { ...attrs, class: `${attrs.class ?? ""} literal trunc`.trim() }, full),
+  );
   node.title = node.title ? `${full}\n${node.title}` : full;
   return node;
 }
@@ -71,7 +84,16 @@ export function name(text, attrs = {}, tag = "bdi") {
  * page sideways. `focusable`: the box takes a Tab stop, for tables without controls of their
  * own (a keyboard can then scroll it). */
 export function tableBox(table, { label = null, focusable = false } = {}) {
-  return el("div", { class: "table-box", role: focusable ? "region" : null, "aria-label": focusable ? label : null, tabindex: focusable ? "0" : null }, table);
+  return el(
+    "div",
+    {
+      class: "table-box",
+      role: focusable ? "region" : null,
+      "aria-label": focusable ? label : null,
+      tabindex: focusable ? "0" : null,
+    },
+    table,
+  );
 }
 
 /** Flag `node` (an element whose whole text came from outside, e.g. a button or heading

@@ -117,11 +117,16 @@ export class HostClient extends EventTarget {
       if (generation !== this.#generation) return;
       const message = event.message || "script error";
       if (this.state === "booting" || this.state === "restarting") {
-        this.#fail({ code: "boot-failed", message: `The host worker failed: ${message}`, file: "worker/host.mjs" });
+        this.#fail({
+          code: "boot-failed",
+          message: `The host worker failed: ${message}`,
+          file: "worker/host.mjs",
+        });
       } else this.#lost("uncaught-error", message);
     };
     worker.postMessage({ kind: "page", id: this.#page });
-    if (navigator.locks) worker.postMessage({ kind: "watch", lock: `voicebox-alive-${crypto.randomUUID()}` });
+    if (navigator.locks)
+      worker.postMessage({ kind: "watch", lock: `voicebox-alive-${crypto.randomUUID()}` });
   }
 
   /** Join the tabs' broker: a leader hands the ports it is given to its host worker; a
@@ -129,15 +134,20 @@ export class HostClient extends EventTarget {
   #connectBroker() {
     if (typeof SharedWorker !== "function") return;
     try {
-      const broker = new SharedWorker(trustedBrokerUrl(), { type: "module", name: "voicebox-broker" });
+      const broker = new SharedWorker(trustedBrokerUrl(), {
+        type: "module",
+        name: "voicebox-broker",
+      });
       this.#broker = broker.port;
     } catch {
       return;
     }
     this.#broker.onmessage = (event) => {
       const data = event.data;
-      if (data?.kind === "follower" && event.ports[0]) this.#worker?.postMessage({ kind: "follower" }, [event.ports[0]]);
-      else if (data?.kind === "routed" && typeof data.leader === "string") this.#watchLeader(data.leader);
+      if (data?.kind === "follower" && event.ports[0])
+        this.#worker?.postMessage({ kind: "follower" }, [event.ports[0]]);
+      else if (data?.kind === "routed" && typeof data.leader === "string")
+        this.#watchLeader(data.leader);
     };
   }
 
@@ -150,7 +160,9 @@ export class HostClient extends EventTarget {
     port.onmessage = (event) => {
       if (port === this.#port) this.#fromLeader(event.data);
     };
-    this.#broker.postMessage({ kind: "follow", avoid: [this.#page, ...this.#gone] }, [channel.port2]);
+    this.#broker.postMessage({ kind: "follow", avoid: [this.#page, ...this.#gone] }, [
+      channel.port2,
+    ]);
     if (this.#held) {
       const held = this.#held;
       this.#held = null;
@@ -175,7 +187,8 @@ export class HostClient extends EventTarget {
     this.#held = [];
     this.#rejectAll({
       ...HOST_RESTARTED,
-      message: "The tab that held the host closed while this call was in flight; whether the call took effect is unknown, so check before repeating it.",
+      message:
+        "The tab that held the host closed while this call was in flight; whether the call took effect is unknown, so check before repeating it.",
     });
     const held = ((await navigator.locks.query()).held ?? []).map((l) => l.name);
     if (!held.includes(PAGE_LOCK_PREFIX + leader)) this.#gone.add(leader);
@@ -193,8 +206,15 @@ export class HostClient extends EventTarget {
       this.state = "ready";
       this.role = "follower";
       this.versions = data.versions;
-      if (typeof data.leader === "string" && data.leader !== this.#leader) this.#watchLeader(data.leader);
-      if (first) this.#emit("ready", { ...data.versions, follower: true, tookOver: false, restarted: false });
+      if (typeof data.leader === "string" && data.leader !== this.#leader)
+        this.#watchLeader(data.leader);
+      if (first)
+        this.#emit("ready", {
+          ...data.versions,
+          follower: true,
+          tookOver: false,
+          restarted: false,
+        });
     } else if (data.kind !== "pong") this.#receive(data, this.#generation);
   }
 
@@ -226,7 +246,11 @@ export class HostClient extends EventTarget {
     this.#restarts = this.#restarts.filter((t) => now - t < 60_000);
     this.#restarts.push(now);
     if (this.#restarts.length > RESTARTS_PER_MINUTE) {
-      this.#fail({ code: "boot-failed", message: `The host stopped ${this.#restarts.length} times within a minute (last: ${reason}); reload the page to try again.`, file: null });
+      this.#fail({
+        code: "boot-failed",
+        message: `The host stopped ${this.#restarts.length} times within a minute (last: ${reason}); reload the page to try again.`,
+        file: null,
+      });
       return;
     }
     this.#worker.terminate();
@@ -235,7 +259,8 @@ export class HostClient extends EventTarget {
     this.#spawn();
     const pending = this.#rejectAll({
       ...HOST_RESTARTED,
-      message: "The host stopped while this call was in flight and was restarted; whether the call took effect is unknown, so check before repeating it.",
+      message:
+        "The host stopped while this call was in flight and was restarted; whether the call took effect is unknown, so check before repeating it.",
     });
     this.lastLoss = { reason, detail, pending, at: now, wasStandby };
     this.#emit("lost", this.lastLoss);
@@ -245,7 +270,8 @@ export class HostClient extends EventTarget {
     if (this.state !== "ready" && this.state !== "standby") return;
     const ping = this.#ping;
     if (ping.sentAt !== null) {
-      if (performance.now() - ping.sentAt > this.hangAfterMs) this.#lost("hung", `no answer to a ping for ${Math.round(this.hangAfterMs / 1000)} s`);
+      if (performance.now() - ping.sentAt > this.hangAfterMs)
+        this.#lost("hung", `no answer to a ping for ${Math.round(this.hangAfterMs / 1000)} s`);
       return;
     }
     ping.n += 1;
@@ -265,7 +291,8 @@ export class HostClient extends EventTarget {
           this.#port = null;
           this.#rejectAll({
             ...HOST_RESTARTED,
-            message: "The tab that held the host closed while this call was in flight; whether the call took effect is unknown, so check before repeating it.",
+            message:
+              "The tab that held the host closed while this call was in flight; whether the call took effect is unknown, so check before repeating it.",
           });
         }
         const held = this.#held ?? [];
@@ -288,7 +315,12 @@ export class HostClient extends EventTarget {
         if (this.state === "restarting") {
           // this tab's own standby worker was restarted; the leader's host still answers
           this.state = "ready";
-          this.#emit("ready", { ...this.versions, follower: true, tookOver: false, restarted: true });
+          this.#emit("ready", {
+            ...this.versions,
+            follower: true,
+            tookOver: false,
+            restarted: true,
+          });
         }
         return;
       }
@@ -302,7 +334,13 @@ export class HostClient extends EventTarget {
       this.role = "leader";
       this.versions = data.versions;
       this.#broker?.postMessage({ kind: "lead", page: this.#page });
-      this.#emit("ready", { ...data.versions, tookOver, restarted, wasFollower, startMs: data.startMs });
+      this.#emit("ready", {
+        ...data.versions,
+        tookOver,
+        restarted,
+        wasFollower,
+        startMs: data.startMs,
+      });
     } else if (data.kind === "fatal") this.#fail(data);
     else if (data.kind === "watching") {
       navigator.locks.request(data.lock, () => {
@@ -319,8 +357,7 @@ export class HostClient extends EventTarget {
       } catch {
         // not JSON: nothing to hand on
       }
-    }
-    else if (data.kind === "chunk") {
+    } else if (data.kind === "chunk") {
       const waiter = this.#waiting.get(data.id);
       if (!waiter) return;
       waiter.chunks.push(data.data);
@@ -333,7 +370,15 @@ export class HostClient extends EventTarget {
       if (!waiter) return;
       this.#waiting.delete(id);
       const stream = waiter.chunks.length ? new Blob(waiter.chunks) : null;
-      if (answer.ok) waiter.resolve({ result: answer.result, body: data.body ?? null, stream, attachment: data.attachment ?? null, logged: answer.logged, loggedPending: answer.logged_pending === true });
+      if (answer.ok)
+        waiter.resolve({
+          result: answer.result,
+          body: data.body ?? null,
+          stream,
+          attachment: data.attachment ?? null,
+          logged: answer.logged,
+          loggedPending: answer.logged_pending === true,
+        });
       else waiter.reject(new Refusal(answer.refusal));
     }
   }
@@ -341,14 +386,17 @@ export class HostClient extends EventTarget {
   #post(id, text, { body = null, attachment = null, onChunk = null } = {}) {
     return new Promise((resolve, reject) => {
       if (this.state === "error") {
-        reject(new Refusal({ code: this.failure.code, status: 503, message: this.failure.message }));
+        reject(
+          new Refusal({ code: this.failure.code, status: 503, message: this.failure.message }),
+        );
         return;
       }
       this.#waiting.set(id, { resolve, reject, onChunk, chunks: [], received: 0 });
       const transfer = body ? [body] : [];
       if (attachment instanceof MessagePort) transfer.push(attachment);
       const message = { kind: "call", id, text, body, attachment };
-      if (this.#held) this.#held.push([message, transfer]); // between two hosts
+      if (this.#held)
+        this.#held.push([message, transfer]); // between two hosts
       else (this.#port ?? this.#worker).postMessage(message, transfer);
     });
   }

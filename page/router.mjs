@@ -25,7 +25,9 @@ export function parseRoute(hash) {
 /** The hash for `surface` with `params` (string values; empty and null ones are left out),
  * the well-known keys first so links read the same way every time. */
 export function formatRoute(surface, params = {}) {
-  const keys = Object.keys(params).filter((k) => params[k] !== null && params[k] !== undefined && params[k] !== "");
+  const keys = Object.keys(params).filter(
+    (k) => params[k] !== null && params[k] !== undefined && params[k] !== "",
+  );
   keys.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   const query = new URLSearchParams(keys.map((k) => [k, String(params[k])])).toString();
   return `#/${encodeURIComponent(surface)}${query ? `?${query}` : ""}`;

@@ -22,12 +22,20 @@ export async function controlBeforeBoot(ms = CLAIM_WAIT_MS) {
   const container = navigator.serviceWorker;
   if (container.controller) return "controlled";
   const late = (value) => new Promise((resolve) => setTimeout(() => resolve(value), ms));
-  const registration = await Promise.race([container.getRegistration("./").catch(() => null), late(null)]);
+  const registration = await Promise.race([
+    container.getRegistration("./").catch(() => null),
+    late(null),
+  ]);
   if (!registration?.active) return "none";
-  const claimed = new Promise((resolve) => container.addEventListener("controllerchange", () => resolve("claimed"), { once: true }));
+  const claimed = new Promise((resolve) =>
+    container.addEventListener("controllerchange", () => resolve("claimed"), { once: true }),
+  );
   registration.active.postMessage("claim");
   const outcome = await Promise.race([claimed, late("timeout")]);
-  if (outcome === "timeout") console.warn("The offline service worker did not take this page over in time; the host starts without it.");
+  if (outcome === "timeout")
+    console.warn(
+      "The offline service worker did not take this page over in time; the host starts without it.",
+    );
   return outcome;
 }
 
@@ -45,7 +53,9 @@ function promote(registration) {
 export async function registerServiceWorker() {
   if (!("serviceWorker" in navigator)) return null;
   await new Promise((resolve) =>
-    globalThis.requestIdleCallback ? requestIdleCallback(resolve, { timeout: 3000 }) : setTimeout(resolve, 500),
+    globalThis.requestIdleCallback
+      ? requestIdleCallback(resolve, { timeout: 3000 })
+      : setTimeout(resolve, 500),
   );
   try {
     const registration = await navigator.serviceWorker.register(trustedServiceWorkerUrl(), {

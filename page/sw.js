@@ -53,15 +53,22 @@ const MANIFEST = new URL("site-manifest.json", ROOT).href;
 const INDEX = new URL("index.html", ROOT).href;
 const PINNED = new Map(FILES.map(([path, sha256]) => [new URL(path, ROOT).href, sha256]));
 const WORKERS = new Set(WORKER_SCRIPTS.map((path) => new URL(path, ROOT).href));
-const SANDBOXED = new Map(Object.entries(SANDBOXED_FRAMES).map(([path, csp]) => [new URL(path, ROOT).href, csp]));
+const SANDBOXED = new Map(
+  Object.entries(SANDBOXED_FRAMES).map(([path, csp]) => [new URL(path, ROOT).href, csp]),
+);
 const PARALLEL = 6;
 
 /** `response` with the workers' CSP when it is a worker script's and carries no CSP of its own. */
 function withWorkerCsp(key, response) {
-  if (!WORKERS.has(key) || !response.ok || response.headers.has("Content-Security-Policy")) return response;
+  if (!WORKERS.has(key) || !response.ok || response.headers.has("Content-Security-Policy"))
+    return response;
   const headers = new Headers(response.headers);
   headers.set("Content-Security-Policy", WORKER_CSP);
-  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  return new Response(response.body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
 }
 
 /** `response` with its frame's sandbox CSP (replacing any) when it is a sandboxed frame page's. */
@@ -69,7 +76,11 @@ function withFrameCsp(key, response) {
   if (!SANDBOXED.has(key) || !response.ok) return response;
   const headers = new Headers(response.headers);
   headers.set("Content-Security-Policy", SANDBOXED.get(key));
-  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  return new Response(response.body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
 }
 
 function sri(hex) {
@@ -81,7 +92,8 @@ async function precache() {
   const manifestResponse = await fetch(MANIFEST, { cache: "no-cache" });
   if (!manifestResponse.ok) throw new Error(`site-manifest.json: HTTP ${manifestResponse.status}`);
   const manifest = await manifestResponse.clone().json();
-  if (manifest.build !== BUILD) throw new Error(`site-manifest.json is build ${manifest.build}, this worker is ${BUILD}`);
+  if (manifest.build !== BUILD)
+    throw new Error(`site-manifest.json is build ${manifest.build}, this worker is ${BUILD}`);
   const cache = await caches.open(CACHE);
   const queue = [...PINNED.entries()];
   const worker = async () => {
@@ -106,14 +118,16 @@ self.addEventListener("message", (event) => {
 });
 
 self.addEventListener("activate", (event) => {
-  event.waitUntil((async () => {
-    for (const name of await caches.keys()) {
-      const ours = name === SITE_PREFIX + BUILD || name === SNAPSHOT_PREFIX + BUILD;
-      const old = !ours && (name.startsWith(SITE_PREFIX) || name.startsWith(SNAPSHOT_PREFIX));
-      if (old) await caches.delete(name);
-    }
-    await self.clients.claim();
-  })());
+  event.waitUntil(
+    (async () => {
+      for (const name of await caches.keys()) {
+        const ours = name === SITE_PREFIX + BUILD || name === SNAPSHOT_PREFIX + BUILD;
+        const old = !ours && (name.startsWith(SITE_PREFIX) || name.startsWith(SNAPSHOT_PREFIX));
+        if (old) await caches.delete(name);
+      }
+      await self.clients.claim();
+    })(),
+  );
 });
 
 self.addEventListener("fetch", (event) => {
@@ -133,8 +147,10 @@ self.addEventListener("fetch", (event) => {
   url.hash = "";
   const key = url.href === ROOT.href ? INDEX : url.href;
   if (!PINNED.has(key) && key !== MANIFEST) return;
-  event.respondWith((async () => {
-    const hit = await (await caches.open(CACHE)).match(key);
-    return withFrameCsp(key, withWorkerCsp(key, hit ?? (await fetch(request))));
-  })());
+  event.respondWith(
+    (async () => {
+      const hit = await (await caches.open(CACHE)).match(key);
+      return withFrameCsp(key, withWorkerCsp(key, hit ?? (await fetch(request))));
+    })(),
+  );
 });

@@ -27,7 +27,13 @@ for (const name of Object.getOwnPropertyNames(self)) {
   const FLUSH_MS = 50;
   const MAX_OUTPUT_CHARS = 1 << 20; // per run; the rest is counted as dropped (core: 1 MiB)
   const MAX_MESSAGES = 20_000; // per run: a worker flooding the frame is restarted
-  const NAMES = ["pyodide.asm.mjs", "pyodide.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
+  const NAMES = [
+    "pyodide.asm.mjs",
+    "pyodide.mjs",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+  ];
 
   // 2. Work only when framed, with an opaque origin (sandboxed without allow-same-origin).
   if (window.parent === window || self.origin !== "null") return;
@@ -206,12 +212,15 @@ async def _vbx_eval(source):
 `;
     // importScripts needs a trusted URL here too (the frame's CSP is inherited); this
     // worker's own policy admits only the blob: URLs it just made
-    const scriptPolicy = self.trustedTypes ? self.trustedTypes.createPolicy("vbx-runtime", {
-      createScriptURL: (url) => {
-        if (!url.startsWith("blob:")) throw new TypeError("only the runtime's own files may load");
-        return url;
-      },
-    }) : null;
+    const scriptPolicy = self.trustedTypes
+      ? self.trustedTypes.createPolicy("vbx-runtime", {
+          createScriptURL: (url) => {
+            if (!url.startsWith("blob:"))
+              throw new TypeError("only the runtime's own files may load");
+            return url;
+          },
+        })
+      : null;
     const FLUSH_MS = 16;
     const MAX_PENDING = 8192;
     const MAX_OUTPUT = 1 << 20;
@@ -269,8 +278,10 @@ async def _vbx_eval(source):
         if (module instanceof WebAssembly.Module) {
           // compiled once by the frame: a restart only instantiates it
           held.set("pyodide.asm.wasm", new ArrayBuffer(0));
-          WebAssembly.instantiateStreaming = async (_source, imports) =>
-            ({ module, instance: await WebAssembly.instantiate(module, imports) });
+          WebAssembly.instantiateStreaming = async (_source, imports) => ({
+            module,
+            instance: await WebAssembly.instantiate(module, imports),
+          });
         }
         self.fetch = served;
         // The pinned loader files are ES modules, but a module script cannot load from a blob
@@ -279,7 +290,8 @@ async def _vbx_eval(source):
         const classic = (name, rewrites) => {
           let text = new TextDecoder().decode(held.get(name));
           for (const [pattern, replacement] of rewrites) {
-            if (!pattern.test(text)) throw new Error(`${name} is not the loader this runtime knows`);
+            if (!pattern.test(text))
+              throw new Error(`${name} is not the loader this runtime knows`);
             text = text.replace(pattern, replacement);
           }
           const url = URL.createObjectURL(new Blob([text], { type: "text/javascript" }));
@@ -291,7 +303,10 @@ async def _vbx_eval(source):
           [/import\.meta\.url/g, JSON.stringify("https://runtime.invalid/pyodide/pyodide.asm.mjs")],
         ]);
         classic("pyodide.mjs", [
-          [/export\s*\{\s*([\w$]+)\s+as\s+loadPyodide\s*,\s*([\w$]+)\s+as\s+version\s*\}\s*;/, "self.__vbxLoad = $1;"],
+          [
+            /export\s*\{\s*([\w$]+)\s+as\s+loadPyodide\s*,\s*([\w$]+)\s+as\s+version\s*\}\s*;/,
+            "self.__vbxLoad = $1;",
+          ],
         ]);
         const loadPyodide = self.__vbxLoad;
         const asm = { default: self.__vbxCreate };
@@ -311,7 +326,8 @@ async def _vbx_eval(source):
         const site = pyodide.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
         sitePackages = site;
         for (const name of Object.keys(wheels)) {
-          if (atBoot && !atBoot.includes(name)) later.set(name, wheels[name]); // the offline set: on a run's demand
+          if (atBoot && !atBoot.includes(name))
+            later.set(name, wheels[name]); // the offline set: on a run's demand
           else pyodide.unpackArchive(wheels[name], "zip", { extractDir: site });
         }
         pyodide.runPython(SETUP);
@@ -324,11 +340,16 @@ async def _vbx_eval(source):
     // input(): the run's stack is suspended (JSPI, pyodide.ffi.run_sync) until the person's
     // line comes back through the frame and the host; no SharedArrayBuffer needed
     let asking = null;
-    self._vbxAsk = (prompt) => new Promise((resolve) => {
-      flush();
-      asking = resolve;
-      self.postMessage({ type: "ask", id: run ? run.id : null, prompt: String(prompt).slice(0, 1000) });
-    });
+    self._vbxAsk = (prompt) =>
+      new Promise((resolve) => {
+        flush();
+        asking = resolve;
+        self.postMessage({
+          type: "ask",
+          id: run ? run.id : null,
+          prompt: String(prompt).slice(0, 1000),
+        });
+      });
 
     const execute = async (job) => {
       const started = performance.now();
@@ -344,7 +365,9 @@ async def _vbx_eval(source):
           const [dist, version] = name.split("-");
           pyodide.unpackArchive(later.get(name), "zip", { extractDir: sitePackages });
           later.delete(name);
-          say(`Installed ${dist.replace(/_/g, "-")} ${version} from the offline set (${Math.round(performance.now() - began)} ms)\n`);
+          say(
+            `Installed ${dist.replace(/_/g, "-")} ${version} from the offline set (${Math.round(performance.now() - began)} ms)\n`,
+          );
           flush();
         }
         if (wanted.length) pyodide.runPython("import importlib; importlib.invalidate_caches()");
@@ -357,7 +380,9 @@ async def _vbx_eval(source):
         }
         pyodide.runPython("_vbx_mark()");
         pyodide.globals.set("_vbx_arg", job.mode === "eval" ? job.code : job.path);
-        exit = await pyodide.runPythonAsync(job.mode === "eval" ? "await _vbx_eval(_vbx_arg)" : "await _vbx_run_file(_vbx_arg)");
+        exit = await pyodide.runPythonAsync(
+          job.mode === "eval" ? "await _vbx_eval(_vbx_arg)" : "await _vbx_run_file(_vbx_arg)",
+        );
       } catch (err) {
         error = `The runtime failed: ${String(err && err.message ? err.message : err)}`;
       }
@@ -377,10 +402,21 @@ async def _vbx_eval(source):
       } catch (err) {
         error ??= `The runtime could not list its files: ${String(err && err.message ? err.message : err)}`;
       }
-      const answer = { type: "done", id: job.id, exit: typeof exit === "number" ? exit : 1, ms, present, changed, dropped: run.dropped };
+      const answer = {
+        type: "done",
+        id: job.id,
+        exit: typeof exit === "number" ? exit : 1,
+        ms,
+        present,
+        changed,
+        dropped: run.dropped,
+      };
       if (error) answer.error = error;
       run = null;
-      self.postMessage(answer, changed.map(([, b]) => b));
+      self.postMessage(
+        answer,
+        changed.map(([, b]) => b),
+      );
     };
 
     const said = (err) => String(err && err.message ? err.message : err);
@@ -389,20 +425,21 @@ async def _vbx_eval(source):
     });
     self.onmessage = (event) => {
       const m = event.data;
-      if (m && m.type === "boot") boot(m.files, m.module, m.wheels || {}, Array.isArray(m.atBoot) ? m.atBoot : null);
+      if (m && m.type === "boot")
+        boot(m.files, m.module, m.wheels || {}, Array.isArray(m.atBoot) ? m.atBoot : null);
       else if (m && m.type === "run" && pyodide) execute(m);
       else if (m && m.type === "complete") {
         let matches = [];
-        if (pyodide && !run) try {
-          const found = pyodide.globals.get("_vbx_complete")(String(m.text));
-          matches = found.toJs();
-          found.destroy();
-        } catch {
-          // no completion is no error
-        }
+        if (pyodide && !run)
+          try {
+            const found = pyodide.globals.get("_vbx_complete")(String(m.text));
+            matches = found.toJs();
+            found.destroy();
+          } catch {
+            // no completion is no error
+          }
         self.postMessage({ type: "completed", id: m.id, matches });
-      }
-      else if (m && m.type === "answer" && asking) {
+      } else if (m && m.type === "answer" && asking) {
         const resolve = asking;
         asking = null;
         resolve(typeof m.text === "string" ? m.text : null);
@@ -410,13 +447,17 @@ async def _vbx_eval(source):
     };
   };
 
-  const workerUrl = URL.createObjectURL(new Blob([`(${workerProgram})();`], { type: "text/javascript" }));
-  const urlPolicy = self.trustedTypes ? self.trustedTypes.createPolicy("vbx-runtime", {
-    createScriptURL: (url) => {
-      if (url !== workerUrl) throw new TypeError("only the runtime's own worker may load");
-      return url;
-    },
-  }) : null;
+  const workerUrl = URL.createObjectURL(
+    new Blob([`(${workerProgram})();`], { type: "text/javascript" }),
+  );
+  const urlPolicy = self.trustedTypes
+    ? self.trustedTypes.createPolicy("vbx-runtime", {
+        createScriptURL: (url) => {
+          if (url !== workerUrl) throw new TypeError("only the runtime's own worker may load");
+          return url;
+        },
+      })
+    : null;
   const trustedWorkerUrl = urlPolicy ? urlPolicy.createScriptURL(workerUrl) : workerUrl;
 
   let port = null;
@@ -454,27 +495,50 @@ async def _vbx_eval(source):
     completing = null;
     const mine = ++generation;
     worker = new Worker(trustedWorkerUrl);
-    worker.onmessage = (event) => { if (mine === generation) fromWorker(event.data); };
+    worker.onmessage = (event) => {
+      if (mine === generation) fromWorker(event.data);
+    };
     worker.onerror = (event) => {
       event.preventDefault();
       if (mine !== generation) return;
-      const message = event.message ? `${event.message} (${event.filename}:${event.lineno})` : "the runtime worker stopped";
-      if (current) finish({ type: "done", id: current.id, exit: 1, ms: Math.round(performance.now() - current.started), present: null, changed: [], error: `The runtime stopped: ${message}` });
+      const message = event.message
+        ? `${event.message} (${event.filename}:${event.lineno})`
+        : "the runtime worker stopped";
+      if (current)
+        finish({
+          type: "done",
+          id: current.id,
+          exit: 1,
+          ms: Math.round(performance.now() - current.started),
+          present: null,
+          changed: [],
+          error: `The runtime stopped: ${message}`,
+        });
       if (!up) port.postMessage({ type: "down", message });
       else start(); // crashed after boot: a fresh one
     };
     compiled.then((module) => {
       if (mine !== generation) return;
       const names = module ? NAMES.filter((n) => n !== "pyodide.asm.wasm") : NAMES;
-      worker.postMessage({ type: "boot", module, files: Object.fromEntries(names.map((n) => [n, files[n].slice(0)])),
-        wheels: Object.fromEntries(Object.entries(wheels).map(([n, b]) => [n, b.slice(0)])), atBoot });
+      worker.postMessage({
+        type: "boot",
+        module,
+        files: Object.fromEntries(names.map((n) => [n, files[n].slice(0)])),
+        wheels: Object.fromEntries(Object.entries(wheels).map(([n, b]) => [n, b.slice(0)])),
+        atBoot,
+      });
     });
   };
 
   const restart = () => {
     if (current) {
       const id = current.id;
-      finish({ type: "done", id, stopped: true, ms: Math.round(performance.now() - current.started) });
+      finish({
+        type: "done",
+        id,
+        stopped: true,
+        ms: Math.round(performance.now() - current.started),
+      });
     }
     start();
   };
@@ -486,13 +550,29 @@ async def _vbx_eval(source):
       port.postMessage({ type: "up", ms: typeof data.ms === "number" ? data.ms : 0 });
     } else if (data.type === "down" && !up) {
       port.postMessage({ type: "down", message: String(data.message).slice(0, 300) });
-    } else if (data.type === "out" && current && data.id === current.id && Array.isArray(data.chunks)) {
-      if (++current.messages > MAX_MESSAGES) { restart(); return; }
+    } else if (
+      data.type === "out" &&
+      current &&
+      data.id === current.id &&
+      Array.isArray(data.chunks)
+    ) {
+      if (++current.messages > MAX_MESSAGES) {
+        restart();
+        return;
+      }
       for (const pair of data.chunks.slice(0, 64)) {
-        if (!Array.isArray(pair) || (pair[0] !== "stdout" && pair[0] !== "stderr") || typeof pair[1] !== "string") continue;
+        if (
+          !Array.isArray(pair) ||
+          (pair[0] !== "stdout" && pair[0] !== "stderr") ||
+          typeof pair[1] !== "string"
+        )
+          continue;
         let text = pair[1];
         const room = MAX_OUTPUT_CHARS - current.chars;
-        if (text.length > room) { current.dropped += text.length - Math.max(room, 0); text = text.slice(0, Math.max(room, 0)); }
+        if (text.length > room) {
+          current.dropped += text.length - Math.max(room, 0);
+          text = text.slice(0, Math.max(room, 0));
+        }
         if (!text) continue;
         current.chars += text.length;
         const last = current.chunks[current.chunks.length - 1];
@@ -506,16 +586,36 @@ async def _vbx_eval(source):
       port.postMessage({ type: "ask", id: current.id, prompt: String(data.prompt).slice(0, 1000) });
     } else if (data.type === "completed" && completing && data.id === completing) {
       completing = null;
-      const matches = Array.isArray(data.matches) ? data.matches.filter((m) => typeof m === "string").slice(0, 200).map((m) => m.slice(0, 200)) : [];
+      const matches = Array.isArray(data.matches)
+        ? data.matches
+            .filter((m) => typeof m === "string")
+            .slice(0, 200)
+            .map((m) => m.slice(0, 200))
+        : [];
       port.postMessage({ type: "completed", id: data.id, matches });
     } else if (data.type === "done" && current && data.id === current.id) {
-      const present = Array.isArray(data.present) ? data.present.filter((p) => typeof p === "string") : null;
+      const present = Array.isArray(data.present)
+        ? data.present.filter((p) => typeof p === "string")
+        : null;
       const changed = Array.isArray(data.changed)
-        ? data.changed.filter((c) => Array.isArray(c) && typeof c[0] === "string" && c[1] instanceof ArrayBuffer)
+        ? data.changed.filter(
+            (c) => Array.isArray(c) && typeof c[0] === "string" && c[1] instanceof ArrayBuffer,
+          )
         : [];
-      const answer = { type: "done", id: data.id, exit: Number.isInteger(data.exit) ? data.exit : 1, ms: typeof data.ms === "number" ? data.ms : 0, present, changed, dropped: typeof data.dropped === "number" ? data.dropped : 0 };
+      const answer = {
+        type: "done",
+        id: data.id,
+        exit: Number.isInteger(data.exit) ? data.exit : 1,
+        ms: typeof data.ms === "number" ? data.ms : 0,
+        present,
+        changed,
+        dropped: typeof data.dropped === "number" ? data.dropped : 0,
+      };
       if (typeof data.error === "string") answer.error = data.error.slice(0, 2000);
-      finish(answer, changed.map((c) => c[1]));
+      finish(
+        answer,
+        changed.map((c) => c[1]),
+      );
     }
   };
 
@@ -527,8 +627,11 @@ async def _vbx_eval(source):
       if (m.type === "boot" && m.files && NAMES.every((n) => m.files[n] instanceof ArrayBuffer)) {
         files = m.files;
         // the runtime's own pinned wheels (micropip), checked by the host against their pins
-        wheels = Object.fromEntries(Object.entries(m.wheels && typeof m.wheels === "object" ? m.wheels : {})
-          .filter(([n, b]) => /^[\w.+-]+\.whl$/.test(n) && b instanceof ArrayBuffer));
+        wheels = Object.fromEntries(
+          Object.entries(m.wheels && typeof m.wheels === "object" ? m.wheels : {}).filter(
+            ([n, b]) => /^[\w.+-]+\.whl$/.test(n) && b instanceof ArrayBuffer,
+          ),
+        );
         // compiled once here ('wasm-unsafe-eval'); each (re)started worker only instantiates it
         atBoot = Array.isArray(m.atBoot) ? m.atBoot.filter((n) => typeof n === "string") : null;
         compiled = WebAssembly.compile(files["pyodide.asm.wasm"]).catch(() => null);
@@ -541,18 +644,50 @@ async def _vbx_eval(source):
         completing = m.id;
         worker.postMessage({ type: "complete", id: m.id, text: m.text.slice(0, 1000) });
       } else if (m.type === "answer" && current && m.id === current.id) {
-        worker.postMessage({ type: "answer", text: typeof m.text === "string" ? m.text.slice(0, 65536) : null });
+        worker.postMessage({
+          type: "answer",
+          text: typeof m.text === "string" ? m.text.slice(0, 65536) : null,
+        });
       } else if (m.type === "restart" && files) {
         restart();
       } else if (m.type === "run" && typeof m.id === "string") {
         if (!up || current) {
-          port.postMessage({ type: "done", id: m.id, exit: 1, ms: 0, present: null, changed: [], error: up ? "Python is busy." : "The Python runtime is not running." });
+          port.postMessage({
+            type: "done",
+            id: m.id,
+            exit: 1,
+            ms: 0,
+            present: null,
+            changed: [],
+            error: up ? "Python is busy." : "The Python runtime is not running.",
+          });
           return;
         }
-        current = { id: m.id, chunks: [], chars: 0, dropped: 0, messages: 0, timer: null, started: performance.now() };
-        const load = Array.isArray(m.load) ? m.load.filter((n) => typeof n === "string" && n in wheels).slice(0, 100) : [];
-        const job = { type: "run", id: m.id, mode: m.mode === "eval" ? "eval" : "file", path: m.path, code: m.code, files: m.files, load };
-        worker.postMessage(job, (m.files || []).map((f) => f[1]).filter((b) => b instanceof ArrayBuffer));
+        current = {
+          id: m.id,
+          chunks: [],
+          chars: 0,
+          dropped: 0,
+          messages: 0,
+          timer: null,
+          started: performance.now(),
+        };
+        const load = Array.isArray(m.load)
+          ? m.load.filter((n) => typeof n === "string" && n in wheels).slice(0, 100)
+          : [];
+        const job = {
+          type: "run",
+          id: m.id,
+          mode: m.mode === "eval" ? "eval" : "file",
+          path: m.path,
+          code: m.code,
+          files: m.files,
+          load,
+        };
+        worker.postMessage(
+          job,
+          (m.files || []).map((f) => f[1]).filter((b) => b instanceof ArrayBuffer),
+        );
       }
     };
     port.postMessage({ type: "ready", v: 1 });
@@ -560,8 +695,12 @@ async def _vbx_eval(source):
 
   // 3. The first message from the parent carrying exactly one port is the connection.
   const connect = (event) => {
-    if (event.source !== window.parent || event.ports.length !== 1 ||
-        !event.data || event.data.type !== "voicebox-runtime-connect") {
+    if (
+      event.source !== window.parent ||
+      event.ports.length !== 1 ||
+      !event.data ||
+      event.data.type !== "voicebox-runtime-connect"
+    ) {
       return;
     }
     window.removeEventListener("message", connect);

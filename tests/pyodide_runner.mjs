@@ -21,7 +21,10 @@ pyodide.mountNodeFS("/wheels", wheelDir);
 pyodide.mountNodeFS("/repo", root);
 await pyodide.loadPackage(join(wheelDir, list.micropip), { messageCallback: () => {} });
 const micropip = pyodide.pyimport("micropip");
-await micropip.install(list.install.map((w) => `emfs:/wheels/${w}`), { deps: false });
+await micropip.install(
+  list.install.map((w) => `emfs:/wheels/${w}`),
+  { deps: false },
+);
 const booted = Date.now();
 
 const code = await pyodide.runPythonAsync(`
@@ -37,5 +40,7 @@ code = pytest.main(${JSON.stringify([...suites, "-q", "-p", "no:cacheprovider", 
 print(f"pytest inside Pyodide {sys.version.split()[0]}: {time.monotonic() - start:.1f} s")
 int(code)
 `);
-console.log(`Pyodide boot + installs ${((booted - started) / 1000).toFixed(1)} s, total ${((Date.now() - started) / 1000).toFixed(1)} s`);
+console.log(
+  `Pyodide boot + installs ${((booted - started) / 1000).toFixed(1)} s, total ${((Date.now() - started) / 1000).toFixed(1)} s`,
+);
 process.exit(code);

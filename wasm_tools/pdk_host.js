@@ -74,8 +74,17 @@ function pdkHost() {
   // Returns {bytes, imports, memories: [{initial, max, declaredMax}]}; throws Failure.
   const inspect = (input, capPages) => {
     const b = new Uint8Array(input);
-    if (b.length < 8 || b[0] !== 0 || b[1] !== 0x61 || b[2] !== 0x73 || b[3] !== 0x6d ||
-        b[4] !== 1 || b[5] !== 0 || b[6] !== 0 || b[7] !== 0) {
+    if (
+      b.length < 8 ||
+      b[0] !== 0 ||
+      b[1] !== 0x61 ||
+      b[2] !== 0x73 ||
+      b[3] !== 0x6d ||
+      b[4] !== 1 ||
+      b[5] !== 0 ||
+      b[6] !== 0 ||
+      b[7] !== 0
+    ) {
       throw invalid("not a WebAssembly module (version 1)");
     }
     let pos = 8;
@@ -184,8 +193,11 @@ function pdkHost() {
             throw invalid("shared, 64-bit and custom-page memories are not supported");
           }
           if (m.initial > capPages) {
-            throw new Failure("tool-memory-exceeded", "memory",
-              `the module starts with ${m.initial * PAGE} bytes of memory; the cap is ${capPages * PAGE}`);
+            throw new Failure(
+              "tool-memory-exceeded",
+              "memory",
+              `the module starts with ${m.initial * PAGE} bytes of memory; the cap is ${capPages * PAGE}`,
+            );
           }
           const max = m.max === null ? capPages : Math.min(m.max, capPages);
           memories.push({ initial: m.initial, max, declaredMax: m.max });
@@ -215,15 +227,21 @@ function pdkHost() {
   const checkImports = (imports) => {
     for (const imp of imports) {
       const where = `${imp.module}.${imp.name}`;
-      const expected = imp.module === ENV && Object.hasOwn(SIGNATURES, imp.name)
-        ? SIGNATURES[imp.name] : null;
+      const expected =
+        imp.module === ENV && Object.hasOwn(SIGNATURES, imp.name) ? SIGNATURES[imp.name] : null;
       if (imp.kind !== 0 || expected === null) {
-        throw new Failure("tool-output-invalid", "import-refused",
-          `the module imports ${where}; only the extism:host/env kernel functions are provided`);
+        throw new Failure(
+          "tool-output-invalid",
+          "import-refused",
+          `the module imports ${where}; only the extism:host/env kernel functions are provided`,
+        );
       }
       if (!sameSignature(imp.type[0], expected[0]) || !sameSignature(imp.type[1], expected[1])) {
-        throw new Failure("tool-output-invalid", "import-refused",
-          `the module imports ${where} with another signature than the kernel's`);
+        throw new Failure(
+          "tool-output-invalid",
+          "import-refused",
+          `the module imports ${where} with another signature than the kernel's`,
+        );
       }
     }
   };
@@ -310,8 +328,11 @@ function pdkHost() {
     };
 
     if (input.length + 8 > capBytes) {
-      throw new Failure("tool-memory-exceeded", "memory",
-        `the input (${input.length} bytes) does not fit the host memory cap of ${capBytes}`);
+      throw new Failure(
+        "tool-memory-exceeded",
+        "memory",
+        `the input (${input.length} bytes) does not fit the host memory cap of ${capBytes}`,
+      );
     }
     const inputAt = storeBytes(input);
     const inputLength = input.length;
@@ -334,13 +355,19 @@ function pdkHost() {
         state.capHit = true;
         return 0n;
       },
-      free: (h) => { if (h !== 0n) release(offset(h)); },
+      free: (h) => {
+        if (h !== 0n) release(offset(h));
+      },
       length: (h) => BigInt((active(h) || { used: 0 }).used),
       length_unsafe: (h) => BigInt((active(h) || { used: 0 }).used),
       load_u8: (h) => bytes[inside(offset(h), 1)],
       load_u64: (h) => view.getBigUint64(inside(offset(h), 8), true),
-      store_u8: (h, v) => { bytes[inside(offset(h), 1)] = v & 0xff; },
-      store_u64: (h, v) => { view.setBigUint64(inside(offset(h), 8), v, true); }, // v mod 2^64
+      store_u8: (h, v) => {
+        bytes[inside(offset(h), 1)] = v & 0xff;
+      },
+      store_u64: (h, v) => {
+        view.setBigUint64(inside(offset(h), 8), v, true);
+      }, // v mod 2^64
       output_set: (h, n) => {
         if (n === 0n) {
           state.output = new Uint8Array(0);
@@ -350,8 +377,13 @@ function pdkHost() {
         if (!block || n < 0n || n > BigInt(block.used)) trap("output_set names no live block");
         const length = Number(n);
         if (length > maxOutputBytes) {
-          fail(new Failure("tool-output-invalid", "output-too-large",
-            `the plugin set ${length} bytes of output; the cap is ${maxOutputBytes}`));
+          fail(
+            new Failure(
+              "tool-output-invalid",
+              "output-too-large",
+              `the plugin set ${length} bytes of output; the cap is ${maxOutputBytes}`,
+            ),
+          );
         }
         state.output = bytes.slice(Number(h), Number(h) + length);
       },
@@ -373,13 +405,21 @@ function pdkHost() {
         if (v === 0n) return;
         const value = blockBytes(v);
         if (varBytes + key.length + value.length > MAX_VAR_BYTES) {
-          fail(new Failure("tool-memory-exceeded", "memory", "the plugin's variables passed 1 MiB"));
+          fail(
+            new Failure("tool-memory-exceeded", "memory", "the plugin's variables passed 1 MiB"),
+          );
         }
         vars.set(key, value);
         varBytes += key.length + value.length;
       },
-      http_request: () => fail(new Failure("network-egress-refused", "network",
-        "the plugin asked for an HTTP request; plugins get no network here")),
+      http_request: () =>
+        fail(
+          new Failure(
+            "network-egress-refused",
+            "network",
+            "the plugin asked for an HTTP request; plugins get no network here",
+          ),
+        ),
       http_status_code: () => 0,
       http_headers: () => 0n,
       get_log_level: () => 0x7fffffff, // above every level: nothing is logged
@@ -391,7 +431,9 @@ function pdkHost() {
   };
 
   const answerOf = (failure) => ({
-    ok: false, code: failure.code, reason: failure.reason,
+    ok: false,
+    code: failure.code,
+    reason: failure.reason,
     message: String(failure.message).slice(0, 300),
   });
 
@@ -401,7 +443,8 @@ function pdkHost() {
     let memory = null;
     let maxPages = 0;
     // Did the call hit a cap? The host refused a block, or the module's memory is at its maximum.
-    const memoryFull = () => (kernel !== null && kernel.state.capHit) ||
+    const memoryFull = () =>
+      (kernel !== null && kernel.state.capHit) ||
       (memory instanceof WebAssembly.Memory && memory.buffer.byteLength + PAGE > maxPages * PAGE);
     try {
       const capPages = Math.floor(job.maxMemoryBytes / PAGE);
@@ -415,21 +458,33 @@ function pdkHost() {
         throw invalid(`the module does not compile: ${err && err.message}`);
       }
       const seen = WebAssembly.Module.imports(module);
-      if (seen.length !== found.imports.length ||
-          seen.some((imp, i) => imp.module !== ENV || imp.name !== found.imports[i].name)) {
+      if (
+        seen.length !== found.imports.length ||
+        seen.some((imp, i) => imp.module !== ENV || imp.name !== found.imports[i].name)
+      ) {
         throw invalid("the module's imports are not what its import section says");
       }
       const entry = WebAssembly.Module.exports(module).find((e) => e.name === job.entry);
       if (!entry || entry.kind !== "function" || !found.exports.has(job.entry)) {
-        throw new Failure("tool-output-invalid", "no-entry", `the module exports no function '${job.entry}'`);
+        throw new Failure(
+          "tool-output-invalid",
+          "no-entry",
+          `the module exports no function '${job.entry}'`,
+        );
       }
       const signature = found.exports.get(job.entry);
       if (!signature || signature[0].length !== 0 || !sameSignature(signature[1], [I32])) {
-        throw new Failure("tool-output-invalid", "abi", `'${job.entry}' is not a plugin function () -> i32`);
+        throw new Failure(
+          "tool-output-invalid",
+          "abi",
+          `'${job.entry}' is not a plugin function () -> i32`,
+        );
       }
       kernel = makeKernel({
-        input: new Uint8Array(job.input), config: job.config || {},
-        capBytes: job.maxMemoryBytes, maxOutputBytes: job.maxOutputBytes,
+        input: new Uint8Array(job.input),
+        config: job.config || {},
+        capBytes: job.maxMemoryBytes,
+        maxOutputBytes: job.maxOutputBytes,
       });
       let instance;
       try {
@@ -446,16 +501,20 @@ function pdkHost() {
       if (rc !== 0) {
         const said = state.error === null ? `it returned ${rc}` : state.error;
         if (memoryFull()) {
-          return answerOf(new Failure("tool-memory-exceeded", "memory", `the plugin ran out of memory: ${said}`));
+          return answerOf(
+            new Failure("tool-memory-exceeded", "memory", `the plugin ran out of memory: ${said}`),
+          );
         }
-        return answerOf(new Failure("tool-output-invalid", "plugin-error", `the plugin failed: ${said}`));
+        return answerOf(
+          new Failure("tool-output-invalid", "plugin-error", `the plugin failed: ${said}`),
+        );
       }
       return { ok: true, output: state.output };
     } catch (err) {
       const first = kernel && kernel.state.failure;
       if (first) return answerOf(first);
       if (err instanceof Failure) return answerOf(err);
-      const message = String(err && err.message || err);
+      const message = String((err && err.message) || err);
       if (err instanceof RangeError || memoryFull()) {
         return answerOf(new Failure("tool-memory-exceeded", "memory", message));
       }

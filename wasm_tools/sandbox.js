@@ -43,10 +43,26 @@ for (const name of Object.getOwnPropertyNames(self)) {
     maxConfigBytes: 64 * 1024,
     maxRunning: 4, // runs at once, each in its own worker; more are answered sandbox-unavailable
   });
-  const CODES = ["tool-timeout", "tool-memory-exceeded", "tool-output-invalid",
-    "network-egress-refused", "sandbox-unavailable"];
-  const REASONS = ["timeout", "module-invalid", "import-refused", "no-entry", "abi", "trap",
-    "plugin-error", "memory", "output-too-large", "network", "worker"];
+  const CODES = [
+    "tool-timeout",
+    "tool-memory-exceeded",
+    "tool-output-invalid",
+    "network-egress-refused",
+    "sandbox-unavailable",
+  ];
+  const REASONS = [
+    "timeout",
+    "module-invalid",
+    "import-refused",
+    "no-entry",
+    "abi",
+    "trap",
+    "plugin-error",
+    "memory",
+    "output-too-large",
+    "network",
+    "worker",
+  ];
   const PAGE = 65536;
 
   // 2. Work only when framed, with an opaque origin (sandboxed without allow-same-origin).
@@ -62,14 +78,17 @@ for (const name of Object.getOwnPropertyNames(self)) {
       self.postMessage(answer, answer.ok ? [answer.output.buffer] : []);
     };
   };
-  const workerUrl = URL.createObjectURL(new Blob(
-    [`(${workerProgram})(${pdkHost});`], { type: "text/javascript" }));
-  const urlPolicy = self.trustedTypes ? self.trustedTypes.createPolicy("vbx-sandbox", {
-    createScriptURL: (url) => {
-      if (url !== workerUrl) throw new TypeError("only the sandbox's own worker may load");
-      return url;
-    },
-  }) : null;
+  const workerUrl = URL.createObjectURL(
+    new Blob([`(${workerProgram})(${pdkHost});`], { type: "text/javascript" }),
+  );
+  const urlPolicy = self.trustedTypes
+    ? self.trustedTypes.createPolicy("vbx-sandbox", {
+        createScriptURL: (url) => {
+          if (url !== workerUrl) throw new TypeError("only the sandbox's own worker may load");
+          return url;
+        },
+      })
+    : null;
   const trustedWorkerUrl = urlPolicy ? urlPolicy.createScriptURL(workerUrl) : workerUrl;
 
   const asBuffer = (value, limit) => {
@@ -81,14 +100,22 @@ for (const name of Object.getOwnPropertyNames(self)) {
   };
 
   const clampInt = (value, fallback, low, high) =>
-    value === undefined ? fallback :
-      Number.isInteger(value) && value >= low && value <= high ? value : null;
+    value === undefined
+      ? fallback
+      : Number.isInteger(value) && value >= low && value <= high
+        ? value
+        : null;
 
   // A plain {string: string} object within the limits, copied; null when it is anything else.
   const configOf = (value) => {
     if (value === undefined) return {};
-    if (value === null || typeof value !== "object" || Array.isArray(value) ||
-        Object.getPrototypeOf(value) !== Object.prototype) return null;
+    if (
+      value === null ||
+      typeof value !== "object" ||
+      Array.isArray(value) ||
+      Object.getPrototypeOf(value) !== Object.prototype
+    )
+      return null;
     const entries = Object.entries(value);
     if (entries.length > LIMITS.maxConfigEntries) return null;
     let size = 0;
@@ -99,47 +126,74 @@ for (const name of Object.getOwnPropertyNames(self)) {
     return size <= LIMITS.maxConfigBytes ? Object.fromEntries(entries) : null;
   };
 
-  const runInWorker = (job, timeMs) => new Promise((resolve) => {
-    let worker;
-    try {
-      worker = new Worker(trustedWorkerUrl);
-    } catch (err) {
-      resolve({
-        ok: false, code: "sandbox-unavailable", reason: "worker",
-        message: "no worker could be started",
-      });
-      return;
-    }
-    let done = false;
-    const finish = (answer) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      worker.terminate();
-      resolve(answer);
-    };
-    const timer = setTimeout(() => finish({
-      ok: false, code: "tool-timeout", reason: "timeout",
-      message: `the plugin ran past ${timeMs} ms and was stopped`,
-    }), timeMs);
-    worker.onmessage = (event) => finish(event.data);
-    worker.onerror = (event) => {
-      event.preventDefault();
-      finish({ ok: false, code: "tool-output-invalid", reason: "worker", message: "the run worker failed" });
-    };
-    worker.onmessageerror = () => finish({
-      ok: false, code: "tool-output-invalid", reason: "worker", message: "unreadable answer",
+  const runInWorker = (job, timeMs) =>
+    new Promise((resolve) => {
+      let worker;
+      try {
+        worker = new Worker(trustedWorkerUrl);
+      } catch (err) {
+        resolve({
+          ok: false,
+          code: "sandbox-unavailable",
+          reason: "worker",
+          message: "no worker could be started",
+        });
+        return;
+      }
+      let done = false;
+      const finish = (answer) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        worker.terminate();
+        resolve(answer);
+      };
+      const timer = setTimeout(
+        () =>
+          finish({
+            ok: false,
+            code: "tool-timeout",
+            reason: "timeout",
+            message: `the plugin ran past ${timeMs} ms and was stopped`,
+          }),
+        timeMs,
+      );
+      worker.onmessage = (event) => finish(event.data);
+      worker.onerror = (event) => {
+        event.preventDefault();
+        finish({
+          ok: false,
+          code: "tool-output-invalid",
+          reason: "worker",
+          message: "the run worker failed",
+        });
+      };
+      worker.onmessageerror = () =>
+        finish({
+          ok: false,
+          code: "tool-output-invalid",
+          reason: "worker",
+          message: "unreadable answer",
+        });
+      worker.postMessage(job, [job.wasm, job.input]);
     });
-    worker.postMessage(job, [job.wasm, job.input]);
-  });
 
   // A request's id when it is a string of at most 64 characters or a safe integer, else null.
-  const idOf = (request) => request && (typeof request.id === "string" &&
-    request.id.length <= 64 || Number.isSafeInteger(request.id)) ? request.id : null;
+  const idOf = (request) =>
+    request &&
+    ((typeof request.id === "string" && request.id.length <= 64) ||
+      Number.isSafeInteger(request.id))
+      ? request.id
+      : null;
 
   // An export name: 1..128 printable ASCII characters, not a module's start function.
-  const entryOf = (value) => typeof value === "string" && /^[\x21-\x7e]{1,128}$/.test(value) &&
-    value !== "_start" && value !== "_initialize" ? value : null;
+  const entryOf = (value) =>
+    typeof value === "string" &&
+    /^[\x21-\x7e]{1,128}$/.test(value) &&
+    value !== "_start" &&
+    value !== "_initialize"
+      ? value
+      : null;
 
   const handle = async (request) => {
     const id = idOf(request);
@@ -155,16 +209,30 @@ for (const name of Object.getOwnPropertyNames(self)) {
     if (!config) return malformed("config must be an object of strings within the limits");
     const timeMs = clampInt(request.timeMs, LIMITS.timeMs, 1, LIMITS.maxTimeMs);
     const maxOutputBytes = clampInt(
-      request.maxOutputBytes, LIMITS.maxOutputBytes, 1, LIMITS.maxOutputCeiling);
+      request.maxOutputBytes,
+      LIMITS.maxOutputBytes,
+      1,
+      LIMITS.maxOutputCeiling,
+    );
     const maxMemoryBytes = clampInt(
-      request.maxMemoryBytes, LIMITS.maxMemoryBytes, PAGE, LIMITS.maxMemoryCeiling);
+      request.maxMemoryBytes,
+      LIMITS.maxMemoryBytes,
+      PAGE,
+      LIMITS.maxMemoryCeiling,
+    );
     if (timeMs === null || maxOutputBytes === null || maxMemoryBytes === null) {
       return malformed("limits out of range");
     }
     const answer = await runInWorker(
-      { wasm, entry, input, config, maxOutputBytes, maxMemoryBytes }, timeMs);
-    if (answer && answer.ok === true && answer.output instanceof Uint8Array &&
-        answer.output.byteLength <= maxOutputBytes) {
+      { wasm, entry, input, config, maxOutputBytes, maxMemoryBytes },
+      timeMs,
+    );
+    if (
+      answer &&
+      answer.ok === true &&
+      answer.output instanceof Uint8Array &&
+      answer.output.byteLength <= maxOutputBytes
+    ) {
       return { id, ok: true, bytes: answer.output };
     }
     const code = answer && CODES.includes(answer.code) ? answer.code : "tool-output-invalid";
@@ -178,7 +246,11 @@ for (const name of Object.getOwnPropertyNames(self)) {
     port.onmessage = async (event) => {
       const request = event.data;
       const failed = (message) => ({
-        id: idOf(request), ok: false, code: "sandbox-unavailable", reason: "worker", message,
+        id: idOf(request),
+        ok: false,
+        code: "sandbox-unavailable",
+        reason: "worker",
+        message,
       });
       let answer;
       if (running >= LIMITS.maxRunning) {
@@ -201,8 +273,12 @@ for (const name of Object.getOwnPropertyNames(self)) {
   // 3. The first message from the parent carrying exactly one port is the connection;
   //    everything before it, after it, or from anyone else is ignored.
   const connect = (event) => {
-    if (event.source !== window.parent || event.ports.length !== 1 ||
-        !event.data || event.data.type !== "voicebox-sandbox-connect") {
+    if (
+      event.source !== window.parent ||
+      event.ports.length !== 1 ||
+      !event.data ||
+      event.data.type !== "voicebox-sandbox-connect"
+    ) {
       return;
     }
     window.removeEventListener("message", connect);

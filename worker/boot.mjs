@@ -8,7 +8,13 @@
 // `kept`: from this build's inflated copy in Cache Storage).
 
 import { egressGuard } from "./egress-guard.mjs";
-import { AFTER_RESTORE_CODE, SNAPSHOT, dropInflated, fetchSnapshot, handOnce } from "./snapshot.mjs";
+import {
+  AFTER_RESTORE_CODE,
+  SNAPSHOT,
+  dropInflated,
+  fetchSnapshot,
+  handOnce,
+} from "./snapshot.mjs";
 
 const PYODIDE_TIMEOUT_MS = 90_000;
 
@@ -57,7 +63,11 @@ async function diagnoseWheel(site, realFetch, lockPackages, name) {
   const url = new URL(`pyodide/${entry.file_name}`, site);
   try {
     const response = await realFetch(url, { cache: "no-store" });
-    if (!response.ok) return { file: entry.file_name, message: `HTTP ${response.status} fetching ${entry.file_name}` };
+    if (!response.ok)
+      return {
+        file: entry.file_name,
+        message: `HTTP ${response.status} fetching ${entry.file_name}`,
+      };
     const actual = await sha256Hex(await response.arrayBuffer());
     if (actual !== entry.sha256) {
       return {
@@ -67,20 +77,38 @@ async function diagnoseWheel(site, realFetch, lockPackages, name) {
     }
     return { file: entry.file_name, message: `${entry.file_name} could not be installed` };
   } catch (err) {
-    return { file: entry.file_name, message: `${entry.file_name} could not be fetched: ${err.message}` };
+    return {
+      file: entry.file_name,
+      message: `${entry.file_name} could not be fetched: ${err.message}`,
+    };
   }
 }
 
 export async function bootPython({ site, report }) {
   const manifestResponse = await fetch(new URL("site-manifest.json", site), { cache: "no-cache" });
   if (!manifestResponse.ok) {
-    throw new BootFailure("boot-failed", `site-manifest.json: HTTP ${manifestResponse.status}`, "site-manifest.json");
+    throw new BootFailure(
+      "boot-failed",
+      `site-manifest.json: HTTP ${manifestResponse.status}`,
+      "site-manifest.json",
+    );
   }
   const manifest = await manifestResponse.json();
   const sizes = new Map(manifest.files.map((f) => [f.path, f.size]));
-  const counted = ["pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "pyodide/pyodide-lock.json", BYTECODE, SNAPSHOT];
-  const wheels = manifest.files.filter((f) => f.path.startsWith("pyodide/") && f.path.endsWith(".whl"));
-  const total = [...counted.map((p) => sizes.get(p) ?? 0), ...wheels.map((f) => f.size)].reduce((a, b) => a + b, 0);
+  const counted = [
+    "pyodide/pyodide.asm.wasm",
+    "pyodide/python_stdlib.zip",
+    "pyodide/pyodide-lock.json",
+    BYTECODE,
+    SNAPSHOT,
+  ];
+  const wheels = manifest.files.filter(
+    (f) => f.path.startsWith("pyodide/") && f.path.endsWith(".whl"),
+  );
+  const total = [...counted.map((p) => sizes.get(p) ?? 0), ...wheels.map((f) => f.size)].reduce(
+    (a, b) => a + b,
+    0,
+  );
   let loaded = 0;
   let stage = "runtime";
   let lastPost = 0;
@@ -130,8 +158,14 @@ export async function bootPython({ site, report }) {
       } catch (err) {
         // bytes that are not the pinned ones stop the boot; a snapshot that does not restore
         // (this browser, this memory) only costs the time of starting Python anew
-        const settled = fetched.then(() => null, (fetchError) => fetchError);
-        const why = await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, 1000, null))]);
+        const settled = fetched.then(
+          () => null,
+          (fetchError) => fetchError,
+        );
+        const why = await Promise.race([
+          settled,
+          new Promise((resolve) => setTimeout(resolve, 1000, null)),
+        ]);
         if (why) {
           throw new BootFailure(
             "boot-failed",
@@ -147,7 +181,11 @@ export async function bootPython({ site, report }) {
     pyodide ??= await start({});
   } catch (err) {
     if (err instanceof BootFailure) throw err;
-    throw new BootFailure("boot-failed", `Python runtime failed to load: ${err.message}`, "pyodide/pyodide.asm.wasm");
+    throw new BootFailure(
+      "boot-failed",
+      `Python runtime failed to load: ${err.message}`,
+      "pyodide/pyodide.asm.wasm",
+    );
   }
 
   stage = "packages";
@@ -162,11 +200,21 @@ export async function bootPython({ site, report }) {
   const installedNames = new Set((installed ?? []).map((p) => p.name));
   const missing = wanted.filter((name) => !installedNames.has(name));
   if (missing.length || errors.length) {
-    const lock = JSON.parse(await (await realFetch(new URL("pyodide/pyodide-lock.json", site))).text()).packages;
+    const lock = JSON.parse(
+      await (await realFetch(new URL("pyodide/pyodide-lock.json", site))).text(),
+    ).packages;
     for (const name of missing.length ? missing : wanted) {
       const why = await diagnoseWheel(site, realFetch, lock, name);
-      if (why.message.includes("integrity") || why.message.includes("HTTP") || missing.includes(name)) {
-        throw new BootFailure("wheel-refused", `${why.message}. The host refuses to start with it.`, why.file);
+      if (
+        why.message.includes("integrity") ||
+        why.message.includes("HTTP") ||
+        missing.includes(name)
+      ) {
+        throw new BootFailure(
+          "wheel-refused",
+          `${why.message}. The host refuses to start with it.`,
+          why.file,
+        );
       }
     }
     throw new BootFailure("wheel-refused", `Installing packages failed: ${errors.join("; ")}`);
@@ -179,7 +227,11 @@ export async function bootPython({ site, report }) {
       pyodide.runPython("import importlib; importlib.invalidate_caches()");
     }
   } catch (err) {
-    throw new BootFailure("wheel-refused", `${BYTECODE}: ${err.message}. The host refuses to start with it.`, BYTECODE);
+    throw new BootFailure(
+      "wheel-refused",
+      `${BYTECODE}: ${err.message}. The host refuses to start with it.`,
+      BYTECODE,
+    );
   }
   booted = true;
   report({ stage: "host", loaded: total, total });

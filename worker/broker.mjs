@@ -43,7 +43,9 @@ self.onconnect = (event) => {
       route();
     } else if (data.kind === "resign" && leader?.port === tab) leader = null;
     else if (data.kind === "follow" && message.ports[0]) {
-      const avoid = Array.isArray(data.avoid) ? data.avoid.filter((id) => typeof id === "string") : [];
+      const avoid = Array.isArray(data.avoid)
+        ? data.avoid.filter((id) => typeof id === "string")
+        : [];
       waiting.push({ tab, port: message.ports[0], avoid });
       route();
     }

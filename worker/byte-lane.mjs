@@ -34,14 +34,33 @@ self.onmessage = (event) => {
   if (data.kind === "run") {
     const { n, seg } = data;
     const blobs = [];
-    reader.run(data.root, data.items, (blob) => blobs.push(blob), {
-      wholeLimit: data.wholeLimit, chunkBytes: data.chunkBytes, owner: n,
-    }).then(
-      (out) => self.postMessage({
-        kind: "run", n, seg, ok: true, blobs, out, peakHeld: figures.peakHeld,
-      }),
-      (err) => self.postMessage({ kind: "run", n, seg, ok: false, name: String(err?.name ?? "Error"), message: String(err?.message ?? err) }),
-    );
+    reader
+      .run(data.root, data.items, (blob) => blobs.push(blob), {
+        wholeLimit: data.wholeLimit,
+        chunkBytes: data.chunkBytes,
+        owner: n,
+      })
+      .then(
+        (out) =>
+          self.postMessage({
+            kind: "run",
+            n,
+            seg,
+            ok: true,
+            blobs,
+            out,
+            peakHeld: figures.peakHeld,
+          }),
+        (err) =>
+          self.postMessage({
+            kind: "run",
+            n,
+            seg,
+            ok: false,
+            name: String(err?.name ?? "Error"),
+            message: String(err?.message ?? err),
+          }),
+      );
   } else if (data.kind === "cancel") reader.cancel(data.n);
   else if (data.kind === "hold") {
     Promise.resolve(holdHandles()).then(() => self.postMessage({ kind: "held", h: data.h }));

@@ -41,7 +41,15 @@ let nextHold = 1;
 /** A lane: its worker, its runs in flight (seg → {resolve}), its holds and their answers. */
 function startLane(slot) {
   const worker = new Worker(LANE_SCRIPT, { type: "module", name: "voicebox-byte-lane" });
-  const lane = { worker, slot, runs: new Map(), holds: 0, held: new Map(), ready: false, dead: false };
+  const lane = {
+    worker,
+    slot,
+    runs: new Map(),
+    holds: 0,
+    held: new Map(),
+    ready: false,
+    dead: false,
+  };
   live.add(lane);
   const started = new Promise((resolve) => {
     const timer = setTimeout(() => resolve(false), LANE_START_MS);
@@ -110,7 +118,8 @@ async function readyLanes() {
     });
   }
   const started = await lanes;
-  if (started.some((lane) => lane.dead)) { // one ended (a failure): start them again
+  if (started.some((lane) => lane.dead)) {
+    // one ended (a failure): start them again
     for (const lane of started) endLane(lane, "restarted");
     lanes = null;
     return readyLanes();
@@ -123,7 +132,9 @@ function endIdleLanes() {
   if (exporting > 0 || lanes === null) return;
   const ending = lanes;
   lanes = null;
-  ending.then((started) => { for (const lane of started) endLane(lane, "idle"); });
+  ending.then((started) => {
+    for (const lane of started) endLane(lane, "idle");
+  });
 }
 
 // The lanes' handles are held with this worker's own (worker/opfs-io.mjs, holdHandles): a change
@@ -207,7 +218,13 @@ function readInLanes(started, root, items, emit, wholeLimit, chunkBytes) {
       }
       lane.runs.set(`${n}/${seg}`, (answer) => landed(lane, seg, answer));
       lane.worker.postMessage({
-        kind: "run", n, seg, root, items: items.slice(first, end).map(compact), wholeLimit, chunkBytes,
+        kind: "run",
+        n,
+        seg,
+        root,
+        items: items.slice(first, end).map(compact),
+        wholeLimit,
+        chunkBytes,
       });
     };
     const landed = (lane, seg, answer) => {
@@ -215,10 +232,15 @@ function readInLanes(started, root, items, emit, wholeLimit, chunkBytes) {
       if (!answer.ok) {
         const error = new DOMException(String(answer.message), String(answer.name));
         const cancelled = answer.name === "AbortError" && !lane.dead;
-        if (failure === null || (failure.cancelled && !cancelled) || (cancelled === failure.cancelled && seg < failure.seg)) {
+        if (
+          failure === null ||
+          (failure.cancelled && !cancelled) ||
+          (cancelled === failure.cancelled && seg < failure.seg)
+        ) {
           failure = { seg, error, cancelled };
         }
-        for (const other of started) if (!other.dead) other.worker.postMessage({ kind: "cancel", n });
+        for (const other of started)
+          if (!other.dead) other.worker.postMessage({ kind: "cancel", n });
       } else if (failure === null) {
         done[seg] = answer;
         while (emitted < runs.length && done[emitted]) {
@@ -278,5 +300,9 @@ export async function relayFiles(root, items, emit, wholeLimit, chunkBytes) {
  * upper bound, the lanes' peaks may not coincide) — read by host.info's runtime figures. */
 export function bytePathFigures() {
   const lanesHeld = lanePeaks.reduce((a, b) => a + b, 0);
-  return { files: figures.files, bytes: figures.bytes, peak_held_bytes: figures.peakHeld + lanesHeld };
+  return {
+    files: figures.files,
+    bytes: figures.bytes,
+    peak_held_bytes: figures.peakHeld + lanesHeld,
+  };
 }

@@ -43,7 +43,11 @@ function handlesOf(root, paths) {
   const folders = new Map([["", Promise.resolve(root)]]);
   const folderOf = (parts) => {
     const key = parts.join("/");
-    if (!folders.has(key)) folders.set(key, folderOf(parts.slice(0, -1)).then((d) => d.getDirectoryHandle(parts.at(-1))));
+    if (!folders.has(key))
+      folders.set(
+        key,
+        folderOf(parts.slice(0, -1)).then((d) => d.getDirectoryHandle(parts.at(-1))),
+      );
     return folders.get(key);
   };
   return paths.map((parts) => {
@@ -74,13 +78,15 @@ async function openForRead(handle) {
 async function readInto(access, file, view, at) {
   if (access === null) {
     const bytes = new Uint8Array(await file.slice(at, at + view.length).arrayBuffer());
-    if (bytes.length !== view.length) throw new DOMException("the file ended early", "InvalidStateError");
+    if (bytes.length !== view.length)
+      throw new DOMException("the file ended early", "InvalidStateError");
     view.set(bytes);
     return;
   }
   for (let done = 0; done < view.length;) {
     const n = access.read(view.subarray(done), { at: at + done });
-    if (!(n > 0 && n <= view.length - done)) throw new DOMException("the file ended early or could not be read", "InvalidStateError");
+    if (!(n > 0 && n <= view.length - done))
+      throw new DOMException("the file ended early or could not be read", "InvalidStateError");
     done += n;
   }
 }
@@ -132,8 +138,18 @@ export class ByteReader {
   run(root, items, emit, { wholeLimit, chunkBytes, owner = null }) {
     return new Promise((resolve, reject) => {
       this.#queue.push({
-        root, items, emit, wholeLimit, chunkBytes, owner, resolve, reject,
-        handles: null, opened: new Array(items.length), next: 0, cancelled: false,
+        root,
+        items,
+        emit,
+        wholeLimit,
+        chunkBytes,
+        owner,
+        resolve,
+        reject,
+        handles: null,
+        opened: new Array(items.length),
+        next: 0,
+        cancelled: false,
       });
       this.#openAhead();
       this.#pump();
@@ -163,7 +179,10 @@ export class ByteReader {
     for (const run of this.#queue) {
       if (run.cancelled) continue;
       while (this.#ahead < AHEAD_FILES && run.next < run.items.length) {
-        run.handles ??= handlesOf(run.root, run.items.map((item) => item.parts));
+        run.handles ??= handlesOf(
+          run.root,
+          run.items.map((item) => item.parts),
+        );
         const i = run.next++;
         run.opened[i] = run.handles[i].then(openForRead);
         run.opened[i].catch(() => {});
@@ -180,7 +199,10 @@ export class ByteReader {
       if (!pending) continue;
       run.opened[i] = null;
       this.#ahead -= 1;
-      pending.then(({ loan }) => loan?.giveBack(), () => {});
+      pending.then(
+        ({ loan }) => loan?.giveBack(),
+        () => {},
+      );
     }
   }
 
@@ -230,7 +252,8 @@ export class ByteReader {
         return stage.subarray(staged, staged + n);
       };
       const putBytes = (bytes) => {
-        if (bytes.length > stage.length) { // never planned so; kept whole, in order
+        if (bytes.length > stage.length) {
+          // never planned so; kept whole, in order
           send();
           emit(new Blob([bytes]));
           return;

@@ -34,7 +34,12 @@ async function count(response, url, onBytes) {
 }
 
 function lock(target, name, value) {
-  Object.defineProperty(target, name, { value, writable: false, configurable: false, enumerable: false });
+  Object.defineProperty(target, name, {
+    value,
+    writable: false,
+    configurable: false,
+    enumerable: false,
+  });
 }
 
 /** Lock `name` on the global object AND wherever its prototype chain defines it: a global
@@ -53,7 +58,8 @@ function guardConstructor(name, checked) {
   const Native = globalThis[name];
   if (typeof Native !== "function") return;
   const Guarded = function (...args) {
-    if (!new.target) throw new TypeError(`Failed to construct '${name}': Please use the 'new' operator.`);
+    if (!new.target)
+      throw new TypeError(`Failed to construct '${name}': Please use the 'new' operator.`);
     return Reflect.construct(Native, checked(args), new.target);
   };
   Guarded.prototype = Native.prototype;
@@ -65,7 +71,11 @@ function guardConstructor(name, checked) {
   }
   Object.defineProperty(Guarded, "name", { value: name });
   // instances (and Guarded.prototype) lead back to Guarded, never to the unguarded original
-  Object.defineProperty(Native.prototype, "constructor", { value: Guarded, writable: true, configurable: true });
+  Object.defineProperty(Native.prototype, "constructor", {
+    value: Guarded,
+    writable: true,
+    configurable: true,
+  });
   lock(globalThis, name, Guarded);
 }
 
@@ -95,7 +105,8 @@ export function installEgressGuard({ site, workers = [] }) {
     } catch {
       refuse(what, "not a URL");
     }
-    if (!allowed(url)) refuse(what, `${url.origin} is not this site; the worker only reaches its own site`);
+    if (!allowed(url))
+      refuse(what, `${url.origin} is not this site; the worker only reaches its own site`);
     return url.href;
   };
   const firstChecked = (what) => (args) => [check(args[0], what), ...args.slice(1)];
@@ -105,7 +116,8 @@ export function installEgressGuard({ site, workers = [] }) {
       const request = new NativeRequest(input, init);
       check(request.url, "fetch");
       const response = await nativeFetch(request);
-      if (counted && onBytes && response.body) count(response.clone(), request.url, onBytes).catch(() => {});
+      if (counted && onBytes && response.body)
+        count(response.clone(), request.url, onBytes).catch(() => {});
       return response;
     };
   lockChain("fetch", guardedFetch(true));
@@ -121,11 +133,13 @@ export function installEgressGuard({ site, workers = [] }) {
   }
   guardConstructor("Worker", (args) => {
     const href = check(args[0], "Worker");
-    if (!scripts.has(href)) refuse("Worker", "only this worker's own environment servers may be started");
+    if (!scripts.has(href))
+      refuse("Worker", "only this worker's own environment servers may be started");
     return [href, ...args.slice(1)];
   });
   guardConstructor("FontFace", (args) => {
-    if (!(args[1] instanceof ArrayBuffer || ArrayBuffer.isView(args[1]))) refuse("FontFace", "a font is never loaded from a URL");
+    if (!(args[1] instanceof ArrayBuffer || ArrayBuffer.isView(args[1])))
+      refuse("FontFace", "a font is never loaded from a URL");
     return args;
   });
   guardConstructor("Notification", () => refuse("Notification", "the worker shows none"));

@@ -72,7 +72,9 @@ const guard = installEgressGuard({ site: SITE, workers: [PEER_SCRIPT, bytePath.L
 
 let bridge = null; // answers calls: Python's standby answerer, then the host
 let pageGiven; // resolves the id of the page that started this worker, once it has said it
-const pageId = new Promise((resolve) => { pageGiven = resolve; });
+const pageId = new Promise((resolve) => {
+  pageGiven = resolve;
+});
 let bounds = null; // {message_units, body_bytes}: the sizes Python checks, asked once
 const pending = [];
 /** Other tabs' ports (issue 33 item 2): each speaks the page's protocol to this host. */
@@ -120,7 +122,8 @@ function broadcast(message) {
 self.onmessage = (event) => {
   const data = event.data;
   if (!data || typeof data !== "object") return;
-  if (data.kind === "page" && typeof data.id === "string" && /^[0-9a-f-]{36}$/.test(data.id)) pageGiven(data.id);
+  if (data.kind === "page" && typeof data.id === "string" && /^[0-9a-f-]{36}$/.test(data.id))
+    pageGiven(data.id);
   else if (data.kind === "watch") watch(data.lock);
   else if (data.kind === "follower" && event.ports[0]) follow(event.ports[0]);
   else take(data, post);
@@ -143,7 +146,9 @@ function watch(lock) {
  * the view spans all of it (a fresh copy out of Python), else a copy of the span. */
 function owned(view) {
   const whole = view.byteOffset === 0 && view.byteLength === view.buffer.byteLength;
-  return whole && view.buffer instanceof ArrayBuffer ? view.buffer : view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength);
+  return whole && view.buffer instanceof ArrayBuffer
+    ? view.buffer
+    : view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength);
 }
 
 /**
@@ -155,7 +160,8 @@ function owned(view) {
 function overBound(answerer, text, bytes) {
   bounds ??= answerer.bounds();
   if (text.length > bounds.message_units) return { part: "message", size: text.length };
-  if (bytes && bytes.byteLength > bounds.body_bytes) return { part: "body", size: bytes.byteLength };
+  if (bytes && bytes.byteLength > bounds.body_bytes)
+    return { part: "body", size: bytes.byteLength };
   return null;
 }
 
@@ -165,7 +171,8 @@ function overBound(answerer, text, bytes) {
  * event loop), else its task, awaited here. Python's standby answerer has only `handle`.
  */
 async function answered(answerer, text, bytes, attachment, emit) {
-  if (typeof answerer.handle_now !== "function") return answerer.handle(text, bytes, attachment, emit);
+  if (typeof answerer.handle_now !== "function")
+    return answerer.handle(text, bytes, attachment, emit);
   const got = answerer.handle_now(text, bytes, attachment, emit);
   if (Array.isArray(got)) return got;
   try {
@@ -192,18 +199,30 @@ async function relay(answerer, { id, text, body, attachment, reply = post }) {
       ? await answerer.refuse(over.part, over.size, over.part === "body" ? text : undefined)
       : await answered(answerer, text, bytes ?? undefined, attachment ?? undefined, emit);
     const buffer = out ? owned(out) : null;
-    reply({ kind: "answer", id, text: answer, body: buffer, attachment: handed ?? null }, buffer ? [buffer] : []);
+    reply(
+      { kind: "answer", id, text: answer, body: buffer, attachment: handed ?? null },
+      buffer ? [buffer] : [],
+    );
   } catch (err) {
     // Python answers every message, so this is a fault of the glue itself: say so, and the
     // page restarts this worker (every call in flight is answered host-restarted).
-    post({ kind: "broken", id, message: String(err?.message ?? err).split("\n").slice(-2).join(" ") });
+    post({
+      kind: "broken",
+      id,
+      message: String(err?.message ?? err)
+        .split("\n")
+        .slice(-2)
+        .join(" "),
+    });
   }
 }
 
 /** `promise`'s value if it settles within `ms`, else `fallback`. */
 function within(promise, ms, fallback) {
   let timer;
-  const late = new Promise((resolve) => { timer = setTimeout(() => resolve(fallback), ms); });
+  const late = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+  });
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
@@ -219,8 +238,14 @@ async function worthWaiting() {
   for (let look = 0; look < 3; look++) {
     if (look) await new Promise((resolve) => setTimeout(resolve, PAGE_RECHECK_MS));
     const held = ((await navigator.locks.query()).held ?? []).map((l) => l.name);
-    const holders = held.filter((n) => n.startsWith(HOST_PAGE_PREFIX)).map((n) => n.slice(HOST_PAGE_PREFIX.length));
-    const alive = new Set(held.filter((n) => n.startsWith(PAGE_LOCK_PREFIX)).map((n) => n.slice(PAGE_LOCK_PREFIX.length)));
+    const holders = held
+      .filter((n) => n.startsWith(HOST_PAGE_PREFIX))
+      .map((n) => n.slice(HOST_PAGE_PREFIX.length));
+    const alive = new Set(
+      held
+        .filter((n) => n.startsWith(PAGE_LOCK_PREFIX))
+        .map((n) => n.slice(PAGE_LOCK_PREFIX.length)),
+    );
     if (holders.length === 0 || holders.some((id) => id === mine || !alive.has(id))) return true;
   }
   return false;
@@ -235,10 +260,14 @@ async function worthWaiting() {
 function claimStorage(name) {
   if (!navigator.locks) return { owned: Promise.resolve(true), granted: Promise.resolve() };
   let grant;
-  const granted = new Promise((resolve) => { grant = resolve; });
+  const granted = new Promise((resolve) => {
+    grant = resolve;
+  });
   const hold = () => {
     grant();
-    pageId.then((id) => navigator.locks.request(HOST_PAGE_PREFIX + id, () => new Promise(() => {})));
+    pageId.then((id) =>
+      navigator.locks.request(HOST_PAGE_PREFIX + id, () => new Promise(() => {})),
+    );
     return new Promise(() => {});
   };
   const now = new Promise((resolve) => {
@@ -252,7 +281,11 @@ function claimStorage(name) {
   const owned = now.then(async (held) => {
     if (held) return true;
     if (!(await worthWaiting())) return false;
-    return within(granted.then(() => true), GRACE_MS, false);
+    return within(
+      granted.then(() => true),
+      GRACE_MS,
+      false,
+    );
   });
   return { owned, granted };
 }
@@ -285,7 +318,12 @@ async function boot() {
   // A fatal error inside Python (a Wasm trap, a stack overflow) leaves this worker running but
   // Python unusable, and the call that caused it unanswered: say so, and the page restarts it.
   if (pyodide._api) {
-    pyodide._api.on_fatal = (err) => post({ kind: "broken", id: null, message: `Python failed fatally: ${String(err?.message ?? err).slice(0, 200)}` });
+    pyodide._api.on_fatal = (err) =>
+      post({
+        kind: "broken",
+        id: null,
+        message: `Python failed fatally: ${String(err?.message ?? err).slice(0, 200)}`,
+      });
   }
   if (!owned) {
     if (!grantedNow) {
@@ -298,12 +336,24 @@ async function boot() {
   const db = new Database("voicebox-host");
   const main = pyodide.pyimport("browser_host.main");
   const event = (text) => broadcast({ kind: "event", text: String(text) });
-  const host = await main.start(db, new Sealer(db), new AuditKey(db), PEER_SCRIPT.href, guard, event);
+  const host = await main.start(
+    db,
+    new Sealer(db),
+    new AuditKey(db),
+    PEER_SCRIPT.href,
+    guard,
+    event,
+  );
   const versions = JSON.parse(host.versions());
   versions.build = manifest.build;
   versions.python_start = restored ? "snapshot" : "plain"; // worker/snapshot.mjs
   if (restored) versions.python_snapshot = kept ? "kept" : "fetched"; // inflated copy or the pinned file
-  post({ kind: "ready", versions, tookOver: !owned, startMs: Math.round(performance.now() - started) });
+  post({
+    kind: "ready",
+    versions,
+    tookOver: !owned,
+    startMs: Math.round(performance.now() - started),
+  });
   bridge = host;
   hello = { kind: "ready", versions, leader: await within(pageId, PAGE_ID_WAIT_MS, null) };
   for (const port of followers) port.postMessage(hello);
@@ -315,6 +365,16 @@ async function boot() {
 }
 
 boot().catch((err) => {
-  if (err instanceof BootFailure) post({ kind: "fatal", code: err.code, message: err.message, file: err.file });
-  else post({ kind: "fatal", code: "boot-failed", message: `The host failed to start: ${String(err.message ?? err).split("\n").slice(-2).join(" ")}`, file: null });
+  if (err instanceof BootFailure)
+    post({ kind: "fatal", code: err.code, message: err.message, file: err.file });
+  else
+    post({
+      kind: "fatal",
+      code: "boot-failed",
+      message: `The host failed to start: ${String(err.message ?? err)
+        .split("\n")
+        .slice(-2)
+        .join(" ")}`,
+      file: null,
+    });
 });

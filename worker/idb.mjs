@@ -23,7 +23,8 @@ function done(tx) {
   return new Promise((resolve, reject) => {
     tx.oncomplete = () => resolve();
     tx.onerror = () => reject(plain(tx.error));
-    tx.onabort = () => reject(plain(tx.error ?? new DOMException("transaction aborted", "AbortError")));
+    tx.onabort = () =>
+      reject(plain(tx.error ?? new DOMException("transaction aborted", "AbortError")));
   });
 }
 
@@ -43,7 +44,12 @@ function openAt(name, version) {
     };
     req.onblocked = () => {
       gaveUp = true;
-      reject(new DOMException("IndexedDB upgrade blocked by a connection that does not close", "InvalidStateError"));
+      reject(
+        new DOMException(
+          "IndexedDB upgrade blocked by a connection that does not close",
+          "InvalidStateError",
+        ),
+      );
     };
     req.onsuccess = () => {
       if (gaveUp) req.result.close();
@@ -89,7 +95,9 @@ export class Database {
       db.close();
       this.#db = null;
     };
-    db.onclose = () => { this.#db = null; };
+    db.onclose = () => {
+      this.#db = null;
+    };
     return db;
   }
 
@@ -127,7 +135,10 @@ export class Database {
     const db = await this.open();
     const store = db.transaction(STORES.audit, "readonly").objectStore(STORES.audit);
     const range = IDBKeyRange.bound(first, last);
-    const [keys, values] = await Promise.all([request(store.getAllKeys(range)), request(store.getAll(range))]);
+    const [keys, values] = await Promise.all([
+      request(store.getAllKeys(range)),
+      request(store.getAll(range)),
+    ]);
     return JSON.stringify(keys.map((seq, i) => ({ seq, record: values[i] })));
   }
 
@@ -155,7 +166,10 @@ export class Database {
   async kvEntries(storeName) {
     const db = await this.open();
     const store = db.transaction(storeName, "readonly").objectStore(storeName);
-    const [keys, values] = await Promise.all([request(store.getAllKeys()), request(store.getAll())]);
+    const [keys, values] = await Promise.all([
+      request(store.getAllKeys()),
+      request(store.getAll()),
+    ]);
     return keys.map((key, i) => [key, values[i]]);
   }
 }

@@ -49,12 +49,22 @@ export async function writeAtomic(folder, name, bytes, tmp) {
     await handle.move(name);
     return undefined;
   } catch (err) {
-    let failure = { step, name: String(err?.name ?? "Error"), message: String(err?.message ?? err), fits: null };
+    let failure = {
+      step,
+      name: String(err?.name ?? "Error"),
+      message: String(err?.message ?? err),
+      fits: null,
+    };
     if (step === "write" && handle !== null) {
       try {
         failure.fits = await canReserve(handle, bytes.byteLength);
       } catch (asked) {
-        failure = { step, name: String(asked?.name ?? "Error"), message: String(asked?.message ?? asked), fits: null };
+        failure = {
+          step,
+          name: String(asked?.name ?? "Error"),
+          message: String(asked?.message ?? asked),
+          fits: null,
+        };
       }
     }
     if (handle !== null) await folder.removeEntry(tmp).catch(() => {});
@@ -102,16 +112,19 @@ export async function listNames(dirHandle) {
 export async function listEntries(dirHandle) {
   const children = [];
   for await (const child of dirHandle.values()) children.push(child);
-  const rows = await Promise.all(children.map(async (child) => {
-    if (child.kind === "directory") return { name: child.name, kind: "directory", size: 0, lastModified: 0 };
-    try {
-      const file = await child.getFile();
-      return { name: child.name, kind: "file", size: file.size, lastModified: file.lastModified };
-    } catch (err) {
-      if (err?.name === "NotFoundError") return null;
-      throw plain(err);
-    }
-  }));
+  const rows = await Promise.all(
+    children.map(async (child) => {
+      if (child.kind === "directory")
+        return { name: child.name, kind: "directory", size: 0, lastModified: 0 };
+      try {
+        const file = await child.getFile();
+        return { name: child.name, kind: "file", size: file.size, lastModified: file.lastModified };
+      } catch (err) {
+        if (err?.name === "NotFoundError") return null;
+        throw plain(err);
+      }
+    }),
+  );
   return JSON.stringify(rows.filter((row) => row !== null));
 }
 
@@ -143,11 +156,15 @@ export async function readFile(dirHandle, name, spans, cacheRoot, cacheKey) {
   }
   try {
     if (spans === null || spans === undefined) return new Uint8Array(await file.arrayBuffer());
-    return await Promise.all(Array.from(spans, ([offset, length]) => {
-      const start = Math.min(file.size, Math.max(0, offset));
-      return file.slice(start, Math.min(file.size, start + Math.max(0, length))).arrayBuffer()
-        .then((buffer) => new Uint8Array(buffer));
-    }));
+    return await Promise.all(
+      Array.from(spans, ([offset, length]) => {
+        const start = Math.min(file.size, Math.max(0, offset));
+        return file
+          .slice(start, Math.min(file.size, start + Math.max(0, length)))
+          .arrayBuffer()
+          .then((buffer) => new Uint8Array(buffer));
+      }),
+    );
   } catch (err) {
     throw new DOMException(`read: ${err?.message ?? err}`, String(err?.name ?? "Error"));
   }
@@ -200,7 +217,11 @@ function forget(key) {
   const entry = cached.get(key);
   if (!entry) return;
   cached.delete(key);
-  try { entry.access.close(); } catch { /* already closed */ }
+  try {
+    entry.access.close();
+  } catch {
+    /* already closed */
+  }
 }
 
 /**
@@ -326,7 +347,11 @@ const waiters = []; // wake-ups for lends waiting until no change is in progress
 
 function closeLoan(loan) {
   if (!lent.delete(loan)) return;
-  try { loan.access?.close(); } catch { /* already closed */ }
+  try {
+    loan.access?.close();
+  } catch {
+    /* already closed */
+  }
   loan.access = null;
   loan.settle();
 }
@@ -342,7 +367,9 @@ export async function lendHandle(fileHandle) {
     while (held > 0) await new Promise((wake) => waiters.push(wake));
     const began = epoch;
     const loan = { access: null, reading: false, returned: null, settle: null };
-    loan.returned = new Promise((settle) => { loan.settle = settle; });
+    loan.returned = new Promise((settle) => {
+      loan.settle = settle;
+    });
     lent.add(loan);
     try {
       loan.access = await fileHandle.createSyncAccessHandle({ mode: "read-only" });
@@ -358,7 +385,9 @@ export async function lendHandle(fileHandle) {
           loan.reading = true;
           return loan.access;
         },
-        giveBack() { closeLoan(loan); },
+        giveBack() {
+          closeLoan(loan);
+        },
       };
     }
     closeLoan(loan); // a change began while it opened: after that change, open it again
@@ -396,14 +425,21 @@ export function watchFolder(dirHandle, report) {
   const watch = { active: false, stopped: false, stop: null };
   const say = (rows) => {
     if (watch.stopped) return;
-    try { report(JSON.stringify(rows)); } catch (err) { console.warn(`watch report: ${err?.message ?? err}`); }
+    try {
+      report(JSON.stringify(rows));
+    } catch (err) {
+      console.warn(`watch report: ${err?.message ?? err}`);
+    }
   };
   let observer;
   try {
     observer = new FileSystemObserver((records) => {
       if (watch.stopped) return;
-      const rows = records.map((r) => [String(r.type), Array.from(r.relativePathComponents ?? [], String),
-        r.relativePathMovedFrom ? Array.from(r.relativePathMovedFrom, String) : null]);
+      const rows = records.map((r) => [
+        String(r.type),
+        Array.from(r.relativePathComponents ?? [], String),
+        r.relativePathMovedFrom ? Array.from(r.relativePathMovedFrom, String) : null,
+      ]);
       if (rows.some(([type]) => type === "errored")) watch.active = false;
       say(rows);
     });
@@ -416,8 +452,14 @@ export function watchFolder(dirHandle, report) {
     observer.disconnect();
   };
   observer.observe(dirHandle, { recursive: true }).then(
-    () => { if (!watch.stopped) watch.active = true; },
-    () => { watch.active = false; say([["errored", [], null]]); watch.stop(); },
+    () => {
+      if (!watch.stopped) watch.active = true;
+    },
+    () => {
+      watch.active = false;
+      say([["errored", [], null]]);
+      watch.stop();
+    },
   );
   return watch;
 }

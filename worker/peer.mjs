@@ -27,7 +27,9 @@ function handle(event) {
     return;
   }
   if (data?.kind === "admin" && typeof data.text === "string") {
-    bridge.admin(data.text).then((text) => self.postMessage({ kind: "admin-answer", id: data.id, text }));
+    bridge
+      .admin(data.text)
+      .then((text) => self.postMessage({ kind: "admin-answer", id: data.id, text }));
   } else if (data?.kind === "connect" && event.ports.length === 1) {
     bridge.accept(event.ports[0], String(data.envKey ?? ""));
   }
@@ -51,7 +53,11 @@ self.onmessage = (event) => {
   if (event.data?.kind === "start" && !bridge) {
     self.onmessage = handle;
     start(String(event.data.name)).catch((err) => {
-      self.postMessage({ kind: "fatal", code: err.code ?? "boot-failed", message: String(err.message ?? err) });
+      self.postMessage({
+        kind: "fatal",
+        code: err.code ?? "boot-failed",
+        message: String(err.message ?? err),
+      });
     });
   }
 };

@@ -22,7 +22,10 @@ export class Sealer {
     if (this.#key) return this.#key;
     let key = await this.#db.kvGet("keys", KEY_ID);
     if (!key) {
-      key = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
+      key = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, false, [
+        "encrypt",
+        "decrypt",
+      ]);
       await this.#db.kvPut("keys", KEY_ID, key);
     }
     this.#key = key;
@@ -32,7 +35,9 @@ export class Sealer {
   /** bytes → sealed bytes (Uint8Array). */
   async seal(bytes) {
     const iv = crypto.getRandomValues(new Uint8Array(12));
-    const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, await this.#getKey(), bytes));
+    const sealed = new Uint8Array(
+      await crypto.subtle.encrypt({ name: "AES-GCM", iv }, await this.#getKey(), bytes),
+    );
     const out = new Uint8Array(MAGIC.length + iv.length + sealed.length);
     out.set(MAGIC, 0);
     out.set(iv, MAGIC.length);
@@ -42,9 +47,16 @@ export class Sealer {
 
   /** sealed bytes → bytes; throws if the bytes were not sealed with this key or were altered. */
   async open(bytes) {
-    if (bytes.length < 16 || !MAGIC.every((b, i) => bytes[i] === b)) throw new DOMException("not sealed", "DataError");
+    if (bytes.length < 16 || !MAGIC.every((b, i) => bytes[i] === b))
+      throw new DOMException("not sealed", "DataError");
     const iv = bytes.subarray(4, 16);
-    return new Uint8Array(await crypto.subtle.decrypt({ name: "AES-GCM", iv }, await this.#getKey(), bytes.subarray(16)));
+    return new Uint8Array(
+      await crypto.subtle.decrypt(
+        { name: "AES-GCM", iv },
+        await this.#getKey(),
+        bytes.subarray(16),
+      ),
+    );
   }
 }
 
@@ -66,7 +78,11 @@ export class AuditKey {
     this.#key ??= (async () => {
       let key = await this.#db.kvGet("keys", AUDIT_KEY_ID);
       if (!key) {
-        key = await crypto.subtle.generateKey({ name: "HMAC", hash: "SHA-256", length: 256 }, false, ["sign"]);
+        key = await crypto.subtle.generateKey(
+          { name: "HMAC", hash: "SHA-256", length: 256 },
+          false,
+          ["sign"],
+        );
         await this.#db.kvPut("keys", AUDIT_KEY_ID, key);
       }
       return key;
@@ -85,7 +101,9 @@ export class AuditKey {
   /** [bytes, ...] → [mac, ...] in order: a batch of records in one call from Python. */
   async macMany(items) {
     const key = await this.#getKey();
-    const macs = await Promise.all(Array.from(items, (bytes) => crypto.subtle.sign("HMAC", key, bytes)));
+    const macs = await Promise.all(
+      Array.from(items, (bytes) => crypto.subtle.sign("HMAC", key, bytes)),
+    );
     return macs.map(hex);
   }
 }

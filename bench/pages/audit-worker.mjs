@@ -97,7 +97,10 @@ function done(tx) {
 }
 
 async function rawPuts(name, count, recordBytes, concurrent) {
-  await new Promise((r) => { const q = indexedDB.deleteDatabase(name); q.onsuccess = q.onerror = () => r(); });
+  await new Promise((r) => {
+    const q = indexedDB.deleteDatabase(name);
+    q.onsuccess = q.onerror = () => r();
+  });
   const db = await new Promise((resolve, reject) => {
     const req = indexedDB.open(name, 1);
     req.onupgradeneeded = () => req.result.createObjectStore("audit");
@@ -131,7 +134,17 @@ self.onmessage = async (event) => {
       const runs = {};
       for (const anchored of [true, false]) {
         const db = new Database(`${dbName}-${anchored ? "anchored" : "in-memory"}`);
-        const py = JSON.parse(await benchAudit(db, new Sealer(db), new AuditKey(db), `${dbName}-host`, count, concurrent, anchored));
+        const py = JSON.parse(
+          await benchAudit(
+            db,
+            new Sealer(db),
+            new AuditKey(db),
+            `${dbName}-host`,
+            count,
+            concurrent,
+            anchored,
+          ),
+        );
         runs[anchored ? "anchored" : "inMemory"] = py;
       }
       const py = runs.anchored;

@@ -23,7 +23,11 @@ try {
   const pyodide = await loadPyodide({ indexURL: new URL("../pyodide/", import.meta.url).href });
   echoPy = pyodide.runPython("lambda text, body: body.to_bytes()");
   const memory = pyodide._module.HEAP8.length;
-  self.postMessage({ kind: "ready", worker_ms: performance.now() - started, wasm_memory_bytes: memory });
+  self.postMessage({
+    kind: "ready",
+    worker_ms: performance.now() - started,
+    wasm_memory_bytes: memory,
+  });
 } catch (err) {
   self.postMessage({ kind: "fatal", message: String(err?.message ?? err) });
 }

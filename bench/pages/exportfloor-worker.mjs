@@ -38,7 +38,9 @@ async function parallel(project, n) {
 
 function startLane() {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL("./exportfloor-lane.mjs", import.meta.url), { type: "module" });
+    const worker = new Worker(new URL("./exportfloor-lane.mjs", import.meta.url), {
+      type: "module",
+    });
     worker.onmessage = (event) => {
       if (event.data.kind === "ready") resolve(worker);
     };
@@ -51,25 +53,30 @@ async function lanes(project, workers) {
   const RUN = 8;
   let next = 0;
   let bytes = 0;
-  await Promise.all(workers.map((worker) => new Promise((resolve, reject) => {
-    const give = () => {
-      if (next >= files.length) {
-        resolve();
-        return;
-      }
-      const run = files.slice(next, next + RUN).map((f) => f.handle);
-      next += RUN;
-      worker.postMessage({ handles: run });
-    };
-    worker.onmessage = (event) => {
-      if (!event.data.ok) reject(new Error(event.data.message));
-      else {
-        bytes += event.data.bytes;
-        give();
-      }
-    };
-    give();
-  })));
+  await Promise.all(
+    workers.map(
+      (worker) =>
+        new Promise((resolve, reject) => {
+          const give = () => {
+            if (next >= files.length) {
+              resolve();
+              return;
+            }
+            const run = files.slice(next, next + RUN).map((f) => f.handle);
+            next += RUN;
+            worker.postMessage({ handles: run });
+          };
+          worker.onmessage = (event) => {
+            if (!event.data.ok) reject(new Error(event.data.message));
+            else {
+              bytes += event.data.bytes;
+              give();
+            }
+          };
+          give();
+        }),
+    ),
+  );
   return { files: files.length, bytes };
 }
 
@@ -83,7 +90,8 @@ self.onmessage = async (event) => {
     for (const name of strategies) {
       const [kind, count] = [name.replace(/-\d+$/, ""), Number(name.split("-").at(-1))];
       let workers = [];
-      if (kind === "sah-lanes") workers = await Promise.all(Array.from({ length: count }, startLane));
+      if (kind === "sah-lanes")
+        workers = await Promise.all(Array.from({ length: count }, startLane));
       const started = performance.now();
       seen = kind === "parallel" ? await parallel(project, count) : await lanes(project, workers);
       figures[name] = performance.now() - started;

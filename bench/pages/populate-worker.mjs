@@ -8,7 +8,8 @@ async function folder(project, parts) {
   let key = "";
   for (const part of parts) {
     key += `/${part}`;
-    if (!folders.has(key)) folders.set(key, await handle.getDirectoryHandle(part, { create: true }));
+    if (!folders.has(key))
+      folders.set(key, await handle.getDirectoryHandle(part, { create: true }));
     handle = folders.get(key);
   }
   return handle;
@@ -28,7 +29,9 @@ self.onmessage = async (event) => {
       const parts = path.split("/");
       const file = parts.pop();
       const dir = await folder(project, parts);
-      const handle = await (await dir.getFileHandle(file, { create: true })).createSyncAccessHandle();
+      const handle = await (
+        await dir.getFileHandle(file, { create: true })
+      ).createSyncAccessHandle();
       try {
         handle.truncate(0);
         const written = handle.write(blob.subarray(offset, offset + size), { at: 0 });

@@ -25,14 +25,22 @@ export function makePipe(root, done) {
 
   const folderOf = (parts) => {
     const key = parts.join("/");
-    if (!folders.has(key)) folders.set(key, parts.length === 0 ? Promise.resolve(root) : folderOf(parts.slice(0, -1)).then((d) => d.getDirectoryHandle(parts.at(-1))));
+    if (!folders.has(key))
+      folders.set(
+        key,
+        parts.length === 0
+          ? Promise.resolve(root)
+          : folderOf(parts.slice(0, -1)).then((d) => d.getDirectoryHandle(parts.at(-1))),
+      );
     return folders.get(key);
   };
   const openAhead = () => {
     for (let i = 0; i < Math.min(AHEAD, queue.length); i++) {
       if (opened[i] === undefined) {
         const parts = queue[i].parts;
-        opened[i] = folderOf(parts.slice(0, -1)).then((d) => d.getFileHandle(parts.at(-1))).then((h) => h.createSyncAccessHandle({ mode: "read-only" }));
+        opened[i] = folderOf(parts.slice(0, -1))
+          .then((d) => d.getFileHandle(parts.at(-1)))
+          .then((h) => h.createSyncAccessHandle({ mode: "read-only" }));
         opened[i].catch(() => {});
       }
     }
@@ -62,11 +70,16 @@ export function makePipe(root, done) {
       if (staged + size > stage.length) send();
       const view = stage.subarray(staged, staged + size);
       for (let at = 0; at < size;) at += access.read(view.subarray(at), { at });
-      t.read += performance.now() - t0; t0 = performance.now();
+      t.read += performance.now() - t0;
+      t0 = performance.now();
       access.close();
-      t.close += performance.now() - t0; t0 = performance.now();
-      crc.init(); crc.update(view); crc.digest("hex");
-      t.crc += performance.now() - t0; t0 = performance.now();
+      t.close += performance.now() - t0;
+      t0 = performance.now();
+      crc.init();
+      crc.update(view);
+      crc.digest("hex");
+      t.crc += performance.now() - t0;
+      t0 = performance.now();
       digests.push(crypto.subtle.digest("SHA-256", view));
       t.digest += performance.now() - t0;
       staged += size;

@@ -10,10 +10,13 @@
 function runWorker(script, message, timeoutMs = 0) {
   return new Promise((resolve, reject) => {
     const worker = new Worker(script, { type: "module", name: script });
-    const timer = timeoutMs > 0 ? setTimeout(() => {
-      worker.terminate();
-      reject(new Error(`${script}: no answer in ${timeoutMs / 1000} s`));
-    }, timeoutMs) : null;
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => {
+            worker.terminate();
+            reject(new Error(`${script}: no answer in ${timeoutMs / 1000} s`));
+          }, timeoutMs)
+        : null;
     worker.onmessage = (event) => {
       const data = event.data;
       if (data.kind === "ready") {
@@ -42,7 +45,10 @@ const POPULATE_TRIES = 3;
 globalThis.benchPopulate = async (name, projectId) => {
   for (let tries = 1; ; tries++) {
     try {
-      return { ...(await runWorker("./populate-worker.mjs", { name, projectId }, POPULATE_MS)), tries };
+      return {
+        ...(await runWorker("./populate-worker.mjs", { name, projectId }, POPULATE_MS)),
+        tries,
+      };
     } catch (err) {
       if (tries >= POPULATE_TRIES) throw err;
       console.warn(`benchPopulate ${name}: ${err.message}; writing it again`);
@@ -54,7 +60,8 @@ globalThis.benchAudit = (count) => runWorker("./audit-worker.mjs", { count });
 
 // benchReadAll(projectId): every file of the project read once from OPFS in JavaScript (the
 // floor of search in files, bench/search_bench.py); resolves {files, bytes, ms}.
-globalThis.benchReadAll = (projectId) => runWorker("./readall-worker.mjs", { projectId }, POPULATE_MS);
+globalThis.benchReadAll = (projectId) =>
+  runWorker("./readall-worker.mjs", { projectId }, POPULATE_MS);
 
 // benchLab(code): run a Python snippet in a long-lived lab worker booted like the host
 // (lab-worker.mjs); resolves the snippet's value (text).
@@ -78,11 +85,14 @@ globalThis.benchLab = (code) => {
       };
     });
   }
-  return lab.then((worker) => new Promise((resolve, reject) => {
-    const id = ++labNext;
-    labWaiting.set(id, { resolve, reject });
-    worker.postMessage({ id, code });
-  }));
+  return lab.then(
+    (worker) =>
+      new Promise((resolve, reject) => {
+        const id = ++labNext;
+        labWaiting.set(id, { resolve, reject });
+        worker.postMessage({ id, code });
+      }),
+  );
 };
 
 // benchReadLab(projectId, cases): readlab-worker.mjs times the export's pieces on the files of
@@ -99,7 +109,10 @@ globalThis.benchReadLab = (projectId, cases) => {
     } else if (event.data.data) chunks.push(event.data.data);
   };
   return new Promise((resolve, reject) => {
-    const worker = new Worker("./readlab-worker.mjs", { type: "module", name: "readlab-worker.mjs" });
+    const worker = new Worker("./readlab-worker.mjs", {
+      type: "module",
+      name: "readlab-worker.mjs",
+    });
     worker.onmessage = (event) => {
       const data = event.data;
       if (data.kind === "ready") {
@@ -124,22 +137,26 @@ globalThis.benchExportFloor = (projectId, strategies) =>
 // (wsfloor-worker.mjs) pulls one project.export from the environment server; with args.post
 // its chunks come here and are made into one Blob, as the page does with an export. Resolves
 // {ms, bytes, messages, blob_ms}; ms ends when the page holds the Blob.
-globalThis.benchWsFloor = (args) => new Promise((resolve, reject) => {
-  const worker = new Worker("./wsfloor-worker.mjs", { type: "module", name: "wsfloor-worker.mjs" });
-  const chunks = [];
-  const start = performance.now();
-  worker.onmessage = (event) => {
-    const data = event.data;
-    if (data.kind === "ready") worker.postMessage(args);
-    else if (data.kind === "chunk") chunks.push(data.data);
-    else {
-      worker.terminate();
-      if (!data.ok) reject(new Error(data.message));
+globalThis.benchWsFloor = (args) =>
+  new Promise((resolve, reject) => {
+    const worker = new Worker("./wsfloor-worker.mjs", {
+      type: "module",
+      name: "wsfloor-worker.mjs",
+    });
+    const chunks = [];
+    const start = performance.now();
+    worker.onmessage = (event) => {
+      const data = event.data;
+      if (data.kind === "ready") worker.postMessage(args);
+      else if (data.kind === "chunk") chunks.push(data.data);
       else {
-        const blob = new Blob(chunks.splice(0));
-        resolve({ ...data, page_ms: performance.now() - start, blob_size: blob.size });
+        worker.terminate();
+        if (!data.ok) reject(new Error(data.message));
+        else {
+          const blob = new Blob(chunks.splice(0));
+          resolve({ ...data, page_ms: performance.now() - start, blob_size: blob.size });
+        }
       }
-    }
-  };
-  worker.onerror = (event) => reject(new Error(event.message || "wsfloor failed"));
-});
+    };
+    worker.onerror = (event) => reject(new Error(event.message || "wsfloor failed"));
+  });

@@ -10,16 +10,43 @@
 
 import { Compartment, EditorState } from "@codemirror/state";
 import {
-  EditorView, crosshairCursor, drawSelection, dropCursor, highlightActiveLine,
-  highlightActiveLineGutter, highlightSpecialChars, keymap, lineNumbers, rectangularSelection,
+  EditorView,
+  crosshairCursor,
+  drawSelection,
+  dropCursor,
+  highlightActiveLine,
+  highlightActiveLineGutter,
+  highlightSpecialChars,
+  keymap,
+  lineNumbers,
+  rectangularSelection,
 } from "@codemirror/view";
-import { defaultKeymap, history, historyKeymap, indentWithTab, redo, undo } from "@codemirror/commands";
 import {
-  closeSearchPanel, findNext, highlightSelectionMatches, openSearchPanel, search, searchKeymap,
+  defaultKeymap,
+  history,
+  historyKeymap,
+  indentWithTab,
+  redo,
+  undo,
+} from "@codemirror/commands";
+import {
+  closeSearchPanel,
+  findNext,
+  highlightSelectionMatches,
+  openSearchPanel,
+  search,
+  searchKeymap,
 } from "@codemirror/search";
 import {
-  HighlightStyle, LanguageDescription, StreamLanguage, bracketMatching, foldGutter, foldKeymap,
-  indentOnInput, indentUnit, syntaxHighlighting,
+  HighlightStyle,
+  LanguageDescription,
+  StreamLanguage,
+  bracketMatching,
+  foldGutter,
+  foldKeymap,
+  indentOnInput,
+  indentUnit,
+  syntaxHighlighting,
 } from "@codemirror/language";
 import { css } from "@codemirror/lang-css";
 import { html } from "@codemirror/lang-html";
@@ -48,76 +75,153 @@ import { palettes } from "./palettes.mjs";
 function accessibleTheme(p, dark) {
   const k = p.tokens;
   return [
-    EditorView.theme({
-      "&": { color: p.fg, backgroundColor: p.bg, height: "100%" },
-      "&.cm-focused": { outline: `3px solid ${p.focus}`, outlineOffset: "1px" },
-      ".cm-scroller": { overflow: "auto", fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace" },
-      ".cm-content": { caretColor: p.fg },
-      ".cm-cursor, .cm-dropCursor": { borderLeftColor: p.fg },
-      ".cm-gutters": { backgroundColor: p.pairs.gutter[1], color: p.pairs.gutter[0], borderRight: "1px solid #767676" },
-      ".cm-activeLine": { backgroundColor: p.activeLine },
-      ".cm-activeLineGutter": { backgroundColor: p.pairs.gutterActive[1], color: p.pairs.gutterActive[0] },
-      "&.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground, .cm-selectionBackground, .cm-content ::selection": { backgroundColor: p.overlays.selection },
-      ".cm-selectionMatch": { backgroundColor: p.overlays.selectionMatch },
-      ".cm-searchMatch": { backgroundColor: p.overlays.searchMatch, outline: "1px solid #767676" },
-      ".cm-searchMatch.cm-searchMatch-selected": { backgroundColor: p.overlays.searchSelected },
-      "&.cm-focused .cm-matchingBracket": { backgroundColor: p.overlays.matchingBracket },
-      ".cm-foldPlaceholder": { backgroundColor: p.pairs.fold[1], color: p.pairs.fold[0] },
-      ".cm-panels": { backgroundColor: p.pairs.panel?.[1] ?? "#f5f5f5", color: p.pairs.panel?.[0] ?? p.fg },
-      ".cm-panels.cm-panels-top": { borderBottom: "1px solid #767676" },
-      ".cm-textfield": { backgroundColor: p.bg, color: p.fg, border: "1px solid #767676" },
-      ".cm-button": { backgroundImage: "none", backgroundColor: p.pairs.button?.[1] ?? "#eeeeee", color: p.pairs.button?.[0] ?? p.fg, border: "1px solid #767676" },
-      ".cm-panel button[name=close]": { color: p.fg },
-      ".cm-textfield:focus-visible, .cm-button:focus-visible, .cm-panel input[type=checkbox]:focus-visible, .cm-panel button:focus-visible": { outline: `3px solid ${p.focus}`, outlineOffset: "1px" },
-    }, { dark }),
-    syntaxHighlighting(HighlightStyle.define([
-      { tag: t.meta, color: k.meta },
-      { tag: t.link, textDecoration: "underline", color: k.link },
-      { tag: t.heading, textDecoration: "underline", fontWeight: "bold", color: k.heading },
-      { tag: t.emphasis, fontStyle: "italic" },
-      { tag: t.strong, fontWeight: "bold" },
-      { tag: t.strikethrough, textDecoration: "line-through" },
-      { tag: t.keyword, color: k.keyword },
-      { tag: [t.atom, t.bool, t.url, t.contentSeparator, t.labelName], color: k.atom },
-      { tag: [t.literal, t.inserted, t.number], color: k.literal },
-      { tag: [t.string, t.deleted], color: k.string },
-      { tag: [t.regexp, t.escape, t.special(t.string)], color: k.special },
-      { tag: t.definition(t.variableName), color: k.definition },
-      { tag: t.local(t.variableName), color: k.local },
-      { tag: [t.typeName, t.namespace], color: k.type },
-      { tag: t.className, color: k.className },
-      { tag: [t.special(t.variableName), t.macroName], color: k.macro },
-      { tag: t.definition(t.propertyName), color: k.property },
-      { tag: t.comment, color: k.comment },
-      { tag: t.invalid, color: k.invalid },
-    ])),
+    EditorView.theme(
+      {
+        "&": { color: p.fg, backgroundColor: p.bg, height: "100%" },
+        "&.cm-focused": { outline: `3px solid ${p.focus}`, outlineOffset: "1px" },
+        ".cm-scroller": {
+          overflow: "auto",
+          fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace",
+        },
+        ".cm-content": { caretColor: p.fg },
+        ".cm-cursor, .cm-dropCursor": { borderLeftColor: p.fg },
+        ".cm-gutters": {
+          backgroundColor: p.pairs.gutter[1],
+          color: p.pairs.gutter[0],
+          borderRight: "1px solid #767676",
+        },
+        ".cm-activeLine": { backgroundColor: p.activeLine },
+        ".cm-activeLineGutter": {
+          backgroundColor: p.pairs.gutterActive[1],
+          color: p.pairs.gutterActive[0],
+        },
+        "&.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground, .cm-selectionBackground, .cm-content ::selection":
+          { backgroundColor: p.overlays.selection },
+        ".cm-selectionMatch": { backgroundColor: p.overlays.selectionMatch },
+        ".cm-searchMatch": {
+          backgroundColor: p.overlays.searchMatch,
+          outline: "1px solid #767676",
+        },
+        ".cm-searchMatch.cm-searchMatch-selected": { backgroundColor: p.overlays.searchSelected },
+        "&.cm-focused .cm-matchingBracket": { backgroundColor: p.overlays.matchingBracket },
+        ".cm-foldPlaceholder": { backgroundColor: p.pairs.fold[1], color: p.pairs.fold[0] },
+        ".cm-panels": {
+          backgroundColor: p.pairs.panel?.[1] ?? "#f5f5f5",
+          color: p.pairs.panel?.[0] ?? p.fg,
+        },
+        ".cm-panels.cm-panels-top": { borderBottom: "1px solid #767676" },
+        ".cm-textfield": { backgroundColor: p.bg, color: p.fg, border: "1px solid #767676" },
+        ".cm-button": {
+          backgroundImage: "none",
+          backgroundColor: p.pairs.button?.[1] ?? "#eeeeee",
+          color: p.pairs.button?.[0] ?? p.fg,
+          border: "1px solid #767676",
+        },
+        ".cm-panel button[name=close]": { color: p.fg },
+        ".cm-textfield:focus-visible, .cm-button:focus-visible, .cm-panel input[type=checkbox]:focus-visible, .cm-panel button:focus-visible":
+          { outline: `3px solid ${p.focus}`, outlineOffset: "1px" },
+      },
+      { dark },
+    ),
+    syntaxHighlighting(
+      HighlightStyle.define([
+        { tag: t.meta, color: k.meta },
+        { tag: t.link, textDecoration: "underline", color: k.link },
+        { tag: t.heading, textDecoration: "underline", fontWeight: "bold", color: k.heading },
+        { tag: t.emphasis, fontStyle: "italic" },
+        { tag: t.strong, fontWeight: "bold" },
+        { tag: t.strikethrough, textDecoration: "line-through" },
+        { tag: t.keyword, color: k.keyword },
+        { tag: [t.atom, t.bool, t.url, t.contentSeparator, t.labelName], color: k.atom },
+        { tag: [t.literal, t.inserted, t.number], color: k.literal },
+        { tag: [t.string, t.deleted], color: k.string },
+        { tag: [t.regexp, t.escape, t.special(t.string)], color: k.special },
+        { tag: t.definition(t.variableName), color: k.definition },
+        { tag: t.local(t.variableName), color: k.local },
+        { tag: [t.typeName, t.namespace], color: k.type },
+        { tag: t.className, color: k.className },
+        { tag: [t.special(t.variableName), t.macroName], color: k.macro },
+        { tag: t.definition(t.propertyName), color: k.property },
+        { tag: t.comment, color: k.comment },
+        { tag: t.invalid, color: k.invalid },
+      ]),
+    ),
   ];
 }
-const THEMES = { light: accessibleTheme(palettes.light, false), dark: accessibleTheme(palettes.dark, true) };
+const THEMES = {
+  light: accessibleTheme(palettes.light, false),
+  dark: accessibleTheme(palettes.dark, true),
+};
 
 // ------------------------------------------------------------------ languages, by file name
 const stream = (mode) => () => StreamLanguage.define(mode);
 const LANGS = {
-  js: () => javascript(), jsx: () => javascript({ jsx: true }), ts: () => javascript({ typescript: true }),
-  tsx: () => javascript({ typescript: true, jsx: true }), py: () => python(), json: () => json(),
-  md: () => markdown({ codeLanguages: codeLanguages() }), html: () => html(), css: () => css(),
-  sh: stream(shell), yaml: stream(yaml), toml: stream(toml), c: stream(c), cpp: stream(cpp),
-  java: stream(java), kotlin: stream(kotlin), go: stream(go), rust: stream(rust), ruby: stream(ruby),
-  sql: stream(standardSQL), diff: stream(diff), dockerfile: stream(dockerFile), ini: stream(properties),
+  js: () => javascript(),
+  jsx: () => javascript({ jsx: true }),
+  ts: () => javascript({ typescript: true }),
+  tsx: () => javascript({ typescript: true, jsx: true }),
+  py: () => python(),
+  json: () => json(),
+  md: () => markdown({ codeLanguages: codeLanguages() }),
+  html: () => html(),
+  css: () => css(),
+  sh: stream(shell),
+  yaml: stream(yaml),
+  toml: stream(toml),
+  c: stream(c),
+  cpp: stream(cpp),
+  java: stream(java),
+  kotlin: stream(kotlin),
+  go: stream(go),
+  rust: stream(rust),
+  ruby: stream(ruby),
+  sql: stream(standardSQL),
+  diff: stream(diff),
+  dockerfile: stream(dockerFile),
+  ini: stream(properties),
   xml: stream(xml),
 };
 const EXT = {
-  mjs: "js", cjs: "js", pyi: "py", htm: "html", bash: "sh", zsh: "sh", yml: "yaml", markdown: "md",
-  h: "c", hpp: "cpp", cc: "cpp", cxx: "cpp", kt: "kotlin", rs: "rust", rb: "ruby", patch: "diff",
-  cfg: "ini", conf: "ini", properties: "ini", svg: "xml", jsonl: "json", ipynb: "json",
+  mjs: "js",
+  cjs: "js",
+  pyi: "py",
+  htm: "html",
+  bash: "sh",
+  zsh: "sh",
+  yml: "yaml",
+  markdown: "md",
+  h: "c",
+  hpp: "cpp",
+  cc: "cpp",
+  cxx: "cpp",
+  kt: "kotlin",
+  rs: "rust",
+  rb: "ruby",
+  patch: "diff",
+  cfg: "ini",
+  conf: "ini",
+  properties: "ini",
+  svg: "xml",
+  jsonl: "json",
+  ipynb: "json",
 };
 const NAMES = { dockerfile: "dockerfile", makefile: "sh", ".bashrc": "sh", ".profile": "sh" };
 
 function codeLanguages() {
   const d = (name, alias, key) => LanguageDescription.of({ name, alias, support: LANGS[key]() });
-  return [d("javascript", ["js"], "js"), d("typescript", ["ts"], "ts"), d("python", ["py"], "py"),
-    d("json", [], "json"), d("html", [], "html"), d("css", [], "css"), d("shell", ["sh", "bash"], "sh"),
-    d("yaml", ["yml"], "yaml"), d("toml", [], "toml"), d("sql", [], "sql"), d("diff", [], "diff")];
+  return [
+    d("javascript", ["js"], "js"),
+    d("typescript", ["ts"], "ts"),
+    d("python", ["py"], "py"),
+    d("json", [], "json"),
+    d("html", [], "html"),
+    d("css", [], "css"),
+    d("shell", ["sh", "bash"], "sh"),
+    d("yaml", ["yml"], "yaml"),
+    d("toml", [], "toml"),
+    d("sql", [], "sql"),
+    d("diff", [], "diff"),
+  ];
 }
 
 /** The language key for a file name (`"py"`, `"md"`, …), or `""` for plain text. */
@@ -183,7 +287,8 @@ export function createEditor(host, opts = {}) {
   const editable = new Compartment();
   const scheme = matchMedia("(prefers-color-scheme: dark)");
   let chosen = opts.theme ?? "system";
-  const pick = () => THEMES[chosen === "light" || chosen === "dark" ? chosen : (scheme.matches ? "dark" : "light")];
+  const pick = () =>
+    THEMES[chosen === "light" || chosen === "dark" ? chosen : scheme.matches ? "dark" : "light"];
   const key = languageKey(opts.name ?? "");
   const look = new Compartment();
   const lookOf = (o) => [
@@ -195,17 +300,41 @@ export function createEditor(host, opts = {}) {
   const state = EditorState.create({
     doc: opts.doc ?? "",
     extensions: [
-      lineNumbers(), highlightActiveLineGutter(), highlightSpecialChars(), history(), foldGutter(),
-      drawSelection(), dropCursor(), EditorState.allowMultipleSelections.of(true), indentOnInput(),
-      bracketMatching(), rectangularSelection(), crosshairCursor(), highlightActiveLine(),
-      highlightSelectionMatches(), search({ top: true }),
+      lineNumbers(),
+      highlightActiveLineGutter(),
+      highlightSpecialChars(),
+      history(),
+      foldGutter(),
+      drawSelection(),
+      dropCursor(),
+      EditorState.allowMultipleSelections.of(true),
+      indentOnInput(),
+      bracketMatching(),
+      rectangularSelection(),
+      crosshairCursor(),
+      highlightActiveLine(),
+      highlightSelectionMatches(),
+      search({ top: true }),
       keymap.of([
-        { key: "Mod-s", preventDefault: true, run: (v) => { opts.onSave?.(v.state.doc.toString()); return true; } },
-        ...defaultKeymap, ...searchKeymap, ...historyKeymap, ...foldKeymap, indentWithTab,
+        {
+          key: "Mod-s",
+          preventDefault: true,
+          run: (v) => {
+            opts.onSave?.(v.state.doc.toString());
+            return true;
+          },
+        },
+        ...defaultKeymap,
+        ...searchKeymap,
+        ...historyKeymap,
+        ...foldKeymap,
+        indentWithTab,
       ]),
       replaceSelectionByTransaction,
       EditorView.contentAttributes.of({ "aria-label": opts.label ?? "File contents" }),
-      EditorView.updateListener.of((update) => { if (update.docChanged) opts.onChange?.(update.state.doc.toString()); }),
+      EditorView.updateListener.of((update) => {
+        if (update.docChanged) opts.onChange?.(update.state.doc.toString());
+      }),
       key ? LANGS[key]() : [],
       // the indent of this language, the tab's width, wrap and font size: core's defaults
       // (core/editor_prefs.py) or the person's settings, passed in by the page (issue 33 item 6)
@@ -221,7 +350,8 @@ export function createEditor(host, opts = {}) {
     view,
     language: key,
     text: () => view.state.doc.toString(),
-    setReadOnly: (on) => view.dispatch({ effects: editable.reconfigure(EditorState.readOnly.of(Boolean(on))) }),
+    setReadOnly: (on) =>
+      view.dispatch({ effects: editable.reconfigure(EditorState.readOnly.of(Boolean(on))) }),
     focus: () => view.focus(),
     openSearch: () => openSearchPanel(view),
     closeSearch: () => closeSearchPanel(view),
@@ -233,7 +363,10 @@ export function createEditor(host, opts = {}) {
       chosen = o.theme ?? "system";
       view.dispatch({ effects: [look.reconfigure(lookOf(o)), theme.reconfigure(pick())] });
     },
-    destroy: () => { scheme.removeEventListener("change", follow); view.destroy(); },
+    destroy: () => {
+      scheme.removeEventListener("change", follow);
+      view.destroy();
+    },
   };
 }
 

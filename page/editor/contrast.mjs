@@ -11,11 +11,16 @@ const hex = (h) => {
   return { r: n[0], g: n[1], b: n[2], a: n[3] === undefined ? 1 : n[3] / 255 };
 };
 const over = (top, under) => ({
-  r: top.r * top.a + under.r * (1 - top.a), g: top.g * top.a + under.g * (1 - top.a),
-  b: top.b * top.a + under.b * (1 - top.a), a: 1,
+  r: top.r * top.a + under.r * (1 - top.a),
+  g: top.g * top.a + under.g * (1 - top.a),
+  b: top.b * top.a + under.b * (1 - top.a),
+  a: 1,
 });
 const lum = (c) => {
-  const f = (v) => { const x = v / 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; };
+  const f = (v) => {
+    const x = v / 255;
+    return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
+  };
   return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);
 };
 export const ratio = (fg, bg) => {
@@ -29,7 +34,9 @@ export function check(p) {
   const base = hex(p.bg);
   const bad = [];
   const active = over(hex(p.activeLine), base);
-  const bgs = Object.fromEntries(Object.entries(p.overlays).map(([k, v]) => [k, over(hex(v), active)]));
+  const bgs = Object.fromEntries(
+    Object.entries(p.overlays).map(([k, v]) => [k, over(hex(v), active)]),
+  );
   bgs.base = base;
   bgs.activeLine = active;
   for (const [name, fg] of Object.entries(p.tokens)) {

@@ -14,12 +14,18 @@ export function showRefusal(err, context = "") {
   const message = err?.message ?? String(err);
   replace(
     region,
-    el("div", { class: "alert alert-error" },
+    el(
+      "div",
+      { class: "alert alert-error" },
       el("strong", {}, context ? `${context}: ` : ""),
       el("code", { class: "refusal-code" }, code),
       " — ",
       el("span", { class: "refusal-message" }, message),
-      el("button", { type: "button", class: "link", onclick: clearAlerts, "aria-label": "Dismiss message" }, "Dismiss"),
+      el(
+        "button",
+        { type: "button", class: "link", onclick: clearAlerts, "aria-label": "Dismiss message" },
+        "Dismiss",
+      ),
     ),
   );
 }
@@ -28,15 +34,37 @@ export function showRefusal(err, context = "") {
  * what went wrong, in words. */
 export function showProblem(context, text) {
   if (!region) return;
-  replace(region, el("div", { class: "alert alert-error" },
-    el("strong", {}, context ? `${context}: ` : ""), el("span", { class: "refusal-message" }, text),
-    el("button", { type: "button", class: "link", onclick: clearAlerts, "aria-label": "Dismiss message" }, "Dismiss")));
+  replace(
+    region,
+    el(
+      "div",
+      { class: "alert alert-error" },
+      el("strong", {}, context ? `${context}: ` : ""),
+      el("span", { class: "refusal-message" }, text),
+      el(
+        "button",
+        { type: "button", class: "link", onclick: clearAlerts, "aria-label": "Dismiss message" },
+        "Dismiss",
+      ),
+    ),
+  );
 }
 
 export function showNotice(text) {
   if (!region) return;
-  replace(region, el("div", { class: "alert alert-info" }, el("span", {}, text),
-    el("button", { type: "button", class: "link", onclick: clearAlerts, "aria-label": "Dismiss message" }, "Dismiss")));
+  replace(
+    region,
+    el(
+      "div",
+      { class: "alert alert-info" },
+      el("span", {}, text),
+      el(
+        "button",
+        { type: "button", class: "link", onclick: clearAlerts, "aria-label": "Dismiss message" },
+        "Dismiss",
+      ),
+    ),
+  );
 }
 
 export function clearAlerts() {

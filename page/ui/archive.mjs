@@ -11,24 +11,45 @@ import { confirmDialog, promptDialog } from "./dialog.mjs";
 export async function exportProject(app, p, progress, folder = "") {
   const show = (label, value, max) => {
     progress.hidden = false;
-    replace(progress, el("span", { class: "progress-label" }, label),
-      el("progress", { max: String(Math.max(max, 1)), value: String(value), "aria-label": label }));
+    replace(
+      progress,
+      el("span", { class: "progress-label" }, label),
+      el("progress", { max: String(Math.max(max, 1)), value: String(value), "aria-label": label }),
+    );
     return progress.querySelector("progress");
   };
-  const walk = await guarded("Sizing the export", () => app.host.call("file.walk", { project: p.id, folder }));
+  const walk = await guarded("Sizing the export", () =>
+    app.host.call("file.walk", { project: p.id, folder }),
+  );
   const total = (walk?.result.files ?? []).reduce((n, f) => n + f.size, 0);
   const what = folder ? `${p.name} /${folder}/` : p.name;
   const bar = show(`Exporting ${what}`, 0, total);
-  const answer = await acted(`Exporting ${what}`, () => app.host.call("project.export", { project: p.id, ...(folder ? { folder } : {}) },
-    { onChunk: (received) => { bar.value = Math.min(received, total); } }));
-  if (!answer) { progress.hidden = true; return null; }
+  const answer = await acted(`Exporting ${what}`, () =>
+    app.host.call(
+      "project.export",
+      { project: p.id, ...(folder ? { folder } : {}) },
+      {
+        onChunk: (received) => {
+          bar.value = Math.min(received, total);
+        },
+      },
+    ),
+  );
+  if (!answer) {
+    progress.hidden = true;
+    return null;
+  }
   const blob = answer.stream ?? new Blob([]);
   show(`Exported ${what} (${formatBytes(blob.size)}) — done`, total, total);
   const { skipped = 0, left_out: leftOut = [] } = answer.result;
   if (skipped) progress.append(leftOutList(skipped, leftOut));
   downloadBlob(blob, answer.result.filename || `${p.name}.zip`);
-  const left = skipped ? ` ${skipped} name${skipped === 1 ? " was" : "s were"} left out (listed under the progress bar).` : "";
-  showNotice(`Exported ${what}: ${count(answer.result.files, "file")}, ${formatBytes(blob.size)}, manifest sha256 ${answer.result.manifest_sha256}.${left}${memoryWords(answer.result)}`);
+  const left = skipped
+    ? ` ${skipped} name${skipped === 1 ? " was" : "s were"} left out (listed under the progress bar).`
+    : "";
+  showNotice(
+    `Exported ${what}: ${count(answer.result.files, "file")}, ${formatBytes(blob.size)}, manifest sha256 ${answer.result.manifest_sha256}.${left}${memoryWords(answer.result)}`,
+  );
   return answer;
 }
 
@@ -44,10 +65,21 @@ export function memoryWords(summary) {
 /** What an export left out and why (issue 29 item 14): the host's list, shown as it is. */
 function leftOutList(skipped, leftOut) {
   const more = skipped - leftOut.length;
-  return el("div", { class: "left-out", role: "status" },
-    el("p", {}, `Left out of the archive: ${skipped} name${skipped === 1 ? "" : "s"} the path rule does not allow.`),
-    el("ul", {}, leftOut.map((x) => el("li", {}, el("code", {}, x.path), ` — ${x.why}`))),
-    more > 0 ? el("p", { class: "muted small" }, `and ${more} more`) : null);
+  return el(
+    "div",
+    { class: "left-out", role: "status" },
+    el(
+      "p",
+      {},
+      `Left out of the archive: ${skipped} name${skipped === 1 ? "" : "s"} the path rule does not allow.`,
+    ),
+    el(
+      "ul",
+      {},
+      leftOut.map((x) => el("li", {}, el("code", {}, x.path), ` — ${x.why}`)),
+    ),
+    more > 0 ? el("p", { class: "muted small" }, `and ${more} more`) : null,
+  );
 }
 
 /** Import the .zip `file` as a new project (issue 33 item 3): the host checks it and says what
@@ -61,50 +93,105 @@ export async function importArchive(app, file, progress) {
     replace(progress, el("span", {}, label), el("progress", { "aria-label": label }));
   };
   busy(`Checking ${file.name} (${formatBytes(file.size)})`);
-  const previewed = await acted(`Checking ${file.name}`, async () => app.host.call("project.import_preview", {},
-    { body: await file.arrayBuffer() }));
+  const previewed = await acted(`Checking ${file.name}`, async () =>
+    app.host.call("project.import_preview", {}, { body: await file.arrayBuffer() }),
+  );
   progress.hidden = true;
   if (!previewed) return null;
   const p = previewed.result;
   const problem = p.memory_problem ?? null;
-  const sure = await confirmDialog({ id: "import-preview", title: `Import “${p.name}”?`,
-    body: previewBody(p, file), confirmLabel: p.name_taken ? "Choose another name…" : problem ? "Import the files only" : "Import" });
-  if (!sure) { showNotice(`Import of ${file.name} cancelled; nothing was created.`); return null; }
+  const sure = await confirmDialog({
+    id: "import-preview",
+    title: `Import “${p.name}”?`,
+    body: previewBody(p, file),
+    confirmLabel: p.name_taken
+      ? "Choose another name…"
+      : problem
+        ? "Import the files only"
+        : "Import",
+  });
+  if (!sure) {
+    showNotice(`Import of ${file.name} cancelled; nothing was created.`);
+    return null;
+  }
   const send = async (name) => {
     busy(`Importing ${file.name} as “${name}”`);
     try {
-      return await app.host.call("project.import", { name, ...(problem ? { files_only: true } : {}) }, { body: await file.arrayBuffer() });
-    } finally { progress.hidden = true; }
+      return await app.host.call(
+        "project.import",
+        { name, ...(problem ? { files_only: true } : {}) },
+        { body: await file.arrayBuffer() },
+      );
+    } finally {
+      progress.hidden = true;
+    }
   };
   let imported;
   if (p.name_taken) {
-    imported = await promptDialog({ title: `A project is already called “${p.name}”`, label: "Name for the imported project",
-      value: p.suggested_name, confirmLabel: problem ? "Import the files only" : "Import",
+    imported = await promptDialog({
+      title: `A project is already called “${p.name}”`,
+      label: "Name for the imported project",
+      value: p.suggested_name,
+      confirmLabel: problem ? "Import the files only" : "Import",
       act: async (typed) => {
-        try { return { done: await send(typed) }; } catch (err) { return { problem: err?.message ?? String(err) }; }
-      } });
-    if (!imported) { showNotice(`Import of ${file.name} cancelled; nothing was created.`); return null; }
+        try {
+          return { done: await send(typed) };
+        } catch (err) {
+          return { problem: err?.message ?? String(err) };
+        }
+      },
+    });
+    if (!imported) {
+      showNotice(`Import of ${file.name} cancelled; nothing was created.`);
+      return null;
+    }
   } else {
     imported = await acted(`Importing ${file.name}`, () => send(p.name));
     if (!imported) return null;
   }
   const r = imported.result;
-  showNotice(`Imported ${r.files} files (${formatBytes(r.bytes)}) into “${r.project.name}”.${memoryWords(r)}`);
+  showNotice(
+    `Imported ${r.files} files (${formatBytes(r.bytes)}) into “${r.project.name}”.${memoryWords(r)}`,
+  );
   return imported;
 }
 
 /** The preview's facts as text nodes: what the archive holds and what the import creates. */
 function previewBody(p, file) {
   const m = p.memory;
-  return el("div", { class: "import-preview" },
-    el("dl", {},
-      el("dt", {}, "Archive"), el("dd", {}, `${file.name}, ${formatBytes(p.archive_size)}`),
-      el("dt", {}, "Project name"), el("dd", {}, p.name_taken ? `${p.name} — another project already has this name` : p.name),
-      el("dt", {}, "Files"), el("dd", {}, `${count(p.files, "file")}, ${count(p.folders, "folder")}, ${formatBytes(p.bytes)}`),
-      el("dt", {}, "Memory"), el("dd", {}, m
-        ? `${count(m.blocks, "block")} (${m.green} green), ${count(m.letters, "letter")} in ${count(m.missions, "mission")}`
-        : p.memory_problem ? "broken — see below" : "none")),
+  return el(
+    "div",
+    { class: "import-preview" },
+    el(
+      "dl",
+      {},
+      el("dt", {}, "Archive"),
+      el("dd", {}, `${file.name}, ${formatBytes(p.archive_size)}`),
+      el("dt", {}, "Project name"),
+      el("dd", {}, p.name_taken ? `${p.name} — another project already has this name` : p.name),
+      el("dt", {}, "Files"),
+      el(
+        "dd",
+        {},
+        `${count(p.files, "file")}, ${count(p.folders, "folder")}, ${formatBytes(p.bytes)}`,
+      ),
+      el("dt", {}, "Memory"),
+      el(
+        "dd",
+        {},
+        m
+          ? `${count(m.blocks, "block")} (${m.green} green), ${count(m.letters, "letter")} in ${count(m.missions, "mission")}`
+          : p.memory_problem
+            ? "broken — see below"
+            : "none",
+      ),
+    ),
     p.memory_problem ? el("p", { class: "field-rule", role: "alert" }, p.memory_problem) : null,
     el("p", {}, "The import will create:"),
-    el("ul", { class: "import-creates" }, p.creates.map((line) => el("li", {}, line))));
+    el(
+      "ul",
+      { class: "import-creates" },
+      p.creates.map((line) => el("li", {}, line)),
+    ),
+  );
 }

@@ -12,33 +12,65 @@ const STAGES = {
 
 export function renderBoot(node, event) {
   const label = STAGES[event.stage] ?? event.stage;
-  const bar = el("progress", { id: "boot-progress", max: String(Math.max(event.total, 1)), value: String(Math.min(event.loaded, event.total || 0)), "aria-labelledby": "boot-label" });
-  replace(node,
+  const bar = el("progress", {
+    id: "boot-progress",
+    max: String(Math.max(event.total, 1)),
+    value: String(Math.min(event.loaded, event.total || 0)),
+    "aria-labelledby": "boot-label",
+  });
+  replace(
+    node,
     el("p", { id: "boot-label" }, `${label}…`),
     bar,
-    el("p", { class: "muted" }, event.total ? `${formatBytes(event.loaded)} of ${formatBytes(event.total)}` : ""),
+    el(
+      "p",
+      { class: "muted" },
+      event.total ? `${formatBytes(event.loaded)} of ${formatBytes(event.total)}` : "",
+    ),
   );
 }
 
 export function renderBootFailure(node, failure) {
-  replace(node,
-    el("div", { class: "alert alert-error", role: "alert" },
+  replace(
+    node,
+    el(
+      "div",
+      { class: "alert alert-error", role: "alert" },
       el("h2", {}, "The host could not start"),
       el("p", {}, el("code", { class: "refusal-code" }, failure.code), " — ", failure.message),
-      failure.file ? el("p", {}, "File: ", el("code", { id: "boot-failed-file" }, failure.file)) : null,
-      el("p", { class: "muted" }, "Reload to try again. If it keeps failing, rebuild the site (nox -s build) and check the file named above."),
+      failure.file
+        ? el("p", {}, "File: ", el("code", { id: "boot-failed-file" }, failure.file))
+        : null,
+      el(
+        "p",
+        { class: "muted" },
+        "Reload to try again. If it keeps failing, rebuild the site (nox -s build) and check the file named above.",
+      ),
     ),
   );
 }
 
 /** Another tab's host owns the storage: this tab waits, writes nothing, and says so. */
 export function renderStandby(node) {
-  replace(node,
-    el("div", { class: "alert alert-info host-standby", id: "host-standby", role: "status" },
+  replace(
+    node,
+    el(
+      "div",
+      { class: "alert alert-info host-standby", id: "host-standby", role: "status" },
       el("h2", {}, "The host is active in another tab"),
-      el("p", {}, "This site is open in another tab of this browser, and that tab's host owns the storage. "
-        + "This tab does not write: anything asked of it is refused with ", el("code", { class: "refusal-code" }, "host-active-elsewhere"), "."),
-      el("p", {}, "Close the other tab (or keep working there). This tab takes over by itself the moment the other one closes."),
+      el(
+        "p",
+        {},
+        "This site is open in another tab of this browser, and that tab's host owns the storage. " +
+          "This tab does not write: anything asked of it is refused with ",
+        el("code", { class: "refusal-code" }, "host-active-elsewhere"),
+        ".",
+      ),
+      el(
+        "p",
+        {},
+        "Close the other tab (or keep working there). This tab takes over by itself the moment the other one closes.",
+      ),
     ),
   );
 }
@@ -46,12 +78,35 @@ export function renderStandby(node) {
 /** This tab took over the host after the other tab closed (`starting`: its host is still
  * starting; calls made meanwhile wait for it). */
 export function renderTakeover(node, { starting = false } = {}) {
-  replace(node,
-    el("div", { class: "alert alert-info", id: "host-notice", role: "status", "data-starting": starting ? "true" : "false" },
-      el("p", {}, starting
-        ? "The other tab closed; this tab is taking over the host. Anything you do meanwhile waits for it."
-        : "The other tab closed; this tab's host now owns the storage."),
-      el("button", { type: "button", class: "link", onclick: () => { node.replaceChildren(); node.hidden = true; } }, "Dismiss"),
+  replace(
+    node,
+    el(
+      "div",
+      {
+        class: "alert alert-info",
+        id: "host-notice",
+        role: "status",
+        "data-starting": starting ? "true" : "false",
+      },
+      el(
+        "p",
+        {},
+        starting
+          ? "The other tab closed; this tab is taking over the host. Anything you do meanwhile waits for it."
+          : "The other tab closed; this tab's host now owns the storage.",
+      ),
+      el(
+        "button",
+        {
+          type: "button",
+          class: "link",
+          onclick: () => {
+            node.replaceChildren();
+            node.hidden = true;
+          },
+        },
+        "Dismiss",
+      ),
     ),
   );
 }
@@ -71,13 +126,44 @@ export function renderHostLoss(node, loss, { restarted = false, progress = null 
   const when = new Date(loss.at).toLocaleTimeString();
   const one = loss.pending === 1;
   const calls = one ? "1 call in flight was" : `${loss.pending} calls in flight were`;
-  const notice = el("div", { class: `alert ${restarted ? "alert-info" : "alert-error"}`, id: "host-notice", role: "alert", "data-reason": loss.reason },
+  const notice = el(
+    "div",
+    {
+      class: `alert ${restarted ? "alert-info" : "alert-error"}`,
+      id: "host-notice",
+      role: "alert",
+      "data-reason": loss.reason,
+    },
     el("h2", {}, restarted ? "The host was restarted" : "The host stopped — restarting it"),
-    el("p", {}, `At ${when} ${LOSS[loss.reason] ?? loss.reason}${loss.detail ? ` (${loss.detail})` : ""}. `,
-      `${calls} answered `, el("code", { class: "refusal-code" }, "host-restarted"),
-      loss.pending ? `: whether ${one ? "it" : "they"} took effect is unknown, so check before repeating ${one ? "it" : "them"}.` : "."),
-    el("p", { class: "muted" }, "Everything written before is kept: every write is all or nothing."),
-    restarted ? el("button", { type: "button", class: "link", onclick: () => { node.replaceChildren(); node.hidden = true; } }, "Dismiss") : null,
+    el(
+      "p",
+      {},
+      `At ${when} ${LOSS[loss.reason] ?? loss.reason}${loss.detail ? ` (${loss.detail})` : ""}. `,
+      `${calls} answered `,
+      el("code", { class: "refusal-code" }, "host-restarted"),
+      loss.pending
+        ? `: whether ${one ? "it" : "they"} took effect is unknown, so check before repeating ${one ? "it" : "them"}.`
+        : ".",
+    ),
+    el(
+      "p",
+      { class: "muted" },
+      "Everything written before is kept: every write is all or nothing.",
+    ),
+    restarted
+      ? el(
+          "button",
+          {
+            type: "button",
+            class: "link",
+            onclick: () => {
+              node.replaceChildren();
+              node.hidden = true;
+            },
+          },
+          "Dismiss",
+        )
+      : null,
   );
   const bar = el("div", { class: "host-restart-progress" });
   if (progress) renderBoot(bar, progress);

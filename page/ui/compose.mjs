@@ -24,40 +24,115 @@ const DIRECT_NOTICE = "direct: posted to the agent's inbox — delivery is not e
 export async function renderCompose(node, app, params = {}) {
   if (app.viewing) return renderRemoteCompose(node, app, app.viewing, params);
   const project = app.project;
-  const blocks = await guarded("Reading the blocks", () => app.host.call("blocks.get", { project: project.id }));
+  const blocks = await guarded("Reading the blocks", () =>
+    app.host.call("blocks.get", { project: project.id }),
+  );
   const store = blocks?.result.store ?? null;
   if (!store || !store.blocks.length) {
-    replace(node,
+    replace(
+      node,
       el("h2", {}, "Compose a mission"),
-      el("p", { class: "empty" }, "This project has no blocks yet. A mission is always about a block: add one first."),
-      el("button", { type: "button", class: "primary", onclick: () => app.go("blocks") }, "Go to Blocks"));
+      el(
+        "p",
+        { class: "empty" },
+        "This project has no blocks yet. A mission is always about a block: add one first.",
+      ),
+      el(
+        "button",
+        { type: "button", class: "primary", onclick: () => app.go("blocks") },
+        "Go to Blocks",
+      ),
+    );
     return;
   }
   const state = { drafted: null, mode: app.readOnly ? "clipboard" : "direct", seq: 0 };
-  const field = (id, label, control, hint = null) => el("div", { class: "field" },
-    el("label", { for: id }, label), control, hint ? el("span", { class: "hint muted", id: `${id}-hint` }, hint) : null);
+  const field = (id, label, control, hint = null) =>
+    el(
+      "div",
+      { class: "field" },
+      el("label", { for: id }, label),
+      control,
+      hint ? el("span", { class: "hint muted", id: `${id}-hint` }, hint) : null,
+    );
 
-  const blockSelect = el("select", { id: "compose-block" },
-    store.blocks.map((b) => el("option", { value: b.id, selected: params.block === b.id }, `${b.name} — boundary v${b.boundary_version}`)),
-    el("option", { value: store.skeleton_id }, "The whole skeleton"));
+  const blockSelect = el(
+    "select",
+    { id: "compose-block" },
+    store.blocks.map((b) =>
+      el(
+        "option",
+        { value: b.id, selected: params.block === b.id },
+        `${b.name} — boundary v${b.boundary_version}`,
+      ),
+    ),
+    el("option", { value: store.skeleton_id }, "The whole skeleton"),
+  );
   if (params.block) blockSelect.value = params.block;
-  const agentInput = el("input", { id: "compose-agent", type: "text", value: params.to ?? "hand-1", autocomplete: "off", spellcheck: "false", "aria-describedby": "compose-agent-hint" });
-  const seatSelect = el("select", { id: "compose-seat" }, SEATS.map((s) => wordOption(s, seatLabel(s))));
-  const capSelect = el("select", { id: "compose-capability" }, CAPABILITIES.map((c) => wordOption(c, capabilityLabel(c))));
-  const runnerInput = el("input", { id: "compose-runner", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "none", "aria-describedby": "compose-runner-hint" });
-  const noteInput = el("textarea", { id: "compose-note", rows: "4", maxlength: String(LIMITS.note_chars) });
+  const agentInput = el("input", {
+    id: "compose-agent",
+    type: "text",
+    value: params.to ?? "hand-1",
+    autocomplete: "off",
+    spellcheck: "false",
+    "aria-describedby": "compose-agent-hint",
+  });
+  const seatSelect = el(
+    "select",
+    { id: "compose-seat" },
+    SEATS.map((s) => wordOption(s, seatLabel(s))),
+  );
+  const capSelect = el(
+    "select",
+    { id: "compose-capability" },
+    CAPABILITIES.map((c) => wordOption(c, capabilityLabel(c))),
+  );
+  const runnerInput = el("input", {
+    id: "compose-runner",
+    type: "text",
+    autocomplete: "off",
+    spellcheck: "false",
+    placeholder: "none",
+    "aria-describedby": "compose-runner-hint",
+  });
+  const noteInput = el("textarea", {
+    id: "compose-note",
+    rows: "4",
+    maxlength: String(LIMITS.note_chars),
+  });
 
   const modeBox = el("fieldset", { class: "modes", id: "compose-modes" }, el("legend", {}, "Mode"));
-  const preview = el("pre", { id: "packet-preview", class: "text-view packet", tabindex: "0", role: "region", "aria-label": "Packet text" });
+  const preview = el("pre", {
+    id: "packet-preview",
+    class: "text-view packet",
+    tabindex: "0",
+    role: "region",
+    "aria-label": "Packet text",
+  });
   const refLine = el("p", { class: "muted packet-line", id: "packet-ref" });
   const metaLine = el("p", { class: "muted packet-line", id: "packet-meta" });
-  const status = el("div", { id: "compose-status", role: "status", "aria-live": "polite", class: "compose-status" });
+  const status = el("div", {
+    id: "compose-status",
+    role: "status",
+    "aria-live": "polite",
+    class: "compose-status",
+  });
   const fallback = el("div", { id: "clipboard-fallback", hidden: true });
-  const send = el("button", { type: "button", class: "primary", id: "compose-send", onclick: () => sendPacket() }, "Deliver to the inbox");
+  const send = el(
+    "button",
+    { type: "button", class: "primary", id: "compose-send", onclick: () => sendPacket() },
+    "Deliver to the inbox",
+  );
 
   function currentArgs() {
-    const args = { project: project.id, block_id: blockSelect.value, to: agentInput.value.trim(), seat: seatSelect.value,
-      capability: capSelect.value, note: noteInput.value, mode: state.mode === "clipboard" ? "clipboard" : "direct" };
+    const args = {
+      project: project.id,
+      block_id: blockSelect.value,
+      to: agentInput.value.trim(),
+      seat: seatSelect.value,
+      capability: capSelect.value,
+      note: noteInput.value,
+      mode: state.mode === "clipboard" ? "clipboard" : "direct",
+    };
     if (runnerInput.value.trim()) args.runner_id = runnerInput.value.trim();
     return args;
   }
@@ -67,22 +142,46 @@ export async function renderCompose(node, app, params = {}) {
     send.textContent = state.mode === "clipboard" ? "Copy the packet" : "Deliver to the inbox";
     const signature = JSON.stringify([modes, readOnly]);
     if (signature === modesShown) {
-      for (const radio of modeBox.querySelectorAll("input[type=radio]")) radio.checked = radio.value === state.mode;
+      for (const radio of modeBox.querySelectorAll("input[type=radio]"))
+        radio.checked = radio.value === state.mode;
       return;
     }
     modesShown = signature;
-    replace(modeBox, el("legend", {}, "Mode"),
+    replace(
+      modeBox,
+      el("legend", {}, "Mode"),
       modes.map((m) => {
         const id = `mode-${m.mode}`;
         const reasonId = `${id}-reason`;
-        return el("div", { class: `mode${m.available ? "" : " unavailable"}` },
-          el("input", { type: "radio", name: "compose-mode", id, value: m.mode, disabled: !m.available, checked: state.mode === m.mode,
+        return el(
+          "div",
+          { class: `mode${m.available ? "" : " unavailable"}` },
+          el("input", {
+            type: "radio",
+            name: "compose-mode",
+            id,
+            value: m.mode,
+            disabled: !m.available,
+            checked: state.mode === m.mode,
             "aria-describedby": m.reason ? reasonId : null,
-            onchange: () => { state.mode = m.mode; draft(); } }),
+            onchange: () => {
+              state.mode = m.mode;
+              draft();
+            },
+          }),
           el("label", { for: id }, m.mode),
-          m.reason ? el("span", { class: "mode-reason muted", id: reasonId }, m.reason) : null);
-      }));
-    if (readOnly) modeBox.append(el("p", { class: "warn", id: "read-only-note" }, "This host is read-only (SAFE mode): only the clipboard is offered, because direct delivery writes a letter."));
+          m.reason ? el("span", { class: "mode-reason muted", id: reasonId }, m.reason) : null,
+        );
+      }),
+    );
+    if (readOnly)
+      modeBox.append(
+        el(
+          "p",
+          { class: "warn", id: "read-only-note" },
+          "This host is read-only (SAFE mode): only the clipboard is offered, because direct delivery writes a letter.",
+        ),
+      );
   }
 
   async function draft() {
@@ -90,7 +189,13 @@ export async function renderCompose(node, app, params = {}) {
     fallback.hidden = true;
     if (!state.drafted) replace(status);
     const args = currentArgs();
-    if (!args.to) { state.drafted = null; preview.textContent = ""; refLine.textContent = "Name the agent to render the packet."; send.disabled = true; return; }
+    if (!args.to) {
+      state.drafted = null;
+      preview.textContent = "";
+      refLine.textContent = "Name the agent to render the packet.";
+      send.disabled = true;
+      return;
+    }
     refLine.textContent = "Rendering…";
     let answer;
     try {
@@ -111,7 +216,13 @@ export async function renderCompose(node, app, params = {}) {
     renderModes(d.modes, d.read_only);
     preview.textContent = d.packet;
     replace(refLine, "packet_ref ", el("code", { id: "packet-ref-value" }, d.packet_ref));
-    replace(metaLine, "mission ", el("code", { id: "packet-mission" }, d.mission_id), ` · ${d.packet.length} characters · `, seatAndCapability(d.letter.seat, d.letter.capability));
+    replace(
+      metaLine,
+      "mission ",
+      el("code", { id: "packet-mission" }, d.mission_id),
+      ` · ${d.packet.length} characters · `,
+      seatAndCapability(d.letter.seat, d.letter.capability),
+    );
     send.disabled = false;
   }
 
@@ -122,13 +233,31 @@ export async function renderCompose(node, app, params = {}) {
     if (state.mode === "clipboard") {
       try {
         await navigator.clipboard.writeText(d.packet);
-        replace(status, el("p", { class: "ok" }, `Copied the packet (${d.packet.length} characters) to the clipboard. No letter was posted: the agent opens the mission itself.`));
+        replace(
+          status,
+          el(
+            "p",
+            { class: "ok" },
+            `Copied the packet (${d.packet.length} characters) to the clipboard. No letter was posted: the agent opens the mission itself.`,
+          ),
+        );
       } catch (err) {
-        const area = el("textarea", { id: "clipboard-fallback-text", readonly: true, rows: "10", "aria-label": "Packet text to copy" });
+        const area = el("textarea", {
+          id: "clipboard-fallback-text",
+          readonly: true,
+          rows: "10",
+          "aria-label": "Packet text to copy",
+        });
         area.value = d.packet;
-        replace(fallback,
-          el("p", { class: "warn" }, `The browser refused clipboard access (${err?.name ?? "error"}). The packet is selected below: copy it with Ctrl+C (⌘C on a Mac).`),
-          area);
+        replace(
+          fallback,
+          el(
+            "p",
+            { class: "warn" },
+            `The browser refused clipboard access (${err?.name ?? "error"}). The packet is selected below: copy it with Ctrl+C (⌘C on a Mac).`,
+          ),
+          area,
+        );
         fallback.hidden = false;
         replace(status, el("p", {}, "Clipboard refused — use the text below."));
         area.focus();
@@ -139,18 +268,44 @@ export async function renderCompose(node, app, params = {}) {
     send.disabled = true;
     replace(status, el("p", {}, el("progress", { "aria-label": "Delivering" }), " Delivering…"));
     try {
-      const done = await app.host.call("mission.deliver", { project: project.id, agent_id: OPERATOR, to: agentInput.value.trim(), letter: d.letter, packet: d.packet }, { human: true });
+      const done = await app.host.call(
+        "mission.deliver",
+        {
+          project: project.id,
+          agent_id: OPERATOR,
+          to: agentInput.value.trim(),
+          letter: d.letter,
+          packet: d.packet,
+        },
+        { human: true },
+      );
       const posted = done.result.posted;
-      replace(status,
+      replace(
+        status,
         el("p", { class: "ok", id: "direct-notice" }, DIRECT_NOTICE),
-        el("p", { class: "muted" }, "Mission ", el("code", { id: "delivered-mission" }, posted.mission_id), ` opened as letter ${posted.mission_seq} (${posted.phase}); the packet is in `,
-          literal(agentInput.value.trim()), "'s inbox. ", done.result.notice));
+        el(
+          "p",
+          { class: "muted" },
+          "Mission ",
+          el("code", { id: "delivered-mission" }, posted.mission_id),
+          ` opened as letter ${posted.mission_seq} (${posted.phase}); the packet is in `,
+          literal(agentInput.value.trim()),
+          "'s inbox. ",
+          done.result.notice,
+        ),
+      );
       app.tray?.refresh({ force: true });
       // The preview keeps showing exactly what was delivered; the next change (or "Compose
       // another") drafts a new mission.
       state.drafted = null;
       send.textContent = "Delivered";
-      status.append(el("button", { type: "button", id: "compose-another", onclick: () => draft() }, "Compose another"));
+      status.append(
+        el(
+          "button",
+          { type: "button", id: "compose-another", onclick: () => draft() },
+          "Compose another",
+        ),
+      );
     } catch (err) {
       replace(status);
       showRefusal(err, "Delivering the packet");
@@ -159,27 +314,59 @@ export async function renderCompose(node, app, params = {}) {
   }
 
   let timer = null;
-  const soon = () => { clearTimeout(timer); timer = setTimeout(draft, 250); };
-  for (const control of [blockSelect, seatSelect, capSelect]) control.addEventListener("change", draft);
-  for (const control of [agentInput, runnerInput, noteInput]) control.addEventListener("input", soon);
+  const soon = () => {
+    clearTimeout(timer);
+    timer = setTimeout(draft, 250);
+  };
+  for (const control of [blockSelect, seatSelect, capSelect])
+    control.addEventListener("change", draft);
+  for (const control of [agentInput, runnerInput, noteInput])
+    control.addEventListener("input", soon);
 
-  replace(node,
+  replace(
+    node,
     el("h2", {}, "Compose a mission"),
-    el("p", { class: "muted" }, "Point an agent at a block. The host renders the packet; direct delivery opens the mission with its first letter and puts the packet in the agent's inbox."),
-    el("div", { class: "compose-layout" },
-      el("div", { class: "compose-form", role: "group", "aria-label": "Packet inputs" },
+    el(
+      "p",
+      { class: "muted" },
+      "Point an agent at a block. The host renders the packet; direct delivery opens the mission with its first letter and puts the packet in the agent's inbox.",
+    ),
+    el(
+      "div",
+      { class: "compose-layout" },
+      el(
+        "div",
+        { class: "compose-form", role: "group", "aria-label": "Packet inputs" },
         field("compose-block", "Block", blockSelect),
         field("compose-agent", "Agent id", agentInput, "Letters, digits and . _ : @ - (up to 64)."),
         checkAsTyped(agentInput, "compose.packet", "to", { transform: (v) => v.trim() }),
-        el("div", { class: "field-row" }, field("compose-seat", term("seat"), seatSelect), field("compose-capability", term("capability"), capSelect)),
-        field("compose-runner", "Runner id (optional)", runnerInput, "The owner-pinned runner, if any."),
+        el(
+          "div",
+          { class: "field-row" },
+          field("compose-seat", term("seat"), seatSelect),
+          field("compose-capability", term("capability"), capSelect),
+        ),
+        field(
+          "compose-runner",
+          "Runner id (optional)",
+          runnerInput,
+          "The owner-pinned runner, if any.",
+        ),
         field("compose-note", "What you ask of the agent", noteInput),
         modeBox,
         el("div", { class: "toolbar" }, send),
         status,
-        fallback),
-      el("section", { class: "compose-preview", "aria-label": "Packet preview" },
-        el("h3", {}, "Packet"), refLine, metaLine, preview)),
+        fallback,
+      ),
+      el(
+        "section",
+        { class: "compose-preview", "aria-label": "Packet preview" },
+        el("h3", {}, "Packet"),
+        refLine,
+        metaLine,
+        preview,
+      ),
+    ),
   );
   await draft();
 }
@@ -189,49 +376,131 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
   const { env, project } = viewing;
   const base = { envKey: env.envKey, project: project.id };
   const state = { drafted: null, mode: "spawn", seq: 0, blocks: "" };
-  const field = (id, label, control, hint = null) => el("div", { class: "field" },
-    el("label", { for: id }, label), control, hint ? el("span", { class: "hint muted", id: `${id}-hint` }, hint) : null);
+  const field = (id, label, control, hint = null) =>
+    el(
+      "div",
+      { class: "field" },
+      el("label", { for: id }, label),
+      control,
+      hint ? el("span", { class: "hint muted", id: `${id}-hint` }, hint) : null,
+    );
   const blockSelect = el("select", { id: "compose-block" });
-  const agentInput = el("input", { id: "compose-agent", type: "text", value: params.to ?? "hand-1", autocomplete: "off", spellcheck: "false", "aria-describedby": "compose-agent-hint" });
-  const seatSelect = el("select", { id: "compose-seat" }, SEATS.map((s) => wordOption(s, seatLabel(s))));
-  const capSelect = el("select", { id: "compose-capability" }, CAPABILITIES.map((c) => wordOption(c, capabilityLabel(c))));
-  const runnerInput = el("input", { id: "compose-runner", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "any live runner", "aria-describedby": "compose-runner-hint" });
-  const noteInput = el("textarea", { id: "compose-note", rows: "4", maxlength: String(LIMITS.note_chars) });
+  const agentInput = el("input", {
+    id: "compose-agent",
+    type: "text",
+    value: params.to ?? "hand-1",
+    autocomplete: "off",
+    spellcheck: "false",
+    "aria-describedby": "compose-agent-hint",
+  });
+  const seatSelect = el(
+    "select",
+    { id: "compose-seat" },
+    SEATS.map((s) => wordOption(s, seatLabel(s))),
+  );
+  const capSelect = el(
+    "select",
+    { id: "compose-capability" },
+    CAPABILITIES.map((c) => wordOption(c, capabilityLabel(c))),
+  );
+  const runnerInput = el("input", {
+    id: "compose-runner",
+    type: "text",
+    autocomplete: "off",
+    spellcheck: "false",
+    placeholder: "any live runner",
+    "aria-describedby": "compose-runner-hint",
+  });
+  const noteInput = el("textarea", {
+    id: "compose-note",
+    rows: "4",
+    maxlength: String(LIMITS.note_chars),
+  });
   const modeBox = el("fieldset", { class: "modes", id: "compose-modes" }, el("legend", {}, "Mode"));
-  const preview = el("pre", { id: "packet-preview", class: "text-view packet", tabindex: "0", role: "region", "aria-label": "Packet text" });
+  const preview = el("pre", {
+    id: "packet-preview",
+    class: "text-view packet",
+    tabindex: "0",
+    role: "region",
+    "aria-label": "Packet text",
+  });
   const refLine = el("p", { class: "muted packet-line", id: "packet-ref" });
   const metaLine = el("p", { class: "muted packet-line", id: "packet-meta" });
-  const status = el("div", { id: "compose-status", role: "status", "aria-live": "polite", class: "compose-status" });
-  const send = el("button", { type: "button", class: "primary", id: "compose-send", disabled: true, onclick: () => sendPacket() }, "Spawn");
+  const status = el("div", {
+    id: "compose-status",
+    role: "status",
+    "aria-live": "polite",
+    class: "compose-status",
+  });
+  const send = el(
+    "button",
+    {
+      type: "button",
+      class: "primary",
+      id: "compose-send",
+      disabled: true,
+      onclick: () => sendPacket(),
+    },
+    "Spawn",
+  );
 
   function currentArgs() {
-    const args = { ...base, to: agentInput.value.trim(), seat: seatSelect.value, capability: capSelect.value, note: noteInput.value };
+    const args = {
+      ...base,
+      to: agentInput.value.trim(),
+      seat: seatSelect.value,
+      capability: capSelect.value,
+      note: noteInput.value,
+    };
     if (blockSelect.value) args.block_id = blockSelect.value;
     if (runnerInput.value.trim()) args.runner_id = runnerInput.value.trim();
     return args;
   }
 
   function renderModes(modes) {
-    replace(modeBox, el("legend", {}, "Mode"), modes.map((m) => {
-      const id = `mode-${m.mode}`;
-      const reasonId = `${id}-reason`;
-      return el("div", { class: `mode${m.available ? "" : " unavailable"}` },
-        el("input", { type: "radio", name: "compose-mode", id, value: m.mode, disabled: !m.available, checked: state.mode === m.mode,
-          "aria-describedby": m.reason ? reasonId : null, onchange: () => { state.mode = m.mode; showSend(); } }),
-        el("label", { for: id }, m.mode),
-        m.reason ? el("span", { class: "mode-reason muted", id: reasonId }, m.reason) : null);
-    }));
+    replace(
+      modeBox,
+      el("legend", {}, "Mode"),
+      modes.map((m) => {
+        const id = `mode-${m.mode}`;
+        const reasonId = `${id}-reason`;
+        return el(
+          "div",
+          { class: `mode${m.available ? "" : " unavailable"}` },
+          el("input", {
+            type: "radio",
+            name: "compose-mode",
+            id,
+            value: m.mode,
+            disabled: !m.available,
+            checked: state.mode === m.mode,
+            "aria-describedby": m.reason ? reasonId : null,
+            onchange: () => {
+              state.mode = m.mode;
+              showSend();
+            },
+          }),
+          el("label", { for: id }, m.mode),
+          m.reason ? el("span", { class: "mode-reason muted", id: reasonId }, m.reason) : null,
+        );
+      }),
+    );
   }
 
   function showSend() {
     send.textContent = state.mode === "clipboard" ? "Copy the packet" : "Spawn";
-    send.disabled = !state.drafted?.packet || (state.mode === "spawn" && Boolean(blocked(app, "remote.spawn")));
+    send.disabled =
+      !state.drafted?.packet || (state.mode === "spawn" && Boolean(blocked(app, "remote.spawn")));
   }
 
   async function draft() {
     const seq = ++state.seq;
     const args = currentArgs();
-    if (!args.to) { refLine.textContent = "Name the agent to render the packet."; send.disabled = true; return; }
+    if (!args.to) {
+      refLine.textContent = "Name the agent to render the packet.";
+      send.disabled = true;
+      return;
+    }
     refLine.textContent = "Rendering…";
     let answer;
     try {
@@ -241,7 +510,11 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
       state.drafted = null;
       send.disabled = true;
       preview.textContent = "";
-      refLine.replaceChildren(el("code", { class: "refusal-code" }, err.code ?? "error"), " — ", err.message ?? String(err));
+      refLine.replaceChildren(
+        el("code", { class: "refusal-code" }, err.code ?? "error"),
+        " — ",
+        err.message ?? String(err),
+      );
       return;
     }
     if (seq !== state.seq) return;
@@ -250,11 +523,23 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
     const signature = JSON.stringify([d.blocks, d.skeleton_id]);
     if (signature !== state.blocks) {
       state.blocks = signature;
-      replace(blockSelect, d.blocks.map((b) => el("option", { value: b.id }, `${b.name} — boundary v${b.boundaryVersion}`)),
-        d.skeleton_id && d.blocks.length ? el("option", { value: d.skeleton_id }, "The whole skeleton") : null);
-      if (d.block_id) blockSelect.value = params.block && d.blocks.some((b) => b.id === params.block) && !state.chosen ? params.block : d.block_id;
+      replace(
+        blockSelect,
+        d.blocks.map((b) =>
+          el("option", { value: b.id }, `${b.name} — boundary v${b.boundaryVersion}`),
+        ),
+        d.skeleton_id && d.blocks.length
+          ? el("option", { value: d.skeleton_id }, "The whole skeleton")
+          : null,
+      );
+      if (d.block_id)
+        blockSelect.value =
+          params.block && d.blocks.some((b) => b.id === params.block) && !state.chosen
+            ? params.block
+            : d.block_id;
     }
-    if (!d.modes.find((m) => m.mode === state.mode && m.available)) state.mode = d.modes.find((m) => m.available)?.mode ?? "clipboard";
+    if (!d.modes.find((m) => m.mode === state.mode && m.available))
+      state.mode = d.modes.find((m) => m.available)?.mode ?? "clipboard";
     renderModes(d.modes);
     preview.textContent = d.packet ?? "";
     if (d.packet === null) {
@@ -262,7 +547,12 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
       metaLine.textContent = "";
     } else {
       replace(refLine, "packet_ref ", el("code", { id: "packet-ref-value" }, d.packet_ref));
-      replace(metaLine, `preview · ${d.packet.length} characters · `, seatAndCapability(d.letter.seat, d.letter.capability), ` · spawning renders it again from ${env.name}'s store under a mission id of its own`);
+      replace(
+        metaLine,
+        `preview · ${d.packet.length} characters · `,
+        seatAndCapability(d.letter.seat, d.letter.capability),
+        ` · spawning renders it again from ${env.name}'s store under a mission id of its own`,
+      );
     }
     showSend();
   }
@@ -274,9 +564,23 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
     if (state.mode === "clipboard") {
       try {
         await navigator.clipboard.writeText(d.packet);
-        replace(status, el("p", { class: "ok" }, `Copied the packet (${d.packet.length} characters) to the clipboard. No mission was opened.`));
+        replace(
+          status,
+          el(
+            "p",
+            { class: "ok" },
+            `Copied the packet (${d.packet.length} characters) to the clipboard. No mission was opened.`,
+          ),
+        );
       } catch (err) {
-        replace(status, el("p", { class: "warn" }, `The browser refused clipboard access (${err?.name ?? "error"}): select the packet and copy it.`));
+        replace(
+          status,
+          el(
+            "p",
+            { class: "warn" },
+            `The browser refused clipboard access (${err?.name ?? "error"}): select the packet and copy it.`,
+          ),
+        );
       }
       return;
     }
@@ -287,41 +591,110 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
     try {
       const done = await app.host.call("remote.spawn", args, { human: true });
       const r = done.result;
-      replace(status,
-        el("p", { class: "ok", id: "spawn-notice" }, "Spawned mission ", el("code", { id: "spawned-mission" }, r.mission_id),
-          ` for runner ${r.runner_id} on ${env.name}; it shows in the tray as its runner posts.`),
-        el("button", { type: "button", id: "open-spawned", onclick: () => app.go("environments", { env: env.envKey, missions: project.id, mission: r.mission_id }) }, "Open its mission view"));
+      replace(
+        status,
+        el(
+          "p",
+          { class: "ok", id: "spawn-notice" },
+          "Spawned mission ",
+          el("code", { id: "spawned-mission" }, r.mission_id),
+          ` for runner ${r.runner_id} on ${env.name}; it shows in the tray as its runner posts.`,
+        ),
+        el(
+          "button",
+          {
+            type: "button",
+            id: "open-spawned",
+            onclick: () =>
+              app.go("environments", {
+                env: env.envKey,
+                missions: project.id,
+                mission: r.mission_id,
+              }),
+          },
+          "Open its mission view",
+        ),
+      );
       app.tray?.refresh({ force: true });
       noteInput.value = "";
       await draft();
     } catch (err) {
-      replace(status, el("p", {}, el("code", { class: "refusal-code", id: "spawn-refusal" }, err.code ?? "error"), " — ", err.message ?? String(err)));
+      replace(
+        status,
+        el(
+          "p",
+          {},
+          el("code", { class: "refusal-code", id: "spawn-refusal" }, err.code ?? "error"),
+          " — ",
+          err.message ?? String(err),
+        ),
+      );
       showRefusal(err, "Spawning the mission");
       showSend();
     }
   }
 
   let timer = null;
-  const soon = () => { clearTimeout(timer); timer = setTimeout(draft, 250); };
-  blockSelect.addEventListener("change", () => { state.chosen = true; draft(); });
+  const soon = () => {
+    clearTimeout(timer);
+    timer = setTimeout(draft, 250);
+  };
+  blockSelect.addEventListener("change", () => {
+    state.chosen = true;
+    draft();
+  });
   for (const control of [seatSelect, capSelect]) control.addEventListener("change", draft);
-  for (const control of [agentInput, runnerInput, noteInput]) control.addEventListener("input", soon);
+  for (const control of [agentInput, runnerInput, noteInput])
+    control.addEventListener("input", soon);
 
-  replace(node,
-    el("h2", {}, "Compose a mission in ", name(project.name, { id: "compose-project" }), ` on ${env.name}`),
-    el("p", { class: "muted" }, "Point an agent at a block of this remote project. Spawn hands the packet to the environment's pinned runner, which runs the agent and then the gate in a worktree of its own and posts each phase; the tray follows it."),
-    el("div", { class: "compose-layout" },
-      el("div", { class: "compose-form", role: "group", "aria-label": "Packet inputs" },
+  replace(
+    node,
+    el(
+      "h2",
+      {},
+      "Compose a mission in ",
+      name(project.name, { id: "compose-project" }),
+      ` on ${env.name}`,
+    ),
+    el(
+      "p",
+      { class: "muted" },
+      "Point an agent at a block of this remote project. Spawn hands the packet to the environment's pinned runner, which runs the agent and then the gate in a worktree of its own and posts each phase; the tray follows it.",
+    ),
+    el(
+      "div",
+      { class: "compose-layout" },
+      el(
+        "div",
+        { class: "compose-form", role: "group", "aria-label": "Packet inputs" },
         field("compose-block", "Block", blockSelect),
         field("compose-agent", "Agent id", agentInput, "Letters, digits and . _ : @ - (up to 64)."),
-        el("div", { class: "field-row" }, field("compose-seat", term("seat"), seatSelect), field("compose-capability", term("capability"), capSelect)),
-        field("compose-runner", "Runner id (optional)", runnerInput, "A runner pinned on the environment; empty: any live one."),
+        el(
+          "div",
+          { class: "field-row" },
+          field("compose-seat", term("seat"), seatSelect),
+          field("compose-capability", term("capability"), capSelect),
+        ),
+        field(
+          "compose-runner",
+          "Runner id (optional)",
+          runnerInput,
+          "A runner pinned on the environment; empty: any live one.",
+        ),
         field("compose-note", "What you ask of the agent", noteInput),
         modeBox,
         el("div", { class: "toolbar" }, send),
-        status),
-      el("section", { class: "compose-preview", "aria-label": "Packet preview" },
-        el("h3", {}, "Packet"), refLine, metaLine, preview)),
+        status,
+      ),
+      el(
+        "section",
+        { class: "compose-preview", "aria-label": "Packet preview" },
+        el("h3", {}, "Packet"),
+        refLine,
+        metaLine,
+        preview,
+      ),
+    ),
   );
   await draft();
 }

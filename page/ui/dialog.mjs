@@ -7,11 +7,15 @@ import { el } from "../dom.mjs";
 function open(dialog, onClose) {
   document.body.appendChild(dialog);
   const opener = document.activeElement;
-  dialog.addEventListener("close", () => {
-    onClose(dialog.returnValue);
-    dialog.remove();
-    if (opener && opener.isConnected && typeof opener.focus === "function") opener.focus();
-  }, { once: true });
+  dialog.addEventListener(
+    "close",
+    () => {
+      onClose(dialog.returnValue);
+      dialog.remove();
+      if (opener && opener.isConnected && typeof opener.focus === "function") opener.focus();
+    },
+    { once: true },
+  );
   dialog.showModal();
 }
 
@@ -22,17 +26,43 @@ const nextId = () => `dlg-${++counter}`;
  * Ask a yes/no question; resolves true when confirmed. `text` (a string) or `body` (nodes)
  * says exactly what happens; `confirmLabel` names the act.
  */
-export function confirmDialog({ title, text = null, body = null, confirmLabel = "Confirm", danger = false, id = null }) {
+export function confirmDialog({
+  title,
+  text = null,
+  body = null,
+  confirmLabel = "Confirm",
+  danger = false,
+  id = null,
+}) {
   return new Promise((resolve) => {
     const titleId = nextId();
     const descId = `${titleId}-desc`;
-    const dialog = el("dialog", { class: "dialog", id, "aria-labelledby": titleId, "aria-describedby": descId },
-      el("form", { method: "dialog" },
+    const dialog = el(
+      "dialog",
+      { class: "dialog", id, "aria-labelledby": titleId, "aria-describedby": descId },
+      el(
+        "form",
+        { method: "dialog" },
         el("h2", { id: titleId }, title),
-        el("div", { id: descId, class: "dialog-body" }, text !== null ? el("p", {}, text) : null, body),
-        el("div", { class: "actions" },
+        el(
+          "div",
+          { id: descId, class: "dialog-body" },
+          text !== null ? el("p", {}, text) : null,
+          body,
+        ),
+        el(
+          "div",
+          { class: "actions" },
           el("button", { value: "cancel", type: "submit", class: "dialog-cancel" }, "Cancel"),
-          el("button", { value: "ok", type: "submit", class: `dialog-confirm ${danger ? "danger" : "primary"}` }, confirmLabel),
+          el(
+            "button",
+            {
+              value: "ok",
+              type: "submit",
+              class: `dialog-confirm ${danger ? "danger" : "primary"}`,
+            },
+            confirmLabel,
+          ),
         ),
       ),
     );
@@ -47,7 +77,14 @@ export function confirmDialog({ title, text = null, body = null, confirmLabel = 
  * which stays open with the typed text — or `{done}`, and the dialog then closes and resolves
  * `done`. While it runs the buttons wait.
  */
-export function promptDialog({ title, label, value = "", confirmLabel = "Save", multiline = false, act = null }) {
+export function promptDialog({
+  title,
+  label,
+  value = "",
+  confirmLabel = "Save",
+  multiline = false,
+  act = null,
+}) {
   return new Promise((resolve) => {
     const titleId = nextId();
     const inputId = `${titleId}-input`;
@@ -56,16 +93,24 @@ export function promptDialog({ title, label, value = "", confirmLabel = "Save", 
       ? el("textarea", { id: inputId, rows: "6", autocomplete: "off" })
       : el("input", { id: inputId, type: "text", value, required: true, autocomplete: "off" });
     if (multiline) input.value = value;
-    const problem = act ? el("p", { class: "field-rule dialog-problem", id: ruleId, role: "alert" }) : null;
+    const problem = act
+      ? el("p", { class: "field-rule dialog-problem", id: ruleId, role: "alert" })
+      : null;
     if (act) input.setAttribute("aria-describedby", ruleId);
     const ok = el("button", { value: "ok", type: "submit", class: "primary" }, confirmLabel);
-    const dialog = el("dialog", { class: "dialog", "aria-labelledby": titleId },
-      el("form", { method: "dialog" },
+    const dialog = el(
+      "dialog",
+      { class: "dialog", "aria-labelledby": titleId },
+      el(
+        "form",
+        { method: "dialog" },
         el("h2", { id: titleId }, title),
         el("label", { for: inputId }, label),
         input,
         problem,
-        el("div", { class: "actions" },
+        el(
+          "div",
+          { class: "actions" },
           el("button", { value: "cancel", type: "submit", formnovalidate: true }, "Cancel"),
           ok,
         ),
@@ -74,9 +119,15 @@ export function promptDialog({ title, label, value = "", confirmLabel = "Save", 
     let done = null;
     let running = false;
     const confirm = async () => {
-      if (!act) { dialog.close("ok"); return; }
+      if (!act) {
+        dialog.close("ok");
+        return;
+      }
       if (running) return;
-      if (!multiline && !input.value) { input.reportValidity(); return; }
+      if (!multiline && !input.value) {
+        input.reportValidity();
+        return;
+      }
       running = true;
       ok.disabled = true;
       const outcome = await act(input.value);
@@ -92,16 +143,28 @@ export function promptDialog({ title, label, value = "", confirmLabel = "Save", 
       dialog.close("ok");
     };
     input.addEventListener("input", () => {
-      if (problem?.textContent) { problem.textContent = ""; input.removeAttribute("aria-invalid"); }
+      if (problem?.textContent) {
+        problem.textContent = "";
+        input.removeAttribute("aria-invalid");
+      }
     });
     // Enter in a one-line field confirms (implicit submission would pick Cancel, the first button)
-    if (!multiline) input.addEventListener("keydown", (event) => {
-      if (event.key === "Enter") { event.preventDefault(); confirm(); }
-    });
+    if (!multiline)
+      input.addEventListener("keydown", (event) => {
+        if (event.key === "Enter") {
+          event.preventDefault();
+          confirm();
+        }
+      });
     dialog.querySelector("form").addEventListener("submit", (event) => {
-      if (event.submitter === ok) { event.preventDefault(); confirm(); }
+      if (event.submitter === ok) {
+        event.preventDefault();
+        confirm();
+      }
     });
-    dialog.addEventListener("cancel", (event) => { if (running) event.preventDefault(); });
+    dialog.addEventListener("cancel", (event) => {
+      if (running) event.preventDefault();
+    });
     open(dialog, (result) => resolve(result === "ok" ? (act ? done : input.value) : null));
     input.select();
   });
@@ -119,18 +182,53 @@ export function choiceDialog({ title, text = null, body = null, choices, rest = 
     const descId = `${titleId}-desc`;
     const allId = `${titleId}-all`;
     const all = rest > 0 ? el("input", { type: "checkbox", id: allId }) : null;
-    const dialog = el("dialog", { class: "dialog", id, "aria-labelledby": titleId, "aria-describedby": descId },
-      el("form", { method: "dialog" },
+    const dialog = el(
+      "dialog",
+      { class: "dialog", id, "aria-labelledby": titleId, "aria-describedby": descId },
+      el(
+        "form",
+        { method: "dialog" },
         el("h2", { id: titleId }, title),
-        el("div", { id: descId, class: "dialog-body" }, text !== null ? el("p", {}, text) : null, body),
-        all ? el("p", { class: "field-check" }, all, el("label", { for: allId }, `Do the same for the ${rest} other${rest === 1 ? "" : "s"}`)) : null,
-        el("div", { class: "actions" },
+        el(
+          "div",
+          { id: descId, class: "dialog-body" },
+          text !== null ? el("p", {}, text) : null,
+          body,
+        ),
+        all
+          ? el(
+              "p",
+              { class: "field-check" },
+              all,
+              el(
+                "label",
+                { for: allId },
+                `Do the same for the ${rest} other${rest === 1 ? "" : "s"}`,
+              ),
+            )
+          : null,
+        el(
+          "div",
+          { class: "actions" },
           el("button", { value: "cancel", type: "submit", class: "dialog-cancel" }, "Cancel"),
-          choices.map((c) => el("button", { value: c.value, type: "submit", class: `dialog-choice${c.primary ? " primary" : ""}`, "data-choice": c.value }, c.label)),
+          choices.map((c) =>
+            el(
+              "button",
+              {
+                value: c.value,
+                type: "submit",
+                class: `dialog-choice${c.primary ? " primary" : ""}`,
+                "data-choice": c.value,
+              },
+              c.label,
+            ),
+          ),
         ),
       ),
     );
-    open(dialog, (value) => resolve({ choice: value && value !== "" ? value : "cancel", all: Boolean(all?.checked) }));
+    open(dialog, (value) =>
+      resolve({ choice: value && value !== "" ? value : "cancel", all: Boolean(all?.checked) }),
+    );
   });
 }
 
@@ -139,13 +237,27 @@ export function showTextDialog({ title, label, value }) {
   return new Promise((resolve) => {
     const titleId = nextId();
     const inputId = `${titleId}-input`;
-    const input = el("input", { id: inputId, type: "text", value, readonly: true, autocomplete: "off" });
-    const dialog = el("dialog", { class: "dialog", "aria-labelledby": titleId },
-      el("form", { method: "dialog" },
+    const input = el("input", {
+      id: inputId,
+      type: "text",
+      value,
+      readonly: true,
+      autocomplete: "off",
+    });
+    const dialog = el(
+      "dialog",
+      { class: "dialog", "aria-labelledby": titleId },
+      el(
+        "form",
+        { method: "dialog" },
         el("h2", { id: titleId }, title),
         el("label", { for: inputId }, label),
         input,
-        el("div", { class: "actions" }, el("button", { value: "ok", type: "submit", class: "primary" }, "Close")),
+        el(
+          "div",
+          { class: "actions" },
+          el("button", { value: "ok", type: "submit", class: "primary" }, "Close"),
+        ),
       ),
     );
     open(dialog, () => resolve());

@@ -71,19 +71,47 @@ export class Explorer {
     this.target = "";
     this.active = null;
     this.busy = 0;
-    this.tree = el("ul", { role: "tree", class: "tree", id: "file-tree", "aria-label": label, "aria-multiselectable": "true" });
-    this.empty = el("p", { class: "empty tree-empty", hidden: true }, "No files yet — upload some, or drop files or folders here.");
-    this.dropNote = el("p", { class: "drop-note", id: "drop-note", role: "status", "aria-live": "polite" });
-    this.element = el("div", { class: "tree-pane", id: "tree-pane" }, this.tree, this.empty, this.dropNote);
+    this.tree = el("ul", {
+      role: "tree",
+      class: "tree",
+      id: "file-tree",
+      "aria-label": label,
+      "aria-multiselectable": "true",
+    });
+    this.empty = el(
+      "p",
+      { class: "empty tree-empty", hidden: true },
+      "No files yet — upload some, or drop files or folders here.",
+    );
+    this.dropNote = el("p", {
+      class: "drop-note",
+      id: "drop-note",
+      role: "status",
+      "aria-live": "polite",
+    });
+    this.element = el(
+      "div",
+      { class: "tree-pane", id: "tree-pane" },
+      this.tree,
+      this.empty,
+      this.dropNote,
+    );
     this.tree.addEventListener("click", (e) => this.#click(e));
     this.tree.addEventListener("keydown", (e) => this.#key(e));
     this.tree.addEventListener("contextmenu", (e) => this.#contextMenu(e));
     this.tree.addEventListener("dragstart", (e) => this.#dragStart(e));
-    this.tree.addEventListener("dragend", () => { this.dragging = null; this.#clearDrop(); });
+    this.tree.addEventListener("dragend", () => {
+      this.dragging = null;
+      this.#clearDrop();
+    });
     this.element.addEventListener("dragover", (e) => this.#dragOver(e));
-    this.element.addEventListener("dragleave", (e) => { if (!this.element.contains(e.relatedTarget)) this.#clearDrop(); });
+    this.element.addEventListener("dragleave", (e) => {
+      if (!this.element.contains(e.relatedTarget)) this.#clearDrop();
+    });
     this.element.addEventListener("drop", (e) => this.#drop(e));
-    this.element.addEventListener("contextmenu", (e) => { if (!e.target.closest("li[role=treeitem]")) this.#contextMenu(e); });
+    this.element.addEventListener("contextmenu", (e) => {
+      if (!e.target.closest("li[role=treeitem]")) this.#contextMenu(e);
+    });
     this.element.addEventListener("scroll", () => this.#soon(), { passive: true });
     // shown again (after the filter hid it), or another height: other rows are in view
     this.resized = new ResizeObserver(() => this.#soon());
@@ -115,7 +143,8 @@ export class Explorer {
     this.#add(node, first.entries);
     if (folder === "") this.empty.hidden = first.total > 0;
     this.#layout();
-    node.rest = first.next === null || first.next === undefined ? null : this.#rest(node, first.next, seq);
+    node.rest =
+      first.next === null || first.next === undefined ? null : this.#rest(node, first.next, seq);
     return true;
   }
 
@@ -130,7 +159,10 @@ export class Explorer {
       while (offset !== null && offset !== undefined) {
         const page = await this.list(node.path, offset);
         if (!page || node.seq !== seq || this.nodes.get(node.path) !== node) return;
-        if (page.total !== node.total) { await this.#load(node.path); return; }
+        if (page.total !== node.total) {
+          await this.#load(node.path);
+          return;
+        }
         this.#add(node, page.entries);
         this.#layout();
         offset = page.next;
@@ -166,7 +198,15 @@ export class Explorer {
   }
 
   #node(path, entry) {
-    this.nodes.set(path, { path, name: entry.name, kind: entry.kind, size: entry.size ?? null, children: [], loaded: false, expanded: false });
+    this.nodes.set(path, {
+      path,
+      name: entry.name,
+      kind: entry.kind,
+      size: entry.size ?? null,
+      children: [],
+      loaded: false,
+      expanded: false,
+    });
     return path;
   }
 
@@ -233,7 +273,10 @@ export class Explorer {
 
   /** Which folders are open (the host remembers them per project: `files.layout`). */
   expandedFolders() {
-    return [...this.nodes.values()].filter((n) => n.expanded && n.path).map((n) => n.path).sort();
+    return [...this.nodes.values()]
+      .filter((n) => n.expanded && n.path)
+      .map((n) => n.path)
+      .sort();
   }
 
   /** Reload every folder shown, keeping what was open, selected and focused where it still is. */
@@ -245,11 +288,15 @@ export class Explorer {
     if (!(await this.#load(""))) return;
     await this.nodes.get("")?.rest;
     for (const path of open.sort((a, b) => a.split("/").length - b.split("/").length)) {
-      if (this.nodes.has(path)) { await this.expand(path); await this.nodes.get(path)?.rest; }
+      if (this.nodes.has(path)) {
+        await this.expand(path);
+        await this.nodes.get(path)?.rest;
+      }
     }
     this.selection = new Set(selection.filter((p) => this.nodes.has(p)));
     this.#paint();
-    if (focus && this.nodes.has(focus) && this.tree.contains(document.activeElement)) this.#focus(focus);
+    if (focus && this.nodes.has(focus) && this.tree.contains(document.activeElement))
+      this.#focus(focus);
   }
 
   // ------------------------------------------------------------------ state shown
@@ -277,7 +324,9 @@ export class Explorer {
   /** The selected entries, in the order shown: [{path, kind}]. */
   selected() {
     if (!this.selection.size) return [];
-    return this.rows.filter((row) => this.selection.has(row.node.path)).map((row) => ({ path: row.node.path, kind: row.node.kind }));
+    return this.rows
+      .filter((row) => this.selection.has(row.node.path))
+      .map((row) => ({ path: row.node.path, kind: row.node.kind }));
   }
 
   select(paths) {
@@ -287,7 +336,9 @@ export class Explorer {
 
   /** The one Tab stop: the focused row while it is shown, else the first row. */
   #tabStop() {
-    return this.focusPath && this.index.has(this.focusPath) ? this.focusPath : this.rows[0]?.node.path ?? null;
+    return this.focusPath && this.index.has(this.focusPath)
+      ? this.focusPath
+      : (this.rows[0]?.node.path ?? null);
   }
 
   #paint() {
@@ -305,24 +356,32 @@ export class Explorer {
     let first = 0;
     let count = 2 * OVERSCAN;
     if (pane.clientHeight > 0) {
-      const top = this.tree.getBoundingClientRect().top - pane.getBoundingClientRect().top + pane.scrollTop;
+      const top =
+        this.tree.getBoundingClientRect().top - pane.getBoundingClientRect().top + pane.scrollTop;
       first = Math.max(0, Math.floor((pane.scrollTop - top) / height) - OVERSCAN);
       count = Math.ceil(pane.clientHeight / height) + 2 * OVERSCAN;
     }
     const wanted = new Set();
     for (let i = first; i < Math.min(this.rows.length, first + count); i += 1) wanted.add(i);
     const tabStop = this.#tabStop();
-    for (const path of [tabStop, keep]) if (path !== null && this.index.has(path)) wanted.add(this.index.get(path));
+    for (const path of [tabStop, keep])
+      if (path !== null && this.index.has(path)) wanted.add(this.index.get(path));
     const order = [...wanted].sort((a, b) => a - b);
     const keepPaths = new Set(order.map((i) => this.rows[i].node.path));
     for (const [path, li] of this.drawn) {
-      if (!keepPaths.has(path) || li.vbNode !== this.rows[this.index.get(path)].node) { li.remove(); this.drawn.delete(path); }
+      if (!keepPaths.has(path) || li.vbNode !== this.rows[this.index.get(path)].node) {
+        li.remove();
+        this.drawn.delete(path);
+      }
     }
     let cursor = this.tree.firstElementChild;
     for (const i of order) {
       const row = this.rows[i];
       let li = this.drawn.get(row.node.path);
-      if (!li) { li = this.#item(row.node); this.drawn.set(row.node.path, li); }
+      if (!li) {
+        li = this.#item(row.node);
+        this.drawn.set(row.node.path, li);
+      }
       this.#update(li, row, i, tabStop);
       if (li === cursor) cursor = cursor.nextElementSibling;
       else this.tree.insertBefore(li, cursor);
@@ -339,27 +398,47 @@ export class Explorer {
         }
       }
     }
-    if (hadFocus && !this.tree.contains(document.activeElement)) this.drawn.get(tabStop)?.focus({ preventScroll: true });
+    if (hadFocus && !this.tree.contains(document.activeElement))
+      this.drawn.get(tabStop)?.focus({ preventScroll: true });
   }
 
   /** Draw again on the next frame (after a scroll or a resize). */
   #soon() {
     if (this.pending) return;
-    this.pending = requestAnimationFrame(() => { this.pending = 0; this.#draw(); });
+    this.pending = requestAnimationFrame(() => {
+      this.pending = 0;
+      this.#draw();
+    });
   }
 
   #item(node) {
     const dir = node.kind === "dir";
-    const li = el("li", {
-      role: "treeitem", class: `tree-item ${dir ? "tree-dir" : "tree-file"}`, "data-path": node.path, "data-kind": node.kind,
-      "aria-selected": "false", tabindex: "-1", draggable: "true",
-    },
-    el("div", { class: "tree-row" },
-      el("span", { class: "tree-icon", "aria-hidden": "true" }, dir ? "▸" : ""),
-      name(node.name, { class: `literal name ${dir ? "dir-entry" : "file-entry"}`, "data-path": node.path }),
-      dir ? el("span", { class: "tree-slash", "aria-hidden": "true" }, "/") : null,
-      dir ? el("span", { class: "tree-note muted" }, "") : el("span", { class: "size muted" }, formatBytes(node.size)),
-      el("span", { class: "tree-badge", "aria-hidden": "true" })));
+    const li = el(
+      "li",
+      {
+        role: "treeitem",
+        class: `tree-item ${dir ? "tree-dir" : "tree-file"}`,
+        "data-path": node.path,
+        "data-kind": node.kind,
+        "aria-selected": "false",
+        tabindex: "-1",
+        draggable: "true",
+      },
+      el(
+        "div",
+        { class: "tree-row" },
+        el("span", { class: "tree-icon", "aria-hidden": "true" }, dir ? "▸" : ""),
+        name(node.name, {
+          class: `literal name ${dir ? "dir-entry" : "file-entry"}`,
+          "data-path": node.path,
+        }),
+        dir ? el("span", { class: "tree-slash", "aria-hidden": "true" }, "/") : null,
+        dir
+          ? el("span", { class: "tree-note muted" }, "")
+          : el("span", { class: "size muted" }, formatBytes(node.size)),
+        el("span", { class: "tree-badge", "aria-hidden": "true" }),
+      ),
+    );
     li.vbNode = node;
     return li;
   }
@@ -368,7 +447,9 @@ export class Explorer {
   #update(li, row, i, tabStop) {
     const node = row.node;
     const dir = node.kind === "dir";
-    const set = (attr, value) => { if (li.getAttribute(attr) !== value) li.setAttribute(attr, value); };
+    const set = (attr, value) => {
+      if (li.getAttribute(attr) !== value) li.setAttribute(attr, value);
+    };
     li.style.top = `${i * this.rowHeight}px`;
     li.style.setProperty("--level", String(row.level));
     set("aria-level", String(row.level));
@@ -384,7 +465,8 @@ export class Explorer {
       set("aria-expanded", String(node.expanded));
       li.classList.toggle("is-empty", Boolean(node.loaded && node.empty));
       li.querySelector(":scope > .tree-row .tree-icon").textContent = node.expanded ? "▾" : "▸";
-      li.querySelector(":scope > .tree-row .tree-note").textContent = node.loaded && node.empty ? "empty" : "";
+      li.querySelector(":scope > .tree-row .tree-note").textContent =
+        node.loaded && node.empty ? "empty" : "";
     }
     if (node.path === this.active) set("aria-current", "true");
     else li.removeAttribute("aria-current");
@@ -426,7 +508,10 @@ export class Explorer {
     const order = this.rows.map((row) => row.node.path);
     const a = order.indexOf(this.anchor);
     const b = order.indexOf(path);
-    if (a === -1 || b === -1) { this.selection = new Set([path]); return; }
+    if (a === -1 || b === -1) {
+      this.selection = new Set([path]);
+      return;
+    }
     this.selection = new Set(order.slice(Math.min(a, b), Math.max(a, b) + 1));
   }
 
@@ -465,15 +550,26 @@ export class Explorer {
     const go = (to) => {
       const next = this.rows[Math.max(0, Math.min(this.rows.length - 1, to))]?.node.path;
       if (!next) return;
-      if (shift) { this.anchor ??= path; this.#range(next); }
-      else if (!mod) { this.selection = new Set([next]); this.anchor = next; }
+      if (shift) {
+        this.anchor ??= path;
+        this.#range(next);
+      } else if (!mod) {
+        this.selection = new Set([next]);
+        this.anchor = next;
+      }
       this.#focus(next);
     };
     let handled = true;
     switch (event.key) {
-      case "ArrowDown": go(i + 1); break;
-      case "ArrowUp": go(i - 1); break;
-      case "Home": go(0); break;
+      case "ArrowDown":
+        go(i + 1);
+        break;
+      case "ArrowUp":
+        go(i - 1);
+        break;
+      case "Home":
+        go(0);
+        break;
       case "End": // the last row once every page of the folders shown is in (issue 34)
         if (this.busy) this.complete().then(() => go(this.rows.length - 1));
         else go(this.rows.length - 1);
@@ -486,18 +582,29 @@ export class Explorer {
         if (node.kind === "dir" && node.expanded) this.collapse(path);
         else if (parentOf(path)) go(this.index.get(parentOf(path)));
         break;
-      case "Enter": this.#act(path); break;
+      case "Enter":
+        this.#act(path);
+        break;
       case " ":
         if (this.selection.has(path)) this.selection.delete(path);
         else this.selection.add(path);
         this.anchor = path;
         this.#paint();
         break;
-      case "F2": this.on.rename(path); break;
-      case "Delete": this.on.remove(this.selected().length ? this.selected() : [{ path, kind: node.kind }]); break;
-      case "ContextMenu": this.#menuAt(li); break;
+      case "F2":
+        this.on.rename(path);
+        break;
+      case "Delete":
+        this.on.remove(this.selected().length ? this.selected() : [{ path, kind: node.kind }]);
+        break;
+      case "ContextMenu":
+        this.#menuAt(li);
+        break;
       case "Escape":
-        if (!this.cut.length) { handled = false; break; }
+        if (!this.cut.length) {
+          handled = false;
+          break;
+        }
         this.cut = [];
         this.on.status("Move cancelled.");
         this.#paint();
@@ -505,15 +612,22 @@ export class Explorer {
       default:
         handled = false;
     }
-    if (!handled && event.key === "F10" && event.shiftKey) { this.#menuAt(li); handled = true; }
+    if (!handled && event.key === "F10" && event.shiftKey) {
+      this.#menuAt(li);
+      handled = true;
+    }
     if (!handled && mod && event.key.toLowerCase() === "a") {
       this.selection = new Set(this.rows.map((row) => row.node.path));
       this.#paint();
       handled = true;
     }
     if (!handled && mod && event.key.toLowerCase() === "x") {
-      this.cut = (this.selected().length ? this.selected() : [{ path, kind: node.kind }]).map((s) => s.path);
-      this.on.status(`${this.cut.length} item${this.cut.length === 1 ? "" : "s"} to move: go to a folder and press Ctrl+V (Escape cancels).`);
+      this.cut = (this.selected().length ? this.selected() : [{ path, kind: node.kind }]).map(
+        (s) => s.path,
+      );
+      this.on.status(
+        `${this.cut.length} item${this.cut.length === 1 ? "" : "s"} to move: go to a folder and press Ctrl+V (Escape cancels).`,
+      );
       this.#paint();
       handled = true;
     }
@@ -525,11 +639,17 @@ export class Explorer {
       this.on.move(paths, into);
       handled = true;
     }
-    if (handled) { event.preventDefault(); event.stopPropagation(); }
+    if (handled) {
+      event.preventDefault();
+      event.stopPropagation();
+    }
   }
 
   #menuAt(li) {
-    if (!this.selection.has(li.dataset.path)) { this.selection = new Set([li.dataset.path]); this.#paint(); }
+    if (!this.selection.has(li.dataset.path)) {
+      this.selection = new Set([li.dataset.path]);
+      this.#paint();
+    }
     const box = li.querySelector(".tree-row").getBoundingClientRect();
     this.on.menu(this.selected(), box.left + 24, box.bottom, li);
   }
@@ -539,7 +659,10 @@ export class Explorer {
   #dragStart(event) {
     const li = event.target.closest("li[role=treeitem]");
     if (!li) return;
-    if (!this.selection.has(li.dataset.path)) { this.selection = new Set([li.dataset.path]); this.#paint(); }
+    if (!this.selection.has(li.dataset.path)) {
+      this.selection = new Set([li.dataset.path]);
+      this.#paint();
+    }
     const paths = this.selected().map((s) => s.path);
     this.dragging = paths;
     event.dataTransfer.setData(INTERNAL, JSON.stringify(paths));
@@ -561,20 +684,25 @@ export class Explorer {
     event.preventDefault();
     const folder = this.#dropFolder(event);
     event.dataTransfer.dropEffect = internal ? "move" : "copy";
-    this.#markDrop(folder, internal
-      ? `Drop to move ${this.dragging.length} item${this.dragging.length === 1 ? "" : "s"} into ${folderLabel(folder)}`
-      : `Drop to upload into ${folderLabel(folder)}`);
+    this.#markDrop(
+      folder,
+      internal
+        ? `Drop to move ${this.dragging.length} item${this.dragging.length === 1 ? "" : "s"} into ${folderLabel(folder)}`
+        : `Drop to upload into ${folderLabel(folder)}`,
+    );
   }
 
   #markDrop(folder, text) {
-    for (const x of this.element.querySelectorAll(".drop-target")) x.classList.remove("drop-target");
+    for (const x of this.element.querySelectorAll(".drop-target"))
+      x.classList.remove("drop-target");
     const li = folder ? this.drawn.get(folder) : null;
     (li ?? this.element).classList.add("drop-target");
     if (this.dropNote.textContent !== text) this.dropNote.textContent = text;
   }
 
   #clearDrop() {
-    for (const x of this.element.querySelectorAll(".drop-target")) x.classList.remove("drop-target");
+    for (const x of this.element.querySelectorAll(".drop-target"))
+      x.classList.remove("drop-target");
     this.element.classList.remove("drop-target");
     this.dropNote.textContent = "";
   }

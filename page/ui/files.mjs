@@ -25,7 +25,14 @@ import { runWith } from "./run_with.mjs";
 import { keepPosition } from "./position.mjs";
 import { askConflict, askUnsaved } from "./unsaved.mjs";
 
-const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp", svg: "image/svg+xml" };
+const IMAGE_TYPES = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  svg: "image/svg+xml",
+};
 /** Texts up to this size open in the editor; longer ones are shown in pages (core's
  * EDITOR_TEXT_BYTES, core/host/file_ops.py, through the generated contract module). */
 const EDITOR_BYTES = LIMITS.editor_text_bytes;
@@ -51,7 +58,11 @@ function decodeText(bytes) {
 /** Page `n` (0-based) of a long text: about PAGE_BYTES, both ends moved past any UTF-8
  * continuation byte so no character is cut. Resolves the text, or null if not UTF-8. */
 function textPage(bytes, n) {
-  const edge = (i) => { let j = Math.min(i, bytes.length); while (j < bytes.length && (bytes[j] & 0xc0) === 0x80) j += 1; return j; };
+  const edge = (i) => {
+    let j = Math.min(i, bytes.length);
+    while (j < bytes.length && (bytes[j] & 0xc0) === 0x80) j += 1;
+    return j;
+  };
   return decodeText(bytes.subarray(edge(n * PAGE_BYTES), edge((n + 1) * PAGE_BYTES)));
 }
 
@@ -94,17 +105,31 @@ export class FilesView {
     const app = this.app;
     this.targetLabel = el("strong", { id: "target-folder", class: "target-folder" }, "/");
     this.progress = el("div", { class: "upload-progress", id: "upload-progress", hidden: true });
-    this.statusLine = el("p", { class: "files-status muted", id: "files-status", role: "status", "aria-live": "polite" });
+    this.statusLine = el("p", {
+      class: "files-status muted",
+      id: "files-status",
+      role: "status",
+      "aria-live": "polite",
+    });
     this.status?.destroy();
     this.status = new StatusLine(this.statusLine, this.progress); // lines that never outlive what they say
-    this.viewer = el("section", { class: "viewer", id: "file-viewer", "aria-label": "Selected file" },
-      el("p", { class: "empty" }, "Choose a file to view it."));
+    this.viewer = el(
+      "section",
+      { class: "viewer", id: "file-viewer", "aria-label": "Selected file" },
+      el("p", { class: "empty" }, "Choose a file to view it."),
+    );
     this.finder?.destroy();
     this.explorer = new Explorer({
-      list: async (folder, offset) => (await guarded("Listing the folder",
-        () => this.call("file.list", { folder, offset, limit: LIMITS.listing_page })))?.result ?? null,
+      list: async (folder, offset) =>
+        (
+          await guarded("Listing the folder", () =>
+            this.call("file.list", { folder, offset, limit: LIMITS.listing_page }),
+          )
+        )?.result ?? null,
       on: {
-        open: async (path) => { if (await this.app.mayLeave()) await this.open(path); },
+        open: async (path) => {
+          if (await this.app.mayLeave()) await this.open(path);
+        },
         menu: (selected, x, y, opener) => this.menu(selected, x, y, opener),
         drop: (folder, dataTransfer) => this.drop(folder, dataTransfer),
         move: (paths, folder) => this.moveMany(paths, folder),
@@ -116,37 +141,135 @@ export class FilesView {
       },
     });
     this.finder = new Finder(this); // search in files, quick open, the tree's filter (find.mjs)
-    this.uploadFiles = el("input", { id: "upload-files", type: "file", multiple: true, class: "visually-hidden-input",
-      onchange: (e) => this.uploadPicked(e.target, false) });
-    this.uploadFolder = el("input", { id: "upload-folder", type: "file", webkitdirectory: true, multiple: true, class: "visually-hidden-input",
-      onchange: (e) => this.uploadPicked(e.target, true) });
-    this.useSelected = el("button", { type: "button", id: "use-selected-folder", disabled: true,
-      onclick: () => { const one = this.explorer.selected(); if (one.length === 1 && one[0].kind === "dir") this.setTarget(one[0].path); } },
-    "Use selected folder");
-    replace(this.node,
-      el("div", { class: "surface-head" },
-        el("h2", { id: "project-title-row", class: "one-line" }, name(this.project.name, { id: "project-title" })),
+    this.uploadFiles = el("input", {
+      id: "upload-files",
+      type: "file",
+      multiple: true,
+      class: "visually-hidden-input",
+      onchange: (e) => this.uploadPicked(e.target, false),
+    });
+    this.uploadFolder = el("input", {
+      id: "upload-folder",
+      type: "file",
+      webkitdirectory: true,
+      multiple: true,
+      class: "visually-hidden-input",
+      onchange: (e) => this.uploadPicked(e.target, true),
+    });
+    this.useSelected = el(
+      "button",
+      {
+        type: "button",
+        id: "use-selected-folder",
+        disabled: true,
+        onclick: () => {
+          const one = this.explorer.selected();
+          if (one.length === 1 && one[0].kind === "dir") this.setTarget(one[0].path);
+        },
+      },
+      "Use selected folder",
+    );
+    replace(
+      this.node,
+      el(
+        "div",
+        { class: "surface-head" },
+        el(
+          "h2",
+          { id: "project-title-row", class: "one-line" },
+          name(this.project.name, { id: "project-title" }),
+        ),
         el("button", { type: "button", onclick: () => app.go("projects") }, "All projects"),
       ),
       safeNotice(el, app),
-      el("div", { class: "toolbar files-toolbar", role: "group", "aria-label": "File actions" },
-        el("span", { class: "target-line" }, el("span", { class: "muted" }, "Upload into "), this.targetLabel),
+      el(
+        "div",
+        { class: "toolbar files-toolbar", role: "group", "aria-label": "File actions" },
+        el(
+          "span",
+          { class: "target-line" },
+          el("span", { class: "muted" }, "Upload into "),
+          this.targetLabel,
+        ),
         this.useSelected,
-        el("button", { type: "button", id: "target-root", onclick: () => this.setTarget("") }, "Project root"),
-        guard(app, "file.write", el("label", { for: "upload-files", class: "button" }, "Upload files")), this.uploadFiles,
-        guard(app, "file.write", el("label", { for: "upload-folder", class: "button" }, "Upload a folder")), this.uploadFolder,
-        guard(app, "file.write", el("button", { type: "button", id: "new-file", onclick: () => this.newFile(this.folder) }, "New text file")),
-        guard(app, "file.mkdir", el("button", { type: "button", id: "new-folder", onclick: () => this.newFolder(this.folder) }, "New folder")),
-        el("button", { type: "button", id: "download-project", onclick: () => exportProject(app, this.project, this.progress) }, "Download project (.zip)"),
+        el(
+          "button",
+          { type: "button", id: "target-root", onclick: () => this.setTarget("") },
+          "Project root",
+        ),
+        guard(
+          app,
+          "file.write",
+          el("label", { for: "upload-files", class: "button" }, "Upload files"),
+        ),
+        this.uploadFiles,
+        guard(
+          app,
+          "file.write",
+          el("label", { for: "upload-folder", class: "button" }, "Upload a folder"),
+        ),
+        this.uploadFolder,
+        guard(
+          app,
+          "file.write",
+          el(
+            "button",
+            { type: "button", id: "new-file", onclick: () => this.newFile(this.folder) },
+            "New text file",
+          ),
+        ),
+        guard(
+          app,
+          "file.mkdir",
+          el(
+            "button",
+            { type: "button", id: "new-folder", onclick: () => this.newFolder(this.folder) },
+            "New folder",
+          ),
+        ),
+        el(
+          "button",
+          {
+            type: "button",
+            id: "download-project",
+            onclick: () => exportProject(app, this.project, this.progress),
+          },
+          "Download project (.zip)",
+        ),
         el("button", { type: "button", id: "show-trash", onclick: () => this.trash() }, "Trash"),
-        el("button", { type: "button", id: "open-search", "aria-keyshortcuts": "Control+Shift+F", onclick: () => this.finder.open() }, "Search in files"),
-        el("button", { type: "button", id: "open-quick", "aria-keyshortcuts": "Control+P", onclick: () => this.finder.quickOpen() }, "Go to file"),
+        el(
+          "button",
+          {
+            type: "button",
+            id: "open-search",
+            "aria-keyshortcuts": "Control+Shift+F",
+            onclick: () => this.finder.open(),
+          },
+          "Search in files",
+        ),
+        el(
+          "button",
+          {
+            type: "button",
+            id: "open-quick",
+            "aria-keyshortcuts": "Control+P",
+            onclick: () => this.finder.quickOpen(),
+          },
+          "Go to file",
+        ),
       ),
       this.progress,
       this.statusLine,
       this.finder.panel,
-      el("div", { class: "files-layout" },
-        el("nav", { class: "tree-nav", "aria-label": "File tree" }, this.finder.filterBox, this.explorer.element),
+      el(
+        "div",
+        { class: "files-layout" },
+        el(
+          "nav",
+          { class: "tree-nav", "aria-label": "File tree" },
+          this.finder.filterBox,
+          this.explorer.element,
+        ),
         this.viewer,
       ),
     );
@@ -206,14 +329,24 @@ export class FilesView {
     if (!this.useSelected) return;
     const one = selected.length === 1 && selected[0].kind === "dir" ? selected[0].path : null;
     this.useSelected.disabled = one === null || one === this.folder;
-    this.useSelected.title = one === null ? "Select one folder in the tree to upload into it." : one === this.folder ? "This folder is already the upload target." : `Upload into ${folderLabel(one)} from now on.`;
+    this.useSelected.title =
+      one === null
+        ? "Select one folder in the tree to upload into it."
+        : one === this.folder
+          ? "This folder is already the upload target."
+          : `Upload into ${folderLabel(one)} from now on.`;
   }
 
   /** Ctrl/⌘+S anywhere on this surface saves the open file (inside the editor, its own key
    * binding does it first and marks the event handled). */
   #keys(event) {
     if (!this.alive || this.finder?.keys(event) || event.defaultPrevented) return;
-    if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === "s" && this.editor) {
+    if (
+      (event.ctrlKey || event.metaKey) &&
+      !event.altKey &&
+      event.key.toLowerCase() === "s" &&
+      this.editor
+    ) {
       event.preventDefault();
       this.save();
     }
@@ -225,7 +358,9 @@ export class FilesView {
   async follow({ folder = "", file = null } = {}) {
     let target = folder ?? "";
     if (target && !((await this.explorer.reveal(target)) && this.explorer.kind(target) === "dir")) {
-      showNotice(`The folder ${folderLabel(target)} in this address is not in the project; uploads go to the project root.`);
+      showNotice(
+        `The folder ${folderLabel(target)} in this address is not in the project; uploads go to the project root.`,
+      );
       target = "";
     }
     this.setTarget(target, { record: false });
@@ -261,8 +396,14 @@ export class FilesView {
   async afterChange() {
     this.finder?.changed();
     await this.explorer.refresh();
-    if (this.folder && this.explorer.kind(this.folder) !== "dir" && !(await this.explorer.reveal(this.folder))) {
-      this.say(`The upload folder ${folderLabel(this.folder)} is gone; uploads go to the project root.`);
+    if (
+      this.folder &&
+      this.explorer.kind(this.folder) !== "dir" &&
+      !(await this.explorer.reveal(this.folder))
+    ) {
+      this.say(
+        `The upload folder ${folderLabel(this.folder)} is gone; uploads go to the project root.`,
+      );
       this.setTarget("", { record: false });
       this.app.place({ folder: null }, { push: false });
     }
@@ -278,54 +419,175 @@ export class FilesView {
     let items;
     if (!selected.length) {
       items = [
-        { id: "upload-files", label: "Upload files…", disabled: why("file.write"), run: () => this.pick(this.uploadFiles, this.folder) },
-        { id: "upload-folder", label: "Upload a folder…", disabled: why("file.write"), run: () => this.pick(this.uploadFolder, this.folder) },
-        { id: "new-file", label: "New text file…", disabled: why("file.write"), run: () => this.newFile(this.folder) },
-        { id: "new-folder", label: "New folder…", disabled: why("file.mkdir"), run: () => this.newFolder(this.folder) },
+        {
+          id: "upload-files",
+          label: "Upload files…",
+          disabled: why("file.write"),
+          run: () => this.pick(this.uploadFiles, this.folder),
+        },
+        {
+          id: "upload-folder",
+          label: "Upload a folder…",
+          disabled: why("file.write"),
+          run: () => this.pick(this.uploadFolder, this.folder),
+        },
+        {
+          id: "new-file",
+          label: "New text file…",
+          disabled: why("file.write"),
+          run: () => this.newFile(this.folder),
+        },
+        {
+          id: "new-folder",
+          label: "New folder…",
+          disabled: why("file.mkdir"),
+          run: () => this.newFolder(this.folder),
+        },
         "-",
-        { id: "download-project", label: "Download project (.zip)", run: () => exportProject(app, this.project, this.progress) },
+        {
+          id: "download-project",
+          label: "Download project (.zip)",
+          run: () => exportProject(app, this.project, this.progress),
+        },
         { id: "show-trash", label: "Trash…", run: () => this.trash() },
       ];
     } else if (selected.length === 1 && files.length === 1) {
       const path = files[0].path;
       items = [
-        { id: "open", label: "Open", shortcut: "Enter", run: async () => { if (await app.mayLeave()) await this.open(path); } },
+        {
+          id: "open",
+          label: "Open",
+          shortcut: "Enter",
+          run: async () => {
+            if (await app.mayLeave()) await this.open(path);
+          },
+        },
         ...(isPython(path) ? [{ id: "run", label: "Run", run: () => this.runFile(path) }] : []),
         { id: "run-with", label: "Run with…", run: () => runWith(this, path) }, // a plugin's operation (issue 33 item 5)
-        { id: "rename", label: "Rename or move…", shortcut: "F2", disabled: why("file.move"), run: () => this.rename(path) },
-        { id: "move-to", label: "Move to folder…", shortcut: "Ctrl+X", disabled: why("file.move"), run: () => this.moveToPrompt([path]) },
+        {
+          id: "rename",
+          label: "Rename or move…",
+          shortcut: "F2",
+          disabled: why("file.move"),
+          run: () => this.rename(path),
+        },
+        {
+          id: "move-to",
+          label: "Move to folder…",
+          shortcut: "Ctrl+X",
+          disabled: why("file.move"),
+          run: () => this.moveToPrompt([path]),
+        },
         { id: "download", label: "Download", run: () => this.download(path) },
         { id: "copy-link", label: "Copy link", run: () => this.copyLink(path) },
         "-",
-        { id: "delete", label: "Delete…", shortcut: "Delete", danger: true, disabled: why("file.delete"), run: () => this.remove(selected) },
+        {
+          id: "delete",
+          label: "Delete…",
+          shortcut: "Delete",
+          danger: true,
+          disabled: why("file.delete"),
+          run: () => this.remove(selected),
+        },
       ];
     } else if (selected.length === 1) {
       const path = dirs[0].path;
       items = [
-        { id: "toggle", label: this.explorer.nodes.get(path)?.expanded ? "Close folder" : "Open folder", shortcut: "Enter",
-          run: () => (this.explorer.nodes.get(path)?.expanded ? this.explorer.collapse(path) : this.explorer.expand(path)) },
-        { id: "use-as-target", label: "Upload into this folder from now on", disabled: path === this.folder ? "This folder is already the upload target." : null, run: () => this.setTarget(path) },
-        { id: "upload-files", label: "Upload files here…", disabled: why("file.write"), run: () => this.pick(this.uploadFiles, path) },
-        { id: "upload-folder", label: "Upload a folder here…", disabled: why("file.write"), run: () => this.pick(this.uploadFolder, path) },
-        { id: "new-file", label: "New text file here…", disabled: why("file.write"), run: () => this.newFile(path) },
-        { id: "new-folder", label: "New folder here…", disabled: why("file.mkdir"), run: () => this.newFolder(path) },
+        {
+          id: "toggle",
+          label: this.explorer.nodes.get(path)?.expanded ? "Close folder" : "Open folder",
+          shortcut: "Enter",
+          run: () =>
+            this.explorer.nodes.get(path)?.expanded
+              ? this.explorer.collapse(path)
+              : this.explorer.expand(path),
+        },
+        {
+          id: "use-as-target",
+          label: "Upload into this folder from now on",
+          disabled: path === this.folder ? "This folder is already the upload target." : null,
+          run: () => this.setTarget(path),
+        },
+        {
+          id: "upload-files",
+          label: "Upload files here…",
+          disabled: why("file.write"),
+          run: () => this.pick(this.uploadFiles, path),
+        },
+        {
+          id: "upload-folder",
+          label: "Upload a folder here…",
+          disabled: why("file.write"),
+          run: () => this.pick(this.uploadFolder, path),
+        },
+        {
+          id: "new-file",
+          label: "New text file here…",
+          disabled: why("file.write"),
+          run: () => this.newFile(path),
+        },
+        {
+          id: "new-folder",
+          label: "New folder here…",
+          disabled: why("file.mkdir"),
+          run: () => this.newFolder(path),
+        },
         "-",
-        { id: "rename", label: "Rename folder…", shortcut: "F2", disabled: why("file.move"), run: () => this.rename(path) },
-        { id: "move-to", label: "Move folder to…", shortcut: "Ctrl+X", disabled: why("file.move"), run: () => this.moveToPrompt([path]) },
-        { id: "download-folder", label: "Download folder (.zip)", run: () => exportProject(app, this.project, this.progress, path) },
+        {
+          id: "rename",
+          label: "Rename folder…",
+          shortcut: "F2",
+          disabled: why("file.move"),
+          run: () => this.rename(path),
+        },
+        {
+          id: "move-to",
+          label: "Move folder to…",
+          shortcut: "Ctrl+X",
+          disabled: why("file.move"),
+          run: () => this.moveToPrompt([path]),
+        },
+        {
+          id: "download-folder",
+          label: "Download folder (.zip)",
+          run: () => exportProject(app, this.project, this.progress, path),
+        },
         { id: "copy-link", label: "Copy link", run: () => this.copyLink(null, path) },
         "-",
-        { id: "delete", label: "Delete folder…", shortcut: "Delete", danger: true, disabled: why("file.delete"), run: () => this.remove(selected) },
+        {
+          id: "delete",
+          label: "Delete folder…",
+          shortcut: "Delete",
+          danger: true,
+          disabled: why("file.delete"),
+          run: () => this.remove(selected),
+        },
       ];
     } else {
       items = [
-        { id: "move-to", label: `Move ${plural(selected.length, "item")} to folder…`, shortcut: "Ctrl+X",
-          disabled: why("file.move"), run: () => this.moveToPrompt(selected.map((f) => f.path)) },
+        {
+          id: "move-to",
+          label: `Move ${plural(selected.length, "item")} to folder…`,
+          shortcut: "Ctrl+X",
+          disabled: why("file.move"),
+          run: () => this.moveToPrompt(selected.map((f) => f.path)),
+        },
         "-",
-        { id: "delete", label: `Delete ${plural(selected.length, "item")}…`, shortcut: "Delete", danger: true, disabled: why("file.delete"), run: () => this.remove(selected) },
+        {
+          id: "delete",
+          label: `Delete ${plural(selected.length, "item")}…`,
+          shortcut: "Delete",
+          danger: true,
+          disabled: why("file.delete"),
+          run: () => this.remove(selected),
+        },
       ];
     }
-    const what = !selected.length ? "the project" : selected.length === 1 ? baseName(selected[0].path) : plural(selected.length, "item");
+    const what = !selected.length
+      ? "the project"
+      : selected.length === 1
+        ? baseName(selected[0].path)
+        : plural(selected.length, "item");
     openMenu({ x, y, items, label: `Actions for ${what}`, opener });
   }
 
@@ -342,15 +604,28 @@ export class FilesView {
     const into = this.uploadInto ?? this.folder;
     this.uploadInto = null;
     input.value = "";
-    await this.upload(files.map((file) => ({ path: asFolder && file.webkitRelativePath ? file.webkitRelativePath : file.name, file })), into);
+    await this.upload(
+      files.map((file) => ({
+        path: asFolder && file.webkitRelativePath ? file.webkitRelativePath : file.name,
+        file,
+      })),
+      into,
+    );
   }
 
   /** A drop from the desktop onto `folder`: read it NOW (inside the event), then upload. */
   drop(folder, dataTransfer) {
-    if (blocked(this.app, "file.write")) { this.say(blocked(this.app, "file.write"), { lasting: true }); return; }
+    if (blocked(this.app, "file.write")) {
+      this.say(blocked(this.app, "file.write"), { lasting: true });
+      return;
+    }
     const reading = readDrop(dataTransfer);
     this.say(`Reading what was dropped on ${folderLabel(folder)}…`);
-    reading.then((items) => this.upload(items, folder), (err) => showProblem("Uploading", `The dropped files could not be read (${err?.message ?? err}).`));
+    reading.then(
+      (items) => this.upload(items, folder),
+      (err) =>
+        showProblem("Uploading", `The dropped files could not be read (${err?.message ?? err}).`),
+    );
   }
 
   /** Upload `items` ([{path, file} | {path, dir}], paths relative to `into`): files go in
@@ -362,12 +637,31 @@ export class FilesView {
     clearAlerts();
     this.status.clear();
     // in path order: a batch then holds a few folders, and the batches' order is the tree's
-    const files = items.filter((i) => i.file).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const files = items
+      .filter((i) => i.file)
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     const total = files.reduce((n, i) => n + i.file.size, 0);
-    const bar = el("progress", { max: String(Math.max(total, 1)), value: "0", id: "upload-bar", "aria-label": "Upload progress" });
+    const bar = el("progress", {
+      max: String(Math.max(total, 1)),
+      value: "0",
+      id: "upload-bar",
+      "aria-label": "Upload progress",
+    });
     const label = el("span", { class: "progress-label" }, "");
     let stopped = false;
-    const cancel = el("button", { type: "button", id: "upload-cancel", onclick: () => { stopped = true; cancel.disabled = true; label.textContent = "Stopping the upload… "; } }, "Cancel");
+    const cancel = el(
+      "button",
+      {
+        type: "button",
+        id: "upload-cancel",
+        onclick: () => {
+          stopped = true;
+          cancel.disabled = true;
+          label.textContent = "Stopping the upload… ";
+        },
+      },
+      "Cancel",
+    );
     replace(this.progress, label, bar, cancel);
     this.progress.hidden = false;
     const state = { all: null, left: 0 };
@@ -382,9 +676,15 @@ export class FilesView {
       if (!made) failed += 1;
       else if (made.result.composed_from) composed += 1;
     }
-    const one = async (item) => { // a file alone, asking when its name is taken
+    const one = async (item) => {
+      // a file alone, asking when its name is taken
       const seen = [];
-      const done = await writeAsking((op, args, o) => this.call(op, args, o), joinPath(into, item.path), () => item.file.arrayBuffer(), { act: "uploading", state, seen });
+      const done = await writeAsking(
+        (op, args, o) => this.call(op, args, o),
+        joinPath(into, item.path),
+        () => item.file.arrayBuffer(),
+        { act: "uploading", state, seen },
+      );
       if (done === null) return null;
       if (seen.at(-1)?.composed_from) composed += 1;
       else if (done !== joinPath(into, item.path)) renamed += 1;
@@ -395,7 +695,11 @@ export class FilesView {
     for (let i = 0; i < files.length;) {
       const batch = [];
       let bytes = 0;
-      while (i < files.length && batch.length < LIMITS.upload_batch_files && (!batch.length || bytes + files[i].file.size <= LIMITS.upload_batch_bytes)) {
+      while (
+        i < files.length &&
+        batch.length < LIMITS.upload_batch_files &&
+        (!batch.length || bytes + files[i].file.size <= LIMITS.upload_batch_bytes)
+      ) {
         bytes += files[i].file.size;
         batch.push(files[i++]);
       }
@@ -412,14 +716,28 @@ export class FilesView {
       try {
         const body = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
         let at = 0;
-        for (const part of parts) { body.set(new Uint8Array(part), at); at += part.byteLength; }
-        const listed = batch.map((item, n) => ({ path: joinPath(into, item.path), size: parts[n].byteLength }));
-        const answer = (await this.call("file.write_batch", { files: listed }, { body: body.buffer })).result;
+        for (const part of parts) {
+          body.set(new Uint8Array(part), at);
+          at += part.byteLength;
+        }
+        const listed = batch.map((item, n) => ({
+          path: joinPath(into, item.path),
+          size: parts[n].byteLength,
+        }));
+        const answer = (
+          await this.call("file.write_batch", { files: listed }, { body: body.buffer })
+        ).result;
         written += answer.written.length;
         composed += answer.written.filter((w) => w.composed_from).length;
         for (const c of answer.conflicts) {
           if (c.code === "already-exists") ask.push(batch[c.index]);
-          else { failed += 1; showRefusal(Object.assign(new Error(c.message), { code: c.code }), `Uploading ${batch[c.index].path}`); }
+          else {
+            failed += 1;
+            showRefusal(
+              Object.assign(new Error(c.message), { code: c.code }),
+              `Uploading ${batch[c.index].path}`,
+            );
+          }
         }
         if (answer.stopped) stopped = true;
       } catch (err) {
@@ -430,7 +748,10 @@ export class FilesView {
         if (stopped) break;
         state.left = ask.length - 1;
         try {
-          if ((await one(item)) === null) { stopped = true; break; }
+          if ((await one(item)) === null) {
+            stopped = true;
+            break;
+          }
         } catch (err) {
           showRefusal(err, `Uploading ${item.path}`);
           failed += 1;
@@ -440,7 +761,10 @@ export class FilesView {
       bar.value = sent;
     }
     cancel.remove();
-    const count = written === files.length && !stopped ? plural(written, "file") : `${written} of ${plural(files.length, "file")}`;
+    const count =
+      written === files.length && !stopped
+        ? plural(written, "file")
+        : `${written} of ${plural(files.length, "file")}`;
     const summary = `${stopped ? "Stopped: uploaded" : "Uploaded"} ${count} (${formatBytes(total)}) into ${folderLabel(into)}${renamed ? `, ${renamed} under a new name` : ""}.${composed ? ` ${composedNote(composed)}` : ""}`;
     label.textContent = `${summary} `;
     this.say(summary);
@@ -456,11 +780,20 @@ export class FilesView {
     this.status.clear();
     const seen = [];
     const made = await promptDialog({
-      title: "New text file", label: `File name (in ${folderLabel(folder)})`, confirmLabel: "Create",
+      title: "New text file",
+      label: `File name (in ${folderLabel(folder)})`,
+      confirmLabel: "Create",
       // the host's refusal of the name shows in the dialog, which keeps what was typed
       act: async (leaf) => {
         try {
-          return { done: await writeAsking((op, args, o) => this.call(op, args, o), joinPath(folder, leaf), async () => new ArrayBuffer(0), { act: "creating", state: { all: null, left: 0 }, seen }) };
+          return {
+            done: await writeAsking(
+              (op, args, o) => this.call(op, args, o),
+              joinPath(folder, leaf),
+              async () => new ArrayBuffer(0),
+              { act: "creating", state: { all: null, left: 0 }, seen },
+            ),
+          };
         } catch (err) {
           return { problem: err?.message ?? String(err) };
         }
@@ -477,7 +810,9 @@ export class FilesView {
   async newFolder(folder) {
     this.status.clear();
     const made = await promptDialog({
-      title: "New folder", label: `Folder name (in ${folderLabel(folder)})`, confirmLabel: "Create",
+      title: "New folder",
+      label: `Folder name (in ${folderLabel(folder)})`,
+      confirmLabel: "Create",
       act: async (leaf) => {
         try {
           return { done: (await this.call("file.mkdir", { path: joinPath(folder, leaf) })).result };
@@ -491,7 +826,9 @@ export class FilesView {
     await this.afterChange();
     if (await this.explorer.reveal(made.path)) {
       this.explorer.select([made.path]);
-      this.say(`Created ${folderLabel(made.path)}.${made.composed_from ? ` ${composedNote(1)}` : ""}`);
+      this.say(
+        `Created ${folderLabel(made.path)}.${made.composed_from ? ` ${composedNote(1)}` : ""}`,
+      );
     }
   }
 
@@ -501,16 +838,35 @@ export class FilesView {
    * in the dialog, so a refused name shows there with what was typed (issue 33 item 9). */
   async rename(path) {
     const dir = this.explorer.kind(path) === "dir";
-    if (this.file && (this.file === path || this.file.startsWith(`${path}/`)) && !(await this.app.mayLeave())) return;
+    if (
+      this.file &&
+      (this.file === path || this.file.startsWith(`${path}/`)) &&
+      !(await this.app.mayLeave())
+    )
+      return;
     this.status.clear();
     const moved = await promptDialog({
-      ...(dir ? { title: "Rename folder", label: `New name for ${folderLabel(path)}`, value: baseName(path), confirmLabel: "Rename" }
-        : { title: "Rename or move", label: "New path (from the project root)", value: path, confirmLabel: "Move" }),
+      ...(dir
+        ? {
+            title: "Rename folder",
+            label: `New name for ${folderLabel(path)}`,
+            value: baseName(path),
+            confirmLabel: "Rename",
+          }
+        : {
+            title: "Rename or move",
+            label: "New path (from the project root)",
+            value: path,
+            confirmLabel: "Move",
+          }),
       act: async (typed) => {
         const dst = dir ? joinPath(parentOf(path), typed) : typed;
         if (dst === path) return { done: null };
         try {
-          const done = await moveAsking((op, args, o) => this.call(op, args, o), path, dst, { state: { all: null, left: 0 }, kind: dir ? "dir" : "file" });
+          const done = await moveAsking((op, args, o) => this.call(op, args, o), path, dst, {
+            state: { all: null, left: 0 },
+            kind: dir ? "dir" : "file",
+          });
           return { done: done ? [[path, done.path, done]] : null };
         } catch (err) {
           return { problem: err?.message ?? String(err) };
@@ -522,8 +878,16 @@ export class FilesView {
 
   async moveToPrompt(paths) {
     const here = parentOf(paths[0]);
-    const what = paths.length === 1 && this.explorer.kind(paths[0]) === "dir" ? `the folder ${folderLabel(paths[0])}` : plural(paths.length, "item");
-    const to = await promptDialog({ title: `Move ${what}`, label: "Into the folder (from the project root; empty for the root)", value: here, confirmLabel: "Move" });
+    const what =
+      paths.length === 1 && this.explorer.kind(paths[0]) === "dir"
+        ? `the folder ${folderLabel(paths[0])}`
+        : plural(paths.length, "item");
+    const to = await promptDialog({
+      title: `Move ${what}`,
+      label: "Into the folder (from the project root; empty for the root)",
+      value: here,
+      confirmLabel: "Move",
+    });
     if (to === null) return;
     await this.moveMany(paths, to.replace(/^\/+|\/+$/g, ""));
   }
@@ -531,22 +895,34 @@ export class FilesView {
   /** Move files and folders into `folder` (a drop, Ctrl+V, "Move to folder…"); what lies
    * inside a folder that moves too is carried with it. */
   async moveMany(paths, folder) {
-    if (blocked(this.app, "file.move")) { this.say(blocked(this.app, "file.move"), { lasting: true }); return; }
+    if (blocked(this.app, "file.move")) {
+      this.say(blocked(this.app, "file.move"), { lasting: true });
+      return;
+    }
     const top = paths.filter((p) => !paths.some((q) => q !== p && p.startsWith(`${q}/`)));
-    const pairs = top.map((p) => [p, joinPath(folder, baseName(p))]).filter(([src, dst]) => src !== dst);
-    if (!pairs.length) { this.say(`Already in ${folderLabel(folder)}.`); return; }
+    const pairs = top
+      .map((p) => [p, joinPath(folder, baseName(p))])
+      .filter(([src, dst]) => src !== dst);
+    if (!pairs.length) {
+      this.say(`Already in ${folderLabel(folder)}.`);
+      return;
+    }
     await this.moveEach(pairs);
   }
 
   async moveEach(pairs) {
     const under = (p, src) => p === src || p.startsWith(`${src}/`);
-    if (this.file && pairs.some(([src]) => under(this.file, src)) && !(await this.app.mayLeave())) return;
+    if (this.file && pairs.some(([src]) => under(this.file, src)) && !(await this.app.mayLeave()))
+      return;
     this.status.clear();
     const state = { all: null, left: pairs.length - 1 };
     const moved = [];
     for (const [src, dst] of pairs) {
       try {
-        const done = await moveAsking((op, args, o) => this.call(op, args, o), src, dst, { state, kind: this.explorer.kind(src) ?? "file" });
+        const done = await moveAsking((op, args, o) => this.call(op, args, o), src, dst, {
+          state,
+          kind: this.explorer.kind(src) ?? "file",
+        });
         if (done === null) break;
         moved.push([src, done.path, done]);
       } catch (err) {
@@ -581,45 +957,72 @@ export class FilesView {
     if (reopen && reopen !== this.file) await this.open(reopen, { push: false });
     const [src, dst, done] = moved[0];
     const composed = moved.filter(([, , d]) => d.composed_from).length;
-    this.say((moved.length > 1 ? `Moved ${plural(moved.length, "item")}.`
-      : done.kind === "dir" ? `Moved the folder ${folderLabel(src)} to ${folderLabel(dst)} (${plural(done.files, "file")}).`
-        : `Moved ${src} to ${dst}.`) + (composed ? ` ${composedNote(composed)}` : ""));
+    this.say(
+      (moved.length > 1
+        ? `Moved ${plural(moved.length, "item")}.`
+        : done.kind === "dir"
+          ? `Moved the folder ${folderLabel(src)} to ${folderLabel(dst)} (${plural(done.files, "file")}).`
+          : `Moved ${src} to ${dst}.`) + (composed ? ` ${composedNote(composed)}` : ""),
+    );
   }
 
   // ------------------------------------------------------------------ deleting
 
   async remove(selected) {
     if (!selected.length) return;
-    if (blocked(this.app, "file.delete")) { this.say(blocked(this.app, "file.delete"), { lasting: true }); return; }
+    if (blocked(this.app, "file.delete")) {
+      this.say(blocked(this.app, "file.delete"), { lasting: true });
+      return;
+    }
     this.status.clear();
-    selected = selected.filter((s) => !selected.some((q) => q !== s && s.path.startsWith(`${q.path}/`)));
+    selected = selected.filter(
+      (s) => !selected.some((q) => q !== s && s.path.startsWith(`${q.path}/`)),
+    );
     const dirs = selected.filter((s) => s.kind === "dir");
     const files = selected.filter((s) => s.kind === "file");
     let inside = 0;
     let bytes = 0;
     for (const d of dirs) {
       // the count the confirm states comes from the host
-      const walk = await guarded(`Counting the files in ${d.path}`, () => this.call("file.walk", { folder: d.path }));
+      const walk = await guarded(`Counting the files in ${d.path}`, () =>
+        this.call("file.walk", { folder: d.path }),
+      );
       if (!walk) return;
       inside += walk.result.files.length;
       bytes += walk.result.files.reduce((n, f) => n + f.size, 0);
     }
     const one = selected.length === 1 ? selected[0] : null;
-    const undo = "It goes to the project's trash: Undo, or restore it from Trash, until the trash is emptied.";
-    const text = one && one.kind === "file"
-      ? `This deletes ${one.path} from the project. ${undo}`
-      : one
-        ? `This deletes the folder ${folderLabel(one.path)} and the ${plural(inside, "file")} in it (${formatBytes(bytes)}). ${undo}`
-        : `This deletes ${plural(files.length, "file")}${dirs.length ? ` and ${plural(dirs.length, "folder")} holding ${plural(inside, "more file")} (${formatBytes(bytes)})` : ""}. ${undo}`;
-    const sure = await confirmDialog({ title: one?.kind === "dir" ? "Delete folder" : one ? "Delete file" : `Delete ${plural(selected.length, "item")}`, danger: true, confirmLabel: "Delete", text, id: "delete-dialog" });
+    const undo =
+      "It goes to the project's trash: Undo, or restore it from Trash, until the trash is emptied.";
+    const text =
+      one && one.kind === "file"
+        ? `This deletes ${one.path} from the project. ${undo}`
+        : one
+          ? `This deletes the folder ${folderLabel(one.path)} and the ${plural(inside, "file")} in it (${formatBytes(bytes)}). ${undo}`
+          : `This deletes ${plural(files.length, "file")}${dirs.length ? ` and ${plural(dirs.length, "folder")} holding ${plural(inside, "more file")} (${formatBytes(bytes)})` : ""}. ${undo}`;
+    const sure = await confirmDialog({
+      title:
+        one?.kind === "dir"
+          ? "Delete folder"
+          : one
+            ? "Delete file"
+            : `Delete ${plural(selected.length, "item")}`,
+      danger: true,
+      confirmLabel: "Delete",
+      text,
+      id: "delete-dialog",
+    });
     if (!sure) return;
     const trashed = [];
     for (const s of selected) {
-      const done = await acted(`Deleting ${s.path}`, () => this.call("file.delete", { path: s.path, recursive: s.kind === "dir" }));
+      const done = await acted(`Deleting ${s.path}`, () =>
+        this.call("file.delete", { path: s.path, recursive: s.kind === "dir" }),
+      );
       if (!done) break;
       trashed.push(done.result);
     }
-    const gone = (p) => trashed.some((t) => p === t.path || (t.kind === "dir" && p.startsWith(`${t.path}/`)));
+    const gone = (p) =>
+      trashed.some((t) => p === t.path || (t.kind === "dir" && p.startsWith(`${t.path}/`)));
     if (this.file && gone(this.file)) {
       this.app.leaving = null;
       this.closeViewer(`Deleted ${this.file}.`);
@@ -627,21 +1030,47 @@ export class FilesView {
     }
     await this.afterChange();
     if (!trashed.length) return;
-    const summary = trashed.length === 1 ? `Deleted ${trashed[0].kind === "dir" ? folderLabel(trashed[0].path) : trashed[0].path} (${plural(trashed[0].files, "file")}) — it is in the trash.` : `Deleted ${plural(trashed.length, "item")} — they are in the trash.`;
-    this.status.say([summary, " ",
-      el("button", { type: "button", id: "undo-delete", onclick: () => this.undo(trashed.map((t) => t.trash_id)) }, "Undo")], { lasting: true });
+    const summary =
+      trashed.length === 1
+        ? `Deleted ${trashed[0].kind === "dir" ? folderLabel(trashed[0].path) : trashed[0].path} (${plural(trashed[0].files, "file")}) — it is in the trash.`
+        : `Deleted ${plural(trashed.length, "item")} — they are in the trash.`;
+    this.status.say(
+      [
+        summary,
+        " ",
+        el(
+          "button",
+          {
+            type: "button",
+            id: "undo-delete",
+            onclick: () => this.undo(trashed.map((t) => t.trash_id)),
+          },
+          "Undo",
+        ),
+      ],
+      { lasting: true },
+    );
   }
 
   /** Put trash entries `ids` back (the "Undo" after a delete). */
   async undo(ids) {
     const back = await restoreEntries(this, ids);
-    if (back.length) this.say(back.length === 1 ? `Restored ${back[0].path}.` : `Restored ${plural(back.length, "item")}.`);
+    if (back.length)
+      this.say(
+        back.length === 1
+          ? `Restored ${back[0].path}.`
+          : `Restored ${plural(back.length, "item")}.`,
+      );
   }
 
   /** The Trash view, in place of the viewer. */
   async trash() {
     if (!(await this.app.mayLeave())) return;
-    if (this.file) { this.app.leaving = null; this.closeViewer(); this.app.place({ file: null }); }
+    if (this.file) {
+      this.app.leaving = null;
+      this.closeViewer();
+      this.app.place({ file: null });
+    }
     await showTrash(this);
   }
 
@@ -662,12 +1091,25 @@ export class FilesView {
 
   async download(path) {
     const read = await guarded(`Reading ${path}`, () => this.call("file.read", { path }));
-    if (read) downloadBlob(new Blob([read.body ?? new ArrayBuffer(0)], { type: IMAGE_TYPES[extension(baseName(path))] ?? "application/octet-stream" }), baseName(path));
+    if (read)
+      downloadBlob(
+        new Blob([read.body ?? new ArrayBuffer(0)], {
+          type: IMAGE_TYPES[extension(baseName(path))] ?? "application/octet-stream",
+        }),
+        baseName(path),
+      );
   }
 
   /** A link to `file` (or `folder`) in this project: this page's address with that place. */
   async copyLink(file, folder = null) {
-    const url = new URL(formatRoute("files", { project: this.project.id, folder: (folder ?? this.folder) || null, file }), location.href).href;
+    const url = new URL(
+      formatRoute("files", {
+        project: this.project.id,
+        folder: (folder ?? this.folder) || null,
+        file,
+      }),
+      location.href,
+    ).href;
     try {
       await navigator.clipboard.writeText(url);
       this.say("Link copied.");
@@ -698,30 +1140,115 @@ export class FilesView {
     const leaf = baseName(path);
     const type = IMAGE_TYPES[extension(leaf)];
     const text = !type && bytes.byteLength <= EDITOR_BYTES ? decodeText(bytes) : null;
-    const paged = !type && text === null && bytes.byteLength > EDITOR_BYTES && textPage(bytes, 0) !== null;
-    this.meta = el("p", { class: "muted viewer-meta" }, el("span", { id: "viewer-size" }, formatBytes(size)), " · sha256 ", el("code", { id: "viewer-sha256", class: "hash" }, sha256));
-    this.saveState = el("span", { class: "save-state", id: "save-state", role: "status", "aria-live": "polite" });
+    const paged =
+      !type && text === null && bytes.byteLength > EDITOR_BYTES && textPage(bytes, 0) !== null;
+    this.meta = el(
+      "p",
+      { class: "muted viewer-meta" },
+      el("span", { id: "viewer-size" }, formatBytes(size)),
+      " · sha256 ",
+      el("code", { id: "viewer-sha256", class: "hash" }, sha256),
+    );
+    this.saveState = el("span", {
+      class: "save-state",
+      id: "save-state",
+      role: "status",
+      "aria-live": "polite",
+    });
     // a .py file gets Run / Stop, its output and the console (issue 32: page/ui/python.mjs)
-    const python = this.python = text !== null && isPython(leaf) ? new PythonPanel({
-      app: this.app, path, call: (op, args, o) => this.call(op, args, o),
-      beforeRun: async () => { if (this.editor && this.file === path && this.editor.text() !== this.saved) await this.save(); },
-      onChanged: () => this.explorer.refresh(),
-    }) : null;
-    const actions = el("div", { class: "toolbar", role: "group", "aria-label": "Selected file actions" },
-      text !== null ? [
-        guard(this.app, "file.write", el("button", { type: "button", class: "primary", id: "save-file", disabled: true, "aria-keyshortcuts": "Control+S", onclick: () => this.save() }, "Save")),
-        el("button", { type: "button", id: "revert-file", disabled: true, onclick: () => this.revert() }, "Discard changes"),
-        el("button", { type: "button", id: "find-in-file", "aria-keyshortcuts": "Control+F", onclick: () => this.editor?.openSearch() }, "Find"),
-        python?.buttons,
-        el("button", { type: "button", id: "editor-settings", onclick: async () => {
-          const prefs = await editPrefs(this.app.host);
-          if (prefs) this.editor?.configure(editorOptions(prefs));
-        } }, "Editor settings"),
-        this.saveState,
-      ] : null,
-      el("button", { type: "button", id: "download-file", onclick: () => this.download(path) }, "Download"),
-      guard(this.app, "file.move", el("button", { type: "button", id: "rename-file", onclick: () => this.rename(path) }, "Rename or move")),
-      guard(this.app, "file.delete", el("button", { type: "button", class: "danger", id: "delete-file", onclick: () => this.remove([{ path, kind: "file" }]) }, "Delete")),
+    const python = (this.python =
+      text !== null && isPython(leaf)
+        ? new PythonPanel({
+            app: this.app,
+            path,
+            call: (op, args, o) => this.call(op, args, o),
+            beforeRun: async () => {
+              if (this.editor && this.file === path && this.editor.text() !== this.saved)
+                await this.save();
+            },
+            onChanged: () => this.explorer.refresh(),
+          })
+        : null);
+    const actions = el(
+      "div",
+      { class: "toolbar", role: "group", "aria-label": "Selected file actions" },
+      text !== null
+        ? [
+            guard(
+              this.app,
+              "file.write",
+              el(
+                "button",
+                {
+                  type: "button",
+                  class: "primary",
+                  id: "save-file",
+                  disabled: true,
+                  "aria-keyshortcuts": "Control+S",
+                  onclick: () => this.save(),
+                },
+                "Save",
+              ),
+            ),
+            el(
+              "button",
+              { type: "button", id: "revert-file", disabled: true, onclick: () => this.revert() },
+              "Discard changes",
+            ),
+            el(
+              "button",
+              {
+                type: "button",
+                id: "find-in-file",
+                "aria-keyshortcuts": "Control+F",
+                onclick: () => this.editor?.openSearch(),
+              },
+              "Find",
+            ),
+            python?.buttons,
+            el(
+              "button",
+              {
+                type: "button",
+                id: "editor-settings",
+                onclick: async () => {
+                  const prefs = await editPrefs(this.app.host);
+                  if (prefs) this.editor?.configure(editorOptions(prefs));
+                },
+              },
+              "Editor settings",
+            ),
+            this.saveState,
+          ]
+        : null,
+      el(
+        "button",
+        { type: "button", id: "download-file", onclick: () => this.download(path) },
+        "Download",
+      ),
+      guard(
+        this.app,
+        "file.move",
+        el(
+          "button",
+          { type: "button", id: "rename-file", onclick: () => this.rename(path) },
+          "Rename or move",
+        ),
+      ),
+      guard(
+        this.app,
+        "file.delete",
+        el(
+          "button",
+          {
+            type: "button",
+            class: "danger",
+            id: "delete-file",
+            onclick: () => this.remove([{ path, kind: "file" }]),
+          },
+          "Delete",
+        ),
+      ),
     );
     let content;
     if (type) {
@@ -731,18 +1258,32 @@ export class FilesView {
     } else if (text !== null) {
       content = [
         el("div", { class: "editor-host", id: "editor" }),
-        el("p", { class: "muted hint editor-hint", id: "editor-hint" },
-          this.app.readOnly ? "Read-only while SAFE mode is on. " : "Ctrl+S saves, Ctrl+Z undoes, Ctrl+F finds and replaces. ",
-          "Tab indents; to leave the editor with the keyboard, press Esc, then Tab."),
+        el(
+          "p",
+          { class: "muted hint editor-hint", id: "editor-hint" },
+          this.app.readOnly
+            ? "Read-only while SAFE mode is on. "
+            : "Ctrl+S saves, Ctrl+Z undoes, Ctrl+F finds and replaces. ",
+          "Tab indents; to leave the editor with the keyboard, press Esc, then Tab.",
+        ),
       ];
     } else if (paged) {
       content = this.pages(path, bytes);
     } else {
-      content = el("p", { class: "muted", id: "binary-note" }, `Not a text file (${formatBytes(size)}): download it to open it.`);
+      content = el(
+        "p",
+        { class: "muted", id: "binary-note" },
+        `Not a text file (${formatBytes(size)}): download it to open it.`,
+      );
     }
-    replace(this.viewer,
+    replace(
+      this.viewer,
       el("h3", { id: "viewer-path-row", class: "one-line" }, name(path, { id: "viewer-path" })),
-      this.meta, actions, content, python?.node);
+      this.meta,
+      actions,
+      content,
+      python?.node,
+    );
     python?.bindKeys(this.viewer.querySelector("#editor"));
     if (text !== null) await this.startEditor(path, text, seq, focusEditor);
   }
@@ -762,15 +1303,22 @@ export class FilesView {
     let editor;
     try {
       editor = await mountEditor(host, {
-        doc: text, name: path, label: `Contents of ${path}`, readOnly: this.app.readOnly,
-        onSave: () => this.save(), onChange: () => this.#dirty(),
+        doc: text,
+        name: path,
+        label: `Contents of ${path}`,
+        readOnly: this.app.readOnly,
+        onSave: () => this.save(),
+        onChange: () => this.#dirty(),
         ...editorOptions(await loadPrefs(this.app.host)),
       });
     } catch (err) {
       showProblem(`Opening ${path}`, `The editor could not load (${err?.message ?? err}).`);
       return;
     }
-    if (seq !== this.openSeq || !this.alive) { editor.destroy(); return; }
+    if (seq !== this.openSeq || !this.alive) {
+      editor.destroy();
+      return;
+    }
     this.editor = editor;
     this.saved = text;
     await keepPosition(editor, path, (args) => this.call("files.position", args)).restore(); // issue 33 item 6
@@ -779,7 +1327,8 @@ export class FilesView {
     // Unsaved edits are never dropped in silence: another file, surface or project, Back, or
     // leaving the page asks first (app.mayLeave, and beforeunload in app.mjs).
     this.app.leaving = {
-      unsaved: () => Boolean(this.editor && this.file === path && this.editor.text() !== this.saved),
+      unsaved: () =>
+        Boolean(this.editor && this.file === path && this.editor.text() !== this.saved),
       confirmLeave: async () => {
         const answer = await askUnsaved(path, { canSave: !blocked(this.app, "file.write") });
         if (answer !== "save") return answer === "discard";
@@ -805,7 +1354,10 @@ export class FilesView {
   async save({ overwrite = false } = {}) {
     if (!this.editor || !this.file) return;
     const reason = blocked(this.app, "file.write");
-    if (reason) { this.say(reason, { lasting: true }); return; }
+    if (reason) {
+      this.say(reason, { lasting: true });
+      return;
+    }
     const path = this.file;
     const text = this.editor.text();
     const body = new TextEncoder().encode(text).buffer;
@@ -824,11 +1376,22 @@ export class FilesView {
         this.saving = null;
       }
     });
-    if (conflict && this.file === path) { await this.#conflict(path, text, conflict); return; }
-    if (!saved || this.file !== path) { this.#dirty(); return; }
+    if (conflict && this.file === path) {
+      await this.#conflict(path, text, conflict);
+      return;
+    }
+    if (!saved || this.file !== path) {
+      this.#dirty();
+      return;
+    }
     this.version = saved.result.sha256;
     this.saved = text;
-    replace(this.meta, el("span", { id: "viewer-size" }, formatBytes(saved.result.size)), " · sha256 ", el("code", { id: "viewer-sha256", class: "hash" }, saved.result.sha256));
+    replace(
+      this.meta,
+      el("span", { id: "viewer-size" }, formatBytes(saved.result.size)),
+      " · sha256 ",
+      el("code", { id: "viewer-sha256", class: "hash" }, saved.result.sha256),
+    );
     this.#dirty();
     this.saveState.textContent = `Saved (${formatBytes(saved.result.size)}).`;
     this.say(`Saved ${path}.`);
@@ -843,9 +1406,21 @@ export class FilesView {
     if (choice === "overwrite") await this.save({ overwrite: true });
     else if (choice === "reload") await this.reload(path);
     else if (choice === "saveas") {
-      const target = await promptDialog({ title: "Save as", label: "New file name (path in the project)", value: path, confirmLabel: "Save", id: "saveas-dialog" });
+      const target = await promptDialog({
+        title: "Save as",
+        label: "New file name (path in the project)",
+        value: path,
+        confirmLabel: "Save",
+        id: "saveas-dialog",
+      });
       if (!target) return;
-      const done = await acted(`Saving ${target}`, () => this.call("file.write", { path: target, if_absent: true }, { body: new TextEncoder().encode(text).buffer }));
+      const done = await acted(`Saving ${target}`, () =>
+        this.call(
+          "file.write",
+          { path: target, if_absent: true },
+          { body: new TextEncoder().encode(text).buffer },
+        ),
+      );
       if (!done) return;
       this.app.leaving = null;
       await this.explorer.refresh();
@@ -859,28 +1434,45 @@ export class FilesView {
     const read = await guarded(`Reading ${path}`, () => this.call("file.read", { path }));
     if (!read || !this.editor || this.file !== path) return;
     const text = decodeText(new Uint8Array(read.body ?? new ArrayBuffer(0)));
-    if (text === null) { await this.open(path, { record: false }); return; }
+    if (text === null) {
+      await this.open(path, { record: false });
+      return;
+    }
     this.version = read.result.sha256;
     this.saved = text;
     const view = this.editor.view;
     view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
-    replace(this.meta, el("span", { id: "viewer-size" }, formatBytes(read.result.size)), " · sha256 ", el("code", { id: "viewer-sha256", class: "hash" }, read.result.sha256));
+    replace(
+      this.meta,
+      el("span", { id: "viewer-size" }, formatBytes(read.result.size)),
+      " · sha256 ",
+      el("code", { id: "viewer-sha256", class: "hash" }, read.result.sha256),
+    );
     this.#dirty();
   }
 
   /** The host says `path` was written (by any tab): a clean editor shows the new version at
    * once; one with unsaved text keeps it, and its next save meets the conflict's choice. */
   async changed(path, sha256) {
-    if (!this.editor || this.file !== path || sha256 === this.version || this.saving === path) return;
-    if (this.editor.text() !== this.saved) { this.say(`${path} was changed in another tab; your unsaved text is kept.`, { lasting: true }); return; }
+    if (!this.editor || this.file !== path || sha256 === this.version || this.saving === path)
+      return;
+    if (this.editor.text() !== this.saved) {
+      this.say(`${path} was changed in another tab; your unsaved text is kept.`, { lasting: true });
+      return;
+    }
     await this.reload(path);
   }
 
   async revert() {
     if (!this.editor || this.editor.text() === this.saved) return;
     const path = this.file;
-    const sure = await confirmDialog({ title: "Discard your changes?", danger: true, confirmLabel: "Discard changes", id: "revert-dialog",
-      text: `Your changes to ${path} go, and the editor shows the file as it is stored. Undo (Ctrl+Z) can bring them back.` });
+    const sure = await confirmDialog({
+      title: "Discard your changes?",
+      danger: true,
+      confirmLabel: "Discard changes",
+      id: "revert-dialog",
+      text: `Your changes to ${path} go, and the editor shows the file as it is stored. Undo (Ctrl+Z) can bring them back.`,
+    });
     if (!sure || !this.editor || this.file !== path) return;
     const view = this.editor.view;
     view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: this.saved } });
@@ -891,14 +1483,29 @@ export class FilesView {
   pages(path, bytes) {
     const count = Math.ceil(bytes.byteLength / PAGE_BYTES);
     let n = 0;
-    const pre = el("pre", { class: "text-view", id: "text-pages", tabindex: "0", role: "region", "aria-label": `Page 1 of ${count} of ${path}` });
+    const pre = el("pre", {
+      class: "text-view",
+      id: "text-pages",
+      tabindex: "0",
+      role: "region",
+      "aria-label": `Page 1 of ${count} of ${path}`,
+    });
     const where = el("span", { id: "page-number", role: "status" });
-    const prev = el("button", { type: "button", id: "page-prev", onclick: () => show(n - 1) }, "Previous page");
-    const next = el("button", { type: "button", id: "page-next", onclick: () => show(n + 1) }, "Next page");
+    const prev = el(
+      "button",
+      { type: "button", id: "page-prev", onclick: () => show(n - 1) },
+      "Previous page",
+    );
+    const next = el(
+      "button",
+      { type: "button", id: "page-next", onclick: () => show(n + 1) },
+      "Next page",
+    );
     const show = (k) => {
       n = Math.max(0, Math.min(count - 1, k));
       const text = textPage(bytes, n);
-      pre.textContent = text ?? "This part of the file is not UTF-8 text: download the file to open it.";
+      pre.textContent =
+        text ?? "This part of the file is not UTF-8 text: download the file to open it.";
       pre.setAttribute("aria-label", `Page ${n + 1} of ${count} of ${path}`);
       where.textContent = `Page ${n + 1} of ${count}`;
       prev.disabled = n === 0;
@@ -906,7 +1513,11 @@ export class FilesView {
     };
     show(0);
     return [
-      el("p", { class: "muted" }, `Longer than the editor opens (${formatBytes(EDITOR_BYTES)}): shown read-only, about ${formatBytes(PAGE_BYTES)} at a time. Download it to edit it elsewhere.`),
+      el(
+        "p",
+        { class: "muted" },
+        `Longer than the editor opens (${formatBytes(EDITOR_BYTES)}): shown read-only, about ${formatBytes(PAGE_BYTES)} at a time. Download it to edit it elsewhere.`,
+      ),
       el("div", { class: "toolbar" }, prev, where, next),
       pre,
     ];

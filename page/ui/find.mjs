@@ -18,7 +18,10 @@ function plural(n, one, many = `${one}s`) {
 }
 
 function globs(text) {
-  return text.split(",").map((g) => g.trim()).filter(Boolean);
+  return text
+    .split(",")
+    .map((g) => g.trim())
+    .filter(Boolean);
 }
 
 /** Move the editor's cursor to `line` (1-based) and select `length` characters from `column`
@@ -73,37 +76,97 @@ export class Finder {
   // ---------------------------------------------------------------- search in files
 
   #buildPanel() {
-    const field = (id, label, attrs = {}) => [el("label", { for: id }, label), el("input", { id, type: "text", autocomplete: "off", spellcheck: "false", ...attrs })];
-    const check = (id, label) => el("span", { class: "field-check" }, el("input", { type: "checkbox", id, onchange: () => this.#typed(0) }), el("label", { for: id }, label));
-    const [qLabel, query] = field("search-query", "Search in files", { type: "search", "aria-keyshortcuts": "Control+Shift+F", placeholder: "Text to find" });
-    const [iLabel, include] = field("search-include", "Files to include", { placeholder: "e.g. *.py, src/**/*.mjs" });
-    const [xLabel, exclude] = field("search-exclude", "Files to exclude", { placeholder: "e.g. node_modules, *.min.js" });
+    const field = (id, label, attrs = {}) => [
+      el("label", { for: id }, label),
+      el("input", { id, type: "text", autocomplete: "off", spellcheck: "false", ...attrs }),
+    ];
+    const check = (id, label) =>
+      el(
+        "span",
+        { class: "field-check" },
+        el("input", { type: "checkbox", id, onchange: () => this.#typed(0) }),
+        el("label", { for: id }, label),
+      );
+    const [qLabel, query] = field("search-query", "Search in files", {
+      type: "search",
+      "aria-keyshortcuts": "Control+Shift+F",
+      placeholder: "Text to find",
+    });
+    const [iLabel, include] = field("search-include", "Files to include", {
+      placeholder: "e.g. *.py, src/**/*.mjs",
+    });
+    const [xLabel, exclude] = field("search-exclude", "Files to exclude", {
+      placeholder: "e.g. node_modules, *.min.js",
+    });
     this.query = query;
     this.include = include;
     this.exclude = exclude;
     for (const input of [query, include, exclude]) {
       input.addEventListener("input", () => this.#typed(TYPE_DELAY_MS));
       input.addEventListener("keydown", (e) => {
-        if (e.key === "Enter") { e.preventDefault(); this.#typed(0); }
-        if (e.key === "Escape") { e.preventDefault(); this.close(); }
+        if (e.key === "Enter") {
+          e.preventDefault();
+          this.#typed(0);
+        }
+        if (e.key === "Escape") {
+          e.preventDefault();
+          this.close();
+        }
       });
     }
-    this.stopButton = el("button", { type: "button", id: "search-stop", disabled: true, onclick: () => this.stop() }, "Stop");
-    this.status = el("p", { id: "search-status", class: "muted", role: "status", "aria-live": "polite" });
-    this.results = el("ul", { id: "search-results", class: "search-results", "aria-label": "Search results" });
-    this.panel = el("section", { id: "search-panel", class: "search-panel", hidden: true, "aria-labelledby": "search-title" },
-      el("div", { class: "search-head" },
+    this.stopButton = el(
+      "button",
+      { type: "button", id: "search-stop", disabled: true, onclick: () => this.stop() },
+      "Stop",
+    );
+    this.status = el("p", {
+      id: "search-status",
+      class: "muted",
+      role: "status",
+      "aria-live": "polite",
+    });
+    this.results = el("ul", {
+      id: "search-results",
+      class: "search-results",
+      "aria-label": "Search results",
+    });
+    this.panel = el(
+      "section",
+      {
+        id: "search-panel",
+        class: "search-panel",
+        hidden: true,
+        "aria-labelledby": "search-title",
+      },
+      el(
+        "div",
+        { class: "search-head" },
         el("h3", { id: "search-title" }, "Search in files"),
-        el("button", { type: "button", id: "search-close", onclick: () => this.close() }, "Close search"),
+        el(
+          "button",
+          { type: "button", id: "search-close", onclick: () => this.close() },
+          "Close search",
+        ),
       ),
-      el("div", { class: "search-fields" },
+      el(
+        "div",
+        { class: "search-fields" },
         el("div", { class: "search-field search-main" }, qLabel, query),
-        el("div", { class: "search-switches", role: "group", "aria-label": "Search options" },
-          check("search-case", "Match case"), check("search-word", "Whole word"), check("search-regex", "Regular expression")),
+        el(
+          "div",
+          { class: "search-switches", role: "group", "aria-label": "Search options" },
+          check("search-case", "Match case"),
+          check("search-word", "Whole word"),
+          check("search-regex", "Regular expression"),
+        ),
         el("div", { class: "search-field" }, iLabel, include),
         el("div", { class: "search-field" }, xLabel, exclude),
       ),
-      el("p", { class: "muted hint", id: "search-replace-note" }, "Replace in files is not available yet: open a file and use Find (Ctrl+F) to replace in it."),
+      el(
+        "p",
+        { class: "muted hint", id: "search-replace-note" },
+        "Replace in files is not available yet: open a file and use Find (Ctrl+F) to replace in it.",
+      ),
       el("div", { class: "toolbar" }, this.stopButton, this.status),
       this.results,
     );
@@ -114,8 +177,13 @@ export class Finder {
   open() {
     this.panel.hidden = false;
     const view = this.files.editor?.view;
-    const picked = view ? view.state.sliceDoc(view.state.selection.main.from, view.state.selection.main.to) : "";
-    if (picked && !picked.includes("\n") && picked.length <= 200) { this.query.value = picked; this.#typed(0); }
+    const picked = view
+      ? view.state.sliceDoc(view.state.selection.main.from, view.state.selection.main.to)
+      : "";
+    if (picked && !picked.includes("\n") && picked.length <= 200) {
+      this.query.value = picked;
+      this.#typed(0);
+    }
     this.query.focus();
     this.query.select();
   }
@@ -149,7 +217,11 @@ export class Finder {
     delete this.results.dataset.firstMs;
     this.results.dataset.run = id;
     this.results.dataset.searched = this.#fields();
-    if (!text) { this.status.textContent = ""; this.stopButton.disabled = true; return; }
+    if (!text) {
+      this.status.textContent = "";
+      this.stopButton.disabled = true;
+      return;
+    }
     this.current = id;
     this.stopButton.disabled = false;
     this.status.textContent = "Searching…";
@@ -162,16 +234,23 @@ export class Finder {
       pending += decoder.decode(new Uint8Array(data), { stream: true });
       const lines = pending.split("\n");
       pending = lines.pop();
-      for (const line of lines) if (line) { this.#showFile(JSON.parse(line)); shown += 1; }
-      if (shown && !this.results.dataset.firstMs) this.results.dataset.firstMs = String(Math.round(performance.now() - started));
+      for (const line of lines)
+        if (line) {
+          this.#showFile(JSON.parse(line));
+          shown += 1;
+        }
+      if (shown && !this.results.dataset.firstMs)
+        this.results.dataset.firstMs = String(Math.round(performance.now() - started));
       this.status.textContent = `Searching… ${plural(shown, "file")} with matches so far.`;
     };
     const args = {
-      search: id, query: text,
+      search: id,
+      query: text,
       case_sensitive: this.panel.querySelector("#search-case").checked,
       whole_word: this.panel.querySelector("#search-word").checked,
       regex: this.panel.querySelector("#search-regex").checked,
-      include: globs(this.include.value), exclude: globs(this.exclude.value),
+      include: globs(this.include.value),
+      exclude: globs(this.exclude.value),
       time_limit_ms: TIME_LIMIT_MS,
     };
     let answer = null;
@@ -199,15 +278,28 @@ export class Finder {
    * test or the bench). */
   #fields() {
     const f = (id) => this.panel.querySelector(id);
-    return JSON.stringify([this.query.value, f("#search-case").checked, f("#search-word").checked, f("#search-regex").checked, this.include.value, this.exclude.value]);
+    return JSON.stringify([
+      this.query.value,
+      f("#search-case").checked,
+      f("#search-word").checked,
+      f("#search-regex").checked,
+      this.include.value,
+      this.exclude.value,
+    ]);
   }
 
   #summary(s) {
-    const found = s.matches ? `${plural(s.matches, "match", "matches")} in ${plural(s.files_matched, "file")}` : "No matches";
+    const found = s.matches
+      ? `${plural(s.matches, "match", "matches")} in ${plural(s.files_matched, "file")}`
+      : "No matches";
     const skipped = [
       s.skipped_binary ? `${plural(s.skipped_binary, "binary file")} skipped` : "",
-      s.skipped_large ? `${plural(s.skipped_large, "file")} over ${Math.round(s.max_file_bytes / 1048576)} MB skipped` : "",
-      s.skipped_names ? `${plural(s.skipped_names, "file")} with a name the host cannot open skipped` : "",
+      s.skipped_large
+        ? `${plural(s.skipped_large, "file")} over ${Math.round(s.max_file_bytes / 1048576)} MB skipped`
+        : "",
+      s.skipped_names
+        ? `${plural(s.skipped_names, "file")} with a name the host cannot open skipped`
+        : "",
     ].filter(Boolean);
     const why = {
       done: "",
@@ -219,20 +311,53 @@ export class Finder {
   }
 
   #showFile(file) {
-    const hits = file.hits.map((h) => el("li", {},
-      el("button", { type: "button", class: "search-hit", "data-path": file.path, "data-line": String(h.line),
-        onclick: () => this.#openAt(file.path, h) },
-      el("span", { class: "visually-hidden" }, `${file.path}, line `),
-      el("span", { class: "search-line muted" }, `${h.line}`),
-      el("span", { class: "visually-hidden" }, ": "),
-      el("span", { class: "search-preview" }, h.preview.slice(0, h.start), el("mark", {}, h.preview.slice(h.start, h.end)), h.preview.slice(h.end))),
-    ));
+    const hits = file.hits.map((h) =>
+      el(
+        "li",
+        {},
+        el(
+          "button",
+          {
+            type: "button",
+            class: "search-hit",
+            "data-path": file.path,
+            "data-line": String(h.line),
+            onclick: () => this.#openAt(file.path, h),
+          },
+          el("span", { class: "visually-hidden" }, `${file.path}, line `),
+          el("span", { class: "search-line muted" }, `${h.line}`),
+          el("span", { class: "visually-hidden" }, ": "),
+          el(
+            "span",
+            { class: "search-preview" },
+            h.preview.slice(0, h.start),
+            el("mark", {}, h.preview.slice(h.start, h.end)),
+            h.preview.slice(h.end),
+          ),
+        ),
+      ),
+    );
     const count = `${plural(file.hits.length, "match", "matches")}${file.more ? " (more not shown)" : ""}`;
-    this.results.append(el("li", { class: "search-file", "data-path": file.path },
-      el("p", { class: "search-file-path" }, name(baseName(file.path), { class: "search-file-name" }), " ",
-        el("span", { class: "muted" }, parentOf(file.path) ? folderLabel(parentOf(file.path)) : "/", " · ", count)),
-      el("ul", { class: "search-hits", "aria-label": `Matches in ${file.path}` }, hits),
-    ));
+    this.results.append(
+      el(
+        "li",
+        { class: "search-file", "data-path": file.path },
+        el(
+          "p",
+          { class: "search-file-path" },
+          name(baseName(file.path), { class: "search-file-name" }),
+          " ",
+          el(
+            "span",
+            { class: "muted" },
+            parentOf(file.path) ? folderLabel(parentOf(file.path)) : "/",
+            " · ",
+            count,
+          ),
+        ),
+        el("ul", { class: "search-hits", "aria-label": `Matches in ${file.path}` }, hits),
+      ),
+    );
   }
 
   async #openAt(path, hit) {
@@ -247,20 +372,60 @@ export class Finder {
   /** The quick-open dialog: type part of a file's name, arrows to choose, Enter opens. */
   async quickOpen() {
     if (document.querySelector("#quick-open")) return;
-    const input = el("input", { id: "quick-open-input", type: "text", role: "combobox", autocomplete: "off", spellcheck: "false",
-      "aria-expanded": "true", "aria-controls": "quick-open-list", "aria-autocomplete": "list", placeholder: "File name" });
+    const input = el("input", {
+      id: "quick-open-input",
+      type: "text",
+      role: "combobox",
+      autocomplete: "off",
+      spellcheck: "false",
+      "aria-expanded": "true",
+      "aria-controls": "quick-open-list",
+      "aria-autocomplete": "list",
+      placeholder: "File name",
+    });
     const listbox = el("ul", { id: "quick-open-list", role: "listbox", "aria-label": "Files" });
-    const note = el("p", { id: "quick-open-note", class: "muted", role: "status", "aria-live": "polite" }, "Listing the project's files…");
-    const dialog = el("dialog", { class: "dialog quick-open", id: "quick-open", "aria-labelledby": "quick-open-title" },
+    const note = el(
+      "p",
+      { id: "quick-open-note", class: "muted", role: "status", "aria-live": "polite" },
+      "Listing the project's files…",
+    );
+    const dialog = el(
+      "dialog",
+      { class: "dialog quick-open", id: "quick-open", "aria-labelledby": "quick-open-title" },
       el("h2", { id: "quick-open-title" }, "Open a file"),
-      el("label", { for: "quick-open-input" }, "Go to file (type part of its name; ↑/↓ choose, Enter opens)"),
-      input, note, listbox);
+      el(
+        "label",
+        { for: "quick-open-input" },
+        "Go to file (type part of its name; ↑/↓ choose, Enter opens)",
+      ),
+      input,
+      note,
+      listbox,
+    );
     let shown = [];
     let active = 0;
     const paint = () => {
-      replace(listbox, shown.map((path, i) => el("li", { role: "option", id: `quick-open-${i}`, "aria-selected": String(i === active), class: i === active ? "active" : null,
-        onmousedown: (e) => { e.preventDefault(); choose(path); } },
-      name(baseName(path), { class: "quick-name" }), " ", el("span", { class: "muted" }, parentOf(path) ? folderLabel(parentOf(path)) : "/"))));
+      replace(
+        listbox,
+        shown.map((path, i) =>
+          el(
+            "li",
+            {
+              role: "option",
+              id: `quick-open-${i}`,
+              "aria-selected": String(i === active),
+              class: i === active ? "active" : null,
+              onmousedown: (e) => {
+                e.preventDefault();
+                choose(path);
+              },
+            },
+            name(baseName(path), { class: "quick-name" }),
+            " ",
+            el("span", { class: "muted" }, parentOf(path) ? folderLabel(parentOf(path)) : "/"),
+          ),
+        ),
+      );
       if (shown.length) input.setAttribute("aria-activedescendant", `quick-open-${active}`);
       else input.removeAttribute("aria-activedescendant");
       listbox.querySelector(".active")?.scrollIntoView({ block: "nearest" });
@@ -269,7 +434,10 @@ export class Finder {
     const update = () => {
       shown = input.value.trim() ? rankPaths(input.value, paths, 50) : paths.slice(0, 50);
       active = 0;
-      note.textContent = input.value.trim() && !shown.length ? "No file name matches." : `${plural(paths.length, "file")} in the project.`;
+      note.textContent =
+        input.value.trim() && !shown.length
+          ? "No file name matches."
+          : `${plural(paths.length, "file")} in the project.`;
       paint();
     };
     const choose = async (path) => {
@@ -282,7 +450,8 @@ export class Finder {
     input.addEventListener("keydown", (e) => {
       if (e.key === "ArrowDown" || e.key === "ArrowUp") {
         e.preventDefault();
-        if (shown.length) active = (active + (e.key === "ArrowDown" ? 1 : shown.length - 1)) % shown.length;
+        if (shown.length)
+          active = (active + (e.key === "ArrowDown" ? 1 : shown.length - 1)) % shown.length;
         paint();
       } else if (e.key === "Enter") {
         e.preventDefault();
@@ -305,15 +474,40 @@ export class Finder {
   // ---------------------------------------------------------------- the tree's filter
 
   #buildFilter() {
-    this.filterInput = el("input", { id: "tree-filter", type: "search", autocomplete: "off", spellcheck: "false", placeholder: "Filter files by name" });
-    this.filterNote = el("p", { id: "tree-filter-note", class: "muted", role: "status", "aria-live": "polite" });
-    this.filterList = el("ul", { id: "tree-filter-results", class: "tree-filter-results", "aria-label": "Files whose name matches", hidden: true });
-    this.filterBox = el("div", { class: "tree-filter", role: "search" },
+    this.filterInput = el("input", {
+      id: "tree-filter",
+      type: "search",
+      autocomplete: "off",
+      spellcheck: "false",
+      placeholder: "Filter files by name",
+    });
+    this.filterNote = el("p", {
+      id: "tree-filter-note",
+      class: "muted",
+      role: "status",
+      "aria-live": "polite",
+    });
+    this.filterList = el("ul", {
+      id: "tree-filter-results",
+      class: "tree-filter-results",
+      "aria-label": "Files whose name matches",
+      hidden: true,
+    });
+    this.filterBox = el(
+      "div",
+      { class: "tree-filter", role: "search" },
       el("label", { for: "tree-filter", class: "visually-hidden" }, "Filter files by name"),
-      this.filterInput, this.filterNote, this.filterList);
+      this.filterInput,
+      this.filterNote,
+      this.filterList,
+    );
     this.filterInput.addEventListener("input", () => this.#filter());
     this.filterInput.addEventListener("keydown", (e) => {
-      if (e.key === "Escape" && this.filterInput.value) { e.preventDefault(); this.filterInput.value = ""; this.#filter(); }
+      if (e.key === "Escape" && this.filterInput.value) {
+        e.preventDefault();
+        this.filterInput.value = "";
+        this.#filter();
+      }
     });
   }
 
@@ -337,16 +531,39 @@ export class Finder {
     }
     if (this.filterInput.value.trim() !== text) return;
     const needle = text.toLowerCase();
-    const matching = paths.filter((p) => baseName(p).toLowerCase().includes(needle) || p.toLowerCase().includes(needle));
+    const matching = paths.filter(
+      (p) => baseName(p).toLowerCase().includes(needle) || p.toLowerCase().includes(needle),
+    );
     const ranked = rankPaths(text, matching, FILTER_SHOWN);
     tree.hidden = true;
     this.filterList.hidden = false;
-    replace(this.filterList, ranked.map((path) => el("li", {},
-      el("button", { type: "button", class: "filter-hit", "data-path": path, onclick: () => this.#openFiltered(path) },
-        name(baseName(path)), " ", el("span", { class: "muted" }, parentOf(path) ? folderLabel(parentOf(path)) : "/")))));
-    this.filterNote.textContent = matching.length > ranked.length
-      ? `${plural(matching.length, "file")} match; the first ${ranked.length} are shown.`
-      : matching.length ? `${plural(matching.length, "file")} match.` : "No file name matches.";
+    replace(
+      this.filterList,
+      ranked.map((path) =>
+        el(
+          "li",
+          {},
+          el(
+            "button",
+            {
+              type: "button",
+              class: "filter-hit",
+              "data-path": path,
+              onclick: () => this.#openFiltered(path),
+            },
+            name(baseName(path)),
+            " ",
+            el("span", { class: "muted" }, parentOf(path) ? folderLabel(parentOf(path)) : "/"),
+          ),
+        ),
+      ),
+    );
+    this.filterNote.textContent =
+      matching.length > ranked.length
+        ? `${plural(matching.length, "file")} match; the first ${ranked.length} are shown.`
+        : matching.length
+          ? `${plural(matching.length, "file")} match.`
+          : "No file name matches.";
   }
 
   async #openFiltered(path) {
@@ -365,8 +582,16 @@ export class Finder {
   keys(event) {
     if (!(event.ctrlKey || event.metaKey) || event.altKey) return false;
     const key = event.key.toLowerCase();
-    if (key === "f" && event.shiftKey) { event.preventDefault(); this.open(); return true; }
-    if (key === "p" && !event.shiftKey) { event.preventDefault(); this.quickOpen(); return true; }
+    if (key === "f" && event.shiftKey) {
+      event.preventDefault();
+      this.open();
+      return true;
+    }
+    if (key === "p" && !event.shiftKey) {
+      event.preventDefault();
+      this.quickOpen();
+      return true;
+    }
     return false;
   }
 

@@ -29,7 +29,8 @@ export function fuzzyScore(query, path) {
     const j = at[k];
     score += j >= base ? 3 : 1;
     if (k > 0 && at[k - 1] === j - 1) score += 4;
-    if (j === 0 || WORD_START.has(p[j - 1]) || (path[j] !== p[j] && path[j - 1] === p[j - 1])) score += 3;
+    if (j === 0 || WORD_START.has(p[j - 1]) || (path[j] !== p[j] && path[j - 1] === p[j - 1]))
+      score += 3;
   }
   const name = p.slice(base);
   if (name.startsWith(q)) score += 20;
@@ -45,6 +46,8 @@ export function rankPaths(query, paths, limit = 50) {
     const score = fuzzyScore(query, path);
     if (score !== null) scored.push([score, path]);
   }
-  scored.sort((a, b) => b[0] - a[0] || a[1].length - b[1].length || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  scored.sort(
+    (a, b) => b[0] - a[0] || a[1].length - b[1].length || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0),
+  );
   return scored.slice(0, limit).map(([, path]) => path);
 }

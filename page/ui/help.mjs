@@ -64,18 +64,51 @@ export class Help {
   draw(show) {
     this.shown = show;
     this.guide.hidden = !show;
-    if (!show) { this.guide.replaceChildren(); return; }
-    replace(this.guide,
-      el("div", { class: "guide-head" },
+    if (!show) {
+      this.guide.replaceChildren();
+      return;
+    }
+    replace(
+      this.guide,
+      el(
+        "div",
+        { class: "guide-head" },
         el("h2", { id: "guide-title" }, "Getting started"),
-        el("button", { type: "button", id: "guide-close", class: "subtle", "aria-label": "Close the getting-started guide",
-          onclick: () => this.setDismissed(true) }, "Close")),
+        el(
+          "button",
+          {
+            type: "button",
+            id: "guide-close",
+            class: "subtle",
+            "aria-label": "Close the getting-started guide",
+            onclick: () => this.setDismissed(true),
+          },
+          "Close",
+        ),
+      ),
       el("p", { class: "guide-purpose" }, GUIDE.purpose),
-      el("ol", { class: "guide-steps" }, GUIDE.steps.map((step, i) =>
-        el("li", { "data-surface": step.surface },
-          el("button", { type: "button", class: "link guide-step", id: `guide-step-${i + 1}`,
-            onclick: () => this.app.navigate(step.surface) }, step.title),
-          el("span", { class: "muted" }, ` — ${step.text}`)))));
+      el(
+        "ol",
+        { class: "guide-steps" },
+        GUIDE.steps.map((step, i) =>
+          el(
+            "li",
+            { "data-surface": step.surface },
+            el(
+              "button",
+              {
+                type: "button",
+                class: "link guide-step",
+                id: `guide-step-${i + 1}`,
+                onclick: () => this.app.navigate(step.surface),
+              },
+              step.title,
+            ),
+            el("span", { class: "muted" }, ` — ${step.text}`),
+          ),
+        ),
+      ),
+    );
   }
 
   /** Close (true) or show again (false) the guide; the host remembers it. */
@@ -97,33 +130,92 @@ export class Help {
 
   /** The Help dialog: the guide's switch, the glossary, the shortcuts. */
   open() {
-    const dialog = el("dialog", { class: "dialog help-dialog", id: "help-dialog", "aria-labelledby": "help-title" },
-      el("div", { class: "help-head" },
+    const dialog = el(
+      "dialog",
+      { class: "dialog help-dialog", id: "help-dialog", "aria-labelledby": "help-title" },
+      el(
+        "div",
+        { class: "help-head" },
         el("h2", { id: "help-title" }, "Help"),
-        el("button", { type: "button", id: "help-close", onclick: () => dialog.close() }, "Close")),
-      el("section", { "aria-labelledby": "help-start" },
+        el("button", { type: "button", id: "help-close", onclick: () => dialog.close() }, "Close"),
+      ),
+      el(
+        "section",
+        { "aria-labelledby": "help-start" },
         el("h3", { id: "help-start" }, "Getting started"),
         el("p", {}, GUIDE.purpose),
-        el("button", { type: "button", id: "guide-reopen", disabled: this.shown,
-          onclick: async () => { dialog.close(); await this.setDismissed(false); } },
-        this.shown ? "The guide is shown above" : "Show the getting-started guide")),
-      el("section", { "aria-labelledby": "help-words" },
+        el(
+          "button",
+          {
+            type: "button",
+            id: "guide-reopen",
+            disabled: this.shown,
+            onclick: async () => {
+              dialog.close();
+              await this.setDismissed(false);
+            },
+          },
+          this.shown ? "The guide is shown above" : "Show the getting-started guide",
+        ),
+      ),
+      el(
+        "section",
+        { "aria-labelledby": "help-words" },
         el("h3", { id: "help-words" }, "Words"),
-        el("dl", { class: "glossary", id: "glossary" }, Object.entries(GLOSSARY).map(([id, t]) => [
-          el("dt", { "data-term": id }, t.label, " ", el("code", { class: "muted" }, id)),
-          el("dd", {}, t.meaning)]))),
-      el("section", { "aria-labelledby": "help-keys" },
+        el(
+          "dl",
+          { class: "glossary", id: "glossary" },
+          Object.entries(GLOSSARY).map(([id, t]) => [
+            el("dt", { "data-term": id }, t.label, " ", el("code", { class: "muted" }, id)),
+            el("dd", {}, t.meaning),
+          ]),
+        ),
+      ),
+      el(
+        "section",
+        { "aria-labelledby": "help-keys" },
         el("h3", { id: "help-keys" }, "Keyboard shortcuts"),
-        el("div", { class: "table-box" },
-          el("table", { class: "table", id: "shortcuts" },
-            el("thead", {}, el("tr", {}, ["Keys", "Does", "Where"].map((h) => el("th", { scope: "col" }, h)))),
-            el("tbody", {}, SHORTCUTS.map(([keys, does, where]) =>
-              el("tr", {}, el("td", { class: "nowrap" }, el("kbd", {}, keys)), el("td", {}, does), el("td", {}, where))))))));
+        el(
+          "div",
+          { class: "table-box" },
+          el(
+            "table",
+            { class: "table", id: "shortcuts" },
+            el(
+              "thead",
+              {},
+              el(
+                "tr",
+                {},
+                ["Keys", "Does", "Where"].map((h) => el("th", { scope: "col" }, h)),
+              ),
+            ),
+            el(
+              "tbody",
+              {},
+              SHORTCUTS.map(([keys, does, where]) =>
+                el(
+                  "tr",
+                  {},
+                  el("td", { class: "nowrap" }, el("kbd", {}, keys)),
+                  el("td", {}, does),
+                  el("td", {}, where),
+                ),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
     const opener = document.activeElement;
-    dialog.addEventListener("close", () => {
-      dialog.remove();
-      if (opener?.isConnected && typeof opener.focus === "function") opener.focus();
-    }, { once: true });
+    dialog.addEventListener(
+      "close",
+      () => {
+        dialog.remove();
+        if (opener?.isConnected && typeof opener.focus === "function") opener.focus();
+      },
+      { once: true },
+    );
     document.body.appendChild(dialog);
     dialog.showModal();
   }

@@ -8,7 +8,18 @@
 import { el } from "../dom.mjs";
 import { loadEditor } from "./editor.mjs";
 
-const MARKS = new Set(["EmphasisMark", "HeaderMark", "ListMark", "QuoteMark", "CodeMark", "CodeInfo", "LinkMark", "LinkTitle", "LinkLabel", "TaskMarker"]);
+const MARKS = new Set([
+  "EmphasisMark",
+  "HeaderMark",
+  "ListMark",
+  "QuoteMark",
+  "CodeMark",
+  "CodeInfo",
+  "LinkMark",
+  "LinkTitle",
+  "LinkLabel",
+  "TaskMarker",
+]);
 
 function children(node) {
   const out = [];
@@ -32,19 +43,38 @@ function inline(src, node, skip = MARKS) {
 
 function span(src, node) {
   switch (node.name) {
-    case "Emphasis": return el("em", {}, inline(src, node));
-    case "StrongEmphasis": return el("strong", {}, inline(src, node));
-    case "Strikethrough": return el("s", {}, inline(src, node));
-    case "InlineCode": return el("code", {}, inline(src, node));
-    case "Escape": return src.slice(node.from + 1, node.to);
-    case "HardBreak": return el("br");
+    case "Emphasis":
+      return el("em", {}, inline(src, node));
+    case "StrongEmphasis":
+      return el("strong", {}, inline(src, node));
+    case "Strikethrough":
+      return el("s", {}, inline(src, node));
+    case "InlineCode":
+      return el("code", {}, inline(src, node));
+    case "Escape":
+      return src.slice(node.from + 1, node.to);
+    case "HardBreak":
+      return el("br");
     case "Link": {
       const url = node.getChild("URL");
       const text = inline(src, node, new Set([...MARKS, "URL"]));
-      return el("span", { class: "md-link" }, text, url ? [" (", el("code", {}, src.slice(url.from, url.to)), ")"] : null);
+      return el(
+        "span",
+        { class: "md-link" },
+        text,
+        url ? [" (", el("code", {}, src.slice(url.from, url.to)), ")"] : null,
+      );
     }
-    case "Image": return el("span", { class: "md-image" }, "[image: ", inline(src, node, new Set([...MARKS, "URL"])), "]");
-    default: return src.slice(node.from, node.to); // HTMLTag, Entity, Autolink, URL, …: as written
+    case "Image":
+      return el(
+        "span",
+        { class: "md-image" },
+        "[image: ",
+        inline(src, node, new Set([...MARKS, "URL"])),
+        "]",
+      );
+    default:
+      return src.slice(node.from, node.to); // HTMLTag, Entity, Autolink, URL, …: as written
   }
 }
 
@@ -61,22 +91,36 @@ function block(src, node, top) {
     return el(`h${Math.min(6, top + level - 1)}`, { class: "md-heading" }, text);
   }
   switch (node.name) {
-    case "Paragraph": return el("p", {}, inline(src, node));
-    case "BulletList": return el("ul", {}, blocks(src, node, top));
-    case "OrderedList": return el("ol", {}, blocks(src, node, top));
-    case "ListItem": return el("li", {}, blocks(src, node, top));
-    case "Blockquote": return el("blockquote", {}, blocks(src, node, top));
-    case "HorizontalRule": return el("hr");
-    case "FencedCode": case "CodeBlock": {
+    case "Paragraph":
+      return el("p", {}, inline(src, node));
+    case "BulletList":
+      return el("ul", {}, blocks(src, node, top));
+    case "OrderedList":
+      return el("ol", {}, blocks(src, node, top));
+    case "ListItem":
+      return el("li", {}, blocks(src, node, top));
+    case "Blockquote":
+      return el("blockquote", {}, blocks(src, node, top));
+    case "HorizontalRule":
+      return el("hr");
+    case "FencedCode":
+    case "CodeBlock": {
       const parts = node.getChildren("CodeText").map((t) => src.slice(t.from, t.to));
-      return el("pre", { class: "text-view" }, el("code", {}, parts.length ? parts.join("\n") : src.slice(node.from, node.to)));
+      return el(
+        "pre",
+        { class: "text-view" },
+        el("code", {}, parts.length ? parts.join("\n") : src.slice(node.from, node.to)),
+      );
     }
-    default: return el("p", { class: "md-raw" }, src.slice(node.from, node.to)); // HTML blocks, link references, …: as written
+    default:
+      return el("p", { class: "md-raw" }, src.slice(node.from, node.to)); // HTML blocks, link references, …: as written
   }
 }
 
 function blocks(src, node, top) {
-  return children(node).filter((c) => !MARKS.has(c.name)).map((c) => block(src, c, top));
+  return children(node)
+    .filter((c) => !MARKS.has(c.name))
+    .map((c) => block(src, c, top));
 }
 
 /** `text` (Markdown) as a <div class="markdown"> of elements and text nodes. `top`: the

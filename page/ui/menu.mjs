@@ -24,36 +24,60 @@ export function closeMenu({ refocus = true } = {}) {
 export function openMenu({ x, y, items, label, opener = document.activeElement }) {
   closeMenu({ refocus: false });
   const buttons = [];
-  const node = el("div", { class: "menu", role: "menu", "aria-label": label, id: "context-menu" },
+  const node = el(
+    "div",
+    { class: "menu", role: "menu", "aria-label": label, id: "context-menu" },
     items.map((item) => {
       if (item === "-") return el("div", { class: "menu-sep", role: "separator" });
       const reason = item.disabled || null;
-      const button = el("button", {
-        type: "button", role: "menuitem", tabindex: "-1", class: `menu-item${item.danger ? " danger" : ""}`,
-        "aria-disabled": reason ? "true" : null, title: reason, "data-action": item.id ?? null,
-        onclick: () => {
-          if (reason) return;
-          closeMenu({ refocus: true });
-          item.run();
+      const button = el(
+        "button",
+        {
+          type: "button",
+          role: "menuitem",
+          tabindex: "-1",
+          class: `menu-item${item.danger ? " danger" : ""}`,
+          "aria-disabled": reason ? "true" : null,
+          title: reason,
+          "data-action": item.id ?? null,
+          onclick: () => {
+            if (reason) return;
+            closeMenu({ refocus: true });
+            item.run();
+          },
         },
-      },
-      el("span", { class: "menu-label" }, item.label),
-      item.shortcut ? el("kbd", { class: "menu-key", "aria-hidden": "true" }, item.shortcut) : null);
+        el("span", { class: "menu-label" }, item.label),
+        item.shortcut
+          ? el("kbd", { class: "menu-key", "aria-hidden": "true" }, item.shortcut)
+          : null,
+      );
       if (item.shortcut) button.setAttribute("aria-keyshortcuts", item.shortcut.replace(/\s/g, ""));
       buttons.push(button);
       return button;
-    }));
+    }),
+  );
   node.addEventListener("keydown", (event) => {
     const i = buttons.indexOf(document.activeElement);
-    const move = (to) => { event.preventDefault(); buttons[(to + buttons.length) % buttons.length]?.focus(); };
+    const move = (to) => {
+      event.preventDefault();
+      buttons[(to + buttons.length) % buttons.length]?.focus();
+    };
     if (event.key === "ArrowDown") move(i + 1);
     else if (event.key === "ArrowUp") move(i - 1);
     else if (event.key === "Home") move(0);
     else if (event.key === "End") move(buttons.length - 1);
-    else if (event.key === "Escape" || event.key === "Tab") { event.preventDefault(); event.stopPropagation(); closeMenu(); }
-    else if (event.key === " ") { event.preventDefault(); document.activeElement?.click(); }
+    else if (event.key === "Escape" || event.key === "Tab") {
+      event.preventDefault();
+      event.stopPropagation();
+      closeMenu();
+    } else if (event.key === " ") {
+      event.preventDefault();
+      document.activeElement?.click();
+    }
   });
-  const outside = (event) => { if (!node.contains(event.target)) closeMenu({ refocus: false }); };
+  const outside = (event) => {
+    if (!node.contains(event.target)) closeMenu({ refocus: false });
+  };
   document.addEventListener("pointerdown", outside, true);
   document.body.appendChild(node);
   current = { node, opener, outside };

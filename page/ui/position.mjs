@@ -15,7 +15,11 @@ export function keepPosition(editor, path, call) {
 
   const now = () => {
     const main = view.state.selection.main;
-    return { anchor: main.anchor, head: main.head, top: Math.max(0, Math.round(view.scrollDOM.scrollTop)) };
+    return {
+      anchor: main.anchor,
+      head: main.head,
+      top: Math.max(0, Math.round(view.scrollDOM.scrollTop)),
+    };
   };
   const report = () => {
     timer = null;
@@ -35,7 +39,10 @@ export function keepPosition(editor, path, call) {
 
   const destroy = editor.destroy.bind(editor);
   editor.destroy = () => {
-    if (live && timer !== null) { clearTimeout(timer); report(); }
+    if (live && timer !== null) {
+      clearTimeout(timer);
+      report();
+    }
     live = false;
     destroy();
   };
@@ -54,7 +61,12 @@ export function keepPosition(editor, path, call) {
       const head = Math.min(kept.head, end);
       view.dispatch({ selection: { anchor, head } });
       last = JSON.stringify({ anchor, head, top: kept.top });
-      view.requestMeasure({ read: () => null, write: () => { view.scrollDOM.scrollTop = kept.top; } });
+      view.requestMeasure({
+        read: () => null,
+        write: () => {
+          view.scrollDOM.scrollTop = kept.top;
+        },
+      });
       view.scrollDOM.scrollTop = kept.top;
     },
   };

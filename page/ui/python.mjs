@@ -63,7 +63,8 @@ function listen(host) {
   listening = host;
   host.addEventListener("event", (event) => {
     const e = event.detail;
-    if (e?.type === "python.output" && active && e.run === active.runId) active.write(e.stream, e.text);
+    if (e?.type === "python.output" && active && e.run === active.runId)
+      active.write(e.stream, e.text);
     else if (e?.type === "python.input" && active && e.run === active.runId) active.ask(e.prompt);
   });
 }
@@ -84,37 +85,103 @@ export class PythonPanel {
     listen(app.host);
     active = this;
     // Python loads while the person reads (its frame first, once); a failure is said by Run
-    app.python().then(() => app.host.call("python.warm")).catch(() => {});
-    this.runButton = el("button", { type: "button", id: "python-run", class: "primary", "aria-keyshortcuts": "Control+Enter Meta+Enter", title: "Run this file as __main__ (Ctrl/⌘+Enter)", onclick: () => this.run() }, "Run");
-    this.stopButton = el("button", { type: "button", id: "python-stop", disabled: true, title: "Stop: end the run and restart Python", onclick: () => this.stop() }, "Stop");
+    app
+      .python()
+      .then(() => app.host.call("python.warm"))
+      .catch(() => {});
+    this.runButton = el(
+      "button",
+      {
+        type: "button",
+        id: "python-run",
+        class: "primary",
+        "aria-keyshortcuts": "Control+Enter Meta+Enter",
+        title: "Run this file as __main__ (Ctrl/⌘+Enter)",
+        onclick: () => this.run(),
+      },
+      "Run",
+    );
+    this.stopButton = el(
+      "button",
+      {
+        type: "button",
+        id: "python-stop",
+        disabled: true,
+        title: "Stop: end the run and restart Python",
+        onclick: () => this.stop(),
+      },
+      "Stop",
+    );
     this.buttons = [this.runButton, this.stopButton];
-    this.status = el("p", { id: "python-status", class: "muted", role: "status", "aria-live": "polite" }, "Python runs in a sandboxed runtime of its own: no network, no storage; it sees copies of this project's files.");
-    this.output = el("pre", { id: "python-output", class: "python-output", tabindex: "0", "aria-label": "Python output" });
+    this.status = el(
+      "p",
+      { id: "python-status", class: "muted", role: "status", "aria-live": "polite" },
+      "Python runs in a sandboxed runtime of its own: no network, no storage; it sees copies of this project's files.",
+    );
+    this.output = el("pre", {
+      id: "python-output",
+      class: "python-output",
+      tabindex: "0",
+      "aria-label": "Python output",
+    });
     this.changes = el("ul", { id: "python-changes", class: "python-changes" });
-    this.input = el("textarea", { id: "python-console-input", rows: 2, spellcheck: "false", "aria-label": "Python console input", placeholder: ">>> Enter runs, Shift+Enter adds a line, ↑/↓ history", onkeydown: (e) => this.#consoleKeys(e) });
-    this.node = el("section", { class: "python-panel", id: "python-panel", "aria-label": "Python" },
+    this.input = el("textarea", {
+      id: "python-console-input",
+      rows: 2,
+      spellcheck: "false",
+      "aria-label": "Python console input",
+      placeholder: ">>> Enter runs, Shift+Enter adds a line, ↑/↓ history",
+      onkeydown: (e) => this.#consoleKeys(e),
+    });
+    this.node = el(
+      "section",
+      { class: "python-panel", id: "python-panel", "aria-label": "Python" },
       el("h4", {}, "Output"),
-      this.status, this.output, this.changes,
-      el("div", { class: "python-console" },
+      this.status,
+      this.output,
+      this.changes,
+      el(
+        "div",
+        { class: "python-console" },
         el("label", { for: "python-console-input" }, "Console"),
         this.input,
-        el("button", { type: "button", id: "python-console-send", onclick: () => this.evaluate() }, "Send"),
-        el("button", { type: "button", id: "python-restart", onclick: () => this.stop({ restart: true }) }, "Restart Python")));
+        el(
+          "button",
+          { type: "button", id: "python-console-send", onclick: () => this.evaluate() },
+          "Send",
+        ),
+        el(
+          "button",
+          { type: "button", id: "python-restart", onclick: () => this.stop({ restart: true }) },
+          "Restart Python",
+        ),
+      ),
+    );
   }
 
   /** Ctrl/⌘+Enter in `node` (the editor) runs the file, before the editor sees the key. */
   bindKeys(node) {
-    node?.addEventListener("keydown", (event) => {
-      if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
-        event.preventDefault();
-        event.stopPropagation();
-        this.run();
-      }
-    }, true);
+    node?.addEventListener(
+      "keydown",
+      (event) => {
+        if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
+          event.preventDefault();
+          event.stopPropagation();
+          this.run();
+        }
+      },
+      true,
+    );
   }
 
   write(stream, text) {
-    this.output.appendChild(el("span", { class: `python-${stream === "stderr" || stream === "input" ? stream : "stdout"}` }, text));
+    this.output.appendChild(
+      el(
+        "span",
+        { class: `python-${stream === "stderr" || stream === "input" ? stream : "stdout"}` },
+        text,
+      ),
+    );
     this.shown += text.length;
     while (this.shown > SHOWN_CHARS && this.output.firstChild) {
       this.shown -= this.output.firstChild.textContent.length;
@@ -126,7 +193,14 @@ export class PythonPanel {
   /** The run waits in input(): a line field under the output; Enter sends it. */
   ask(prompt) {
     this.stdin?.remove();
-    const field = el("input", { type: "text", id: "python-stdin", class: "python-stdin", autocomplete: "off", spellcheck: "false", "aria-label": prompt ? `Input for Python: ${prompt}` : "Input for Python" });
+    const field = el("input", {
+      type: "text",
+      id: "python-stdin",
+      class: "python-stdin",
+      autocomplete: "off",
+      spellcheck: "false",
+      "aria-label": prompt ? `Input for Python: ${prompt}` : "Input for Python",
+    });
     const send = async () => {
       const text = field.value;
       row.remove();
@@ -139,10 +213,18 @@ export class PythonPanel {
       }
     };
     field.addEventListener("keydown", (event) => {
-      if (event.key === "Enter") { event.preventDefault(); send(); }
+      if (event.key === "Enter") {
+        event.preventDefault();
+        send();
+      }
     });
-    const row = el("div", { class: "python-stdin-row" }, el("label", { for: "python-stdin" }, "input()"), field,
-      el("button", { type: "button", id: "python-stdin-send", onclick: send }, "Send"));
+    const row = el(
+      "div",
+      { class: "python-stdin-row" },
+      el("label", { for: "python-stdin" }, "input()"),
+      field,
+      el("button", { type: "button", id: "python-stdin-send", onclick: send }, "Send"),
+    );
     this.stdin = row;
     this.output.after(row);
     this.status.textContent = "Python waits for your input (type a line, then Enter).";
@@ -150,7 +232,10 @@ export class PythonPanel {
   }
 
   #running(on) {
-    if (!on) { this.stdin?.remove(); this.stdin = null; }
+    if (!on) {
+      this.stdin?.remove();
+      this.stdin = null;
+    }
     this.runButton.disabled = on;
     this.stopButton.disabled = !on;
   }
@@ -196,19 +281,49 @@ export class PythonPanel {
 
   #finished(result, wallMs, console) {
     const took = `${result.duration_ms} ms in Python, ${Math.round(wallMs)} ms in all`;
-    if (result.stopped) this.status.textContent = `Stopped after ${took}. Python was restarted: the console's variables are gone.`;
-    else if (result.timed_out) this.status.textContent = `Ended at the time limit: Python was restarted (${took}).`;
+    if (result.stopped)
+      this.status.textContent = `Stopped after ${took}. Python was restarted: the console's variables are gone.`;
+    else if (result.timed_out)
+      this.status.textContent = `Ended at the time limit: Python was restarted (${took}).`;
     else this.status.textContent = `Exited with status ${result.exit_status} (${took}).`;
     this.status.dataset.exit = String(result.exit_status);
-    if (result.output_dropped) this.write("stderr", `\n[${result.output_dropped} more bytes of output were dropped]\n`);
-    const items = result.changes.map((c) => el("li", { class: c.applied ? "python-change" : "python-change refused", "data-path": c.path },
-      el("code", {}, c.action), " ", el("bdi", {}, c.path), " — ",
-      c.applied
-        ? (c.action === "deleted" ? "moved to the trash" : ["written; receipt ", el("code", { class: "hash" }, `${c.sha256.slice(0, 16)}…`), c.store_version === null ? "" : ` (store version ${c.store_version})`])
-        : ["refused ", el("code", { class: "refusal-code" }, c.code), ` — ${c.message}`]));
+    if (result.output_dropped)
+      this.write("stderr", `\n[${result.output_dropped} more bytes of output were dropped]\n`);
+    const items = result.changes.map((c) =>
+      el(
+        "li",
+        { class: c.applied ? "python-change" : "python-change refused", "data-path": c.path },
+        el("code", {}, c.action),
+        " ",
+        el("bdi", {}, c.path),
+        " — ",
+        c.applied
+          ? c.action === "deleted"
+            ? "moved to the trash"
+            : [
+                "written; receipt ",
+                el("code", { class: "hash" }, `${c.sha256.slice(0, 16)}…`),
+                c.store_version === null ? "" : ` (store version ${c.store_version})`,
+              ]
+          : ["refused ", el("code", { class: "refusal-code" }, c.code), ` — ${c.message}`],
+      ),
+    );
     if (result.left_out_note) items.push(el("li", { class: "muted" }, result.left_out_note));
     // a console input that changed no file keeps the last run's list on screen
-    if (items.length || !console) replace(this.changes, items.length ? [el("li", { class: "muted" }, console ? "Files changed by the console input:" : "Files changed by the run:"), items] : null);
+    if (items.length || !console)
+      replace(
+        this.changes,
+        items.length
+          ? [
+              el(
+                "li",
+                { class: "muted" },
+                console ? "Files changed by the console input:" : "Files changed by the run:",
+              ),
+              items,
+            ]
+          : null,
+      );
     if (result.changes.some((c) => c.applied)) this.onChanged?.();
   }
 
@@ -216,7 +331,8 @@ export class PythonPanel {
     this.status.textContent = restart ? "Restarting Python…" : "Stopping…";
     try {
       await this.app.host.call("python.stop");
-      if (restart && !this.runId) this.status.textContent = "Python was restarted: the console starts empty.";
+      if (restart && !this.runId)
+        this.status.textContent = "Python was restarted: the console starts empty.";
     } catch (err) {
       showRefusal(err, "Stopping Python");
     }
@@ -243,16 +359,28 @@ export class PythonPanel {
   }
 
   #consoleKeys(event) {
-    if (event.ctrlKey && event.key.toLowerCase() === "c" && this.runId && this.input.selectionStart === this.input.selectionEnd) {
+    if (
+      event.ctrlKey &&
+      event.key.toLowerCase() === "c" &&
+      this.runId &&
+      this.input.selectionStart === this.input.selectionEnd
+    ) {
       event.preventDefault(); // Ctrl+C with nothing selected: stop the run, as in a terminal
       this.stop();
-    } else if (event.key === "Tab" && !event.shiftKey && /[\w.]$/.test(this.input.value.slice(0, this.input.selectionStart))) {
+    } else if (
+      event.key === "Tab" &&
+      !event.shiftKey &&
+      /[\w.]$/.test(this.input.value.slice(0, this.input.selectionStart))
+    ) {
       event.preventDefault(); // after a name: complete it (rlcompleter in the runtime)
       this.#complete();
     } else if (event.key === "Enter" && !event.shiftKey) {
       event.preventDefault();
       this.evaluate();
-    } else if ((event.key === "ArrowUp" || event.key === "ArrowDown") && !this.input.value.includes("\n")) {
+    } else if (
+      (event.key === "ArrowUp" || event.key === "ArrowDown") &&
+      !this.input.value.includes("\n")
+    ) {
       const step = event.key === "ArrowUp" ? 1 : -1;
       const at = Math.min(Math.max(this.back + step, 0), this.history.length);
       if (at === this.back) return;

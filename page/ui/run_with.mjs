@@ -14,16 +14,28 @@ import { confirmCall, field, outcomeNodes } from "./tools.mjs";
 
 function modal({ id, title, body, actions }) {
   return new Promise((resolve) => {
-    const dialog = el("dialog", { class: "dialog run-with", id, "aria-labelledby": `${id}-title` },
-      el("form", { method: "dialog" }, el("h2", { id: `${id}-title` }, title), body,
-        el("div", { class: "actions" }, actions)));
+    const dialog = el(
+      "dialog",
+      { class: "dialog run-with", id, "aria-labelledby": `${id}-title` },
+      el(
+        "form",
+        { method: "dialog" },
+        el("h2", { id: `${id}-title` }, title),
+        body,
+        el("div", { class: "actions" }, actions),
+      ),
+    );
     document.body.appendChild(dialog);
     const opener = document.activeElement;
-    dialog.addEventListener("close", () => {
-      dialog.remove();
-      if (opener?.isConnected) opener.focus();
-      resolve(dialog.returnValue);
-    }, { once: true });
+    dialog.addEventListener(
+      "close",
+      () => {
+        dialog.remove();
+        if (opener?.isConnected) opener.focus();
+        resolve(dialog.returnValue);
+      },
+      { once: true },
+    );
     dialog.showModal();
     dialog.querySelector("button[data-operation], input, button.primary")?.focus();
   });
@@ -31,8 +43,10 @@ function modal({ id, title, body, actions }) {
 
 function state(plugin) {
   if (plugin.withdrawn) return "withdrawn: its calls are refused";
-  if (!plugin.admitted) return "not admitted yet: the host refuses its calls until you admit it on the Plugins surface";
-  if (!plugin.filesGranted) return "files not granted: the host refuses to read the file until you grant files on the Plugins surface";
+  if (!plugin.admitted)
+    return "not admitted yet: the host refuses its calls until you admit it on the Plugins surface";
+  if (!plugin.filesGranted)
+    return "files not granted: the host refuses to read the file until you grant files on the Plugins surface";
   return null;
 }
 
@@ -43,36 +57,85 @@ async function runnable(app) {
   const envs = await guarded("Listing environments", () => app.host.call("env.list"));
   const local = envs?.result.environments.find((e) => e.kind === "local");
   if (!local) return null;
-  const found = await guarded("Discovering tools", () => app.host.call("tool.discover", { envKey: local.envKey }));
+  const found = await guarded("Discovering tools", () =>
+    app.host.call("tool.discover", { envKey: local.envKey }),
+  );
   if (!found) return null;
   const tools = new Map(found.result.tools.map((t) => [t.name, t]));
-  return listed.result.plugins.flatMap((plugin) => plugin.operations
-    .filter((op) => op.fileArg && tools.has(op.name))
-    .map((op) => ({ plugin, op, tool: tools.get(op.name), envKey: local.envKey })));
+  return listed.result.plugins.flatMap((plugin) =>
+    plugin.operations
+      .filter((op) => op.fileArg && tools.has(op.name))
+      .map((op) => ({ plugin, op, tool: tools.get(op.name), envKey: local.envKey })),
+  );
 }
 
 async function choose(app, path, offers) {
   if (!offers.length) {
-    const answer = await modal({ id: "run-with-dialog", title: `Run with… ${baseName(path)}`,
-      body: el("p", { id: "run-with-none" }, "No installed plugin has an operation that reads a file. The Plugins surface installs one (the shipped examples are offered there)."),
-      actions: [el("button", { value: "cancel", type: "submit" }, "Close"),
-        el("button", { value: "plugins", type: "submit", class: "primary" }, "Open Plugins")] });
+    const answer = await modal({
+      id: "run-with-dialog",
+      title: `Run with… ${baseName(path)}`,
+      body: el(
+        "p",
+        { id: "run-with-none" },
+        "No installed plugin has an operation that reads a file. The Plugins surface installs one (the shipped examples are offered there).",
+      ),
+      actions: [
+        el("button", { value: "cancel", type: "submit" }, "Close"),
+        el("button", { value: "plugins", type: "submit", class: "primary" }, "Open Plugins"),
+      ],
+    });
     if (answer === "plugins") app.go("plugins");
     return null;
   }
   let picked = null;
-  const list = el("ul", { class: "run-with-list", id: "run-with-list" }, offers.map((offer) => {
-    const why = state(offer.plugin);
-    return el("li", {},
-      el("button", { type: "submit", value: "pick", class: "link run-with-op", "data-operation": offer.op.name,
-        onclick: () => { picked = offer; } }, literal(offer.op.name)),
-      " ", el("span", { class: "muted" }, "from ", literal(offer.plugin.title), offer.op.confirm ? " · asks first" : "", offer.op.effect === "write" ? " · writes a file" : ""),
-      el("div", {}, literal(offer.op.summary)),
-      why ? el("div", { class: "warn" }, `This plugin is ${why}.`) : null);
-  }));
-  const answer = await modal({ id: "run-with-dialog", title: `Run with… ${baseName(path)}`,
-    body: [el("p", { class: "muted" }, "Operations of your installed plugins that read a file. Each call is admitted afresh by the host."), list],
-    actions: [el("button", { value: "cancel", type: "submit" }, "Cancel")] });
+  const list = el(
+    "ul",
+    { class: "run-with-list", id: "run-with-list" },
+    offers.map((offer) => {
+      const why = state(offer.plugin);
+      return el(
+        "li",
+        {},
+        el(
+          "button",
+          {
+            type: "submit",
+            value: "pick",
+            class: "link run-with-op",
+            "data-operation": offer.op.name,
+            onclick: () => {
+              picked = offer;
+            },
+          },
+          literal(offer.op.name),
+        ),
+        " ",
+        el(
+          "span",
+          { class: "muted" },
+          "from ",
+          literal(offer.plugin.title),
+          offer.op.confirm ? " · asks first" : "",
+          offer.op.effect === "write" ? " · writes a file" : "",
+        ),
+        el("div", {}, literal(offer.op.summary)),
+        why ? el("div", { class: "warn" }, `This plugin is ${why}.`) : null,
+      );
+    }),
+  );
+  const answer = await modal({
+    id: "run-with-dialog",
+    title: `Run with… ${baseName(path)}`,
+    body: [
+      el(
+        "p",
+        { class: "muted" },
+        "Operations of your installed plugins that read a file. Each call is admitted afresh by the host.",
+      ),
+      list,
+    ],
+    actions: [el("button", { value: "cancel", type: "submit" }, "Cancel")],
+  });
   return answer === "pick" ? picked : null;
 }
 
@@ -81,28 +144,63 @@ async function argumentsFor(view, path, offer) {
   const { op, tool } = offer;
   const root = tool.argsSchema;
   const required = new Set(root.required ?? []);
-  const walk = async () => (await view.call("file.walk", { folder: "" })).result.files.map((f) => f.path);
+  const walk = async () =>
+    (await view.call("file.walk", { folder: "" })).result.files.map((f) => f.path);
   const fields = [];
   for (const [arg, schema] of Object.entries(root.properties ?? {})) {
     if (arg === "project") continue; // the file's own project, shown by name above
     const id = `run-with-arg-${arg}`;
     if (op.pathArgs.includes(arg)) {
       const label = `${schema.title ?? arg}${required.has(arg) ? " (required)" : ""}`;
-      fields.push([arg, pathField({ id, label, hint: schema.description ?? null, value: arg === op.fileArg ? path : "", required: required.has(arg), walk })]);
+      fields.push([
+        arg,
+        pathField({
+          id,
+          label,
+          hint: schema.description ?? null,
+          value: arg === op.fileArg ? path : "",
+          required: required.has(arg),
+          walk,
+        }),
+      ]);
     } else {
       const f = field(arg, schema, root, required.has(arg), [], null);
-      f.node.querySelectorAll("[id]").forEach((n) => { n.id = n.id.replace(/^tool-arg-/, "run-with-arg-"); });
-      f.node.querySelectorAll("label[for]").forEach((n) => n.setAttribute("for", n.getAttribute("for").replace(/^tool-arg-/, "run-with-arg-")));
+      f.node.querySelectorAll("[id]").forEach((n) => {
+        n.id = n.id.replace(/^tool-arg-/, "run-with-arg-");
+      });
+      f.node
+        .querySelectorAll("label[for]")
+        .forEach((n) =>
+          n.setAttribute("for", n.getAttribute("for").replace(/^tool-arg-/, "run-with-arg-")),
+        );
       fields.push([arg, f]);
     }
   }
-  const problem = el("p", { class: "field-rule dialog-problem", id: "run-with-problem", role: "alert" });
-  const answer = await modal({ id: "run-with-form", title: `Run ${op.name}`,
-    body: [el("p", {}, literal(op.summary)),
-      el("p", { class: "muted" }, "In project ", name(view.project.name, { id: "run-with-project" }), "."),
-      ...fields.map(([, f]) => f.node), problem],
-    actions: [el("button", { value: "cancel", type: "submit", formnovalidate: true }, "Cancel"),
-      el("button", { value: "ok", type: "submit", class: "primary", id: "run-with-run" }, "Run")] });
+  const problem = el("p", {
+    class: "field-rule dialog-problem",
+    id: "run-with-problem",
+    role: "alert",
+  });
+  const answer = await modal({
+    id: "run-with-form",
+    title: `Run ${op.name}`,
+    body: [
+      el("p", {}, literal(op.summary)),
+      el(
+        "p",
+        { class: "muted" },
+        "In project ",
+        name(view.project.name, { id: "run-with-project" }),
+        ".",
+      ),
+      ...fields.map(([, f]) => f.node),
+      problem,
+    ],
+    actions: [
+      el("button", { value: "cancel", type: "submit", formnovalidate: true }, "Cancel"),
+      el("button", { value: "ok", type: "submit", class: "primary", id: "run-with-run" }, "Run"),
+    ],
+  });
   if (answer !== "ok") return null;
   const args = { project: view.project.id };
   for (const [arg, f] of fields) {
@@ -122,8 +220,15 @@ export async function runWith(view, path) {
   const app = view.app;
   // a plugin reads the file as stored: unsaved edits in the editor are saved first, or nothing runs
   if (view.file === path && view.editor && view.editor.text() !== view.saved) {
-    if (!(await confirmDialog({ id: "run-with-unsaved", title: "Save your changes first?", confirmLabel: "Save and continue",
-      text: `A plugin reads ${path} as it is stored, and your changes to it are not saved yet.` }))) return;
+    if (
+      !(await confirmDialog({
+        id: "run-with-unsaved",
+        title: "Save your changes first?",
+        confirmLabel: "Save and continue",
+        text: `A plugin reads ${path} as it is stored, and your changes to it are not saved yet.`,
+      }))
+    )
+      return;
     await view.save();
     if (view.file !== path || view.editor?.text() !== view.saved) return; // the save was refused (said in the alert)
   }
@@ -136,12 +241,21 @@ export async function runWith(view, path) {
   const { tool } = offer;
   if (tool.needsConfirmation && !(await confirmCall(tool, args, [view.project]))) return;
   clearAlerts();
-  const answer = await acted(`Running ${tool.name} on ${path}`, () => app.host.call("tool.call",
-    { envKey: offer.envKey, tool: tool.name, descriptorId: tool.descriptorId, args }, { human: tool.needsConfirmation }));
+  const answer = await acted(`Running ${tool.name} on ${path}`, () =>
+    app.host.call(
+      "tool.call",
+      { envKey: offer.envKey, tool: tool.name, descriptorId: tool.descriptorId, args },
+      { human: tool.needsConfirmation },
+    ),
+  );
   if (!answer) return;
   const body = el("div", { id: "run-with-outcome", class: "tool-outcome" });
   replace(body, ...(await outcomeNodes(answer.result)));
   if (answer.result.receipt) await view.explorer?.refresh();
-  await modal({ id: "run-with-result", title: `${tool.name} on ${baseName(path)}`, body,
-    actions: [el("button", { value: "ok", type: "submit", class: "primary" }, "Close")] });
+  await modal({
+    id: "run-with-result",
+    title: `${tool.name} on ${baseName(path)}`,
+    body,
+    actions: [el("button", { value: "ok", type: "submit", class: "primary" }, "Close")],
+  });
 }

@@ -10,7 +10,8 @@ import { WRITE_OPERATIONS } from "../contract.gen.mjs";
 
 export const WRITE_OPS = new Set(WRITE_OPERATIONS);
 
-export const SAFE_REASON = "SAFE mode is on: the host refuses every write. Turn it off in Settings to use this.";
+export const SAFE_REASON =
+  "SAFE mode is on: the host refuses every write. Turn it off in Settings to use this.";
 
 /** Why `op` cannot be offered right now, or null when it can. */
 export function blocked(app, op) {
@@ -26,7 +27,9 @@ export function guard(app, op, control) {
   if (control.tagName === "LABEL") {
     control.classList.add("disabled");
     control.setAttribute("aria-disabled", "true");
-    const input = control.htmlFor ? document.getElementById(control.htmlFor) ?? control.nextElementSibling : null;
+    const input = control.htmlFor
+      ? (document.getElementById(control.htmlFor) ?? control.nextElementSibling)
+      : null;
     if (input) input.disabled = true;
   } else {
     control.disabled = true;
@@ -38,6 +41,10 @@ export function guard(app, op, control) {
 /** A one-line notice for a surface whose writes are switched off, or null. */
 export function safeNotice(el, app) {
   return app.readOnly
-    ? el("p", { class: "safe-notice", role: "note" }, "SAFE mode is on: controls that write are switched off (their tooltip says so). Reading, viewing and downloading still work.")
+    ? el(
+        "p",
+        { class: "safe-notice", role: "note" },
+        "SAFE mode is on: controls that write are switched off (their tooltip says so). Reading, viewing and downloading still work.",
+      )
     : null;
 }

@@ -33,7 +33,10 @@ export class StatusLine {
     this.timer = null;
     replace(this.line);
     delete this.line.dataset.kind;
-    if (this.bar) { this.bar.hidden = true; replace(this.bar); }
+    if (this.bar) {
+      this.bar.hidden = true;
+      replace(this.bar);
+    }
   }
 
   destroy() {

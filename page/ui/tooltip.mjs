@@ -15,10 +15,16 @@ function hide() {
 }
 
 function show(target) {
-  if (!(target instanceof Element)) { hide(); return; }
+  if (!(target instanceof Element)) {
+    hide();
+    return;
+  }
   // its own name: the first one inside it (a folder's row comes before its children)
   const cut = target.classList.contains("trunc") ? target : target.querySelector(".trunc");
-  if (!cut || !overflowing(cut) || !target.matches(":focus-visible")) { hide(); return; }
+  if (!cut || !overflowing(cut) || !target.matches(":focus-visible")) {
+    hide();
+    return;
+  }
   tip.textContent = cut.textContent;
   tip.hidden = false;
   const box = target.getBoundingClientRect();
@@ -39,6 +45,8 @@ export function startFocusTooltips() {
   document.body.appendChild(tip);
   document.addEventListener("focusin", (event) => show(event.target));
   document.addEventListener("focusout", hide);
-  document.addEventListener("keydown", (event) => { if (event.key === "Escape") hide(); });
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") hide();
+  });
   addEventListener("scroll", hide, true);
 }

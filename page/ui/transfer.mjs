@@ -17,7 +17,9 @@ import { choiceDialog } from "./dialog.mjs";
 export function readDrop(dataTransfer) {
   const items = [...(dataTransfer.items ?? [])].filter((i) => i.kind === "file");
   const entries = items.map((i) => i.webkitGetAsEntry?.() ?? null);
-  const handles = items.map((i, n) => (entries[n] || !i.getAsFileSystemHandle ? null : i.getAsFileSystemHandle()));
+  const handles = items.map((i, n) =>
+    entries[n] || !i.getAsFileSystemHandle ? null : i.getAsFileSystemHandle(),
+  );
   const files = items.map((i) => i.getAsFile());
   return (async () => {
     const out = [];
@@ -49,9 +51,15 @@ async function walkEntry(entry, prefix, out) {
 }
 
 async function walkHandle(handle, prefix, out, fallback) {
-  if (!handle) { if (fallback) out.push({ path: fallback.name, file: fallback }); return; }
+  if (!handle) {
+    if (fallback) out.push({ path: fallback.name, file: fallback });
+    return;
+  }
   const path = joinPath(prefix, handle.name);
-  if (handle.kind === "file") { out.push({ path, file: await handle.getFile() }); return; }
+  if (handle.kind === "file") {
+    out.push({ path, file: await handle.getFile() });
+    return;
+  }
   const children = [];
   for await (const child of handle.values()) children.push(child);
   if (!children.length) out.push({ path, dir: true });
@@ -74,7 +82,10 @@ export async function askConflict(path, act, state, { kind = "file" } = {}) {
     id: "conflict-dialog",
     title: `“${leaf}” already exists`,
     text: `${where} already holds ${what} named “${leaf}”. Replace it with the one you are ${act}${act === "moving" ? " (the one there now goes to the trash)" : " (its bytes are overwritten)"}, keep both (yours is saved beside it under a free name with a number), or cancel.`,
-    choices: [{ value: "keep", label: "Keep both" }, { value: "replace", label: "Replace" }],
+    choices: [
+      { value: "keep", label: "Keep both" },
+      { value: "replace", label: "Replace" },
+    ],
     rest: state.left ?? 0,
   });
   if (all && choice !== "cancel") state.all = choice;
@@ -89,15 +100,20 @@ export async function askConflict(path, act, state, { kind = "file" } = {}) {
  * is the surface's host call.
  */
 export async function writeAsking(call, path, bytes, { act, state, seen = null }) {
-  const written = (answer) => { seen?.push(answer.result); return answer.result.path; };
+  const written = (answer) => {
+    seen?.push(answer.result);
+    return answer.result.path;
+  };
   try {
     return written(await call("file.write", { path, if_absent: true }, { body: await bytes() }));
   } catch (err) {
     if (err.code !== "already-exists") throw err;
   }
   const choice = await askConflict(path, act, state);
-  if (choice === "replace") return written(await call("file.write", { path }, { body: await bytes() }));
-  if (choice === "keep") return written(await call("file.write", { path, keep_both: true }, { body: await bytes() }));
+  if (choice === "replace")
+    return written(await call("file.write", { path }, { body: await bytes() }));
+  if (choice === "keep")
+    return written(await call("file.write", { path, keep_both: true }, { body: await bytes() }));
   return null;
 }
 
@@ -115,7 +131,13 @@ export async function moveAsking(call, src, dst, { state, kind = "file" }) {
   }
   const choice = await askConflict(dst, "moving", state, { kind });
   if (choice === "replace" || choice === "keep") {
-    return (await call("file.move", { src, dst, on_conflict: choice === "keep" ? "keep-both" : "replace" })).result;
+    return (
+      await call("file.move", {
+        src,
+        dst,
+        on_conflict: choice === "keep" ? "keep-both" : "replace",
+      })
+    ).result;
   }
   return null;
 }

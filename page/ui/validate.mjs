@@ -11,7 +11,7 @@ export function brokenRule(op, field, value) {
   const rules = FORM_RULES[op]?.[field];
   if (!rules) return "";
   const says = rules.says;
-  if (value === "") return rules.required ? says.required ?? "" : "";
+  if (value === "") return rules.required ? (says.required ?? "") : "";
   if (rules.type === "integer") {
     const n = Number(value);
     if (!Number.isInteger(n)) return says.type;
@@ -23,7 +23,8 @@ export function brokenRule(op, field, value) {
   const length = [...value].length;
   if (rules.minLength !== undefined && length < rules.minLength) return says.minLength;
   if (rules.maxLength !== undefined && length > rules.maxLength) return says.maxLength;
-  if (rules.pattern !== undefined && !new RegExp(rules.pattern, "u").test(value)) return says.pattern;
+  if (rules.pattern !== undefined && !new RegExp(rules.pattern, "u").test(value))
+    return says.pattern;
   return "";
 }
 

@@ -5,7 +5,13 @@
 // itself.
 
 import { el } from "../dom.mjs";
-import { CAPABILITY_LABELS, GLOSSARY, PHASE_LABELS, PHASE_MEANINGS, SEAT_LABELS } from "../contract.gen.mjs";
+import {
+  CAPABILITY_LABELS,
+  GLOSSARY,
+  PHASE_LABELS,
+  PHASE_MEANINGS,
+  SEAT_LABELS,
+} from "../contract.gen.mjs";
 
 /** The plain label of `phase` (its id when core has none). */
 export function phaseLabel(phase) {
@@ -19,14 +25,22 @@ export function phaseTitle(phase) {
 
 /** A phase badge: the plain label, the raw id in `title` and `data-raw`. */
 export function phaseBadge(phase) {
-  return el("span", { class: `phase-badge phase-${phase}`, "data-raw": phase, title: phaseTitle(phase) }, phaseLabel(phase));
+  return el(
+    "span",
+    { class: `phase-badge phase-${phase}`, "data-raw": phase, title: phaseTitle(phase) },
+    phaseLabel(phase),
+  );
 }
 
 /** `term` (a GLOSSARY id) as its plain label — or `text` — with the raw id and meaning as
  * the tooltip. */
 export function term(id, text = null) {
   const entry = GLOSSARY[id];
-  return el("span", { class: "term", "data-term": id, title: entry ? `${id} — ${entry.meaning}` : id }, text ?? entry?.label ?? id);
+  return el(
+    "span",
+    { class: "term", "data-term": id, title: entry ? `${id} — ${entry.meaning}` : id },
+    text ?? entry?.label ?? id,
+  );
 }
 
 /** The plain word of a seat (`hand`, `oracle`). */
@@ -42,12 +56,21 @@ export function capabilityLabel(capability) {
 /** "Doer · Builder" for a letter's seat and capability, raw ids in the tooltips. */
 export function seatAndCapability(seat, capability) {
   return [
-    el("span", { class: "seat", "data-raw": seat, title: `seat: ${seat}` }, seatLabel(seat)), " · ",
-    el("span", { class: "capability", "data-raw": capability, title: `capability: ${capability}` }, capabilityLabel(capability)),
+    el("span", { class: "seat", "data-raw": seat, title: `seat: ${seat}` }, seatLabel(seat)),
+    " · ",
+    el(
+      "span",
+      { class: "capability", "data-raw": capability, title: `capability: ${capability}` },
+      capabilityLabel(capability),
+    ),
   ];
 }
 
 /** An <option> for a seat or capability select: the plain word, the raw id as value and title. */
 export function wordOption(value, label, attrs = {}) {
-  return el("option", { value, title: value, ...attrs }, label === value ? value : `${label} (${value})`);
+  return el(
+    "option",
+    { value, title: value, ...attrs },
+    label === value ? value : `${label} (${value})`,
+  );
 }

@@ -22,7 +22,10 @@ const pyodide = await loadPinnedPyodide(dir);
 const lock = JSON.parse(readFileSync(join(dir, "pyodide-lock.json"), "utf8"));
 const wanted = Object.keys(lock.packages);
 const errors = [];
-const installed = await pyodide.loadPackage(wanted, { messageCallback: () => {}, errorCallback: (m) => errors.push(m) });
+const installed = await pyodide.loadPackage(wanted, {
+  messageCallback: () => {},
+  errorCallback: (m) => errors.push(m),
+});
 if (errors.length || installed.length !== wanted.length) {
   console.error(`installing the wheels failed: ${errors.join("; ")}`);
   process.exit(1);

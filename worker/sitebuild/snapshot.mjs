@@ -23,7 +23,9 @@ import { loadPinnedPyodide } from "./node-pyodide.mjs";
 
 const [dir, out, epoch] = process.argv.slice(2);
 if (!dir || !out || !epoch) {
-  console.error("usage: node worker/sitebuild/snapshot.mjs <dist/pyodide/> <out.bin> <SOURCE_DATE_EPOCH>");
+  console.error(
+    "usage: node worker/sitebuild/snapshot.mjs <dist/pyodide/> <out.bin> <SOURCE_DATE_EPOCH>",
+  );
   process.exit(2);
 }
 

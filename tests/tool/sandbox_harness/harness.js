@@ -8,9 +8,13 @@ let nextId = 0;
 
 window.clicks = [];
 window.ticks = 0;
-setInterval(() => { window.ticks++; }, 20);
+setInterval(() => {
+  window.ticks++;
+}, 20);
 document.addEventListener("DOMContentLoaded", () => {
-  document.getElementById("tick").addEventListener("click", () => window.clicks.push(performance.now()));
+  document
+    .getElementById("tick")
+    .addEventListener("click", () => window.clicks.push(performance.now()));
 });
 
 const toBase64 = (bytes) => {
@@ -21,22 +25,25 @@ const toBase64 = (bytes) => {
   return btoa(text);
 };
 
-const shown = (answer) => answer && answer.bytes instanceof Uint8Array
-  ? { ...answer, bytes: toBase64(answer.bytes), byteLength: answer.bytes.byteLength }
-  : answer;
+const shown = (answer) =>
+  answer && answer.bytes instanceof Uint8Array
+    ? { ...answer, bytes: toBase64(answer.bytes), byteLength: answer.bytes.byteLength }
+    : answer;
 
 const bytesOf = async (name) => {
   if (!byteCache.has(name)) byteCache.set(name, await (await fetch(name)).arrayBuffer());
   return byteCache.get(name).slice(0);
 };
 
-const within = (promise, waitMs) => Promise.race([
-  promise, new Promise((resolve) => setTimeout(() => resolve(null), waitMs))]);
+const within = (promise, waitMs) =>
+  Promise.race([promise, new Promise((resolve) => setTimeout(() => resolve(null), waitMs))]);
 
 // Listen on `port`: the sandbox's "ready" resolves `ready`; answers go to waiters by id.
 const listen = (port) => {
   const state = { port, waiters: new Map() };
-  state.ready = new Promise((resolve) => { state.onReady = resolve; });
+  state.ready = new Promise((resolve) => {
+    state.onReady = resolve;
+  });
   port.onmessage = (event) => {
     const data = event.data;
     if (data && data.type === "ready") return state.onReady(data);
@@ -70,7 +77,11 @@ window.harness = {
     const channels = Array.from({ length: nPorts }, () => new MessageChannel());
     const state = nPorts ? listen(channels[0].port1) : null;
     if (state) entry.ports.push(state);
-    entry.frame.contentWindow.postMessage(data, "*", channels.map((c) => c.port2));
+    entry.frame.contentWindow.postMessage(
+      data,
+      "*",
+      channels.map((c) => c.port2),
+    );
     return within(state ? state.ready : new Promise(() => {}), waitMs);
   },
 
@@ -89,7 +100,11 @@ window.harness = {
   async run(index, name, input, extra = {}, options = {}) {
     const id = `r${nextId++}`;
     const request = {
-      id, wasm: await bytesOf(name), entry: "create", input: new Uint8Array(input), ...extra,
+      id,
+      wasm: await bytesOf(name),
+      entry: "create",
+      input: new Uint8Array(input),
+      ...extra,
     };
     const started = performance.now();
     const answer = await window.harness.call(index, request, options);
@@ -101,22 +116,31 @@ window.harness = {
     window.pending = window.harness.run(index, name, input, extra);
     return true;
   },
-  settle() { return window.pending; },
+  settle() {
+    return window.pending;
+  },
 
   // The host-worker path: a module worker holds the port, the page never does.
   async viaWorker(index, name, input) {
     const worker = new Worker("host_stub.js", { type: "module" });
     const channel = new MessageChannel();
-    const next = () => new Promise((resolve) => { worker.onmessage = (event) => resolve(event.data); });
+    const next = () =>
+      new Promise((resolve) => {
+        worker.onmessage = (event) => resolve(event.data);
+      });
     const ready = next();
     worker.postMessage({ type: "port" }, [channel.port1]);
     sandboxFrames[index].frame.contentWindow.postMessage(
-      { type: "voicebox-sandbox-connect" }, "*", [channel.port2]);
+      { type: "voicebox-sandbox-connect" },
+      "*",
+      [channel.port2],
+    );
     const hello = await within(ready, 3000);
     const answer = next();
     const wasm = await bytesOf(name);
-    worker.postMessage(
-      { id: "via-worker", wasm, entry: "create", input: new Uint8Array(input) }, [wasm]);
+    worker.postMessage({ id: "via-worker", wasm, entry: "create", input: new Uint8Array(input) }, [
+      wasm,
+    ]);
     const result = shown(await within(answer, 10000));
     worker.terminate();
     return { hello, result };
