@@ -68,11 +68,12 @@ class Events:
 
     def __init__(self) -> None:
         self.posted: list[dict[str, object]] = []  # what the run said (python.* events)
-        self.changed: list[dict[str, object]] = []  # file.changed, one per write (other tabs)
+        self.changed: list[dict[str, object]] = []  # file(s)/projects.changed (other tabs)
 
     def post(self, event: Contract) -> None:
         shown = event.model_dump(mode="json")
-        (self.changed if shown["type"] == "file.changed" else self.posted).append(shown)
+        told = str(shown["type"]).startswith("python.")
+        (self.posted if told else self.changed).append(shown)
 
 
 def harness(script: Script, **kwargs: object) -> tuple[HostHarness, str, Events]:
@@ -136,7 +137,12 @@ def test_a_run_gets_copies_and_the_host_applies_its_changes_with_receipts_and_au
     assert events.posted == [
         {"type": "python.output", "run": "r1", "stream": "stdout", "text": "hello\n"}
     ]
-    assert "out/result.txt" in {c["path"] for c in events.changed}  # other tabs hear of it
+    changed = [c for c in events.changed if c["type"] == "file.changed"]
+    assert "out/result.txt" in {c["path"] for c in changed}  # other tabs hear of it
+    # and of the run's delete: every tab's tree drops the file (issue 33 item 2)
+    assert {"type": "files.changed", "project": pid, "paths": ["old.txt"], "how": "delete"} in (
+        events.changed
+    )
     assert result["exit_status"] == 0 and result["copied"] == 4
 
 
