@@ -1451,9 +1451,40 @@ export class FilesView {
     this.#dirty();
   }
 
+  /** The host says `paths` of this project were created, removed or moved — by any tab, or a
+   * Python run (`files.changed`, issue 33 item 2): the tree lists again, keeping what is
+   * open, selected, focused and scrolled as far as those rows still exist. Refreshes that
+   * arrive while one runs are folded into one more. */
+  filesChanged(paths) {
+    if (!this.alive || !this.explorer) return Promise.resolve();
+    if (this.relisting) {
+      this.relistAgain = true;
+      return this.relisting;
+    }
+    this.relisting = (async () => {
+      try {
+        do {
+          this.relistAgain = false;
+          const scroll = this.explorer.element?.scrollTop;
+          await this.explorer.refresh();
+          if (scroll !== undefined && this.explorer.element)
+            this.explorer.element.scrollTop = scroll;
+        } while (this.relistAgain && this.alive);
+        const gone = this.file && !this.explorer.exists(this.file) && paths.includes(this.file);
+        if (gone && this.alive)
+          this.say(`${this.file} was moved or deleted in another tab.`, { lasting: true });
+      } finally {
+        this.relisting = null;
+      }
+    })();
+    return this.relisting;
+  }
+
   /** The host says `path` was written (by any tab): a clean editor shows the new version at
-   * once; one with unsaved text keeps it, and its next save meets the conflict's choice. */
+   * once; one with unsaved text keeps it, and its next save meets the conflict's choice. A
+   * file the tree does not show yet (written in another tab) makes the tree list again. */
   async changed(path, sha256) {
+    if (this.explorer && !this.explorer.exists(path)) this.filesChanged([path]);
     if (!this.editor || this.file !== path || sha256 === this.version || this.saving === path)
       return;
     if (this.editor.text() !== this.saved) {
