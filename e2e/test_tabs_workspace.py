@@ -298,3 +298,40 @@ def test_the_tree_and_the_project_list_follow_other_tabs_without_a_reload(
     assert second.page.evaluate("() => window.__marker") == 1
     first.assert_clean()
     second.assert_clean()
+
+
+PY_WAIT_MS = 120_000  # a runtime frame's boot on this loaded machine
+
+
+def _run_py(tab: HostPage, said: str) -> None:
+    """Click Run in `tab` and wait until its output holds `said` and the run exited 0."""
+    tab.page.click("#python-run")
+    tab.page.wait_for_function(
+        "(t) => document.getElementById('python-output')?.textContent.includes(t)"
+        " && document.getElementById('python-status')?.textContent.includes('Exited with status')",
+        arg=said,
+        timeout=PY_WAIT_MS,
+    )
+    status = tab.page.text_content("#python-status") or ""
+    assert "status 0" in status, (status, tab.page.text_content("#python-output"))
+
+
+def test_closing_a_tab_that_ran_python_never_breaks_another_tabs_run(
+    site_context: BrowserContext,
+) -> None:
+    first, second = _two_tabs(site_context)
+    pid = first.ok("project.create", {"name": "Py tabs"}, human=True)["result"]["project"]["id"]
+    first.ok("file.write", {"project": pid, "path": "a.py"}, b"print('leader one')\n", human=True)
+    first.ok("file.write", {"project": pid, "path": "b.py"}, b"print('follower one')\n", human=True)
+    _editing(first, pid, "a.py")
+    _editing(second, pid, "b.py")
+    _run_py(first, "leader one")
+    _run_py(second, "follower one")  # the follower's frame is the host's runtime now
+    second.page.close()
+    first.ok("file.write", {"project": pid, "path": "a.py"}, b"print('leader two')\n", human=True)
+    first.page.wait_for_function(
+        "() => voicebox.app.filesView?.editor?.text() === \"print('leader two')\\n\"",
+        timeout=10_000,
+    )
+    _run_py(first, "leader two")  # its own frame again: output, never a timed-out run
+    first.assert_clean()

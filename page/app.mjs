@@ -484,6 +484,13 @@ host.addEventListener("event", (event) => {
   if (d?.type === "files.changed" && app.filesView && d.project === app.project?.id)
     app.filesView.filesChanged(d.paths);
   if (d?.type === "projects.changed") projectsChanged(d);
+  // another tab connected its own Python runtime frame to the host (issue 33 item 2): ours is
+  // no longer heard, so drop it; the next Run here connects a fresh one (app.python)
+  if (d?.type === "python.frame-taken" && runtimeReady) {
+    runtimeFrame?.remove();
+    runtimeFrame = null;
+    runtimeReady = null;
+  }
 });
 /** A project was created, renamed or removed (by any tab; issue 33 item 2): the Projects
  * surface lists again, keeping the name being typed and the focused control where they still
