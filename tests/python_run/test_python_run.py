@@ -314,3 +314,35 @@ def test_a_malformed_requirements_file_is_said_and_the_run_goes_on() -> None:
     assert "requirements.txt is not UTF-8 text" in said
     assert "pyproject.toml is not valid TOML" in said
     assert h.ok("host.info")
+
+
+class FrameRuntime(StoppedRuntime):
+    """A runtime over one tab's frame, counting the Stops it was asked for."""
+
+    def __init__(self, port: object) -> None:
+        self.port = port
+        self.stops = 0
+
+    async def stop(self) -> bool:
+        self.stops += 1
+        return True
+
+
+def test_a_tab_connecting_its_runtime_stops_the_frame_it_replaces() -> None:
+    """Issue 33 item 2: one runtime frame per host, in the tab that last connected it. The
+    frame it replaces (another tab's, or a closed tab's) is stopped at once, so a run left in
+    it ends ``stopped`` instead of waiting on a frame no one hears until its deadline."""
+    h, _, _ = harness(hello)
+    made: list[FrameRuntime] = []
+
+    def connect(port: object) -> FrameRuntime:
+        made.append(FrameRuntime(port))
+        return made[-1]
+
+    h.ctx.services.python = None
+    h.ctx.services.connect_python = connect  # type: ignore[assignment]
+    assert h.attach("python.connect", "leader's port")["ok"]
+    assert h.attach("python.connect", "follower's port")["ok"]
+    assert [r.port for r in made] == ["leader's port", "follower's port"]
+    assert [r.stops for r in made] == [1, 0]
+    assert h.ctx.services.python is made[1]
