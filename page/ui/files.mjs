@@ -1453,31 +1453,16 @@ export class FilesView {
 
   /** The host says `paths` of this project were created, removed or moved — by any tab, or a
    * Python run (`files.changed`, issue 33 item 2): the tree lists again, keeping what is
-   * open, selected, focused and scrolled as far as those rows still exist. Refreshes that
-   * arrive while one runs are folded into one more. */
-  filesChanged(paths) {
-    if (!this.alive || !this.explorer) return Promise.resolve();
-    if (this.relisting) {
-      this.relistAgain = true;
-      return this.relisting;
-    }
-    this.relisting = (async () => {
-      try {
-        do {
-          this.relistAgain = false;
-          const scroll = this.explorer.element?.scrollTop;
-          await this.explorer.refresh();
-          if (scroll !== undefined && this.explorer.element)
-            this.explorer.element.scrollTop = scroll;
-        } while (this.relistAgain && this.alive);
-        const gone = this.file && !this.explorer.exists(this.file) && paths.includes(this.file);
-        if (gone && this.alive)
-          this.say(`${this.file} was moved or deleted in another tab.`, { lasting: true });
-      } finally {
-        this.relisting = null;
-      }
-    })();
-    return this.relisting;
+   * open, selected, focused and scrolled as far as those rows still exist. */
+  async filesChanged(paths) {
+    if (!this.alive || !this.explorer) return;
+    const pane = this.explorer.element;
+    const scroll = pane?.scrollTop;
+    await this.explorer.refresh(); // one at a time, folded (explorer.mjs)
+    if (!this.alive) return;
+    if (scroll !== undefined && pane.isConnected) pane.scrollTop = scroll;
+    const gone = this.file && !this.explorer.exists(this.file) && paths.includes(this.file);
+    if (gone) this.say(`${this.file} was moved or deleted.`, { lasting: true });
   }
 
   /** The host says `path` was written (by any tab): a clean editor shows the new version at
