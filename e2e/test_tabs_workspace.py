@@ -15,10 +15,18 @@ import time
 
 from playwright.sync_api import BrowserContext
 
-from e2e.files_kit import EDITOR, editor_text, open_file, set_editor_text, wait_editor
+from e2e.files_kit import (
+    EDITOR,
+    editor_text,
+    file_entry,
+    folder_row,
+    open_file,
+    set_editor_text,
+    wait_editor,
+)
 from e2e.hostpage import HostPage
 from e2e.site import BASE_URL
-from e2e.tray_kit import open_in_ui
+from e2e.tray_kit import go, open_in_ui
 
 WRITES = 30
 
@@ -238,3 +246,92 @@ def test_with_three_tabs_the_follower_that_does_not_take_over_follows_the_new_ho
     assert second.ok("audit.verify")["result"]["ok"]
     second.assert_clean()
     third.assert_clean()
+
+
+def test_the_tree_and_the_project_list_follow_other_tabs_without_a_reload(
+    site_context: BrowserContext,
+) -> None:
+    first, second = _two_tabs(site_context)
+    pid = first.ok("project.create", {"name": "Follow"}, human=True)["result"]["project"]["id"]
+    for name in ("keep.txt", "gone.txt", "moved.txt"):
+        first.ok("file.write", {"project": pid, "path": name}, b"x", human=True)
+    open_in_ui(second, pid)
+    second.page.wait_for_selector(file_entry("gone.txt"))
+    second.page.click(file_entry("keep.txt"))  # selected and focused: both stay
+    second.page.evaluate("() => { window.__marker = 1; }")  # gone if the page reloads
+
+    # the first tab deletes, creates a folder, moves and uploads; the second's tree follows
+    first.ok("file.delete", {"project": pid, "path": "gone.txt"}, human=True)
+    first.ok("file.mkdir", {"project": pid, "path": "made"}, human=True)
+    first.ok("file.move", {"project": pid, "src": "moved.txt", "dst": "made/moved.txt"}, human=True)
+    batch = {"project": pid, "files": [{"path": "up.txt", "size": 2}]}
+    first.ok("file.write_batch", batch, b"up", human=True)
+    second.page.wait_for_selector(file_entry("gone.txt"), state="detached", timeout=10_000)
+    second.page.wait_for_selector(file_entry("moved.txt"), state="detached", timeout=10_000)
+    second.page.wait_for_selector(folder_row("made"), timeout=10_000)
+    second.page.wait_for_selector(file_entry("up.txt"), timeout=10_000)
+    # a trash restore brings it back
+    trashed = first.ok("trash.list", {"project": pid})["result"]["entries"]
+    first.ok("trash.restore", {"project": pid, "id": trashed[0]["id"]}, human=True)
+    second.page.wait_for_selector(file_entry("gone.txt"), timeout=10_000)
+    assert second.page.evaluate("() => window.__marker") == 1  # never reloaded
+    keep = second.page.locator(file_entry("keep.txt")).locator(
+        "xpath=ancestor::*[@role='treeitem'][1]"
+    )
+    assert keep.get_attribute("aria-selected") == "true"
+
+    # the Projects surface lists a project another tab created, renamed or deleted
+    go(second.page, "projects")
+    second.page.wait_for_selector(f"[data-project-id='{pid}']")
+    other = first.ok("project.create", {"name": "Made elsewhere"}, human=True)
+    oid = other["result"]["project"]["id"]
+    second.page.wait_for_selector(f"[data-project-id='{oid}']", timeout=10_000)
+    first.ok("project.rename", {"project": oid, "name": "Renamed elsewhere"}, human=True)
+    second.page.wait_for_function(
+        "(id) => document.querySelector(`tr[data-project-id='${id}']`)?.innerText"
+        ".includes('Renamed elsewhere')",
+        arg=oid,
+        timeout=10_000,
+    )
+    first.ok("project.delete", {"project": oid}, human=True)
+    second.page.wait_for_selector(f"[data-project-id='{oid}']", state="detached", timeout=10_000)
+    assert second.page.evaluate("() => window.__marker") == 1
+    first.assert_clean()
+    second.assert_clean()
+
+
+PY_WAIT_MS = 120_000  # a runtime frame's boot on this loaded machine
+
+
+def _run_py(tab: HostPage, said: str) -> None:
+    """Click Run in `tab` and wait until its output holds `said` and the run exited 0."""
+    tab.page.click("#python-run")
+    tab.page.wait_for_function(
+        "(t) => document.getElementById('python-output')?.textContent.includes(t)"
+        " && document.getElementById('python-status')?.textContent.includes('Exited with status')",
+        arg=said,
+        timeout=PY_WAIT_MS,
+    )
+    status = tab.page.text_content("#python-status") or ""
+    assert "status 0" in status, (status, tab.page.text_content("#python-output"))
+
+
+def test_closing_a_tab_that_ran_python_never_breaks_another_tabs_run(
+    site_context: BrowserContext,
+) -> None:
+    first, second = _two_tabs(site_context)
+    pid = first.ok("project.create", {"name": "Py tabs"}, human=True)["result"]["project"]["id"]
+    first.ok("file.write", {"project": pid, "path": "a.py"}, b"print('leader one')\n", human=True)
+    first.ok("file.write", {"project": pid, "path": "b.py"}, b"print('follower one')\n", human=True)
+    _editing(first, pid, "a.py")
+    _editing(second, pid, "b.py")
+    _run_py(first, "leader one")
+    _run_py(second, "follower one")  # the follower's frame is the host's runtime now
+    second.page.close()
+    first.ok("file.write", {"project": pid, "path": "a.py"}, b"print('leader two')\n", human=True)
+    first.page.wait_for_function(
+        "() => voicebox.app.filesView?.editor?.text() === \"print('leader two')\\n\"",
+        timeout=10_000,
+    )
+    _run_py(first, "leader two")  # its own frame again: output, never a timed-out run
+    first.assert_clean()

@@ -480,7 +480,48 @@ host.addEventListener("event", (event) => {
   const d = event.detail;
   if (d?.type === "file.changed" && app.filesView && d.project === app.project?.id)
     app.filesView.changed(d.path, d.sha256);
+  // paths created, removed or moved by any tab or a Python run: the tree lists again
+  if (d?.type === "files.changed" && app.filesView && d.project === app.project?.id)
+    app.filesView.filesChanged(d.paths);
+  if (d?.type === "projects.changed") projectsChanged(d);
+  // another tab connected its own Python runtime frame to the host (issue 33 item 2): ours is
+  // no longer heard, so drop it; the next Run here connects a fresh one (app.python)
+  if (d?.type === "python.frame-taken" && runtimeReady) {
+    runtimeFrame?.remove();
+    runtimeFrame = null;
+    runtimeReady = null;
+  }
 });
+/** A project was created, renamed or removed (by any tab; issue 33 item 2): the Projects
+ * surface lists again, keeping the name being typed and the focused control where they still
+ * are; the project bar follows a rename of the open project. */
+async function projectsChanged(d) {
+  if (d.how === "renamed" && app.project?.id === d.project) {
+    const opened = await host.call("project.open", { project: d.project }).catch(() => null);
+    if (opened && app.project?.id === d.project) {
+      app.project = opened.result.project;
+      renderProjectBar();
+      updateTitle();
+    }
+  }
+  if (app.surface !== "projects") return;
+  const focused = document.activeElement;
+  const inside = main.contains(focused); // never take focus from outside the surface
+  const row = focused?.closest?.("[data-project-id]")?.dataset.projectId;
+  const label = focused?.getAttribute?.("aria-label");
+  const id = focused?.id;
+  const typed = main.querySelector("#new-project-name")?.value ?? "";
+  await app.refresh();
+  const input = main.querySelector("#new-project-name");
+  if (input && typed) input.value = typed;
+  let back = id ? main.querySelector(`#${CSS.escape(id)}`) : null;
+  if (!back && row && label)
+    back = main.querySelector(
+      `[data-project-id="${CSS.escape(row)}"] [aria-label="${CSS.escape(label)}"]`,
+    );
+  if (inside && back) back.focus();
+}
+
 host.addEventListener("fatal", (event) => {
   setStatus("error", `Error: ${event.detail.code}`);
   bootRegion.hidden = false;

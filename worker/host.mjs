@@ -85,14 +85,42 @@ function post(message, transfer = []) {
   self.postMessage(message, transfer);
 }
 
-/** Take a call or a ping from `reply`'s side (this page: `post`; a follower: its port). */
-function take(data, reply) {
+/** Take a call or a ping from `reply`'s side (this page: `post`, `side` null; a follower:
+ * its port, `side` that port). */
+function take(data, reply, side = null) {
   if (data.kind === "ping") reply({ kind: "pong", n: data.n });
   else if (data.kind === "call" && typeof data.id === "string") {
-    const call = { ...data, text: typeof data.text === "string" ? data.text : "", reply };
+    const text = typeof data.text === "string" ? data.text : "";
+    if (data.attachment instanceof MessagePort && opOf(text) === "python.connect")
+      reply = runtimeTaken(reply, side);
+    const call = { ...data, text, reply };
     if (bridge) relay(bridge, call);
     else pending.push(call);
   }
+}
+
+function parsed(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+const opOf = (text) => parsed(text)?.op ?? null;
+
+/** The person's Python runtime is one frame per host, in the tab that last connected it
+ * (issue 33 item 2). When `side`'s `python.connect` is answered ok, every other tab is told
+ * `python.frame-taken`: its page drops its frame and connects it again before its next Run,
+ * so no tab's Run ever goes to a frame another tab took — or one whose tab has closed. */
+function runtimeTaken(reply, side) {
+  return (message, transfer = []) => {
+    reply(message, transfer);
+    if (message.kind !== "answer" || parsed(message.text)?.ok !== true) return;
+    const taken = { kind: "event", text: JSON.stringify({ type: "python.frame-taken" }) };
+    if (side !== null) post(taken);
+    for (const port of followers) if (port !== side) port.postMessage(taken);
+  };
 }
 
 /** A follower tab's port: the same protocol as this page's, answered on the port. A call
@@ -108,7 +136,7 @@ function follow(port) {
     if (data.kind === "leave") {
       followers.delete(port);
       port.close();
-    } else take(data, reply);
+    } else take(data, reply, port);
   };
   if (hello) reply(hello);
 }

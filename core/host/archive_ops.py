@@ -48,6 +48,7 @@ from core.custody.environment import load_environments
 from core.host.context import HostContext
 from core.host.operations import Call, Outcome
 from core.host.project_ops import ProjectInfo
+from core.host.tab_events import ProjectsChanged, tell_tabs
 from core.model import Contract
 from core.paths import check_name, parse_path
 from core.ports import Sink
@@ -297,6 +298,7 @@ async def project_import(call: Call[ImportArgs]) -> Outcome:
         memory=_verified_memory(plan) if memory else None,
         memory_left_out=_memory_left_out(plan) if call.args.files_only else None,
     )
+    tell_tabs(call, ProjectsChanged(project=manifest.id, how="created"))
     return Outcome(
         answer,
         project=manifest.id,

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from core.host.operations import Call, Outcome
+from core.host.tab_events import FilesChanged, tell_tabs
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_new_path, parse_path
 from core.ports import Entry, ProjectFiles
@@ -376,6 +377,7 @@ async def file_mkdir(call: Call[PathArgs]) -> Outcome:
     files = await _files(call)
     await refuse_twins(files, path, sent)
     await files.mkdir(path)
+    tell_tabs(call, FilesChanged(project=call.args.project, paths=[str(path)], how="mkdir"))
     return Outcome(
         PathDone(path=str(path), composed_from=sent),
         project=call.args.project,
@@ -405,6 +407,7 @@ async def file_delete(call: Call[DeleteArgs]) -> Outcome:
             field="path",
         )
     entry = await _trash(call, files).put(path)
+    tell_tabs(call, FilesChanged(project=call.args.project, paths=[str(path)], how="delete"))
     return Outcome(
         Trashed(
             path=str(path),
@@ -471,6 +474,7 @@ async def file_move(call: Call[MoveArgs]) -> Outcome:
             with contextlib.suppress(Refused):
                 await _trash(call, files).restore(replaced.id)
         raise
+    tell_tabs(call, FilesChanged(project=call.args.project, paths=[str(src), str(dst)], how="move"))
     details: dict[str, str | int | bool | None] = {
         "src": str(src),
         "dst": str(dst),
@@ -507,6 +511,7 @@ async def trash_restore(call: Call[TrashRef]) -> Outcome:
         raise Refused(Code.ARGS_INVALID, "Say which trash item to restore.", field="id")
     files = await _files(call)
     entry, path = await _trash(call, files).restore(call.args.id, on_conflict=call.args.on_conflict)
+    tell_tabs(call, FilesChanged(project=call.args.project, paths=[str(path)], how="restore"))
     return Outcome(
         Restored(entry=entry, path=str(path)),
         project=call.args.project,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from core.host.operations import Call, Outcome
+from core.host.tab_events import ProjectsChanged, tell_tabs
 from core.model import Contract, NoArgs
 from core.projects.project import PROJECT_ID_PATTERN, ProjectKind, ProjectManifest
 
@@ -71,6 +72,7 @@ async def project_list(call: Call[NoArgs]) -> Outcome:
 async def project_create(call: Call[ProjectCreateArgs]) -> Outcome:
     """Create a project; refuses ``name-invalid``."""
     m = await call.ctx.catalog.create(call.args.name)
+    tell_tabs(call, ProjectsChanged(project=m.id, how="created"))
     return Outcome(ProjectAnswer(project=ProjectInfo.of(m)), project=m.id)
 
 
@@ -85,6 +87,7 @@ async def project_open(call: Call[ProjectRef]) -> Outcome:
 async def project_rename(call: Call[ProjectRenameArgs]) -> Outcome:
     """Rename; refuses ``project-not-found``, ``name-invalid``."""
     m = await call.ctx.catalog.rename(call.args.project, call.args.name)
+    tell_tabs(call, ProjectsChanged(project=m.id, how="renamed"))
     return Outcome(ProjectAnswer(project=ProjectInfo.of(m)), project=m.id)
 
 
@@ -98,6 +101,7 @@ class ProjectRemoved(Contract):
 async def project_delete(call: Call[ProjectRef]) -> Outcome:
     """Delete or forget; refuses ``project-not-found``."""
     m = await call.ctx.catalog.delete(call.args.project)
+    tell_tabs(call, ProjectsChanged(project=m.id, how="removed"))
     deleted = m.kind == "opfs"
     return Outcome(
         ProjectRemoved(project=ProjectInfo.of(m), files_deleted=deleted),
@@ -116,6 +120,7 @@ async def project_add_folder(call: Call[AddFolderArgs]) -> Outcome:
     """Refuses ``name-invalid``, ``permission-required``/``permission-denied``. Writes nothing
     into the folder (the pipeline refuses a call without the folder's handle)."""
     m = await call.ctx.catalog.add_folder(call.attachment, call.args.name)
+    tell_tabs(call, ProjectsChanged(project=m.id, how="created"))
     return Outcome(
         ProjectAnswer(project=ProjectInfo.of(m)), project=m.id, details={"kind": "directory"}
     )

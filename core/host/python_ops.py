@@ -164,11 +164,16 @@ class PythonStopped(Contract):
 
 async def python_connect(call: Call[NoArgs]) -> Outcome:
     """Refuses ``sandbox-unavailable`` where this host cannot run a Python runtime. A new port
-    replaces the old one."""
+    replaces the old one, and the old one is stopped (issue 33 item 2: another tab connected
+    its own frame, or the old frame's tab is gone): a run left in it ends ``stopped`` at once
+    rather than waiting on a frame no one hears until its deadline."""
     services = call.ctx.services
     if services.connect_python is None:
         raise Refused(Code.SANDBOX_UNAVAILABLE, "This host cannot run a Python runtime.")
+    old = services.python
     services.python = services.connect_python(call.attachment)
+    if old is not None:
+        await old.stop()
     return Outcome(PythonConnected(connected=True))
 
 

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from core.host.file_ops import FileDigest
 from core.host.operations import Call, Outcome
+from core.host.tab_events import FilesChanged, tell_tabs
 from core.model import Contract
 from core.projects.batch_write import MAX_BATCH_FILES, batch_manifest, write_batch
 from core.projects.project import PROJECT_ID_PATTERN
@@ -66,6 +67,9 @@ async def file_write_batch(call: Call[WriteBatchArgs]) -> Outcome:
     entries = [(f.path, f.size) for f in call.args.files]
     done = await write_batch(files, entries, call.body or b"")
     manifest = batch_manifest(done.written)
+    if done.written:  # every tab's tree shows the new files (issue 33 item 2)
+        paths = [w.path for w in done.written]
+        tell_tabs(call, FilesChanged(project=call.args.project, paths=paths, how="batch"))
     result = BatchWritten(
         written=[
             FileDigest(path=w.path, size=w.size, sha256=w.sha256, composed_from=w.composed_from)

@@ -279,8 +279,30 @@ export class Explorer {
       .sort();
   }
 
-  /** Reload every folder shown, keeping what was open, selected and focused where it still is. */
-  async refresh() {
+  /** Reload every folder shown, keeping what was open, selected and focused where it still is.
+   * One at a time: a refresh asked for while one runs (this tab's own act and another tab's
+   * `files.changed`, issue 33 item 2) is folded into one more after it, and every caller's
+   * promise settles when that one is done — two at once would read each other's half-loaded
+   * folders as closed. */
+  refresh() {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      try {
+        do {
+          this.refreshAgain = false;
+          await this.#refreshOnce();
+        } while (this.refreshAgain);
+      } finally {
+        this.refreshing = null;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  async #refreshOnce() {
     const open = this.expandedFolders();
     const selection = [...this.selection];
     const focus = this.focusPath;

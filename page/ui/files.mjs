@@ -1451,9 +1451,25 @@ export class FilesView {
     this.#dirty();
   }
 
+  /** The host says `paths` of this project were created, removed or moved — by any tab, or a
+   * Python run (`files.changed`, issue 33 item 2): the tree lists again, keeping what is
+   * open, selected, focused and scrolled as far as those rows still exist. */
+  async filesChanged(paths) {
+    if (!this.alive || !this.explorer) return;
+    const pane = this.explorer.element;
+    const scroll = pane?.scrollTop;
+    await this.explorer.refresh(); // one at a time, folded (explorer.mjs)
+    if (!this.alive) return;
+    if (scroll !== undefined && pane.isConnected) pane.scrollTop = scroll;
+    const gone = this.file && !this.explorer.exists(this.file) && paths.includes(this.file);
+    if (gone) this.say(`${this.file} was moved or deleted.`, { lasting: true });
+  }
+
   /** The host says `path` was written (by any tab): a clean editor shows the new version at
-   * once; one with unsaved text keeps it, and its next save meets the conflict's choice. */
+   * once; one with unsaved text keeps it, and its next save meets the conflict's choice. A
+   * file the tree does not show yet (written in another tab) makes the tree list again. */
   async changed(path, sha256) {
+    if (this.explorer && !this.explorer.exists(path)) this.filesChanged([path]);
     if (!this.editor || this.file !== path || sha256 === this.version || this.saving === path)
       return;
     if (this.editor.text() !== this.saved) {

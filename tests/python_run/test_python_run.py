@@ -68,11 +68,12 @@ class Events:
 
     def __init__(self) -> None:
         self.posted: list[dict[str, object]] = []  # what the run said (python.* events)
-        self.changed: list[dict[str, object]] = []  # file.changed, one per write (other tabs)
+        self.changed: list[dict[str, object]] = []  # file(s)/projects.changed (other tabs)
 
     def post(self, event: Contract) -> None:
         shown = event.model_dump(mode="json")
-        (self.changed if shown["type"] == "file.changed" else self.posted).append(shown)
+        told = str(shown["type"]).startswith("python.")
+        (self.posted if told else self.changed).append(shown)
 
 
 def harness(script: Script, **kwargs: object) -> tuple[HostHarness, str, Events]:
@@ -136,7 +137,12 @@ def test_a_run_gets_copies_and_the_host_applies_its_changes_with_receipts_and_au
     assert events.posted == [
         {"type": "python.output", "run": "r1", "stream": "stdout", "text": "hello\n"}
     ]
-    assert "out/result.txt" in {c["path"] for c in events.changed}  # other tabs hear of it
+    changed = [c for c in events.changed if c["type"] == "file.changed"]
+    assert "out/result.txt" in {c["path"] for c in changed}  # other tabs hear of it
+    # and of the run's delete: every tab's tree drops the file (issue 33 item 2)
+    assert {"type": "files.changed", "project": pid, "paths": ["old.txt"], "how": "delete"} in (
+        events.changed
+    )
     assert result["exit_status"] == 0 and result["copied"] == 4
 
 
@@ -308,3 +314,35 @@ def test_a_malformed_requirements_file_is_said_and_the_run_goes_on() -> None:
     assert "requirements.txt is not UTF-8 text" in said
     assert "pyproject.toml is not valid TOML" in said
     assert h.ok("host.info")
+
+
+class FrameRuntime(StoppedRuntime):
+    """A runtime over one tab's frame, counting the Stops it was asked for."""
+
+    def __init__(self, port: object) -> None:
+        self.port = port
+        self.stops = 0
+
+    async def stop(self) -> bool:
+        self.stops += 1
+        return True
+
+
+def test_a_tab_connecting_its_runtime_stops_the_frame_it_replaces() -> None:
+    """Issue 33 item 2: one runtime frame per host, in the tab that last connected it. The
+    frame it replaces (another tab's, or a closed tab's) is stopped at once, so a run left in
+    it ends ``stopped`` instead of waiting on a frame no one hears until its deadline."""
+    h, _, _ = harness(hello)
+    made: list[FrameRuntime] = []
+
+    def connect(port: object) -> FrameRuntime:
+        made.append(FrameRuntime(port))
+        return made[-1]
+
+    h.ctx.services.python = None
+    h.ctx.services.connect_python = connect  # type: ignore[assignment]
+    assert h.attach("python.connect", "leader's port")["ok"]
+    assert h.attach("python.connect", "follower's port")["ok"]
+    assert [r.port for r in made] == ["leader's port", "follower's port"]
+    assert [r.stops for r in made] == [1, 0]
+    assert h.ctx.services.python is made[1]
