@@ -75,6 +75,8 @@ def test_an_exported_project_is_imported_again_with_its_blocks_and_letters_after
     ask.locator("button.primary", has_text="Import").click()
     ask.wait_for(state="detached")
     page.locator("#alerts .alert-info", has_text="into “Copy of B1”. With its memory").wait_for()
+    # one file is "1 file", never "1 files"
+    page.locator("#alerts .alert-info", has_text="Imported 1 file (").wait_for()
     assert _names(host) == ["Copy of B1", BRAIN]
 
     # the copy has the block store and the letter; its tray shows the mission

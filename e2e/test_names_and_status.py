@@ -138,3 +138,23 @@ def test_a_long_project_name_is_readable_at_1280(host: HostPage) -> None:
     box = shown.bounding_box()
     assert box is not None and box["width"] >= 240, box  # ~25 characters at least, not two
     assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
+
+
+def test_a_dialog_title_naming_a_long_file_wraps_inside_the_dialog(host: HostPage) -> None:
+    """A 240-character file name in a dialog's title (Run with…) wraps; it never runs past the
+    dialog's edge, hidden (issue 33 item 5; docs/ui.md)."""
+    page = host.page
+    page.set_viewport_size({"width": 1280, "height": 800})
+    pid = _project(host)
+    name = "x" * 240 + ".md"
+    host.ok("file.write", {"project": pid, "path": name}, body=b"# T\n", human=True)
+    open_in_ui(host, pid, "files")
+    page.click(file_entry(name), button="right")
+    page.click("#context-menu [data-action='run-with']")
+    page.wait_for_selector("#run-with-dialog[open]")
+    fits = page.evaluate(
+        "() => { const d = document.getElementById('run-with-dialog');"
+        " const h = d.querySelector('h2');"
+        " return [h.scrollWidth <= h.clientWidth + 1, d.scrollWidth <= d.clientWidth + 1]; }"
+    )
+    assert fits == [True, True], fits

@@ -33,7 +33,9 @@ is not made: the memory is left out and said) and again on import (a broken chai
 ``archive-memory-broken`` with a sentence naming what is broken, unless the person chose to
 import the files only):
 
-- the block store parses as a :class:`~core.missions.blocks.SkeletonStore`; every receipt's
+- the block store parses as a :class:`~core.missions.blocks.SkeletonStore`; every block's
+  name keeps the one name rule (``core.paths.check_name``: no control or bidirectional control
+  character, NFC) that every name a person or agent gives a block is held to; every receipt's
   ``candidate_id`` is the sha256 of its candidate; receipts are in rising store-version order;
   every green block has a receipt for it (colour moves only by receipt import, seed 004 §1c);
 - the mailbox's segments are numbered 0, 1, 2… with none missing; every line parses and its id
@@ -60,7 +62,7 @@ from core.missions.blocks import SKELETON_PATH, SkeletonStore
 from core.missions.chain import ChainEntry, MissionChains
 from core.missions.letters import candidate_id
 from core.missions.mailbox import MAILBOX_DIR, decode_line, segment_path
-from core.paths import META_DIR, ProjectPath
+from core.paths import META_DIR, ProjectPath, check_name
 from core.ports import ProjectFiles
 from core.redaction import Redactor
 from core.refusals import Code, Refused
@@ -140,6 +142,13 @@ def _verify_store(data: bytes) -> SkeletonStore:
         if receipt.store_version <= last:
             raise _broken(f"the receipt of store version {receipt.store_version} is out of order.")
         last = receipt.store_version
+    for block in store.blocks:
+        try:
+            check_name(block.name)  # the one name rule a block's name was given under
+        except Refused as exc:
+            raise _broken(
+                f"the name of block {block.id} breaks the name rule: {exc.message}"
+            ) from None
     receipted = {r.block_id for r in store.receipts}
     for block in store.blocks:
         if block.color == "green" and block.id not in receipted:

@@ -337,12 +337,12 @@ def _read(files: Mapping[str, bytes]) -> tuple[list[Requirement], list[str]]:
         if data is None:
             continue
         if len(data) > MAX_REQUIREMENT_FILE_BYTES:
-            problems.append(f"{name} is over {MAX_REQUIREMENT_FILE_BYTES >> 10} KiB: not read")
+            problems.append(f"{name} is over {MAX_REQUIREMENT_FILE_BYTES >> 10} KiB")
             continue
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
-            problems.append(f"{name} is not UTF-8 text: not read")
+            problems.append(f"{name} is not UTF-8 text")
             continue
         parse = parse_requirements_txt if name == "requirements.txt" else parse_pyproject
         got, said = parse(text, name)

@@ -151,7 +151,7 @@ export async function importArchive(app, file, progress) {
   }
   const r = imported.result;
   showNotice(
-    `Imported ${r.files} files (${formatBytes(r.bytes)}) into “${r.project.name}”.${memoryWords(r)}`,
+    `Imported ${r.files} ${r.files === 1 ? "file" : "files"} (${formatBytes(r.bytes)}) into “${r.project.name}”.${memoryWords(r)}`,
   );
   return imported;
 }

@@ -3,7 +3,7 @@
 // and the host's receipts are shown as text; an image the tool produced is shown through a
 // blob: URL. A description is not an entitlement: the host admits every call afresh.
 
-import { el, formatBytes, formatTime, literal, replace, tableBox } from "../dom.mjs";
+import { el, formatBytes, formatTime, literal, name, replace, tableBox } from "../dom.mjs";
 import { clearAlerts, guarded, submitting } from "./alerts.mjs";
 import { confirmDialog } from "./dialog.mjs";
 import { pathField } from "./path_picker.mjs";

@@ -231,3 +231,16 @@ def test_a_receipt_whose_candidate_was_edited_breaks_the_memory() -> None:
         verify_memory([MemoryRecord(SKELETON_PATH, edited)])
     assert caught.value.code == Code.ARCHIVE_MEMORY_BROKEN
     assert "receipt of store version 2 does not match its candidate" in caught.value.message
+
+
+def test_a_block_name_edited_past_the_name_rule_breaks_the_memory() -> None:
+    """A hand-edited store whose block name holds a bidi override (which the page's name rule
+    refuses) is not imported as memory: it would read "evil" as "live" (issue 33 item 3)."""
+    h, _, _, body = _exported()
+    store = json.loads(memory_of(body)[SKELETON])
+    store["blocks"][0]["name"] = "Receipt \u202eevil"
+    block = store["blocks"][0]["id"]
+    tampered = rezip(body, {SKELETON: json.dumps(store).encode()})
+    refusal = h.refused("project.import", tampered, name="Spoof")
+    assert refusal["code"] == Code.ARCHIVE_MEMORY_BROKEN
+    assert f"the name of block {block} breaks the name rule" in refusal["message"]

@@ -89,6 +89,7 @@ def test_a_malformed_requirements_file_or_pyproject_is_named_and_never_raises() 
     assert "not UTF-8" in plan_loads({"requirements.txt": b"\xff\xfe"}, OFFLINE).messages[0]
     big = plan_loads({"requirements.txt": b"six\n" * 100_000}, OFFLINE)
     assert "over 256 KiB" in big.messages[0]
+
     rng = random.Random(32)
     alphabet = "ab=<>~!,.*;@[]()#\\-\n \"'[]{}0123456789"
     for _ in range(300):
@@ -147,3 +148,12 @@ def test_the_offline_set_index_is_read_exactly_or_refused() -> None:
         with pytest.raises(Refused) as refused:
             parse_offline_set(broken)
         assert refused.value.code.value == "sandbox-unavailable"
+
+
+def test_a_file_not_read_is_said_once_not_twice() -> None:
+    """The sentence a person reads names the file and why, with one "Not read" (issue 32)."""
+    for data in (b"six\n" * 100_000, b"\xff\xfe"):
+        said = plan_loads({"requirements.txt": data}, OFFLINE).messages[0]
+        assert said.startswith("Not read: requirements.txt is ") and said.count("not read") == 0, (
+            said
+        )
