@@ -27,6 +27,7 @@ SECTIONS = {
     "patterns",
     "runner",
     "python",
+    "upload",
     "remote",
 }
 GOALS = {
@@ -54,6 +55,8 @@ GOALS = {
     "python_cold_first_output_ms",
     "python_warm_first_output_ms",
     "python_stop_to_stopped_ms",
+    "upload_files_vs_bare_opfs_writes",
+    "import_zip_vs_export",
 }
 
 
