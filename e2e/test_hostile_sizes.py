@@ -164,6 +164,10 @@ HOSTILE_SANDBOX = """async (size) => {
 def test_an_oversized_sandbox_answer_is_refused_before_python_and_the_heap_does_not_grow(
     host: HostPage,
 ) -> None:
+    # away from the Projects surface, which re-renders on projects.changed (issue 33 item 2):
+    # its host calls would run beside the measured one and grow the heap themselves
+    host.page.evaluate("location.hash = '#/audit'")
+    host.page.wait_for_url("**#/audit")
     project = host.ok("project.create", {"name": "assets"})["result"]["project"]["id"]
     for _ in range(100):  # the page's own sandbox first, so that ours replaces it, not after
         if host.ok("audit.list", {"op": "sandbox.connect"})["result"]["records"]:
@@ -177,7 +181,10 @@ def test_an_oversized_sandbox_answer_is_refused_before_python_and_the_heap_does_
     print(f"\n256 MiB sandbox answer: host Wasm memory grew {growth / MB:.1f} MiB")
     assert refusal["code"] == "tool-output-invalid"
     assert f"at most {MAX_ASSET_BYTES}" in refusal["message"]
-    assert growth < 4 * MB
+    # reading the answer into Python would need 256 MiB more; the Wasm memory grows in steps
+    # (one of 8.7 MiB is seen when the heap happens to be full as the refusal is made), so
+    # the bound is well above a step and far below the answer
+    assert growth < 32 * MB
     listed = host.ok("file.list", {"project": project, "folder": ""})["result"]["entries"]
     assert [e["name"] for e in listed] == []
     host.assert_clean()
