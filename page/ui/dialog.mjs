@@ -174,7 +174,8 @@ export function promptDialog({
  * Ask which of several acts to take; resolves `{choice, all}` — `choice` the chosen value, or
  * "cancel" (Cancel, Escape) — and `all` true when the person ticked "do the same for the rest"
  * (offered when `rest` > 0: how many more of the same question would follow).
- * `choices`: [{value, label, primary?}] in the order shown after Cancel.
+ * `choices`: [{value, label, primary?, id?, className?}] in the order shown after Cancel
+ * (`className`: more classes for the button, e.g. "danger").
  */
 export function choiceDialog({ title, text = null, body = null, choices, rest = 0, id = null }) {
   return new Promise((resolve) => {
@@ -217,7 +218,10 @@ export function choiceDialog({ title, text = null, body = null, choices, rest = 
               {
                 value: c.value,
                 type: "submit",
-                class: `dialog-choice${c.primary ? " primary" : ""}`,
+                id: c.id ?? null,
+                class: ["dialog-choice", c.primary ? "primary" : "", c.className ?? ""]
+                  .filter(Boolean)
+                  .join(" "),
                 "data-choice": c.value,
               },
               c.label,
