@@ -12,6 +12,7 @@ the closed tab present.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from playwright.sync_api import BrowserContext
 
@@ -42,6 +43,9 @@ WATCH_EMPTY = """() => {
   };
   new MutationObserver(look).observe(document.body, { subtree: true, childList: true, attributes: true });
 }"""
+
+
+SHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 
 
 def _role(host: HostPage) -> str | None:
@@ -154,6 +158,7 @@ def _save_refused(host: HostPage) -> None:
     host.page.wait_for_selector("#conflict-dialog[open]")
     text = host.page.text_content("#conflict-dialog") or ""
     assert "changed since you opened it" in text and "Nothing was saved" in text
+    host.page.screenshot(path=str(SHOTS / "file-changed-conflict.png"))
 
 
 def test_two_tabs_on_one_file_see_each_others_saves_and_a_conflict_offers_the_choice(
