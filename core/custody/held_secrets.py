@@ -38,6 +38,7 @@ from core.refusals import Code, Refused
 from core.secret import Secret
 
 __all__ = [
+    "HELD_IN_LETTER",
     "HELD_IN_PACKET",
     "MAX_REMEMBERED",
     "SECRET_DOCS",
@@ -45,6 +46,7 @@ __all__ = [
     "WatchedState",
     "host_dir_secrets",
     "refuse_held_in_packet",
+    "refuse_held_in_text",
 ]
 
 SECRET_DOCS = frozenset({HOST_TOKEN_DOC, PAIRINGS_DOC, PEER_TOKENS_DOC, KEYS_DOC})
@@ -169,6 +171,27 @@ async def refuse_held_in_packet(held: HeldSecrets, state: HostState, packet: str
     holds, in any form :mod:`core.redaction` knows (issue 31: a key pasted into the note
     would otherwise be written verbatim to the mailbox and the worktree's packet file on the
     environment's disk). Names no value and no variable."""
+    await refuse_held_in_text(held, state, {"note": packet}, HELD_IN_PACKET)
+
+
+HELD_IN_LETTER = (
+    "This letter holds the value of a secret this host keeps (a provider key, a bearer or the "
+    "host token). Letters are kept in the project's mailbox, read by agents and carried in "
+    "its archive, so a held secret never goes in one: remove it from the text."
+)
+
+
+async def refuse_held_in_text(
+    held: HeldSecrets, state: HostState, texts: dict[str, str | None], sentence: str
+) -> None:
+    """Refuse ``sanitizer_refused`` on the first field of ``texts`` (field name → the text a
+    person typed, ``None`` skipped) that carries the exact value of a secret this host holds,
+    in any form :mod:`core.redaction` knows; ``sentence`` says why in the caller's words. Used
+    for every text the host stores where agents read it: a mission packet, a plain letter's
+    subject and text (``mailbox.send``; SPEC §9, seed 004 §2). Names no value and no variable."""
     redactor = await held.current(state)
-    if redactor and redactor.spans(packet.encode("utf-8", "surrogatepass")):
-        raise Refused(Code.SANITIZER_REFUSED, HELD_IN_PACKET, field="note")
+    if not redactor:
+        return
+    for field, text in texts.items():
+        if text and redactor.spans(text.encode("utf-8", "surrogatepass")):
+            raise Refused(Code.SANITIZER_REFUSED, sentence, field=field)

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from core.custody.held_secrets import HELD_IN_LETTER, refuse_held_in_text
 from core.host.context import HostContext
 from core.host.operations import Call, Outcome
 from core.missions.letters import LetterJson, sha12
@@ -62,8 +63,16 @@ class SendAnswer(Contract):
 
 
 async def mailbox_send(call: Call[SendArgs]) -> Outcome:
-    """Refuses ``args-invalid`` (a subject with a control character), ``project-not-found``."""
+    """Refuses ``args-invalid`` (a subject with a control character), ``project-not-found``,
+    ``sanitizer_refused`` (a subject or text holding the value of a secret this host keeps:
+    :func:`~core.custody.held_secrets.refuse_held_in_text`)."""
     args = call.args
+    await refuse_held_in_text(
+        call.ctx.secrets,
+        call.ctx.state,
+        {"subject": args.subject, "text": args.text},
+        HELD_IN_LETTER,
+    )
     _, mailbox = await call.ctx.open_mailbox(args.project)
     try:
         line = note_line(

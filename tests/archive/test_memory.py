@@ -156,10 +156,11 @@ def test_no_secret_and_no_host_local_record_travels_in_an_archive() -> None:
     names = set(zipfile.ZipFile(io.BytesIO(_export(h, pid)[1])).namelist())
     carried = {n for n in names if n.startswith(".voicebox/")}
     assert carried == {SEGMENT, SKELETON, ".voicebox/archive-manifest.json"}
-    # a letter holding the value of a secret this host keeps: the memory stays behind, said
+    # a letter holding a value that became a secret this host keeps after it was sent (a send
+    # of a held value is refused): the memory stays behind, said
     secret = "sk-live-" + "9" * 40
-    h.ctx.secrets.set_group("test-keys", [secret])
     h.ok("mailbox.send", project=pid, agent_id="operator", to="hand-1", text=f"key {secret}")
+    h.ctx.secrets.set_group("test-keys", [secret])
     summary, body = _export(h, pid)
     assert secret.encode() not in body
     assert summary["memory"] is None and "secret" in summary["memory_left_out"]

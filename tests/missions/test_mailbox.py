@@ -3,6 +3,7 @@ cost of a post (seed 004 §1e, §1h known behaviour, §2; :mod:`core.missions.ma
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -351,3 +352,23 @@ def test_a_plain_page_is_bounded_in_bytes_and_continues(monkeypatch):
     assert [x["body"][0] for x in first["letters"]] == ["0", "1"]
     rest = kit.ok("mailbox.read", cursor=first["next_cursor"])
     assert [x["body"][0] for x in rest["letters"]] == ["2"]
+
+
+def test_a_plain_letter_never_carries_a_secret_this_host_holds():
+    """``mailbox.send`` refuses ``sanitizer_refused`` on the field holding a held value — the
+    text or the subject, in any form the redactor knows — names no value, and writes nothing;
+    the same note without it is sent (issue 31's packet law, for plain letters too)."""
+    kit = Kit()
+    secret = "sk-live-" + "7" * 40
+    kit.h.ctx.secrets.set_group("test-keys", [secret])
+    before = kit.mailbox_bytes()
+    for field, args in (
+        ("text", {"text": f"use {secret} please"}),
+        ("subject", {"subject": f"key {secret}", "text": "see subject"}),
+        ("text", {"text": f"base64 {base64.b64encode(secret.encode()).decode()}"}),
+    ):
+        refusal = kit.refused("mailbox.send", agent_id="operator", to="hand-1", **args)
+        assert (refusal["code"], refusal["field"]) == ("sanitizer_refused", field)
+        assert secret not in json.dumps(refusal)
+    assert kit.mailbox_bytes() == before
+    assert kit.ok("mailbox.send", agent_id="operator", to="hand-1", text="no key here")["id"]
