@@ -107,10 +107,9 @@ def test_run_works_offline_and_loads_the_requirements_the_offline_set_covers(
         )
         is None
     )
-    # nothing reached the (failing) network but the create-asset sandbox frame, which is still
-    # framed by the attribute (docs/python.md)
+    # nothing reached the (failing) network: both sandboxed frames came from the cache
     after = sorted(u[len(BASE_URL) :] for u in router.requests[seen_online:])
-    assert after == ["tools/sandbox.html"], after
+    assert after == [], after
     assert host.csp_violations() == []
     assert host.page_errors == []
     # a second run installs nothing again (the packages stay until Python restarts)

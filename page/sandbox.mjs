@@ -1,23 +1,13 @@
-// The plugin sandbox frame (SPEC §7, §8; docs/plugins.md): an <iframe sandbox="allow-scripts">
-// — an opaque origin with its own CSP (default-src 'none'; connect-src 'none') — that runs
-// create-asset and every plugin, connected by a MessageChannel whose other end goes to the host
-// worker. The page only makes the introduction; it never sends the sandbox work and never sees
-// what runs there.
+// The plugin sandbox frame (SPEC §7, §8; docs/plugins.md): an opaque origin with its own CSP
+// (default-src 'none'; connect-src 'none') — made by frames.mjs, so it loads offline too — that
+// runs create-asset and every plugin, connected by a MessageChannel whose other end goes to the
+// host worker. The page only makes the introduction; it never sends the sandbox work and never
+// sees what runs there.
 
-import { el } from "./dom.mjs";
+import { opaqueFrame } from "./frames.mjs";
 
 export async function connectSandbox(host) {
-  const frame = el("iframe", {
-    sandbox: "allow-scripts",
-    src: "tools/sandbox.html",
-    title: "plugin sandbox (no network, no storage)",
-    class: "sandbox-frame",
-    "aria-hidden": "true",
-    tabindex: "-1",
-  });
-  const loaded = new Promise((resolve) => frame.addEventListener("load", resolve, { once: true }));
-  document.body.appendChild(frame);
-  await loaded;
+  const frame = await opaqueFrame("tools/sandbox.html", "plugin sandbox (no network, no storage)");
   const channel = new MessageChannel();
   // An opaque origin cannot be named as a target: "*" is the only way to reach it, and the
   // sandbox accepts only the first connect from its parent.

@@ -4,54 +4,22 @@
 // the person's gestures and shows what comes back — output as text nodes only, never markup.
 
 import { el, replace } from "../dom.mjs";
+import { opaqueFrame } from "../frames.mjs";
 import { showRefusal } from "./alerts.mjs";
 
 /** Keep at most this many characters of output on screen (the oldest go first). */
 const SHOWN_CHARS = 2_000_000;
 
-/** Make the runtime's frame — an opaque origin with its own CSP (connect-src 'none') — and
- * hand the host worker one end of a channel to it. The page only makes the introduction; it
- * never talks to the runtime itself.
- *
- * Offline (docs/python.md, "Offline"): Chromium never lets a service worker answer a frame
- * sandboxed by its attribute, so while the service worker controls this page the frame is made
- * without the attribute and the worker answers it from its cache with the header CSP
- * `sandbox allow-scripts` (page/sw.js) — the same opaque origin. Before the frame gets
- * anything the page checks that it is opaque (its document is not ours to read); if not (a
- * worker of another build), it is removed and made again with the attribute. */
+/** Make the runtime's frame — an opaque origin with its own CSP (connect-src 'none'), made by
+ * frames.mjs (which also lets it load offline) — and hand the host worker one end of a channel
+ * to it. The page only makes the introduction; it never talks to the runtime itself. */
 export async function connectRuntime(host) {
-  let frame = await makeFrame(!navigator.serviceWorker?.controller);
-  if (!isOpaque(frame)) {
-    frame.remove();
-    frame = await makeFrame(true);
-  }
-  if (!isOpaque(frame)) {
-    frame.remove();
-    throw new Error("the Python runtime's frame did not get an opaque origin");
-  }
+  const frame = await opaqueFrame("runtime/python.html", "Python runtime (no network, no storage)");
   const channel = new MessageChannel();
   frame.contentWindow.postMessage({ type: "voicebox-runtime-connect" }, "*", [channel.port2]);
   await host.call("python.connect", {}, { attachment: channel.port1 });
   return frame;
 }
-
-async function makeFrame(sandboxAttribute) {
-  const frame = el("iframe", {
-    src: "runtime/python.html",
-    title: "Python runtime (no network, no storage)",
-    class: "sandbox-frame",
-    "aria-hidden": "true",
-    tabindex: "-1",
-  });
-  if (sandboxAttribute) frame.setAttribute("sandbox", "allow-scripts");
-  const loaded = new Promise((resolve) => frame.addEventListener("load", resolve, { once: true }));
-  document.body.appendChild(frame);
-  await loaded;
-  return frame;
-}
-
-/** An opaque-origin (or any cross-origin) frame's document is not readable from this page. */
-const isOpaque = (frame) => frame.contentDocument === null;
 
 export const isPython = (name) => name.toLowerCase().endsWith(".py");
 

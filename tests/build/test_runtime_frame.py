@@ -37,12 +37,17 @@ def test_the_runtime_frame_runs_only_its_pinned_script_and_connects_nowhere(
 
 
 def test_the_page_frames_the_runtime_sandboxed_with_an_opaque_origin() -> None:
-    source = (ROOT / "page" / "ui" / "python.mjs").read_text(encoding="utf-8")
+    source = (ROOT / "page" / "frames.mjs").read_text(encoding="utf-8")
     # the attribute when no service worker answers it; the page checks opacity either way
     assert 'frame.setAttribute("sandbox", "allow-scripts")' in source
     assert "allow-same-origin" not in source
     assert "frame.contentDocument === null" in source
-    assert 'src: "runtime/python.html"' in source
+    for user, src in (
+        ("ui/python.mjs", "runtime/python.html"),
+        ("sandbox.mjs", "tools/sandbox.html"),
+    ):
+        text = (ROOT / "page" / user).read_text(encoding="utf-8")
+        assert f'opaqueFrame("{src}"' in text and "<iframe" not in text
     frame = (ROOT / "runtime" / "python-frame.js").read_text(encoding="utf-8")
     assert 'self.origin !== "null"' in frame  # it refuses to work with a real origin
     assert headers_for("index.html")["Content-Security-Policy"] == "frame-ancestors 'none'"
@@ -58,10 +63,12 @@ def test_the_runtime_frame_is_sandboxed_by_its_header_from_the_server_and_the_of
     from worker.sitebuild.offline import stamp_service_worker
     from worker.sitebuild.serve import SANDBOXED_FRAMES
 
-    header = headers_for("runtime/python.html")["Content-Security-Policy"]
-    assert header == SANDBOXED_FRAMES["runtime/python.html"]
-    directives = dict(d.strip().split(" ", 1) for d in header.split(";"))
-    assert directives == {"sandbox": "allow-scripts", "frame-ancestors": "'self'"}
+    assert set(SANDBOXED_FRAMES) == {"runtime/python.html", "tools/sandbox.html"}
+    for frame in SANDBOXED_FRAMES:
+        header = headers_for(frame)["Content-Security-Policy"]
+        assert header == SANDBOXED_FRAMES[frame]
+        directives = dict(d.strip().split(" ", 1) for d in header.split(";"))
+        assert directives == {"sandbox": "allow-scripts", "frame-ancestors": "'self'"}
     out = stamp_service_worker(ROOT / "page" / "sw.js", tmp_path, "b" * 64, [])
     text = out.read_text(encoding="utf-8")
     stamped = re.search(r"const SANDBOXED_FRAMES = (\{.*?\});", text)

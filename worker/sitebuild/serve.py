@@ -21,10 +21,11 @@ harden it, which a host that can set headers should copy (see docs/operations.md
   'self'; connect-src 'self'`` (it only reads this site's own files into its cache);
 - every response: ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer``;
 - HTML: ``frame-ancestors 'none'`` (only possible as a header);
-- the Python runtime's frame (:data:`SANDBOXED_FRAMES`): ``sandbox allow-scripts`` as well, so
-  the document has an opaque origin however it is framed — the service worker sends the same
-  header when it answers that frame from its cache, which is what lets Run work offline
-  (issue 32; docs/python.md, "Offline").
+- the two sandboxed frames (:data:`SANDBOXED_FRAMES`: the Python runtime's and the plugin
+  sandbox's): ``sandbox allow-scripts`` as well, so the document has an opaque origin however
+  it is framed — the service worker sends the same header when it answers that frame from its
+  cache, which is what lets Run and create-asset work offline (issue 32; docs/python.md,
+  "Offline").
 
 ``--local-env DIR`` also starts an environment server and its runner for ``DIR`` on loopback,
 with the worker's CSP naming that server, and prints a pairing code
@@ -61,6 +62,7 @@ WORKER_SCRIPTS = ("worker/host.mjs", "worker/peer.mjs", "worker/byte-lane.mjs", 
 SERVICE_WORKER_CSP = "default-src 'self'; script-src 'self'; connect-src 'self'"
 SANDBOXED_FRAMES: dict[str, str] = {
     "runtime/python.html": "sandbox allow-scripts; frame-ancestors 'self'",
+    "tools/sandbox.html": "sandbox allow-scripts; frame-ancestors 'self'",
 }
 """Frame pages that must be sandboxed whatever frames them, with the header CSP each gets — from
 this server and from the service worker, which stamps this table (:mod:`worker.sitebuild.
@@ -110,10 +112,8 @@ def headers_for(path: str, peer_origins: tuple[str, ...] = ()) -> dict[str, str]
     if sandboxed is not None:
         out["Content-Security-Policy"] = sandboxed
     elif path == "" or path.endswith(".html"):
-        # create-asset's sandbox page is framed by our own page; nothing else is ever framed
-        framed = path.endswith("tools/sandbox.html")
-        ancestors = "'self'" if framed else "'none'"
-        out["Content-Security-Policy"] = f"frame-ancestors {ancestors}"
+        # only the sandboxed frames above are ever framed
+        out["Content-Security-Policy"] = "frame-ancestors 'none'"
     return out
 
 
