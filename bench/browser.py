@@ -16,12 +16,13 @@ parent's), and asks them for their JS heap (:meth:`Profile.worker_memory`,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
 from typing import Any
 
-from playwright.sync_api import BrowserContext, CDPSession, Page, Playwright
+from playwright.sync_api import BrowserContext, CDPSession, Error, Page, Playwright
 
 from tests.chromium import CHROMIUM, CHROMIUM_ARGS
 
@@ -100,15 +101,21 @@ class Profile:
         info = event["targetInfo"]
         path = (*parent, event["sessionId"])
         self._workers[path] = {"url": info.get("url", ""), "type": info["type"]}
-        # the workers this worker starts are attached too (their messages come wrapped in its)
-        self._post(
-            path,
-            {
-                "id": self._ident(),
-                "method": "Target.setAutoAttach",
-                "params": {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": False},
-            },
-        )
+        # the workers this worker starts are attached too (their messages come wrapped in its);
+        # a page closed meanwhile (the end of a measurement) has nothing left to attach
+        with contextlib.suppress(Error):
+            self._post(
+                path,
+                {
+                    "id": self._ident(),
+                    "method": "Target.setAutoAttach",
+                    "params": {
+                        "autoAttach": True,
+                        "waitForDebuggerOnStart": False,
+                        "flatten": False,
+                    },
+                },
+            )
 
     def _detached(self, event: dict[str, Any], parent: tuple[str, ...] = ()) -> None:
         gone = (*parent, event.get("sessionId", ""))
