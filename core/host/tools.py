@@ -424,7 +424,7 @@ PLUGIN_CHECKS: tuple[PluginCheck, ...] = (
     ),
     PluginCheck(
         "writes-decided",
-        (Code.FILES_GRANT_MISSING, Code.EFFECT_CLASS_EXCEEDED, Code.READ_ONLY_MODE),
+        (Code.FILES_GRANT_MISSING, Code.EFFECT_CLASS_EXCEEDED),
         ToolBox._writes_decided,
     ),
     PluginCheck("written", (Code.READ_ONLY_MODE,), ToolBox._written),
