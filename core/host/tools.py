@@ -201,12 +201,9 @@ class ToolBox:
         """One admitted plugin call, run by the pipeline as :meth:`plugin_operation`: its gates,
         then :data:`PLUGIN_CHECKS` in their declared order, then its audit record — a refused
         call's record names the refusal and the check that gave it. The host never runs the
-        module itself: only the sandbox port does."""
-        op = self.plugin_operation(admitted)
-        try:
-            ran = await self._pipeline.run(op, admitted.args, actor=actor)
-        except Refused as refusal:  # the call's answer says what the check said
-            raise Refused(refusal.code, refusal.message, field=refusal.field) from None
+        module itself: only the sandbox port does. A refusal goes on as the check raised it
+        (the ``tool.call`` that asked audits it too, with the same details)."""
+        ran = await self._pipeline.run(self.plugin_operation(admitted), admitted.args, actor=actor)
         return ToolOutcome(result=ran.result.result, receipt=ran.result.receipt)
 
     # ---- the plugin call's checks, in PLUGIN_CHECKS order ------------------------------------
