@@ -169,9 +169,15 @@ class Policy(Contract):
 def require_writable(policy: Policy) -> None:
     """SAFE mode, the one check: refuse ``read-only-mode`` (403) while ``policy.read_only`` is on.
 
-    Asked by the pipeline for every operation that declares ``writes``, by admission for every
-    mutating tool call (seed 003, step 4 of its order) and by the broker for every write a
-    plugin asks for — the same rule at each door.
+    The pipeline's gate (:meth:`core.host.pipeline.Host._gates`) asks it for every operation
+    that declares ``writes`` — a page's write, a built-in tool's operation, a plugin call that
+    may write (:meth:`core.host.tools.ToolBox.plugin_operation`) and each write a plugin asked
+    for (through ``file.write``); admission asks it once more, early, on its snapshot, so a
+    mutating tool call is refused before its arguments or a person's confirmation are asked
+    for (SPEC §7, step 4 of :data:`core.tools.admission.ADMISSION_ORDER`). Nothing else
+    decides SAFE mode: the broker leaves it to the write's gate (issue 35 item 2), and the
+    environment server's own writes (fenced commands, a runner's merge and landing) call
+    this too.
     """
     if policy.read_only:
         raise Refused(Code.READ_ONLY_MODE)

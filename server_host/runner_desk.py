@@ -68,6 +68,7 @@ from core.missions.runner_pins import (
     worktree_finished,
 )
 from core.model import Contract
+from core.policy import require_writable
 from core.refusals import Code, Refused
 from core.secret import Secret
 from core.time import instant_iso
@@ -1014,8 +1015,7 @@ class RunnerDesk(Landing):
         ``read-only-mode`` (SAFE mode), ``invalid_transition`` (another phase),
         ``args-invalid`` (no such mission, a conflict). Audited ``mission.merge``."""
         policy = await self.service.composed.reload_policy()
-        if policy.read_only:
-            raise Refused(Code.READ_ONLY_MODE)
+        require_writable(policy)  # SAFE mode: the one check
         _, mailbox = await self.service.ctx.open_mailbox(body.project)
         head = await mailbox.head(body.mission_id)
         if head is None:

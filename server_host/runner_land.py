@@ -28,6 +28,7 @@ from core.missions.letters import sha12
 from core.missions.remote_runs import require_claim_confirmed
 from core.missions.tray import candidate_to_land
 from core.model import Contract
+from core.policy import require_writable
 from core.refusals import Code, Refused
 from core.secret import Secret
 from server_host.runner_run import log_path, log_record
@@ -129,8 +130,7 @@ class Landing:
         secret)."""
         async with self._land_lock:
             policy = await self.service.composed.reload_policy()
-            if policy.read_only:
-                raise Refused(Code.READ_ONLY_MODE)
+            require_writable(policy)  # SAFE mode: the one check
             opened, mailbox = await self.service.ctx.open_mailbox(body.project)
             head = await mailbox.head(body.mission_id)
             if head is None:

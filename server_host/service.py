@@ -62,6 +62,7 @@ from core.custody.wire import (
     parse_call_envelope,
     parse_peer_message,
 )
+from core.policy import require_writable
 from core.protocol import PROTOCOL_VERSION, salvage_id
 from core.redaction import Redactor
 from core.refusals import Code, Refused
@@ -606,8 +607,7 @@ class EnvironmentService:
                     f"'{command}' is off in this environment; its operator turns it on with "
                     "voicebox-env policy.",
                 )
-            if policy.read_only:
-                raise Refused(Code.READ_ONLY_MODE)
+            require_writable(policy)  # SAFE mode: the one check
             sandbox = self.sandbox
             if isinstance(sandbox, Unavailable):
                 raise sandbox.refusal()

@@ -26,7 +26,7 @@ from typing import Any
 
 from core.host.context import HostContext
 from core.host.file_ops import WriteArgs
-from core.host.operations import AnyOperation, HostRuntime, Operations
+from core.host.operations import AnyOperation, Call, HostRuntime, Operation, Operations, Outcome
 from core.model import Contract, NoArgs
 from core.refusals import Code, Refused
 from core.relayed_text import escape_tree
@@ -47,7 +47,14 @@ from core.tools.receipts import HostReceipt
 from core.tools.registry import Descriptor, OperationEntry, OperationRegistry, ReservedNames
 from core.tools.runner import Sink, ToolOutcome
 
-__all__ = ["PLUGIN_CHECKS", "PluginCheck", "PluginRun", "ToolBox"]
+__all__ = [
+    "PLUGIN_CHECKS",
+    "PluginAnswer",
+    "PluginCheck",
+    "PluginChecks",
+    "PluginRun",
+    "ToolBox",
+]
 
 Request = Callable[[Contract], tuple[Contract, bytes | None]]
 
@@ -170,19 +177,34 @@ class ToolBox:
             result["content_b64"] = base64.b64encode(ran.body).decode()
         return ToolOutcome(result=result, receipt=ran.receipt)
 
+    def plugin_operation(self, admitted: Admitted) -> Operation[Contract, PluginAnswer]:
+        """The admitted plugin call as an operation of this host, run by
+        :meth:`~core.host.operations.HostRuntime.run` like every other (issue 35 item 3): named
+        as the tool, taking the tool's own argument model, ``writes`` for a mutating effect
+        class (so SAFE mode refuses it at the pipeline's gate and it runs under the write
+        lock, its writes nested inside it), ``read_only`` for a reader (its admitted record is
+        grouped), its declared receipt rung; its handler is :class:`PluginChecks` over
+        :data:`PLUGIN_CHECKS` — the checks, in order, as data the operation carries."""
+        entry = admitted.entry
+        return Operation(
+            name=entry.name,
+            args=entry.args_model,
+            result=PluginAnswer,
+            handler=PluginChecks(self, admitted, PLUGIN_CHECKS),
+            summary=entry.summary,
+            writes=entry.mutating,
+            receipt=entry.receipt_rule,
+            read_only=not entry.mutating,
+        )
+
     async def _run_plugin(self, admitted: Admitted, *, actor: str) -> ToolOutcome:
-        """One admitted plugin call: :data:`PLUGIN_CHECKS` in their declared order, each on
-        what the ones before it found (:class:`PluginRun`); the first refusal ends the call
-        before anything is written. The host never runs the module itself: only the sandbox
-        port does."""
-        run = PluginRun(admitted=admitted, actor=actor)
-        for check in PLUGIN_CHECKS:
-            await check.step(self, run)
-        assert run.answer is not None
-        result = run.answer.model_dump(mode="json", exclude={"writes"}) | {"written": run.written}
-        # the plugin's words are relayed with every invisible control written out (issue 29
-        # item 4); its refusals' texts are escaped where every refusal is (Refused.body)
-        return ToolOutcome(result=escape_tree(result), receipt=run.receipt)
+        """One admitted plugin call, run by the pipeline as :meth:`plugin_operation`: its gates,
+        then :data:`PLUGIN_CHECKS` in their declared order, then its audit record — a refused
+        call's record names the refusal and the check that gave it. The host never runs the
+        module itself: only the sandbox port does. A refusal goes on as the check raised it
+        (the ``tool.call`` that asked audits it too, with the same details)."""
+        ran = await self._pipeline.run(self.plugin_operation(admitted), admitted.args, actor=actor)
+        return ToolOutcome(result=ran.result.result, receipt=ran.result.receipt)
 
     # ---- the plugin call's checks, in PLUGIN_CHECKS order ------------------------------------
 
@@ -263,6 +285,7 @@ class ToolBox:
                 WriteArgs(project=run.project, path=str(access.path)),
                 actor=run.actor,
                 body=write.data,
+                within=run.call,  # inside the plugin call's write lock
                 receipt_as=run.admitted.entry.name,
             )
             run.receipt = ran.receipt
@@ -277,7 +300,7 @@ class PluginRun:
     writes, the decided write accesses, then what was written and the last write's receipt."""
 
     admitted: Admitted
-    actor: str
+    call: Call[Contract]
     package: PluginPackage | None = None
     op: PluginOperation | None = None
     args: dict[str, Any] = field(default_factory=dict)
@@ -290,6 +313,11 @@ class PluginRun:
     accesses: list[FilesAccess] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
     receipt: HostReceipt | None = None
+
+    @property
+    def actor(self) -> str:
+        """Who the call is audited as (the pipeline's ``actor``)."""
+        return self.call.actor
 
     @property
     def installed(self) -> PluginPackage:
@@ -313,6 +341,45 @@ class PluginCheck:
     name: str
     refuses: tuple[Code, ...]
     step: Callable[[ToolBox, PluginRun], Awaitable[None]]
+
+
+class PluginAnswer(Contract):
+    """What a plugin call's operation gives back: the plugin's answer as relayed (``ok``,
+    ``result``, ``message`` with every invisible control written out, and ``written``: the
+    paths the host wrote for it) and the host's receipt of its last write, if any."""
+
+    result: dict[str, Any]
+    receipt: HostReceipt | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PluginChecks:
+    """The handler of a plugin call's operation (:meth:`ToolBox.plugin_operation`): runs
+    ``checks`` — :data:`PLUGIN_CHECKS` — in their order on one :class:`PluginRun`; the first
+    refusal ends the call before anything is written, its audit details naming the check
+    (``check``). The admitted record names the plugin and how many files it wrote."""
+
+    box: ToolBox
+    admitted: Admitted
+    checks: tuple[PluginCheck, ...]
+
+    async def __call__(self, call: Call[Contract]) -> Outcome:
+        run = PluginRun(admitted=self.admitted, call=call)
+        for check in self.checks:
+            try:
+                await check.step(self.box, run)
+            except Refused as refusal:
+                refusal.details = {**refusal.details, "check": check.name}
+                raise
+        assert run.answer is not None
+        result = run.answer.model_dump(mode="json", exclude={"writes"}) | {"written": run.written}
+        # the plugin's words are relayed with every invisible control written out (issue 29
+        # item 4); its refusals' texts are escaped where every refusal is (Refused.body)
+        return Outcome(
+            PluginAnswer(result=escape_tree(result), receipt=run.receipt),
+            project=getattr(call.args, "project", None),
+            details={"plugin": self.admitted.entry.plugin_id, "written": len(run.written)},
+        )
 
 
 PLUGIN_CHECKS: tuple[PluginCheck, ...] = (
@@ -354,7 +421,7 @@ PLUGIN_CHECKS: tuple[PluginCheck, ...] = (
     ),
     PluginCheck(
         "writes-decided",
-        (Code.FILES_GRANT_MISSING, Code.EFFECT_CLASS_EXCEEDED, Code.READ_ONLY_MODE),
+        (Code.FILES_GRANT_MISSING, Code.EFFECT_CLASS_EXCEEDED),
         ToolBox._writes_decided,
     ),
     PluginCheck("written", (Code.READ_ONLY_MODE,), ToolBox._written),

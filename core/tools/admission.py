@@ -15,6 +15,10 @@ first failing check names the refusal:
 
 A description obtained earlier (a cached descriptor, a seat on the model-facing surface) is
 never consulted: only the registry and policy as they are at the call.
+
+Step 4 is SAFE mode's one check (:func:`core.policy.require_writable`), asked early: the
+operation that then runs the call declares ``writes`` for a mutating tool and meets the same
+check at the pipeline's gate, on the policy as it is when it runs.
 """
 
 from __future__ import annotations

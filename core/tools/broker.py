@@ -10,16 +10,20 @@ taken for that request, in this order:
 2. the request has the closed shape below .......................... ``message-malformed``
 3. the operation declared that capability ........................... ``capability-undeclared``
 4. the action stays within the operation's effect class ............. ``effect-class-exceeded``
-5. SAFE / read-only mode does not forbid a write .................... ``read-only-mode``
-6. network: no egress in the E1 placement ........................... ``network-egress-refused``
-7. files: the operator granted file access to the operation's origin
+5. network: no egress in the E1 placement ........................... ``network-egress-refused``
+6. files: the operator granted file access to the operation's origin
    (a plugin's: to its package, by manifest sha256 — issue 29 item 1) . ``files-grant-missing``
-8. files: the path is inside the project root (:func:`core.paths.parse_path`; ``.voicebox/``
+7. files: the path is inside the project root (:func:`core.paths.parse_path`; ``.voicebox/``
    only for the operation that owns it) ............. ``path-outside-root``/``path-reserved``/…
 
 The answer is an access value (:class:`FilesAccess`, :class:`StorageAccess`) that the host
 then performs itself; the broker does no I/O. Nothing a plugin says in a result widens a grant:
 grants come only from :class:`~core.policy.Policy`.
+
+SAFE mode is not the broker's question (issue 35 item 2): a write it allows is performed by an
+operation that ``writes`` (a plugin's, through ``file.write``), and the pipeline's gate refuses
+that in SAFE mode (:func:`core.policy.require_writable`, the one check), as it refuses every
+other write.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from pydantic import Field, StringConstraints, TypeAdapter, ValidationError
 
 from core.model import Contract
 from core.paths import ProjectPath, parse_path
-from core.policy import Policy, require_writable
+from core.policy import Policy
 from core.refusals import Code, Refused, invalid_input
 from core.secret import known_names
 from core.tools.registry import OperationEntry
@@ -54,7 +58,6 @@ BROKER_ORDER: tuple[Code, ...] = (
     Code.MESSAGE_MALFORMED,
     Code.CAPABILITY_UNDECLARED,
     Code.EFFECT_CLASS_EXCEEDED,
-    Code.READ_ONLY_MODE,
     Code.NETWORK_EGRESS_REFUSED,
     Code.FILES_GRANT_MISSING,
     Code.PATH_OUTSIDE_ROOT,
@@ -156,8 +159,6 @@ def decide(entry: OperationEntry, policy: Policy, raw: object) -> FilesAccess | 
         isinstance(request, NetworkRequest) and entry.effect != "network"
     ):
         raise Refused(Code.EFFECT_CLASS_EXCEEDED)
-    if writes:
-        require_writable(policy)
     if isinstance(request, NetworkRequest):
         raise Refused(Code.NETWORK_EGRESS_REFUSED)
     if isinstance(request, StorageRequest):

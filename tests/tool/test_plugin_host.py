@@ -23,6 +23,7 @@ from core.host.registry import OPERATIONS
 from core.memory.servers import MemoryEnvironmentServers
 from core.refusals import Code, Refused
 from core.runtime import SystemClock
+from core.tools.admission import CallRequest
 from tests.support import HostHarness, run
 from tests.tool.pdk_host import run as pdk_run
 
@@ -480,3 +481,57 @@ def test_the_folder_refusals_store_nothing(plugins_dir: Path) -> None:
         stored = {n for n in world.h.state.docs if n.startswith(("plugin", "policy"))}
         assert set(world.tools()) == before and stored == set()
         assert world.h.ok("plugin.list")["plugins"] == []
+
+
+def test_safe_mode_refuses_a_plugin_write_and_a_builtin_write_by_the_same_gate(
+    world: World, plugins_dir: Path
+) -> None:
+    """Issue 35 item 2: SAFE mode is one check. Turned on after admission — while the plugin
+    runs in the sandbox, between a built-in tool's admission and its run — it refuses both
+    writes at the same place: the pipeline's gate of ``file.write`` (audited there), not a
+    second check of the broker's; nothing is written. On from the start, both calls are
+    refused by admission's early ask of that same check."""
+    original = world.sandbox.call
+
+    def safe(on: bool) -> None:
+        world.h.ctx.policy = world.h.ctx.policy.model_copy(update={"read_only": on})
+
+    async def safe_meanwhile(module: bytes, entry: str, input_bytes: bytes, **kw: Any) -> bytes:
+        out = await original(module, entry, input_bytes, **kw)
+        safe(True)  # the operator turns SAFE on while the plugin runs
+        return out
+
+    world.sandbox.call = safe_meanwhile  # type: ignore[method-assign]
+    world.install(package(plugins_dir, "tidy"))
+    world.grant("tidy", admit=True, files=True)
+    world.write("notes/a.md", b"x  \n")
+    args = {"path": "notes/a.md", "target": "notes/b.md"}
+    answer = world.call("tidy.text", origin=HUMAN, **args)
+    assert answer["refusal"]["code"] == "read-only-mode"
+
+    safe(False)
+    box = world.h.host.tools
+    descriptor = box.registry.get("file.write").descriptor_id
+    wrote = {"project": world.project, "path": "notes/c.md", "content_b64": "eA=="}
+    admitted = box.admit(CallRequest("file.write", descriptor, wrote))
+    safe(True)  # between admission and the run
+    with pytest.raises(Refused) as refused:
+        run(box.run(admitted, actor="agent"))
+    assert refused.value.code == Code.READ_ONLY_MODE
+    assert world.read("notes/b.md") is None and world.read("notes/c.md") is None
+
+    records = world.audit()
+    gated = [r for r in records if r["rule"] == "read-only-mode" and r["op"] == "file.write"]
+    assert len(gated) == 2, records[:6]  # the plugin's write and the built-in one, one gate
+    (plugin,) = [r for r in records if r["op"] == "tidy.text"]
+    assert (plugin["decision"], plugin["rule"], plugin["details"]["check"]) == (
+        "refused",
+        "read-only-mode",
+        "written",
+    )
+
+    world.sandbox.call = original  # type: ignore[method-assign]
+    assert world.call("tidy.text", origin=HUMAN, **args)["refusal"]["code"] == "read-only-mode"
+    builtin = world.call("file.write", path="notes/c.md", content_b64="eA==")
+    assert builtin["refusal"]["code"] == "read-only-mode"
+    assert world.sandbox.calls == ["text"]  # refused before the sandbox ran again
