@@ -408,3 +408,42 @@ def test_a_run_stopped_by_another_tabs_run_says_python_was_taken(
     assert _stopped_runs(first)[:1] == ["another-tab"]
     first.assert_clean()
     second.assert_clean()
+
+
+def test_a_project_renamed_or_deleted_in_another_tab_follows_here_and_unsaved_text_is_kept(
+    site_context: BrowserContext,
+) -> None:
+    """The open project renamed in another tab shows its new name here; deleted there, it is
+    closed here with a plain sentence, and the editor's unsaved text is offered to be saved
+    into another project (or copied) — never dropped in silence."""
+    first, second = _two_tabs(site_context)
+    pid = first.ok("project.create", {"name": "Doomed"}, human=True)["result"]["project"]["id"]
+    safe = first.ok("project.create", {"name": "Safe"}, human=True)["result"]["project"]["id"]
+    first.ok("file.write", {"project": pid, "path": "note.txt"}, b"stored\n", human=True)
+    _editing(second, pid, "note.txt")
+    unsaved = "my unsaved words\n"
+    set_editor_text(second.page, unsaved)
+
+    first.ok("project.rename", {"project": pid, "name": "Doomed renamed"}, human=True)
+    second.page.wait_for_function(
+        "() => document.getElementById('open-project-name')?.textContent === 'Doomed renamed'",
+        timeout=10_000,
+    )
+    assert editor_text(second.page) == unsaved  # the rename kept the editor as it was
+
+    first.ok("project.delete", {"project": pid}, human=True)
+    second.page.wait_for_selector("#orphan-dialog[open]", timeout=10_000)
+    said = second.page.text_content("#alerts") or ""
+    assert "“Doomed renamed” was deleted in another tab" in said, said
+    assert "No project open" in (second.page.text_content("#project-bar") or "")
+    assert second.page.input_value("#orphan-text") == unsaved
+    second.page.select_option("#orphan-project", safe)
+    second.page.click("#orphan-save")
+    second.page.wait_for_selector("#orphan-dialog", state="detached")
+    second.page.wait_for_function(
+        "() => document.getElementById('alerts').textContent.includes('was saved as note.txt')"
+    )
+    got = first.ok("file.read", {"project": safe, "path": "note.txt"})["body"]
+    assert got == unsaved.encode()
+    first.assert_clean()
+    second.assert_clean()
