@@ -287,6 +287,8 @@ def test_the_tree_goes_back_to_its_left_edge_when_another_row_is_chosen(host: Ho
     open_in_ui(host, pid)
     page.click(file_entry(long))
     page.wait_for_selector(f"#viewer-path:text-is('{long}')")
+    # choosing the long name itself leaves the pane at its left edge, where the name starts
+    assert page.eval_on_selector(".tree-pane", "(p) => p.scrollLeft") == 0
     row = f"#file-tree li[data-path='{long}']"
     page.eval_on_selector(row, "(li) => li.focus({ preventScroll: true })")
     pane = ".tree-pane"
