@@ -129,6 +129,13 @@ class HostBridge:
             late.add_done_callback(lambda _done: settled())
         self.warming = asyncio.ensure_future(_warm_up(self.host.ctx, late))
 
+    def frame_gone(self, frame: int) -> bool:
+        """The tab holding Python runtime frame number ``frame`` is gone (the worker learned
+        it by that tab's Web Lock): :func:`core.host.python_ops.release_frame`."""
+        from core.host.python_ops import release_frame
+
+        return release_frame(self.host.ctx.services, int(frame))
+
     def versions(self) -> str:
         """The versions shown on ready, as JSON text."""
         return json.dumps(self.host.ctx.versions)

@@ -397,6 +397,17 @@ class PortPythonRuntime:
         task = asyncio.ensure_future(self._ensure_up())
         task.add_done_callback(lambda t: t.exception())  # said by the next run, not here
 
+    def abandon(self) -> bool:
+        """See :meth:`core.ports.PythonRuntime.abandon`: the frame's tab is gone, so its
+        port is closed and the run in progress ends stopped without waiting for it."""
+        current = self._current
+        self._port.close()
+        self._down = "its tab closed"
+        if current is None or current["done"].done():
+            return False
+        current["done"].set_result(_obj(type="done", id=current["id"], stopped=True))
+        return True
+
     async def stop(self) -> bool:
         """See :meth:`core.ports.PythonRuntime.stop`."""
         current = self._current

@@ -586,6 +586,12 @@ class PythonRuntime(Protocol):
         console state is lost); ``True`` if a run was going. Returns within 2 s."""
         ...
 
+    def abandon(self) -> bool:
+        """The runtime is gone with the tab that held it (issue 33 item 2): the run in
+        progress ends ``stopped`` now, without waiting for an answer no one will send, and
+        nothing more is sent to it. ``True`` if a run was going. Returns at once."""
+        ...
+
     async def complete(self, text: str) -> list[str]:
         """Completions of ``text`` in the console's namespace (``rlcompleter``; at most 200);
         ``[]`` while a run goes or the runtime is not up."""

@@ -276,3 +276,27 @@ def test_a_deleted_file_comes_back_byte_identical_from_the_trash_after_a_reload(
     page.wait_for_function("() => /The trash is empty/.test(document.body.textContent)")
     assert host.ok("trash.list", {"project": pid})["result"]["entries"] == []
     host.assert_clean()
+
+
+def test_the_tree_goes_back_to_its_left_edge_when_another_row_is_chosen(host: HostPage) -> None:
+    """A long name read sideways leaves the tree scrolled right; choosing another row brings
+    the pane back to x = 0, where every name starts."""
+    page = host.page
+    long = "a-very-long-name-" + "that-goes-on-" * 12 + "end.txt"
+    pid = _project(host, "Sideways", {long: b"x", "b.txt": b"y"})
+    open_in_ui(host, pid)
+    page.click(file_entry(long))
+    page.wait_for_selector(f"#viewer-path:text-is('{long}')")
+    # choosing the long name itself leaves the pane at its left edge, where the name starts
+    assert page.eval_on_selector(".tree-pane", "(p) => p.scrollLeft") == 0
+    row = f"#file-tree li[data-path='{long}']"
+    page.eval_on_selector(row, "(li) => li.focus({ preventScroll: true })")
+    pane = ".tree-pane"
+    page.eval_on_selector(pane, "(p) => { p.scrollLeft = p.scrollWidth; }")
+    assert page.eval_on_selector(pane, "(p) => p.scrollLeft") > 0  # the name is wider than the pane
+    page.keyboard.press("ArrowDown")  # the keys, not a click: a click scrolls to its target
+    page.wait_for_function(
+        "() => document.activeElement?.dataset.path === 'b.txt'", polling=50, timeout=5_000
+    )
+    assert page.eval_on_selector(pane, "(p) => p.scrollLeft") == 0
+    host.assert_clean()

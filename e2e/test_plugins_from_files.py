@@ -90,6 +90,10 @@ def test_an_example_installs_from_the_empty_surface_and_runs_on_the_file_in_huma
     )
     assert page.eval_on_selector_all("#run-with-result .markdown li li", "ls => ls.length") == 2
     assert not page.is_visible("#run-with-result #tool-result")  # raw JSON only behind Details
+    # what a result with no receipt is, in core's words for a plugin run here (not "an
+    # environment's own account": no environment took part)
+    note = page.text_content("#run-with-result #tool-no-receipt") or ""
+    assert "this host's sandbox" in note and "environment" not in note, note
     assert '"headings"' not in (page.inner_text("#run-with-result .result-view") or "")
     found += axe_serious(page, "a result in human form")
     shot(page, "plugins-run-with-result")

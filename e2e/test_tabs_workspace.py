@@ -340,3 +340,111 @@ def test_closing_a_tab_that_ran_python_never_breaks_another_tabs_run(
     )
     _run_py(first, "leader two")  # its own frame again: output, never a timed-out run
     first.assert_clean()
+
+
+SPIN = b"print('spinning', flush=True)\nwhile True:\n    pass\n"
+
+
+def _spinning(tab: HostPage) -> None:
+    """Click Run in `tab` on a file that prints, then loops for ever; wait for its print."""
+    tab.page.click("#python-run")
+    tab.page.wait_for_function(
+        "() => document.getElementById('python-output')?.textContent.includes('spinning')",
+        timeout=PY_WAIT_MS,
+    )
+
+
+def _stopped_runs(host: HostPage) -> list[str | None]:
+    records = host.ok("audit.list", {"op": "python.run", "limit": 20})["result"]["records"]
+    return [r["details"].get("stopped_by") for r in records if r["details"].get("stopped")]
+
+
+def test_a_follower_closed_mid_run_frees_python_at_once(site_context: BrowserContext) -> None:
+    """The host learns a follower tab is gone by the lock that tab held for its life: the run
+    its frame was going ends "stopped" within about 2 s (not at its 600 s deadline) and the
+    leader's next Run goes ahead."""
+    first, second = _two_tabs(site_context)
+    pid = first.ok("project.create", {"name": "Py close"}, human=True)["result"]["project"]["id"]
+    first.ok("file.write", {"project": pid, "path": "a.py"}, b"print('leader')\n", human=True)
+    first.ok("file.write", {"project": pid, "path": "spin.py"}, SPIN, human=True)
+    _editing(first, pid, "a.py")
+    _editing(second, pid, "spin.py")
+    _spinning(second)
+    assert _stopped_runs(first) == []
+    second.page.close()
+    closed = time.monotonic()
+    while "tab-closed" not in _stopped_runs(first):
+        assert time.monotonic() - closed < 4.0, "the closed tab's run is still going"
+        first.page.wait_for_timeout(50)  # a poll's pace, bounded by the deadline above
+    freed_s = time.monotonic() - closed
+    print(f"the closed tab's run ended stopped {freed_s:.2f} s after the close")
+    assert freed_s < 2.5, freed_s
+    # the closed tab's frame is dropped: nothing answers for it, and the leader's Run
+    # connects its own
+    assert first.refused("python.warm")["code"] == "sandbox-unavailable"
+    _run_py(first, "leader")
+    first.assert_clean()
+
+
+def test_a_run_stopped_by_another_tabs_run_says_python_was_taken(
+    site_context: BrowserContext,
+) -> None:
+    """One runtime per host, in the tab that ran last: the tab whose run another tab's Run
+    stopped says why, in plain words, and how to take Python back."""
+    first, second = _two_tabs(site_context)
+    pid = first.ok("project.create", {"name": "Py taken"}, human=True)["result"]["project"]["id"]
+    first.ok("file.write", {"project": pid, "path": "spin.py"}, SPIN, human=True)
+    first.ok("file.write", {"project": pid, "path": "b.py"}, b"print('follower')\n", human=True)
+    _editing(first, pid, "spin.py")
+    _editing(second, pid, "b.py")
+    _spinning(first)
+    _run_py(second, "follower")
+    first.page.wait_for_function(
+        "() => document.getElementById('python-status')?.textContent.includes('another tab')",
+        timeout=10_000,
+    )
+    status = first.page.text_content("#python-status") or ""
+    assert "taken by another tab" in status and "Run again here" in status, status
+    assert not first.page.is_disabled("#python-run")
+    assert _stopped_runs(first)[:1] == ["another-tab"]
+    first.assert_clean()
+    second.assert_clean()
+
+
+def test_a_project_renamed_or_deleted_in_another_tab_follows_here_and_unsaved_text_is_kept(
+    site_context: BrowserContext,
+) -> None:
+    """The open project renamed in another tab shows its new name here; deleted there, it is
+    closed here with a plain sentence, and the editor's unsaved text is offered to be saved
+    into another project (or copied) — never dropped in silence."""
+    first, second = _two_tabs(site_context)
+    pid = first.ok("project.create", {"name": "Doomed"}, human=True)["result"]["project"]["id"]
+    safe = first.ok("project.create", {"name": "Safe"}, human=True)["result"]["project"]["id"]
+    first.ok("file.write", {"project": pid, "path": "note.txt"}, b"stored\n", human=True)
+    _editing(second, pid, "note.txt")
+    unsaved = "my unsaved words\n"
+    set_editor_text(second.page, unsaved)
+
+    first.ok("project.rename", {"project": pid, "name": "Doomed renamed"}, human=True)
+    second.page.wait_for_function(
+        "() => document.getElementById('open-project-name')?.textContent === 'Doomed renamed'",
+        timeout=10_000,
+    )
+    assert editor_text(second.page) == unsaved  # the rename kept the editor as it was
+
+    first.ok("project.delete", {"project": pid}, human=True)
+    second.page.wait_for_selector("#orphan-dialog[open]", timeout=10_000)
+    said = second.page.text_content("#alerts") or ""
+    assert "“Doomed renamed” was deleted in another tab" in said, said
+    assert "No project open" in (second.page.text_content("#project-bar") or "")
+    assert second.page.input_value("#orphan-text") == unsaved
+    second.page.select_option("#orphan-project", safe)
+    second.page.click("#orphan-save")
+    second.page.wait_for_selector("#orphan-dialog", state="detached")
+    second.page.wait_for_function(
+        "() => document.getElementById('alerts').textContent.includes('was saved as note.txt')"
+    )
+    got = first.ok("file.read", {"project": safe, "path": "note.txt"})["body"]
+    assert got == unsaved.encode()
+    first.assert_clean()
+    second.assert_clean()

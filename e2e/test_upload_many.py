@@ -85,7 +85,7 @@ def test_cancel_stops_an_upload_within_a_second_and_keeps_every_file_written(
     )
     page.evaluate(
         """() => { window.__stoppedAt = null;
-        const label = document.querySelector('#upload-progress .progress-label');
+        const label = document.getElementById('files-status');
         new MutationObserver(() => {
           if (label.textContent.startsWith('Stopped:') && window.__stoppedAt === null)
             window.__stoppedAt = performance.now();
@@ -96,7 +96,10 @@ def test_cancel_stops_an_upload_within_a_second_and_keeps_every_file_written(
     page.wait_for_selector("text=Stopped: uploaded", timeout=10_000)
     took = page.evaluate("() => window.__stoppedAt - window.__cancelAt")
     assert 0 <= took <= 1000, took
-    summary = page.text_content("#upload-progress .progress-label") or ""
+    summary = page.text_content("#files-status") or ""
+    # said once: the bar's label and the messages region do not repeat the status line
+    said = page.evaluate("() => document.body.innerText.split('Stopped: uploaded').length - 1")
+    assert said == 1, said
     done = walked(host, project)
     assert 0 < len(done) < len(files), summary
     assert f"Stopped: uploaded {len(done)} of 4000 files" in summary

@@ -9,6 +9,7 @@ import { el, name, replace } from "./dom.mjs";
 import { History, formatRoute, parseRoute } from "./router.mjs";
 import { HostClient } from "./host-client.mjs";
 import { connectSandbox } from "./sandbox.mjs";
+import { projectRemoved } from "./ui/project_gone.mjs";
 import { connectRuntime } from "./ui/python.mjs";
 import { controlBeforeBoot, registerServiceWorker } from "./sw-register.mjs";
 import { mountAlerts, clearAlerts, showRefusal } from "./ui/alerts.mjs";
@@ -496,6 +497,18 @@ host.addEventListener("event", (event) => {
  * surface lists again, keeping the name being typed and the focused control where they still
  * are; the project bar follows a rename of the open project. */
 async function projectsChanged(d) {
+  if (d.how === "removed" && app.project?.id === d.project) {
+    // deleted in another tab while open here: closed with a plain sentence; unsaved text is
+    // offered to be saved elsewhere or copied, never dropped in silence (page/ui/project_gone)
+    const gone = app.project.name;
+    const unsaved = app.filesView?.unsavedText() ?? null;
+    app.leaving = null;
+    app.setProject(null);
+    const shown = app.go("projects", {}, { push: false, leaveChecked: true });
+    await projectRemoved(app, gone, unsaved);
+    await shown;
+    return;
+  }
   if (d.how === "renamed" && app.project?.id === d.project) {
     const opened = await host.call("project.open", { project: d.project }).catch(() => null);
     if (opened && app.project?.id === d.project) {

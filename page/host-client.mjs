@@ -160,6 +160,8 @@ export class HostClient extends EventTarget {
     port.onmessage = (event) => {
       if (port === this.#port) this.#fromLeader(event.data);
     };
+    // the host learns this tab is gone by the lock this page holds for its life
+    port.postMessage({ kind: "tab", page: this.#page });
     this.#broker.postMessage({ kind: "follow", avoid: [this.#page, ...this.#gone] }, [
       channel.port2,
     ]);

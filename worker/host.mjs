@@ -14,7 +14,11 @@
 //                                        on it — calls, pings — and gets its answers, chunks
 //                                        and every event there; {kind: "ready", versions,
 //                                        leader} is posted on it once this host answers
-//                                        ({kind: "leave"} on it: that tab is going)
+//                                        ({kind: "tab", page} on it: that tab's page id,
+//                                        whose lock `voicebox-page-<id>` it holds for its
+//                                        life — this worker queues for it and is granted it
+//                                        when the tab is gone, closed or crashed;
+//                                        {kind: "leave"}: that tab is going)
 // Worker → page: {kind: "boot", stage, loaded, total}  progress while booting
 //                {kind: "standby"}                     another tab's host owns the storage:
 //                                                      every call is answered
@@ -79,6 +83,9 @@ let bounds = null; // {message_units, body_bytes}: the sizes Python checks, aske
 const pending = [];
 /** Other tabs' ports (issue 33 item 2): each speaks the page's protocol to this host. */
 const followers = new Set();
+/** The Python runtime frame connected last (issue 33 item 2): the side whose tab holds it
+ * (a follower's port; null: this page) and its number (core PythonConnected.frame). */
+let frame = null;
 let hello = null; // the {kind: "ready"} a follower gets once this host answers
 
 function post(message, transfer = []) {
@@ -116,7 +123,10 @@ const opOf = (text) => parsed(text)?.op ?? null;
 function runtimeTaken(reply, side) {
   return (message, transfer = []) => {
     reply(message, transfer);
-    if (message.kind !== "answer" || parsed(message.text)?.ok !== true) return;
+    const answer = message.kind === "answer" ? parsed(message.text) : null;
+    if (answer?.ok !== true) return;
+    frame = { side, n: answer.result?.frame };
+    if (side !== null && !followers.has(side)) frameGone(side); // its tab went meanwhile
     const taken = { kind: "event", text: JSON.stringify({ type: "python.frame-taken" }) };
     if (side !== null) post(taken);
     for (const port of followers) if (port !== side) port.postMessage(taken);
@@ -133,12 +143,35 @@ function follow(port) {
   port.onmessage = (event) => {
     const data = event.data;
     if (!data || typeof data !== "object") return;
-    if (data.kind === "leave") {
-      followers.delete(port);
-      port.close();
-    } else take(data, reply, port);
+    if (data.kind === "leave") left(port);
+    else if (data.kind === "tab") watchTab(port, data.page);
+    else take(data, reply, port);
   };
   if (hello) reply(hello);
+}
+
+/** Learn that a follower's tab is gone — closed, crashed, discarded — by its page's lock: a
+ * port says nothing when the tab at its other end dies, but the lock that page holds for its
+ * life is granted to this queued request then (issue 33 item 2). Let go at once. */
+function watchTab(port, page) {
+  if (typeof page !== "string" || !/^[0-9a-f-]{36}$/.test(page) || !navigator.locks) return;
+  navigator.locks.request(PAGE_LOCK_PREFIX + page, () => left(port));
+}
+
+/** A follower's tab is gone: its port is dropped, and the Python runtime frame it holds, if
+ * it holds the one connected, is released — a run going there ends stopped at once
+ * (core/host/python_ops.py release_frame). */
+function left(port) {
+  if (!followers.delete(port)) return;
+  port.close();
+  frameGone(port);
+}
+
+function frameGone(side) {
+  if (frame?.side !== side || typeof frame.n !== "number") return;
+  const n = frame.n;
+  frame = null;
+  bridge?.frame_gone?.(n);
 }
 
 /** Something every tab shows changed: to this page and every follower. */

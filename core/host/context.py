@@ -62,7 +62,9 @@ class HostServices:
     ``sandbox`` is the one slot that changes after composition: the sandbox connected now
     (``sandbox.connect`` replaces it; ``None`` until the page hands a port). ``python`` is
     the person's Python runtime connected now, made by ``connect_python`` from the port the
-    page hands ``python.connect`` (issue 32; ``None`` until then).
+    page hands ``python.connect`` (issue 32; ``None`` until then); ``python_frame`` numbers
+    it (one more at each connect, issue 33 item 2): the worker names the frame whose tab is
+    gone by it, so a later connect is never dropped for an earlier frame's tab.
     """
 
     folders: FolderProjects | None = None
@@ -78,6 +80,7 @@ class HostServices:
     sandbox: Sandbox | None = None
     connect_python: Callable[[object], PythonRuntime] | None = None
     python: PythonRuntime | None = None
+    python_frame: int = 0
 
 
 @dataclass

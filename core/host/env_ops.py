@@ -41,7 +41,7 @@ from core.refusals import Code, Refused
 from core.secret import Secret
 from core.tools.admission import CallRequest
 from core.tools.builtin import DESCRIBE
-from core.tools.receipts import HostReceipt
+from core.tools.receipts import HostReceipt, no_receipt_note
 from core.tools.registry import Descriptor
 from core.tools.runner import Sink, ToolOutcome, ToolRunner
 from core.vocabulary import ProjectId
@@ -168,12 +168,15 @@ class ToolList(Contract):
 
 
 class ToolCallResult(Contract):
-    """A tool call's outcome: its result and, for an effect the host performed, its receipt."""
+    """A tool call's outcome: its result and, for an effect the host performed, its receipt;
+    without one, ``note`` says what the result is (:func:`core.tools.receipts.no_receipt_note`:
+    the tool's own account, here or at a paired environment)."""
 
     env_key: str = Field(alias="envKey")
     tool: str
     result: dict[str, Any]
     receipt: HostReceipt | None = None
+    note: str | None = Field(default=None, description="What a result with no receipt proves.")
 
     model_config = ConfigDict(serialize_by_alias=True, populate_by_name=True)
 
@@ -419,6 +422,9 @@ async def tool_call(call: Call[CallEnvelope]) -> Outcome:
             tool=envelope.tool,
             result=outcome.result,
             receipt=outcome.receipt,
+            note=None
+            if outcome.receipt is not None
+            else no_receipt_note(here=isinstance(route, LocalRoute)),
         )
 
     details: dict[str, str | int | bool | None] = {

@@ -19,6 +19,11 @@ or refused with its code.
 (code may run for minutes); each write it asks for goes through every gate of its own —
 SAFE mode refuses them (``read-only-mode``), listed.
 
+Why a run ended stopped is said (``stopped_by``, issue 33 item 2): the person's Stop, another
+tab connecting its own runtime frame (the runtime is one per host, in the tab that last
+connected it), or the tab holding the frame closing (the worker learns it by that tab's
+lock and calls :func:`release_frame`).
+
 Refusals: ``sandbox-unavailable`` (no runtime connected, it could not start, another run is
 going), ``project-not-found``, the path rule's codes and ``file-not-found`` for the file to
 run.
@@ -31,10 +36,12 @@ from typing import Literal
 
 from pydantic import Field
 
+from core.host.context import HostServices
 from core.host.file_ops import DeleteArgs, WriteArgs, walk
 from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
 from core.paths import parse_path
+from core.ports import PythonRuntime
 from core.refusals import Code, Refused
 from core.tools.python_requirements import REQUIREMENT_FILES, parse_offline_set, plan_loads
 from core.tools.python_run import (
@@ -60,7 +67,14 @@ __all__ = [
     "PythonRunArgs",
     "PythonRunResult",
     "PythonStopped",
+    "StoppedBy",
+    "release_frame",
 ]
+
+StoppedBy = Literal["stop", "another-tab", "tab-closed"]
+"""Why a run ended ``stopped``: the person's Stop (or Stop pressed in any tab); another tab
+connected its own runtime frame, which took Python from this one; the tab whose frame ran it
+closed."""
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
 MAX_CODE_CHARS = 100_000
@@ -131,8 +145,9 @@ class PythonRunResult(Contract):
     """How a run ended and what it changed.
 
     ``exit_status``: 0, 1 after an uncaught exception, a ``SystemExit`` code; ``None`` when
-    it was ``stopped`` (the Stop button) or ``timed_out`` — both end by restarting the runtime,
-    whose console state is then gone (``restarted``). ``duration_ms`` as the runtime measured
+    it was ``stopped`` (the Stop button, another tab taking Python, the frame's tab closing:
+    ``stopped_by``) or ``timed_out`` — both end by restarting the runtime, whose console state
+    is then gone (``restarted``). ``duration_ms`` as the runtime measured
     it. ``copied``: files copied in; ``left_out_note``: the sentence about files the input
     limits left out. ``output_dropped``: output bytes past the cap. ``changes``: every change,
     applied or refused.
@@ -142,6 +157,9 @@ class PythonRunResult(Contract):
     exit_status: int | None
     duration_ms: int
     stopped: bool = False
+    stopped_by: StoppedBy | None = Field(
+        default=None, description="Why the run was stopped (issue 33 item 2); null if it was not."
+    )
     timed_out: bool = False
     restarted: bool = False
     copied: int
@@ -151,9 +169,12 @@ class PythonRunResult(Contract):
 
 
 class PythonConnected(Contract):
-    """The host now talks to the Python runtime's frame over the port it was handed."""
+    """The host now talks to the Python runtime's frame over the port it was handed.
+    ``frame``: that frame's number (``python.connect`` only; issue 33 item 2), which the
+    worker gives :func:`release_frame` when the tab holding the frame closes."""
 
     connected: bool
+    frame: int | None = None
 
 
 class PythonStopped(Contract):
@@ -172,9 +193,25 @@ async def python_connect(call: Call[NoArgs]) -> Outcome:
         raise Refused(Code.SANDBOX_UNAVAILABLE, "This host cannot run a Python runtime.")
     old = services.python
     services.python = services.connect_python(call.attachment)
+    services.python_frame += 1
+    frame = services.python_frame
     if old is not None:
         await old.stop()
-    return Outcome(PythonConnected(connected=True))
+    return Outcome(PythonConnected(connected=True, frame=frame))
+
+
+def release_frame(services: HostServices, frame: int) -> bool:
+    """The tab holding runtime frame number ``frame`` (:attr:`PythonConnected.frame`) is gone
+    (issue 33 item 2; the worker learns it by the tab's Web Lock, docs/architecture.md). If
+    that frame is still the connected runtime, it is dropped — the next run is refused
+    ``sandbox-unavailable`` until a tab connects its own — and the run in progress there ends
+    ``stopped`` (``stopped_by`` ``"tab-closed"``) now instead of at its deadline. A frame
+    already replaced by a later connect is left alone. ``True`` if a run was going."""
+    runtime = services.python
+    if runtime is None or services.python_frame != frame:
+        return False
+    services.python = None
+    return runtime.abandon()
 
 
 async def python_complete(call: Call[PythonCompleteArgs]) -> Outcome:
@@ -270,12 +307,14 @@ async def _run(
     job = RunJob(mode=mode, files=list(given.items()), path=path, code=code, load=load)
     report = await runtime.run(job, output, limit_s=RUN_LIMIT_S)
     assert isinstance(report, RunReport)
+    stopped_by = _stopped_by(report, runtime, ctx.services.python)
     applied = await _apply(call, project, given, report)
     result = PythonRunResult(
         run=run,
         exit_status=report.exit_status,
         duration_ms=report.duration_ms,
         stopped=report.stopped,
+        stopped_by=stopped_by,
         timed_out=report.timed_out,
         restarted=report.stopped or report.timed_out,
         copied=len(given),
@@ -291,10 +330,24 @@ async def _run(
             "path": path,
             "exit_status": report.exit_status,
             "stopped": report.stopped,
+            "stopped_by": stopped_by,
             "changes": len(applied),
             "applied": sum(1 for a in applied if a.applied),
         },
     )
+
+
+def _stopped_by(
+    report: RunReport, ran_in: PythonRuntime, now: PythonRuntime | None
+) -> StoppedBy | None:
+    """Why ``report`` ended stopped: the runtime it ran in is still the connected one (a
+    Stop), was replaced by another tab's (:func:`python_connect`) or dropped with its closed
+    tab (:func:`release_frame`)."""
+    if not report.stopped:
+        return None
+    if now is ran_in:
+        return "stop"
+    return "tab-closed" if now is None else "another-tab"
 
 
 async def _apply(

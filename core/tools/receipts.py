@@ -44,6 +44,7 @@ __all__ = [
     "Retry",
     "Rung",
     "decode_plugin_result",
+    "no_receipt_note",
     "retry_advice",
     "timed_out",
     "write_receipt",
@@ -59,6 +60,24 @@ RUNGS: dict[str, str] = {
     "trusted-native": "Built into the host and trusted by the operator; no separate proof.",
 }
 """Each rung and what its evidence means (shown by discovery and in docs)."""
+
+
+def no_receipt_note(*, here: bool) -> str:
+    """What a tool call's result proves when it carries no receipt, in words a person reads
+    under it (issue 33 item 5; seed 003 "a result and a receipt prove different things").
+    ``here``: the call ran in this host — a built-in, or a plugin in its sandbox (E1: the
+    page's sandboxed frame) — not at a paired environment."""
+    if here:
+        return (
+            "No host receipt: this result is the tool's own account, worked out here — in "
+            "this host's sandbox (in the browser: a sandboxed frame of this page) or by its "
+            "built-in code — and nothing the host wrote."
+        )
+    return (
+        "No host receipt: this result is the paired environment's own account "
+        "(nothing this host wrote)."
+    )
+
 
 Outcome = Literal["done", "refused", "unknown"]
 Retry = Literal["safe", "not-blindly"]

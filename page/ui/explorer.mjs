@@ -262,12 +262,15 @@ export class Explorer {
     return this.nodes.has(path);
   }
 
-  /** Scroll the tree so that the row of `path` (shown) is in view, nearest edge. */
-  scrollTo(path) {
+  /** Scroll the tree so that the row of `path` (shown) is in view, nearest edge; `home`: and
+   * back to the left edge, where every name starts (a long name read sideways leaves the pane
+   * scrolled right, hiding the short names after it). */
+  scrollTo(path, { home = false } = {}) {
     const i = this.index.get(path);
     if (i === undefined) return;
     this.#draw({ keep: path });
     this.drawn.get(path)?.scrollIntoView({ block: "nearest" });
+    if (home) this.element.scrollLeft = 0;
     this.#draw();
   }
 
@@ -496,9 +499,10 @@ export class Explorer {
 
   #focus(path) {
     if (!this.index.has(path)) return;
+    const moved = path !== this.focusPath; // another row: the pane goes back to x = 0
     this.focusPath = path;
     this.#paint();
-    this.scrollTo(path);
+    this.scrollTo(path, { home: moved });
     this.drawn.get(path)?.focus({ preventScroll: true });
   }
 

@@ -765,10 +765,11 @@ export class FilesView {
       written === files.length && !stopped
         ? plural(written, "file")
         : `${written} of ${plural(files.length, "file")}`;
-    const summary = `${stopped ? "Stopped: uploaded" : "Uploaded"} ${count} (${formatBytes(total)}) into ${folderLabel(into)}${renamed ? `, ${renamed} under a new name` : ""}.${composed ? ` ${composedNote(composed)}` : ""}`;
-    label.textContent = `${summary} `;
+    const summary = `${stopped ? "Stopped: uploaded" : "Uploaded"} ${count} (${formatBytes(total)}) into ${folderLabel(into)}${renamed ? `, ${renamed} under a new name` : ""}${failed ? `; ${failed} not written (said above)` : ""}.${composed ? ` ${composedNote(composed)}` : ""}`;
+    // said once, on the status line (which takes the bar with it when it clears): the bar's
+    // own label and the messages region no longer repeat it
+    label.textContent = "";
     this.say(summary);
-    if (!failed) showNotice(summary);
     await this.afterChange();
     if (into && (await this.explorer.reveal(into))) await this.explorer.expand(into);
   }
@@ -1337,6 +1338,12 @@ export class FilesView {
       },
     };
     if (focus) editor.focus();
+  }
+
+  /** The editor's text when it has unsaved changes: {path, text}, else null. */
+  unsavedText() {
+    if (!this.editor || !this.file || this.editor.text() === this.saved) return null;
+    return { path: this.file, text: this.editor.text() };
   }
 
   #dirty() {

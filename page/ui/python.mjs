@@ -249,7 +249,10 @@ export class PythonPanel {
 
   #finished(result, wallMs, console) {
     const took = `${result.duration_ms} ms in Python, ${Math.round(wallMs)} ms in all`;
-    if (result.stopped)
+    if (result.stopped_by === "another-tab")
+      // issue 33 item 2: one runtime per host, in the tab that ran last; said so, and how back
+      this.status.textContent = `Stopped after ${took}: Python was taken by another tab, which ran code there. Run again here to take it back (the console's variables are gone).`;
+    else if (result.stopped)
       this.status.textContent = `Stopped after ${took}. Python was restarted: the console's variables are gone.`;
     else if (result.timed_out)
       this.status.textContent = `Ended at the time limit: Python was restarted (${took}).`;

@@ -186,7 +186,7 @@ function receiptValue(key, value) {
  * behind "Details", the <pre> named #tool-result) and the host's receipt, or the sentence that
  * there is none. Resolves the nodes. */
 export async function outcomeNodes(outcome) {
-  const { result, receipt } = outcome;
+  const { result, receipt, note } = outcome;
   return [
     el("h4", {}, "Result"),
     await resultView(result, { id: "tool-result-view", jsonId: "tool-result" }),
@@ -201,11 +201,7 @@ export async function outcomeNodes(outcome) {
             ...Object.entries(receipt).flatMap(([k, v]) => [el("dt", {}, k), receiptValue(k, v)]),
           ),
         )
-      : el(
-          "p",
-          { class: "muted" },
-          "No host receipt: this tool's result is the environment's own account (nothing the host wrote).",
-        ),
+      : el("p", { class: "muted", id: "tool-no-receipt" }, note ?? "No host receipt."),
   ];
 }
 

@@ -11,6 +11,7 @@ import hashlib
 from collections.abc import Callable
 
 from core.gestures import HUMAN_UI
+from core.host.python_ops import release_frame
 from core.model import Contract
 from core.tools.python_run import (
     MAX_CHANGES,
@@ -346,3 +347,67 @@ def test_a_tab_connecting_its_runtime_stops_the_frame_it_replaces() -> None:
     assert [r.port for r in made] == ["leader's port", "follower's port"]
     assert [r.stops for r in made] == [1, 0]
     assert h.ctx.services.python is made[1]
+
+
+class EndedByTab(StoppedRuntime):
+    """A runtime whose run is ended by what a tab does while it goes: ``meanwhile`` runs in
+    the middle of the run (another tab's connect, the frame's tab closing)."""
+
+    def __init__(self, meanwhile: Callable[[], None]) -> None:
+        self.meanwhile = meanwhile
+        self.abandoned = 0
+
+    async def run(
+        self, job: object, on_output: Callable[[str, str], None], *, limit_s: float
+    ) -> RunReport:
+        self.meanwhile()
+        return RunReport(None, 40, stopped=True)
+
+    def abandon(self) -> bool:
+        self.abandoned += 1
+        return True
+
+
+def test_a_run_stopped_because_another_tab_took_python_says_why() -> None:
+    """Issue 33 item 2: the tab whose run was stopped by another tab's ``python.connect`` is
+    told so (``stopped_by``), in its answer and in the audit; a Stop is told apart."""
+    h, pid, _ = harness(hello)
+    h.ok("file.write", body=b"while True: pass", project=pid, path="hello.py")
+    services = h.ctx.services
+    services.python = EndedByTab(lambda: setattr(services, "python", FrameRuntime("other")))  # type: ignore[assignment]
+    taken = run_file(h, pid)
+    assert taken["stopped"] and taken["stopped_by"] == "another-tab"
+    services.python = StoppedRuntime()  # type: ignore[assignment]
+    assert run_file(h, pid)["stopped_by"] == "stop"
+    records = [r for r in h.ok("audit.list")["records"] if r["op"] == "python.run"]  # newest first
+    assert [r["details"]["stopped_by"] for r in records[:2]] == ["stop", "another-tab"]
+
+
+def test_a_closed_tabs_runtime_frame_is_released_and_its_run_ends_stopped_at_once() -> None:
+    """Issue 33 item 2: when the tab holding the connected runtime frame closes, the worker
+    names that frame (``python.connect``'s ``frame``) and the host drops it: the run going
+    there ends ``stopped`` (``tab-closed``) without waiting for its deadline, and the next run
+    is refused until a tab connects its own. A frame a later connect replaced is left alone."""
+    h, pid, _ = harness(hello)
+    h.ok("file.write", body=b"while True: pass", project=pid, path="hello.py")
+    services = h.ctx.services
+    made: list[EndedByTab] = []
+
+    def connect(port: object) -> EndedByTab:
+        made.append(EndedByTab(lambda: release_frame(services, len(made))))
+        return made[-1]
+
+    services.python = None
+    services.connect_python = connect  # type: ignore[assignment]
+    first = h.attach("python.connect", "closing tab's port")["result"]["frame"]
+    second = h.attach("python.connect", "its next frame")["result"]["frame"]
+    assert second == first + 1
+    assert not release_frame(services, first)  # replaced since: the second frame stays
+    assert services.python is made[1] and made[1].abandoned == 0
+    ended = run_file(h, pid)  # its tab closes while it runs
+    assert ended["stopped"] and ended["stopped_by"] == "tab-closed"
+    assert made[1].abandoned == 1 and services.python is None
+    answer, _ = h.call("python.run", origin=HUMAN_UI, project=pid, path="hello.py", run="r2")
+    assert answer["refusal"]["code"] == "sandbox-unavailable"
+    third = h.attach("python.connect", "another tab's frame")["result"]["frame"]
+    assert third == second + 1 and services.python is made[2]

@@ -24,6 +24,7 @@ from core.memory.servers import MemoryEnvironmentServers
 from core.refusals import Code, Refused
 from core.runtime import SystemClock
 from core.tools.admission import CallRequest
+from core.tools.receipts import no_receipt_note
 from tests.support import HostHarness, run
 from tests.tool.pdk_host import run as pdk_run
 
@@ -164,6 +165,27 @@ def test_an_installed_release_runs_only_once_admitted(world: World, plugins_dir:
     result = answer["result"]
     assert result["result"]["result"]["words"] == len(text.split()) and result["receipt"] is None
     assert world.sandbox.calls == ["count"]
+
+
+def test_a_result_without_a_receipt_says_it_is_the_plugins_account_worked_out_here(
+    world: World, plugins_dir: Path
+) -> None:
+    """Issue 33 item 5: the sentence under a result with no receipt is core's, and for a call
+    run in this host it speaks of this host's sandbox, never of an environment's account;
+    a call with a receipt carries none."""
+    world.install(package(plugins_dir, "textstats"))
+    world.grant("textstats", admit=True, files=True)
+    world.write("notes/a.md", b"one two\n")
+    result = world.call("textstats.count", path="notes/a.md")["result"]
+    assert result["receipt"] is None
+    assert result["note"] == no_receipt_note(here=True)
+    assert "this host's sandbox" in result["note"] and "environment" not in result["note"]
+    assert "paired environment" in no_receipt_note(here=False)
+    world.install(package(plugins_dir, "tidy"))
+    world.grant("tidy", admit=True, files=True)
+    args = {"path": "notes/a.md", "target": "notes/b.md"}
+    written = world.call("tidy.text", origin=HUMAN, **args)["result"]
+    assert written["receipt"] is not None and written["note"] is None
 
 
 def test_a_writer_writes_through_the_broker_and_gets_the_hosts_receipt(
