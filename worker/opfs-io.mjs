@@ -170,6 +170,101 @@ export async function readFile(dirHandle, name, spans, cacheRoot, cacheKey) {
   }
 }
 
+// ---- Many files in one call (issue 33, search in files) ---------------------------------------
+//
+// A search reads thousands of small files: one Python → JavaScript → Python round trip per file
+// cost more than the reading itself. `readMany` reads a list of files the host chose in one call
+// and hands their bytes back together. Thin: which files, in which order and the size bound come
+// from Python (core/projects/many_reads.py); here bytes are only moved.
+
+/** What `readMany` reports for a file it did not read (its `sizes` entry). */
+export const READ_GONE = -1; // not there, a folder, or the storage refused to read it
+export const READ_LARGE = -2; // larger than the bound it was given: not read
+
+/**
+ * Read each of `paths` (arrays of names under the folder `root`), up to `flight` files at a
+ * time, each folder's handle asked once per call. With `sync` (an OPFS root) each file is read
+ * through a read-only sync access handle lent by `lendHandle` (a change the host makes meanwhile
+ * waits for the one file being read; a loan closed by a change is lent again after it);
+ * without (a picked folder, which has no sync handles) through `getFile()`. A file larger than
+ * `maxBytes` is not read. Resolves `{data, sizes}` (an Int32Array): `sizes[i]` is the byte count of `paths[i]`
+ * — its bytes are the next that many of `data` (one Uint8Array, the files in order) — or
+ * READ_GONE or READ_LARGE. Never rejects for one file.
+ */
+export async function readMany(root, paths, maxBytes, flight, sync) {
+  const list = Array.from(paths, (parts) => Array.from(parts, String));
+  const folders = new Map([["", Promise.resolve(root)]]);
+  const folderOf = (parts) => {
+    const key = parts.join("/");
+    if (!folders.has(key))
+      folders.set(
+        key,
+        folderOf(parts.slice(0, -1)).then((d) => d.getDirectoryHandle(parts.at(-1))),
+      );
+    return folders.get(key);
+  };
+  const got = new Array(list.length);
+  const readOne = async (parts) => {
+    const handle = await (await folderOf(parts.slice(0, -1))).getFileHandle(parts.at(-1));
+    if (sync) {
+      for (;;) {
+        let loan;
+        try {
+          loan = await lendHandle(handle);
+        } catch (err) {
+          if (err?.name === "NotFoundError") throw err;
+          break; // no sync handle for this file (another holds it): read its File below
+        }
+        const access = loan.take();
+        if (access === null) continue; // closed by a change before its turn: lend it again
+        try {
+          const size = access.getSize();
+          if (!(Number.isSafeInteger(size) && size >= 0)) return READ_GONE;
+          if (size > maxBytes) return READ_LARGE;
+          const out = new Uint8Array(size);
+          for (let done = 0; done < size;) {
+            const n = access.read(out.subarray(done), { at: done });
+            if (!(n > 0 && n <= size - done)) return READ_GONE;
+            done += n;
+          }
+          return out;
+        } finally {
+          loan.giveBack();
+        }
+      }
+    }
+    const file = await handle.getFile();
+    if (file.size > maxBytes) return READ_LARGE;
+    return new Uint8Array(await file.arrayBuffer());
+  };
+  let next = 0;
+  const lane = async () => {
+    while (next < list.length) {
+      const i = next++;
+      try {
+        got[i] = await readOne(list[i]);
+      } catch {
+        got[i] = READ_GONE;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, flight) }, lane));
+  let total = 0;
+  for (const one of got) if (typeof one !== "number") total += one.length;
+  const data = new Uint8Array(total);
+  const sizes = new Int32Array(got.length);
+  let at = 0;
+  got.forEach((one, i) => {
+    if (typeof one === "number") sizes[i] = one;
+    else {
+      data.set(one, at);
+      at += one.length;
+      sizes[i] = one.length;
+    }
+  });
+  return { data, sizes };
+}
+
 // ---- Cached reads (issue 18) ----------------------------------------------------------------
 //
 // A read of an OPFS file through a FileSystemSyncAccessHandle is a synchronous call: no wait,
