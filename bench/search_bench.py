@@ -9,7 +9,8 @@ needle) is written straight into OPFS by ``bench/tools.html``. Then:
   by each of :data:`FLOOR_STRATEGIES` — ``getFile().arrayBuffer()`` one at a time or N in
   flight, read-only sync access handles N at a time in that worker, or in N dedicated lanes
   given the walk's file handles (``sah-lanes-N``) or the folder handle and the paths
-  (``sah-paths-N``, each lane finding the files itself, each folder's handle kept) — ``runs``
+  (``sah-paths-N``, each lane finding the files itself, each folder's handle kept), or such
+  lanes each reading with ``getFile()``, 8 in flight (``getfile-lanes-N``) — ``runs``
   times each; the floor is the strategy with the best median (``bare_read``: every strategy's
   figures, the best's name);
 - **search** — in a fresh host, ``file.search`` as the page calls it (the Files surface's
@@ -40,11 +41,11 @@ FLOOR_STRATEGIES = (
     "parallel-1",
     "parallel-16",
     "sah-here-16",
-    "sah-lanes-1",
     "sah-lanes-2",
     "sah-lanes-3",
     "sah-lanes-4",
     "sah-paths-3",
+    "getfile-lanes-3",
 )
 FILES = 10_000
 FILE_BYTES = 1_000

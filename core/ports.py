@@ -32,6 +32,7 @@ __all__ = [
     "FolderWatch",
     "HostState",
     "ListsFolders",
+    "ListsKinds",
     "ModuleStore",
     "OverlapsWaits",
     "PageEvents",
@@ -133,6 +134,19 @@ class ListsFolders(Protocol):
     async def list_dirs(self, folders: Sequence[tuple[str, ...]]) -> list[list[Entry]]:
         """:meth:`ProjectFiles.list_dir` of each of ``folders``, in the same order; refuses as
         it does."""
+        ...
+
+
+@runtime_checkable
+class ListsKinds(Protocol):
+    """A :class:`ProjectFiles` that lists a folder's names and kinds without the files' sizes
+    (issue 33: in the browser a size costs one call per file — as much as reading a small
+    file — and a search's walk needs none: :meth:`ReadsMany.read_many` applies the bound)."""
+
+    async def list_kinds(self, folder: tuple[str, ...]) -> list[Entry]:
+        """The entries directly inside ``folder`` as :meth:`ProjectFiles.list_dir` gives them
+        (sorted by name, this host's temporaries left out), with ``size`` and ``modified_ms``
+        ``None``; refuses as it does. Removes nothing."""
         ...
 
 

@@ -101,6 +101,16 @@ export async function listNames(dirHandle) {
   return JSON.stringify(names);
 }
 
+/** The name and kind ("file" or "directory") of every child of `dirHandle`, nothing asked per
+ * child (no `getFile()`: a size costs one browser call per file), as one JSON array of
+ * [name, kind] pairs (issue 33: a search's walk needs no sizes — the bound is applied when
+ * the files are read, `readMany`). */
+export async function listKinds(dirHandle) {
+  const rows = [];
+  for await (const child of dirHandle.values()) rows.push([child.name, child.kind]);
+  return JSON.stringify(rows);
+}
+
 /**
  * Every child of `dirHandle` as `{name, kind: "file"|"directory", size, lastModified}`, the
  * files' sizes asked in parallel (one wait per folder instead of one per file; figures in

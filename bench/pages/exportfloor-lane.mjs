@@ -28,6 +28,20 @@ function handlesOf(data) {
 self.onmessage = async (event) => {
   try {
     let bytes = 0;
+    if (event.data.getFile) {
+      // getfile-lanes: getFile().arrayBuffer(), event.data.getFile reads in flight
+      const pending = handlesOf(event.data);
+      let next = 0;
+      const one = async () => {
+        while (next < pending.length) {
+          const handle = await pending[next++];
+          bytes += (await (await handle.getFile()).arrayBuffer()).byteLength;
+        }
+      };
+      await Promise.all(Array.from({ length: event.data.getFile }, one));
+      self.postMessage({ ok: true, bytes });
+      return;
+    }
     for (const pending of handlesOf(event.data)) {
       const handle = await pending;
       const access = await handle.createSyncAccessHandle({ mode: "read-only" });

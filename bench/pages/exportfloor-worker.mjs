@@ -8,7 +8,8 @@
 // - sah-here-N: read-only sync access handles opened N at a time in this worker (no lane);
 // - sah-paths-N: as sah-lanes-N, but each lane is given the project's folder handle and runs of
 //   64 paths (not the walk's file handles) and finds each file itself, each folder's handle
-//   asked once per lane and kept (issue 33: what the host's search can hand a lane).
+//   asked once per lane and kept (issue 33: what the host's search can hand a lane);
+// - getfile-lanes-N: as sah-paths-N, each lane reading with getFile().arrayBuffer(), 8 in flight.
 // {projectId, strategies} → {ok, files, bytes, figures: {strategy: ms}}. The walk of the
 // folders is timed with each strategy (the export walks too); .voicebox/ is left out, as the
 // export leaves it out.
@@ -73,7 +74,7 @@ function startLane() {
   });
 }
 
-async function lanes(project, workers, byPath = false) {
+async function lanes(project, workers, byPath = false, getFile = 0) {
   const files = await listFiles(project);
   const RUN = byPath ? 64 : 8;
   let next = 0;
@@ -89,7 +90,8 @@ async function lanes(project, workers, byPath = false) {
             }
             const run = files.slice(next, next + RUN);
             next += RUN;
-            if (byPath) worker.postMessage({ root: project, paths: run.map((f) => f.parts) });
+            if (byPath)
+              worker.postMessage({ root: project, paths: run.map((f) => f.parts), getFile });
             else worker.postMessage({ handles: run.map((f) => f.handle) });
           };
           worker.onmessage = (event) => {
@@ -116,11 +118,12 @@ self.onmessage = async (event) => {
     for (const name of strategies) {
       const [kind, count] = [name.replace(/-\d+$/, ""), Number(name.split("-").at(-1))];
       let workers = [];
-      if (kind === "sah-lanes" || kind === "sah-paths")
+      if (kind === "sah-lanes" || kind === "sah-paths" || kind === "getfile-lanes")
         workers = await Promise.all(Array.from({ length: count }, startLane));
       const started = performance.now();
       if (kind === "parallel") seen = await parallel(project, count);
       else if (kind === "sah-here") seen = await sahHere(project, count);
+      else if (kind === "getfile-lanes") seen = await lanes(project, workers, true, 8);
       else seen = await lanes(project, workers, kind === "sah-paths");
       figures[name] = performance.now() - started;
       for (const w of workers) w.terminate();

@@ -26,7 +26,7 @@ from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
 from core.ports import ManyRead, ProjectFiles
 from core.projects.lanes import overlaps
-from core.projects.many_reads import read_many
+from core.projects.many_reads import list_for_reading, read_many
 from core.projects.search import (
     MAX_FILE_BYTES,
     MAX_GLOBS,
@@ -120,13 +120,17 @@ class SearchSummary(Contract):
     max_file_bytes: int = MAX_FILE_BYTES
 
 
-async def _walk(files: ProjectFiles, exclude: tuple[str, ...]) -> AsyncIterator[tuple[str, int]]:
+async def _walk(
+    files: ProjectFiles, exclude: tuple[str, ...]
+) -> AsyncIterator[tuple[str, int | None]]:
     """``(path, size)`` of every file, depth-first in name order, lazily; an excluded folder
-    is not entered, the project's metadata folder never."""
+    is not entered, the project's metadata folder never. ``size`` is ``None`` where the
+    listing gave none (:func:`~core.projects.many_reads.list_for_reading`: the read applies
+    the bound)."""
     stack: list[tuple[str, ...]] = [()]
     while stack:
         folder = stack.pop()
-        entries = sorted(await files.list_dir(folder), key=lambda e: e.name)
+        entries = sorted(await list_for_reading(files, folder), key=lambda e: e.name)
         subdirs: list[tuple[str, ...]] = []
         for entry in entries:
             parts = (*folder, entry.name)
@@ -136,7 +140,7 @@ async def _walk(files: ProjectFiles, exclude: tuple[str, ...]) -> AsyncIterator[
                 if not any(glob_matches(g, "/".join(parts)) for g in exclude):
                     subdirs.append(parts)
             else:
-                yield "/".join(parts), entry.size or 0
+                yield "/".join(parts), entry.size
         stack.extend(reversed(subdirs))
 
 
@@ -248,7 +252,7 @@ async def file_search(call: Call[SearchArgs]) -> Outcome:
                 return
             if not path_selected(path, query.include, query.exclude):
                 continue
-            if size > MAX_FILE_BYTES:
+            if size is not None and size > MAX_FILE_BYTES:
                 n["large"] += 1
                 continue
             try:

@@ -13,19 +13,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.paths import ProjectPath
-from core.ports import ManyRead, ProjectFiles, ReadsMany
+from core.ports import Entry, ListsKinds, ManyRead, ProjectFiles, ReadsMany
 from core.projects.read_through import ReadThrough
 from core.refusals import Refused
 
-__all__ = ["read_many"]
+__all__ = ["list_for_reading", "read_many"]
 
 
-def _many_reader(files: ProjectFiles) -> ReadsMany | None:
-    """The adapter under ``files``' read-through wrappers when it reads lists, else None."""
+def _inner(files: ProjectFiles) -> object:
+    """The adapter under ``files``' read-through wrappers (every read goes to it unchanged)."""
     inner: object = files
     while isinstance(inner, ReadThrough):
         inner = inner.reads_from
-    return inner if isinstance(inner, ReadsMany) else None
+    return inner
+
+
+async def list_for_reading(files: ProjectFiles, folder: tuple[str, ...]) -> list[Entry]:
+    """The entries of ``folder`` as :meth:`~core.ports.ProjectFiles.list_dir` gives them, but
+    without the files' sizes (``None``) where the adapter can list so for less
+    (:class:`core.ports.ListsKinds`: the browser's, where a size costs a call per file); for
+    a walk whose files are then read by :func:`read_many`, which applies the size bound.
+    Refuses as ``list_dir``. Issue 33."""
+    inner = _inner(files)
+    if isinstance(inner, ListsKinds):
+        return await inner.list_kinds(folder)
+    return await files.list_dir(folder)
 
 
 async def read_many(
@@ -37,8 +49,8 @@ async def read_many(
     ``is-a-directory``, ``storage-failed``…). Never refuses for one file. Issue 33."""
     if not paths:
         return []
-    many = _many_reader(files)
-    if many is not None:
+    many = _inner(files)
+    if isinstance(many, ReadsMany):
         return await many.read_many(paths, max_bytes)
     out: list[ManyRead] = []
     for path in paths:

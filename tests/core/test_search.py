@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from core.host.search_ops import BATCH, FIRST_BATCH
+from core.ports import Entry
 from core.projects.search import (
     MAX_FILE_BYTES,
     MAX_MATCHES_PER_FILE,
@@ -280,7 +281,8 @@ class ListReads:
                 elif str(path) in gone:
                     out.append("unreadable")
                 else:
-                    out.append(await one_read(path))
+                    data = await one_read(path)
+                    out.append("large" if len(data) > max_bytes else data)
             return out
 
         self.files.read = read  # type: ignore[method-assign]
@@ -314,6 +316,32 @@ def test_a_search_reads_only_the_files_the_host_chose_in_batch_reads() -> None:
     assert summary["skipped_names"] == 1  # f0020 could not be read
     assert summary["files"] == 698 and summary["matches"] == 68 == len(lines)
     assert [f["path"] for f in lines][:2] == ["d0/f0000.txt", "d0/f0030.txt"]
+
+
+def test_a_search_walk_asks_no_sizes_where_the_listing_can_leave_them_out() -> None:
+    """Issue 33: over an adapter that lists names and kinds without sizes (the browser's, where
+    a size is a call per file), the walk never asks a size; the read applies the bound."""
+    h = HostHarness()
+    pid = project(h, {"a.txt": b"needle", "big.txt": b"needle" * MAX_FILE_BYTES, "d/b.txt": b"no"})
+    reads = ListReads(h, pid)
+    sized: list[tuple[str, ...]] = []
+    listed: list[tuple[str, ...]] = []
+    list_dir = reads.files.list_dir
+
+    async def counting_list_dir(folder: tuple[str, ...]) -> Any:
+        sized.append(folder)
+        return await list_dir(folder)
+
+    async def list_kinds(folder: tuple[str, ...]) -> Any:
+        listed.append(folder)
+        return [Entry(e.name, e.kind) for e in await list_dir(folder)]
+
+    reads.files.list_dir = counting_list_dir  # type: ignore[method-assign]
+    reads.files.list_kinds = list_kinds  # type: ignore[attr-defined]
+    answer, lines = search(h, project=pid, query="needle")
+    assert listed == [(), ("d",)] and not sized
+    assert [p for paths, _ in reads.calls for p in paths] == ["a.txt", "big.txt", "d/b.txt"]
+    assert answer["result"]["skipped_large"] == 1 and [f["path"] for f in lines] == ["a.txt"]
 
 
 @pytest.mark.cpython_only  # its own event loop (as tests/core/test_audit_batching.py): inside
