@@ -47,22 +47,12 @@ from core.refusals import Code, Refused
 __all__ = ["HandleHostState", "HandleProjectFiles", "HandleProjectRoots", "subfolder"]
 
 READ_MANY_FLIGHT = 16
-"""Files of a picked folder :meth:`HandleProjectFiles.read_many` reads at a time
-(``getFile()``: each a wait on the browser's storage; issue 33, docs/search.md)."""
+"""Files :meth:`HandleProjectFiles.read_many` reads at a time (``getFile()``: each a wait on
+the browser's storage; the best of the ways measured, issue 33, docs/search.md "Speed")."""
 READ_GONE = -1
 READ_LARGE = -2
-"""What ``readMany``/``readFiles`` (``worker/opfs-io.mjs``, ``worker/byte-path.mjs``) report
-for a file not read: gone or unreadable, larger than the bound."""
-
-
-def _lanes() -> Any:
-    """The worker's ``voicebox_bytes`` (``worker/byte-path.mjs``: its reader lanes), or None
-    where it is not registered (an environment server's worker)."""
-    try:
-        import voicebox_bytes  # type: ignore[import-not-found]  # a JS module the worker registers
-    except ImportError:
-        return None
-    return voicebox_bytes
+"""What ``readMany`` (``worker/opfs-io.mjs``) reports for a file not read: gone or
+unreadable, larger than the bound."""
 
 
 async def subfolder(handle: Any, name: str, *, create: bool) -> Any:
@@ -221,22 +211,14 @@ class HandleProjectFiles:
         return whole
 
     async def read_many(self, paths: Sequence[ProjectPath], max_bytes: int) -> list[ManyRead]:
-        """See :meth:`core.ports.ReadsMany.read_many` (issue 33): the whole list in one wait and
-        one crossing of the bytes into Python. An OPFS root's files are read through read-only
-        sync access handles in the export's reader lanes (``readFiles`` in
-        ``worker/byte-path.mjs``), in the worker itself where it has no lanes (``readMany`` in
-        ``worker/opfs-io.mjs``); a picked folder's through ``getFile()``,
-        :data:`READ_MANY_FLIGHT` at a time. Which files and the bound are the caller's."""
+        """See :meth:`core.ports.ReadsMany.read_many` (issue 33): the whole list in one wait
+        and one crossing of its bytes into Python (``readMany`` in ``worker/opfs-io.mjs``,
+        :data:`READ_MANY_FLIGHT` files at a time through ``getFile()`` — for an OPFS project
+        and a picked folder alike, so what another program changed is what is read). Which
+        files and the bound are the caller's."""
         plan = to_js([list(path.parts) for path in paths])
-        lanes = _lanes() if self._cached else None
         try:
-            if lanes is not None:
-                found = await settle(lanes.readFiles(self._root, plan, max_bytes))
-            else:
-                flight = READ_MANY_FLIGHT
-                found = await settle(
-                    _io().readMany(self._root, plan, max_bytes, flight, self._cached)
-                )
+            found = await settle(_io().readMany(self._root, plan, max_bytes, READ_MANY_FLIGHT))
         except JS_ERRORS as exc:
             raise refusal_from_js(exc, "Reading the project's files failed") from None
         data: bytes = found.data.to_bytes()

@@ -8,8 +8,6 @@
 //
 // Host → lane: {kind: "run", n, seg, root, items, wholeLimit, chunkBytes}  read one run (n: the
 //                export, seg: the run's place in it)
-//              {kind: "read", n, seg, root, paths, maxBytes}  read files for a search (issue 33:
-//                                    readMany of worker/opfs-io.mjs, sync access handles)
 //              {kind: "cancel", n}   runs of export n not read yet are answered AbortError
 //              {kind: "hold", h}     the host is about to change its storage: close every handle
 //                                    opened ahead, open none until "release"; answered
@@ -19,12 +17,11 @@
 // Lane → host: {kind: "ready", protocol} once started (LANE_PROTOCOL: a lane of another build,
 //              served by a newer service worker to an older host, is not used);
 //              {kind: "run", n, seg, ok: true, blobs, out, peakHeld} or
-//              {kind: "run", n, seg, ok: false, name, message};
-//              a read: {kind: "run", n, seg, ok: true, data, sizes} (data: an ArrayBuffer, moved)
+//              {kind: "run", n, seg, ok: false, name, message}
 
 import { installEgressGuard } from "./egress-guard.mjs";
-import { ByteReader, LANE_PROTOCOL, READ_AHEAD } from "./byte-reader.mjs";
-import { holdHandles, readMany, releaseHandles } from "./opfs-io.mjs";
+import { ByteReader, LANE_PROTOCOL } from "./byte-reader.mjs";
+import { holdHandles, releaseHandles } from "./opfs-io.mjs";
 
 installEgressGuard({ site: new URL("../", import.meta.url) }); // starts no worker, fetches nothing
 
@@ -64,23 +61,6 @@ self.onmessage = (event) => {
             message: String(err?.message ?? err),
           }),
       );
-  } else if (data.kind === "read") {
-    const { n, seg } = data;
-    readMany(data.root, data.paths, data.maxBytes, READ_AHEAD, true).then(
-      ({ data: bytes, sizes }) =>
-        self.postMessage({ kind: "run", n, seg, ok: true, data: bytes.buffer, sizes }, [
-          bytes.buffer,
-        ]),
-      (err) =>
-        self.postMessage({
-          kind: "run",
-          n,
-          seg,
-          ok: false,
-          name: String(err?.name ?? "Error"),
-          message: String(err?.message ?? err),
-        }),
-    );
   } else if (data.kind === "cancel") reader.cancel(data.n);
   else if (data.kind === "hold") {
     Promise.resolve(holdHandles()).then(() => self.postMessage({ kind: "held", h: data.h }));

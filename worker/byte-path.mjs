@@ -15,8 +15,8 @@
 // or a harness that serves no nested worker), the same reader (worker/byte-reader.mjs) runs
 // here, in this worker.
 
-import { ByteReader, LANE_PROTOCOL, READ_AHEAD, plain } from "./byte-reader.mjs";
-import { holdElsewhere, holdsInProgress, readMany } from "./opfs-io.mjs";
+import { ByteReader, LANE_PROTOCOL, plain } from "./byte-reader.mjs";
+import { holdElsewhere, holdsInProgress } from "./opfs-io.mjs";
 
 /** The reader lanes' script: the only worker this module starts (worker/host.mjs lists it in
  * the egress guard). */
@@ -25,7 +25,6 @@ const LANES = 3; // reader lanes (each holds up to about 2 × the staging buffer
 const RUNS_PER_LANE = 2; // runs given to a lane at once (it opens files ahead across them)
 const LANE_START_MS = 10_000; // a lane not started by then: this export is read here
 const LANE_IDLE_MS = 60_000; // lanes idle this long are ended (their buffers freed)
-const READ_RUN = 64; // files of a readFiles call given to a lane at once (issue 33)
 
 const figures = { files: 0, bytes: 0, held: 0, peakHeld: 0 };
 const here = new ByteReader(figures); // where no lane can be started
@@ -288,64 +287,6 @@ export async function relayFiles(root, items, emit, wholeLimit, chunkBytes) {
     const started = await readyLanes();
     if (started.length === 0) return await here.run(root, items, emit, { wholeLimit, chunkBytes });
     return await readInLanes(started, root, items, emit, wholeLimit, chunkBytes);
-  } catch (err) {
-    throw plain(err);
-  } finally {
-    exporting -= 1;
-    if (exporting === 0 && lanes !== null) idleTimer = setTimeout(endIdleLanes, LANE_IDLE_MS);
-  }
-}
-
-/**
- * Read each of `paths` (arrays of names under the OPFS folder `root`; issue 33, search in
- * files) in the reader lanes, READ_RUN files to a lane at a time, each lane reading its run
- * through read-only sync access handles (`readMany` in worker/opfs-io.mjs, whose loans a change
- * the host makes waits for, as the export's); here, where no lane can be started. A file larger
- * than `maxBytes` is not read. Resolves as `readMany`: `{data, sizes}`, the files in order.
- * Which files and the bound come from Python (browser_host/opfs.py, `read_many`).
- */
-export async function readFiles(root, paths, maxBytes) {
-  exporting += 1;
-  clearTimeout(idleTimer);
-  try {
-    const list = Array.from(paths, (parts) => Array.from(parts, String));
-    const started = await readyLanes();
-    if (started.length === 0) return await readMany(root, list, maxBytes, READ_AHEAD, true);
-    const n = nextExport++;
-    const runs = [];
-    for (let at = 0; at < list.length; at += READ_RUN) runs.push(list.slice(at, at + READ_RUN));
-    const answers = new Array(runs.length);
-    let given = 0;
-    await Promise.all(
-      started.map(async (lane) => {
-        while (given < runs.length) {
-          const seg = given++;
-          answers[seg] = await new Promise((resolve) => {
-            if (lane.dead) resolve({ ok: false, message: "a reader lane stopped" });
-            else {
-              lane.runs.set(`${n}/${seg}`, resolve);
-              lane.worker.postMessage({ kind: "read", n, seg, root, paths: runs[seg], maxBytes });
-            }
-          });
-          // a lane that failed: its run is read here (never a file left out)
-          if (!answers[seg].ok) answers[seg] = await readMany(root, runs[seg], maxBytes, 1, true);
-        }
-      }),
-    );
-    let total = 0;
-    const parts = answers.map((a) =>
-      a.data instanceof ArrayBuffer ? new Uint8Array(a.data) : a.data,
-    );
-    for (const part of parts) total += part.byteLength;
-    const data = new Uint8Array(total);
-    const sizes = [];
-    let at = 0;
-    parts.forEach((part, i) => {
-      data.set(part, at);
-      at += part.byteLength;
-      sizes.push(...answers[i].sizes);
-    });
-    return { data, sizes: Int32Array.from(sizes) };
   } catch (err) {
     throw plain(err);
   } finally {

@@ -11,14 +11,10 @@ import { lendHandle } from "./opfs-io.mjs";
 /** The messages between the host's byte path and its reader lanes (worker/byte-lane.mjs): a
  * lane reports it when started, and is used only when it is the host's own. Change it with any
  * change to those messages or to what a run does. */
-export const LANE_PROTOCOL = 2;
+export const LANE_PROTOCOL = 1;
 
 /** At most this many files are opened ahead of the one being read, across queued runs. */
 export const AHEAD_FILES = 8;
-
-/** Files a search's read (worker/byte-path.mjs `readFiles`, issue 33) opens at a time, in each
- * lane or, without lanes, in the host worker. */
-export const READ_AHEAD = 4;
 
 function hex(buffer) {
   return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");

@@ -192,16 +192,16 @@ export const READ_GONE = -1; // not there, a folder, or the storage refused to r
 export const READ_LARGE = -2; // larger than the bound it was given: not read
 
 /**
- * Read each of `paths` (arrays of names under the folder `root`), up to `flight` files at a
- * time, each folder's handle asked once per call. With `sync` (an OPFS root) each file is read
- * through a read-only sync access handle lent by `lendHandle` (a change the host makes meanwhile
- * waits for the one file being read; a loan closed by a change is lent again after it);
- * without (a picked folder, which has no sync handles) through `getFile()`. A file larger than
- * `maxBytes` is not read. Resolves `{data, sizes}` (an Int32Array): `sizes[i]` is the byte count of `paths[i]`
- * — its bytes are the next that many of `data` (one Uint8Array, the files in order) — or
- * READ_GONE or READ_LARGE. Never rejects for one file.
+ * Read each of `paths` (arrays of names under the folder `root`, an OPFS project's or a picked
+ * folder's) with `getFile().arrayBuffer()`, `flight` files at a time, each folder's handle
+ * asked once per call — for 10,000 files of 1 KB the fastest of the platform's ways measured
+ * (docs/search.md, "Speed": read-only sync access handles, here or in reader lanes, cost more
+ * per small file). A file larger than `maxBytes` is not read. Resolves `{data, sizes}` (an
+ * Int32Array): `sizes[i]` is the byte count of `paths[i]` — its bytes are the next that many
+ * of `data` (one Uint8Array, the files in order) — or READ_GONE or READ_LARGE. Never rejects
+ * for one file.
  */
-export async function readMany(root, paths, maxBytes, flight, sync) {
+export async function readMany(root, paths, maxBytes, flight) {
   const list = Array.from(paths, (parts) => Array.from(parts, String));
   const folders = new Map([["", Promise.resolve(root)]]);
   const folderOf = (parts) => {
@@ -216,33 +216,6 @@ export async function readMany(root, paths, maxBytes, flight, sync) {
   const got = new Array(list.length);
   const readOne = async (parts) => {
     const handle = await (await folderOf(parts.slice(0, -1))).getFileHandle(parts.at(-1));
-    if (sync) {
-      for (;;) {
-        let loan;
-        try {
-          loan = await lendHandle(handle);
-        } catch (err) {
-          if (err?.name === "NotFoundError") throw err;
-          break; // no sync handle for this file (another holds it): read its File below
-        }
-        const access = loan.take();
-        if (access === null) continue; // closed by a change before its turn: lend it again
-        try {
-          const size = access.getSize();
-          if (!(Number.isSafeInteger(size) && size >= 0)) return READ_GONE;
-          if (size > maxBytes) return READ_LARGE;
-          const out = new Uint8Array(size);
-          for (let done = 0; done < size;) {
-            const n = access.read(out.subarray(done), { at: done });
-            if (!(n > 0 && n <= size - done)) return READ_GONE;
-            done += n;
-          }
-          return out;
-        } finally {
-          loan.giveBack();
-        }
-      }
-    }
     const file = await handle.getFile();
     if (file.size > maxBytes) return READ_LARGE;
     return new Uint8Array(await file.arrayBuffer());
