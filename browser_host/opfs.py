@@ -302,10 +302,13 @@ class HandleProjectFiles:
 
     async def list_kinds(self, folder: tuple[str, ...]) -> list[Entry]:
         """See :meth:`core.ports.ListsKinds.list_kinds` (``listKinds`` in
-        ``worker/opfs-io.mjs``: one wait, no ``getFile()`` per file). This host's temporaries
-        are left out; the leftover ones are swept by :meth:`list_dir`, not here."""
+        ``worker/opfs-io.mjs``: one wait, no ``getFile()`` per file; the files' handles are
+        kept there for the :meth:`read_many` that follows, which then asks no handle per
+        file). This host's temporaries are left out; the leftover ones are swept by
+        :meth:`list_dir`, not here."""
         handle = await self._dir(folder)
-        rows = parse_json(str(await settle(_io().listKinds(handle))), what="A listing")
+        listed = _io().listKinds(handle, self._root, "/".join(folder))
+        rows = parse_json(str(await settle(listed)), what="A listing")
         entries: list[Entry] = []
         for name, kind in rows:
             shown: Literal["file", "dir"] = "dir" if kind == "directory" else "file"

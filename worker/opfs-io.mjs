@@ -101,13 +101,29 @@ export async function listNames(dirHandle) {
   return JSON.stringify(names);
 }
 
+// A walk's file handles, kept for the read that follows (`readMany`): `${rootId}\n${path}` ->
+// FileSystemFileHandle, oldest first out past MAX_WALKED; each taken once. A handle is only a
+// locator by path (no lock, no bytes): reading through a kept one is reading the file that
+// has that path when it is read, exactly as a fresh getFileHandle would.
+const MAX_WALKED = 20_000;
+const walked = new Map();
+
 /** The name and kind ("file" or "directory") of every child of `dirHandle`, nothing asked per
  * child (no `getFile()`: a size costs one browser call per file), as one JSON array of
  * [name, kind] pairs (issue 33: a search's walk needs no sizes — the bound is applied when
- * the files are read, `readMany`). */
-export async function listKinds(dirHandle) {
+ * the files are read, `readMany`). With `root` (the project's folder) and `folder` (this
+ * folder's path under it, "" for the root) the files' handles are kept for `readMany`. */
+export async function listKinds(dirHandle, root, folder) {
   const rows = [];
-  for await (const child of dirHandle.values()) rows.push([child.name, child.kind]);
+  for await (const child of dirHandle.values()) {
+    rows.push([child.name, child.kind]);
+    if (root !== undefined && root !== null && child.kind === "file") {
+      const key = cacheKeyOf(root, folder ? `${folder}/${child.name}` : child.name);
+      walked.delete(key);
+      walked.set(key, child);
+      if (walked.size > MAX_WALKED) walked.delete(walked.keys().next().value);
+    }
+  }
   return JSON.stringify(rows);
 }
 
@@ -193,8 +209,8 @@ export const READ_LARGE = -2; // larger than the bound it was given: not read
 
 /**
  * Read each of `paths` (arrays of names under the folder `root`, an OPFS project's or a picked
- * folder's) with `getFile().arrayBuffer()`, `flight` files at a time, each folder's handle
- * asked once per call — for 10,000 files of 1 KB the fastest of the platform's ways measured
+ * folder's) with `getFile().arrayBuffer()`, `flight` files at a time, through the handle a
+ * walk kept (`listKinds`) or else found again, each folder's handle asked once per call — for 10,000 files of 1 KB the fastest of the platform's ways measured
  * (docs/search.md, "Speed": read-only sync access handles, here or in reader lanes, cost more
  * per small file). A file larger than `maxBytes` is not read. Resolves `{data, sizes}` (an
  * Int32Array): `sizes[i]` is the byte count of `paths[i]` — its bytes are the next that many
@@ -215,7 +231,10 @@ export async function readMany(root, paths, maxBytes, flight) {
   };
   const got = new Array(list.length);
   const readOne = async (parts) => {
-    const handle = await (await folderOf(parts.slice(0, -1))).getFileHandle(parts.at(-1));
+    const key = cacheKeyOf(root, parts.join("/"));
+    let handle = walked.get(key);
+    if (handle) walked.delete(key);
+    else handle = await (await folderOf(parts.slice(0, -1))).getFileHandle(parts.at(-1));
     const file = await handle.getFile();
     if (file.size > maxBytes) return READ_LARGE;
     return new Uint8Array(await file.arrayBuffer());
