@@ -49,8 +49,6 @@ __all__ = ["HostBridge", "WorkerPageEvents", "start"]
 
 HOST_DIR = "host"
 PROJECTS_DIR = "projects"
-SEARCH_READ_AHEAD = 16
-"""File reads a search in files keeps in flight (each waits on OPFS; issue 33, docs/search.md)."""
 
 
 class HostBridge:
@@ -219,7 +217,6 @@ async def start(
             file_relay=OpfsRelay(),
             folder_watcher=ObserverWatcher(_storage_io()),
             events=WorkerPageEvents(event) if event is not None else None,
-            read_ahead=SEARCH_READ_AHEAD,
         ),
     )
     host = Host(ctx)

@@ -40,11 +40,19 @@ from pyodide.ffi import to_js
 from browser_host.jsutil import JS_ERRORS, BrowserError, js_options, refusal_from_js, settle
 from core.json_bound import parse_json
 from core.paths import TEMP_PREFIX, ProjectPath
-from core.ports import Entry
+from core.ports import Entry, ManyRead
 from core.projects.temporaries import Temporaries
 from core.refusals import Code, Refused
 
 __all__ = ["HandleHostState", "HandleProjectFiles", "HandleProjectRoots", "subfolder"]
+
+READ_MANY_FLIGHT = 16
+"""Files :meth:`HandleProjectFiles.read_many` reads at a time (``getFile()``: each a wait on
+the browser's storage; the best of the ways measured, issue 33, docs/search.md "Speed")."""
+READ_GONE = -1
+READ_LARGE = -2
+"""What ``readMany`` (``worker/opfs-io.mjs``) reports for a file not read: gone or
+unreadable, larger than the bound."""
 
 
 async def subfolder(handle: Any, name: str, *, create: bool) -> Any:
@@ -202,6 +210,31 @@ class HandleProjectFiles:
         whole: bytes = (await self._read_in_one(path, None)).to_bytes()
         return whole
 
+    async def read_many(self, paths: Sequence[ProjectPath], max_bytes: int) -> list[ManyRead]:
+        """See :meth:`core.ports.ReadsMany.read_many` (issue 33): the whole list in one wait
+        and one crossing of its bytes into Python (``readMany`` in ``worker/opfs-io.mjs``,
+        :data:`READ_MANY_FLIGHT` files at a time through ``getFile()`` — for an OPFS project
+        and a picked folder alike, so what another program changed is what is read). Which
+        files and the bound are the caller's."""
+        plan = to_js([list(path.parts) for path in paths])
+        try:
+            found = await settle(_io().readMany(self._root, plan, max_bytes, READ_MANY_FLIGHT))
+        except JS_ERRORS as exc:
+            raise refusal_from_js(exc, "Reading the project's files failed") from None
+        data: bytes = found.data.to_bytes()
+        sizes = memoryview(found.sizes.to_bytes()).cast("i").tolist()  # an Int32Array
+        out: list[ManyRead] = []
+        at = 0
+        for size in sizes:
+            if size == READ_LARGE:
+                out.append("large")
+            elif size < 0:
+                out.append("unreadable")
+            else:
+                out.append(data[at : at + size])
+                at += size
+        return out
+
     async def read_ranges(self, path: ProjectPath, spans: Sequence[tuple[int, int]]) -> list[bytes]:
         """See :meth:`core.ports.ProjectFiles.read_ranges` (one wait on ``readFile`` in
         ``worker/opfs-io.mjs``: the slices of one file, only those bytes crossing into
@@ -265,6 +298,22 @@ class HandleProjectFiles:
         for name in stale:
             with contextlib.suppress(*JS_ERRORS):
                 await settle(handle.removeEntry(name))
+        return sorted(entries, key=lambda e: e.name)
+
+    async def list_kinds(self, folder: tuple[str, ...]) -> list[Entry]:
+        """See :meth:`core.ports.ListsKinds.list_kinds` (``listKinds`` in
+        ``worker/opfs-io.mjs``: one wait, no ``getFile()`` per file; the files' handles are
+        kept there for the :meth:`read_many` that follows, which then asks no handle per
+        file). This host's temporaries are left out; the leftover ones are swept by
+        :meth:`list_dir`, not here."""
+        handle = await self._dir(folder)
+        listed = _io().listKinds(handle, self._root, "/".join(folder))
+        rows = parse_json(str(await settle(listed)), what="A listing")
+        entries: list[Entry] = []
+        for name, kind in rows:
+            shown: Literal["file", "dir"] = "dir" if kind == "directory" else "file"
+            if not self._temporaries.is_ours(str(name), shown):
+                entries.append(Entry(str(name), shown))
         return sorted(entries, key=lambda e: e.name)
 
     async def list_dirs(self, folders: Sequence[tuple[str, ...]]) -> list[list[Entry]]:

@@ -32,6 +32,7 @@ __all__ = [
     "FolderWatch",
     "HostState",
     "ListsFolders",
+    "ListsKinds",
     "ModuleStore",
     "OverlapsWaits",
     "PageEvents",
@@ -40,6 +41,7 @@ __all__ = [
     "ProjectRoots",
     "PythonRuntime",
     "Randomness",
+    "ReadsMany",
     "RelayItem",
     "Relayed",
     "RemoteLink",
@@ -132,6 +134,39 @@ class ListsFolders(Protocol):
     async def list_dirs(self, folders: Sequence[tuple[str, ...]]) -> list[list[Entry]]:
         """:meth:`ProjectFiles.list_dir` of each of ``folders``, in the same order; refuses as
         it does."""
+        ...
+
+
+@runtime_checkable
+class ListsKinds(Protocol):
+    """A :class:`ProjectFiles` that lists a folder's names and kinds without the files' sizes
+    (issue 33: in the browser a size costs one call per file — as much as reading a small
+    file — and a search's walk needs none: :meth:`ReadsMany.read_many` applies the bound)."""
+
+    async def list_kinds(self, folder: tuple[str, ...]) -> list[Entry]:
+        """The entries directly inside ``folder`` as :meth:`ProjectFiles.list_dir` gives them
+        (sorted by name, this host's temporaries left out), with ``size`` and ``modified_ms``
+        ``None``; refuses as it does. Removes nothing."""
+        ...
+
+
+ManyRead = bytes | Literal["large", "unreadable"]
+"""One file of :meth:`ReadsMany.read_many`: its bytes, ``"large"`` (larger than the bound
+given: not read) or ``"unreadable"`` (gone, a folder, or the storage refused to read it)."""
+
+
+@runtime_checkable
+class ReadsMany(Protocol):
+    """A :class:`ProjectFiles` that reads a list of files in one call (issue 33: a search reads
+    thousands of small files, and one call per file cost more than the reading itself in the
+    browser). The host decides which files and the bound; the adapter only moves bytes. Used
+    through :func:`core.projects.many_reads.read_many`, which reads one file at a time over any
+    other adapter."""
+
+    async def read_many(self, paths: Sequence[ProjectPath], max_bytes: int) -> list[ManyRead]:
+        """One :data:`ManyRead` per path of ``paths``, in the same order: a file larger than
+        ``max_bytes`` bytes is ``"large"`` and not read; one that cannot be read is
+        ``"unreadable"`` (never a refusal for the whole list)."""
         ...
 
 

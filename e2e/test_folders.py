@@ -261,3 +261,41 @@ def test_an_export_of_a_picked_folder_lists_the_persons_files_it_left_out(
         assert archive.read("notes.md") == b"mine"
         assert ".vbx-tmp-my-draft.md" not in archive.namelist()
     assert page.evaluate(LIST_TREE, PICKED)[".vbx-tmp-my-draft.md"] == _sha(b"my draft")
+
+
+SEARCH = """
+async ([project, query]) => {
+  let text = "";
+  const answer = await window.voicebox.host.call("file.search",
+    { project, search: "picked", query },
+    { onChunk: (_n, c) => { text += new TextDecoder().decode(new Uint8Array(c)); } });
+  const files = text.split("\\n").filter(Boolean).map((l) => JSON.parse(l).path);
+  return { summary: answer.result, files };
+}
+"""
+
+
+def test_a_search_in_a_picked_folder_reads_its_files_fresh_in_batches(
+    site_context: BrowserContext,
+) -> None:
+    """Issue 33: a picked folder has no sync access handles, so its search reads its files in
+    batches through getFile() (browser_host/opfs.py read_many); what changed behind the host's
+    back is what it finds, and a binary file is skipped, never an error."""
+    host = _boot(site_context)
+    page = host.page
+    for i in range(40):
+        data = b"needle here\n" if i % 4 == 0 else b"hay\n"
+        page.evaluate(WRITE_FILE, [PICKED, f"src/f{i:02}.txt", base64.b64encode(data).decode()])
+    page.evaluate(WRITE_FILE, [PICKED, "bin.dat", base64.b64encode(b"\0needle").decode()])
+    page.click("#open-folder")
+    page.wait_for_selector("#project-title")
+    pid = next(
+        p["id"] for p in host.ok("project.list")["result"]["projects"] if p["kind"] == "directory"
+    )
+    found = page.evaluate(SEARCH, [pid, "needle"])
+    assert found["files"] == [f"src/f{i:02}.txt" for i in range(0, 40, 4)]
+    assert found["summary"]["files"] == 40 and found["summary"]["skipped_binary"] == 1
+    page.evaluate(WRITE_FILE, [PICKED, "src/f01.txt", base64.b64encode(b"a needle\n").decode()])
+    found = page.evaluate(SEARCH, [pid, "needle"])
+    assert found["files"][:2] == ["src/f00.txt", "src/f01.txt"]
+    assert found["summary"]["matches"] == 11

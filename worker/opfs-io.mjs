@@ -101,6 +101,32 @@ export async function listNames(dirHandle) {
   return JSON.stringify(names);
 }
 
+// A walk's file handles, kept for the read that follows (`readMany`): `${rootId}\n${path}` ->
+// FileSystemFileHandle, oldest first out past MAX_WALKED; each taken once. A handle is only a
+// locator by path (no lock, no bytes): reading through a kept one is reading the file that
+// has that path when it is read, exactly as a fresh getFileHandle would.
+const MAX_WALKED = 20_000;
+const walked = new Map();
+
+/** The name and kind ("file" or "directory") of every child of `dirHandle`, nothing asked per
+ * child (no `getFile()`: a size costs one browser call per file), as one JSON array of
+ * [name, kind] pairs (issue 33: a search's walk needs no sizes — the bound is applied when
+ * the files are read, `readMany`). With `root` (the project's folder) and `folder` (this
+ * folder's path under it, "" for the root) the files' handles are kept for `readMany`. */
+export async function listKinds(dirHandle, root, folder) {
+  const rows = [];
+  for await (const child of dirHandle.values()) {
+    rows.push([child.name, child.kind]);
+    if (root !== undefined && root !== null && child.kind === "file") {
+      const key = cacheKeyOf(root, folder ? `${folder}/${child.name}` : child.name);
+      walked.delete(key);
+      walked.set(key, child);
+      if (walked.size > MAX_WALKED) walked.delete(walked.keys().next().value);
+    }
+  }
+  return JSON.stringify(rows);
+}
+
 /**
  * Every child of `dirHandle` as `{name, kind: "file"|"directory", size, lastModified}`, the
  * files' sizes asked in parallel (one wait per folder instead of one per file; figures in
@@ -168,6 +194,77 @@ export async function readFile(dirHandle, name, spans, cacheRoot, cacheKey) {
   } catch (err) {
     throw new DOMException(`read: ${err?.message ?? err}`, String(err?.name ?? "Error"));
   }
+}
+
+// ---- Many files in one call (issue 33, search in files) ---------------------------------------
+//
+// A search reads thousands of small files: one Python → JavaScript → Python round trip per file
+// cost more than the reading itself. `readMany` reads a list of files the host chose in one call
+// and hands their bytes back together. Thin: which files, in which order and the size bound come
+// from Python (core/projects/many_reads.py); here bytes are only moved.
+
+/** What `readMany` reports for a file it did not read (its `sizes` entry). */
+export const READ_GONE = -1; // not there, a folder, or the storage refused to read it
+export const READ_LARGE = -2; // larger than the bound it was given: not read
+
+/**
+ * Read each of `paths` (arrays of names under the folder `root`, an OPFS project's or a picked
+ * folder's) with `getFile().arrayBuffer()`, `flight` files at a time, through the handle a
+ * walk kept (`listKinds`) or else found again, each folder's handle asked once per call — for 10,000 files of 1 KB the fastest of the platform's ways measured
+ * (docs/search.md, "Speed": read-only sync access handles, here or in reader lanes, cost more
+ * per small file). A file larger than `maxBytes` is not read. Resolves `{data, sizes}` (an
+ * Int32Array): `sizes[i]` is the byte count of `paths[i]` — its bytes are the next that many
+ * of `data` (one Uint8Array, the files in order) — or READ_GONE or READ_LARGE. Never rejects
+ * for one file.
+ */
+export async function readMany(root, paths, maxBytes, flight) {
+  const list = Array.from(paths, (parts) => Array.from(parts, String));
+  const folders = new Map([["", Promise.resolve(root)]]);
+  const folderOf = (parts) => {
+    const key = parts.join("/");
+    if (!folders.has(key))
+      folders.set(
+        key,
+        folderOf(parts.slice(0, -1)).then((d) => d.getDirectoryHandle(parts.at(-1))),
+      );
+    return folders.get(key);
+  };
+  const got = new Array(list.length);
+  const readOne = async (parts) => {
+    const key = cacheKeyOf(root, parts.join("/"));
+    let handle = walked.get(key);
+    if (handle) walked.delete(key);
+    else handle = await (await folderOf(parts.slice(0, -1))).getFileHandle(parts.at(-1));
+    const file = await handle.getFile();
+    if (file.size > maxBytes) return READ_LARGE;
+    return new Uint8Array(await file.arrayBuffer());
+  };
+  let next = 0;
+  const lane = async () => {
+    while (next < list.length) {
+      const i = next++;
+      try {
+        got[i] = await readOne(list[i]);
+      } catch {
+        got[i] = READ_GONE;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, flight) }, lane));
+  let total = 0;
+  for (const one of got) if (typeof one !== "number") total += one.length;
+  const data = new Uint8Array(total);
+  const sizes = new Int32Array(got.length);
+  let at = 0;
+  got.forEach((one, i) => {
+    if (typeof one === "number") sizes[i] = one;
+    else {
+      data.set(one, at);
+      at += one.length;
+      sizes[i] = one.length;
+    }
+  });
+  return { data, sizes };
 }
 
 // ---- Cached reads (issue 18) ----------------------------------------------------------------

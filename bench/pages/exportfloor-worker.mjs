@@ -4,7 +4,12 @@
 // - parallel-N: getFile().arrayBuffer() with N reads in flight in this worker;
 // - sah-lanes-N: N nested dedicated workers (exportfloor-lane.mjs), each reading its share of
 //   the files (runs of consecutive files, handed out as lanes ask) through read-only sync
-//   access handles into one reused buffer.
+//   access handles into one reused buffer;
+// - sah-here-N: read-only sync access handles opened N at a time in this worker (no lane);
+// - sah-paths-N: as sah-lanes-N, but each lane is given the project's folder handle and runs of
+//   64 paths (not the walk's file handles) and finds each file itself, each folder's handle
+//   asked once per lane and kept (issue 33: what the host's search can hand a lane);
+// - getfile-lanes-N: as sah-paths-N, each lane reading with getFile().arrayBuffer(), 8 in flight.
 // {projectId, strategies} → {ok, files, bytes, figures: {strategy: ms}}. The walk of the
 // folders is timed with each strategy (the export walks too); .voicebox/ is left out, as the
 // export leaves it out.
@@ -36,6 +41,27 @@ async function parallel(project, n) {
   return { files: files.length, bytes };
 }
 
+async function sahHere(project, n) {
+  const files = await listFiles(project);
+  let next = 0;
+  let bytes = 0;
+  const one = async () => {
+    while (next < files.length) {
+      const f = files[next++];
+      const access = await f.handle.createSyncAccessHandle({ mode: "read-only" });
+      try {
+        const out = new Uint8Array(access.getSize());
+        access.read(out, { at: 0 });
+        bytes += out.length;
+      } finally {
+        access.close();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: n }, one));
+  return { files: files.length, bytes };
+}
+
 function startLane() {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL("./exportfloor-lane.mjs", import.meta.url), {
@@ -48,9 +74,9 @@ function startLane() {
   });
 }
 
-async function lanes(project, workers) {
+async function lanes(project, workers, byPath = false, getFile = 0) {
   const files = await listFiles(project);
-  const RUN = 8;
+  const RUN = byPath ? 64 : 8;
   let next = 0;
   let bytes = 0;
   await Promise.all(
@@ -62,9 +88,11 @@ async function lanes(project, workers) {
               resolve();
               return;
             }
-            const run = files.slice(next, next + RUN).map((f) => f.handle);
+            const run = files.slice(next, next + RUN);
             next += RUN;
-            worker.postMessage({ handles: run });
+            if (byPath)
+              worker.postMessage({ root: project, paths: run.map((f) => f.parts), getFile });
+            else worker.postMessage({ handles: run.map((f) => f.handle) });
           };
           worker.onmessage = (event) => {
             if (!event.data.ok) reject(new Error(event.data.message));
@@ -90,10 +118,13 @@ self.onmessage = async (event) => {
     for (const name of strategies) {
       const [kind, count] = [name.replace(/-\d+$/, ""), Number(name.split("-").at(-1))];
       let workers = [];
-      if (kind === "sah-lanes")
+      if (kind === "sah-lanes" || kind === "sah-paths" || kind === "getfile-lanes")
         workers = await Promise.all(Array.from({ length: count }, startLane));
       const started = performance.now();
-      seen = kind === "parallel" ? await parallel(project, count) : await lanes(project, workers);
+      if (kind === "parallel") seen = await parallel(project, count);
+      else if (kind === "sah-here") seen = await sahHere(project, count);
+      else if (kind === "getfile-lanes") seen = await lanes(project, workers, true, 8);
+      else seen = await lanes(project, workers, kind === "sah-paths");
       figures[name] = performance.now() - started;
       for (const w of workers) w.terminate();
     }

@@ -4,8 +4,8 @@
 // - benchAudit(count): a worker boots Python exactly as the host does (worker/boot.mjs) and
 //   times audit appends (core AuditLog over worker/idb.mjs) against raw IndexedDB puts with
 //   the same durability; resolves the figures.
-// - benchReadAll(projectId): a worker reads every file of the project from OPFS (the floor of
-//   search in files), resolves {files, bytes, ms}.
+// - benchExportFloor(projectId, strategies): every file of the project read from OPFS by each of
+//   the platform's ways (the floors of the local export and of search in files).
 
 function runWorker(script, message, timeoutMs = 0) {
   return new Promise((resolve, reject) => {
@@ -57,11 +57,6 @@ globalThis.benchPopulate = async (name, projectId) => {
 };
 
 globalThis.benchAudit = (count) => runWorker("./audit-worker.mjs", { count });
-
-// benchReadAll(projectId): every file of the project read once from OPFS in JavaScript (the
-// floor of search in files, bench/search_bench.py); resolves {files, bytes, ms}.
-globalThis.benchReadAll = (projectId) =>
-  runWorker("./readall-worker.mjs", { projectId }, POPULATE_MS);
 
 // benchLab(code): run a Python snippet in a long-lived lab worker booted like the host
 // (lab-worker.mjs); resolves the snippet's value (text).
@@ -127,7 +122,8 @@ globalThis.benchReadLab = (projectId, cases) => {
   });
 };
 
-// benchExportFloor(projectId, strategies): the local export's floor (issue 34): every file of
+// benchExportFloor(projectId, strategies): the local export's floor (issue 34) and search's
+// (issue 33, bench/search_bench.py): every file of
 // the project read from OPFS in JavaScript by each strategy (exportfloor-worker.mjs), hashing
 // nothing; resolves {files, bytes, figures: {strategy: ms}}.
 globalThis.benchExportFloor = (projectId, strategies) =>

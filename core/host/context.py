@@ -52,10 +52,7 @@ class HostServices:
     projects' root folders are watched for changes made by anyone, which lets the host keep
     the listings it shows (:mod:`core.projects.listing_cache`; ``None``: every listing reads
     storage); ``events``: how the host tells the page, unasked, that a remote's state changed
-    (issue 29 item 15; ``None``: the page learns it when it lists again); ``read_ahead``: how
-    many file reads a search in files keeps in flight at once (issue 33: a placement whose
-    reads wait on storage overlaps them; ``0``, one at a time, where reads never wait — the
-    in-memory ports of the tests). Otherwise ``None``
+    (issue 29 item 15; ``None``: the page learns it when it lists again). Otherwise ``None``
     means the
     placement has none, and the operations that need one refuse (``sandbox-unavailable``,
     ``operation-unknown``…).
@@ -76,7 +73,6 @@ class HostServices:
     file_relay: FileRelay | None = None
     folder_watcher: WatchesFolders | None = None
     events: PageEvents | None = None
-    read_ahead: int = 0
     sandbox: Sandbox | None = None
     connect_python: Callable[[object], PythonRuntime] | None = None
     python: PythonRuntime | None = None

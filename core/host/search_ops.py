@@ -16,7 +16,6 @@ first results arrive before the project has been listed in full; a name the path
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Literal
 
@@ -25,7 +24,9 @@ from pydantic import Field
 from core.host.operations import Call, Outcome
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
-from core.ports import ProjectFiles
+from core.ports import ManyRead, ProjectFiles
+from core.projects.lanes import overlaps
+from core.projects.many_reads import list_for_reading, read_many
 from core.projects.search import (
     MAX_FILE_BYTES,
     MAX_GLOBS,
@@ -119,13 +120,17 @@ class SearchSummary(Contract):
     max_file_bytes: int = MAX_FILE_BYTES
 
 
-async def _walk(files: ProjectFiles, exclude: tuple[str, ...]) -> AsyncIterator[tuple[str, int]]:
+async def _walk(
+    files: ProjectFiles, exclude: tuple[str, ...]
+) -> AsyncIterator[tuple[str, int | None]]:
     """``(path, size)`` of every file, depth-first in name order, lazily; an excluded folder
-    is not entered, the project's metadata folder never."""
+    is not entered, the project's metadata folder never. ``size`` is ``None`` where the
+    listing gave none (:func:`~core.projects.many_reads.list_for_reading`: the read applies
+    the bound)."""
     stack: list[tuple[str, ...]] = [()]
     while stack:
         folder = stack.pop()
-        entries = sorted(await files.list_dir(folder), key=lambda e: e.name)
+        entries = sorted(await list_for_reading(files, folder), key=lambda e: e.name)
         subdirs: list[tuple[str, ...]] = []
         for entry in entries:
             parts = (*folder, entry.name)
@@ -135,42 +140,77 @@ async def _walk(files: ProjectFiles, exclude: tuple[str, ...]) -> AsyncIterator[
                 if not any(glob_matches(g, "/".join(parts)) for g in exclude):
                     subdirs.append(parts)
             else:
-                yield "/".join(parts), entry.size or 0
+                yield "/".join(parts), entry.size
         stack.extend(reversed(subdirs))
 
 
-async def _read(
-    files: ProjectFiles, paths: AsyncIterator[tuple[str, ProjectPath]], ahead: int
-) -> AsyncGenerator[tuple[str, bytes | None]]:
-    """``(path, bytes)`` of each of ``paths`` in order (``None``: it could not be read),
-    keeping up to ``ahead`` reads in flight (``HostServices.read_ahead``; ``0``: one at a time).
-    Reads still in flight when the caller stops are cancelled."""
-    if ahead <= 0:
-        async for path, target in paths:
-            try:
-                yield path, await files.read(target)
-            except Refused:
-                yield path, None
+FIRST_BATCH = 32
+"""Files in a search's first read (small: the first results come after it, issue 33)."""
+BATCH = 512
+"""Files in each later read (:func:`core.projects.many_reads.read_many`: one call each)."""
+
+
+async def _batches(
+    files: ProjectFiles, paths: AsyncIterator[tuple[str, ProjectPath]]
+) -> AsyncGenerator[list[tuple[str, ManyRead]]]:
+    """``(path, read)`` of each of ``paths``, in order, in batches (:data:`FIRST_BATCH` files,
+    then :data:`BATCH`), each batch read in one :func:`~core.projects.many_reads.read_many` call
+    bounded by :data:`~core.projects.search.MAX_FILE_BYTES`. When the adapter's waits overlap
+    (:func:`core.projects.lanes.overlaps`: the browser's), the walk and the reads of the next
+    batches (at most two ahead) go on while the caller searches one; otherwise one after
+    another. Work still in flight when the caller stops is cancelled."""
+    if not overlaps(files):
+        group: list[tuple[str, ProjectPath]] = []
+        limit = FIRST_BATCH
+        async for item in paths:
+            group.append(item)
+            if len(group) >= limit:
+                got = await read_many(files, [t for _, t in group], MAX_FILE_BYTES)
+                yield [(p, r) for (p, _), r in zip(group, got, strict=True)]
+                group, limit = [], BATCH
+        if group:
+            got = await read_many(files, [t for _, t in group], MAX_FILE_BYTES)
+            yield [(p, r) for (p, _), r in zip(group, got, strict=True)]
         return
-    flight: deque[tuple[str, asyncio.Future[bytes]]] = deque()
+    ready: asyncio.Queue[tuple[list[str], asyncio.Future[list[ManyRead]]] | None] = asyncio.Queue(
+        maxsize=2
+    )
+    reading: list[asyncio.Future[list[ManyRead]]] = []  # every read started (cancelled at the end)
+    failure: list[BaseException] = []
 
-    async def take() -> tuple[str, bytes | None]:
-        path, task = flight.popleft()
+    async def produce() -> None:
+        group: list[tuple[str, ProjectPath]] = []
+        limit = FIRST_BATCH
+
+        async def send(group: list[tuple[str, ProjectPath]]) -> None:
+            reading.append(
+                asyncio.ensure_future(read_many(files, [t for _, t in group], MAX_FILE_BYTES))
+            )
+            await ready.put(([p for p, _ in group], reading[-1]))
+
         try:
-            return path, await task
-        except Refused:
-            return path, None
+            async for item in paths:
+                group.append(item)
+                if len(group) >= limit:
+                    await send(group)
+                    group, limit = [], BATCH
+            if group:
+                await send(group)
+        except Exception as exc:  # the walk's refusal: raised to the caller, in order
+            failure.append(exc)
+        await ready.put(None)
 
+    producer = asyncio.ensure_future(produce())
     try:
-        async for path, target in paths:
-            flight.append((path, asyncio.ensure_future(files.read(target))))
-            if len(flight) >= ahead:
-                yield await take()
-        while flight:
-            yield await take()
+        while (batch := await ready.get()) is not None:
+            names, pending = batch
+            yield list(zip(names, await pending, strict=True))
+        if failure:
+            raise failure[0]
     finally:
-        for _, task in flight:
-            task.cancel()
+        producer.cancel()
+        for read in reading:
+            read.cancel()
 
 
 async def file_search(call: Call[SearchArgs]) -> Outcome:
@@ -212,7 +252,7 @@ async def file_search(call: Call[SearchArgs]) -> Outcome:
                 return
             if not path_selected(path, query.include, query.exclude):
                 continue
-            if size > MAX_FILE_BYTES:
+            if size is not None and size > MAX_FILE_BYTES:
                 n["large"] += 1
                 continue
             try:
@@ -220,19 +260,23 @@ async def file_search(call: Call[SearchArgs]) -> Outcome:
             except Refused:
                 n["names"] += 1
 
-    async def chunks() -> AsyncIterator[bytes]:
-        pending: list[bytes] = []
-        flushed = began
-        reader = _read(files, selected(), call.ctx.services.read_ahead)
-        try:
-            async for path, data in reader:
-                if data is None:
-                    n["names"] += 1  # it could not be read (gone, or refused by the storage)
-                    continue
-                text = decode_text(data)
-                if text is None:
-                    n["binary"] += 1
-                    continue
+    first = [True]  # the first results go at once, later ones at most every FLUSH_MS
+
+    async def searched(batch: list[tuple[str, ManyRead]], pending: list[bytes]) -> bool:
+        """Search each file of ``batch`` in order, its matches' lines added to ``pending``;
+        False when the search must stop (a bound, the time, a cancel)."""
+        for path, data in batch:
+            if data == "unreadable":
+                n["names"] += 1  # it could not be read (gone, or refused by the storage)
+                continue
+            if data == "large":
+                n["large"] += 1  # it grew past the bound since it was listed
+                continue
+            assert isinstance(data, bytes)
+            text = decode_text(data)
+            if text is None:
+                n["binary"] += 1
+            else:
                 n["files"] += 1  # searched (maybe in part, when it stopped inside)
                 room = min(MAX_MATCHES_PER_FILE, args.max_matches - n["matches"])
                 hits, more = search_text(matcher, text, room, halted)
@@ -245,15 +289,25 @@ async def file_search(call: Call[SearchArgs]) -> Outcome:
                         more=more,
                     )
                     pending.append(line.model_dump_json().encode() + b"\n")
+            if n["matches"] >= args.max_matches:
+                stopped[0] = "limit"
+                return False
+            if halted():
+                return False
+        return True
+
+    async def chunks() -> AsyncIterator[bytes]:
+        pending: list[bytes] = []
+        flushed = began
+        reader = _batches(files, selected())
+        try:
+            async for batch in reader:
+                if not await searched(batch, pending):
+                    break
                 now = clock.now_ms()
-                if pending and (n["matched"] == 1 or now - flushed >= FLUSH_MS):
+                if pending and (first[0] or now - flushed >= FLUSH_MS):
                     yield b"".join(pending)
-                    pending, flushed = [], now
-                if n["matches"] >= args.max_matches:
-                    stopped[0] = "limit"
-                    break
-                if halted():
-                    break
+                    pending, flushed, first[0] = [], now, False
             if pending:
                 yield b"".join(pending)
         finally:

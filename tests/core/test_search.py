@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from core.host.search_ops import BATCH, FIRST_BATCH
+from core.ports import Entry
 from core.projects.search import (
     MAX_FILE_BYTES,
     MAX_MATCHES_PER_FILE,
@@ -255,16 +257,116 @@ def test_a_search_is_cancelled_by_name_and_says_so() -> None:
     assert h.ok("file.search_cancel", search="s1") == {"cancelled": False}  # it ended
 
 
+class ListReads:
+    """Makes a project's in-memory files a :class:`core.ports.ReadsMany` adapter: each
+    ``read_many`` call's paths and bound are recorded (``grown``: paths it reports as grown
+    past the bound, ``gone``: as unreadable), and so is every one-file ``read``."""
+
+    def __init__(self, h: HostHarness, pid: str, grown: tuple[str, ...] = (), gone=()) -> None:
+        self.files = h.roots.roots[pid]
+        self.calls: list[tuple[list[str], int]] = []
+        self.single: list[str] = []
+        one_read = self.files.read
+
+        async def read(path: Any) -> bytes:
+            self.single.append(str(path))
+            return await one_read(path)
+
+        async def read_many(paths: Any, max_bytes: int) -> list[Any]:
+            self.calls.append(([str(p) for p in paths], max_bytes))
+            out: list[Any] = []
+            for path in paths:
+                if str(path) in grown:
+                    out.append("large")
+                elif str(path) in gone:
+                    out.append("unreadable")
+                else:
+                    data = await one_read(path)
+                    out.append("large" if len(data) > max_bytes else data)
+            return out
+
+        self.files.read = read  # type: ignore[method-assign]
+        self.files.read_many = read_many  # type: ignore[attr-defined]
+
+
+def test_a_search_reads_only_the_files_the_host_chose_in_batch_reads() -> None:
+    """Issue 33: the search reads its files through one ``read_many`` call per batch — never one
+    call per file — and only the files the host chose: not the metadata folder, not an
+    excluded folder, not a file listed larger than the bound; the bound is the host's."""
+    h = HostHarness()
+    files = {
+        f"d{i // 100}/f{i:04}.txt": b"needle\n" if i % 10 == 0 else b"hay\n" for i in range(700)
+    }
+    files["skip/x.txt"] = b"needle"
+    files["big.txt"] = b"x" * (MAX_FILE_BYTES + 1)
+    pid = project(h, files)
+    reads = ListReads(h, pid, grown=("d0/f0010.txt",), gone=("d0/f0020.txt",))
+    answer, lines = search(h, project=pid, query="needle", exclude=["skip"])
+    summary = answer["result"]
+    asked = [p for paths, _ in reads.calls for p in paths]
+    assert not reads.single  # no file read one call at a time
+    assert [len(paths) for paths, _ in reads.calls] == [
+        FIRST_BATCH,
+        BATCH,
+        700 - FIRST_BATCH - BATCH,
+    ]
+    assert all(bound == MAX_FILE_BYTES for _, bound in reads.calls)
+    assert asked == sorted(p for p in files if p.startswith("d"))  # in path order, once each
+    assert summary["skipped_large"] == 2  # big.txt by its listing, f0010 grown since
+    assert summary["skipped_names"] == 1  # f0020 could not be read
+    assert summary["files"] == 698 and summary["matches"] == 68 == len(lines)
+    assert [f["path"] for f in lines][:2] == ["d0/f0000.txt", "d0/f0030.txt"]
+
+
+def test_a_search_walk_asks_no_sizes_where_the_listing_can_leave_them_out() -> None:
+    """Issue 33: over an adapter that lists names and kinds without sizes (the browser's, where
+    a size is a call per file), the walk never asks a size; the read applies the bound."""
+    h = HostHarness()
+    pid = project(h, {"a.txt": b"needle", "big.txt": b"needle" * MAX_FILE_BYTES, "d/b.txt": b"no"})
+    reads = ListReads(h, pid)
+    sized: list[tuple[str, ...]] = []
+    listed: list[tuple[str, ...]] = []
+    list_dir = reads.files.list_dir
+
+    async def counting_list_dir(folder: tuple[str, ...]) -> Any:
+        sized.append(folder)
+        return await list_dir(folder)
+
+    async def list_kinds(folder: tuple[str, ...]) -> Any:
+        listed.append(folder)
+        return [Entry(e.name, e.kind) for e in await list_dir(folder)]
+
+    reads.files.list_dir = counting_list_dir  # type: ignore[method-assign]
+    reads.files.list_kinds = list_kinds  # type: ignore[attr-defined]
+    answer, lines = search(h, project=pid, query="needle")
+    assert listed == [(), ("d",)] and not sized
+    assert [p for paths, _ in reads.calls for p in paths] == ["a.txt", "big.txt", "d/b.txt"]
+    assert answer["result"]["skipped_large"] == 1 and [f["path"] for f in lines] == ["a.txt"]
+
+
 @pytest.mark.cpython_only  # its own event loop (as tests/core/test_audit_batching.py): inside
-# Pyodide the runner's loop is already running; the browser's read-ahead runs in e2e/test_find.py
-def test_a_search_with_reads_in_flight_finds_the_same_in_the_same_order() -> None:
+# Pyodide the runner's loop is already running; the browser's batch reads run in e2e/test_find.py
+def test_a_search_with_batch_reads_in_flight_finds_the_same_in_the_same_order() -> None:
+    """Issue 33: where the adapter's waits overlap (the browser's), the walk and the next
+    batches' reads go on while one batch is searched; the answer is the same, in order."""
     import asyncio
 
     h = HostHarness()
-    files = {f"d{i % 7}/f{i:03}.txt": (b"needle\n" if i % 3 else b"hay\n") for i in range(60)}
+    files = {f"d{i % 7}/f{i:04}.txt": (b"needle\n" if i % 3 else b"hay\n") for i in range(1200)}
     pid = project(h, {**files, "bin.dat": b"\0needle"})
     _, one_at_a_time = search(h, project=pid, query="needle")
-    h.ctx.services.read_ahead = 8  # as the browser host is composed (browser_host/main.py)
+    reads = ListReads(h, pid)
+    reads.files.overlaps_waits = True  # type: ignore[attr-defined]
+    waits: list[int] = []
+
+    async def waiting_read_many(
+        paths: Any, max_bytes: int, inner: Any = reads.files.read_many
+    ) -> Any:
+        waits.append(len(paths))
+        await asyncio.sleep(0)  # a real wait: other work runs meanwhile
+        return await inner(paths, max_bytes)
+
+    reads.files.read_many = waiting_read_many  # type: ignore[attr-defined]
     msg = json.dumps(
         {
             "v": 1,
@@ -280,8 +382,9 @@ def test_a_search_with_reads_in_flight_finds_the_same_in_the_same_order() -> Non
 
     answer, _, _ = asyncio.run(h.host.handle_full(msg, None, None, sink))
     in_flight = [json.loads(x) for x in b"".join(chunks).splitlines()]
-    assert in_flight == one_at_a_time and len(in_flight) == 40
+    assert in_flight == one_at_a_time and len(in_flight) == 800
     assert json.loads(answer)["result"]["skipped_binary"] == 1
+    assert waits[0] == FIRST_BATCH and not reads.single
     # stopped early (the match limit) with reads in flight: the answer says why
     msg = msg.replace('"query": "needle"', '"query": "needle", "max_matches": 5')
     answer, _, _ = asyncio.run(h.host.handle_full(msg, None, None, sink))
