@@ -5,8 +5,11 @@ A project of ``files`` one-line files laid out as the upload bench's folder
 (``upload/dNNN/fNNNNN.txt``, 100 a folder) is put into OPFS directly
 (``bench/tools.html``'s ``benchPopulate``), then exported and imported ``rounds`` times in one
 page, each import timed against the export before it (the ``upload`` section's row).
-``--profile`` records the host worker's CPU profile (CDP ``Profiler``) over one import and
-prints the functions with the most self time. Build ``dist/`` first.
+``--variants A B …``: each a comma-separated list of JavaScript assignments evaluated in the
+host worker before its import (``globalThis.X=…``), the variants taken in turn each round — an
+A/B of a build's temporary switches within one page. ``--profile`` records the host worker's
+CPU profile (CDP ``Profiler``) over one import and prints the functions with the most self
+time (written to ``/tmp/h34i/import.cpuprofile``). Build ``dist/`` first.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from bench.site import BenchSite
 from bench.upload_bench import EXPORT_THEN_IMPORT
 
 ROOT = Path(__file__).resolve().parent.parent
+PROFILE_OUT = "/tmp/h34i/import.cpuprofile"
 
 EXPORT_ONLY = """
 async ([project]) => {
@@ -69,6 +73,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--variants", nargs="*", default=[])
     parser.add_argument("--dist", type=Path, default=ROOT / "dist")
     args = parser.parse_args()
     site = BenchSite(args.dist.resolve())
@@ -83,10 +88,21 @@ def main() -> None:
             profile.evaluate("([n, id]) => window.benchPopulate(n, id)", ["lab", pid])
             profile.goto(site.url)
             profile.wait_status()
+            variants = [v.split(",") for v in args.variants] or [[]]
             for r in range(args.rounds):
-                both = profile.evaluate(EXPORT_THEN_IMPORT, [pid, f"imported {r}"])
-                ratio = both["import_ms"] / both["export_ms"]
-                print(json.dumps({"round": r, **both, "ratio": round(ratio, 3)}), flush=True)
+                for vi, variant in enumerate(variants):
+                    for setting in variant:
+                        profile._worker_send(
+                            "host", "Runtime.evaluate", {"expression": f"globalThis.{setting}"}
+                        )
+                    both = profile.evaluate(EXPORT_THEN_IMPORT, [pid, f"imported {r} {vi}"])
+                    ratio = both["import_ms"] / both["export_ms"]
+                    print(
+                        json.dumps(
+                            {"round": r, "variant": variant, **both, "ratio": round(ratio, 3)}
+                        ),
+                        flush=True,
+                    )
             if args.profile:
                 out = profile.evaluate(EXPORT_ONLY, [pid])
                 print(json.dumps({"export": out}))
@@ -96,7 +112,8 @@ def main() -> None:
                 profile._worker_send(worker, "Profiler.start")
                 got = profile.evaluate(IMPORT_ONLY, ["profiled"])
                 prof = profile._worker_send(worker, "Profiler.stop")["profile"]
-                Path("/tmp/h34i/import.cpuprofile").write_text(json.dumps(prof))
+                Path(PROFILE_OUT).parent.mkdir(parents=True, exist_ok=True)
+                Path(PROFILE_OUT).write_text(json.dumps(prof))
                 print(json.dumps({"import": got}))
                 for name, pct in _top(prof):
                     print(f"{pct:6.1f}%  {name}")

@@ -39,6 +39,12 @@ export async function writeAll(writable, bytes) {
  * browser_host/opfs.py.
  */
 export async function writeAtomic(folder, name, bytes, tmp) {
+  const written = await writeAtomicHandle(folder, name, bytes, tmp);
+  return typeof written === "string" ? written : undefined;
+}
+
+/** `writeAtomic`, resolving the file's handle (now named `name`) when it succeeds. */
+async function writeAtomicHandle(folder, name, bytes, tmp) {
   let handle = null;
   let step = "open";
   try {
@@ -47,7 +53,7 @@ export async function writeAtomic(folder, name, bytes, tmp) {
     await writeAll(await handle.createWritable(), bytes);
     step = "move";
     await handle.move(name);
-    return undefined;
+    return handle;
   } catch (err) {
     let failure = {
       step,
@@ -81,7 +87,8 @@ export async function writeAtomic(folder, name, bytes, tmp) {
  * bytes are `body` (Uint8Array), one after another. Each file is written as `writeAtomic`
  * does (temporary, `createWritable`, `close`, `move`), then read back from storage and
  * hashed (WebCrypto sha256): `lanes` files at a time, each folder's handle looked up (made if
- * missing) once per call. After the first failure no further file starts; those in flight
+ * missing) once per call; the read-back goes through the handle the file was written with
+ * (`getFile()`). After the first failure no further file starts; those in flight
  * finish. Resolves one JSON text `{done, failure}`: `done[i]` is null when file i was not
  * written, "" when it was written but could not be read back, else the hex sha256 of what was
  * read back; `failure` is null or `{index, step, name, message, fits}` as `writeAtomic` reports
@@ -134,16 +141,17 @@ export async function writeMany(root, items, body, lanes) {
       return;
     }
     const bytes = body.subarray(offsets[i], offsets[i] + size);
-    const failed = await writeAtomic(folder, name, bytes, tmp);
-    if (failed !== undefined) {
-      const facts = JSON.parse(failed);
-      if (failure === null) failure = { index: i, ...facts };
+    const handle = await writeAtomicHandle(folder, name, bytes, tmp);
+    if (typeof handle === "string") {
+      if (failure === null) failure = { index: i, ...JSON.parse(handle) };
       return;
     }
     done[i] = "";
     try {
-      const file = await (await folder.getFileHandle(name)).getFile();
-      const digest = await crypto.subtle.digest("SHA-256", await file.arrayBuffer());
+      // read back through the handle just written (measured: a read-only sync access handle
+      // opened per file was slower here, 51.9 s against 42.2–45.7 s for 10,000 files)
+      const back = await (await handle.getFile()).arrayBuffer();
+      const digest = await crypto.subtle.digest("SHA-256", back);
       done[i] = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
     } catch (err) {
       fail(i, "read", err);
