@@ -356,7 +356,7 @@ def _data_start(data: bytes, info: zipfile.ZipInfo) -> int:
     """Where ``info``'s data begins in ``data``: after its local header (30 bytes, the name,
     the extra field), which :mod:`zipfile` has checked while the entry was read."""
     name_len, extra_len = struct.unpack_from("<HH", data, info.header_offset + 26)
-    return info.header_offset + 30 + name_len + extra_len
+    return int(info.header_offset) + 30 + int(name_len) + int(extra_len)
 
 
 def _check_manifest(manifest: ArchiveManifest, entries: list[PlannedEntry]) -> None:
