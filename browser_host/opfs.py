@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import secrets
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
@@ -40,11 +41,21 @@ from pyodide.ffi import to_js
 from browser_host.jsutil import JS_ERRORS, BrowserError, js_options, refusal_from_js, settle
 from core.json_bound import parse_json
 from core.paths import TEMP_PREFIX, ProjectPath
-from core.ports import Entry, ManyRead
+from core.ports import Entry, ManyRead, WrittenMany
 from core.projects.temporaries import Temporaries
 from core.refusals import Code, Refused
 
-__all__ = ["HandleHostState", "HandleProjectFiles", "HandleProjectRoots", "subfolder"]
+__all__ = [
+    "WRITE_MANY_LANES",
+    "HandleHostState",
+    "HandleProjectFiles",
+    "HandleProjectRoots",
+    "subfolder",
+]
+
+WRITE_MANY_LANES = 16
+"""Files in flight at once in one :meth:`HandleProjectFiles.write_many` (as the upload's
+``core.projects.batch_write.WRITE_LANES``; the bench floor's best)."""
 
 READ_MANY_FLIGHT = 16
 """Files :meth:`HandleProjectFiles.read_many` reads at a time (``getFile()``: each a wait on
@@ -84,6 +95,26 @@ async def _list_names(handle: Any) -> list[str]:
     return [str(name) for name in names]
 
 
+def _write_refusal(failure: Any, name: str) -> Refused:
+    """The refusal for a write failure reported as facts by ``worker/opfs-io.mjs``
+    (``{step, name, message, fits}``; see :func:`_write_atomic`)."""
+    error = BrowserError(str(failure["name"]), str(failure["message"]))
+    if failure["step"] == "write" and error.name == "AbortError" and failure["fits"] is False:
+        error = BrowserError("QuotaExceededError", error.message)
+    if failure["step"] == "folder":
+        return refusal_from_js(
+            error, f"No folder for '{name}'", TypeMismatchError=Code.NOT_A_DIRECTORY
+        )
+    if failure["step"] == "read":
+        return Refused(Code.STORAGE_FAILED, f"'{name}' could not be read back: {error.name}")
+    return refusal_from_js(
+        error,
+        f"Writing '{name}' failed",
+        TypeMismatchError=Code.IS_A_DIRECTORY,
+        InvalidModificationError=Code.IS_A_DIRECTORY,
+    )
+
+
 async def _write_atomic(folder: Any, name: str, data: bytes, tmp: str) -> None:
     """Write ``data`` as ``name`` in ``folder`` through the temporary ``tmp``:
     ``createWritable`` + ``move``.
@@ -99,16 +130,7 @@ async def _write_atomic(folder: Any, name: str, data: bytes, tmp: str) -> None:
     failed = await settle(_io().writeAtomic(folder, name, to_js(data), tmp))
     if failed is None:
         return
-    failure = parse_json(str(failed), what="A write failure report")
-    error = BrowserError(str(failure["name"]), str(failure["message"]))
-    if failure["step"] == "write" and error.name == "AbortError" and failure["fits"] is False:
-        error = BrowserError("QuotaExceededError", error.message)
-    raise refusal_from_js(
-        error,
-        f"Writing '{name}' failed",
-        TypeMismatchError=Code.IS_A_DIRECTORY,
-        InvalidModificationError=Code.IS_A_DIRECTORY,
-    )
+    raise _write_refusal(parse_json(str(failed), what="A write failure report"), name)
 
 
 @contextlib.asynccontextmanager
@@ -259,6 +281,31 @@ class HandleProjectFiles:
         with self._temporaries.writing() as tmp:
             async with _handles_closed(self._cached):
                 await _write_atomic(folder, path.name, data, tmp)
+
+    async def write_many(
+        self, items: Sequence[tuple[ProjectPath, int]], body: bytes
+    ) -> WrittenMany:
+        """See :meth:`core.ports.WritesMany.write_many`: one wait on ``writeMany`` in
+        ``worker/opfs-io.mjs`` for the whole batch (issue 34) — :data:`WRITE_MANY_LANES`
+        files written at a time, each as :meth:`write` writes it (through a temporary of this
+        host's :class:`~core.projects.temporaries.Temporaries`, in flight until the call
+        ends), each folder looked up once, each file read back (``getFile``) and hashed by
+        WebCrypto; the cached handles are held closed once around the batch."""
+        rows = [["/".join(path.parent), path.name, "", size] for path, size in items]
+        with contextlib.ExitStack() as temporaries:
+            for row in rows:
+                row[2] = temporaries.enter_context(self._temporaries.writing())
+            async with _handles_closed(self._cached):
+                answer = await settle(
+                    _io().writeMany(self._root, json.dumps(rows), to_js(body), WRITE_MANY_LANES)
+                )
+        report = parse_json(str(answer), what="A batch write report")
+        read_back = tuple(None if d is None else str(d) for d in report["done"])
+        failure = report["failure"]
+        if failure is None:
+            return WrittenMany(read_back, None)
+        path = items[int(failure["index"])][0]
+        return WrittenMany(read_back, _write_refusal(failure, str(path)))
 
     async def stat(self, path: ProjectPath) -> Entry | None:
         """See :meth:`core.ports.ProjectFiles.stat`."""

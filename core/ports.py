@@ -50,6 +50,8 @@ __all__ = [
     "Sink",
     "StoredAuditRecord",
     "WatchesFolders",
+    "WritesMany",
+    "WrittenMany",
 ]
 
 ShownAnswer = TypeVar("ShownAnswer")
@@ -180,6 +182,35 @@ class OverlapsWaits(Protocol):
     @property
     def overlaps_waits(self) -> bool:
         """True: its waits may overlap."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenMany:
+    """What :meth:`WritesMany.write_many` did, per file in the order given: ``read_back[i]``
+    is ``None`` when file ``i`` was not written, ``""`` when it was written but could not be
+    read back, else the sha256 hex of the bytes read back from storage after the write.
+    ``failure`` is the first write's refusal (as :meth:`ProjectFiles.write` would raise it),
+    or a read-back's ``storage-failed``; after it no further file was started."""
+
+    read_back: tuple[str | None, ...]
+    failure: Exception | None
+
+
+@runtime_checkable
+class WritesMany(Protocol):
+    """A :class:`ProjectFiles` that writes many files and reads each back in one call (issue
+    34: an import of 10,000 small files paid one crossing into the browser and several waits
+    per file). :func:`core.projects.write_many.write_many` uses it, else writes file by file
+    with the same outcome."""
+
+    async def write_many(
+        self, items: Sequence[tuple[ProjectPath, int]], body: bytes
+    ) -> WrittenMany:
+        """Write each ``(path, size)`` of ``items`` — its bytes the next ``size`` bytes of
+        ``body`` — atomically as :meth:`ProjectFiles.write` does (parents made), several at
+        once, then read it back from storage and hash it (:class:`WrittenMany`). Never raises
+        for one file's failure: it is the answer's ``failure``."""
         ...
 
 

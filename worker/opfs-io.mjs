@@ -39,6 +39,12 @@ export async function writeAll(writable, bytes) {
  * browser_host/opfs.py.
  */
 export async function writeAtomic(folder, name, bytes, tmp) {
+  const written = await writeAtomicHandle(folder, name, bytes, tmp);
+  return typeof written === "string" ? written : undefined;
+}
+
+/** `writeAtomic`, resolving the file's handle (now named `name`) when it succeeds. */
+async function writeAtomicHandle(folder, name, bytes, tmp) {
   let handle = null;
   let step = "open";
   try {
@@ -47,7 +53,7 @@ export async function writeAtomic(folder, name, bytes, tmp) {
     await writeAll(await handle.createWritable(), bytes);
     step = "move";
     await handle.move(name);
-    return undefined;
+    return handle;
   } catch (err) {
     let failure = {
       step,
@@ -70,6 +76,92 @@ export async function writeAtomic(folder, name, bytes, tmp) {
     if (handle !== null) await folder.removeEntry(tmp).catch(() => {});
     return JSON.stringify(failure);
   }
+}
+
+/**
+ * Write many files under the folder `root` in one wait (issue 34: an import of 10,000 small
+ * files paid one Python → JavaScript crossing, two folder look-ups from the root and a read-back
+ * of several waits per file). `items` is one JSON text `[[folder, name, tmp, size], ...]` —
+ * `folder` the file's parent as a "/"-joined path under `root` ("" for the root itself), `tmp`
+ * its temporary's name (from Python's host-wide Temporaries), `size` its byte count; the files'
+ * bytes are `body` (Uint8Array), one after another. Each file is written as `writeAtomic`
+ * does (temporary, `createWritable`, `close`, `move`), then read back from storage and
+ * hashed (WebCrypto sha256): `lanes` files at a time, each folder's handle looked up (made if
+ * missing) once per call; the read-back goes through the handle the file was written with
+ * (`getFile()`). After the first failure no further file starts; those in flight
+ * finish. Resolves one JSON text `{done, failure}`: `done[i]` is null when file i was not
+ * written, "" when it was written but could not be read back, else the hex sha256 of what was
+ * read back; `failure` is null or `{index, step, name, message, fits}` as `writeAtomic` reports
+ * it, `step` also "folder" (the parent could not be made) or "read". What the digests and a
+ * failure mean is decided in Python (browser_host/opfs.py, core/archive/apply.py).
+ */
+export async function writeMany(root, items, body, lanes) {
+  const rows = JSON.parse(items);
+  const done = new Array(rows.length).fill(null);
+  const offsets = new Array(rows.length);
+  let offset = 0;
+  rows.forEach((row, i) => {
+    offsets[i] = offset;
+    offset += row[3];
+  });
+  const folders = new Map();
+  const folderOf = (path) => {
+    if (!folders.has(path)) {
+      folders.set(
+        path,
+        (async () => {
+          let handle = root;
+          for (const seg of path === "" ? [] : path.split("/"))
+            handle = await handle.getDirectoryHandle(seg, { create: true });
+          return handle;
+        })(),
+      );
+    }
+    return folders.get(path);
+  };
+  let failure = null;
+  let next = 0;
+  const fail = (index, step, err, fits = null) => {
+    if (failure === null)
+      failure = {
+        index,
+        step,
+        name: String(err?.name ?? "Error"),
+        message: String(err?.message ?? err),
+        fits,
+      };
+  };
+  const one = async (i) => {
+    const [folderPath, name, tmp, size] = rows[i];
+    let folder;
+    try {
+      folder = await folderOf(folderPath);
+    } catch (err) {
+      fail(i, "folder", err);
+      return;
+    }
+    const bytes = body.subarray(offsets[i], offsets[i] + size);
+    const handle = await writeAtomicHandle(folder, name, bytes, tmp);
+    if (typeof handle === "string") {
+      if (failure === null) failure = { index: i, ...JSON.parse(handle) };
+      return;
+    }
+    done[i] = "";
+    try {
+      // read back through the handle just written (measured: a read-only sync access handle
+      // opened per file was slower here, 51.9 s against 42.2–45.7 s for 10,000 files)
+      const back = await (await handle.getFile()).arrayBuffer();
+      const digest = await crypto.subtle.digest("SHA-256", back);
+      done[i] = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+    } catch (err) {
+      fail(i, "read", err);
+    }
+  };
+  const lane = async () => {
+    while (failure === null && next < rows.length) await one(next++);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, lanes) }, lane));
+  return JSON.stringify({ done, failure });
 }
 
 /**

@@ -10,16 +10,14 @@ folder it made.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 
 from pydantic import Field
 
-from core.archive.manifest import CHUNK_BYTES
-from core.archive.plan import ImportPlan, PlannedEntry, read_entry
+from core.archive.plan import ImportPlan, PlannedEntry
 from core.model import Contract
 from core.paths import ProjectPath
 from core.ports import ProjectFiles
-from core.projects.lanes import in_lanes, overlaps
+from core.projects.write_many import write_many
 from core.refusals import Code, Refused
 
 __all__ = ["ImportResult", "apply_import"]
@@ -33,18 +31,29 @@ class ImportResult(Contract):
     bytes: int = Field(ge=0)
 
 
-async def _sha256_of(files: ProjectFiles, path: ProjectPath) -> str:
-    digest = hashlib.sha256()
-    async for chunk in files.read_chunks(path, CHUNK_BYTES):
-        digest.update(chunk)
-    return digest.hexdigest()
+IMPORT_BATCH_FILES = 1000
+"""The most files handed to storage in one :func:`core.projects.write_many.write_many`
+(issue 34: one call per batch, not one per file)."""
+IMPORT_BATCH_BYTES = 8 << 20
+"""The most bytes in one batch; a file larger than this goes alone (a batch of one). Memory:
+one batch's bytes (and the browser's copy of them) besides the archive."""
 
 
-IMPORT_LANES = 8
-"""Files written (and read back) at once (issue 34: a 10,000-file zip)."""
-LANE_FILE_BYTES = 4 << 20
-"""A file larger than this is written alone, so memory holds at most
-``IMPORT_LANES`` × this plus one large file."""
+def _batches(entries: list[PlannedEntry]) -> list[list[PlannedEntry]]:
+    """``entries`` cut into batches of at most :data:`IMPORT_BATCH_FILES` files and
+    :data:`IMPORT_BATCH_BYTES` bytes (a larger file alone), in order."""
+    out: list[list[PlannedEntry]] = []
+    batch: list[PlannedEntry] = []
+    size = 0
+    for entry in entries:
+        if batch and (len(batch) >= IMPORT_BATCH_FILES or size + entry.size > IMPORT_BATCH_BYTES):
+            out.append(batch)
+            batch, size = [], 0
+        batch.append(entry)
+        size += entry.size
+    if batch:
+        out.append(batch)
+    return out
 
 
 async def _taken(
@@ -67,13 +76,16 @@ async def apply_import(plan: ImportPlan, files: ProjectFiles) -> ImportResult:
     """Write ``plan`` into ``files``, all or nothing (SPEC §10).
 
     Refuses ``already-exists`` (nothing written) if any planned file or folder exists (each
-    folder's names read once, issue 34). Then makes the folders, writes each file (atomic per
-    file, :meth:`ProjectFiles.write`), reads it back and checks its sha256 against the plan —
-    which was checked against the archive's manifest when it had one — refusing
-    ``storage-failed`` on a difference. Files up to :data:`LANE_FILE_BYTES` go
-    :data:`IMPORT_LANES` at a time (:func:`core.projects.lanes.in_lanes`), larger ones alone.
-    On any failure it deletes every file and folder it made and re-raises the original
-    refusal. Memory: at most ``IMPORT_LANES`` small files' bytes and one large file's.
+    folder's names read once, issue 34). Then makes the folders and writes the files in
+    batches (:func:`_batches`; one :func:`core.projects.write_many.write_many` each — in the
+    browser one call per batch, issue 34): each file atomic (as :meth:`ProjectFiles.write`),
+    its bytes taken from the archive without hashing them again
+    (:meth:`~core.archive.plan.ImportPlan.file_bytes`), then read back from storage; its
+    sha256 read back must be the plan's — which was checked against the archive's manifest
+    when it had one — else ``storage-failed``. A storage refusal (``storage-quota-exceeded``,
+    ``storage-failed``, …) is raised as it came. On any failure it deletes every file and
+    folder it made and re-raises the original refusal. Memory: one batch's bytes
+    (:data:`IMPORT_BATCH_BYTES`, or one larger file) besides the archive.
     """
     folders = plan.folders
     targets = (*folders, *(e.path for e in plan.entries))
@@ -89,27 +101,24 @@ async def apply_import(plan: ImportPlan, files: ProjectFiles) -> ImportResult:
             existed.add(path)
     made: list[ProjectPath] = []
     written: list[ProjectPath] = []
-
-    async def put(entry: PlannedEntry) -> None:
-        _, sha, data = read_entry(plan._zip, plan._infos[str(entry.path)], keep=True)
-        assert data is not None
-        if sha != entry.sha256:
-            raise Refused(Code.ARCHIVE_INVALID, f"'{entry.path}' changed since planning.")
-        written.append(entry.path)
-        await files.write(entry.path, data)
-        del data
-        if await _sha256_of(files, entry.path) != entry.sha256:
-            raise Refused(Code.STORAGE_FAILED, f"'{entry.path}' does not read back as written.")
-
     try:
         for folder in folders:
             if folder not in existed:
                 await files.mkdir(folder)
                 made.append(folder)
-        entries = [e for e in plan.entries if e.kind == "file"]
-        small = [e for e in entries if e.size <= LANE_FILE_BYTES]
-        await in_lanes(small, put, IMPORT_LANES, overlap=overlaps(files))
-        await in_lanes([e for e in entries if e.size > LANE_FILE_BYTES], put, 1, overlap=False)
+        for batch in _batches([e for e in plan.entries if e.kind == "file"]):
+            body = b"".join(plan.file_bytes(entry) for entry in batch)
+            done = await write_many(files, [(e.path, e.size) for e in batch], body)
+            del body
+            got_back = list(zip(batch, done.read_back, strict=True))
+            written.extend(entry.path for entry, got in got_back if got is not None)
+            if done.failure is not None:
+                raise done.failure
+            for entry, got in got_back:
+                if got != entry.sha256:
+                    raise Refused(
+                        Code.STORAGE_FAILED, f"'{entry.path}' does not read back as written."
+                    )
     except BaseException:
         await _roll_back(files, written, made)
         raise

@@ -131,8 +131,23 @@ class ImportPlan:
     memory: tuple[MemoryRecord, ...] = ()
     memory_counts: MemoryCounts | None = None
     memory_problem: Refused | None = None
-    _zip: zipfile.ZipFile = field(repr=False, kw_only=True)
-    _infos: dict[str, zipfile.ZipInfo] = field(repr=False, kw_only=True)
+    _data: bytes = field(repr=False, kw_only=True)
+    _spans: dict[str, tuple[int, int, int]] = field(repr=False, kw_only=True)
+
+    def file_bytes(self, entry: PlannedEntry) -> bytes:
+        """The bytes of the planned file ``entry``, taken again from the archive the plan
+        checked — without hashing them again (issue 34): a stored entry is a slice of the
+        archive, a deflated one is inflated again (the same bytes give the same output).
+        Refuses ``archive-invalid`` if they are not ``entry.size`` bytes (they always are)."""
+        start, length, method = self._spans[str(entry.path)]
+        raw = self._data[start : start + length]
+        if method == zipfile.ZIP_STORED:
+            data = raw
+        else:
+            data = zlib.decompressobj(-zlib.MAX_WBITS).decompress(raw, entry.size + 1)
+        if len(data) != entry.size:
+            raise Refused(Code.ARCHIVE_INVALID, f"'{entry.path}' changed since planning.")
+        return data
 
     @property
     def files(self) -> int:
@@ -337,6 +352,13 @@ def read_entry(
     return size, digest.hexdigest(), b"".join(parts) if keep else None
 
 
+def _data_start(data: bytes, info: zipfile.ZipInfo) -> int:
+    """Where ``info``'s data begins in ``data``: after its local header (30 bytes, the name,
+    the extra field), which :mod:`zipfile` has checked while the entry was read."""
+    name_len, extra_len = struct.unpack_from("<HH", data, info.header_offset + 26)
+    return int(info.header_offset) + 30 + int(name_len) + int(extra_len)
+
+
 def _check_manifest(manifest: ArchiveManifest, entries: list[PlannedEntry]) -> None:
     """Rule 7: the manifest lists exactly the archive's files (size, sha256) and folders."""
     files = {str(e.path): e for e in entries if e.kind == "file"}
@@ -485,7 +507,7 @@ def plan_import(
     entries: list[PlannedEntry] = []
     manifest_bytes: bytes | None = None
     memory: list[tuple[MemoryRecord, str]] = []
-    by_path: dict[str, zipfile.ZipInfo] = {}
+    spans: dict[str, tuple[int, int, int]] = {}
     for raw, path, folder, info in planned:
         size, sha, kept = read_entry(archive, info, keep=path is None)
         if path is None and raw in remembered:
@@ -497,7 +519,7 @@ def plan_import(
             entries.append(PlannedEntry(path, "dir", 0, None))
         else:
             entries.append(PlannedEntry(path, "file", size, sha))
-            by_path[str(path)] = info
+            spans[str(path)] = (_data_start(data, info), info.compress_size, info.compress_type)
     manifest = None
     if manifest_bytes is not None:
         try:
@@ -527,6 +549,6 @@ def plan_import(
         memory=tuple(record for record, _ in memory),
         memory_counts=counts,
         memory_problem=problem,
-        _zip=archive,
-        _infos=by_path,
+        _data=data,
+        _spans=spans,
     )

@@ -64,8 +64,10 @@ from core.ports import (
     ProjectFiles,
     ProjectRoots,
     WatchesFolders,
+    WrittenMany,
 )
 from core.projects.read_through import ReadThrough
+from core.projects.write_many import write_many
 
 __all__ = [
     "MAX_BATCH",
@@ -338,6 +340,17 @@ class CachedListings(ReadThrough):
             await self._files.write(path, data)
         finally:
             self._changed(FolderChange("changed", path.parts))
+
+    async def write_many(
+        self, items: Sequence[tuple[ProjectPath, int]], body: bytes
+    ) -> WrittenMany:
+        """See :meth:`core.ports.WritesMany.write_many` (through the files' own, else file by
+        file: :func:`core.projects.write_many.write_many`); every folder written into is
+        dropped, also when the batch failed part-way."""
+        try:
+            return await write_many(self._files, items, body)
+        finally:
+            self._changed(*(FolderChange("changed", path.parts) for path, _ in items))
 
     async def mkdir(self, path: ProjectPath) -> None:
         """See :meth:`core.ports.ProjectFiles.mkdir`."""
