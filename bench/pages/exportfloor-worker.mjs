@@ -4,7 +4,9 @@
 // - parallel-N: getFile().arrayBuffer() with N reads in flight in this worker;
 // - sah-lanes-N: N nested dedicated workers (exportfloor-lane.mjs), each reading its share of
 //   the files (runs of consecutive files, handed out as lanes ask) through read-only sync
-//   access handles into one reused buffer.
+//   access handles into one reused buffer;
+// - hash-lanes-N: the same, each file also hashed as an archive must (crc32 and sha256; the
+//   hashed floor, issue 34): what reading AND the required hashing cost at the platform's best.
 // {projectId, strategies} → {ok, files, bytes, figures: {strategy: ms}}. The walk of the
 // folders is timed with each strategy (the export walks too); .voicebox/ is left out, as the
 // export leaves it out.
@@ -48,7 +50,7 @@ function startLane() {
   });
 }
 
-async function lanes(project, workers) {
+async function lanes(project, workers, hash) {
   const files = await listFiles(project);
   const RUN = 8;
   let next = 0;
@@ -64,7 +66,7 @@ async function lanes(project, workers) {
             }
             const run = files.slice(next, next + RUN).map((f) => f.handle);
             next += RUN;
-            worker.postMessage({ handles: run });
+            worker.postMessage({ handles: run, hash });
           };
           worker.onmessage = (event) => {
             if (!event.data.ok) reject(new Error(event.data.message));
@@ -90,10 +92,13 @@ self.onmessage = async (event) => {
     for (const name of strategies) {
       const [kind, count] = [name.replace(/-\d+$/, ""), Number(name.split("-").at(-1))];
       let workers = [];
-      if (kind === "sah-lanes")
+      if (kind === "sah-lanes" || kind === "hash-lanes")
         workers = await Promise.all(Array.from({ length: count }, startLane));
       const started = performance.now();
-      seen = kind === "parallel" ? await parallel(project, count) : await lanes(project, workers);
+      seen =
+        kind === "parallel"
+          ? await parallel(project, count)
+          : await lanes(project, workers, kind === "hash-lanes");
       figures[name] = performance.now() - started;
       for (const w of workers) w.terminate();
     }
