@@ -115,10 +115,9 @@ async function noSize(handle) {
  * run's last bytes too. One Blob per buffer-full, not one per file: each Blob made is a round
  * trip to the browser's blob registry (docs/operations.md, round four). A file of at most
  * `wholeLimit` bytes is read in one piece and hashed by WebCrypto (which copies it); a larger
- * one in pieces of `chunkBytes`, hashed by hash-wasm's streaming sha256. crc32 by hash-wasm.
- * WebCrypto's digests run while the next files are read: several may be in flight, their
- * copies holding at most wholeLimit bytes together (issue 34). At most about 2 × wholeLimit
- * file bytes are held at once (the staged bytes and the digests' copies), or one piece.
+ * one in pieces of `chunkBytes`, hashed by hash-wasm's streaming sha256. crc32 by hash-wasm. At
+ * most about 2 × wholeLimit file bytes are held at once (the staged bytes and one digest's
+ * copy), or one piece.
  * `items`: [{parts: [segment…], lead: Uint8Array, after: Uint8Array, fill: [[what, offset, width]…]}].
  * Resolves [{size, crc32, sha256}…]; rejects (a plain DOMException) when reading fails, or
  * with an AbortError once `cancel(owner)` was called for its owner.
@@ -233,11 +232,7 @@ export class ByteReader {
     const figures = this.#figures;
     let staged = 0; // bytes in the stage
     let stagedFileBytes = 0; // of which files' bytes (counted as held)
-    // WebCrypto digests in flight, oldest first: [{promise, size, index}]; their copies hold at
-    // most `wholeLimit` bytes together (a lane waits for the crypto thread only when they would
-    // hold more: issue 34 — one at a time, it waited for each file's digest before the next)
-    const digesting = [];
-    let digestingBytes = 0;
+    let digesting = null; // the previous file's WebCrypto digest: {promise, size, index}
     try {
       this.#crc ??= await createCRC32();
       const crc = this.#crc;
@@ -267,16 +262,11 @@ export class ByteReader {
         staged += bytes.length;
       };
       const sums = new Array(items.length);
-      /** Wait for the oldest digests in flight until `bytes` more fit under `wholeLimit`
-       * (Infinity: all of them). */
-      const settleDigests = async (bytes) => {
-        while (digesting.length && digestingBytes + bytes > wholeLimit) {
-          const oldest = digesting[0];
-          sums[oldest.index] = hex(await oldest.promise);
-          digesting.shift();
-          digestingBytes -= oldest.size;
-          figures.held -= oldest.size;
-        }
+      const settleDigest = async () => {
+        if (!digesting) return;
+        sums[digesting.index] = hex(await digesting.promise);
+        figures.held -= digesting.size;
+        digesting = null;
       };
       const out = [];
       for (let i = 0; i < items.length; i++) {
@@ -300,7 +290,7 @@ export class ByteReader {
         try {
           if (!(Number.isSafeInteger(size) && size >= 0)) await noSize(await run.handles[i]);
           if (size <= wholeLimit) {
-            await settleDigests(size); // before its bytes are staged: copies bounded
+            await settleDigest(); // before its bytes are staged: at most one copy in flight
             const view = room(size);
             await readInto(access, file, view, 0);
             loan?.giveBack();
@@ -309,10 +299,9 @@ export class ByteReader {
             this.#hold(size);
             crc.update(view);
             this.#hold(size); // WebCrypto's copy, until the digest is done
-            digesting.push({ promise: crypto.subtle.digest("SHA-256", view), size, index: i });
-            digestingBytes += size;
+            digesting = { promise: crypto.subtle.digest("SHA-256", view), size: size, index: i };
           } else {
-            await settleDigests(Infinity);
+            await settleDigest();
             this.#sha ??= await createSHA256();
             const sha = this.#sha;
             sha.init();
@@ -336,14 +325,14 @@ export class ByteReader {
         figures.bytes += size;
         out.push({ size, crc32 });
       }
-      await settleDigests(Infinity);
+      await settleDigest();
       send();
       return out.map((r, i) => ({ ...r, sha256: sums[i] }));
     } finally {
       figures.held -= stagedFileBytes; // a failure: what was staged is dropped
-      for (const pending of digesting) {
-        figures.held -= pending.size;
-        pending.promise.catch(() => {});
+      if (digesting) {
+        figures.held -= digesting.size;
+        digesting.promise.catch(() => {});
       }
     }
   }
