@@ -45,6 +45,12 @@ ROWS = (
         "×",
     ),
     Row(
+        "local export 200 MB / 467 files / the same bare reads, hashed as an archive must",
+        "export_vs_hashed_floor",
+        "ratio",
+        "×",
+    ),
+    Row(
         "remote export 200 MB into the page / a bare WebSocket reader in a worker",
         "remote_export_vs_bare_ws_reader",
         "ratio",

@@ -39,6 +39,7 @@ GOALS = {
     "export_vs_cpython_zipfile",
     "export_peak_extra_memory",
     "export_vs_opfs_floor",
+    "export_vs_hashed_floor",
     "remote_export_vs_bare_ws_reader",
     "remote_export_vs_cpython_zipfile",
     "mailbox_post_large_vs_small_browser",
@@ -109,6 +110,7 @@ def test_the_quick_harness_runs_every_section_and_writes_its_report(
     # export pulled by a bare WebSocket reader — measured in the same run
     floor = exported["opfs_floor"]
     assert floor["bytes"] == exported["project_bytes"] and floor["best"] in floor["mb_per_s"]
+    assert floor["hashed_best"].startswith("hash-lanes-") and floor["hashed_mb_per_s"] > 0
     remote = report["sections"]["remote"]["figures"]
     assert remote["archive_bytes"] > remote["project_bytes"] > 0
     assert remote["floor_mb_per_s"]["n"] == 1 and remote["page_mb_per_s"]["n"] == 1

@@ -9,7 +9,9 @@
 // - sah-paths-N: as sah-lanes-N, but each lane is given the project's folder handle and runs of
 //   64 paths (not the walk's file handles) and finds each file itself, each folder's handle
 //   asked once per lane and kept (issue 33: what the host's search can hand a lane);
-// - getfile-lanes-N: as sah-paths-N, each lane reading with getFile().arrayBuffer(), 8 in flight.
+// - getfile-lanes-N: as sah-paths-N, each lane reading with getFile().arrayBuffer(), 8 in flight;
+// - hash-lanes-N: as sah-lanes-N, each file also hashed as an archive must (crc32 and sha256;
+//   the hashed floor, issue 34): what reading AND the required hashing cost at the platform's best.
 // {projectId, strategies} → {ok, files, bytes, figures: {strategy: ms}}. The walk of the
 // folders is timed with each strategy (the export walks too); .voicebox/ is left out, as the
 // export leaves it out.
@@ -74,7 +76,7 @@ function startLane() {
   });
 }
 
-async function lanes(project, workers, byPath = false, getFile = 0) {
+async function lanes(project, workers, byPath = false, getFile = 0, hash = false) {
   const files = await listFiles(project);
   const RUN = byPath ? 64 : 8;
   let next = 0;
@@ -92,7 +94,7 @@ async function lanes(project, workers, byPath = false, getFile = 0) {
             next += RUN;
             if (byPath)
               worker.postMessage({ root: project, paths: run.map((f) => f.parts), getFile });
-            else worker.postMessage({ handles: run.map((f) => f.handle) });
+            else worker.postMessage({ handles: run.map((f) => f.handle), hash });
           };
           worker.onmessage = (event) => {
             if (!event.data.ok) reject(new Error(event.data.message));
@@ -118,12 +120,13 @@ self.onmessage = async (event) => {
     for (const name of strategies) {
       const [kind, count] = [name.replace(/-\d+$/, ""), Number(name.split("-").at(-1))];
       let workers = [];
-      if (kind === "sah-lanes" || kind === "sah-paths" || kind === "getfile-lanes")
+      if (["sah-lanes", "sah-paths", "getfile-lanes", "hash-lanes"].includes(kind))
         workers = await Promise.all(Array.from({ length: count }, startLane));
       const started = performance.now();
       if (kind === "parallel") seen = await parallel(project, count);
       else if (kind === "sah-here") seen = await sahHere(project, count);
       else if (kind === "getfile-lanes") seen = await lanes(project, workers, true, 8);
+      else if (kind === "hash-lanes") seen = await lanes(project, workers, false, 0, true);
       else seen = await lanes(project, workers, kind === "sah-paths");
       figures[name] = performance.now() - started;
       for (const w of workers) w.terminate();
