@@ -31,6 +31,7 @@ from core.missions.mailbox.index import _ROW as _ROW  # its layout through this 
 from core.missions.mailbox.index import (
     INDEX_PATH,
     INDEX_SCHEMA,
+    TAIL_PATH,
     _DocTable,
     _IdIndex,
     _PersistedIndex,
@@ -68,6 +69,7 @@ __all__ = [
     "MAX_NOTE_CHARS",
     "MAX_PAGE_BYTES",
     "SEGMENT_BYTES",
+    "TAIL_PATH",
     "AgentId",
     "Mailbox",
     "MailboxCache",
@@ -103,6 +105,8 @@ class Mailbox(_PersistedIndex):
         self._tail_data = b""
         self._tail_exists = False
         self._segments = 0
+        self._base: str | None = None
+        self._touched: set[str] = set()
         self.damaged = False
 
     @classmethod
@@ -114,6 +118,7 @@ class Mailbox(_PersistedIndex):
         found = await cls._from_index(files, indexes) if use_index else None
         if found is not None:
             box, covered = found
+            before = box._positions
             try:
                 replayed = await box._replay(indexes, covered)
             except ValueError:  # a damaged mission document: the whole log decides
@@ -121,6 +126,8 @@ class Mailbox(_PersistedIndex):
             if replayed is not None:
                 if replayed:
                     await box._save_index()
+                elif box._positions != before:
+                    await box._save_tail()
                 return box
         box = cls(files)
         entries: list[ChainEntry] = []
@@ -190,6 +197,7 @@ class Mailbox(_PersistedIndex):
         self._recent_ids.add(key)
         self.letters += 1
         if line.mission is not None:
+            self._touched.add(line.mission.mission_id)
             entry = ChainEntry(position, line.id, line.mission, line.from_, line.at)
             if entries is None:
                 self.chains.extend(entry)
@@ -299,6 +307,8 @@ class Mailbox(_PersistedIndex):
             self._take(line, None)
         if rolled:
             await self._save_index()
+        else:
+            await self._save_tail()
         return list(range(first, first + len(lines)))
 
     async def read_page(

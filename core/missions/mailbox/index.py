@@ -33,6 +33,27 @@ failure to write it is ignored (the next open rebuilds). Sealed segments are nev
 this host, so they are not re-hashed: a foreign edit of a sealed segment that keeps the tail
 intact is not detected (the same assumption the in-memory
 :class:`~core.missions.mailbox.MailboxCache` makes).
+
+**Tail record** (issue 34). Rewriting the index costs O(letters), so it waits for a new
+segment; the posts between two indexes are kept in a small second file,
+``.voicebox/mailbox.index.tail`` (:data:`TAIL_PATH`), rewritten (one atomic write) after every
+post that keeps the tail segment — what an open would otherwise replay: up to a segment of
+lines, each decoded and validated again, and each of their missions' documents. Its first line
+is a canonical JSON header — :data:`TAIL_SCHEMA`, ``base`` (the sha256 of the index header it
+extends), the tail segment, the segment count, the length and sha256 of the prefix of the tail
+it covers, the counters, the count of ids and each moved mission's id and document length, and
+a crc32 over the header and the body; then the content ids taken since the index (32 bytes
+each) and the documents of the missions moved since it (:meth:`MissionChains.document
+<core.missions.chain.MissionChains.document>`). An open takes it only when the index was taken,
+``base`` names that index, the tail segment and count are the index's, the crc32 holds and the
+record's prefix of the tail — no shorter than the index's — still hashes to its
+``tail_sha256`` (the tail's chain check; the index's own shorter prefix is checked too); its
+documents then win over the index's, and only the lines after its prefix are replayed.
+Anything else is ignored (the index alone decides, as before). A crash leaves each file whole
+(every write is atomic): between the segment and the record, the older record is still a
+prefix of the tail and the one new line is replayed; between a new segment and the index, the
+old index and its record cover the old tail and the new segment is replayed. The record is
+never trusted for more than the index is: a mission's document is checked when first used.
 """
 
 from __future__ import annotations
@@ -62,6 +83,12 @@ _MISSION_ID_BYTES = 16
 _ROW = struct.Struct(">16sQII")
 """A mission row of the persisted index: mission id, document offset, length, crc32."""
 _FANOUT = struct.Struct(">256I")
+TAIL_PATH = ProjectPath((META_DIR, "mailbox.index.tail"))
+"""Where the tail record lives (module docstring, "Tail record")."""
+TAIL_SCHEMA = "voicebox-mailbox-index-tail-v1"
+"""Bump with :data:`INDEX_SCHEMA` or when the record's layout changes: another is ignored."""
+MAX_TAIL_BYTES = 8 << 20
+"""A tail record longer than this is not read (it would only hold one segment's changes)."""
 _FIRST_READ = 4096
 """Bytes of the index read first on open: the header, the fan-out and a table of up to about
 80 missions (a larger table costs one more read)."""
@@ -85,6 +112,8 @@ class _PersistedIndex:
     _tail_data: bytes
     _tail_exists: bool
     _segments: int
+    _base: str | None
+    _touched: set[str]
 
     def __init__(self, files: ProjectFiles) -> None:  # Mailbox's own (_from_index makes one)
         raise NotImplementedError
@@ -139,9 +168,67 @@ class _PersistedIndex:
             box.letters, box.skipped = header["letters"], header["skipped"]
             box.duplicates, box._positions = header["duplicates"], header["positions"]
             box._tail, box._tail_data, box._tail_exists = tail, data, True
+            box._base = hashlib.sha256(first[:end]).hexdigest()
         except (Refused, ValueError, KeyError, TypeError, UnicodeDecodeError, struct.error):
             return None
-        return box, size
+        return box, await box._take_tail_record(header, size)
+
+    async def _take_tail_record(self, header: dict[str, object], size: int) -> int:
+        """Take the tail record (module docstring, "Tail record") when it extends the index
+        just loaded: same index (``base``), same tail segment, and its longer prefix of that
+        segment still hashes to its ``tail_sha256``. Returns how many bytes of the tail are
+        now covered: the record's, or the index's own ``size`` when there is no usable record
+        (nothing of it is taken then). Never raises."""
+        assert self._docs is not None
+        try:
+            data = await self.files.read(TAIL_PATH)
+        except Refused:
+            return size
+        try:
+            if len(data) > MAX_TAIL_BYTES:
+                return size
+            end = data.index(b"\n")
+            record = parse_json(data[:end], what="The mailbox index's tail record")
+            if not isinstance(record, dict) or record.get("schema") != TAIL_SCHEMA:
+                return size
+            if record["base"] != self._base or record["tail"] != header["tail"]:
+                return size
+            if record["segments"] != header["segments"]:
+                return size
+            covered_size = record["tail_size"]
+            if not isinstance(covered_size, int) or not size <= covered_size:
+                return size
+            covered = self._tail_data[:covered_size]
+            if len(covered) != covered_size or (covered and not covered.endswith(b"\n")):
+                return size
+            if hashlib.sha256(covered).hexdigest() != record["tail_sha256"]:
+                return size
+            body = data[end + 1 :]
+            crc = record.pop("crc32")
+            if zlib.crc32(body, zlib.crc32(canonical_json(record))) != crc:
+                return size
+            count, missions = record["ids"], record["missions"]
+            ids_bytes = count * _ID_BYTES
+            lengths = [length for _, length in missions]
+            if len(body) != ids_bytes + sum(lengths):
+                return size
+            ids = {body[i : i + _ID_BYTES] for i in range(0, ids_bytes, _ID_BYTES)}
+            docs: dict[str, bytes] = {}
+            at = ids_bytes
+            for mission_id, length in missions:
+                if not isinstance(mission_id, str) or not mission_id.isascii():
+                    return size
+                docs[mission_id] = body[at : at + length]
+                at += length
+            counters = [record[k] for k in ("letters", "skipped", "duplicates", "positions")]
+            if not all(isinstance(n, int) and n >= 0 for n in counters):
+                return size
+        except (Refused, ValueError, KeyError, TypeError, UnicodeDecodeError):
+            return size
+        self._docs.overlay(docs)
+        self._recent_ids, self._touched = ids, set(docs)
+        self.letters, self.skipped, self.duplicates, self._positions = counters
+        return covered_size
 
     async def _need(self, lines: Sequence[MailboxLine]) -> None:
         """Read the parts of the persisted index that checking ``lines`` needs — the id
@@ -172,7 +259,7 @@ class _PersistedIndex:
             docs.append(doc)
             offset += len(doc)
         table = fanout + b"".join(rows)
-        header = {
+        header: dict[str, object] = {
             "schema": INDEX_SCHEMA,
             "tail": self._tail,
             "segments": self._segments,
@@ -187,17 +274,57 @@ class _PersistedIndex:
             "docs_bytes": offset,
             "table_crc32": zlib.crc32(table),
         }
-        return b"".join([canonical_json(header), b"\n", table, ids, *docs])
+        head = canonical_json(header)
+        self._base = hashlib.sha256(head).hexdigest()
+        return b"".join([head, b"\n", table, ids, *docs])
 
     async def _save_index(self) -> None:
         """Write the persisted index; a storage refusal, or a damaged document met on the way,
-        is ignored (the next open rebuilds)."""
+        is ignored (the next open rebuilds). Until an index is written again no tail record
+        is (there is no index on storage it would extend)."""
         if self._tail_data and not self._tail_data.endswith(b"\n"):
             return
         try:
             await self._need_all()
-            await self.files.write(INDEX_PATH, self._index_bytes())
+            data = self._index_bytes()
+            self._touched = set()
+            await self.files.write(INDEX_PATH, data)
         except (Refused, ValueError):
+            self._base = None
+            return
+
+    def _tail_bytes(self) -> bytes:
+        """The tail record of the current state (module docstring, "Tail record")."""
+        missions = sorted(self._touched)
+        docs = [self.chains.document(mission_id) for mission_id in missions]
+        body = b"".join([*self._recent_ids, *docs])
+        record = {
+            "schema": TAIL_SCHEMA,
+            "base": self._base,
+            "tail": self._tail,
+            "segments": self._segments,
+            "tail_size": len(self._tail_data),
+            "tail_sha256": hashlib.sha256(self._tail_data).hexdigest(),
+            "letters": self.letters,
+            "skipped": self.skipped,
+            "duplicates": self.duplicates,
+            "positions": self._positions,
+            "ids": len(self._recent_ids),
+            "missions": [[m, len(doc)] for m, doc in zip(missions, docs, strict=True)],
+        }
+        record["crc32"] = zlib.crc32(body, zlib.crc32(canonical_json(record)))
+        return b"".join([canonical_json(record), b"\n", body])
+
+    async def _save_tail(self) -> None:
+        """Write the tail record after a post that kept the tail segment (one atomic write);
+        nothing when no index on storage is known to match this mailbox. A storage refusal is
+        ignored: the record on storage is then an older one — still a prefix of the tail, so
+        an open replays the lines after it — or none."""
+        if self._base is None or (self._tail_data and not self._tail_data.endswith(b"\n")):
+            return
+        try:
+            await self.files.write(TAIL_PATH, self._tail_bytes())
+        except Refused:
             return
 
 
@@ -209,13 +336,19 @@ class _DocTable(Mapping[str, bytes]):
     :class:`ValueError` (the index is damaged). Looking up a document not fetched yet is a
     programming error (:class:`RuntimeError`)."""
 
-    __slots__ = ("_docs", "_docs_at", "_docs_bytes", "_fetched", "_keys", "_table")
+    __slots__ = ("_docs", "_docs_at", "_docs_bytes", "_fetched", "_keys", "_newer", "_table")
 
     def __init__(self, table: bytes, docs_at: int, docs_bytes: int) -> None:
         self._table, self._docs_at, self._docs_bytes = table, docs_at, docs_bytes
         self._keys = _RowKeys(table)
         self._fetched: dict[str, bytes] = {}
         self._docs: bytes | None = None
+        self._newer: dict[str, bytes] = {}
+
+    def overlay(self, docs: dict[str, bytes]) -> None:
+        """Documents newer than the index's (the tail record's): these win over the table's
+        and are never read from storage."""
+        self._newer = docs
 
     def _row(self, mission_id: str) -> tuple[int, int, int] | None:
         key = mission_id.encode("ascii")
@@ -232,7 +365,8 @@ class _DocTable(Mapping[str, bytes]):
             return
         wanted: dict[str, tuple[int, int, int]] = {}
         for mission_id in mission_ids:
-            row = None if mission_id in self._fetched else self._row(mission_id)
+            known = mission_id in self._fetched or mission_id in self._newer
+            row = None if known else self._row(mission_id)
             if row is not None:
                 wanted[mission_id] = row
         if not wanted:
@@ -252,13 +386,20 @@ class _DocTable(Mapping[str, bytes]):
                 raise ValueError("the mailbox index's documents are cut short")
             self._docs = docs
 
+    def _only_newer(self) -> list[str]:
+        return [m for m in self._newer if self._row(m) is None]
+
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._keys) + len(self._only_newer())
 
     def __iter__(self) -> Iterator[str]:
-        return (self._keys[i].decode("ascii") for i in range(len(self._keys)))
+        yield from (self._keys[i].decode("ascii") for i in range(len(self._keys)))
+        yield from self._only_newer()
 
     def __getitem__(self, mission_id: str) -> bytes:
+        newer = self._newer.get(mission_id)
+        if newer is not None:
+            return newer
         row = self._row(mission_id)
         if row is None:
             raise KeyError(mission_id)
