@@ -5,6 +5,7 @@ The package holds the contract and the machinery beside it (issue 35):
 - :mod:`core.missions.mailbox.line` — one line, its content id, its bytes (pure);
 - :mod:`core.missions.mailbox.segments` — the segment files the log is stored in;
 - :mod:`core.missions.mailbox.index` — the persisted index beside the log;
+- :mod:`core.missions.mailbox.tail` — the index's tail record: the posts since the index;
 - here, :class:`Mailbox` (opening, posting, reading) and :class:`MailboxCache`.
 
 The bounds a post and a plain read obey (:data:`SEGMENT_BYTES`, :data:`MAX_PAGE_BYTES`) are read
@@ -31,7 +32,6 @@ from core.missions.mailbox.index import _ROW as _ROW  # its layout through this 
 from core.missions.mailbox.index import (
     INDEX_PATH,
     INDEX_SCHEMA,
-    TAIL_PATH,
     _DocTable,
     _IdIndex,
     _PersistedIndex,
@@ -57,6 +57,7 @@ from core.missions.mailbox.segments import (
     _split_lines,
     segment_path,
 )
+from core.missions.mailbox.tail import TAIL_PATH
 from core.paths import ProjectPath
 from core.ports import ProjectFiles
 from core.refusals import Code, Refused

@@ -19,41 +19,21 @@ fan-out bucket of ids a dedup check needs and the one mission document a head ne
 the index is used only when it still describes a prefix of the log: the header parses, the
 sizes add up to the file's (``stat``), the fan-out and table have their crc32, the same
 segments exist up to ``tail`` and that segment's first ``tail_size`` bytes (ending at a line
-end) hash to ``tail_sha256``. The lines
-after that point (the rest of the tail, any later segment: posts the index has not seen, e.g.
+end) hash to ``tail_sha256``. The lines after that point (posts the index has not seen, e.g.
 after an interrupted append) are then read and replayed; anything else — no index, an old or
-truncated one, a log rewritten under it, a replayed line that does not extend its head — rebuilds
-it from the whole log. Nothing is decoded per letter on open: ids and missions are searched in
-place by bisection, and a mission's document is checked (crc32) and decoded on first use; a
-damaged one (or an id bucket or document cut short) is refused ``storage-failed`` and the
-next use rebuilds. The index is rewritten
-after a rebuild, after a replay that crossed a segment, and whenever a post starts a new segment
-(so at most one segment of lines is ever replayed, a cost constant in the mailbox's length); a
-failure to write it is ignored (the next open rebuilds). Sealed segments are never rewritten by
-this host, so they are not re-hashed: a foreign edit of a sealed segment that keeps the tail
-intact is not detected (the same assumption the in-memory
-:class:`~core.missions.mailbox.MailboxCache` makes).
+truncated one, a log rewritten under it, a replayed line that does not extend its head —
+rebuilds it from the whole log. Nothing is decoded per letter on open: ids and missions are
+searched in place by bisection, and a mission's document is checked (crc32) and decoded on
+first use; a damaged one (or an id bucket or document cut short) is refused
+``storage-failed`` and the next use rebuilds. The index is rewritten after a rebuild, after a
+replay that crossed a segment, and whenever a post starts a new segment (so at most one
+segment of lines is ever replayed); a failure to write it is ignored (the next open
+rebuilds). Sealed segments are never rewritten by this host, so they are not re-hashed: a
+foreign edit of a sealed segment that keeps the tail intact is not detected (the same
+assumption the in-memory :class:`~core.missions.mailbox.MailboxCache` makes).
 
-**Tail record** (issue 34). Rewriting the index costs O(letters), so it waits for a new
-segment; the posts between two indexes are kept in a small second file,
-``.voicebox/mailbox.index.tail`` (:data:`TAIL_PATH`), rewritten (one atomic write) after every
-post that keeps the tail segment — what an open would otherwise replay: up to a segment of
-lines, each decoded and validated again, and each of their missions' documents. Its first line
-is a canonical JSON header — :data:`TAIL_SCHEMA`, ``base`` (the sha256 of the index header it
-extends), the tail segment, the segment count, the length and sha256 of the prefix of the tail
-it covers, the counters, the count of ids and each moved mission's id and document length, and
-a crc32 over the header and the body; then the content ids taken since the index (32 bytes
-each) and the documents of the missions moved since it (:meth:`MissionChains.document
-<core.missions.chain.MissionChains.document>`). An open takes it only when the index was taken,
-``base`` names that index, the tail segment and count are the index's, the crc32 holds and the
-record's prefix of the tail — no shorter than the index's — still hashes to its
-``tail_sha256`` (the tail's chain check; the index's own shorter prefix is checked too); its
-documents then win over the index's, and only the lines after its prefix are replayed.
-Anything else is ignored (the index alone decides, as before). A crash leaves each file whole
-(every write is atomic): between the segment and the record, the older record is still a
-prefix of the tail and the one new line is replayed; between a new segment and the index, the
-old index and its record cover the old tail and the new segment is replayed. The record is
-never trusted for more than the index is: a mission's document is checked when first used.
+**Tail record** (issue 34): the posts since the index are kept beside it, in
+:mod:`core.missions.mailbox.tail`; an open takes that record after the index when it matches.
 """
 
 from __future__ import annotations
@@ -69,6 +49,7 @@ from core.json_bound import parse_json
 from core.missions.chain import MissionChains
 from core.missions.mailbox.line import MailboxLine
 from core.missions.mailbox.segments import segment_path
+from core.missions.mailbox.tail import TAIL_PATH, read_tail, tail_bytes
 from core.model import canonical_json
 from core.paths import META_DIR, ProjectPath
 from core.ports import ProjectFiles
@@ -83,15 +64,8 @@ _MISSION_ID_BYTES = 16
 _ROW = struct.Struct(">16sQII")
 """A mission row of the persisted index: mission id, document offset, length, crc32."""
 _FANOUT = struct.Struct(">256I")
-TAIL_PATH = ProjectPath((META_DIR, "mailbox.index.tail"))
-"""Where the tail record lives (module docstring, "Tail record")."""
-TAIL_SCHEMA = "voicebox-mailbox-index-tail-v1"
-"""Bump with :data:`INDEX_SCHEMA` or when the record's layout changes: another is ignored."""
-MAX_TAIL_BYTES = 8 << 20
-"""A tail record longer than this is not read (it would only hold one segment's changes)."""
 _FIRST_READ = 4096
-"""Bytes of the index read first on open: the header, the fan-out and a table of up to about
-80 missions (a larger table costs one more read)."""
+"""Bytes of the index read first on open: header, fan-out, a table of ≤ ~80 missions."""
 
 
 class _PersistedIndex:
@@ -174,61 +148,15 @@ class _PersistedIndex:
         return box, await box._take_tail_record(header, size)
 
     async def _take_tail_record(self, header: dict[str, object], size: int) -> int:
-        """Take the tail record (module docstring, "Tail record") when it extends the index
-        just loaded: same index (``base``), same tail segment, and its longer prefix of that
-        segment still hashes to its ``tail_sha256``. Returns how many bytes of the tail are
-        now covered: the record's, or the index's own ``size`` when there is no usable record
-        (nothing of it is taken then). Never raises."""
-        assert self._docs is not None
-        try:
-            data = await self.files.read(TAIL_PATH)
-        except Refused:
+        """Take the tail record when it extends this index (:mod:`~core.missions.mailbox.tail`);
+        return the bytes of the tail now covered (the index's ``size`` without one)."""
+        record = await read_tail(self.files, self._base, header, self._tail_data, size)
+        if record is None or self._docs is None:
             return size
-        try:
-            if len(data) > MAX_TAIL_BYTES:
-                return size
-            end = data.index(b"\n")
-            record = parse_json(data[:end], what="The mailbox index's tail record")
-            if not isinstance(record, dict) or record.get("schema") != TAIL_SCHEMA:
-                return size
-            if record["base"] != self._base or record["tail"] != header["tail"]:
-                return size
-            if record["segments"] != header["segments"]:
-                return size
-            covered_size = record["tail_size"]
-            if not isinstance(covered_size, int) or not size <= covered_size:
-                return size
-            covered = self._tail_data[:covered_size]
-            if len(covered) != covered_size or (covered and not covered.endswith(b"\n")):
-                return size
-            if hashlib.sha256(covered).hexdigest() != record["tail_sha256"]:
-                return size
-            body = data[end + 1 :]
-            crc = record.pop("crc32")
-            if zlib.crc32(body, zlib.crc32(canonical_json(record))) != crc:
-                return size
-            count, missions = record["ids"], record["missions"]
-            ids_bytes = count * _ID_BYTES
-            lengths = [length for _, length in missions]
-            if len(body) != ids_bytes + sum(lengths):
-                return size
-            ids = {body[i : i + _ID_BYTES] for i in range(0, ids_bytes, _ID_BYTES)}
-            docs: dict[str, bytes] = {}
-            at = ids_bytes
-            for mission_id, length in missions:
-                if not isinstance(mission_id, str) or not mission_id.isascii():
-                    return size
-                docs[mission_id] = body[at : at + length]
-                at += length
-            counters = [record[k] for k in ("letters", "skipped", "duplicates", "positions")]
-            if not all(isinstance(n, int) and n >= 0 for n in counters):
-                return size
-        except (Refused, ValueError, KeyError, TypeError, UnicodeDecodeError):
-            return size
-        self._docs.overlay(docs)
-        self._recent_ids, self._touched = ids, set(docs)
-        self.letters, self.skipped, self.duplicates, self._positions = counters
-        return covered_size
+        self._docs.overlay(record.docs)
+        self._recent_ids, self._touched = record.ids, set(record.docs)
+        self.letters, self.skipped, self.duplicates, self._positions = record.counters
+        return record.covered
 
     async def _need(self, lines: Sequence[MailboxLine]) -> None:
         """Read the parts of the persisted index that checking ``lines`` needs — the id
@@ -293,37 +221,25 @@ class _PersistedIndex:
             self._base = None
             return
 
-    def _tail_bytes(self) -> bytes:
-        """The tail record of the current state (module docstring, "Tail record")."""
-        missions = sorted(self._touched)
-        docs = [self.chains.document(mission_id) for mission_id in missions]
-        body = b"".join([*self._recent_ids, *docs])
-        record = {
-            "schema": TAIL_SCHEMA,
-            "base": self._base,
-            "tail": self._tail,
-            "segments": self._segments,
-            "tail_size": len(self._tail_data),
-            "tail_sha256": hashlib.sha256(self._tail_data).hexdigest(),
-            "letters": self.letters,
-            "skipped": self.skipped,
-            "duplicates": self.duplicates,
-            "positions": self._positions,
-            "ids": len(self._recent_ids),
-            "missions": [[m, len(doc)] for m, doc in zip(missions, docs, strict=True)],
-        }
-        record["crc32"] = zlib.crc32(body, zlib.crc32(canonical_json(record)))
-        return b"".join([canonical_json(record), b"\n", body])
-
     async def _save_tail(self) -> None:
-        """Write the tail record after a post that kept the tail segment (one atomic write);
-        nothing when no index on storage is known to match this mailbox. A storage refusal is
-        ignored: the record on storage is then an older one — still a prefix of the tail, so
-        an open replays the lines after it — or none."""
+        """Write the tail record after a post that kept the tail segment (one atomic write;
+        none while no index on storage is known to match). A refusal is ignored: the older
+        record left is still a prefix of the tail (:mod:`~core.missions.mailbox.tail`)."""
         if self._base is None or (self._tail_data and not self._tail_data.endswith(b"\n")):
             return
+        counters = (self.letters, self.skipped, self.duplicates, self._positions)
+        docs = [(m, self.chains.document(m)) for m in sorted(self._touched)]
+        data = tail_bytes(
+            base=self._base,
+            tail=self._tail,
+            segments=self._segments,
+            tail_data=self._tail_data,
+            counters=counters,
+            ids=self._recent_ids,
+            docs=docs,
+        )
         try:
-            await self.files.write(TAIL_PATH, self._tail_bytes())
+            await self.files.write(TAIL_PATH, data)
         except Refused:
             return
 
@@ -346,8 +262,7 @@ class _DocTable(Mapping[str, bytes]):
         self._newer: dict[str, bytes] = {}
 
     def overlay(self, docs: dict[str, bytes]) -> None:
-        """Documents newer than the index's (the tail record's): these win over the table's
-        and are never read from storage."""
+        """The tail record's documents: they win over the table's, never read from storage."""
         self._newer = docs
 
     def _row(self, mission_id: str) -> tuple[int, int, int] | None:
