@@ -252,18 +252,19 @@ class _DocTable(Mapping[str, bytes]):
     :class:`ValueError` (the index is damaged). Looking up a document not fetched yet is a
     programming error (:class:`RuntimeError`)."""
 
-    __slots__ = ("_docs", "_docs_at", "_docs_bytes", "_fetched", "_keys", "_newer", "_table")
+    __slots__ = ("_add", "_docs", "_docs_at", "_docs_bytes", "_fetched", "_keys", "_new", "_table")
 
     def __init__(self, table: bytes, docs_at: int, docs_bytes: int) -> None:
         self._table, self._docs_at, self._docs_bytes = table, docs_at, docs_bytes
         self._keys = _RowKeys(table)
         self._fetched: dict[str, bytes] = {}
         self._docs: bytes | None = None
-        self._newer: dict[str, bytes] = {}
+        self._new: dict[str, bytes] = {}
+        self._add: list[str] = []
 
     def overlay(self, docs: dict[str, bytes]) -> None:
         """The tail record's documents: they win over the table's, never read from storage."""
-        self._newer = docs
+        self._new, self._add = docs, [m for m in docs if self._row(m) is None]
 
     def _row(self, mission_id: str) -> tuple[int, int, int] | None:
         key = mission_id.encode("ascii")
@@ -280,7 +281,7 @@ class _DocTable(Mapping[str, bytes]):
             return
         wanted: dict[str, tuple[int, int, int]] = {}
         for mission_id in mission_ids:
-            known = mission_id in self._fetched or mission_id in self._newer
+            known = mission_id in self._fetched or mission_id in self._new
             row = None if known else self._row(mission_id)
             if row is not None:
                 wanted[mission_id] = row
@@ -301,18 +302,15 @@ class _DocTable(Mapping[str, bytes]):
                 raise ValueError("the mailbox index's documents are cut short")
             self._docs = docs
 
-    def _only_newer(self) -> list[str]:
-        return [m for m in self._newer if self._row(m) is None]
-
     def __len__(self) -> int:
-        return len(self._keys) + len(self._only_newer())
+        return len(self._keys) + len(self._add)
 
     def __iter__(self) -> Iterator[str]:
         yield from (self._keys[i].decode("ascii") for i in range(len(self._keys)))
-        yield from self._only_newer()
+        yield from self._add  # the record's missions the table does not list
 
     def __getitem__(self, mission_id: str) -> bytes:
-        newer = self._newer.get(mission_id)
+        newer = self._new.get(mission_id)
         if newer is not None:
             return newer
         row = self._row(mission_id)
