@@ -57,7 +57,7 @@ from core.missions.mailbox.segments import (
     _split_lines,
     segment_path,
 )
-from core.missions.mailbox.tail import TAIL_PATH
+from core.missions.mailbox.tail import TAIL_EVERY, TAIL_PATH
 from core.paths import ProjectPath
 from core.ports import ProjectFiles
 from core.refusals import Code, Refused
@@ -70,6 +70,7 @@ __all__ = [
     "MAX_NOTE_CHARS",
     "MAX_PAGE_BYTES",
     "SEGMENT_BYTES",
+    "TAIL_EVERY",
     "TAIL_PATH",
     "AgentId",
     "Mailbox",
@@ -108,6 +109,7 @@ class Mailbox(_PersistedIndex):
         self._segments = 0
         self._base: str | None = None
         self._touched: set[str] = set()
+        self._unrecorded = 0
         self.damaged = False
 
     @classmethod
@@ -306,9 +308,10 @@ class Mailbox(_PersistedIndex):
         first = self._positions
         for line in lines:
             self._take(line, None)
+        self._unrecorded += len(lines)
         if rolled:
             await self._save_index()
-        else:
+        elif self._unrecorded >= TAIL_EVERY:
             await self._save_tail()
         return list(range(first, first + len(lines)))
 

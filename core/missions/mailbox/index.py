@@ -88,6 +88,7 @@ class _PersistedIndex:
     _segments: int
     _base: str | None
     _touched: set[str]
+    _unrecorded: int
 
     def __init__(self, files: ProjectFiles) -> None:  # Mailbox's own (_from_index makes one)
         raise NotImplementedError
@@ -215,7 +216,7 @@ class _PersistedIndex:
         try:
             await self._need_all()
             data = self._index_bytes()
-            self._touched = set()
+            self._touched, self._unrecorded = set(), 0
             await self.files.write(INDEX_PATH, data)
         except (Refused, ValueError):
             self._base = None
@@ -225,6 +226,7 @@ class _PersistedIndex:
         """Write the tail record after a post that kept the tail segment (one atomic write;
         none while no index on storage is known to match). A refusal is ignored: the older
         record left is still a prefix of the tail (:mod:`~core.missions.mailbox.tail`)."""
+        self._unrecorded = 0
         if self._base is None or (self._tail_data and not self._tail_data.endswith(b"\n")):
             return
         counters = (self.letters, self.skipped, self.duplicates, self._positions)
