@@ -7,15 +7,15 @@ dispatcher's fixed cost from storage and audit. Then the tab loads ``bench/bare.
 worker answers the same message shape: ``echo`` in JavaScript (the floor: two
 ``postMessage`` hops with a transferred 1 KB body) and ``py-echo`` through one Python call.
 
-The blocks are timed once the host's work after its first boot is over (issue 18, round
-five): the late imports (``settled``), waited for up to :data:`BACKGROUND_WAIT_S`; the wait is
-reported. That one-time work shares the machine's two cores with the calls (measured while a
-first boot still made its Python snapshot in a worker of its own, before the build shipped
-it: 1 KB reads 1–14 ms p50 per block during it, 0.6–1.2 ms after, same host); the raw echo
-never ran beside it and ``host.info`` was timed after the reads, so timing the reads at once
-compared them under a load the two other figures did not have. One block of reads right
-after ``ready`` (``host_file_read_right_after_ready``) still shows what a first boot's reads
-meet.
+The blocks are timed once the host's work after its first boot is over (issue 18, round five):
+the late imports and the mailboxes' warm-up (``settled``), waited for up to
+:data:`BACKGROUND_WAIT_S`; the wait is reported. That one-time work shares the machine's two
+cores with the calls (measured while a first boot still made its Python snapshot in a worker of
+its own, before the build shipped it: 1 KB reads 1–14 ms p50 per block during it, 0.6–1.2 ms
+after, same host); the raw echo never ran beside it and ``host.info`` was timed after the
+reads, so timing the reads at once compared them under a load the two other figures did not
+have. One block of reads right after ``ready`` (``host_file_read_right_after_ready``) still
+shows what a first boot's reads meet.
 
 Each block gives a p50 and a p95; the report keeps the median block (and min/max), and the
 goal compares the medians of the p50s: host minus echo ≤ 1 ms.
@@ -42,7 +42,7 @@ BACKGROUND_WAIT_S = 180
 
 
 def _wait_background(profile: Profile) -> dict[str, Any]:
-    """Wait until the host has settled (its late imports are done) or
+    """Wait until the host has settled (its late imports and warm-up are done) or
     :data:`BACKGROUND_WAIT_S` passed; ``{waited_ms, settled}``."""
     started = time.monotonic()
     settled = False

@@ -19,8 +19,9 @@ medians (a warm host's steady post). So that a fresh host's first post is measur
 size then gets two more reloads: a post right after ``ready`` (``fresh_first_post_ms``: the
 host's first call of any kind that touches a mailbox, while the background warm-up may still
 run) and one after :data:`IDLE_MS` of idle (``fresh_first_post_idle_ms``), and a third once
-the worker has posted ``settled`` (``fresh_first_post_settled_ms``: its late imports done, the
-mailboxes' warm-up begun beside them — what a person pays who reloads and then acts). That
+the worker has posted ``settled`` (``fresh_first_post_settled_ms``: its late imports and the
+mailboxes' warm-up done — issue 34; ``settled_wait_ms`` is how long that took after ``ready`` —
+what a person pays who reloads and then acts). That
 third, over the small mailbox's steady post, is the issue-34 row
 ``mailbox_fresh_host_settled_first_post_large_vs_post_small_browser`` (goal ≤ 3).
 """
@@ -51,8 +52,8 @@ SETTLE_S = 180
 
 
 def _wait_settled(profile: Profile) -> int:
-    """Wait (≤ :data:`SETTLE_S`) until the worker posted ``settled`` (its late imports are
-    done); the ms waited after ``ready`` was seen."""
+    """Wait (≤ :data:`SETTLE_S`) until the worker posted ``settled`` (its late imports and the
+    mailboxes' warm-up are done); the ms waited after ``ready`` was seen."""
     started = time.monotonic()
     while time.monotonic() - started < SETTLE_S and "settled" not in profile.marks():
         time.sleep(0.05)

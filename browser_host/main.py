@@ -120,12 +120,16 @@ class HostBridge:
         for it, any other is answered meanwhile), then the mailboxes' warm-up
         (:func:`core.host.mailbox_ops.warm_mailboxes`: a post needing a mailbox being opened
         waits for that open). Returns at once: both run on later turns of the event loop.
-        ``settled``, a JS function, is called with no argument when the late imports are
-        done (the worker then posts ``settled``: docs/architecture.md, "Late operations")."""
+        ``settled``, a JS function, is called with no argument when both are done — the
+        late imports and the warm-up (issue 34: a post made after ``settled`` waits on no
+        background open) — whether the warm-up opened anything or not (the worker then posts
+        ``settled``: docs/architecture.md, "Late operations")."""
         late = self.host.late_imports()
+        warming = asyncio.ensure_future(_warm_up(self.host.ctx, late))
+        self.warming = warming
         if settled is not None:
-            late.add_done_callback(lambda _done: settled())
-        self.warming = asyncio.ensure_future(_warm_up(self.host.ctx, late))
+            both = asyncio.gather(late, warming, return_exceptions=True)
+            both.add_done_callback(lambda _done: settled())
 
     def frame_gone(self, frame: int) -> bool:
         """The tab holding Python runtime frame number ``frame`` is gone (the worker learned

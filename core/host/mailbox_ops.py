@@ -21,6 +21,7 @@ from pydantic import Field
 from core.custody.held_secrets import HELD_IN_LETTER, refuse_held_in_text
 from core.host.context import HostContext
 from core.host.operations import Call, Outcome
+from core.missions.blocks import load_store
 from core.missions.letters import LetterJson, sha12
 from core.missions.mailbox import MAX_NOTE_CHARS, AgentId, MailboxLine, note_line
 from core.model import Contract, JsonOf
@@ -170,7 +171,9 @@ async def warm_mailboxes(ctx: HostContext, limit: int = WARM_PROJECTS) -> list[s
     checks storage first, and a call that needs a mailbox this is opening waits for that one
     open (:meth:`core.missions.mailbox.MailboxCache.warm`). An open it makes is the one the
     first call would have made — including the one rebuild of an old mailbox with no index,
-    which writes the index. A project that cannot be opened (refused) is skipped; its first
+    which writes the index. A mailbox it opens has its project's block store read too (what
+    a post reads beside the mailbox: the storage's first open of that file is made here, not
+    in the post; issue 34). A project that cannot be opened (refused) is skipped; its first
     call refuses as it would have. Never refuses."""
     try:
         projects = [m for m in await ctx.catalog.list() if m.kind != "directory"]
@@ -183,6 +186,7 @@ async def warm_mailboxes(ctx: HostContext, limit: int = WARM_PROJECTS) -> list[s
             project = await ctx.catalog.open(manifest.id)
             if await ctx.mailboxes.warm(manifest.id, project.files):
                 opened.append(manifest.id)
+                await load_store(project.files)
         except Refused:
             continue
     return opened

@@ -107,22 +107,26 @@ class MissionChains:
         persisted form, module docstring); undecoded documents pass through unchanged."""
         missions = sorted({*self._states, *self._headless, *self._irregular, *self._raw})
         for mission_id in missions:
-            raw = self._dumped.get(mission_id)
-            if raw is None and mission_id not in self._loaded:
-                raw = self._raw.get(mission_id)
-            if raw is not None:
-                yield mission_id, raw
-                continue
-            state = self._states.get(mission_id)
-            irregular = self._irregular.get(mission_id)
-            doc: dict[str, Any] = {
-                "letters": self._headless.get(mission_id, 0) if state is None else state.letters,
-                "head": None if state is None else _dump_entry(state.head),
-            }
-            if irregular is not None:
-                doc["entries"] = [_dump_entry(e) for e in irregular.values()]
-            self._dumped[mission_id] = raw = canonical_json(doc)
-            yield mission_id, raw
+            yield mission_id, self.document(mission_id)
+
+    def document(self, mission_id: str) -> bytes:
+        """One mission's persisted form (as :meth:`dump` gives it): what the mailbox's tail
+        record keeps for each mission moved since the index (issue 34)."""
+        raw = self._dumped.get(mission_id)
+        if raw is None and mission_id not in self._loaded:
+            raw = self._raw.get(mission_id)
+        if raw is not None:
+            return raw
+        state = self._states.get(mission_id)
+        irregular = self._irregular.get(mission_id)
+        doc: dict[str, Any] = {
+            "letters": self._headless.get(mission_id, 0) if state is None else state.letters,
+            "head": None if state is None else _dump_entry(state.head),
+        }
+        if irregular is not None:
+            doc["entries"] = [_dump_entry(e) for e in irregular.values()]
+        self._dumped[mission_id] = raw = canonical_json(doc)
+        return raw
 
     def _load(self, mission_id: str) -> None:
         if not self._raw or mission_id in self._loaded:

@@ -5,6 +5,7 @@ The package holds the contract and the machinery beside it (issue 35):
 - :mod:`core.missions.mailbox.line` — one line, its content id, its bytes (pure);
 - :mod:`core.missions.mailbox.segments` — the segment files the log is stored in;
 - :mod:`core.missions.mailbox.index` — the persisted index beside the log;
+- :mod:`core.missions.mailbox.tail` — the index's tail record: the posts since the index;
 - here, :class:`Mailbox` (opening, posting, reading) and :class:`MailboxCache`.
 
 The bounds a post and a plain read obey (:data:`SEGMENT_BYTES`, :data:`MAX_PAGE_BYTES`) are read
@@ -56,6 +57,7 @@ from core.missions.mailbox.segments import (
     _split_lines,
     segment_path,
 )
+from core.missions.mailbox.tail import TAIL_EVERY, TAIL_PATH
 from core.paths import ProjectPath
 from core.ports import ProjectFiles
 from core.refusals import Code, Refused
@@ -68,6 +70,8 @@ __all__ = [
     "MAX_NOTE_CHARS",
     "MAX_PAGE_BYTES",
     "SEGMENT_BYTES",
+    "TAIL_EVERY",
+    "TAIL_PATH",
     "AgentId",
     "Mailbox",
     "MailboxCache",
@@ -103,6 +107,9 @@ class Mailbox(_PersistedIndex):
         self._tail_data = b""
         self._tail_exists = False
         self._segments = 0
+        self._base: str | None = None
+        self._touched: set[str] = set()
+        self._unrecorded = 0
         self.damaged = False
 
     @classmethod
@@ -114,6 +121,7 @@ class Mailbox(_PersistedIndex):
         found = await cls._from_index(files, indexes) if use_index else None
         if found is not None:
             box, covered = found
+            before = box._positions
             try:
                 replayed = await box._replay(indexes, covered)
             except ValueError:  # a damaged mission document: the whole log decides
@@ -121,6 +129,8 @@ class Mailbox(_PersistedIndex):
             if replayed is not None:
                 if replayed:
                     await box._save_index()
+                elif box._positions != before:
+                    await box._save_tail()
                 return box
         box = cls(files)
         entries: list[ChainEntry] = []
@@ -190,6 +200,7 @@ class Mailbox(_PersistedIndex):
         self._recent_ids.add(key)
         self.letters += 1
         if line.mission is not None:
+            self._touched.add(line.mission.mission_id)
             entry = ChainEntry(position, line.id, line.mission, line.from_, line.at)
             if entries is None:
                 self.chains.extend(entry)
@@ -297,8 +308,11 @@ class Mailbox(_PersistedIndex):
         first = self._positions
         for line in lines:
             self._take(line, None)
+        self._unrecorded += len(lines)
         if rolled:
             await self._save_index()
+        elif self._unrecorded >= TAIL_EVERY:
+            await self._save_tail()
         return list(range(first, first + len(lines)))
 
     async def read_page(

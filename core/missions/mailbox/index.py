@@ -19,20 +19,21 @@ fan-out bucket of ids a dedup check needs and the one mission document a head ne
 the index is used only when it still describes a prefix of the log: the header parses, the
 sizes add up to the file's (``stat``), the fan-out and table have their crc32, the same
 segments exist up to ``tail`` and that segment's first ``tail_size`` bytes (ending at a line
-end) hash to ``tail_sha256``. The lines
-after that point (the rest of the tail, any later segment: posts the index has not seen, e.g.
+end) hash to ``tail_sha256``. The lines after that point (posts the index has not seen, e.g.
 after an interrupted append) are then read and replayed; anything else — no index, an old or
-truncated one, a log rewritten under it, a replayed line that does not extend its head — rebuilds
-it from the whole log. Nothing is decoded per letter on open: ids and missions are searched in
-place by bisection, and a mission's document is checked (crc32) and decoded on first use; a
-damaged one (or an id bucket or document cut short) is refused ``storage-failed`` and the
-next use rebuilds. The index is rewritten
-after a rebuild, after a replay that crossed a segment, and whenever a post starts a new segment
-(so at most one segment of lines is ever replayed, a cost constant in the mailbox's length); a
-failure to write it is ignored (the next open rebuilds). Sealed segments are never rewritten by
-this host, so they are not re-hashed: a foreign edit of a sealed segment that keeps the tail
-intact is not detected (the same assumption the in-memory
-:class:`~core.missions.mailbox.MailboxCache` makes).
+truncated one, a log rewritten under it, a replayed line that does not extend its head —
+rebuilds it from the whole log. Nothing is decoded per letter on open: ids and missions are
+searched in place by bisection, and a mission's document is checked (crc32) and decoded on
+first use; a damaged one (or an id bucket or document cut short) is refused
+``storage-failed`` and the next use rebuilds. The index is rewritten after a rebuild, after a
+replay that crossed a segment, and whenever a post starts a new segment (so at most one
+segment of lines is ever replayed); a failure to write it is ignored (the next open
+rebuilds). Sealed segments are never rewritten by this host, so they are not re-hashed: a
+foreign edit of a sealed segment that keeps the tail intact is not detected (the same
+assumption the in-memory :class:`~core.missions.mailbox.MailboxCache` makes).
+
+**Tail record** (issue 34): the posts since the index are kept beside it, in
+:mod:`core.missions.mailbox.tail`; an open takes that record after the index when it matches.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from core.json_bound import parse_json
 from core.missions.chain import MissionChains
 from core.missions.mailbox.line import MailboxLine
 from core.missions.mailbox.segments import segment_path
+from core.missions.mailbox.tail import TAIL_PATH, read_tail, tail_bytes
 from core.model import canonical_json
 from core.paths import META_DIR, ProjectPath
 from core.ports import ProjectFiles
@@ -63,8 +65,7 @@ _ROW = struct.Struct(">16sQII")
 """A mission row of the persisted index: mission id, document offset, length, crc32."""
 _FANOUT = struct.Struct(">256I")
 _FIRST_READ = 4096
-"""Bytes of the index read first on open: the header, the fan-out and a table of up to about
-80 missions (a larger table costs one more read)."""
+"""Bytes of the index read first on open: header, fan-out, a table of ≤ ~80 missions."""
 
 
 class _PersistedIndex:
@@ -85,6 +86,9 @@ class _PersistedIndex:
     _tail_data: bytes
     _tail_exists: bool
     _segments: int
+    _base: str | None
+    _touched: set[str]
+    _unrecorded: int
 
     def __init__(self, files: ProjectFiles) -> None:  # Mailbox's own (_from_index makes one)
         raise NotImplementedError
@@ -139,9 +143,21 @@ class _PersistedIndex:
             box.letters, box.skipped = header["letters"], header["skipped"]
             box.duplicates, box._positions = header["duplicates"], header["positions"]
             box._tail, box._tail_data, box._tail_exists = tail, data, True
+            box._base = hashlib.sha256(first[:end]).hexdigest()
         except (Refused, ValueError, KeyError, TypeError, UnicodeDecodeError, struct.error):
             return None
-        return box, size
+        return box, await box._take_tail_record(header, size)
+
+    async def _take_tail_record(self, header: dict[str, object], size: int) -> int:
+        """Take the tail record when it extends this index (:mod:`~core.missions.mailbox.tail`);
+        return the bytes of the tail now covered (the index's ``size`` without one)."""
+        record = await read_tail(self.files, self._base, header, self._tail_data, size)
+        if record is None or self._docs is None:
+            return size
+        self._docs.overlay(record.docs)
+        self._recent_ids, self._touched = record.ids, set(record.docs)
+        self.letters, self.skipped, self.duplicates, self._positions = record.counters
+        return record.covered
 
     async def _need(self, lines: Sequence[MailboxLine]) -> None:
         """Read the parts of the persisted index that checking ``lines`` needs — the id
@@ -172,7 +188,7 @@ class _PersistedIndex:
             docs.append(doc)
             offset += len(doc)
         table = fanout + b"".join(rows)
-        header = {
+        header: dict[str, object] = {
             "schema": INDEX_SCHEMA,
             "tail": self._tail,
             "segments": self._segments,
@@ -187,17 +203,46 @@ class _PersistedIndex:
             "docs_bytes": offset,
             "table_crc32": zlib.crc32(table),
         }
-        return b"".join([canonical_json(header), b"\n", table, ids, *docs])
+        head = canonical_json(header)
+        self._base = hashlib.sha256(head).hexdigest()
+        return b"".join([head, b"\n", table, ids, *docs])
 
     async def _save_index(self) -> None:
         """Write the persisted index; a storage refusal, or a damaged document met on the way,
-        is ignored (the next open rebuilds)."""
+        is ignored (the next open rebuilds). Until an index is written again no tail record
+        is (there is no index on storage it would extend)."""
         if self._tail_data and not self._tail_data.endswith(b"\n"):
             return
         try:
             await self._need_all()
-            await self.files.write(INDEX_PATH, self._index_bytes())
+            data = self._index_bytes()
+            self._touched, self._unrecorded = set(), 0
+            await self.files.write(INDEX_PATH, data)
         except (Refused, ValueError):
+            self._base = None
+            return
+
+    async def _save_tail(self) -> None:
+        """Write the tail record after a post that kept the tail segment (one atomic write;
+        none while no index on storage is known to match). A refusal is ignored: the older
+        record left is still a prefix of the tail (:mod:`~core.missions.mailbox.tail`)."""
+        self._unrecorded = 0
+        if self._base is None or (self._tail_data and not self._tail_data.endswith(b"\n")):
+            return
+        counters = (self.letters, self.skipped, self.duplicates, self._positions)
+        docs = [(m, self.chains.document(m)) for m in sorted(self._touched)]
+        data = tail_bytes(
+            base=self._base,
+            tail=self._tail,
+            segments=self._segments,
+            tail_data=self._tail_data,
+            counters=counters,
+            ids=self._recent_ids,
+            docs=docs,
+        )
+        try:
+            await self.files.write(TAIL_PATH, data)
+        except Refused:
             return
 
 
@@ -209,13 +254,19 @@ class _DocTable(Mapping[str, bytes]):
     :class:`ValueError` (the index is damaged). Looking up a document not fetched yet is a
     programming error (:class:`RuntimeError`)."""
 
-    __slots__ = ("_docs", "_docs_at", "_docs_bytes", "_fetched", "_keys", "_table")
+    __slots__ = ("_add", "_docs", "_docs_at", "_docs_bytes", "_fetched", "_keys", "_new", "_table")
 
     def __init__(self, table: bytes, docs_at: int, docs_bytes: int) -> None:
         self._table, self._docs_at, self._docs_bytes = table, docs_at, docs_bytes
         self._keys = _RowKeys(table)
         self._fetched: dict[str, bytes] = {}
         self._docs: bytes | None = None
+        self._new: dict[str, bytes] = {}
+        self._add: list[str] = []
+
+    def overlay(self, docs: dict[str, bytes]) -> None:
+        """The tail record's documents: they win over the table's, never read from storage."""
+        self._new, self._add = docs, [m for m in docs if self._row(m) is None]
 
     def _row(self, mission_id: str) -> tuple[int, int, int] | None:
         key = mission_id.encode("ascii")
@@ -232,7 +283,8 @@ class _DocTable(Mapping[str, bytes]):
             return
         wanted: dict[str, tuple[int, int, int]] = {}
         for mission_id in mission_ids:
-            row = None if mission_id in self._fetched else self._row(mission_id)
+            known = mission_id in self._fetched or mission_id in self._new
+            row = None if known else self._row(mission_id)
             if row is not None:
                 wanted[mission_id] = row
         if not wanted:
@@ -253,12 +305,16 @@ class _DocTable(Mapping[str, bytes]):
             self._docs = docs
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._keys) + len(self._add)
 
     def __iter__(self) -> Iterator[str]:
-        return (self._keys[i].decode("ascii") for i in range(len(self._keys)))
+        yield from (self._keys[i].decode("ascii") for i in range(len(self._keys)))
+        yield from self._add  # the record's missions the table does not list
 
     def __getitem__(self, mission_id: str) -> bytes:
+        newer = self._new.get(mission_id)
+        if newer is not None:
+            return newer
         row = self._row(mission_id)
         if row is None:
             raise KeyError(mission_id)
