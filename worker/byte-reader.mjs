@@ -6,7 +6,7 @@
 // hashed.
 
 import { createCRC32, createSHA256 } from "../vendor/hash-wasm.mjs";
-import { lendHandle } from "./opfs-io.mjs";
+import { folderFinder, lendHandle } from "./opfs-io.mjs";
 
 /** The messages between the host's byte path and its reader lanes (worker/byte-lane.mjs): a
  * lane reports it when started, and is used only when it is the host's own. Change it with any
@@ -40,16 +40,7 @@ function filled(after, fill, values) {
 /** A promise of the handle of each of `paths` (arrays of segments) under the folder `root`, all
  * asked at once, each folder once; each awaited when its turn comes. */
 function handlesOf(root, paths) {
-  const folders = new Map([["", Promise.resolve(root)]]);
-  const folderOf = (parts) => {
-    const key = parts.join("/");
-    if (!folders.has(key))
-      folders.set(
-        key,
-        folderOf(parts.slice(0, -1)).then((d) => d.getDirectoryHandle(parts.at(-1))),
-      );
-    return folders.get(key);
-  };
+  const folderOf = folderFinder(root);
   return paths.map((parts) => {
     const handle = folderOf(parts.slice(0, -1)).then((d) => d.getFileHandle(parts.at(-1)));
     handle.catch(() => {}); // awaited in turn; never an unhandled rejection

@@ -79,6 +79,25 @@ async function writeAtomicHandle(folder, name, bytes, tmp) {
 }
 
 /**
+ * A finder of folder handles under `root`: `(parts) => Promise<FileSystemDirectoryHandle>` for
+ * an array of names ([] is `root`), each folder asked once per finder (its promise kept, its
+ * parent found the same way); `options` go to `getDirectoryHandle` ({create: true} makes them).
+ */
+export function folderFinder(root, options = {}) {
+  const folders = new Map([["", Promise.resolve(root)]]);
+  const folderOf = (parts) => {
+    const key = parts.join("/");
+    if (!folders.has(key))
+      folders.set(
+        key,
+        folderOf(parts.slice(0, -1)).then((d) => d.getDirectoryHandle(parts.at(-1), options)),
+      );
+    return folders.get(key);
+  };
+  return folderOf;
+}
+
+/**
  * Write many files under the folder `root` in one wait (issue 34: an import of 10,000 small
  * files paid one Python → JavaScript crossing, two folder look-ups from the root and a read-back
  * of several waits per file). `items` is one JSON text `[[folder, name, tmp, size], ...]` —
@@ -104,21 +123,8 @@ export async function writeMany(root, items, body, lanes) {
     offsets[i] = offset;
     offset += row[3];
   });
-  const folders = new Map();
-  const folderOf = (path) => {
-    if (!folders.has(path)) {
-      folders.set(
-        path,
-        (async () => {
-          let handle = root;
-          for (const seg of path === "" ? [] : path.split("/"))
-            handle = await handle.getDirectoryHandle(seg, { create: true });
-          return handle;
-        })(),
-      );
-    }
-    return folders.get(path);
-  };
+  const folderIn = folderFinder(root, { create: true });
+  const folderOf = (path) => folderIn(path === "" ? [] : path.split("/"));
   let failure = null;
   let next = 0;
   const fail = (index, step, err, fits = null) => {
@@ -302,7 +308,8 @@ export const READ_LARGE = -2; // larger than the bound it was given: not read
 /**
  * Read each of `paths` (arrays of names under the folder `root`, an OPFS project's or a picked
  * folder's) with `getFile().arrayBuffer()`, `flight` files at a time, through the handle a
- * walk kept (`listKinds`) or else found again, each folder's handle asked once per call — for 10,000 files of 1 KB the fastest of the platform's ways measured
+ * walk kept (`listKinds`) or else found again, each folder's handle asked once per call — for
+ * 10,000 files of 1 KB the fastest of the platform's ways measured
  * (docs/search.md, "Speed": read-only sync access handles, here or in reader lanes, cost more
  * per small file). A file larger than `maxBytes` is not read. Resolves `{data, sizes}` (an
  * Int32Array): `sizes[i]` is the byte count of `paths[i]` — its bytes are the next that many
@@ -311,16 +318,7 @@ export const READ_LARGE = -2; // larger than the bound it was given: not read
  */
 export async function readMany(root, paths, maxBytes, flight) {
   const list = Array.from(paths, (parts) => Array.from(parts, String));
-  const folders = new Map([["", Promise.resolve(root)]]);
-  const folderOf = (parts) => {
-    const key = parts.join("/");
-    if (!folders.has(key))
-      folders.set(
-        key,
-        folderOf(parts.slice(0, -1)).then((d) => d.getDirectoryHandle(parts.at(-1))),
-      );
-    return folders.get(key);
-  };
+  const folderOf = folderFinder(root);
   const got = new Array(list.length);
   const readOne = async (parts) => {
     const key = cacheKeyOf(root, parts.join("/"));
