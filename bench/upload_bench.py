@@ -87,9 +87,10 @@ PICK_LISTENER = """
 
 UPLOADED = """
 () => {
-  const label = document.querySelector("#upload-progress .progress-label");
-  const text = label ? label.textContent : "";
-  if (!/^(Uploaded|Stopped)/.test(text)) return false;
+  // the upload's summary is said once, on the Files surface's status line (issue 33)
+  const line = document.getElementById("files-status");
+  const text = line ? line.textContent : "";
+  if (!/^(Uploaded|Stopped: uploaded) /.test(text)) return false;
   window.__uploadedAt = window.__uploadedAt ?? performance.now();
   return text;
 }

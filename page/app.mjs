@@ -369,19 +369,27 @@ let sandboxFrame = null;
 let runtimeFrame = null; // the person's Python (issue 32): made when a .py file first needs it
 let runtimeReady = null;
 
-/** Connect the Python runtime once per ready host, on first need (a .py file opened, a Run):
+/** Connect the Python runtime once per ready host, on first need (a .py file opened, a Run;
+ * `take` false for the first, which never takes a runtime another tab connected — issue 33):
  * a boot that never runs Python pays nothing for it, and the audit's order at boot does not
  * depend on when a second frame loads. */
-app.python = () =>
-  (runtimeReady ??= connectRuntime(host).then(
-    (frame) => {
-      runtimeFrame = frame;
-    },
-    (err) => {
-      runtimeReady = null;
-      throw err;
-    },
-  ));
+app.python = async (take = true) => {
+  for (;;) {
+    runtimeReady ??= connectRuntime(host, take).then(
+      (frame) => {
+        runtimeFrame = frame;
+        if (!frame) runtimeReady = null; // another tab's runtime kept (a file opened)
+        return frame !== null;
+      },
+      (err) => {
+        runtimeReady = null;
+        throw err;
+      },
+    );
+    // a Run always ends with this tab's frame connected (a kept one is taken next turn)
+    if ((await runtimeReady) || !take) return runtimeReady !== null;
+  }
+};
 let started = false;
 
 function setNavEnabled(enabled) {

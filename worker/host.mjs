@@ -124,7 +124,7 @@ function runtimeTaken(reply, side) {
   return (message, transfer = []) => {
     reply(message, transfer);
     const answer = message.kind === "answer" ? parsed(message.text) : null;
-    if (answer?.ok !== true) return;
+    if (answer?.ok !== true || answer.result?.connected !== true) return;
     frame = { side, n: answer.result?.frame };
     if (side !== null && !followers.has(side)) frameGone(side); // its tab went meanwhile
     const taken = { kind: "event", text: JSON.stringify({ type: "python.frame-taken" }) };

@@ -58,6 +58,7 @@ from core.vocabulary import ProjectId
 __all__ = [
     "PythonCompleteArgs",
     "PythonCompletions",
+    "PythonConnectArgs",
     "PythonConnected",
     "PythonEvalArgs",
     "PythonInputArgs",
@@ -168,10 +169,21 @@ class PythonRunResult(Contract):
     changes: list[AppliedChange]
 
 
+class PythonConnectArgs(Contract):
+    """``python.connect``: ``take`` false is a frame made ahead of need (a ``.py`` file opened):
+    it is connected only when no runtime is — another tab's runtime, running or holding its
+    console's variables, is never taken by a tab that only opened a file (issue 33 item 2).
+    A Run connects with ``take`` true."""
+
+    take: bool = True
+
+
 class PythonConnected(Contract):
-    """The host now talks to the Python runtime's frame over the port it was handed.
-    ``frame``: that frame's number (``python.connect`` only; issue 33 item 2), which the
-    worker gives :func:`release_frame` when the tab holding the frame closes."""
+    """``connected``: the host now talks to the Python runtime's frame over the port it was
+    handed (false: ``take`` was false and a runtime was already connected — the port was
+    dropped, the page drops its frame). ``frame``: the connected frame's number
+    (``python.connect`` only; issue 33 item 2), which the worker gives :func:`release_frame`
+    when the tab holding the frame closes."""
 
     connected: bool
     frame: int | None = None
@@ -183,15 +195,19 @@ class PythonStopped(Contract):
     stopped: bool
 
 
-async def python_connect(call: Call[NoArgs]) -> Outcome:
-    """Refuses ``sandbox-unavailable`` where this host cannot run a Python runtime. A new port
-    replaces the old one, and the old one is stopped (issue 33 item 2: another tab connected
-    its own frame, or the old frame's tab is gone): a run left in it ends ``stopped`` at once
-    rather than waiting on a frame no one hears until its deadline."""
+async def python_connect(call: Call[PythonConnectArgs]) -> Outcome:
+    """Refuses ``sandbox-unavailable`` where this host cannot run a Python runtime. With
+    ``take`` (a Run) a new port replaces the old one, and the old one is stopped (issue 33
+    item 2: another tab connected its own frame, or the old frame's tab is gone): a run left in
+    it ends ``stopped`` at once rather than waiting on a frame no one hears until its deadline.
+    Without ``take`` (a file opened) a connected runtime is kept and the port dropped:
+    ``connected`` false."""
     services = call.ctx.services
     if services.connect_python is None:
         raise Refused(Code.SANDBOX_UNAVAILABLE, "This host cannot run a Python runtime.")
     old = services.python
+    if old is not None and not call.args.take:
+        return Outcome(PythonConnected(connected=False, frame=services.python_frame))
     services.python = services.connect_python(call.attachment)
     services.python_frame += 1
     frame = services.python_frame

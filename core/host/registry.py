@@ -423,7 +423,7 @@ OPERATIONS = Operations(
         # ---- the person's Python, in a runtime of its own (issue 32; docs/python.md)
         Operation(
             "python.connect",
-            NoArgs,
+            python_ops.PythonConnectArgs,
             python_ops.PythonConnected,
             python_ops.python_connect,
             "Hand the host a MessagePort to the Python runtime's frame (the attachment).",

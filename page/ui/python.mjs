@@ -12,13 +12,17 @@ const SHOWN_CHARS = 2_000_000;
 
 /** Make the runtime's frame — an opaque origin with its own CSP (connect-src 'none'), made by
  * frames.mjs (which also lets it load offline) — and hand the host worker one end of a channel
- * to it. The page only makes the introduction; it never talks to the runtime itself. */
-export async function connectRuntime(host) {
+ * to it. The page only makes the introduction; it never talks to the runtime itself. `take`
+ * false (a file opened, not a Run): the host keeps a runtime another tab connected, and the
+ * frame is removed again — resolves null then (core PythonConnectArgs). */
+export async function connectRuntime(host, take = true) {
   const frame = await opaqueFrame("runtime/python.html", "Python runtime (no network, no storage)");
   const channel = new MessageChannel();
   frame.contentWindow.postMessage({ type: "voicebox-runtime-connect" }, "*", [channel.port2]);
-  await host.call("python.connect", {}, { attachment: channel.port1 });
-  return frame;
+  const { result } = await host.call("python.connect", { take }, { attachment: channel.port1 });
+  if (result.connected) return frame;
+  frame.remove();
+  return null;
 }
 
 export const isPython = (name) => name.toLowerCase().endsWith(".py");
@@ -54,8 +58,8 @@ export class PythonPanel {
     active = this;
     // Python loads while the person reads (its frame first, once); a failure is said by Run
     app
-      .python()
-      .then(() => app.host.call("python.warm"))
+      .python(false)
+      .then((ours) => ours && app.host.call("python.warm"))
       .catch(() => {});
     this.runButton = el(
       "button",

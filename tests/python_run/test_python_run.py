@@ -349,6 +349,30 @@ def test_a_tab_connecting_its_runtime_stops_the_frame_it_replaces() -> None:
     assert h.ctx.services.python is made[1]
 
 
+def test_a_tab_that_only_opened_a_file_never_takes_another_tabs_runtime() -> None:
+    """Issue 33 item 2 (found by a tryout: opening a ``.py`` file in a second tab stopped the
+    first tab's run and lost its console): a connect made ahead of need (``take`` false) keeps
+    a connected runtime — nothing stopped, ``connected`` false — and connects only when none
+    is; a Run's connect (``take`` true) takes it."""
+    h, _, _ = harness(hello)
+    made: list[FrameRuntime] = []
+
+    def connect(port: object) -> FrameRuntime:
+        made.append(FrameRuntime(port))
+        return made[-1]
+
+    h.ctx.services.python = None
+    h.ctx.services.connect_python = connect  # type: ignore[assignment]
+    first = h.attach("python.connect", "first tab's port", take=False)["result"]
+    assert first["connected"] is True and h.ctx.services.python is made[0]
+    kept = h.attach("python.connect", "opened a file", take=False)["result"]
+    assert kept == {"connected": False, "frame": first["frame"]}
+    assert [r.port for r in made] == ["first tab's port"] and made[0].stops == 0
+    taken = h.attach("python.connect", "pressed Run", take=True)["result"]
+    assert taken["connected"] is True and taken["frame"] == first["frame"] + 1
+    assert made[0].stops == 1 and h.ctx.services.python is made[1]
+
+
 class EndedByTab(StoppedRuntime):
     """A runtime whose run is ended by what a tab does while it goes: ``meanwhile`` runs in
     the middle of the run (another tab's connect, the frame's tab closing)."""
