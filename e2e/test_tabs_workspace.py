@@ -430,6 +430,11 @@ def test_a_project_renamed_or_deleted_in_another_tab_follows_here_and_unsaved_te
         "() => document.getElementById('open-project-name')?.textContent === 'Doomed renamed'",
         timeout=10_000,
     )
+    # the Files surface's heading follows too (a tryout found it stale)
+    second.page.wait_for_function(
+        "() => document.getElementById('project-title')?.textContent === 'Doomed renamed'",
+        timeout=10_000,
+    )
     assert editor_text(second.page) == unsaved  # the rename kept the editor as it was
 
     first.ok("project.delete", {"project": pid}, human=True)

@@ -521,6 +521,7 @@ async function projectsChanged(d) {
     const opened = await host.call("project.open", { project: d.project }).catch(() => null);
     if (opened && app.project?.id === d.project) {
       app.project = opened.result.project;
+      if (app.filesView?.project?.id === d.project) app.filesView.renamed(app.project);
       renderProjectBar();
       updateTitle();
     }

@@ -1340,6 +1340,14 @@ export class FilesView {
     if (focus) editor.focus();
   }
 
+  /** The open project was renamed (by any tab; issue 33 item 2): its heading follows. */
+  renamed(project) {
+    this.project = project;
+    this.node
+      .querySelector("#project-title")
+      ?.replaceWith(name(project.name, { id: "project-title" }));
+  }
+
   /** The editor's text when it has unsaved changes: {path, text}, else null. */
   unsavedText() {
     if (!this.editor || !this.file || this.editor.text() === this.saved) return null;
