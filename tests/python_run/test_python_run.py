@@ -329,10 +329,9 @@ class FrameRuntime(StoppedRuntime):
         return True
 
 
-def test_a_tab_connecting_its_runtime_stops_the_frame_it_replaces() -> None:
-    """Issue 33 item 2: one runtime frame per host, in the tab that last connected it. The
-    frame it replaces (another tab's, or a closed tab's) is stopped at once, so a run left in
-    it ends ``stopped`` instead of waiting on a frame no one hears until its deadline."""
+def _connecting_harness() -> tuple[HostHarness, list[FrameRuntime]]:
+    """A host with no runtime whose ``python.connect`` makes a :class:`FrameRuntime` per port,
+    recorded in the list it returns."""
     h, _, _ = harness(hello)
     made: list[FrameRuntime] = []
 
@@ -342,6 +341,14 @@ def test_a_tab_connecting_its_runtime_stops_the_frame_it_replaces() -> None:
 
     h.ctx.services.python = None
     h.ctx.services.connect_python = connect  # type: ignore[assignment]
+    return h, made
+
+
+def test_a_tab_connecting_its_runtime_stops_the_frame_it_replaces() -> None:
+    """Issue 33 item 2: one runtime frame per host, in the tab that last connected it. The
+    frame it replaces (another tab's, or a closed tab's) is stopped at once, so a run left in
+    it ends ``stopped`` instead of waiting on a frame no one hears until its deadline."""
+    h, made = _connecting_harness()
     assert h.attach("python.connect", "leader's port")["ok"]
     assert h.attach("python.connect", "follower's port")["ok"]
     assert [r.port for r in made] == ["leader's port", "follower's port"]
@@ -354,15 +361,7 @@ def test_a_tab_that_only_opened_a_file_never_takes_another_tabs_runtime() -> Non
     first tab's run and lost its console): a connect made ahead of need (``take`` false) keeps
     a connected runtime — nothing stopped, ``connected`` false — and connects only when none
     is; a Run's connect (``take`` true) takes it."""
-    h, _, _ = harness(hello)
-    made: list[FrameRuntime] = []
-
-    def connect(port: object) -> FrameRuntime:
-        made.append(FrameRuntime(port))
-        return made[-1]
-
-    h.ctx.services.python = None
-    h.ctx.services.connect_python = connect  # type: ignore[assignment]
+    h, made = _connecting_harness()
     first = h.attach("python.connect", "first tab's port", take=False)["result"]
     assert first["connected"] is True and h.ctx.services.python is made[0]
     kept = h.attach("python.connect", "opened a file", take=False)["result"]
