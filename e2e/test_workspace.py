@@ -233,6 +233,11 @@ def test_a_reload_keeps_the_open_folders_and_the_trays_state_of_each_project(
     assert remembered == ["src", "src/deep"]
     page.click("#tray-toggle")  # collapse the tray in this project only
     page.wait_for_selector("#tray-toggle[aria-expanded='false']")
+    for _ in range(100):  # the toggle renders at once; the host remembers it a moment later
+        if not host.ok("tray.read", {"project": pid})["result"]["tray_open"]:
+            break
+        page.wait_for_timeout(100)
+    assert host.ok("tray.read", {"project": pid})["result"]["tray_open"] is False
 
     host.reload()
     page.wait_for_selector("#file-tree .tree-dir[data-path='src/deep'][aria-expanded='true']")
