@@ -12,7 +12,8 @@ times, interleaved with the page's exports; it is reported again with its chunks
 the page and made into one Blob (``floor_to_page``, information). CPython's ``zipfile``
 (stored) over the same files on disk is the second baseline. MB = 10⁶ bytes of project.
 
-Goals: page / bare reader ≥ 0.7×, page / CPython ``zipfile`` ≥ 0.5×.
+Goals: page / bare reader ≥ 0.7×, page / CPython ``zipfile`` ≥ 0.5× — or, when the bare reader
+itself is under 0.5× CPython ``zipfile``, that row's goal is the floor's (:func:`remote_goals`).
 """
 
 from __future__ import annotations
@@ -123,10 +124,26 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
     finally:
         served.shutdown()
         served.server_close()
-    page = figures["page_mb_per_s"]["median"]
-    floor = figures["floor_mb_per_s"]["median"]
-    zipped = figures["cpython_zipfile_mb_per_s"]["median"]
-    goals = {
+    goals = remote_goals(
+        figures["page_mb_per_s"]["median"],
+        figures["floor_mb_per_s"]["median"],
+        figures["cpython_zipfile_mb_per_s"]["median"],
+    )
+    return {"figures": figures, "goals": goals}
+
+
+def remote_goals(page: float, floor: float, zipped: float) -> dict[str, dict[str, Any]]:
+    """The remote export's two rows (issue 34), from MB/s of one run: ``page`` (the export into
+    the page), ``floor`` (the bare WebSocket reader in a worker pulling the same bytes from the
+    same server) and ``zipped`` (CPython ``zipfile``, stored, over the same files on disk).
+
+    ``page >= 0.7 × floor`` always; ``page >= 0.5 × zipped`` — unless the floor itself is below
+    that (``floor < 0.5 × zipped``): no page can then be faster than the platform's own reader
+    of the channel (issue 34: "if a row's floor is itself the limit … the goal is that floor"),
+    so the row's goal becomes ``page >= 0.7 × floor`` and the goal's text gives the floor's own
+    share of CPython's speed. Both ratios are always reported."""
+    bound = floor < ZIP_GOAL * zipped
+    return {
         "remote_export_vs_bare_ws_reader": {
             "ratio": ratio(page, floor),
             "figure_mb_per_s": {"page": round(page, 1), "bare_ws_reader": round(floor, 1)},
@@ -135,12 +152,21 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
         },
         "remote_export_vs_cpython_zipfile": {
             "ratio": ratio(page, zipped),
-            "figure_mb_per_s": {"page": round(page, 1), "cpython_zipfile": round(zipped, 1)},
-            "goal": f">= {ZIP_GOAL}",
-            "met": page >= ZIP_GOAL * zipped,
+            "figure_mb_per_s": {
+                "page": round(page, 1),
+                "cpython_zipfile": round(zipped, 1),
+                "bare_ws_reader": round(floor, 1),
+            },
+            "floor_vs_cpython_zipfile": ratio(floor, zipped),
+            "goal": (
+                f">= {FLOOR_GOAL} of the bare WebSocket reader (the platform's own reader of the "
+                f"channel is {ratio(floor, zipped)}× CPython zipfile, under {ZIP_GOAL})"
+                if bound
+                else f">= {ZIP_GOAL}"
+            ),
+            "met": page >= FLOOR_GOAL * floor if bound else page >= ZIP_GOAL * zipped,
         },
     }
-    return {"figures": figures, "goals": goals}
 
 
 def _in_browser(
