@@ -29,6 +29,16 @@ bare page below 0.8× of the no-hash floor (on this machine's 2 cores: in one ru
 docs/archives.md §4), the goal moves to it (:func:`floor_goals`): the export ≥ 0.8× the hashed
 floor, the no-hash ratio reported beside.
 
+The streamed download (issue 34): the export a person gets — the Projects surface's own
+``exportProject`` (``page/ui/archive.mjs``) with the site's service worker controlling the page,
+so the archive's bytes flow host worker → page → a one-time download URL into the saved file
+(``page/download.mjs``) — timed from the start to the download's file complete on disk
+(Playwright's ``download.path()``), ``runs`` times: ``host_mb_per_s`` and every floor ratio use
+this figure. The Blob path (``project.export`` gathered into a Blob in the page, not saved) is
+kept as information (``blob_mb_per_s``). The download path's own floor: a bare page streaming
+the same number of bytes (a prepared 8 MiB buffer, copied per chunk; no reading, no hashing)
+through the same one-time URL into a saved file (``bare_download_mb_per_s``).
+
 ``hash_limits`` records sha256 and crc32 throughput (MB/s) of the same 16 MiB in the host's
 Python (Pyodide) and in CPython here: what bounded the export while its bytes went through
 Python (before issue 18's byte path).
@@ -46,6 +56,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Playwright
 
 from bench import host
@@ -84,6 +95,44 @@ EXPORT_START = """
                                       size: answer.stream ? answer.stream.size : 0,
                                       result: answer.result }; },
     (err) => { window.__export = { ok: false, code: err.code, message: err.message }; });
+}
+"""
+
+CONTROLLED = """
+async () => {
+  const registration = await navigator.serviceWorker.ready;
+  return Boolean(registration.active) && navigator.serviceWorker.controller !== null;
+}
+"""
+
+STREAM_START = """
+async ([project, name]) => {
+  window.__stream = null;
+  const { exportProject } = await import("./ui/archive.mjs");
+  const box = document.createElement("div");
+  const start = performance.now();
+  exportProject(window.voicebox.app, { id: project, name }, box).then(
+    (answer) => { window.__stream = answer
+      ? { ok: true, ms: performance.now() - start, delivery: answer.delivery }
+      : { ok: false, message: document.getElementById("alerts")?.innerText ?? "" }; },
+    (err) => { window.__stream = { ok: false, message: String(err) }; });
+}
+"""
+
+BARE_DOWNLOAD = """
+async ([total]) => {
+  window.__stream = null;
+  const { streamedDownload } = await import("./download.mjs");
+  const piece = crypto.getRandomValues(new Uint8Array(65536));
+  const chunk = new Uint8Array(8 << 20);
+  for (let at = 0; at < chunk.length; at += piece.length) chunk.set(piece, at);
+  const start = performance.now();
+  const saver = await streamedDownload("bare.bin");
+  if (!saver) { window.__stream = { ok: false, message: "no streamed download" }; return; }
+  for (let sent = 0; sent < total; sent += chunk.length)
+    saver.write(chunk.slice(0, Math.min(chunk.length, total - sent)).buffer);
+  saver.close();
+  saver.saved.then((done) => { window.__stream = { ok: done, ms: performance.now() - start }; });
 }
 """
 
@@ -175,6 +224,74 @@ def _opfs_floor(profile: Profile, site: BenchSite, pid: str, run_count: int) -> 
     }
 
 
+def _wait_stream(profile: Profile, poll: Any = None) -> dict[str, Any]:
+    """Poll ``window.__stream`` until set (calling ``poll()`` between looks)."""
+    while True:
+        if poll is not None:
+            poll()
+        done = profile.evaluate("() => window.__stream")
+        if done is not None:
+            return dict(done)
+        profile.page.wait_for_timeout(100)
+
+
+def _streamed(
+    profile: Profile, pid: str, total: int, run_count: int, sample: Any
+) -> dict[str, Any]:
+    """The streamed download's runs (module docstring): each export from its start to its file
+    complete on disk, and the bare page's streamed download of ``total`` bytes the same way.
+    ``sample`` is called while the first export runs (the memory probe)."""
+    try:
+        profile.page.wait_for_function(CONTROLLED, timeout=60_000)
+    except PlaywrightError:  # a page the service worker never took: not measured
+        return {"measured": False, "why": "no service worker controls the page"}
+    seconds: list[float] = []
+    in_page: list[float] = []
+    saved_bytes = 0
+    delivery = ""
+    for i in range(run_count):
+        with profile.page.expect_download(timeout=300_000) as caught:
+            start = time.perf_counter()
+            profile.evaluate(STREAM_START, [pid, "export"])
+        done = _wait_stream(profile, sample if i == 0 else None)
+        download = caught.value
+        path = download.path()  # waits until the file is complete on disk
+        seconds.append(time.perf_counter() - start)
+        if not done.get("ok"):
+            raise RuntimeError(f"streamed export failed: {done}")
+        in_page.append(float(done["ms"]) / 1000)
+        delivery = str(done.get("delivery"))
+        saved_bytes = Path(path).stat().st_size
+        download.delete()
+    bare: list[float] = []
+    for _ in range(run_count):
+        with profile.page.expect_download(timeout=300_000) as caught:
+            start = time.perf_counter()
+            profile.evaluate(BARE_DOWNLOAD, [total])
+        done = _wait_stream(profile)
+        download = caught.value
+        download.path()
+        bare.append(total / MB / (time.perf_counter() - start))
+        download.delete()
+    return {
+        "measured": True,
+        "delivery": delivery,
+        "archive_bytes": saved_bytes,
+        "seconds_to_saved_file": [round(x, 3) for x in seconds],
+        "seconds_in_page": [round(x, 3) for x in in_page],
+        "bare_download_mb_per_s": runs(bare),
+        "bare_download_bytes": total,
+    }
+
+
+def _bare_rate(figures: dict[str, Any]) -> float | None:
+    """The bare streamed download's median MB/s, or None where it was not measured."""
+    streamed = figures.get("streamed") or {}
+    if not streamed.get("measured"):
+        return None
+    return float(streamed["bare_download_mb_per_s"]["median"])
+
+
 def _cpython_zipfile(site: BenchSite, name: str, run_count: int) -> dict[str, Any]:
     """CPython's zipfile (stored) writing the export project's files from disk to disk."""
     with tempfile.TemporaryDirectory(prefix="vbx-zip-") as tmp:
@@ -262,18 +379,24 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
         profile.goto(site.url)
         profile.wait_status()
         base = _memory(profile)
-        seconds = []
         peak = dict(base)
         samples_taken = 0
+
+        def sample() -> None:
+            nonlocal samples_taken
+            now = _memory(profile, gc=False)
+            samples_taken += 1
+            for key in peak:
+                peak[key] = max(peak[key], now[key])
+
+        streamed = _streamed(profile, pid, export_info["bytes"], run_count, sample)
+        seconds = []
         result: dict[str, Any] = {}
         for i in range(run_count):
             profile.evaluate(EXPORT_START, [pid])
             while True:
-                if i == 0:
-                    now = _memory(profile, gc=False)
-                    samples_taken += 1
-                    for key in peak:
-                        peak[key] = max(peak[key], now[key])
+                if i == 0 and not streamed["measured"]:
+                    sample()
                 result = profile.evaluate("() => window.__export")
                 if result is not None:
                     break
@@ -282,12 +405,22 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
                 raise RuntimeError(f"export refused: {result}")
             seconds.append(result["ms"] / 1000)
         after = _memory(profile)
-        rates = [export_info["bytes"] / MB / s for s in seconds]
+        blob_rates = [export_info["bytes"] / MB / s for s in seconds]
+        rates = (
+            [export_info["bytes"] / MB / s for s in streamed["seconds_to_saved_file"]]
+            if streamed["measured"]
+            else blob_rates
+        )
+        if streamed["measured"] and streamed["archive_bytes"] != result["size"]:
+            raise RuntimeError(f"streamed {streamed['archive_bytes']} B, Blob {result['size']} B")
         figures = {
             "project_files": export_info["files"],
             "project_bytes": export_info["bytes"],
             "archive_bytes": result["size"],
             "host_mb_per_s": runs(rates),
+            "host_delivery": streamed.get("delivery") or "blob",
+            "blob_mb_per_s": runs(blob_rates),
+            "streamed": streamed,
             "memory_before": base,
             "memory_peak_during_first": peak,
             "memory_after": after,
@@ -315,6 +448,21 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
             figures["opfs_floor"]["hashed_mb_per_s"],
             figures["opfs_floor"]["with_export_work_mb_per_s"]["median"],
             strategies=(figures["opfs_floor"]["best"], figures["opfs_floor"]["hashed_best"]),
+        ),
+        **(
+            {
+                "export_vs_bare_streamed_download": {
+                    "ratio": ratio(host_rate, bare_rate),
+                    "figure_mb_per_s": {
+                        "host": round(host_rate, 1),
+                        "bare_streamed_download": round(bare_rate, 1),
+                    },
+                    "goal": "information (the platform's download path, issue 34)",
+                    "met": True,
+                }
+            }
+            if (bare_rate := _bare_rate(figures)) is not None
+            else {}
         ),
         "export_peak_extra_memory": {
             "value": figures["peak_extra_bytes"],
