@@ -37,7 +37,11 @@ so the archive's bytes flow host worker → page → a one-time download URL int
 this figure. The Blob path (``project.export`` gathered into a Blob in the page, not saved) is
 kept as information (``blob_mb_per_s``). The download path's own floor: a bare page streaming
 the same number of bytes (a prepared 8 MiB buffer, copied per chunk; no reading, no hashing)
-through the same one-time URL into a saved file (``bare_download_mb_per_s``).
+through the same one-time URL into a saved file (``bare_download_mb_per_s``); and the delivered
+hashed floor: the hashed floor's bare reads and hashing in 3 or 4 lanes with every byte also
+handed to the page and streamed into a download the same way, timed to the file on disk
+(``delivered_floor``, :data:`DELIVERED_LANES`; ``bench/pages/tools.mjs`` benchDeliveredFloor) —
+what a bare page doing exactly what the streamed export must do reaches.
 
 ``hash_limits`` records sha256 and crc32 throughput (MB/s) of the same 16 MiB in the host's
 Python (Pyodide) and in CPython here: what bounded the export while its bytes went through
@@ -85,6 +89,8 @@ HASHED_STRATEGIES = ("hash-lanes-2", "hash-lanes-3", "hash-lanes-4")
 access handles in nested lanes) with every byte also hashed as the archive must (crc32 and
 sha256), in 2, 3 or 4 lanes; the best median is the hashed floor."""
 PEAK_GOAL_BYTES = 64 * 2**20
+DELIVERED_LANES = (3, 4)
+"""The delivered hashed floor's lane counts (issue 34); the best median is the floor."""
 
 EXPORT_START = """
 ([project]) => {
@@ -284,6 +290,40 @@ def _streamed(
     }
 
 
+def _delivered_floor(profile: Profile, site: BenchSite, pid: str, run_count: int) -> dict:
+    """The delivered hashed floor (module docstring): MB/s per lane count over ``run_count``
+    runs, each to the downloaded file complete on disk, and the best median."""
+    profile.open_tools(site.url)
+    try:
+        profile.page.wait_for_function(CONTROLLED, timeout=60_000)
+    except PlaywrightError:
+        return {"measured": False, "why": "no service worker controls the tools page"}
+    per: dict[str, list[float]] = {}
+    for lanes in DELIVERED_LANES:
+        rates = []
+        for _ in range(run_count):
+            with profile.page.expect_download(timeout=300_000) as caught:
+                start = time.perf_counter()
+                done = profile.evaluate(
+                    "([id, n]) => window.benchDeliveredFloor(id, n)", [pid, lanes]
+                )
+                if not done.get("ok"):  # raised inside: no download to wait for
+                    raise RuntimeError(f"delivered floor failed: {done}")
+            caught.value.path()
+            elapsed = time.perf_counter() - start
+            caught.value.delete()
+            rates.append(int(done["bytes"]) / MB / elapsed)
+        per[f"hash-deliver-{lanes}"] = rates
+    figures = {name: runs(values) for name, values in per.items()}
+    best = max(figures, key=lambda name: figures[name]["median"])
+    return {
+        "measured": True,
+        "mb_per_s": figures,
+        "best": best,
+        "best_mb_per_s": figures[best]["median"],
+    }
+
+
 def _bare_rate(figures: dict[str, Any]) -> float | None:
     """The bare streamed download's median MB/s, or None where it was not measured."""
     streamed = figures.get("streamed") or {}
@@ -428,6 +468,7 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
             "peak_extra_bytes": sum(max(peak[k] - base[k], 0) for k in PEAK_KEYS),
         }
         figures["opfs_floor"] = _opfs_floor(profile, site, pid, run_count)
+        figures["delivered_floor"] = _delivered_floor(profile, site, pid, run_count)
         figures["hash_limits"] = _limits(profile, site)
         errors = list(profile.console_errors)
     figures["cpython_zipfile"] = _cpython_zipfile(site, "export", run_count)
@@ -462,6 +503,23 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
                 }
             }
             if (bare_rate := _bare_rate(figures)) is not None
+            else {}
+        ),
+        **(
+            {
+                "export_vs_delivered_hashed_floor": {
+                    "ratio": ratio(host_rate, figures["delivered_floor"]["best_mb_per_s"]),
+                    "figure_mb_per_s": {
+                        "host": round(host_rate, 1),
+                        "delivered_hashed_floor": figures["delivered_floor"]["best_mb_per_s"],
+                        "strategy": figures["delivered_floor"]["best"],
+                    },
+                    "goal": "information (a bare page reading, hashing and streaming into a "
+                    "download, issue 34)",
+                    "met": True,
+                }
+            }
+            if figures["delivered_floor"].get("measured")
             else {}
         ),
         "export_peak_extra_memory": {
