@@ -149,3 +149,37 @@ def test_a_cancelled_download_leaves_no_file_stops_the_export_and_frees_the_host
     host.ok("file.write", {"project": small, "path": "a.txt"}, b"free\n")
     assert page.evaluate(BLOB_EXPORT, [small])["size"] > 0
     host.assert_clean()
+
+
+EXPIRES = """
+async () => {
+  let cancelled = null;
+  const stream = new ReadableStream({ cancel(reason) { cancelled = String(reason); } });
+  const channel = new MessageChannel();
+  const said = [];
+  channel.port1.onmessage = (event) => said.push(event.data);
+  navigator.serviceWorker.controller.postMessage({ kind: "download", name: "x.zip", stream },
+                                                 [stream, channel.port2]);
+  const started = performance.now();
+  while (!said.some((m) => "done" in m) && performance.now() - started < 45_000)
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  const url = said.find((m) => "url" in m)?.url ?? null;
+  return { said, url, cancelled, waited_ms: performance.now() - started };
+}
+"""
+
+
+def test_a_download_url_never_asked_for_expires_and_cancels_its_stream(
+    served_context: BrowserContext, static_server: str
+) -> None:
+    host = _controlled_host(served_context, static_server)
+    seen = host.page.evaluate(EXPIRES)
+    assert seen["url"] is not None and seen["url"].startswith(static_server + "download/")
+    assert {"done": False, "why": "expired"} in seen["said"]
+    assert 25_000 <= seen["waited_ms"] < 45_000  # at its time (30 s), not before
+    assert seen["cancelled"] == "the download was not started in time"
+    assert host.page.evaluate(STATUS_OF, seen["url"]) == [404, 0]  # gone
+    refused = "Failed to load resource: the server responded with a status of 404 ()"
+    assert host.console_errors == [refused]
+    host.console_errors.clear()
+    host.assert_clean()
