@@ -29,6 +29,22 @@ bare page below 0.8× of the no-hash floor (on this machine's 2 cores: in one ru
 docs/archives.md §4), the goal moves to it (:func:`floor_goals`): the export ≥ 0.8× the hashed
 floor, the no-hash ratio reported beside.
 
+The streamed download (issue 34): the export a person gets — the Projects surface's own
+``exportProject`` (``page/ui/archive.mjs``) with the site's service worker controlling the page,
+so the archive's bytes flow host worker → page → a one-time download URL into the saved file
+(``page/download.mjs``) — timed from the start to the download's file complete on disk
+(Playwright's ``download.path()``), ``runs`` times: ``host_mb_per_s`` and every floor ratio use
+this figure. The Blob path (``project.export`` gathered into a Blob in the page, not saved) is
+kept as information (``blob_mb_per_s``). The download path's own floor: a bare page streaming
+the same number of bytes (a prepared 8 MiB buffer, copied per chunk; no reading, no hashing)
+through the same one-time URL into a saved file (``bare_download_mb_per_s``); the Blob path
+as a person got it before — gathered into a Blob, then saved from it — timed to the file on
+disk the same way (``blob_saved_mb_per_s``: project bytes / s, as every figure); and the delivered
+hashed floor: the hashed floor's bare reads and hashing in 3 or 4 lanes with every byte also
+handed to the page and streamed into a download the same way, timed to the file on disk
+(``delivered_floor``, :data:`DELIVERED_LANES`; ``bench/pages/tools.mjs`` benchDeliveredFloor) —
+what a bare page doing exactly what the streamed export must do reaches.
+
 ``hash_limits`` records sha256 and crc32 throughput (MB/s) of the same 16 MiB in the host's
 Python (Pyodide) and in CPython here: what bounded the export while its bytes went through
 Python (before issue 18's byte path).
@@ -46,6 +62,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Playwright
 
 from bench import host
@@ -74,6 +91,8 @@ HASHED_STRATEGIES = ("hash-lanes-2", "hash-lanes-3", "hash-lanes-4")
 access handles in nested lanes) with every byte also hashed as the archive must (crc32 and
 sha256), in 2, 3 or 4 lanes; the best median is the hashed floor."""
 PEAK_GOAL_BYTES = 64 * 2**20
+DELIVERED_LANES = (3, 4)
+"""The delivered hashed floor's lane counts (issue 34); the best median is the floor."""
 
 EXPORT_START = """
 ([project]) => {
@@ -84,6 +103,56 @@ EXPORT_START = """
                                       size: answer.stream ? answer.stream.size : 0,
                                       result: answer.result }; },
     (err) => { window.__export = { ok: false, code: err.code, message: err.message }; });
+}
+"""
+
+CONTROLLED = """
+async () => {
+  const registration = await navigator.serviceWorker.ready;
+  return Boolean(registration.active) && navigator.serviceWorker.controller !== null;
+}
+"""
+
+STREAM_START = """
+async ([project, name]) => {
+  window.__stream = null;
+  const { exportProject } = await import("./ui/archive.mjs");
+  const box = document.createElement("div");
+  const start = performance.now();
+  exportProject(window.voicebox.app, { id: project, name }, box).then(
+    (answer) => { window.__stream = answer
+      ? { ok: true, ms: performance.now() - start, delivery: answer.delivery }
+      : { ok: false, message: document.getElementById("alerts")?.innerText ?? "" }; },
+    (err) => { window.__stream = { ok: false, message: String(err) }; });
+}
+"""
+
+BLOB_SAVED_START = """
+async ([project]) => {
+  window.__stream = null;
+  const { downloadBlob } = await import("./dom.mjs");
+  const start = performance.now();
+  window.voicebox.host.call("project.export", { project }).then(
+    (answer) => { downloadBlob(answer.stream, "blob.zip");
+                  window.__stream = { ok: true, ms: performance.now() - start }; },
+    (err) => { window.__stream = { ok: false, message: String(err) }; });
+}
+"""
+
+BARE_DOWNLOAD = """
+async ([total]) => {
+  window.__stream = null;
+  const { streamedDownload } = await import("./download.mjs");
+  const piece = crypto.getRandomValues(new Uint8Array(65536));
+  const chunk = new Uint8Array(8 << 20);
+  for (let at = 0; at < chunk.length; at += piece.length) chunk.set(piece, at);
+  const start = performance.now();
+  const saver = await streamedDownload("bare.bin");
+  if (!saver) { window.__stream = { ok: false, message: "no streamed download" }; return; }
+  for (let sent = 0; sent < total; sent += chunk.length)
+    saver.write(chunk.slice(0, Math.min(chunk.length, total - sent)).buffer);
+  saver.close();
+  saver.saved.then((done) => { window.__stream = { ok: done, ms: performance.now() - start }; });
 }
 """
 
@@ -175,6 +244,122 @@ def _opfs_floor(profile: Profile, site: BenchSite, pid: str, run_count: int) -> 
     }
 
 
+def _wait_stream(profile: Profile, poll: Any = None) -> dict[str, Any]:
+    """Poll ``window.__stream`` until set (calling ``poll()`` between looks)."""
+    while True:
+        if poll is not None:
+            poll()
+        done = profile.evaluate("() => window.__stream")
+        if done is not None:
+            return dict(done)
+        profile.page.wait_for_timeout(100)
+
+
+def _streamed(
+    profile: Profile, pid: str, total: int, run_count: int, sample: Any
+) -> dict[str, Any]:
+    """The streamed download's runs (module docstring): each export from its start to its file
+    complete on disk, and the bare page's streamed download of ``total`` bytes the same way.
+    ``sample`` is called while the first export runs (the memory probe)."""
+    try:
+        profile.page.wait_for_function(CONTROLLED, timeout=60_000)
+    except PlaywrightError:  # a page the service worker never took: not measured
+        return {"measured": False, "why": "no service worker controls the page"}
+    seconds: list[float] = []
+    in_page: list[float] = []
+    saved_bytes = 0
+    delivery = ""
+    for i in range(run_count):
+        with profile.page.expect_download(timeout=300_000) as caught:
+            start = time.perf_counter()
+            profile.evaluate(STREAM_START, [pid, "export"])
+        done = _wait_stream(profile, sample if i == 0 else None)
+        download = caught.value
+        path = download.path()  # waits until the file is complete on disk
+        seconds.append(time.perf_counter() - start)
+        if not done.get("ok"):
+            raise RuntimeError(f"streamed export failed: {done}")
+        in_page.append(float(done["ms"]) / 1000)
+        delivery = str(done.get("delivery"))
+        saved_bytes = Path(path).stat().st_size
+        download.delete()
+    # the Blob path as a person got it before (issue 34): gathered into a Blob, then saved from
+    # it (page/dom.mjs downloadBlob), timed to the file on disk the same way
+    blob_saved: list[float] = []
+    for _ in range(run_count):
+        with profile.page.expect_download(timeout=300_000) as caught:
+            start = time.perf_counter()
+            profile.evaluate(BLOB_SAVED_START, [pid])
+            done = _wait_stream(profile)
+            if not done.get("ok"):
+                raise RuntimeError(f"Blob export failed: {done}")
+        caught.value.path()
+        blob_saved.append(total / MB / (time.perf_counter() - start))
+        caught.value.delete()
+    bare: list[float] = []
+    for _ in range(run_count):
+        with profile.page.expect_download(timeout=300_000) as caught:
+            start = time.perf_counter()
+            profile.evaluate(BARE_DOWNLOAD, [total])
+        done = _wait_stream(profile)
+        download = caught.value
+        download.path()
+        bare.append(total / MB / (time.perf_counter() - start))
+        download.delete()
+    return {
+        "measured": True,
+        "delivery": delivery,
+        "archive_bytes": saved_bytes,
+        "seconds_to_saved_file": [round(x, 3) for x in seconds],
+        "seconds_in_page": [round(x, 3) for x in in_page],
+        "bare_download_mb_per_s": runs(bare),
+        "blob_saved_mb_per_s": runs(blob_saved),
+        "bare_download_bytes": total,
+    }
+
+
+def _delivered_floor(profile: Profile, site: BenchSite, pid: str, run_count: int) -> dict:
+    """The delivered hashed floor (module docstring): MB/s per lane count over ``run_count``
+    runs, each to the downloaded file complete on disk, and the best median."""
+    profile.open_tools(site.url)
+    try:
+        profile.page.wait_for_function(CONTROLLED, timeout=60_000)
+    except PlaywrightError:
+        return {"measured": False, "why": "no service worker controls the tools page"}
+    per: dict[str, list[float]] = {}
+    for lanes in DELIVERED_LANES:
+        rates = []
+        for _ in range(run_count):
+            with profile.page.expect_download(timeout=300_000) as caught:
+                start = time.perf_counter()
+                done = profile.evaluate(
+                    "([id, n]) => window.benchDeliveredFloor(id, n)", [pid, lanes]
+                )
+                if not done.get("ok"):  # raised inside: no download to wait for
+                    raise RuntimeError(f"delivered floor failed: {done}")
+            caught.value.path()
+            elapsed = time.perf_counter() - start
+            caught.value.delete()
+            rates.append(int(done["bytes"]) / MB / elapsed)
+        per[f"hash-deliver-{lanes}"] = rates
+    figures = {name: runs(values) for name, values in per.items()}
+    best = max(figures, key=lambda name: figures[name]["median"])
+    return {
+        "measured": True,
+        "mb_per_s": figures,
+        "best": best,
+        "best_mb_per_s": figures[best]["median"],
+    }
+
+
+def _bare_rate(figures: dict[str, Any]) -> float | None:
+    """The bare streamed download's median MB/s, or None where it was not measured."""
+    streamed = figures.get("streamed") or {}
+    if not streamed.get("measured"):
+        return None
+    return float(streamed["bare_download_mb_per_s"]["median"])
+
+
 def _cpython_zipfile(site: BenchSite, name: str, run_count: int) -> dict[str, Any]:
     """CPython's zipfile (stored) writing the export project's files from disk to disk."""
     with tempfile.TemporaryDirectory(prefix="vbx-zip-") as tmp:
@@ -262,18 +447,24 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
         profile.goto(site.url)
         profile.wait_status()
         base = _memory(profile)
-        seconds = []
         peak = dict(base)
         samples_taken = 0
+
+        def sample() -> None:
+            nonlocal samples_taken
+            now = _memory(profile, gc=False)
+            samples_taken += 1
+            for key in peak:
+                peak[key] = max(peak[key], now[key])
+
+        streamed = _streamed(profile, pid, export_info["bytes"], run_count, sample)
+        seconds = []
         result: dict[str, Any] = {}
         for i in range(run_count):
             profile.evaluate(EXPORT_START, [pid])
             while True:
-                if i == 0:
-                    now = _memory(profile, gc=False)
-                    samples_taken += 1
-                    for key in peak:
-                        peak[key] = max(peak[key], now[key])
+                if i == 0 and not streamed["measured"]:
+                    sample()
                 result = profile.evaluate("() => window.__export")
                 if result is not None:
                     break
@@ -282,12 +473,22 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
                 raise RuntimeError(f"export refused: {result}")
             seconds.append(result["ms"] / 1000)
         after = _memory(profile)
-        rates = [export_info["bytes"] / MB / s for s in seconds]
+        blob_rates = [export_info["bytes"] / MB / s for s in seconds]
+        rates = (
+            [export_info["bytes"] / MB / s for s in streamed["seconds_to_saved_file"]]
+            if streamed["measured"]
+            else blob_rates
+        )
+        if streamed["measured"] and streamed["archive_bytes"] != result["size"]:
+            raise RuntimeError(f"streamed {streamed['archive_bytes']} B, Blob {result['size']} B")
         figures = {
             "project_files": export_info["files"],
             "project_bytes": export_info["bytes"],
             "archive_bytes": result["size"],
             "host_mb_per_s": runs(rates),
+            "host_delivery": streamed.get("delivery") or "blob",
+            "blob_mb_per_s": runs(blob_rates),
+            "streamed": streamed,
             "memory_before": base,
             "memory_peak_during_first": peak,
             "memory_after": after,
@@ -295,6 +496,7 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
             "peak_extra_bytes": sum(max(peak[k] - base[k], 0) for k in PEAK_KEYS),
         }
         figures["opfs_floor"] = _opfs_floor(profile, site, pid, run_count)
+        figures["delivered_floor"] = _delivered_floor(profile, site, pid, run_count)
         figures["hash_limits"] = _limits(profile, site)
         errors = list(profile.console_errors)
     figures["cpython_zipfile"] = _cpython_zipfile(site, "export", run_count)
@@ -315,6 +517,38 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
             figures["opfs_floor"]["hashed_mb_per_s"],
             figures["opfs_floor"]["with_export_work_mb_per_s"]["median"],
             strategies=(figures["opfs_floor"]["best"], figures["opfs_floor"]["hashed_best"]),
+        ),
+        **(
+            {
+                "export_vs_bare_streamed_download": {
+                    "ratio": ratio(host_rate, bare_rate),
+                    "figure_mb_per_s": {
+                        "host": round(host_rate, 1),
+                        "bare_streamed_download": round(bare_rate, 1),
+                    },
+                    "goal": "information (the platform's download path, issue 34)",
+                    "met": True,
+                }
+            }
+            if (bare_rate := _bare_rate(figures)) is not None
+            else {}
+        ),
+        **(
+            {
+                "export_vs_delivered_hashed_floor": {
+                    "ratio": ratio(host_rate, figures["delivered_floor"]["best_mb_per_s"]),
+                    "figure_mb_per_s": {
+                        "host": round(host_rate, 1),
+                        "delivered_hashed_floor": figures["delivered_floor"]["best_mb_per_s"],
+                        "strategy": figures["delivered_floor"]["best"],
+                    },
+                    "goal": "information (a bare page reading, hashing and streaming into a "
+                    "download, issue 34)",
+                    "met": True,
+                }
+            }
+            if figures["delivered_floor"].get("measured")
+            else {}
         ),
         "export_peak_extra_memory": {
             "value": figures["peak_extra_bytes"],

@@ -50,6 +50,21 @@ ROWS = (
         "ratio",
         "×",
     ),
+    # issue 34, the streamed download: the export timed to the saved file, against a bare page
+    # reading, hashing and streaming the same files into a download, and the download path alone
+    Row(
+        "local export (streamed, to the saved file) / a bare page reading, hashing and "
+        "streaming the same files into a download",
+        "export_vs_delivered_hashed_floor",
+        "ratio",
+        "×",
+    ),
+    Row(
+        "local export (streamed, to the saved file) / a bare streamed download of as many bytes",
+        "export_vs_bare_streamed_download",
+        "ratio",
+        "×",
+    ),
     Row(
         "remote export 200 MB into the page / a bare WebSocket reader in a worker",
         "remote_export_vs_bare_ws_reader",

@@ -362,7 +362,7 @@ export class HostClient extends EventTarget {
     } else if (data.kind === "chunk") {
       const waiter = this.#waiting.get(data.id);
       if (!waiter) return;
-      waiter.chunks.push(data.data);
+      if (!waiter.streamed) waiter.chunks.push(data.data);
       waiter.received += data.data instanceof Blob ? data.data.size : data.data.byteLength;
       waiter.onChunk?.(waiter.received, data.data);
     } else if (data.kind === "answer") {
@@ -385,7 +385,7 @@ export class HostClient extends EventTarget {
     }
   }
 
-  #post(id, text, { body = null, attachment = null, onChunk = null } = {}) {
+  #post(id, text, { body = null, attachment = null, onChunk = null, signal = null } = {}) {
     return new Promise((resolve, reject) => {
       if (this.state === "error") {
         reject(
@@ -393,14 +393,28 @@ export class HostClient extends EventTarget {
         );
         return;
       }
-      this.#waiting.set(id, { resolve, reject, onChunk, chunks: [], received: 0 });
+      const streamed = signal !== null;
+      this.#waiting.set(id, { resolve, reject, onChunk, chunks: [], received: 0, streamed });
       const transfer = body ? [body] : [];
       if (attachment instanceof MessagePort) transfer.push(attachment);
       const message = { kind: "call", id, text, body, attachment };
+      if (streamed) {
+        message.stream = true;
+        signal.addEventListener("abort", () => this.#drop(id), { once: true });
+      }
       if (this.#held)
         this.#held.push([message, transfer]); // between two hosts
       else (this.#port ?? this.#worker).postMessage(message, transfer);
     });
+  }
+
+  /** The streamed call `id` is no longer wanted: the host posts no more of its chunks and
+   * stops reading (worker/host.mjs, "drop"); its answer still comes. */
+  #drop(id) {
+    if (!this.#waiting.has(id)) return;
+    const message = { kind: "drop", id };
+    if (this.#held) this.#held.push([message, []]);
+    else (this.#port ?? this.#worker).postMessage(message);
   }
 
   /**
@@ -410,12 +424,20 @@ export class HostClient extends EventTarget {
    * A streaming answer (e.g. an archive) arrives as chunks, reported to
    * `onChunk(bytesSoFar, chunk)` (the chunk an ArrayBuffer or a Blob, as it came: search in
    * files reads its results from it) and resolved as `stream` (a Blob).
+   * With `signal` (an AbortSignal; issue 34, a streamed download) the call is streamed: its
+   * chunks are ArrayBuffers handed only to `onChunk`, never gathered (`stream` is null), and
+   * aborting `signal` drops it — the host posts no more chunks and stops reading; the answer
+   * (a refusal, once dropped mid-way) still settles the promise.
    */
-  call(op, args = {}, { body = null, human = false, attachment = null, onChunk = null } = {}) {
+  call(
+    op,
+    args = {},
+    { body = null, human = false, attachment = null, onChunk = null, signal = null } = {},
+  ) {
     const id = `p${++this.#next}`;
     const message = { v: PROTOCOL_VERSION, id, op, args };
     if (human) message.origin = HUMAN_UI;
-    return this.#post(id, JSON.stringify(message), { body, attachment, onChunk });
+    return this.#post(id, JSON.stringify(message), { body, attachment, onChunk, signal });
   }
 
   /** Post raw `text` (any string) under the transport id `id`, with an optional body (tests). */

@@ -35,6 +35,14 @@
 //   hands the frame anything (page/ui/python.mjs). This is what lets Run work offline.
 // - message "claim": control the pages now (the page asks when it was loaded without this
 //   worker — a hard reload — before it starts its host worker: page/sw-register.mjs).
+// - streamed downloads (issue 34; docs/archives.md §4, "Where the bytes go"): a page this worker
+//   controls posts {kind: "download", name} with a ReadableStream (transferred) and a port;
+//   this worker answers on the port {url}: DOWNLOADS + a fresh 128-bit random token, which it
+//   answers ONCE, within DOWNLOAD_TTL_MS, with the stream as an attachment named `name`. A
+//   token asked again, expired, unknown, or whose page is gone is answered 404 with no body,
+//   never from the network. The port is told {done: true} when the download has read the
+//   last byte, {done: false} when it stopped early (cancelled, failed, expired). The token
+//   carries nothing but itself; no secret ever passes here (the archive's bytes only).
 //
 // Scope: this file sits in the site's root folder, so its scope is that folder, whatever path
 // the site is served under.
@@ -57,6 +65,78 @@ const SANDBOXED = new Map(
   Object.entries(SANDBOXED_FRAMES).map(([path, csp]) => [new URL(path, ROOT).href, csp]),
 );
 const PARALLEL = 6;
+/** Where streamed downloads are answered: ROOT + "download/" + a token (32 hex digits). */
+const DOWNLOADS = new URL("download/", ROOT).href;
+/** A registered download not asked for within this long is dropped, its stream cancelled. */
+const DOWNLOAD_TTL_MS = 30_000;
+/** token → {stream, name, owner (the page's client id), port, timer}: registered, not yet asked. */
+const downloads = new Map();
+
+/** A fresh token: 16 random bytes as hex. */
+function freshToken() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The Content-Disposition of an attachment saved as `name`: an ASCII fallback (every other
+ * character, quote, backslash and control character `_`) and the exact name (RFC 6266). */
+function attachment(name) {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, "_");
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}
+
+/** Register `stream` (a ReadableStream of Uint8Array/ArrayBuffer chunks) as a download named
+ * `name` for the page `owner`; answers {url} on `port`. */
+function registerDownload(stream, name, owner, port) {
+  const token = freshToken();
+  const timer = setTimeout(() => {
+    if (!downloads.delete(token)) return;
+    stream.cancel("the download was not started in time").catch(() => {});
+    port.postMessage({ done: false, why: "expired" });
+  }, DOWNLOAD_TTL_MS);
+  downloads.set(token, { stream, name, owner, port, timer });
+  port.postMessage({ url: DOWNLOADS + token });
+}
+
+/** The answer to a request under DOWNLOADS: the registered stream, once; else 404. */
+async function answerDownload(url) {
+  const token = url.href.slice(DOWNLOADS.length);
+  const entry = downloads.get(token);
+  downloads.delete(token); // single use, asked or refused
+  const gone = () => new Response(null, { status: 404, headers: { "Cache-Control": "no-store" } });
+  if (!entry) return gone();
+  clearTimeout(entry.timer);
+  if (!(await self.clients.get(entry.owner))) {
+    entry.stream.cancel("its page is gone").catch(() => {});
+    return gone();
+  }
+  let finished = false;
+  const counted = new TransformStream({
+    transform(chunk, controller) {
+      controller.enqueue(chunk instanceof ArrayBuffer ? new Uint8Array(chunk) : chunk);
+    },
+    flush() {
+      finished = true;
+    },
+  });
+  entry.stream
+    .pipeTo(counted.writable)
+    .then(
+      () => entry.port.postMessage({ done: finished }),
+      () => entry.port.postMessage({ done: false, why: "stopped" }),
+    )
+    .finally(() => entry.port.close());
+  return new Response(counted.readable, {
+    status: 200,
+    headers: {
+      "Content-Type": "application/zip",
+      "Content-Disposition": attachment(entry.name),
+      "Content-Security-Policy": "default-src 'none'; sandbox",
+      "X-Content-Type-Options": "nosniff",
+      "Cache-Control": "no-store",
+    },
+  });
+}
 
 /** `response` with the workers' CSP when it is a worker script's and carries no CSP of its own. */
 function withWorkerCsp(key, response) {
@@ -115,6 +195,15 @@ self.addEventListener("install", (event) => {
 self.addEventListener("message", (event) => {
   if (event.data === "skip-waiting") self.skipWaiting();
   if (event.data === "claim") event.waitUntil(self.clients.claim());
+  const data = event.data;
+  const port = event.ports?.[0];
+  if (data?.kind === "download" && data.stream instanceof ReadableStream && port) {
+    const owner = event.source?.id;
+    if (typeof owner !== "string" || event.origin !== ROOT.origin) port.postMessage({ url: null });
+    else registerDownload(data.stream, String(data.name || "download.zip"), owner, port);
+  }
+  // data?.kind === "download-alive": a streamed download still running; the message itself
+  // keeps this worker alive (a browser may stop an idle one mid-download)
 });
 
 self.addEventListener("activate", (event) => {
@@ -145,6 +234,11 @@ self.addEventListener("fetch", (event) => {
   }
   if (request.method !== "GET") return;
   url.hash = "";
+  if (url.href.startsWith(DOWNLOADS)) {
+    url.search = "";
+    event.respondWith(answerDownload(url));
+    return;
+  }
   const key = url.href === ROOT.href ? INDEX : url.href;
   if (!PINNED.has(key) && key !== MANIFEST) return;
   event.respondWith(

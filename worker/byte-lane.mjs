@@ -6,8 +6,9 @@
 // Blobs (the archive's bytes for that run, in order) and each file's {size, crc32, sha256}.
 // Thin: the plan comes from Python through the host; the reading is worker/byte-reader.mjs.
 //
-// Host → lane: {kind: "run", n, seg, root, items, wholeLimit, chunkBytes}  read one run (n: the
-//                export, seg: the run's place in it)
+// Host → lane: {kind: "run", n, seg, root, items, wholeLimit, chunkBytes, buffers}  read one run
+//                (n: the export, seg: the run's place in it; buffers: answer Uint8Arrays,
+//                transferred, instead of Blobs — a streamed download, issue 34)
 //              {kind: "cancel", n}   runs of export n not read yet are answered AbortError
 //              {kind: "hold", h}     the host is about to change its storage: close every handle
 //                                    opened ahead, open none until "release"; answered
@@ -39,18 +40,14 @@ self.onmessage = (event) => {
         wholeLimit: data.wholeLimit,
         chunkBytes: data.chunkBytes,
         owner: n,
+        buffers: data.buffers === true,
       })
       .then(
         (out) =>
-          self.postMessage({
-            kind: "run",
-            n,
-            seg,
-            ok: true,
-            blobs,
-            out,
-            peakHeld: figures.peakHeld,
-          }),
+          self.postMessage(
+            { kind: "run", n, seg, ok: true, blobs, out, peakHeld: figures.peakHeld },
+            data.buffers === true ? blobs.map((bytes) => bytes.buffer) : [],
+          ),
         (err) =>
           self.postMessage({
             kind: "run",

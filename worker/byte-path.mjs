@@ -192,8 +192,9 @@ function runsOf(items, limit) {
 /** Read `items` in the lanes: runs handed out RUNS_PER_LANE to a lane at a time, their Blobs
  * emitted in order as soon as every run before them is; on a failure the other runs are
  * cancelled and, once every lane has answered, the first failure (in archive order) rejects. */
-function readInLanes(started, root, items, emit, wholeLimit, chunkBytes) {
+function readInLanes(started, root, items, emit, wholeLimit, chunkBytes, streamed) {
   const n = nextExport++;
+  const { buffers, signal } = streamed;
   const runs = runsOf(items, Math.max(wholeLimit, chunkBytes));
   const done = new Array(runs.length);
   const out = [];
@@ -212,8 +213,9 @@ function readInLanes(started, root, items, emit, wholeLimit, chunkBytes) {
       const seg = given++;
       const [first, end] = runs[seg];
       inFlight += 1;
-      if (lane.dead) {
-        landed(lane, seg, { ok: false, name: "AbortError", message: "a reader lane stopped" });
+      if (lane.dead || signal?.aborted) {
+        const message = lane.dead ? "a reader lane stopped" : "the download was cancelled";
+        landed(lane, seg, { ok: false, name: "AbortError", message });
         return;
       }
       lane.runs.set(`${n}/${seg}`, (answer) => landed(lane, seg, answer));
@@ -225,6 +227,7 @@ function readInLanes(started, root, items, emit, wholeLimit, chunkBytes) {
         items: items.slice(first, end).map(compact),
         wholeLimit,
         chunkBytes,
+        buffers,
       });
     };
     const landed = (lane, seg, answer) => {
@@ -258,6 +261,10 @@ function readInLanes(started, root, items, emit, wholeLimit, chunkBytes) {
       }
       finish();
     };
+    // the download was cancelled (issue 34): the lanes stop before their next file
+    signal?.addEventListener("abort", () => {
+      for (const lane of started) if (!lane.dead) lane.worker.postMessage({ kind: "cancel", n });
+    });
     for (let round = 0; round < RUNS_PER_LANE; round++) for (const lane of started) give(lane);
     finish(); // an empty plan
   });
@@ -271,8 +278,17 @@ export function startLanes() {
   if (exporting === 0) idleTimer = setTimeout(endIdleLanes, LANE_IDLE_MS);
 }
 
+/** What the call's `emit` (worker/host.mjs) says of where its bytes go: `buffers` — a streamed
+ * download (issue 34): Uint8Arrays, never Blobs — and `signal`, aborted when that download
+ * was cancelled (the reading then stops before the next file and rejects AbortError). */
+function streamOf(emit) {
+  const signal = emit?.signal instanceof AbortSignal ? emit.signal : null;
+  return { buffers: emit?.streamed === true, signal };
+}
+
 /**
- * Send each planned file through `emit(Blob)` (posted to the page): its `lead`, its bytes, its
+ * Send each planned file through `emit(Blob)` (posted to the page) — `emit(Uint8Array)` when
+ * `emit.streamed` (see `streamOf`) —: its `lead`, its bytes, its
  * `after` filled in — read in the reader lanes, or here where none can be started
  * (worker/byte-reader.mjs says how: a staging buffer of max(wholeLimit, chunkBytes) bytes per
  * reader, one Blob per buffer-full, WebCrypto or hash-wasm sha256, hash-wasm crc32).
@@ -284,9 +300,26 @@ export async function relayFiles(root, items, emit, wholeLimit, chunkBytes) {
   exporting += 1;
   clearTimeout(idleTimer);
   try {
+    const streamed = streamOf(emit);
+    if (streamed.signal?.aborted)
+      throw new DOMException("the download was cancelled", "AbortError");
     const started = await readyLanes();
-    if (started.length === 0) return await here.run(root, items, emit, { wholeLimit, chunkBytes });
-    return await readInLanes(started, root, items, emit, wholeLimit, chunkBytes);
+    if (started.length === 0) {
+      const owner = `here-${nextExport++}`;
+      const stop = () => here.cancel(owner);
+      streamed.signal?.addEventListener("abort", stop);
+      try {
+        return await here.run(root, items, emit, {
+          wholeLimit,
+          chunkBytes,
+          owner,
+          buffers: streamed.buffers,
+        });
+      } finally {
+        streamed.signal?.removeEventListener("abort", stop);
+      }
+    }
+    return await readInLanes(started, root, items, emit, wholeLimit, chunkBytes, streamed);
   } catch (err) {
     throw plain(err);
   } finally {

@@ -11,7 +11,7 @@ import { folderFinder, lendHandle } from "./opfs-io.mjs";
 /** The messages between the host's byte path and its reader lanes (worker/byte-lane.mjs): a
  * lane reports it when started, and is used only when it is the host's own. Change it with any
  * change to those messages or to what a run does. */
-export const LANE_PROTOCOL = 1;
+export const LANE_PROTOCOL = 2;
 
 /** At most this many files are opened ahead of the one being read, across queued runs. */
 export const AHEAD_FILES = 8;
@@ -96,11 +96,13 @@ async function noSize(handle) {
  * waits for the runs before it), with up to AHEAD_FILES files opened ahead across the queued
  * runs. `figures` ({files, bytes, held, peakHeld}) is counted as it goes.
  *
- * `run(root, items, emit, {wholeLimit, chunkBytes, owner})` sends each planned file of `items`
- * through `emit(Blob)`: its `lead`, its bytes, its `after` filled in. Everything goes through
+ * `run(root, items, emit, {wholeLimit, chunkBytes, owner, buffers})` sends each planned file of
+ * `items` through `emit(Blob)` — or, with `buffers` (a streamed download, issue 34: the bytes
+ * go on to a stream, never into the browser's blob registry), `emit(Uint8Array)`, each its own
+ * buffer, to be transferred: its `lead`, its bytes, its `after` filled in. Everything goes through
  * one reused staging buffer of max(wholeLimit, chunkBytes) bytes: the headers are copied into
  * it and each file is read straight into it, through a read-only sync access handle (see
- * `openForRead`); when the next piece does not fit, the staged bytes become one Blob (a copy:
+ * `openForRead`); when the next piece does not fit, the staged bytes become one Blob or buffer (a copy:
  * the page holds the very bytes hashed whatever changes later — a reference to the file's
  * snapshot would make the download fail once the file is written again) and are emitted; the
  * run's last bytes too. One Blob per buffer-full, not one per file: each Blob made is a round
@@ -126,7 +128,7 @@ export class ByteReader {
     this.#figures = figures;
   }
 
-  run(root, items, emit, { wholeLimit, chunkBytes, owner = null }) {
+  run(root, items, emit, { wholeLimit, chunkBytes, owner = null, buffers = false }) {
     return new Promise((resolve, reject) => {
       this.#queue.push({
         root,
@@ -135,6 +137,7 @@ export class ByteReader {
         wholeLimit,
         chunkBytes,
         owner,
+        buffers,
         resolve,
         reject,
         handles: null,
@@ -219,7 +222,7 @@ export class ByteReader {
   }
 
   async #read(run) {
-    const { items, emit, wholeLimit, chunkBytes } = run;
+    const { items, emit, wholeLimit, chunkBytes, buffers } = run;
     const figures = this.#figures;
     let staged = 0; // bytes in the stage
     let stagedFileBytes = 0; // of which files' bytes (counted as held)
@@ -232,7 +235,7 @@ export class ByteReader {
       const stage = this.#stage;
       const send = () => {
         if (staged === 0) return;
-        emit(new Blob([stage.subarray(0, staged)]));
+        emit(buffers ? stage.slice(0, staged) : new Blob([stage.subarray(0, staged)]));
         figures.held -= stagedFileBytes;
         staged = 0;
         stagedFileBytes = 0;
@@ -246,7 +249,7 @@ export class ByteReader {
         if (bytes.length > stage.length) {
           // never planned so; kept whole, in order
           send();
-          emit(new Blob([bytes]));
+          emit(buffers ? bytes.slice() : new Blob([bytes]));
           return;
         }
         room(bytes.length).set(bytes);

@@ -4,7 +4,14 @@
 //
 // Page → worker: {kind: "page", id}     the id of the page that started this worker, whose
 //                                        lock `voicebox-page-<id>` it holds for its life
-//                {kind: "call", id, text, body?: ArrayBuffer, attachment?}  one request
+//                {kind: "call", id, text, body?: ArrayBuffer, attachment?, stream?}  one
+//                                        request; `stream: true` (issue 34, a streamed
+//                                        download): its chunks come as ArrayBuffers, never
+//                                        Blobs, and it may be dropped
+//                {kind: "drop", id}      the streamed call `id` is no longer wanted (its
+//                                        download was cancelled): no more chunks are posted,
+//                                        the export's reading stops before its next file and
+//                                        the call is answered (a refusal) as any other
 //                {kind: "watch", lock}   hold the Web Lock `lock` (voicebox-alive-…) for this
 //                                        worker's life: the page learns of its death by it
 //                {kind: "ping", n}       answered {kind: "pong", n} at once: the page learns
@@ -92,15 +99,35 @@ function post(message, transfer = []) {
   self.postMessage(message, transfer);
 }
 
-/** Take a call or a ping from `reply`'s side (this page: `post`, `side` null; a follower:
- * its port, `side` that port). */
+/** The streamed calls in progress (issue 34): side (null: this page; a follower's port) →
+ * call id → its AbortController, aborted by {kind: "drop", id} from that side. */
+const streams = new Map();
+
+/** Take a call, a ping or a drop from `reply`'s side (this page: `post`, `side` null; a
+ * follower: its port, `side` that port). */
 function take(data, reply, side = null) {
   if (data.kind === "ping") reply({ kind: "pong", n: data.n });
-  else if (data.kind === "call" && typeof data.id === "string") {
+  else if (data.kind === "drop" && typeof data.id === "string") {
+    streams.get(side)?.get(data.id)?.abort();
+  } else if (data.kind === "call" && typeof data.id === "string") {
     const text = typeof data.text === "string" ? data.text : "";
     if (data.attachment instanceof MessagePort && opOf(text) === "python.connect")
       reply = runtimeTaken(reply, side);
-    const call = { ...data, text, reply };
+    let dropped = null;
+    if (data.stream === true) {
+      dropped = new AbortController();
+      if (!streams.has(side)) streams.set(side, new Map());
+      streams.get(side).set(data.id, dropped);
+      const answerOnce = reply;
+      reply = (message, transfer = []) => {
+        if (message.kind === "answer" || message.kind === "broken") {
+          streams.get(side)?.delete(data.id);
+          if (streams.get(side)?.size === 0) streams.delete(side);
+        }
+        answerOnce(message, transfer);
+      };
+    }
+    const call = { ...data, text, reply, dropped };
     if (bridge) relay(bridge, call);
     else pending.push(call);
   }
@@ -158,12 +185,13 @@ function watchTab(port, page) {
   navigator.locks.request(PAGE_LOCK_PREFIX + page, () => left(port));
 }
 
-/** A follower's tab is gone: its port is dropped, and the Python runtime frame it holds, if
- * it holds the one connected, is released — a run going there ends stopped at once
- * (core/host/python_ops.py release_frame). */
+/** A follower's tab is gone: its port is dropped, its streamed downloads are dropped (issue
+ * 34), and the Python runtime frame it holds, if it holds the one connected, is released — a
+ * run going there ends stopped at once (core/host/python_ops.py release_frame). */
 function left(port) {
   if (!followers.delete(port)) return;
   port.close();
+  for (const dropped of streams.get(port)?.values() ?? []) dropped.abort();
   frameGone(port);
 }
 
@@ -243,18 +271,25 @@ async function answered(answerer, text, bytes, attachment, emit) {
   }
 }
 
-async function relay(answerer, { id, text, body, attachment, reply = post }) {
+async function relay(answerer, { id, text, body, attachment, reply = post, dropped = null }) {
   try {
     const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : null;
     // A streaming answer's chunks go to the page as they come: bytes transferred, not copied;
-    // a Blob (the byte path's, worker/byte-path.mjs) posted as it is, a reference.
+    // a Blob (the byte path's, worker/byte-path.mjs) posted as it is, a reference. A streamed
+    // call's (issue 34) are ArrayBuffers only, and none is posted once it was dropped.
     const emit = (chunk) => {
+      if (dropped?.signal.aborted) return;
       if (chunk instanceof Blob) reply({ kind: "chunk", id, data: chunk });
       else {
         const buffer = owned(chunk);
         reply({ kind: "chunk", id, data: buffer }, [buffer]);
       }
     };
+    if (dropped !== null) {
+      // read by the byte path (worker/byte-path.mjs, streamOf) when Python hands it this emit
+      emit.streamed = true;
+      emit.signal = dropped.signal;
+    }
     const over = overBound(answerer, text, bytes);
     const [answer, out, handed] = over
       ? await answerer.refuse(over.part, over.size, over.part === "body" ? text : undefined)

@@ -7,7 +7,9 @@
 // {root, paths} (arrays of names) instead of handles → the same, each file found under root by
 // this lane, each folder's handle asked once and kept; with `getFile` (a count) each file is
 // read with getFile().arrayBuffer(), that many in flight, hashing nothing (issue 33's search
-// floor).
+// floor). With `deliver` (the delivered hashed floor, issue 34) every piece read is also copied
+// into a buffer of its own and answered with the run (`chunks`, transferred): what a reader
+// must hand on for the bytes to reach a download.
 
 import { createCRC32, createSHA256 } from "../vendor/hash-wasm.mjs";
 
@@ -59,6 +61,8 @@ self.onmessage = async (event) => {
       return;
     }
     const digests = [];
+    const chunks = [];
+    const deliver = Boolean(event.data.deliver);
     for (const pending of handlesOf(event.data)) {
       const handle = await pending;
       const access = await handle.createSyncAccessHandle({ mode: "read-only" });
@@ -79,6 +83,7 @@ self.onmessage = async (event) => {
             got += n;
           }
           if (got === 0) break;
+          if (deliver) chunks.push(view.slice(0, got));
           if (hash) {
             const done = view.subarray(0, got);
             crc.update(done);
@@ -97,7 +102,10 @@ self.onmessage = async (event) => {
       }
     }
     await Promise.all(digests);
-    self.postMessage({ ok: true, bytes });
+    self.postMessage(
+      { ok: true, bytes, chunks },
+      chunks.map((c) => c.buffer),
+    );
   } catch (err) {
     self.postMessage({ ok: false, message: String(err?.message ?? err) });
   }

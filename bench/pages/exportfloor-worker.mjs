@@ -10,6 +10,8 @@
 //   64 paths (not the walk's file handles) and finds each file itself, each folder's handle
 //   asked once per lane and kept (issue 33: what the host's search can hand a lane);
 // - getfile-lanes-N: as sah-paths-N, each lane reading with getFile().arrayBuffer(), 8 in flight;
+// - hash-deliver-N: as hash-lanes-N, every byte also handed to the page (a copy per piece,
+//   transferred), which streams it into a download (tools.mjs benchDeliveredFloor; issue 34)
 // - hash-lanes-N: as sah-lanes-N, each file also hashed as an archive must (crc32 and sha256;
 //   the hashed floor, issue 34): what reading AND the required hashing cost at the platform's best.
 // {projectId, strategies} → {ok, files, bytes, figures: {strategy: ms}}. The walk of the
@@ -76,7 +78,7 @@ function startLane() {
   });
 }
 
-async function lanes(project, workers, byPath = false, getFile = 0, hash = false) {
+async function lanes(project, workers, byPath = false, getFile = 0, hash = false, deliver = false) {
   const files = await listFiles(project);
   const RUN = byPath ? 64 : 8;
   let next = 0;
@@ -94,12 +96,19 @@ async function lanes(project, workers, byPath = false, getFile = 0, hash = false
             next += RUN;
             if (byPath)
               worker.postMessage({ root: project, paths: run.map((f) => f.parts), getFile });
-            else worker.postMessage({ handles: run.map((f) => f.handle), hash });
+            else worker.postMessage({ handles: run.map((f) => f.handle), hash, deliver });
           };
           worker.onmessage = (event) => {
             if (!event.data.ok) reject(new Error(event.data.message));
             else {
               bytes += event.data.bytes;
+              const chunks = event.data.chunks ?? [];
+              // delivered to the page (hash-deliver-N), which streams them into a download
+              if (chunks.length)
+                self.postMessage(
+                  { kind: "chunks", chunks },
+                  chunks.map((c) => c.buffer),
+                );
               give();
             }
           };
@@ -120,13 +129,14 @@ self.onmessage = async (event) => {
     for (const name of strategies) {
       const [kind, count] = [name.replace(/-\d+$/, ""), Number(name.split("-").at(-1))];
       let workers = [];
-      if (["sah-lanes", "sah-paths", "getfile-lanes", "hash-lanes"].includes(kind))
+      if (["sah-lanes", "sah-paths", "getfile-lanes", "hash-lanes", "hash-deliver"].includes(kind))
         workers = await Promise.all(Array.from({ length: count }, startLane));
       const started = performance.now();
       if (kind === "parallel") seen = await parallel(project, count);
       else if (kind === "sah-here") seen = await sahHere(project, count);
       else if (kind === "getfile-lanes") seen = await lanes(project, workers, true, 8);
       else if (kind === "hash-lanes") seen = await lanes(project, workers, false, 0, true);
+      else if (kind === "hash-deliver") seen = await lanes(project, workers, false, 0, true, true);
       else seen = await lanes(project, workers, kind === "sah-paths");
       figures[name] = performance.now() - started;
       for (const w of workers) w.terminate();

@@ -129,6 +129,37 @@ globalThis.benchReadLab = (projectId, cases) => {
 globalThis.benchExportFloor = (projectId, strategies) =>
   runWorker("./exportfloor-worker.mjs", { projectId, strategies }, POPULATE_MS);
 
+// benchDeliveredFloor(projectId, lanes): the delivered hashed floor (issue 34) — the hashed floor's
+// reads and hashing in `lanes` lanes (exportfloor-worker.mjs hash-deliver-N), every byte handed
+// to this page and streamed into a download through the site's service worker
+// (../download.mjs), as the export's streamed download is. Resolves {ok, bytes, ms} once the
+// download has read the last byte (the caller waits for the file on disk).
+globalThis.benchDeliveredFloor = async (projectId, lanes) => {
+  const { streamedDownload } = await import("../download.mjs");
+  const start = performance.now();
+  const saver = await streamedDownload("floor.bin");
+  if (!saver) return { ok: false, message: "no streamed download (no service worker)" };
+  const worker = new Worker("./exportfloor-worker.mjs", { type: "module" });
+  const done = await new Promise((resolve) => {
+    worker.onmessage = (event) => {
+      const data = event.data;
+      if (data.kind === "ready")
+        worker.postMessage({ projectId, strategies: [`hash-deliver-${lanes}`] });
+      else if (data.kind === "chunks") for (const c of data.chunks) saver.write(c.buffer);
+      else resolve(data);
+    };
+    worker.onerror = (event) => resolve({ ok: false, message: event.message });
+  });
+  worker.terminate();
+  if (!done.ok) {
+    saver.fail(done.message);
+    return done;
+  }
+  saver.close();
+  const saved = await saver.saved;
+  return { ok: saved, bytes: done.bytes, ms: performance.now() - start };
+};
+
 // benchWsFloor(args): the remote export's floor (issue 34): a bare WebSocket reader in a worker
 // (wsfloor-worker.mjs) pulls one project.export from the environment server; with args.post
 // its chunks come here and are made into one Blob, as the page does with an export. Resolves

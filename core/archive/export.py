@@ -55,6 +55,7 @@ from core.archive.manifest import (
     ManifestFile,
 )
 from core.archive.memory import CollectedMemory
+from core.archive.names import archive_filename, download_filename
 from core.archive.zipformat import (
     CentralEntry,
     central_directory,
@@ -300,16 +301,6 @@ async def _walk(
     return found, left_out
 
 
-def download_filename(name: str) -> str:
-    """A safe download file name for a project called ``name``: characters no file system
-    accepts, and control characters, become ``_``; at most 100 characters, then ``.zip``."""
-    safe = "".join(
-        "_" if ch in '/\\:*?"<>|' or unicodedata.category(ch) == "Cc" else ch for ch in name
-    )
-    safe = safe.strip(" .")[:100] or "project"
-    return f"{safe}.zip"
-
-
 class ArchiveExport:
     """One export of one project (build it with :func:`export_archive`).
 
@@ -480,9 +471,7 @@ class ArchiveExport:
         size = offset + len(tail[-1])
         return ArchiveSummary(
             name=self._source.name,
-            filename=download_filename(
-                f"{self._source.name} - {self._folder[-1]}" if self._folder else self._source.name
-            ),
+            filename=archive_filename(self._source.name, self._folder),
             size=size,
             manifest_sha256=hashlib.sha256(data).hexdigest(),
             files=len(listed),

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from core.archive.names import archive_filename
 from core.host.operations import Call, Outcome
 from core.host.tab_events import FilesChanged, tell_tabs
 from core.model import Contract
@@ -163,10 +164,14 @@ class WalkEntry(Contract):
 
 
 class Walk(Contract):
-    """Every file under ``folder``, depth-first in name order."""
+    """Every file under ``folder``, depth-first in name order; ``archive_filename``: the name
+    an archive of that folder (of the whole project when ``folder`` is empty) is saved under
+    (:func:`core.archive.names.archive_filename`; issue 34: the streamed download names its
+    file before the archive's first byte)."""
 
     folder: str
     files: list[WalkEntry]
+    archive_filename: str
 
 
 class FileDigest(Contract):
@@ -316,9 +321,12 @@ async def walk(files: ProjectFiles, folder: tuple[str, ...]) -> list[WalkEntry]:
 async def file_walk(call: Call[FolderArgs]) -> Outcome:
     """Refuses as ``file.list``."""
     folder = _folder(call.args.folder)
-    files = await _files(call)
+    opened = await call.ctx.catalog.open(call.args.project)
+    found = await walk(opened.files, folder)
+    named = archive_filename(opened.manifest.name, folder)
     return Outcome(
-        Walk(folder="/".join(folder), files=await walk(files, folder)), project=call.args.project
+        Walk(folder="/".join(folder), files=found, archive_filename=named),
+        project=call.args.project,
     )
 
 

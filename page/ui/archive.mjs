@@ -1,13 +1,18 @@
 // Downloading a whole project, or one of its folders, as a .zip (SPEC §10): the host's
-// project.export streams the archive in chunks (progress shown) and the page saves it as a
-// Blob. Shared by the Projects and Files surfaces.
+// project.export streams the archive in chunks (progress shown) and the page streams them into
+// the saved file (page/download.mjs, issue 34), or saves them as a Blob where it cannot.
+// Shared by the Projects and Files surfaces.
 
 import { downloadBlob, el, formatBytes, replace } from "../dom.mjs";
+import { streamedDownload } from "../download.mjs";
 import { acted, guarded, showNotice } from "./alerts.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
 
 /** Export project `p` ({id, name}) — or only its `folder` — into a download, with progress
- * in `progress` (a box). */
+ * in `progress` (a box). The bytes are streamed into the saved file where the page's service
+ * worker can answer a one-time download URL (page/download.mjs; issue 34), else gathered into
+ * a Blob and saved. Resolves the export's answer with `delivery`: "streamed" or "blob" (which
+ * path ran; also said in the notice), or null (refused, or the download was cancelled). */
 export async function exportProject(app, p, progress, folder = "") {
   const show = (label, value, max) => {
     progress.hidden = false;
@@ -23,34 +28,63 @@ export async function exportProject(app, p, progress, folder = "") {
   );
   const total = (walk?.result.files ?? []).reduce((n, f) => n + f.size, 0);
   const what = folder ? `${p.name} /${folder}/` : p.name;
+  const name = walk?.result.archive_filename ?? null; // no name: no streamed download
   const bar = show(`Exporting ${what}`, 0, total);
-  const answer = await acted(`Exporting ${what}`, () =>
-    app.host.call(
-      "project.export",
-      { project: p.id, ...(folder ? { folder } : {}) },
-      {
-        onChunk: (received) => {
-          bar.value = Math.min(received, total);
+  const saver = name ? await streamedDownload(name) : null;
+  const delivery = saver ? "streamed" : "blob";
+  let received = 0;
+  const answer = await acted(`Exporting ${what}`, async () => {
+    try {
+      return await app.host.call(
+        "project.export",
+        { project: p.id, ...(folder ? { folder } : {}) },
+        {
+          signal: saver?.signal ?? null,
+          onChunk: (bytes, chunk) => {
+            received = bytes;
+            bar.value = Math.min(bytes, total);
+            saver?.write(chunk);
+          },
         },
-      },
-    ),
-  );
-  if (!answer) {
-    progress.hidden = true;
+      );
+    } catch (err) {
+      saver?.fail(err?.message ?? "the export failed"); // the browser removes its partial file
+      if (saver?.signal.aborted) return null; // cancelled by the person: said below, not an error
+      throw err;
+    }
+  });
+  if (!answer || saver?.signal.aborted) {
+    if (saver?.signal.aborted) {
+      show(`Export of ${what} cancelled — nothing was saved`, 0, total);
+      showNotice(`Export of ${what} cancelled: the download was stopped, nothing was saved.`);
+    } else progress.hidden = true;
     return null;
   }
-  const blob = answer.stream ?? new Blob([]);
-  show(`Exported ${what} (${formatBytes(blob.size)}) — done`, total, total);
+  let size = received;
+  if (saver) {
+    saver.close();
+    show(`Saving ${what} (${formatBytes(size)})…`, total, total);
+    if (!(await saver.saved)) {
+      show(`Export of ${what} cancelled — nothing was saved`, 0, total);
+      showNotice(`Export of ${what} cancelled: the download was stopped, nothing was saved.`);
+      return null;
+    }
+  } else {
+    const blob = answer.stream ?? new Blob([]);
+    size = blob.size;
+    downloadBlob(blob, answer.result.filename || name || `${p.name}.zip`);
+  }
+  show(`Exported ${what} (${formatBytes(size)}) — done`, total, total);
   const { skipped = 0, left_out: leftOut = [] } = answer.result;
   if (skipped) progress.append(leftOutList(skipped, leftOut));
-  downloadBlob(blob, answer.result.filename || `${p.name}.zip`);
   const left = skipped
     ? ` ${skipped} name${skipped === 1 ? " was" : "s were"} left out (listed under the progress bar).`
     : "";
+  const how = saver ? "streamed into the saved file" : "saved from memory";
   showNotice(
-    `Exported ${what}: ${count(answer.result.files, "file")}, ${formatBytes(blob.size)}, manifest sha256 ${answer.result.manifest_sha256}.${left}${memoryWords(answer.result)}`,
+    `Exported ${what}: ${count(answer.result.files, "file")}, ${formatBytes(size)} (${how}), manifest sha256 ${answer.result.manifest_sha256}.${left}${memoryWords(answer.result)}`,
   );
-  return answer;
+  return { ...answer, delivery };
 }
 
 const count = (n, one) => `${n} ${one}${n === 1 ? "" : "s"}`;

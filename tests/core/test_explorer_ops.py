@@ -336,3 +336,20 @@ def test_a_folder_rename_in_a_picked_folder_refuses_a_case_only_twin(
     assert repr(folder.tree) == before
     h.ok("file.move", project=pid, src="src", dst="source")
     assert set(tree(h, pid)) == {k.replace("src/", "source/", 1) for k in SRC}
+
+
+def test_the_walk_names_the_download_exactly_as_the_export_will(h: HostHarness) -> None:
+    """Issue 34: the streamed download sends its file name before the archive's first byte,
+    so ``file.walk`` names it — the very name ``project.export``'s summary gives afterwards,
+    for the whole project and for one folder, unsafe characters made safe."""
+    pid = h.ok("project.create", name='Notes: "draft" ünï')["project"]["id"]
+    fill(h, pid, SRC)
+    for folder in ("", "src/lib"):
+        walked = h.ok("file.walk", project=pid, folder=folder)["archive_filename"]
+        answer, _ = h.call("project.export", project=pid, **({"folder": folder} if folder else {}))
+        assert answer["ok"], answer
+        assert walked == answer["result"]["filename"]
+    assert h.ok("file.walk", project=pid)["archive_filename"] == "Notes_ _draft_ ünï.zip"
+    assert h.ok("file.walk", project=pid, folder="src/lib")["archive_filename"] == (
+        "Notes_ _draft_ ünï - lib.zip"
+    )

@@ -1,0 +1,185 @@
+"""The streamed download (issue 34; docs/archives.md §4, "Where the bytes go"): once the site's
+service worker controls the page, the Export button's archive flows from the host worker
+through the page into a one-time download URL the service worker answers with a stream — the
+bytes are written to the saved file as they are made, never gathered into Blobs.
+
+The laws: the streamed archive is the Blob archive byte for byte; a download cancelled by the
+person leaves no file and no half-made export, and frees the host (its reading stops, its next
+call is answered); the download URL answers once, and a guessed one never.
+
+The site is on a real static server at 127.0.0.1 (``static_server``): the export's reader
+lanes start there (Playwright routing serves no nested worker), as in a person's browser."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import BrowserContext
+from playwright.sync_api import Error as PlaywrightError
+
+from e2e.hostpage import HostPage
+from e2e.test_export_memory import FILL
+
+MB = 1 << 20
+
+CONTROLLED = """
+async () => {
+  const registration = await navigator.serviceWorker.ready;
+  return Boolean(registration.active) && navigator.serviceWorker.controller !== null;
+}
+"""
+
+BLOB_EXPORT = """
+async ([pid]) => {
+  const answer = await window.voicebox.host.call("project.export", { project: pid });
+  const bytes = new Uint8Array(await answer.stream.arrayBuffer());
+  const d = await crypto.subtle.digest("SHA-256", bytes);
+  return { size: bytes.length,
+           sha256: [...new Uint8Array(d)].map((x) => x.toString(16).padStart(2, "0")).join("") };
+}
+"""
+
+STATUS_OF = "async (url) => { const r = await fetch(url); return [r.status, (await r.arrayBuffer()).byteLength]; }"
+
+
+def _controlled_host(context: BrowserContext, url: str) -> HostPage:
+    host = HostPage(context.new_page())
+    host.open(url)
+    host.page.wait_for_function(CONTROLLED, timeout=120_000)
+    return host
+
+
+def _project(host: HostPage, name: str, files: int, file_mb: int) -> str:
+    pid = host.ok("project.create", {"name": name})["result"]["project"]["id"]
+    host.ok("file.write", {"project": pid, "path": "notes/readme.txt"}, b"small and first\n")
+    host.page.evaluate(FILL, [pid, files, file_mb])
+    host.page.evaluate("() => voicebox.app.refresh()")
+    return pid
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _export_button(host: HostPage, pid: str) -> str:
+    host.page.click("nav >> text=Projects")
+    selector = f"tr[data-project-id='{pid}'] button.project-export"
+    host.page.wait_for_selector(selector)
+    return selector
+
+
+def test_the_streamed_download_is_the_blob_archive_byte_for_byte_and_its_url_answers_once(
+    served_context: BrowserContext, static_server: str, tmp_path: Path
+) -> None:
+    host = _controlled_host(served_context, static_server)
+    page = host.page
+    # 3 files of 9 MiB (over the one-piece bound: read in pieces) and a small one
+    pid = _project(host, "Streamed ünïcode", 3, 9)
+    button = _export_button(host, pid)
+    with page.expect_download(timeout=120_000) as caught:
+        page.click(button)
+    download = caught.value
+    saved = tmp_path / "streamed.zip"
+    download.save_as(saved)
+    assert download.failure() is None
+    assert download.suggested_filename == "Streamed ünïcode.zip"  # the host's name, exact
+    page.locator("#alerts .alert-info", has_text="streamed into the saved file").wait_for()
+    # the URL: the site's own, a 128-bit token and nothing else
+    prefix = static_server + "download/"
+    assert download.url.startswith(prefix)
+    token = download.url[len(prefix) :]
+    assert len(token) == 32 and int(token, 16) >= 0
+
+    blob = page.evaluate(BLOB_EXPORT, [pid])  # the same project through the Blob path
+    assert saved.stat().st_size == blob["size"] > 27 * MB
+    assert _sha256(saved) == blob["sha256"]
+
+    # single use: asked again (the download finished), or a token never given, is 404, empty
+    assert page.evaluate(STATUS_OF, download.url) == [404, 0]
+    assert page.evaluate(STATUS_OF, prefix + "0" * 32) == [404, 0]
+    refused = "Failed to load resource: the server responded with a status of 404 ()"
+    assert host.console_errors == [refused, refused]  # those two answers, and nothing else
+    host.console_errors.clear()
+    host.assert_clean()
+
+
+def test_a_cancelled_download_leaves_no_file_stops_the_export_and_frees_the_host(
+    served_context: BrowserContext, static_server: str
+) -> None:
+    host = _controlled_host(served_context, static_server)
+    page = host.page
+    files, file_mb = 16, 10
+    pid = _project(host, "Cancelled", files, file_mb)
+    total = files * file_mb * MB
+    before = host.ok("host.info")["result"]["runtime"]["byte_path_bytes"]
+    button = _export_button(host, pid)
+    with page.expect_download(timeout=120_000) as caught:
+        page.click(button)
+    download = caught.value
+    download.cancel()
+    assert download.failure() == "canceled"
+    with pytest.raises(PlaywrightError, match="canceled"):
+        download.path()  # no file: the browser removed what it had written
+    page.locator("#alerts .alert-info", has_text="cancelled: the download was stopped").wait_for(
+        timeout=60_000
+    )
+    assert page.locator("#alerts .alert-error").count() == 0  # a cancel is not an error
+
+    # the host is free: its next call is answered at once, and the cancelled export's reading
+    # stopped before the end (the lanes stop before their next file)
+    deadline = time.monotonic() + 30
+    read = None
+    while time.monotonic() < deadline:
+        runtime = host.ok("host.info")["result"]["runtime"]
+        if runtime["byte_path_bytes"] == read:
+            break  # settled: nothing more is being read
+        read = runtime["byte_path_bytes"]
+        page.wait_for_timeout(300)
+    assert read is not None
+    print(f"\ncancelled export: {(read - before) / MB:.1f} of {total / MB:.0f} MiB read")
+    assert read - before < total
+    small = host.ok("project.create", {"name": "after the cancel"})["result"]["project"]["id"]
+    host.ok("file.write", {"project": small, "path": "a.txt"}, b"free\n")
+    assert page.evaluate(BLOB_EXPORT, [small])["size"] > 0
+    host.assert_clean()
+
+
+EXPIRES = """
+async () => {
+  let cancelled = null;
+  const stream = new ReadableStream({ cancel(reason) { cancelled = String(reason); } });
+  const channel = new MessageChannel();
+  const said = [];
+  channel.port1.onmessage = (event) => said.push(event.data);
+  navigator.serviceWorker.controller.postMessage({ kind: "download", name: "x.zip", stream },
+                                                 [stream, channel.port2]);
+  const started = performance.now();
+  while (!said.some((m) => "done" in m) && performance.now() - started < 45_000)
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  const url = said.find((m) => "url" in m)?.url ?? null;
+  return { said, url, cancelled, waited_ms: performance.now() - started };
+}
+"""
+
+
+def test_a_download_url_never_asked_for_expires_and_cancels_its_stream(
+    served_context: BrowserContext, static_server: str
+) -> None:
+    host = _controlled_host(served_context, static_server)
+    seen = host.page.evaluate(EXPIRES)
+    assert seen["url"] is not None and seen["url"].startswith(static_server + "download/")
+    assert {"done": False, "why": "expired"} in seen["said"]
+    assert 25_000 <= seen["waited_ms"] < 45_000  # at its time (30 s), not before
+    assert seen["cancelled"] == "the download was not started in time"
+    assert host.page.evaluate(STATUS_OF, seen["url"]) == [404, 0]  # gone
+    refused = "Failed to load resource: the server responded with a status of 404 ()"
+    assert host.console_errors == [refused]
+    host.console_errors.clear()
+    host.assert_clean()
