@@ -545,7 +545,7 @@ async function projectsChanged(d) {
 }
 
 host.addEventListener("fatal", (event) => {
-  setStatus("error", `Error: ${event.detail.code}`);
+  setStatus("error", "The host could not start");
   bootRegion.hidden = false;
   renderBootFailure(bootRegion, event.detail);
 });

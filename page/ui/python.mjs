@@ -5,7 +5,7 @@
 
 import { el, replace } from "../dom.mjs";
 import { opaqueFrame } from "../frames.mjs";
-import { showRefusal } from "./alerts.mjs";
+import { refusalParts, showRefusal } from "./alerts.mjs";
 
 /** Keep at most this many characters of output on screen (the oldest go first). */
 const SHOWN_CHARS = 2_000_000;
@@ -280,7 +280,7 @@ export class PythonPanel {
                 el("code", { class: "hash" }, `${c.sha256.slice(0, 16)}…`),
                 c.store_version === null ? "" : ` (store version ${c.store_version})`,
               ]
-          : ["refused ", el("code", { class: "refusal-code" }, c.code), ` — ${c.message}`],
+          : ["refused: ", refusalParts(c)],
       ),
     );
     if (result.left_out_note) items.push(el("li", { class: "muted" }, result.left_out_note));

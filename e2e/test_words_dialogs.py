@@ -1,0 +1,104 @@
+"""Words and dialogs a person meets (issue 33, the fresh tester's tryout; docs/ui.md): a refusal
+reads as the host's sentence with its code after it; the kept-text dialog (a project deleted in
+another tab while its file had unsaved text here) is a sentence, then labelled controls, then
+the buttons, at 1280×800 and 390×844 in light and dark, axe-clean."""
+
+from __future__ import annotations
+
+import itertools
+
+from playwright.sync_api import BrowserContext, Page
+
+from e2e.files_kit import open_file, set_editor_text, wait_editor
+from e2e.hostpage import HostPage
+from e2e.site import BASE_URL
+from e2e.tray_kit import axe_serious, open_in_ui, shot
+
+SIZES = [(1280, 800), (390, 844)]
+
+
+def _box(page: Page, selector: str) -> dict[str, float]:
+    box = page.locator(selector).bounding_box()
+    assert box is not None, f"{selector} is not on screen"
+    return box
+
+
+def _above(page: Page, upper: str, lower: str) -> None:
+    """``upper`` ends at or above where ``lower`` starts (nothing shares its line)."""
+    a, b = _box(page, upper), _box(page, lower)
+    assert a["y"] + a["height"] <= b["y"] + 0.5, (upper, a, lower, b)
+
+
+def test_a_refusal_shows_the_persons_sentence_first_and_its_code_after_it(
+    host: HostPage,
+) -> None:
+    page = host.page
+    host.ok("project.create", {"name": "Taken"}, human=True)
+    host.reload()
+    page.fill("#new-project-name", "Taken")
+    page.click("#create-project")
+    alert = page.locator("#alerts .alert-error")
+    alert.wait_for()
+    text = alert.inner_text()
+    sentence = page.inner_text("#alerts .refusal-message")
+    assert page.inner_text("#alerts .refusal-code") == "already-exists"
+    assert sentence and "already-exists" not in sentence
+    # what a person (and a screen reader) meets: the act, the sentence, then the code
+    assert text.startswith("Creating the project:"), text
+    assert text.index(sentence) < text.index("already-exists"), text
+    assert "(code already-exists)" in text, text
+    assert "— " not in text.split(sentence)[0], text  # no raw code and dash before the sentence
+    host.assert_clean()
+
+
+def test_the_kept_text_dialog_is_a_sentence_then_labelled_controls_then_buttons(
+    site_context: BrowserContext,
+) -> None:
+    first = HostPage(site_context.new_page())
+    first.open()
+    second = HostPage(site_context.new_page())
+    second.open(BASE_URL)
+    pid = first.ok("project.create", {"name": "Doomed"}, human=True)["result"]["project"]["id"]
+    first.ok("project.create", {"name": "Safe"}, human=True)
+    first.ok("file.write", {"project": pid, "path": "todo.txt"}, b"old\n", human=True)
+    page = second.page
+    open_in_ui(second, pid)
+    open_file(page, "todo.txt")
+    wait_editor(page)
+    set_editor_text(page, "my unsaved words\n" * 3)
+    first.ok("project.delete", {"project": pid}, human=True)
+    page.wait_for_selector("#orphan-dialog[open]", timeout=10_000)
+    found: list[dict] = []
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            dialog = _box(page, "#orphan-dialog")
+            assert dialog["x"] >= 0 and dialog["x"] + dialog["width"] <= width, (width, dialog)
+            order = [
+                "#orphan-sentence",
+                "label[for='orphan-text']",
+                "#orphan-text",
+                "#orphan-copy",
+                "label[for='orphan-project']",
+                "#orphan-project",
+                "label[for='orphan-path']",
+                "#orphan-path",
+                "#orphan-dialog .actions",
+            ]
+            for upper, lower in itertools.pairwise(order):
+                _above(page, upper, lower)
+            for control in ("#orphan-project", "#orphan-path", "#orphan-save"):
+                box = _box(page, control)
+                assert box["x"] + box["width"] <= dialog["x"] + dialog["width"], (control, box)
+            # the picker has a name a screen reader says, and the path its hint
+            assert page.eval_on_selector("#orphan-project", "s => s.labels[0].textContent")
+            assert "kept" in page.inner_text("#orphan-path-hint")
+            found += axe_serious(page, f"kept-text dialog {width}×{height} {scheme}")
+            name = f"kept-text-dialog-{width}{'-dark' if scheme == 'dark' else ''}"
+            shot(page, name)
+    assert found == [], found
+    page.click("#orphan-save")  # the buttons still work: saved into "Safe"
+    page.wait_for_selector("#orphan-dialog", state="detached")
+    first.assert_clean()
+    second.assert_clean()
