@@ -12,9 +12,10 @@ from playwright.sync_api import BrowserContext, Page
 from e2e.files_kit import open_file, set_editor_text, wait_editor
 from e2e.hostpage import HostPage
 from e2e.site import BASE_URL
-from e2e.tray_kit import axe_serious, open_in_ui, shot
+from e2e.tray_kit import axe_serious, go, open_in_ui, shot
 
 SIZES = [(1280, 800), (390, 844)]
+HELLO = b"for i in range(3):\n    print('line', i)\n"
 
 
 def _box(page: Page, selector: str) -> dict[str, float]:
@@ -102,3 +103,84 @@ def test_the_kept_text_dialog_is_a_sentence_then_labelled_controls_then_buttons(
     page.wait_for_selector("#orphan-dialog", state="detached")
     first.assert_clean()
     second.assert_clean()
+
+
+def _guide_here(page: Page, shown: bool) -> None:
+    page.wait_for_function(
+        "(shown) => voicebox.app.help.answered && !document.getElementById('guide').hidden === shown",
+        arg=shown,
+    )
+
+
+def test_getting_started_shows_before_the_first_project_then_only_on_projects(
+    host: HostPage,
+) -> None:
+    page = host.page
+    _guide_here(page, True)  # no project yet: on Projects…
+    go(page, "files")
+    page.wait_for_selector("#main .surface[data-surface='files']")
+    _guide_here(page, True)  # …and on every surface, each of which asks for a project first
+    go(page, "projects")
+    page.fill("#new-project-name", "First")
+    page.click("#create-project")  # this opens it, on Files
+    page.wait_for_function("() => voicebox.app.project?.name === 'First'")
+    page.wait_for_selector("#main .surface[data-surface='files']")
+    _guide_here(page, False)  # a project exists: not above the files a person works on
+    go(page, "blocks")
+    _guide_here(page, False)
+    go(page, "projects")
+    _guide_here(page, True)  # still where a person starts, until closed
+    host.reload()
+    _guide_here(page, True)
+    go(page, "compose")
+    _guide_here(page, False)
+    # Help brings it back on the surface it was asked on; moving on leaves it behind
+    page.keyboard.press("F1")
+    page.wait_for_selector("#help-dialog[open]")
+    page.click("#guide-reopen")
+    _guide_here(page, True)
+    go(page, "blocks")
+    _guide_here(page, False)
+    go(page, "projects")
+    page.click("#guide-close")
+    _guide_here(page, False)
+    host.assert_clean()
+
+
+def _in_view(page: Page, selector: str, height: int) -> dict[str, float]:
+    box = _box(page, selector)
+    assert box["y"] >= -1 and box["y"] + box["height"] <= height + 1, (selector, box, height)
+    return box
+
+
+def test_the_run_output_is_in_view_after_run_wide_and_narrow(host: HostPage) -> None:
+    page = host.page
+    pid = host.ok("project.create", {"name": "py"}, human=True)["result"]["project"]["id"]
+    host.ok("file.write", {"project": pid, "path": "hello.py"}, body=HELLO, human=True)
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        open_in_ui(host, pid, "files")
+        open_file(page, "hello.py")
+        wait_editor(page)
+        page.wait_for_selector("#python-run")
+        page.evaluate("() => window.scrollTo(0, 0)")
+        page.locator("#python-run").scroll_into_view_if_needed()  # no-op at 1280×800
+        run = _in_view(page, "#python-run", height)
+        below = _box(page, "#python-output")
+        assert below["y"] + below["height"] > height, below  # before Run: below the fold
+        page.click("#python-run")
+        page.wait_for_function(
+            "() => document.getElementById('python-output').textContent.includes('line 2')"
+            " && !document.getElementById('python-run').disabled",
+            timeout=120_000,
+        )
+        out = _in_view(page, "#python-output", height)
+        if width == 1280:
+            # nothing scrolled: the output docks under the editor, Run stays in sight above it
+            assert page.evaluate("() => window.scrollY") == 0
+            assert _in_view(page, "#python-run", height)["y"] == run["y"]
+            assert run["y"] + run["height"] <= _box(page, "#python-panel")["y"], (run, out)
+            shot(page, "python-run-docked")
+        else:
+            shot(page, "python-run-narrow")
+    host.assert_clean()

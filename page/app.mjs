@@ -132,6 +132,7 @@ const app = {
       if (button.dataset.surface === this.surface) button.setAttribute("aria-current", "page");
       else button.removeAttribute("aria-current");
     }
+    this.help?.follow(); // the guide shows only where it helps (core/host/help_ops.py)
     const focused = await this.refresh();
     if (!focused && seq === this.navSeq) main.focus({ preventScroll: true });
     return true;
@@ -505,6 +506,8 @@ host.addEventListener("event", (event) => {
  * surface lists again, keeping the name being typed and the focused control where they still
  * are; the project bar follows a rename of the open project. */
 async function projectsChanged(d) {
+  // the first project made, or the last one deleted, in any tab: where the guide shows changes
+  if (d.how === "created" || d.how === "removed") app.help.start();
   if (d.how === "removed" && app.project?.id === d.project) {
     // deleted in another tab while open here: closed with a plain sentence; unsaved text is
     // offered to be saved elsewhere or copied, never dropped in silence (page/ui/project_gone)
