@@ -6,6 +6,7 @@ the buttons, at 1280×800 and 390×844 in light and dark, axe-clean."""
 from __future__ import annotations
 
 import itertools
+import time
 
 from playwright.sync_api import BrowserContext, Page
 
@@ -184,3 +185,69 @@ def test_the_run_output_is_in_view_after_run_wide_and_narrow(host: HostPage) -> 
         else:
             shot(page, "python-run-narrow")
     host.assert_clean()
+
+
+def _delete_asks(page: Page, name: str, screenshot: str | None = None) -> str:
+    """Click Delete on project ``name``'s row; return the confirmation's text, then Cancel."""
+    page.click(f"[aria-label='Delete project {name}']")
+    page.wait_for_selector("dialog[open] .dialog-confirm")
+    text = page.inner_text("dialog[open]")
+    if screenshot:
+        shot(page, screenshot)
+    page.click("dialog[open] .dialog-cancel")
+    page.wait_for_selector("dialog[open]", state="detached")
+    return text
+
+
+def test_deleting_a_project_says_another_tab_has_unsaved_changes_in_it(
+    site_context: BrowserContext,
+) -> None:
+    first = HostPage(site_context.new_page())
+    first.open()
+    second = HostPage(site_context.new_page())
+    second.open(BASE_URL)
+    pid = first.ok("project.create", {"name": "Shared"}, human=True)["result"]["project"]["id"]
+    first.ok("file.write", {"project": pid, "path": "todo.txt"}, b"old\n", human=True)
+    page = first.page
+    go(page, "projects")
+    page.wait_for_selector("[aria-label='Delete project Shared']")
+    said = "Another tab has unsaved changes in this project"
+    assert said not in _delete_asks(page, "Shared")  # nothing unsaved anywhere yet
+    open_in_ui(second, pid)
+    open_file(second.page, "todo.txt")
+    wait_editor(second.page)
+    set_editor_text(second.page, "new words\n")
+    second.page.wait_for_function("() => voicebox.app.unsavedSaid.endsWith('todo.txt')")
+    text = _delete_asks(page, "Shared", "delete-project-unsaved-elsewhere")
+    assert said in text and "todo.txt" in text, text
+    # the tab holding the text is not warned of its own edits
+    go(second.page, "projects")  # asks: Save, Discard or Cancel
+    second.page.wait_for_selector("#unsaved-dialog[open]")
+    second.page.click("#unsaved-dialog .dialog-cancel")
+    second.page.wait_for_selector("#unsaved-dialog", state="detached")
+    assert (
+        first.ok("project.unsaved_elsewhere", {"project": pid, "page": _page_id(second)})["result"][
+            "tabs"
+        ]
+        == 0
+    )
+    # saved there: nothing left to warn of
+    second.page.click("#save-file")
+    second.page.wait_for_function("() => voicebox.app.unsavedSaid === ''")
+    assert said not in _delete_asks(page, "Shared")
+    # unsaved again, then that tab closes: the host forgets it when its life lock goes
+    set_editor_text(second.page, "newer words\n")
+    second.page.wait_for_function("() => voicebox.app.unsavedSaid.endsWith('todo.txt')")
+    asked = {"project": pid, "page": _page_id(first)}
+    assert first.ok("project.unsaved_elsewhere", asked)["result"]["tabs"] == 1
+    second.page.close(run_before_unload=False)
+    deadline = time.monotonic() + 10
+    while first.ok("project.unsaved_elsewhere", asked)["result"]["tabs"] != 0:
+        assert time.monotonic() < deadline, "the closed tab's unsaved text was not forgotten"
+        page.wait_for_timeout(100)
+    assert said not in _delete_asks(page, "Shared")
+    first.assert_clean()
+
+
+def _page_id(host: HostPage) -> str:
+    return host.page.evaluate("() => voicebox.host.pageId")
