@@ -138,6 +138,12 @@ class HostBridge:
 
         return release_frame(self.host.ctx.services, int(frame))
 
+    def page_gone(self, page: str) -> bool:
+        """The tab whose page id is ``page`` is gone (the worker learned it by that page's
+        life lock): forget the unsaved text it said it held (issue 33,
+        :class:`core.host.unsaved_tabs.UnsavedTabs`). True when it had said any."""
+        return self.host.ctx.unsaved.forget(str(page))
+
     def versions(self) -> str:
         """The versions shown on ready, as JSON text."""
         return json.dumps(self.host.ctx.versions)

@@ -260,6 +260,8 @@ PATTERN_RULES = {
     r"^[A-Z][A-Z0-9_]{1,63}$": "must be 2–64 upper-case letters, digits or '_', starting with a "
     "letter",
     r"^[A-Za-z0-9_-]{1,32}$": "must be 1–32 letters, digits, '_' or '-'",
+    r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$": "must be a tab's page id "
+    "(a lower-case UUID)",
 }
 """Each pattern an argument model declares → the rule in words (issue 17: a person reads the
 rule, never the regex). A pattern not listed is said as ``does not have the required form``;

@@ -132,7 +132,9 @@ const app = {
       if (button.dataset.surface === this.surface) button.setAttribute("aria-current", "page");
       else button.removeAttribute("aria-current");
     }
+    this.help?.follow(); // the guide shows only where it helps (core/host/help_ops.py)
     const focused = await this.refresh();
+    this.reportUnsaved(); // a file left (saved or discarded) holds no unsaved text any more
     if (!focused && seq === this.navSeq) main.focus({ preventScroll: true });
     return true;
   },
@@ -277,6 +279,25 @@ const app = {
     renderProjectBar();
     updateTitle();
     this.tray?.refresh({ force: true });
+    this.reportUnsaved();
+  },
+
+  /** What this tab last told the host it holds unsaved ("project path…"; "": nothing). */
+  unsavedSaid: "",
+
+  /** Tell the host which project and paths this tab's editor holds unsaved text of (issue 33:
+   * another tab's delete confirmation says so; core/host/unsaved_ops.py). Sent only when it
+   * changed since the last time said; `again` sends it anyway (a new host knows nothing). */
+  reportUnsaved({ again = false } = {}) {
+    const held = this.filesView?.unsavedText() ?? null;
+    const project = held ? (this.project?.id ?? null) : null;
+    const paths = held && project ? [held.path] : [];
+    const said = project ? `${project} ${paths.join(" ")}` : "";
+    if (!again && said === this.unsavedSaid) return;
+    this.unsavedSaid = said;
+    host.call("tabs.unsaved", { page: host.pageId, project, paths }).catch(() => {
+      this.unsavedSaid = null; // not heard: said again at the next change
+    });
   },
 
   async closeProject() {
@@ -461,6 +482,7 @@ host.addEventListener("ready", async (event) => {
   runtimeFrame?.remove(); // a restarted host connects it again when Python is next needed
   runtimeFrame = null;
   runtimeReady = null;
+  if (started) app.reportUnsaved({ again: true }); // a new host knows no tab's unsaved text
   if (started && v.wasFollower) {
     // a follower took over: the page already shows the right place (nothing re-rendered,
     // an editor keeps its unsaved text); the tray reads the new host
@@ -505,6 +527,8 @@ host.addEventListener("event", (event) => {
  * surface lists again, keeping the name being typed and the focused control where they still
  * are; the project bar follows a rename of the open project. */
 async function projectsChanged(d) {
+  // the first project made, or the last one deleted, in any tab: where the guide shows changes
+  if (d.how === "created" || d.how === "removed") app.help.start();
   if (d.how === "removed" && app.project?.id === d.project) {
     // deleted in another tab while open here: closed with a plain sentence; unsaved text is
     // offered to be saved elsewhere or copied, never dropped in silence (page/ui/project_gone)
@@ -545,7 +569,7 @@ async function projectsChanged(d) {
 }
 
 host.addEventListener("fatal", (event) => {
-  setStatus("error", `Error: ${event.detail.code}`);
+  setStatus("error", "The host could not start");
   bootRegion.hidden = false;
   renderBootFailure(bootRegion, event.detail);
 });

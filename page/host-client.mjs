@@ -65,6 +65,11 @@ export class HostClient extends EventTarget {
   #ticker = null;
   #restarts = [];
   #page = crypto.randomUUID();
+  /** This page's id: the name of the lock it holds for its life (what it tells the host
+   * when it says which unsaved text it holds, core/host/unsaved_ops.py). */
+  get pageId() {
+    return this.#page;
+  }
   /** The tabs' broker's port (a SharedWorker's), or null where there is none. */
   #broker = null;
   /** The port to the leader's host worker while this tab follows, else null. */

@@ -179,10 +179,14 @@ function follow(port) {
 
 /** Learn that a follower's tab is gone — closed, crashed, discarded — by its page's lock: a
  * port says nothing when the tab at its other end dies, but the lock that page holds for its
- * life is granted to this queued request then (issue 33 item 2). Let go at once. */
+ * life is granted to this queued request then (issue 33 item 2). Let go at once; the host
+ * forgets the unsaved text that tab said it held. */
 function watchTab(port, page) {
   if (typeof page !== "string" || !/^[0-9a-f-]{36}$/.test(page) || !navigator.locks) return;
-  navigator.locks.request(PAGE_LOCK_PREFIX + page, () => left(port));
+  navigator.locks.request(PAGE_LOCK_PREFIX + page, () => {
+    left(port);
+    bridge?.page_gone?.(page); // the unsaved text it said it held (core/host/unsaved_tabs.py)
+  });
 }
 
 /** A follower's tab is gone: its port is dropped, its streamed downloads are dropped (issue

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from core.audit import AuditLog
 from core.custody.held_secrets import HeldSecrets, WatchedState
+from core.host.unsaved_tabs import UnsavedTabs
 from core.policy import Policy
 from core.ports import (
     Clock,
@@ -100,7 +101,9 @@ class HostContext:
     secrets this host holds, :mod:`core.custody.held_secrets`: ``state`` is wrapped so that
     storing one of them is seen; nothing the page receives holds one, issue 29 item 8) and
     :attr:`searches` (the searches in files running now, so ``file.search_cancel`` can stop
-    one: :class:`~core.projects.search.SearchCancels`, issue 33 item 1).
+    one: :class:`~core.projects.search.SearchCancels`, issue 33 item 1) and :attr:`unsaved`
+    (the unsaved editor text each tab said it holds,
+    :class:`~core.host.unsaved_tabs.UnsavedTabs`, issue 33).
     """
 
     roots: ProjectRoots
@@ -118,6 +121,7 @@ class HostContext:
     listings: ListingCache | None = field(init=False, default=None)
     secrets: HeldSecrets = field(init=False, default_factory=HeldSecrets)
     searches: SearchCancels = field(init=False, default_factory=SearchCancels)
+    unsaved: UnsavedTabs = field(init=False, default_factory=UnsavedTabs)
     _mailboxes = None  # not a field: the MailboxCache, made by ``mailboxes`` on first use
 
     def __post_init__(self) -> None:

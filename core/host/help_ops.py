@@ -10,12 +10,28 @@ audited. The guide's words are :data:`core.missions.words.GUIDE`, in the page's 
 
 from __future__ import annotations
 
+from typing import get_args
+
 from core.editor_prefs import EditorPrefs
 from core.host.operations import Call, Outcome
 from core.missions.ui_state import load_ui_state, save_ui_state
+from core.missions.words import Surface
 from core.model import Contract
 
-__all__ = ["EditorPrefsArgs", "GuideArgs", "GuideState", "editor_prefs", "help_guide"]
+__all__ = [
+    "GUIDE_HOME",
+    "EditorPrefsArgs",
+    "GuideArgs",
+    "GuideState",
+    "editor_prefs",
+    "guide_surfaces",
+    "help_guide",
+]
+
+GUIDE_HOME: Surface = "projects"
+"""The surface the guide stays on once a project exists: where a person starts."""
+
+EVERY_SURFACE: tuple[Surface, ...] = get_args(Surface)
 
 
 class GuideArgs(Contract):
@@ -26,21 +42,37 @@ class GuideArgs(Contract):
 
 
 class GuideState(Contract):
-    """Whether the first-run guide is closed (``dismissed``: the person closed it)."""
+    """Whether the first-run guide is closed (``dismissed``: the person closed it), and
+    ``shown_on``: the page surfaces it is drawn on (:func:`guide_surfaces`)."""
 
     dismissed: bool
+    shown_on: list[Surface]
+
+
+def guide_surfaces(*, dismissed: bool, projects: int) -> list[Surface]:
+    """Where the page draws the first-run guide (issue 33, the fresh tester's tryout: it sat
+    on every surface as furniture while projects existed). Nowhere once the person closed it
+    (Help opens it again); on every surface while there is no project yet (each surface's
+    first step is to make one); else only on :data:`GUIDE_HOME`, where a person starts.
+    ``projects``: how many projects the catalog lists."""
+    if dismissed:
+        return []
+    return list(EVERY_SURFACE) if projects == 0 else [GUIDE_HOME]
 
 
 async def help_guide(call: Call[GuideArgs]) -> Outcome:
-    """Read, or set then read, whether the guide is closed. Never refuses (beyond malformed
-    arguments)."""
+    """Read, or set then read, whether the guide is closed, and where it is drawn
+    (:func:`guide_surfaces`; reads the catalog's manifests to count projects). Never refuses
+    (beyond malformed arguments)."""
     wanted = call.args.dismissed
     async with call.ctx.state_lock:
         ui = await load_ui_state(call.ctx.state)
         if wanted is not None and wanted != ui.guide_dismissed:
             ui = ui.model_copy(update={"guide_dismissed": wanted})
             await save_ui_state(call.ctx.state, ui)
-    return Outcome(GuideState(dismissed=ui.guide_dismissed))
+    projects = len(await call.ctx.catalog.list())
+    shown_on = guide_surfaces(dismissed=ui.guide_dismissed, projects=projects)
+    return Outcome(GuideState(dismissed=ui.guide_dismissed, shown_on=shown_on))
 
 
 class EditorPrefsArgs(Contract):

@@ -37,6 +37,7 @@ from core.host import (
     project_ops,
     python_ops,
     settings_ops,
+    unsaved_ops,
     upload_ops,
 )
 from core.host.operations import Gesture, LateModule, Operation, Operations
@@ -863,6 +864,22 @@ OPERATIONS = Operations(
             help_ops.GuideState,
             help_ops.help_guide,
             "Remember, or read, whether the first-run guide is closed.",
+            audited=False,
+        ),
+        Operation(
+            "tabs.unsaved",
+            unsaved_ops.UnsavedArgs,
+            unsaved_ops.UnsavedKept,
+            unsaved_ops.tabs_unsaved,
+            "Say which project and paths this tab's editor holds unsaved text of.",
+            audited=False,
+        ),
+        Operation(
+            "project.unsaved_elsewhere",
+            unsaved_ops.ElsewhereArgs,
+            unsaved_ops.UnsavedElsewhere,
+            unsaved_ops.project_unsaved_elsewhere,
+            "Which other tabs hold unsaved editor text in a project.",
             audited=False,
         ),
         Operation(

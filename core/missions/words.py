@@ -31,6 +31,7 @@ __all__ = [
     "SEAT_LABELS",
     "TERMS",
     "GuideStep",
+    "Surface",
     "Term",
     "glossary",
 ]

@@ -1,8 +1,30 @@
-// Errors and notices. A refusal always shows its code and the host's sentence (SPEC §11).
+// Errors and notices. A refusal always shows the host's sentence and its code (SPEC §11):
+// the sentence first, for the person; the code after it, for a bug report (issue 33).
 
 import { el, replace } from "../dom.mjs";
 
 let region = null;
+
+/** The one way the page words a refusal (issue 33: a person reads the sentence first).
+ * `refusal`: {code, message} (a host Refusal, or any error: no code → `fallback`). Returns
+ * nodes to place in a paragraph or an alert: `<span class="refusal-message">sentence</span>`
+ * then ` (code <code class="refusal-code">the-code</code>)` — so a screen reader reads
+ * "sentence (code the-code)". `codeId` puts an id on the code element (tests and bug reports
+ * find it there). */
+export function refusalParts(refusal, { fallback = "error", codeId = null } = {}) {
+  const code = refusal?.code ?? fallback;
+  const message = refusal?.message ?? String(refusal);
+  return [
+    el("span", { class: "refusal-message" }, message),
+    el(
+      "span",
+      { class: "refusal-code-note", title: "The refusal's code, for a bug report" },
+      " (code ",
+      el("code", { class: "refusal-code", id: codeId }, code),
+      ")",
+    ),
+  ];
+}
 
 export function mountAlerts(node) {
   region = node;
@@ -10,17 +32,13 @@ export function mountAlerts(node) {
 
 export function showRefusal(err, context = "") {
   if (!region) return;
-  const code = err?.code ?? "internal-error";
-  const message = err?.message ?? String(err);
   replace(
     region,
     el(
       "div",
       { class: "alert alert-error" },
       el("strong", {}, context ? `${context}: ` : ""),
-      el("code", { class: "refusal-code" }, code),
-      " — ",
-      el("span", { class: "refusal-message" }, message),
+      refusalParts(err, { fallback: "internal-error" }),
       el(
         "button",
         { type: "button", class: "link", onclick: clearAlerts, "aria-label": "Dismiss message" },

@@ -1,6 +1,7 @@
 // Boot progress: what is loading and bytes so far, then ready or a clear, actionable error.
 
 import { el, formatBytes, replace } from "../dom.mjs";
+import { refusalParts } from "./alerts.mjs";
 
 const STAGES = {
   lock: "Claiming this site's storage",
@@ -37,7 +38,7 @@ export function renderBootFailure(node, failure) {
       "div",
       { class: "alert alert-error", role: "alert" },
       el("h2", {}, "The host could not start"),
-      el("p", {}, el("code", { class: "refusal-code" }, failure.code), " — ", failure.message),
+      el("p", {}, refusalParts(failure)),
       failure.file
         ? el("p", {}, "File: ", el("code", { id: "boot-failed-file" }, failure.file))
         : null,
@@ -63,7 +64,7 @@ export function renderStandby(node) {
         {},
         "This site is open in another tab of this browser, and that tab's host owns the storage. " +
           "This tab does not write: anything asked of it is refused with ",
-        el("code", { class: "refusal-code" }, "host-active-elsewhere"),
+        el("code", {}, "host-active-elsewhere"),
         ".",
       ),
       el(
@@ -140,7 +141,7 @@ export function renderHostLoss(node, loss, { restarted = false, progress = null 
       {},
       `At ${when} ${LOSS[loss.reason] ?? loss.reason}${loss.detail ? ` (${loss.detail})` : ""}. `,
       `${calls} answered `,
-      el("code", { class: "refusal-code" }, "host-restarted"),
+      el("code", {}, "host-restarted"),
       loss.pending
         ? `: whether ${one ? "it" : "they"} took effect is unknown, so check before repeating ${one ? "it" : "them"}.`
         : ".",

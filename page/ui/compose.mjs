@@ -15,7 +15,7 @@
 import { el, literal, name, replace } from "../dom.mjs";
 import { CAPABILITIES, LIMITS, OPERATOR, SEATS } from "../contract.gen.mjs";
 import { capabilityLabel, seatAndCapability, seatLabel, term, wordOption } from "./words.mjs";
-import { clearAlerts, guarded, showRefusal } from "./alerts.mjs";
+import { clearAlerts, guarded, refusalParts, showRefusal } from "./alerts.mjs";
 import { blocked } from "./safe.mjs";
 import { checkAsTyped } from "./validate.mjs";
 
@@ -205,7 +205,7 @@ export async function renderCompose(node, app, params = {}) {
       state.drafted = null;
       send.disabled = true;
       preview.textContent = "";
-      refLine.replaceChildren(el("code", { class: "refusal-code" }, err.code), " — ", err.message);
+      refLine.replaceChildren(refusalParts(err));
       return;
     }
     if (seq !== state.seq) return;
@@ -510,11 +510,7 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
       state.drafted = null;
       send.disabled = true;
       preview.textContent = "";
-      refLine.replaceChildren(
-        el("code", { class: "refusal-code" }, err.code ?? "error"),
-        " — ",
-        err.message ?? String(err),
-      );
+      refLine.replaceChildren(refusalParts(err));
       return;
     }
     if (seq !== state.seq) return;
@@ -619,16 +615,7 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
       noteInput.value = "";
       await draft();
     } catch (err) {
-      replace(
-        status,
-        el(
-          "p",
-          {},
-          el("code", { class: "refusal-code", id: "spawn-refusal" }, err.code ?? "error"),
-          " — ",
-          err.message ?? String(err),
-        ),
-      );
+      replace(status, el("p", {}, refusalParts(err, { codeId: "spawn-refusal" })));
       showRefusal(err, "Spawning the mission");
       showSend();
     }

@@ -1361,6 +1361,7 @@ export class FilesView {
     if (save && !blocked(this.app, "file.write")) save.disabled = !changed;
     if (revert) revert.disabled = !changed;
     if (this.saveState) this.saveState.textContent = changed ? "Unsaved changes" : "";
+    this.app.reportUnsaved?.(); // the host knows which tab holds unsaved text (issue 33)
   }
 
   /** Save the editor's text. It names the version the editor opened (`if_sha256`): a file

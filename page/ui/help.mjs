@@ -3,7 +3,10 @@
 // The guide is a short panel above the surface: what the product is for and where to start,
 // one button per step (it opens that surface). Closing it is remembered by the host
 // (`help.guide`, in ui-state.json like the tray's state), never by the page; Help shows it
-// again. Help (the topbar button, or F1) is a dialog: the guide's switch, the glossary and the
+// again. Where it is drawn is the host's answer too (`shown_on`, core/host/help_ops.py
+// guide_surfaces): every surface before the first project, then Projects only — never
+// furniture over a person's work (the fresh tester's tryout). Opened from Help, it shows on
+// the surface where the person asked for it until they move on. Help (the topbar button, or F1) is a dialog: the guide's switch, the glossary and the
 // keyboard shortcuts. Every word comes from core (contract.gen.mjs GUIDE, GLOSSARY); the only
 // list kept here is the page's own keys, which the page itself defines.
 
@@ -38,6 +41,10 @@ export class Help {
     this.guide = guide;
     this.opener = opener;
     this.shown = false;
+    /** The host's last answer: {dismissed, shown_on} (null before it answered). */
+    this.state = null;
+    /** The surface Help reopened the guide on: it shows there until the person moves on. */
+    this.askedOn = null;
     /** True once the host said whether the guide was closed (tests wait for it). */
     this.answered = false;
     guide.hidden = true;
@@ -50,15 +57,27 @@ export class Help {
     });
   }
 
-  /** Ask the host whether the guide was closed; show it when it was not. */
+  /** Ask the host whether, and where, the guide is shown (at boot, and when projects were
+   * created or deleted in any tab); draw it for the surface on screen. */
   async start() {
     try {
       const { result } = await this.app.host.call("help.guide", {});
-      this.draw(!result.dismissed);
+      this.state = result;
     } catch {
-      this.draw(false); // a host that cannot say: the page works without the guide
+      this.state = null; // a host that cannot say: the page works without the guide
     }
+    this.follow();
     this.answered = true;
+  }
+
+  /** The surface on screen changed (or the host's answer did): draw the guide if it belongs
+   * there. */
+  follow() {
+    const surface = this.app.surface;
+    if (this.askedOn !== null && this.askedOn !== surface) this.askedOn = null;
+    const here = Boolean(this.state && this.state.shown_on.includes(surface));
+    const show = Boolean(this.state && !this.state.dismissed && (here || this.askedOn !== null));
+    if (show !== this.shown || (show && !this.guide.firstChild)) this.draw(show);
   }
 
   draw(show) {
@@ -115,7 +134,9 @@ export class Help {
   async setDismissed(dismissed) {
     try {
       const { result } = await this.app.host.call("help.guide", { dismissed });
-      this.draw(!result.dismissed);
+      this.state = result;
+      this.askedOn = result.dismissed ? null : this.app.surface; // asked for here: shown here
+      this.follow();
       if (result.dismissed) {
         showNotice("Guide closed. Help (top right, or F1) shows it again.");
         this.opener.focus();

@@ -2,7 +2,7 @@
 // only asks for permission inside a gesture, so this is a button; the host then checks again.
 
 import { el, replace } from "../dom.mjs";
-import { clearAlerts, guarded, showRefusal } from "./alerts.mjs";
+import { clearAlerts, guarded, refusalParts, showRefusal } from "./alerts.mjs";
 
 export function renderGrantAccess(node, app, projectId, refusal) {
   const grant = el(
@@ -40,7 +40,7 @@ export function renderGrantAccess(node, app, projectId, refusal) {
   replace(
     node,
     el("h2", {}, "This folder needs your permission again"),
-    el("p", {}, el("code", { class: "refusal-code" }, refusal.code), " — ", refusal.message),
+    el("p", {}, refusalParts(refusal)),
     el(
       "p",
       { class: "muted" },

@@ -89,30 +89,48 @@ function keepForm(name, unsaved, projects) {
     { id: "orphan-project" },
     projects.map((p) => el("option", { value: p.id }, p.name)),
   );
-  const path = el("input", { id: "orphan-path", type: "text", autocomplete: "off" });
+  const path = el("input", {
+    id: "orphan-path",
+    type: "text",
+    autocomplete: "off",
+    "aria-describedby": "orphan-path-hint",
+  });
   path.value = unsaved.path;
+  // A sentence, then each control under its own label, then (from choiceDialog) the buttons:
+  // nothing runs into the next line (issue 33, the fresh tryout).
   const node = el(
     "div",
-    {},
+    { class: "orphan-form" },
     el(
       "p",
-      {},
+      { id: "orphan-sentence" },
       `“${name}” was deleted in another tab before your changes to ${unsaved.path} were saved.`,
     ),
-    el("label", { for: "orphan-text" }, `Your text of ${unsaved.path}`),
-    text,
-    el("p", {}, copy, " ", said),
+    el(
+      "div",
+      { class: "field" },
+      el("label", { for: "orphan-text" }, `Your text of ${unsaved.path}`),
+      text,
+    ),
+    el("p", { class: "orphan-copy-row" }, copy, " ", said),
     projects.length
-      ? [
-          el("label", { for: "orphan-project" }, "Save into the project"),
-          project,
+      ? el(
+          "fieldset",
+          { class: "orphan-save" },
+          el("legend", {}, "Or save it into another project"),
+          el("div", { class: "field" }, el("label", { for: "orphan-project" }, "Project"), project),
           el(
-            "label",
-            { for: "orphan-path" },
-            "as (a path in that project; an existing file is kept)",
+            "div",
+            { class: "field" },
+            el("label", { for: "orphan-path" }, "Path in that project"),
+            path,
+            el(
+              "p",
+              { class: "muted field-hint", id: "orphan-path-hint" },
+              "A file already at that path is kept; yours is saved beside it.",
+            ),
           ),
-          path,
-        ]
+        )
       : el("p", {}, "There is no other project to save it into: copy it before you close this."),
   );
   return { node, project, path };

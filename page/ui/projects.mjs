@@ -179,18 +179,21 @@ export async function renderProjects(node, app) {
               class: "danger",
               "aria-label": `Delete project ${p.name}`,
               onclick: async () => {
+                const others = await unsavedElsewhere(app, p.id);
                 const sure =
                   p.kind === "directory"
                     ? await confirmDialog({
                         title: "Remove folder from the list",
                         confirmLabel: "Remove",
                         text: `This removes “${p.name}” from your projects and forgets the folder. Nothing on disk is deleted; open the folder again to bring it back.`,
+                        body: others,
                       })
                     : await confirmDialog({
                         title: "Delete project",
                         danger: true,
                         confirmLabel: "Delete",
                         text: `This deletes the project “${p.name}” and every file in it from this browser's storage. It cannot be undone.`,
+                        body: others,
                       });
                 if (!sure) return;
                 if (
@@ -256,5 +259,26 @@ export async function renderProjects(node, app) {
           ),
         )
       : el("p", { class: "empty" }, "No projects yet — create one above."),
+  );
+}
+
+/** What the delete confirmation says of other tabs' unsaved edits in project `id` (issue 33,
+ * the fresh tester's tryout): a warning naming the files when the host knows of any
+ * (`project.unsaved_elsewhere`, core/host/unsaved_ops.py), else nothing. A host that cannot
+ * say leaves the confirmation as it was. */
+async function unsavedElsewhere(app, id) {
+  let got;
+  try {
+    got = (await app.host.call("project.unsaved_elsewhere", { project: id, page: app.host.pageId }))
+      .result;
+  } catch {
+    return null;
+  }
+  if (!got.tabs) return null;
+  return el(
+    "p",
+    { class: "unsaved-elsewhere", id: "unsaved-elsewhere", role: "alert" },
+    el("strong", {}, "Another tab has unsaved changes in this project"),
+    ` (${got.paths.join(", ")}). Deleting it now loses them unless that tab saves them elsewhere.`,
   );
 }

@@ -5,7 +5,7 @@
 
 import { el, replace } from "../dom.mjs";
 import { opaqueFrame } from "../frames.mjs";
-import { showRefusal } from "./alerts.mjs";
+import { refusalParts, showRefusal } from "./alerts.mjs";
 
 /** Keep at most this many characters of output on screen (the oldest go first). */
 const SHOWN_CHARS = 2_000_000;
@@ -218,7 +218,20 @@ export class PythonPanel {
     replace(this.output);
     replace(this.changes);
     this.shown = 0;
+    this.#reveal();
     await this.#go("python.run", { path: this.path }, `Running ${this.path}…`);
+  }
+
+  /** The output in sight after Run, with no scrolling by the person (issue 33, the fresh
+   * tester's tryout: it sat below the fold at 1280×800). On a wide screen the panel docks at
+   * the foot of the window (styles.css `.python-panel.docked`, sticky), so the editor's top
+   * and Run stay in view above it; on a narrow one (narrow.css: not docked) the output is
+   * scrolled into view. Where it is already in view nothing moves. */
+  #reveal() {
+    this.node.classList.add("docked");
+    const { top, bottom } = this.output.getBoundingClientRect();
+    // centred, so the lines that arrive below stay in sight as the output grows
+    if (top < 0 || bottom > innerHeight) this.output.scrollIntoView({ block: "center" });
   }
 
   async evaluate() {
@@ -280,7 +293,7 @@ export class PythonPanel {
                 el("code", { class: "hash" }, `${c.sha256.slice(0, 16)}…`),
                 c.store_version === null ? "" : ` (store version ${c.store_version})`,
               ]
-          : ["refused ", el("code", { class: "refusal-code" }, c.code), ` — ${c.message}`],
+          : ["refused: ", refusalParts(c)],
       ),
     );
     if (result.left_out_note) items.push(el("li", { class: "muted" }, result.left_out_note));

@@ -12,7 +12,7 @@
 import { CAPABILITIES, HUMAN_UI } from "../contract.gen.mjs";
 import { capabilityLabel, term, wordOption } from "./words.mjs";
 import { el, formatTime, literal, name, replace } from "../dom.mjs";
-import { acted } from "./alerts.mjs";
+import { acted, refusalParts } from "./alerts.mjs";
 import { confirmDialog } from "./dialog.mjs";
 import { guard } from "./safe.mjs";
 
@@ -122,13 +122,7 @@ export function openRemoteMissions(section, app, env, project, opts = {}) {
         );
         spawnButton.disabled = false;
         if (!done) {
-          if (refused)
-            replace(
-              reason,
-              el("code", { class: "refusal-code", id: "spawn-refusal" }, refused.code ?? "error"),
-              " — ",
-              refused.message ?? String(refused),
-            );
+          if (refused) replace(reason, refusalParts(refused, { codeId: "spawn-refusal" }));
           return;
         }
         noteInput.value = "";
@@ -338,12 +332,7 @@ export function openRemoteMissions(section, app, env, project, opts = {}) {
         },
         (err) => {
           evidence.hidden = false;
-          replace(
-            evidence,
-            el("code", { class: "refusal-code" }, err.code ?? "error"),
-            " — ",
-            err.message ?? String(err),
-          );
+          replace(evidence, refusalParts(err));
         },
       );
     }
@@ -484,17 +473,7 @@ export function openRemoteMissions(section, app, env, project, opts = {}) {
     try {
       d = (await call("remote.diff", { missionId: id })).result;
     } catch (err) {
-      if (view.dataset.mission === id)
-        replace(
-          review,
-          el(
-            "p",
-            {},
-            el("code", { class: "refusal-code" }, err.code ?? "error"),
-            " — ",
-            err.message ?? String(err),
-          ),
-        );
+      if (view.dataset.mission === id) replace(review, el("p", {}, refusalParts(err)));
       return;
     }
     if (view.dataset.mission !== id) return;
@@ -626,14 +605,7 @@ export function openRemoteMissions(section, app, env, project, opts = {}) {
     const meta = view.querySelector("#mission-log-meta");
     if (got.error) {
       if (meta)
-        replace(
-          meta,
-          "The log could not be read: ",
-          el("code", { class: "refusal-code" }, got.error.code ?? "error"),
-          " — ",
-          got.error.message ?? String(got.error),
-          " (trying again)",
-        );
+        replace(meta, "The log could not be read: ", refusalParts(got.error), " (trying again)");
       return;
     }
     const logView = got.view;
@@ -673,12 +645,7 @@ export function openRemoteMissions(section, app, env, project, opts = {}) {
       state.board = answer.result;
       showBoard(state.board);
     } catch (err) {
-      replace(
-        reason,
-        el("code", { class: "refusal-code" }, err.code ?? "error"),
-        " — ",
-        err.message ?? String(err),
-      );
+      replace(reason, refusalParts(err));
       spawnButton.disabled = true;
     }
     if (!alive()) return;

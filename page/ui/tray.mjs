@@ -23,7 +23,7 @@ import {
 import { phaseBadge, phaseLabel, phaseTitle, seatAndCapability } from "./words.mjs";
 import { el, formatDuration, formatTime, literal, name, replace } from "../dom.mjs";
 import { blocked } from "./safe.mjs";
-import { showNotice, showRefusal } from "./alerts.mjs";
+import { refusalParts, showNotice, showRefusal } from "./alerts.mjs";
 import { confirmDialog } from "./dialog.mjs";
 
 const POLL_MS = 2500;
@@ -256,13 +256,7 @@ export class Tray {
     if (!this.view) {
       body.append(
         this.loadError
-          ? el(
-              "p",
-              { class: "card-error", role: "alert" },
-              el("code", { class: "refusal-code" }, this.loadError.code),
-              " — ",
-              this.loadError.message,
-            )
+          ? el("p", { class: "card-error", role: "alert" }, refusalParts(this.loadError))
           : el(
               "p",
               { class: "muted", role: "status" },
@@ -524,15 +518,7 @@ export class Tray {
             ` ${busy}`,
           )
         : null,
-      error
-        ? el(
-            "p",
-            { class: "card-error", role: "alert" },
-            el("code", { class: "refusal-code" }, error.code),
-            " — ",
-            error.message,
-          )
-        : null,
+      error ? el("p", { class: "card-error", role: "alert" }, refusalParts(error)) : null,
       actions.length ? el("div", { class: "card-actions" }, actions) : null,
       this.expanded.has(id) ? this.provenanceBlock(c) : null,
     );
@@ -547,15 +533,7 @@ export class Tray {
       return box;
     }
     if (p.error) {
-      box.append(
-        el(
-          "p",
-          { class: "card-error" },
-          el("code", { class: "refusal-code" }, p.error.code),
-          " — ",
-          p.error.message,
-        ),
-      );
+      box.append(el("p", { class: "card-error" }, refusalParts(p.error)));
       return box;
     }
     const hash = (h) =>
@@ -750,9 +728,10 @@ export class Tray {
             "p",
             { id: "archive-would-not" },
             "The receipt would not import now: ",
-            el("code", { class: "refusal-code" }, p.import_code ?? "—"),
-            " — ",
-            p.import_message ?? "",
+            refusalParts(
+              { code: p.import_code, message: p.import_message ?? "" },
+              { fallback: "—" },
+            ),
           ),
       el(
         "p",
@@ -926,13 +905,7 @@ export class Tray {
     if (!v) {
       body.append(
         this.remoteError
-          ? el(
-              "p",
-              { class: "card-error", role: "alert" },
-              el("code", { class: "refusal-code" }, this.remoteError.code ?? "error"),
-              " — ",
-              this.remoteError.message ?? String(this.remoteError),
-            )
+          ? el("p", { class: "card-error", role: "alert" }, refusalParts(this.remoteError))
           : el(
               "p",
               { class: "muted", role: "status" },
@@ -945,15 +918,7 @@ export class Tray {
     body.append(this.counts(v));
     if (v.note) body.append(el("p", { class: "card-error", id: "tray-note" }, v.note));
     if (this.remoteError)
-      body.append(
-        el(
-          "p",
-          { class: "card-error", role: "alert" },
-          el("code", { class: "refusal-code" }, this.remoteError.code ?? "error"),
-          " — ",
-          this.remoteError.message ?? "",
-        ),
-      );
+      body.append(el("p", { class: "card-error", role: "alert" }, refusalParts(this.remoteError)));
     if (v.moving)
       body.append(
         el(
@@ -1100,15 +1065,7 @@ export class Tray {
             ` ${busy}`,
           )
         : null,
-      error
-        ? el(
-            "p",
-            { class: "card-error", role: "alert" },
-            el("code", { class: "refusal-code" }, error.code),
-            " — ",
-            error.message,
-          )
-        : null,
+      error ? el("p", { class: "card-error", role: "alert" }, refusalParts(error)) : null,
       actions.length ? el("div", { class: "card-actions" }, actions) : null,
     );
   }

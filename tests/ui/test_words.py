@@ -9,7 +9,14 @@ from typing import get_args
 from core.host.page_contract import page_contract, render
 from core.missions.letters import PHASE_LABELS, PHASE_MEANINGS, PHASES, Capability, Seat
 from core.missions.ui_state import UiState
-from core.missions.words import CAPABILITY_LABELS, GUIDE, SEAT_LABELS, TERMS, glossary
+from core.missions.words import (
+    CAPABILITY_LABELS,
+    GUIDE,
+    SEAT_LABELS,
+    TERMS,
+    Surface,
+    glossary,
+)
 from tests.support import HostHarness
 
 RAW_WORDS = ("block", "seat", "capability", "ratify", "boundary")
@@ -72,13 +79,27 @@ def test_the_guide_starting_points_cover_the_first_day() -> None:
 
 def test_a_closed_guide_stays_closed_until_help_opens_it_again() -> None:
     h = HostHarness()
-    assert h.ok("help.guide") == {"dismissed": False}
-    assert h.ok("help.guide", dismissed=True) == {"dismissed": True}
-    assert h.ok("help.guide") == {"dismissed": True}
+    assert h.ok("help.guide")["dismissed"] is False
+    assert h.ok("help.guide", dismissed=True)["dismissed"] is True
+    assert h.ok("help.guide")["dismissed"] is True
     h.ok("project.create", name="alpha")  # other presentation state does not reset it
-    assert h.ok("help.guide") == {"dismissed": True}
-    assert h.ok("help.guide", dismissed=False) == {"dismissed": False}
-    assert h.ok("help.guide") == {"dismissed": False}
+    assert h.ok("help.guide")["dismissed"] is True
+    assert h.ok("help.guide", dismissed=False)["dismissed"] is False
+    assert h.ok("help.guide")["dismissed"] is False
+
+
+def test_the_guide_shows_everywhere_before_the_first_project_then_only_where_one_starts() -> None:
+    """Issue 33 (the fresh tester's tryout): the guide is not furniture over a person's work.
+    No project yet: every surface; a project exists: only Projects; closed: nowhere."""
+    h = HostHarness()
+    every = set(get_args(Surface))
+    assert set(h.ok("help.guide")["shown_on"]) == every
+    pid = h.ok("project.create", name="alpha")["project"]["id"]
+    assert h.ok("help.guide")["shown_on"] == ["projects"]
+    assert h.ok("help.guide", dismissed=True)["shown_on"] == []
+    assert h.ok("help.guide", dismissed=False)["shown_on"] == ["projects"]
+    h.ok("project.delete", project=pid)
+    assert set(h.ok("help.guide")["shown_on"]) == every
 
 
 def test_an_older_ui_state_without_the_guide_reads_as_guide_shown() -> None:
