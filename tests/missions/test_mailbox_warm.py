@@ -20,6 +20,7 @@ from core.host.mailbox_ops import warm_mailboxes
 from core.host.pipeline import Host
 from core.host.registry import OPERATIONS
 from core.memory.adapters import MemoryProjectFiles, SeededRandomness
+from core.missions.blocks import SKELETON_PATH
 from core.missions.letters import MissionLetter
 from core.missions.mailbox import INDEX_PATH, Mailbox, encode_line, mission_line, segment_path
 from core.refusals import Code, Refused
@@ -322,3 +323,38 @@ def test_a_post_into_another_project_is_not_held_up_by_the_warm_up() -> None:
     opened, answer = asyncio.run(scenario())
     assert answer["ok"] and answer["result"]["mission_seq"] == args["letter"]["mission_seq"]
     assert opened == [newer]  # the older one was open already: not opened twice
+
+
+@pytest.mark.cpython_only
+def test_the_warm_up_ends_only_after_every_picked_mailbox_is_open_even_one_a_call_began() -> None:
+    """Issue 34 (the worker posts ``settled`` when the warm-up ends): a call is opening the
+    only project's mailbox (held inside its open) when the warm-up reaches it. The warm-up
+    does not pass it by: it ends only once that open is over — and then reads the project's
+    block store too (what a post reads beside the mailbox), though the call opened it."""
+    world = World(projects=1)
+    h = world.restart()
+    (pid,) = world.ids
+    run(h.ctx.catalog.open(pid))  # the spy exists before the call starts
+    spy = world.spies[pid]
+    spy.hold("names", ".voicebox/mailbox")
+    read = {"v": 1, "id": "r1", "op": "mailbox.read", "args": {"project": pid, "kind": "mission"}}
+
+    async def scenario() -> tuple[list[str], dict[str, Any], bool]:
+        assert spy.waiting is not None and spy.gate is not None
+        call = asyncio.ensure_future(h.host.handle(json.dumps(read)))
+        await spy.waiting.wait()  # the call's open is under way
+        warm = asyncio.ensure_future(warm_mailboxes(h.ctx))
+        await _turns()
+        assert not warm.done()  # it waits for the open under way, not past it
+        assert ("read", str(SKELETON_PATH)) not in spy.calls
+        spy.gate.set()
+        opened = await warm
+        open_when_done = h.ctx.mailboxes.is_open(pid)
+        return opened, json.loads((await call)[0]), open_when_done
+
+    opened, answer, open_when_done = asyncio.run(scenario())
+    assert answer["ok"], answer
+    assert opened == []  # the call opened it, not the warm-up
+    assert open_when_done
+    assert spy.calls.count(("names", ".voicebox/mailbox")) == 1  # one open, the call's
+    assert ("read", str(SKELETON_PATH)) in spy.calls  # the warm-up read the block store
