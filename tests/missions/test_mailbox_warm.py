@@ -358,3 +358,44 @@ def test_the_warm_up_ends_only_after_every_picked_mailbox_is_open_even_one_a_cal
     assert open_when_done
     assert spy.calls.count(("names", ".voicebox/mailbox")) == 1  # one open, the call's
     assert ("read", str(SKELETON_PATH)) in spy.calls  # the warm-up read the block store
+
+
+@pytest.mark.cpython_only
+def test_settled_is_posted_only_after_every_warmed_mailbox_is_open() -> None:
+    """Issue 34: ``Host.after_ready`` (what the worker calls once it has posted ``ready``)
+    calls ``settled`` only when the late imports and the warm-up are both done — and the
+    warm-up is done only when every mailbox it picked is open. Here a call is opening the
+    older project's mailbox (held inside its open) when the host becomes ready: the warm-up
+    opens the newer one, then waits for that open, and ``settled`` comes after both."""
+    world = World(projects=2)
+    h = world.restart()
+    older, newer = world.ids
+    run(h.ctx.catalog.open(older))
+    spy = world.spies[older]
+    spy.hold("names", ".voicebox/mailbox")
+    read = {"v": 1, "id": "r1", "op": "mailbox.read", "args": {"project": older}}
+    seen: list[tuple[bool, bool]] = []
+
+    def settled() -> None:
+        seen.append((h.ctx.mailboxes.is_open(newer), h.ctx.mailboxes.is_open(older)))
+
+    async def scenario() -> dict[str, Any]:
+        assert spy.waiting is not None and spy.gate is not None
+        call = asyncio.ensure_future(h.host.handle(json.dumps(read)))
+        await spy.waiting.wait()  # the call's open of the older mailbox is under way
+        both = h.host.after_ready(settled)
+        for _ in range(200):
+            if h.ctx.mailboxes.is_open(newer):
+                break
+            await asyncio.sleep(0)
+        await _turns()
+        assert h.ctx.mailboxes.is_open(newer)  # the warm-up went on with the other project
+        assert seen == []  # but is not done: the older mailbox's open is under way
+        spy.gate.set()
+        await both
+        await _turns(5)  # the done callback's turn
+        return json.loads((await call)[0])
+
+    answer = asyncio.run(scenario())
+    assert answer["ok"], answer
+    assert seen == [(True, True)]  # once, with every picked mailbox open
