@@ -93,6 +93,12 @@ ROWS = (
         "×",
     ),
     Row(
+        "the same, like for like: over a fresh settled first post into 100",
+        "mailbox_fresh_host_settled_first_post_large_vs_settled_small_browser",
+        "ratio",
+        "×",
+    ),
+    Row(
         "upload 10,000 files through the UI, files/s",
         "upload_files_vs_bare_opfs_writes",
         "figure",

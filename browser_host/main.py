@@ -113,23 +113,13 @@ class HostBridge:
         return to_js([answer, None, None])
 
     def after_ready(self, settled: Any = None) -> None:
-        """Start the host's work that waits for ``ready`` (issue 18, cold boot; the worker
-        calls this right after it posts ``ready``, before it relays the calls queued during
-        the boot): the late modules' one shared import
-        (:meth:`core.host.pipeline.Host.late_imports` — a call for a late operation waits
-        for it, any other is answered meanwhile), then the mailboxes' warm-up
-        (:func:`core.host.mailbox_ops.warm_mailboxes`: a post needing a mailbox being opened
-        waits for that open). Returns at once: both run on later turns of the event loop.
-        ``settled``, a JS function, is called with no argument when both are done — the
-        late imports and the warm-up (issue 34: a post made after ``settled`` waits on no
-        background open) — whether the warm-up opened anything or not (the worker then posts
-        ``settled``: docs/architecture.md, "Late operations")."""
-        late = self.host.late_imports()
-        warming = asyncio.ensure_future(_warm_up(self.host.ctx, late))
-        self.warming = warming
-        if settled is not None:
-            both = asyncio.gather(late, warming, return_exceptions=True)
-            both.add_done_callback(lambda _done: settled())
+        """Start the host's work that waits for ``ready`` (the worker calls this right after it
+        posts ``ready``, before it relays the calls queued during the boot):
+        :meth:`core.host.pipeline.Host.after_ready` — the late modules' import and the
+        mailboxes' warm-up. Returns at once. ``settled``, a JS function, is called with no
+        argument when both are done (the worker then posts ``settled``: docs/architecture.md,
+        "Late operations")."""
+        self.warming = self.host.after_ready(settled)
 
     def frame_gone(self, frame: int) -> bool:
         """The tab holding Python runtime frame number ``frame`` is gone (the worker learned
@@ -243,16 +233,3 @@ async def start(
     # The late modules (core/host/registry.py) and the mailboxes' warm-up wait for ready: the
     # worker starts them when it has posted it (HostBridge.after_ready).
     return HostBridge(host)
-
-
-async def _warm_up(ctx: HostContext, late: asyncio.Future[None]) -> None:
-    """The background work beside the late imports (``late``):
-    :func:`core.host.mailbox_ops.warm_mailboxes`, begun as soon as the mailbox's module is in
-    (the first of :data:`core.host.registry.LATE_MODULES`, issue 34) rather than after every
-    late module: a fresh host's first post then finds its mailbox open sooner. An import is
-    one synchronous step, so no call sees that module half imported."""
-    del late  # not waited for: the warm-up runs beside the rest of the late imports
-    await asyncio.sleep(0)  # the late import takes the first turn: it imports this module
-    from core.host.mailbox_ops import warm_mailboxes  # (or this does, in one step)
-
-    await warm_mailboxes(ctx)

@@ -171,10 +171,13 @@ async def warm_mailboxes(ctx: HostContext, limit: int = WARM_PROJECTS) -> list[s
     checks storage first, and a call that needs a mailbox this is opening waits for that one
     open (:meth:`core.missions.mailbox.MailboxCache.warm`). An open it makes is the one the
     first call would have made — including the one rebuild of an old mailbox with no index,
-    which writes the index. A mailbox it opens has its project's block store read too (what
-    a post reads beside the mailbox: the storage's first open of that file is made here, not
-    in the post; issue 34). A project that cannot be opened (refused) is skipped; its first
-    call refuses as it would have. Never refuses."""
+    which writes the index. A mailbox another call is opening when the warm-up reaches it is
+    waited for, not passed by (:meth:`core.missions.mailbox.MailboxCache.warm`), so when this
+    returns every picked mailbox is open or its open has ended — the worker's ``settled``
+    comes after this (issue 34). Every picked project whose mailbox is open has its block store
+    read too, whoever opened the mailbox (what a post reads beside the mailbox: the storage's
+    first open of that file is made here, not in the post; issue 34). A project that cannot be
+    opened (refused) is skipped; its first call refuses as it would have. Never refuses."""
     try:
         projects = [m for m in await ctx.catalog.list() if m.kind != "directory"]
     except Refused:
@@ -186,6 +189,7 @@ async def warm_mailboxes(ctx: HostContext, limit: int = WARM_PROJECTS) -> list[s
             project = await ctx.catalog.open(manifest.id)
             if await ctx.mailboxes.warm(manifest.id, project.files):
                 opened.append(manifest.id)
+            if ctx.mailboxes.is_open(manifest.id):
                 await load_store(project.files)
         except Refused:
             continue

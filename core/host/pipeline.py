@@ -175,6 +175,24 @@ class Host:
             self._late = asyncio.ensure_future(self._import_late())
         return self._late
 
+    def after_ready(self, settled: Callable[[], object] | None = None) -> asyncio.Future[Any]:
+        """Start the host's work that waits for ``ready`` (issue 18, cold boot): the late
+        modules' one shared import (:meth:`late_imports`) and, beside it, the mailboxes'
+        warm-up (:func:`core.host.mailbox_ops.warm_mailboxes`, begun once the mailbox's module
+        is in — the first late module). Returns at once the future of both (it never raises:
+        a failure is its result); ``settled`` is called with no argument once both are done —
+        the import and the warm-up, whether it opened anything or not — so a post made after
+        it waits on no background open (issue 34: the warm-up ends only when every mailbox it
+        picked is open or its open has ended, an open another call began included). The
+        browser's worker posts ``settled`` from it (``browser_host/main.py``,
+        docs/architecture.md, "Late operations")."""
+        late = self.late_imports()
+        warming = asyncio.ensure_future(_warm_up(self.ctx))
+        both = asyncio.gather(late, warming, return_exceptions=True)
+        if settled is not None:
+            both.add_done_callback(lambda _done: settled())
+        return both
+
     async def _import_late(self) -> None:
         for module in self.operations.pending():
             await asyncio.sleep(0)  # serve what arrived before the next module
@@ -495,6 +513,17 @@ class Host:
         except Exception:
             log.exception("audit append failed")
             return None
+
+
+async def _warm_up(ctx: HostContext) -> None:
+    """:meth:`Host.after_ready`'s background work beside the late imports: the mailboxes'
+    warm-up, begun as soon as the mailbox's module is in (the first of
+    :data:`core.host.registry.LATE_MODULES`, issue 34) rather than after every late module. An
+    import is one synchronous step, so no call sees that module half imported."""
+    await asyncio.sleep(0)  # the late import takes the first turn: it imports this module
+    from core.host.mailbox_ops import warm_mailboxes  # (or this does, in one step)
+
+    await warm_mailboxes(ctx)
 
 
 def _validate(op: Operation[A, R], args: dict[str, Any]) -> A:

@@ -20,6 +20,7 @@ from core.host.mailbox_ops import warm_mailboxes
 from core.host.pipeline import Host
 from core.host.registry import OPERATIONS
 from core.memory.adapters import MemoryProjectFiles, SeededRandomness
+from core.missions.blocks import SKELETON_PATH
 from core.missions.letters import MissionLetter
 from core.missions.mailbox import INDEX_PATH, Mailbox, encode_line, mission_line, segment_path
 from core.refusals import Code, Refused
@@ -322,3 +323,79 @@ def test_a_post_into_another_project_is_not_held_up_by_the_warm_up() -> None:
     opened, answer = asyncio.run(scenario())
     assert answer["ok"] and answer["result"]["mission_seq"] == args["letter"]["mission_seq"]
     assert opened == [newer]  # the older one was open already: not opened twice
+
+
+@pytest.mark.cpython_only
+def test_the_warm_up_ends_only_after_every_picked_mailbox_is_open_even_one_a_call_began() -> None:
+    """Issue 34 (the worker posts ``settled`` when the warm-up ends): a call is opening the
+    only project's mailbox (held inside its open) when the warm-up reaches it. The warm-up
+    does not pass it by: it ends only once that open is over — and then reads the project's
+    block store too (what a post reads beside the mailbox), though the call opened it."""
+    world = World(projects=1)
+    h = world.restart()
+    (pid,) = world.ids
+    run(h.ctx.catalog.open(pid))  # the spy exists before the call starts
+    spy = world.spies[pid]
+    spy.hold("names", ".voicebox/mailbox")
+    read = {"v": 1, "id": "r1", "op": "mailbox.read", "args": {"project": pid, "kind": "mission"}}
+
+    async def scenario() -> tuple[list[str], dict[str, Any], bool]:
+        assert spy.waiting is not None and spy.gate is not None
+        call = asyncio.ensure_future(h.host.handle(json.dumps(read)))
+        await spy.waiting.wait()  # the call's open is under way
+        warm = asyncio.ensure_future(warm_mailboxes(h.ctx))
+        await _turns()
+        assert not warm.done()  # it waits for the open under way, not past it
+        assert ("read", str(SKELETON_PATH)) not in spy.calls
+        spy.gate.set()
+        opened = await warm
+        open_when_done = h.ctx.mailboxes.is_open(pid)
+        return opened, json.loads((await call)[0]), open_when_done
+
+    opened, answer, open_when_done = asyncio.run(scenario())
+    assert answer["ok"], answer
+    assert opened == []  # the call opened it, not the warm-up
+    assert open_when_done
+    assert spy.calls.count(("names", ".voicebox/mailbox")) == 1  # one open, the call's
+    assert ("read", str(SKELETON_PATH)) in spy.calls  # the warm-up read the block store
+
+
+@pytest.mark.cpython_only
+def test_settled_is_posted_only_after_every_warmed_mailbox_is_open() -> None:
+    """Issue 34: ``Host.after_ready`` (what the worker calls once it has posted ``ready``)
+    calls ``settled`` only when the late imports and the warm-up are both done — and the
+    warm-up is done only when every mailbox it picked is open. Here a call is opening the
+    older project's mailbox (held inside its open) when the host becomes ready: the warm-up
+    opens the newer one, then waits for that open, and ``settled`` comes after both."""
+    world = World(projects=2)
+    h = world.restart()
+    older, newer = world.ids
+    run(h.ctx.catalog.open(older))
+    spy = world.spies[older]
+    spy.hold("names", ".voicebox/mailbox")
+    read = {"v": 1, "id": "r1", "op": "mailbox.read", "args": {"project": older}}
+    seen: list[tuple[bool, bool]] = []
+
+    def settled() -> None:
+        seen.append((h.ctx.mailboxes.is_open(newer), h.ctx.mailboxes.is_open(older)))
+
+    async def scenario() -> dict[str, Any]:
+        assert spy.waiting is not None and spy.gate is not None
+        call = asyncio.ensure_future(h.host.handle(json.dumps(read)))
+        await spy.waiting.wait()  # the call's open of the older mailbox is under way
+        both = h.host.after_ready(settled)
+        for _ in range(200):
+            if h.ctx.mailboxes.is_open(newer):
+                break
+            await asyncio.sleep(0)
+        await _turns()
+        assert h.ctx.mailboxes.is_open(newer)  # the warm-up went on with the other project
+        assert seen == []  # but is not done: the older mailbox's open is under way
+        spy.gate.set()
+        await both
+        await _turns(5)  # the done callback's turn
+        return json.loads((await call)[0])
+
+    answer = asyncio.run(scenario())
+    assert answer["ok"], answer
+    assert seen == [(True, True)]  # once, with every picked mailbox open

@@ -396,14 +396,26 @@ class MailboxCache:
             return box
 
     async def warm(self, key: str, files: ProjectFiles) -> bool:
-        """Open the mailbox of ``key`` unless it is already open or being opened; return
-        whether this call opened it. Refuses as :meth:`get`. What a later :meth:`get` answers
-        is the same whether or not this ran (it checks storage before every use)."""
+        """Open the mailbox of ``key`` unless it is already open; return whether this call
+        opened it. When another call is opening it meanwhile, wait until that open is over
+        (its outcome is that call's: a refusal there is not raised here) and return False —
+        so that when this returns, the mailbox is open or its open has ended (issue 34: the
+        warm-up, and the worker's ``settled`` after it, never come before an open under way).
+        Refuses as :meth:`get`. What a later :meth:`get` answers is the same whether or not
+        this ran (it checks storage before every use)."""
         lock = self._locks.get(key)
-        if key in self._open or (lock is not None and lock.locked()):
+        if lock is not None and lock.locked():
+            async with lock:  # the open under way (and the calls queued behind it) end first
+                return False
+        if key in self._open:
             return False
         await self.get(key, files)
         return True
+
+    def is_open(self, key: str) -> bool:
+        """Whether a mailbox of ``key`` is held (it is still checked against storage before
+        its next use: :meth:`get`)."""
+        return key in self._open
 
     def forget(self, key: str) -> None:
         """Drop the cached mailbox of ``key`` (e.g. when its project is deleted)."""
