@@ -88,13 +88,16 @@ async function failed(folder, handle, tmp, step, err, size) {
  * `writeAtomicHandle` that also reads the file back from storage (issue 34, the import's
  * batches): resolves `{handle, back}` — `back` the bytes read back, or null when they are to be
  * read through `handle` (`getFile()`) — or a failure's JSON text as `writeAtomic` does. Where
- * the storage gives sync access handles (OPFS in a worker) the temporary is written, flushed
- * and read back through one (`write`, `flush`, `read`, `close` are no waits: measured on the
- * 10,000-file import, 29.2–33.0 s against 36.4–39.3 s for `createWritable` + `getFile()`),
- * then moved onto `name`; a write that stores fewer bytes than given fails as an AbortError
- * (Python then asks whether the bytes fit: `fits`). Where it does not (a picked folder's
- * handle refuses with InvalidStateError or NotSupportedError) `how.sync` turns false and this
- * and every later file of the call go through `writeAtomicHandle`.
+ * the storage gives sync access handles (OPFS in a worker) the temporary is written and read
+ * back through one (`write`, `read`, `close` are no waits: measured on the 10,000-file import,
+ * 29.2–33.0 s against 36.4–39.3 s for `createWritable` + `getFile()`), then moved onto `name`.
+ * No `flush()`: it is an fsync per file (32% of the worker's time in a profile of that import)
+ * and the read-back does not need it (the bytes are read from the file either way); the
+ * writes through `createWritable` are not flushed either. A write that stores fewer bytes than
+ * given fails as an AbortError (Python then asks whether the bytes fit: `fits`). Where the
+ * storage has no sync handles (a picked folder's handle refuses with InvalidStateError or
+ * NotSupportedError) `how.sync` turns false and this and every later file of the call go
+ * through `writeAtomicHandle`.
  */
 async function writeAtomicReadBack(folder, name, bytes, tmp, how) {
   if (!how.sync) {
@@ -120,7 +123,6 @@ async function writeAtomicReadBack(folder, name, bytes, tmp, how) {
       const wrote = access.write(bytes, { at: 0 });
       if (wrote !== bytes.byteLength)
         throw new DOMException(`stored ${wrote} of ${bytes.byteLength} bytes`, "AbortError");
-      access.flush();
       back = new Uint8Array(access.getSize());
       access.read(back, { at: 0 });
     } finally {
