@@ -289,8 +289,10 @@ class HandleProjectFiles:
         ``worker/opfs-io.mjs`` for the whole batch (issue 34) — :data:`WRITE_MANY_LANES`
         files written at a time, each as :meth:`write` writes it (through a temporary of this
         host's :class:`~core.projects.temporaries.Temporaries`, in flight until the call
-        ends), each folder looked up once, each file read back (``getFile``) and hashed by
-        WebCrypto; the cached handles are held closed once around the batch."""
+        ends), each folder looked up (made when missing) once, each file read back from
+        storage — in OPFS through the sync access handle it was written with, before its
+        move; else ``getFile`` — and hashed by WebCrypto (issue 34); the cached handles are
+        held closed once around the batch."""
         rows = [["/".join(path.parent), path.name, "", size] for path, size in items]
         with contextlib.ExitStack() as temporaries:
             for row in rows:

@@ -56,56 +56,75 @@ def _batches(entries: list[PlannedEntry]) -> list[list[PlannedEntry]]:
     return out
 
 
-async def _taken(
-    files: ProjectFiles, folders: set[tuple[str, ...]]
-) -> dict[tuple[str, ...], set[str]]:
-    """The names in each of ``folders`` (empty for one that does not exist, or that a file
-    stands in the way of: the write there then fails and the import rolls back)."""
-    out: dict[tuple[str, ...], set[str]] = {}
-    for folder in sorted(folders):
+async def _existing(files: ProjectFiles, plan: ImportPlan) -> set[ProjectPath]:
+    """The planned folders that already exist in ``files``; refuses ``already-exists`` when a
+    planned file, or a planned folder's name, is taken by anything else. Walked from the root
+    down (issue 34): a folder's names are read once, and only when the folder exists — a
+    fresh project costs one listing, not one per folder."""
+    folders = set(plan.folders)
+    children: dict[tuple[str, ...], dict[ProjectPath, None]] = {}
+    for path in (*plan.folders, *(e.path for e in plan.entries)):
+        children.setdefault(path.parent, {})[path] = None
+    existed: set[ProjectPath] = set()
+    present: list[tuple[str, ...]] = [()]
+    while present:
+        folder = present.pop()
+        if folder not in children:
+            continue
         try:
-            out[folder] = set(await files.names(folder))
-        except Refused as exc:
+            names = set(await files.names(folder))
+        except Refused as exc:  # gone, or a file stands there: the write there then fails
             if exc.code not in (Code.FILE_NOT_FOUND, Code.NOT_A_DIRECTORY):
                 raise
-            out[folder] = set()
-    return out
+            continue
+        for path in children[folder]:
+            if path.name not in names:
+                continue
+            existing = await files.stat(path)
+            if existing is None:
+                continue
+            if existing.kind != "dir" or path not in folders:
+                raise Refused(Code.ALREADY_EXISTS, f"'{path}' already exists in the target.")
+            existed.add(path)
+            present.append(path.parts)
+    return existed
+
+
+def _bare_folders(plan: ImportPlan, new: list[ProjectPath]) -> list[ProjectPath]:
+    """The folders of ``new`` that no planned file lies in: the only ones made on their own
+    (the files' folders are made by the writes, issue 34)."""
+    holding: set[tuple[str, ...]] = set()
+    for entry in plan.entries:
+        if entry.kind == "file":
+            parts = entry.path.parent
+            for depth in range(1, len(parts) + 1):
+                holding.add(parts[:depth])
+    return [folder for folder in new if folder.parts not in holding]
 
 
 async def apply_import(plan: ImportPlan, files: ProjectFiles) -> ImportResult:
     """Write ``plan`` into ``files``, all or nothing (SPEC §10).
 
-    Refuses ``already-exists`` (nothing written) if any planned file or folder exists (each
-    folder's names read once, issue 34). Then makes the folders and writes the files in
-    batches (:func:`_batches`; one :func:`core.projects.write_many.write_many` each — in the
-    browser one call per batch, issue 34): each file atomic (as :meth:`ProjectFiles.write`),
-    its bytes taken from the archive without hashing them again
-    (:meth:`~core.archive.plan.ImportPlan.file_bytes`), then read back from storage; its
-    sha256 read back must be the plan's — which was checked against the archive's manifest
-    when it had one — else ``storage-failed``. A storage refusal (``storage-quota-exceeded``,
-    ``storage-failed``, …) is raised as it came. On any failure it deletes every file and
-    folder it made and re-raises the original refusal. Memory: one batch's bytes
+    Refuses ``already-exists`` (nothing written) if any planned file or folder exists
+    (:func:`_existing`: each existing folder's names read once, issue 34). Then writes the
+    files in batches (:func:`_batches`; one :func:`core.projects.write_many.write_many` each —
+    in the browser one call per batch, issue 34), which make the folders the files lie in
+    (``ProjectFiles.write`` makes missing parents); only the folders no file lies in are made
+    on their own. Each file atomic (as :meth:`ProjectFiles.write`), its bytes taken from the
+    archive without hashing them again (:meth:`~core.archive.plan.ImportPlan.file_bytes`),
+    then read back from storage; its sha256 read back must be the plan's — which was checked
+    against the archive's manifest when it had one — else ``storage-failed``. A storage
+    refusal (``storage-quota-exceeded``, ``storage-failed``, …) is raised as it came. On any
+    failure it deletes every file it wrote and every folder it was to make (deepest first),
+    and re-raises the original refusal. Memory: one batch's bytes
     (:data:`IMPORT_BATCH_BYTES`, or one larger file) besides the archive.
     """
-    folders = plan.folders
-    targets = (*folders, *(e.path for e in plan.entries))
-    taken = await _taken(files, {path.parent for path in targets})
-    existed: set[ProjectPath] = set()
-    for path in targets:
-        if path.name not in taken[path.parent]:
-            continue
-        existing = await files.stat(path)
-        if existing is not None and not (existing.kind == "dir" and path in folders):
-            raise Refused(Code.ALREADY_EXISTS, f"'{path}' already exists in the target.")
-        if existing is not None:
-            existed.add(path)
-    made: list[ProjectPath] = []
+    existed = await _existing(files, plan)
+    made = [folder for folder in plan.folders if folder not in existed]
     written: list[ProjectPath] = []
     try:
-        for folder in folders:
-            if folder not in existed:
-                await files.mkdir(folder)
-                made.append(folder)
+        for folder in _bare_folders(plan, made):
+            await files.mkdir(folder)
         for batch in _batches([e for e in plan.entries if e.kind == "file"]):
             body = b"".join(plan.file_bytes(entry) for entry in batch)
             done = await write_many(files, [(e.path, e.size) for e in batch], body)
@@ -128,7 +147,8 @@ async def apply_import(plan: ImportPlan, files: ProjectFiles) -> ImportResult:
 async def _roll_back(
     files: ProjectFiles, written: list[ProjectPath], made: list[ProjectPath]
 ) -> None:
-    """Best effort: delete what this import wrote, then the folders it made, deepest first."""
+    """Best effort: delete what this import wrote, then the folders it made (or was to make:
+    one not made yet is skipped), deepest first."""
     for path in reversed(written):
         with contextlib.suppress(Exception):  # the caller must see the original failure
             await files.delete(path)

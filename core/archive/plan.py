@@ -48,13 +48,13 @@ the work step 6 does. Refusals name the entry (``details.entry``, a quoted, shor
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import io
 import stat
 import struct
 import zipfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -73,7 +73,7 @@ from core.archive.memory import (
     memory_path,
     verify_memory,
 )
-from core.paths import ProjectPath, fold, parse_path
+from core.paths import PathParser, ProjectPath, fold
 from core.refusals import Code, Refused
 
 __all__ = ["ImportBounds", "ImportPlan", "PlannedEntry", "plan_import", "read_entry"]
@@ -83,7 +83,6 @@ _PATCHED = 0x20
 _STRONG_ENCRYPTION = 0x40
 _DOS_REPARSE_POINT = 0x400
 _READ_BYTES = 64 << 10
-_UNBOUNDED = 1 << 62
 _SHOWN_CHARS = 120
 
 
@@ -206,8 +205,9 @@ def _count_entries(data: bytes, limit: int) -> int:
     return count
 
 
-def _classify_name(raw: str) -> tuple[ProjectPath, bool]:
-    """The project path and folder-ness of an entry name, or the name's refusal (rule 2)."""
+def _classify_name(raw: str, parser: PathParser) -> tuple[ProjectPath, bool]:
+    """The project path and folder-ness of an entry name, or the name's refusal (rule 2;
+    ``parser`` checks each distinct segment once, issue 34)."""
     folder = raw.endswith("/")
     name = raw[:-1] if folder else raw
     unified = name.replace("\\", "/")
@@ -219,7 +219,7 @@ def _classify_name(raw: str) -> tuple[ProjectPath, bool]:
         if seg == ".." or (seg.count(".") >= 2 and seg.strip(". ") == ""):
             raise _refuse(Code.ARCHIVE_ENTRY_TRAVERSAL, raw, "climbs out with '..'")
     try:
-        path = parse_path(name)
+        path = parser.parse(name)
     except Refused as exc:
         raise _refuse(
             Code.ARCHIVE_ENTRY_NAME_INVALID,
@@ -286,58 +286,86 @@ class _Tree:
                     )
 
 
-def _open_counting(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Any:
-    """Open an entry so that :mod:`zipfile` decompresses past the declared size and leaves
-    the CRC to us: we count the real bytes and stop one chunk past the declared size."""
-    probe = copy.copy(info)
-    probe.file_size = _UNBOUNDED
-    del probe.CRC  # zipfile checks the CRC only where it believes the data ends
-    return archive.open(probe)
+_LOCAL_HEADER = b"PK\x03\x04"
+_UTF8_NAME = 0x800
+
+
+def _entry_span(data: bytes, info: zipfile.ZipInfo, end: int) -> tuple[int, int]:
+    """Where ``info``'s compressed data lies in ``data``: ``(start, stop)`` after its local
+    header (30 bytes, the name, the extra field), checked as :mod:`zipfile` checks it when it
+    opens an entry — the signature, and the name the same as the central directory's — and
+    ending at or before ``end`` (the next entry's header or the central directory: entries
+    that overlap are refused, as a zip bomb's trick). Refuses ``archive-invalid``."""
+    at = int(info.header_offset)
+    name = info.orig_filename
+    if at < 0 or at + 30 > end or data[at : at + 4] != _LOCAL_HEADER:
+        raise _refuse(Code.ARCHIVE_INVALID, name, "cannot be read (its local header is damaged)")
+    flags = struct.unpack_from("<H", data, at + 6)[0]
+    name_len, extra_len = struct.unpack_from("<HH", data, at + 26)
+    raw_name = data[at + 30 : at + 30 + name_len]
+    try:
+        local_name = raw_name.decode("utf-8" if flags & _UTF8_NAME else "cp437")
+    except UnicodeDecodeError:
+        local_name = None
+    if local_name != name:
+        raise _refuse(Code.ARCHIVE_INVALID, name, "has another name in its local header")
+    start = at + 30 + int(name_len) + int(extra_len)
+    stop = start + int(info.compress_size)
+    if stop > end:
+        raise _refuse(
+            Code.ARCHIVE_INVALID, name, "cannot be read (its data overlaps what follows it)"
+        )
+    return start, stop
+
+
+def _inflated(raw: memoryview, method: int) -> Iterator[bytes | memoryview]:
+    """The entry's bytes from its compressed ``raw`` bytes, :data:`_READ_BYTES` at most at a
+    time (a stored entry is ``raw`` itself: no copy)."""
+    if method == zipfile.ZIP_STORED:
+        yield raw
+        return
+    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+    tail: bytes | memoryview = raw
+    while True:
+        chunk = inflater.decompress(tail, _READ_BYTES)
+        if not chunk:
+            return
+        yield chunk
+        tail = inflater.unconsumed_tail
 
 
 def read_entry(
-    archive: zipfile.ZipFile, info: zipfile.ZipInfo, keep: bool
+    data: bytes, info: zipfile.ZipInfo, keep: bool, end: int | None = None
 ) -> tuple[int, str, bytes | None]:
-    """Rule 6 for one entry: ``(size, sha256, bytes if keep)``, counting the real bytes (the
-    declared size is ignored; reading stops one chunk past it). Refuses
-    ``archive-entry-size-mismatch`` and ``archive-invalid`` (CRC-32, unreadable data)."""
+    """Rule 6 for one entry of the archive ``data``: ``(size, sha256, bytes if keep)``,
+    counting the real bytes (the declared size is ignored; inflating stops one chunk past it).
+    Read from ``data`` directly (issue 34: :mod:`zipfile`'s per-entry opening cost more than
+    the reading), the local header checked by :func:`_entry_span` (``end``: where the entry's
+    room ends, default the end of ``data``). Refuses ``archive-entry-size-mismatch`` and
+    ``archive-invalid`` (a damaged header, CRC-32, unreadable data)."""
     declared = info.file_size
+    start, stop = _entry_span(data, info, len(data) if end is None else end)
     digest = hashlib.sha256()
     crc = 0
     size = 0
     parts: list[bytes] = []
     try:
-        with _open_counting(archive, info) as stream:
-            while True:
-                chunk = stream.read(_READ_BYTES)
-                if not chunk:
-                    break
-                size += len(chunk)
-                if size > declared:
-                    raise _refuse(
-                        Code.ARCHIVE_ENTRY_SIZE_MISMATCH,
-                        info.orig_filename,
-                        f"holds more than the {declared} bytes it declares",
-                        declared=declared,
-                    )
-                digest.update(chunk)
-                crc = zlib.crc32(chunk, crc)
-                if keep:
-                    parts.append(chunk)
-    except Refused:
-        raise
-    except (
-        zipfile.BadZipFile,
-        EOFError,
-        zlib.error,
-        OSError,
-        ValueError,
-        RuntimeError,
-        NotImplementedError,
-        struct.error,
-    ) as exc:
+        for chunk in _inflated(memoryview(data)[start:stop], info.compress_type):
+            size += len(chunk)
+            if size > declared:
+                raise _refuse(
+                    Code.ARCHIVE_ENTRY_SIZE_MISMATCH,
+                    info.orig_filename,
+                    f"holds more than the {declared} bytes it declares",
+                    declared=declared,
+                )
+            digest.update(chunk)
+            crc = zlib.crc32(chunk, crc)
+            if keep:
+                parts.append(bytes(chunk))
+    except zlib.error:
         raise _refuse(
-            Code.ARCHIVE_INVALID, info.orig_filename, f"cannot be read ({type(exc).__name__})"
+            Code.ARCHIVE_INVALID, info.orig_filename, "cannot be read (its data is damaged)"
         ) from None
     if size != declared:
         raise _refuse(
@@ -352,11 +380,11 @@ def read_entry(
     return size, digest.hexdigest(), b"".join(parts) if keep else None
 
 
-def _data_start(data: bytes, info: zipfile.ZipInfo) -> int:
-    """Where ``info``'s data begins in ``data``: after its local header (30 bytes, the name,
-    the extra field), which :mod:`zipfile` has checked while the entry was read."""
-    name_len, extra_len = struct.unpack_from("<HH", data, info.header_offset + 26)
-    return int(info.header_offset) + 30 + int(name_len) + int(extra_len)
+def _room(infos: list[zipfile.ZipInfo], directory: int) -> dict[int, int]:
+    """Each entry's header offset -> where its room ends: the next entry's header, or the
+    central directory (at ``directory``) after the last."""
+    offsets = sorted({int(info.header_offset) for info in infos})
+    return dict(zip(offsets, [*offsets[1:], directory], strict=False))  # none: {}
 
 
 def _check_manifest(manifest: ArchiveManifest, entries: list[PlannedEntry]) -> None:
@@ -457,6 +485,7 @@ def plan_import(
         raise Refused(Code.ARCHIVE_TOO_LARGE, f"The archive has more than {b.max_entries} entries.")
 
     tree = _Tree(case_insensitive_target)
+    parser = PathParser()
     seen: set[str] = set()
     planned: list[tuple[str, ProjectPath | None, bool, zipfile.ZipInfo]] = []
     remembered: dict[str, ProjectPath] = {}  # entry name -> memory record path
@@ -466,7 +495,7 @@ def plan_import(
         record = None if is_manifest else memory_path(raw)
         if record is not None:
             remembered[raw] = record
-        path, folder = (None, False) if is_manifest or record else _classify_name(raw)
+        path, folder = (None, False) if is_manifest or record else _classify_name(raw, parser)
         _check_kind(info, folder)
         if raw in seen:
             raise _refuse(Code.ARCHIVE_ENTRY_DUPLICATE, raw, "appears twice")
@@ -508,8 +537,9 @@ def plan_import(
     manifest_bytes: bytes | None = None
     memory: list[tuple[MemoryRecord, str]] = []
     spans: dict[str, tuple[int, int, int]] = {}
+    room = _room(infos, int(archive.start_dir))
     for raw, path, folder, info in planned:
-        size, sha, kept = read_entry(archive, info, keep=path is None)
+        size, sha, kept = read_entry(data, info, path is None, room[int(info.header_offset)])
         if path is None and raw in remembered:
             assert kept is not None
             memory.append((MemoryRecord(remembered[raw], kept), sha))
@@ -519,7 +549,8 @@ def plan_import(
             entries.append(PlannedEntry(path, "dir", 0, None))
         else:
             entries.append(PlannedEntry(path, "file", size, sha))
-            spans[str(path)] = (_data_start(data, info), info.compress_size, info.compress_type)
+            start = _entry_span(data, info, len(data))[0]
+            spans[str(path)] = (start, info.compress_size, info.compress_type)
     manifest = None
     if manifest_bytes is not None:
         try:

@@ -6,11 +6,14 @@ leaves nothing the import wrote."""
 from __future__ import annotations
 
 import hashlib
+import sys
 import zipfile
+from collections import Counter
 from collections.abc import Sequence
 
 import pytest
 
+from core.archive import plan as plan_module
 from core.archive.apply import IMPORT_BATCH_BYTES, IMPORT_BATCH_FILES, apply_import
 from core.archive.plan import plan_import
 from core.memory.adapters import MemoryProjectFiles, MemoryProjectRoots
@@ -109,13 +112,13 @@ def test_an_import_inflates_and_hashes_each_entry_of_the_archive_once(
     files = many(300)
     data = export(project(files))[0]
     opened: list[str] = []
-    real_open = zipfile.ZipFile.open
+    real_read = plan_module.read_entry
 
-    def counting_open(self, name, *args, **kwargs):  # type: ignore[no-untyped-def]
-        opened.append(name.orig_filename if isinstance(name, zipfile.ZipInfo) else name)
-        return real_open(self, name, *args, **kwargs)
+    def counting_read(data, info, *args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(info.orig_filename)
+        return real_read(data, info, *args, **kwargs)
 
-    monkeypatch.setattr(zipfile.ZipFile, "open", counting_open)
+    monkeypatch.setattr(plan_module, "read_entry", counting_read)
     target = MemoryProjectFiles()
     run(apply_import(plan_import(data), target))
     assert sorted(opened) == sorted({*opened})  # no entry opened twice
@@ -175,3 +178,74 @@ def test_project_import_reaches_the_storages_batch_writes_through_the_hosts_wrap
     assert target.batches == [IMPORT_BATCH_FILES, 500] and target.single_writes == 1  # manifest
     listed = h.ok("file.list", project=answer["project"]["id"], folder="d014")["entries"]
     assert [e["name"] for e in listed] == [f"f{n:05d}.txt" for n in range(1_400, 1_500)]
+
+
+class FolderCountingFiles(BatchFiles):
+    """A :class:`BatchFiles` that counts ``mkdir`` calls and folder listings."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.mkdirs: list[str] = []
+        self.listed: list[str] = []
+
+    async def mkdir(self, path: ProjectPath) -> None:
+        self.mkdirs.append(str(path))
+        await super().mkdir(path)
+
+    async def names(self, folder: tuple[str, ...]) -> list[str]:
+        self.listed.append("/".join(folder))
+        return await super().names(folder)
+
+
+def test_an_import_makes_its_files_folders_with_their_batch_not_one_call_per_folder() -> None:
+    # issue 34: 10,000 files in 100 folders paid 100 mkdir calls (and 100 listings) first
+    files = many(2_500)
+    plan = plan_import(export(project(files, folders=["empty/inner", "d003/none"]))[0])
+    target = FolderCountingFiles()
+    written = run(apply_import(plan, target))
+    assert target.mkdirs == ["empty", "d003/none", "empty/inner"]  # no file lies in these
+    assert target.listed == [""]  # only the root: nothing planned can be taken below it
+    assert written.folders == 25 + 3
+    got = tree(target)
+    assert {k: v for k, v in got.items() if v is not None} == files
+    assert got["empty/inner"] is None and got["d003/none"] is None
+
+
+def test_a_failure_removes_the_folders_the_batches_made_and_keeps_those_that_were_there() -> None:
+    target = FolderCountingFiles(fail_at=1_250)
+    run(target.write(parse_path("d005/keep.txt"), b"mine"))
+    plan = plan_import(export(project(many(2_500)))[0])
+    with pytest.raises(Refused) as caught:
+        run(apply_import(plan, target))
+    assert caught.value.code == Code.STORAGE_QUOTA_EXCEEDED
+    assert tree(target, meta=True) == {"d005": None, "d005/keep.txt": b"mine"}
+    assert sorted(target.listed) == ["", "d005"]  # an existing folder is read, once
+
+
+def _calls_of_a_plan(data: bytes) -> tuple[int, Counter[str]]:
+    """Python function calls made while planning ``data``: the total and per function name."""
+    names: Counter[str] = Counter()
+
+    def count(frame, event, arg) -> None:  # type: ignore[no-untyped-def]
+        if event == "call":
+            names[frame.f_code.co_name] += 1
+
+    sys.setprofile(count)
+    try:
+        plan_import(data)
+    finally:
+        sys.setprofile(None)
+    return sum(names.values()), names
+
+
+def test_a_plan_over_10000_entries_is_linear_and_checks_each_distinct_segment_once() -> None:
+    # issue 34: each entry was opened through zipfile (a copy of its header, a decompressor)
+    # and each of its path's segments checked again — ≈ 210 calls an entry
+    half = export(project(many(5_000)))[0]
+    whole = export(project(many(10_000)))[0]
+    calls_half, _ = _calls_of_a_plan(half)
+    calls, by_name = _calls_of_a_plan(whole)
+    assert calls <= 2.05 * calls_half  # linear: twice the entries, twice the work
+    assert calls <= 100 * 10_000
+    assert by_name["_check_segment"] == 10_000 + 100  # each file's name, each folder once
+    assert by_name["open"] == 0  # no zipfile entry opened: read from the archive's bytes

@@ -472,5 +472,26 @@ def test_an_import_checks_what_is_taken_by_each_folders_names_not_a_stat_per_fil
     target = CountingFiles()
     run(apply_import(plan, target))
     assert target.stats == 0
-    assert target.listed == 6  # the root and d0…d4, once each
+    assert target.listed == 1  # the root only: d0…d4 are not there, so nothing in them is taken
     assert {k: v for k, v in tree(target).items() if v is not None} == files
+
+
+def test_an_entry_whose_data_runs_into_the_next_entry_is_refused() -> None:
+    # issue 34: entries are read from the archive's bytes; one entry's data may not cover
+    # another's header (the overlap a zip bomb uses to expand the same bytes twice)
+    data = zip_of(("a.txt", b"A" * 10), ("b.txt", b"B" * 10))
+    covered = data[data.index(b"A" * 10) : data.index(b"B" * 10) + 10]
+    lying = patch(
+        data, "a.txt", compressed=len(covered), size=len(covered), crc=zlib.crc32(covered)
+    )
+    with pytest.raises(Refused) as caught:
+        plan_import(lying)
+    assert caught.value.code == Code.ARCHIVE_INVALID
+    assert caught.value.details["entry"] == "'a.txt'"
+
+
+def test_an_entry_whose_local_header_names_another_file_is_refused() -> None:
+    data = zip_of(("a.txt", b"A" * 10))
+    with pytest.raises(Refused) as caught:
+        plan_import(data.replace(b"a.txt", b"z.txt", 1))  # the local header's name only
+    assert caught.value.code == Code.ARCHIVE_INVALID
