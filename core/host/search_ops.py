@@ -25,7 +25,9 @@ from core.host.operations import Call, Outcome
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
 from core.ports import ManyRead, ProjectFiles
+from core.projects.kept_texts import MAX_KEPT_FILE
 from core.projects.lanes import overlaps
+from core.projects.listing_cache import cached_lister
 from core.projects.many_reads import list_for_reading, read_many
 from core.projects.search import (
     MAX_FILE_BYTES,
@@ -45,7 +47,14 @@ from core.projects.search import (
 from core.refusals import Refused
 from core.vocabulary import ProjectId
 
-__all__ = ["SEARCH_ID_PATTERN", "SearchArgs", "SearchFile", "SearchSummary"]
+__all__ = [
+    "SEARCH_ID_PATTERN",
+    "SearchArgs",
+    "SearchFile",
+    "SearchSummary",
+    "SearchWarmArgs",
+    "SearchWarmed",
+]
 
 SEARCH_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 """The page's name for a search (the id rule of core/secret.py PATTERN_RULES)."""
@@ -69,6 +78,28 @@ class SearchArgs(Contract):
     exclude: list[str] = Field(default_factory=list, max_length=MAX_GLOBS)
     max_matches: int = Field(default=2000, ge=1, le=MAX_MATCHES)
     time_limit_ms: int = Field(default=10_000, ge=100, le=MAX_TIME_MS)
+
+
+class SearchWarmArgs(Contract):
+    """``file.search_warm``: read the project's files into the host's kept bytes before a
+    search needs them (issue 33; docs/search.md, "Kept bytes"). ``search`` is the page's
+    name for this warm-up (``file.search_cancel`` stops it)."""
+
+    project: ProjectId
+    search: str = Field(pattern=SEARCH_ID_PATTERN)
+    time_limit_ms: int = Field(default=30_000, ge=100, le=MAX_TIME_MS)
+
+
+class SearchWarmed(Contract):
+    """What ``file.search_warm`` did: ``files`` read (or found kept already), ``kept_bytes``
+    the project's bytes kept now; ``stopped``: ``done`` (every file), ``full`` (the kept
+    bytes' bound reached), ``time``, ``cancelled``, or ``not-kept`` (this project's bytes are
+    never kept: a picked folder, or storage without a watch); ``elapsed_ms`` in ms."""
+
+    files: int
+    kept_bytes: int
+    stopped: Literal["done", "full", "time", "cancelled", "not-kept"]
+    elapsed_ms: int
 
 
 class SearchCancelArgs(Contract):
@@ -345,6 +376,68 @@ async def file_search(call: Call[SearchArgs]) -> Outcome:
         finish=finish,
         project=args.project,
         details=details,
+    )
+
+
+async def file_search_warm(call: Call[SearchWarmArgs]) -> Outcome:
+    """Read the project's files, as a search with no globs would select them, into the kept
+    bytes (:class:`core.projects.listing_cache.CachedListings`), :data:`BATCH` files per read,
+    yielding between reads (other calls go on meanwhile); files over
+    :data:`~core.projects.kept_texts.MAX_KEPT_FILE` are not read. Stops at the kept bytes'
+    bound, its time bound, or ``file.search_cancel`` (docstring of :class:`SearchWarmed`).
+    Refuses ``project-not-found`` and storage codes of the listing. Issue 33."""
+    args = call.args
+    files = (await call.ctx.catalog.open(args.project)).files
+    clock = call.ctx.clock
+    began = clock.now_ms()
+    listings = call.ctx.listings
+    kept = cached_lister(files)
+    if listings is None or kept is None:
+        return Outcome(SearchWarmed(files=0, kept_bytes=0, stopped="not-kept", elapsed_ms=0))
+    texts = listings.texts
+    deadline = began + args.time_limit_ms
+    cancels = call.ctx.searches
+    flag = cancels.start(args.search)
+    stopped: Literal["done", "full", "time", "cancelled", "not-kept"] = "done"
+    count = 0
+    group: list[ProjectPath] = []
+
+    async def read(group: list[ProjectPath]) -> None:
+        nonlocal count
+        await read_many(files, group, MAX_KEPT_FILE)
+        count += len(group)
+        await asyncio.sleep(0)  # let the calls waiting go first
+
+    try:
+        async for path, _ in _walk(files, ()):
+            if flag[0]:
+                stopped = "cancelled"
+            elif clock.now_ms() >= deadline:
+                stopped = "time"
+            elif texts.full:
+                stopped = "full"
+            if stopped != "done":
+                break
+            try:
+                group.append(parse_path(path))
+            except Refused:
+                continue
+            if len(group) >= BATCH:
+                await read(group)
+                group = []
+        if group and stopped == "done":
+            await read(group)
+    finally:
+        cancels.end(args.search, flag)
+    key = str(args.project)
+    return Outcome(
+        SearchWarmed(
+            files=count,
+            kept_bytes=texts.project_bytes(key),
+            stopped=stopped,
+            elapsed_ms=clock.now_ms() - began,
+        ),
+        project=args.project,
     )
 
 
