@@ -27,7 +27,7 @@ from core.paths import META_DIR, ProjectPath, parse_path
 from core.ports import ManyRead, ProjectFiles
 from core.projects.kept_texts import MAX_KEPT_FILE
 from core.projects.lanes import overlaps
-from core.projects.listing_cache import cached_lister
+from core.projects.listing_cache import CachedListings, cached_lister
 from core.projects.many_reads import list_for_reading, read_many
 from core.projects.search import (
     MAX_FILE_BYTES,
@@ -82,7 +82,7 @@ class SearchArgs(Contract):
 
 class SearchWarmArgs(Contract):
     """``file.search_warm``: read the project's files into the host's kept bytes before a
-    search needs them (issue 33; docs/search.md, "Kept bytes"). ``search`` is the page's
+    search asks for them (issue 33; docs/search.md, "Kept bytes"). ``search`` is the page's
     name for this warm-up (``file.search_cancel`` stops it)."""
 
     project: ProjectId
@@ -379,6 +379,12 @@ async def file_search(call: Call[SearchArgs]) -> Outcome:
     )
 
 
+WATCH_POLLS = 50
+WATCH_POLL_S = 0.01
+"""A warm-up waits at most ``WATCH_POLLS × WATCH_POLL_S`` (0.5 s) for the project's watch to
+become active (bytes are kept only under an active watch), else answers ``not-kept``."""
+
+
 async def file_search_warm(call: Call[SearchWarmArgs]) -> Outcome:
     """Read the project's files, as a search with no globs would select them, into the kept
     bytes (:class:`core.projects.listing_cache.CachedListings`), :data:`BATCH` files per read,
@@ -392,10 +398,20 @@ async def file_search_warm(call: Call[SearchWarmArgs]) -> Outcome:
     began = clock.now_ms()
     listings = call.ctx.listings
     kept = cached_lister(files)
-    if listings is None or kept is None:
+    if listings is None or not isinstance(kept, CachedListings):
         return Outcome(SearchWarmed(files=0, kept_bytes=0, stopped="not-kept", elapsed_ms=0))
     texts = listings.texts
     deadline = began + args.time_limit_ms
+    for _ in range(WATCH_POLLS):  # a watch just started becomes active a few ms later
+        if kept.keeps_bytes():
+            break
+        await asyncio.sleep(WATCH_POLL_S)
+    else:
+        return Outcome(
+            SearchWarmed(
+                files=0, kept_bytes=0, stopped="not-kept", elapsed_ms=clock.now_ms() - began
+            )
+        )
     cancels = call.ctx.searches
     flag = cancels.start(args.search)
     stopped: Literal["done", "full", "time", "cancelled", "not-kept"] = "done"
@@ -429,11 +445,10 @@ async def file_search_warm(call: Call[SearchWarmArgs]) -> Outcome:
             await read(group)
     finally:
         cancels.end(args.search, flag)
-    key = str(args.project)
     return Outcome(
         SearchWarmed(
             files=count,
-            kept_bytes=texts.project_bytes(key),
+            kept_bytes=texts.project_bytes(kept.key),
             stopped=stopped,
             elapsed_ms=clock.now_ms() - began,
         ),

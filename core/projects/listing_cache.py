@@ -381,6 +381,16 @@ class CachedListings(ReadThrough):
                 return kept
         return entries
 
+    @property
+    def key(self) -> str:
+        """The project key its listings and bytes are kept under (the project id)."""
+        return self._key
+
+    def keeps_bytes(self) -> bool:
+        """Whether bytes read now may be kept: the project's watch is active (asking starts
+        the watch when it has none; a browser watch becomes active a few ms later)."""
+        return self._cache.begin(self._key, self._files) is not None
+
     async def read_many(self, paths: Sequence[ProjectPath], max_bytes: int) -> list[ManyRead]:
         """See :meth:`core.ports.ReadsMany.read_many`: the files whose bytes are kept are
         answered from :attr:`ListingCache.texts`, the others read from storage in one call
