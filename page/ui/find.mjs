@@ -206,6 +206,7 @@ export class Finder {
         (answer) => {
           this.warmed = project;
           this.panel.dataset.warm = answer?.result?.stopped ?? "done";
+          this.panel.dataset.warmKept = String(answer?.result?.kept_bytes ?? 0);
         },
         () => {
           this.panel.dataset.warm = "failed";
