@@ -17,7 +17,7 @@ needle) is written straight into OPFS by ``bench/tools.html``. Then:
   ``file.search`` as the page calls it (the Files surface's ``page/ui/find.mjs``): ``first_ms``
   is the time to the first streamed chunk of results, ``complete_ms`` to the final answer —
   every file read from OPFS, so its ratio to the bare read is the honest one;
-- **warm-up** — in the last fresh host, ``file.search_warm`` as the search panel sends it when
+- **warm-up** — in another fresh host, ``file.search_warm`` as the search panel sends it when
   it opens (``warm_ms``: to its answer; what it read and kept);
 - **search, kept bytes warm** — then ``runs`` searches for a plain query and a regex, answered
   from the host's kept bytes (core/projects/kept_texts.py).
@@ -130,6 +130,9 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, files: int 
             profile.wait_status()
             host.ok(profile, "project.open", {"project": pid})
             colds.append(profile.evaluate(SEARCH, [pid, NEEDLE, False]))
+        profile.goto(site.url)  # the warm-up in a fresh host too: it reads every file
+        profile.wait_status()
+        host.ok(profile, "project.open", {"project": pid})
         warm = profile.evaluate(WARM, [pid])
         plain = [profile.evaluate(SEARCH, [pid, NEEDLE, False]) for _ in range(max(run_count, 1))]
         regex = [
