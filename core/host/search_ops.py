@@ -24,7 +24,7 @@ from pydantic import Field
 from core.host.operations import Call, Outcome
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
-from core.ports import ManyRead, ProjectFiles
+from core.ports import Entry, ManyRead, ProjectFiles
 from core.projects.kept_texts import MAX_KEPT_FILE
 from core.projects.lanes import overlaps
 from core.projects.listing_cache import CachedListings, cached_lister
@@ -151,28 +151,61 @@ class SearchSummary(Contract):
     max_file_bytes: int = MAX_FILE_BYTES
 
 
+WALK_AHEAD = 8
+"""Folders a walk lists ahead of the one it is in, where the adapter's waits overlap (issue 33:
+in the browser each listing is a wait, and 100 of them one after another were most of a
+search over kept bytes)."""
+
+
 async def _walk(
     files: ProjectFiles, exclude: tuple[str, ...]
 ) -> AsyncIterator[tuple[str, int | None]]:
     """``(path, size)`` of every file, depth-first in name order, lazily; an excluded folder
     is not entered, the project's metadata folder never. ``size`` is ``None`` where the
     listing gave none (:func:`~core.projects.many_reads.list_for_reading`: the read applies
-    the bound)."""
+    the bound). Where the adapter's waits overlap (:func:`core.projects.lanes.overlaps`) the
+    next :data:`WALK_AHEAD` folders the walk will enter are listed meanwhile; the order is
+    the same."""
+    ahead = WALK_AHEAD if overlaps(files) else 0
+    listing: dict[tuple[str, ...], asyncio.Future[list[Entry]]] = {}
+
+    def listed(folder: tuple[str, ...]) -> asyncio.Future[list[Entry]]:
+        if folder not in listing:
+            listing[folder] = asyncio.ensure_future(list_for_reading(files, folder))
+        return listing[folder]
+
     stack: list[tuple[str, ...]] = [()]
-    while stack:
-        folder = stack.pop()
-        entries = sorted(await list_for_reading(files, folder), key=lambda e: e.name)
-        subdirs: list[tuple[str, ...]] = []
-        for entry in entries:
-            parts = (*folder, entry.name)
-            if folder == () and entry.name == META_DIR:
-                continue
-            if entry.kind == "dir":
-                if not any(glob_matches(g, "/".join(parts)) for g in exclude):
-                    subdirs.append(parts)
+    try:
+        while stack:
+            folder = stack.pop()
+            if ahead:
+                entries = await listed(folder)
+                del listing[folder]
             else:
-                yield "/".join(parts), entry.size
-        stack.extend(reversed(subdirs))
+                entries = await list_for_reading(files, folder)
+            subdirs: list[tuple[str, ...]] = []
+            found: list[tuple[str, int | None]] = []
+            for entry in sorted(entries, key=lambda e: e.name):
+                parts = (*folder, entry.name)
+                if folder == () and entry.name == META_DIR:
+                    continue
+                if entry.kind == "dir":
+                    if not any(glob_matches(g, "/".join(parts)) for g in exclude):
+                        subdirs.append(parts)
+                else:
+                    found.append(("/".join(parts), entry.size))
+            stack.extend(reversed(subdirs))
+            for later in reversed(stack[-ahead:] if ahead else []):  # the next ones first
+                if len(listing) >= ahead:
+                    break
+                listed(later)
+            for item in found:
+                yield item
+    finally:
+        for pending in listing.values():
+            pending.cancel()
+            if pending.done() and not pending.cancelled():
+                pending.exception()  # a listing begun ahead and never needed: its refusal too
 
 
 FIRST_BATCH = 32

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from core.memory.adapters import MemoryProjectFiles, MemoryWatcher
 from core.paths import ProjectPath, parse_path
 from core.projects.kept_texts import KeptTexts
@@ -264,3 +266,53 @@ def test_a_warm_up_of_a_picked_folder_keeps_nothing() -> None:
     run(folder.write(parse_path("a.txt"), b"x\n"))
     pid = h.attach("project.add_folder", folder, name="picked")["result"]["project"]["id"]
     assert _warm(h, pid) == {"files": 0, "kept_bytes": 0, "stopped": "not-kept", "elapsed_ms": 0}
+
+
+@pytest.mark.cpython_only  # its own event loop (as test_search.py's batch reads in flight)
+def test_a_walk_over_overlapping_waits_lists_folders_ahead_and_keeps_its_order() -> None:
+    """Issue 33: over kept bytes a search is its walk — a listing per folder, each a wait in the
+    browser — so where waits overlap the walk lists the next folders while it yields this
+    one's files; the files come in the same order, and no listing begun ahead outlives it."""
+    import asyncio
+
+    files = {f"d{i % 12}/e{i % 3}/f{i:04}.txt": b"needle\n" for i in range(600)}
+    h, _, pid = _setup(files)
+    before = _search(h, pid, "needle")
+    storage = h.roots.roots[pid]
+    storage.overlaps_waits = True  # type: ignore[attr-defined]
+    one_list = storage.list_dir
+    in_flight = [0]
+    most = [0]
+
+    async def waiting_list(folder: tuple[str, ...]) -> Any:
+        in_flight[0] += 1
+        most[0] = max(most[0], in_flight[0])
+        try:
+            await asyncio.sleep(0)  # a real wait: other listings start meanwhile
+            return await one_list(folder)
+        finally:
+            in_flight[0] -= 1
+
+    storage.list_dir = waiting_list  # type: ignore[method-assign]
+    msg = json.dumps(
+        {
+            "v": 1,
+            "id": "x",
+            "op": "file.search",
+            "args": {"search": "x", "project": pid, "query": "needle"},
+        }
+    )
+    chunks: list[bytes] = []
+
+    async def sink(chunk: bytes) -> None:
+        chunks.append(chunk)
+
+    async def both() -> Any:
+        answer = await h.host.handle_full(msg, None, None, sink)
+        await asyncio.sleep(0)
+        return answer
+
+    asyncio.run(both())
+    after = [json.loads(x)["path"] for x in b"".join(chunks).splitlines()]
+    assert after == before and len(after) == 600
+    assert most[0] > 1 and in_flight[0] == 0
