@@ -164,8 +164,8 @@ async def _walk(
     is not entered, the project's metadata folder never. ``size`` is ``None`` where the
     listing gave none (:func:`~core.projects.many_reads.list_for_reading`: the read applies
     the bound). Where the adapter's waits overlap (:func:`core.projects.lanes.overlaps`) the
-    next :data:`WALK_AHEAD` folders the walk will enter are listed meanwhile; the order is
-    the same."""
+    next :data:`WALK_AHEAD` folders the walk will enter are listed meanwhile, once the first
+    :data:`FIRST_BATCH` files are out (their read goes first); the order is the same."""
     ahead = WALK_AHEAD if overlaps(files) else 0
     listing: dict[tuple[str, ...], asyncio.Future[list[Entry]]] = {}
 
@@ -175,6 +175,7 @@ async def _walk(
         return listing[folder]
 
     stack: list[tuple[str, ...]] = [()]
+    yielded = 0
     try:
         while stack:
             folder = stack.pop()
@@ -195,11 +196,13 @@ async def _walk(
                 else:
                     found.append(("/".join(parts), entry.size))
             stack.extend(reversed(subdirs))
-            for later in reversed(stack[-ahead:] if ahead else []):  # the next ones first
+            early = yielded < FIRST_BATCH  # the first results' read goes alone
+            for later in reversed(stack[-ahead:] if ahead and not early else []):
                 if len(listing) >= ahead:
                     break
                 listed(later)
             for item in found:
+                yielded += 1
                 yield item
     finally:
         for pending in listing.values():
