@@ -165,7 +165,9 @@ async def _walk(
     listing gave none (:func:`~core.projects.many_reads.list_for_reading`: the read applies
     the bound). Where the adapter's waits overlap (:func:`core.projects.lanes.overlaps`) the
     next :data:`WALK_AHEAD` folders the walk will enter are listed meanwhile, once the first
-    :data:`FIRST_BATCH` files are out (their read goes first); the order is the same."""
+    two batches' files are out (``FIRST_BATCH + BATCH``: the first results' reads go without
+    them — measured, listing ahead from the start delayed a cold search's first results);
+    the order is the same."""
     ahead = WALK_AHEAD if overlaps(files) else 0
     listing: dict[tuple[str, ...], asyncio.Future[list[Entry]]] = {}
 
@@ -196,7 +198,7 @@ async def _walk(
                 else:
                     found.append(("/".join(parts), entry.size))
             stack.extend(reversed(subdirs))
-            early = yielded < FIRST_BATCH  # the first results' read goes alone
+            early = yielded < FIRST_BATCH + BATCH  # the first results' reads go alone
             for later in reversed(stack[-ahead:] if ahead and not early else []):
                 if len(listing) >= ahead:
                     break

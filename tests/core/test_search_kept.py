@@ -275,7 +275,7 @@ def test_a_walk_over_overlapping_waits_lists_folders_ahead_and_keeps_its_order()
     one's files; the files come in the same order, and no listing begun ahead outlives it."""
     import asyncio
 
-    files = {f"d{i % 12}/e{i % 3}/f{i:04}.txt": b"needle\n" for i in range(600)}
+    files = {f"d{i % 12}/e{i % 3}/f{i:04}.txt": b"needle\n" for i in range(1500)}
     h, _, pid = _setup(files)
     before = _search(h, pid, "needle")
     storage = h.roots.roots[pid]
@@ -314,5 +314,5 @@ def test_a_walk_over_overlapping_waits_lists_folders_ahead_and_keeps_its_order()
 
     asyncio.run(both())
     after = [json.loads(x)["path"] for x in b"".join(chunks).splitlines()]
-    assert after == before and len(after) == 600
+    assert after == before and len(after) == 1500
     assert most[0] > 1 and in_flight[0] == 0
