@@ -208,6 +208,8 @@ def goal_table(report: dict[str, Any]) -> str:
     for name, goal in sorted(report["goals"].items()):
         figure = goal.get("ratio", goal.get("value", goal.get("figure")))
         met = "met" if goal.get("met") else "not met"
+        if goal.get("met", False) is None:
+            met = "information"
         rows.append(f"{name} | {figure} | {goal.get('goal')} | {met}")
     return "\n".join(rows)
 

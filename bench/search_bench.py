@@ -13,13 +13,18 @@ needle) is written straight into OPFS by ``bench/tools.html``. Then:
   lanes each reading with ``getFile()``, 8 in flight (``getfile-lanes-N``) — ``runs``
   times each; the floor is the strategy with the best median (``bare_read``: every strategy's
   figures, the best's name);
-- **search** — in a fresh host, ``file.search`` as the page calls it (the Files surface's
-  ``page/ui/find.mjs``): ``first_ms`` is the time to the first streamed chunk of results,
-  ``complete_ms`` to the final answer; once cold (the first search after ready, which also
-  imports the operation's late module) and ``runs`` times warm, for a plain query and a regex.
+- **search, cold** — ``runs`` times, each in a fresh host (the page reloaded: nothing kept),
+  ``file.search`` as the page calls it (the Files surface's ``page/ui/find.mjs``): ``first_ms``
+  is the time to the first streamed chunk of results, ``complete_ms`` to the final answer —
+  every file read from OPFS, so its ratio to the bare read is the honest one;
+- **warm-up** — in another fresh host, ``file.search_warm`` as the search panel sends it when
+  it opens (``warm_ms``: to its answer; what it read and kept);
+- **search, kept bytes warm** — then ``runs`` searches for a plain query and a regex, answered
+  from the host's kept bytes (core/projects/kept_texts.py).
 
-Goals (issue 33): first results ≤ 300 ms, complete ≤ 2 s (median of the warm plain runs); the
-report gives the ratio of complete to the bare read of the same files.
+Goals (issue 33): first results ≤ 300 ms (cold); complete ≤ 2 s once the project's bytes are
+kept (median of the warm plain runs); the cold complete is reported against the bare read of
+the same files (its floor, above 2 s on this machine).
 """
 
 from __future__ import annotations
@@ -67,6 +72,16 @@ async ([project, query, regex]) => {
 """
 
 
+WARM = """
+async ([project]) => {
+  const start = performance.now();
+  const answer = await window.voicebox.host.call("file.search_warm",
+    { project, search: "bench-warm", time_limit_ms: 60000 });
+  return { warm_ms: performance.now() - start, ...answer.result };
+}
+"""
+
+
 def source_files(count: int, size: int, seed: int = 11) -> Iterable[tuple[str, bytes]]:
     """``count`` Python-like text files of about ``size`` bytes, deterministic for ``seed``;
     every :data:`NEEDLE_EVERY`-th holds :data:`NEEDLE` once."""
@@ -109,10 +124,16 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, files: int 
         profile.open_tools(site.url)
         populated = profile.evaluate("([n, id]) => window.benchPopulate(n, id)", [PROJECT, pid])
         bare = _floor(profile, pid, max(run_count, 1))
-        profile.goto(site.url)
+        colds = []
+        for _ in range(max(run_count, 1)):  # each in a fresh host: nothing kept
+            profile.goto(site.url)
+            profile.wait_status()
+            host.ok(profile, "project.open", {"project": pid})
+            colds.append(profile.evaluate(SEARCH, [pid, NEEDLE, False]))
+        profile.goto(site.url)  # the warm-up in a fresh host too: it reads every file
         profile.wait_status()
         host.ok(profile, "project.open", {"project": pid})
-        cold = profile.evaluate(SEARCH, [pid, NEEDLE, False])
+        warm = profile.evaluate(WARM, [pid])
         plain = [profile.evaluate(SEARCH, [pid, NEEDLE, False]) for _ in range(max(run_count, 1))]
         regex = [
             profile.evaluate(SEARCH, [pid, rf"{NEEDLE}\(\d+\)", True])
@@ -120,19 +141,22 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, files: int 
         ]
         errors = list(profile.console_errors)
     expected = len(range(0, files, NEEDLE_EVERY))
-    for answer in [cold, *plain, *regex]:
+    for answer in [*colds, *plain, *regex]:
         if answer["matches"] != expected or answer["files"] != files:
             raise RuntimeError(f"search found {answer['matches']} in {answer['files']} files")
     bare_ms = bare["strategies"][bare["best"]]
-    first = runs([p["first_ms"] for p in plain])
-    complete = runs([p["complete_ms"] for p in plain])
+    first = runs([p["first_ms"] for p in colds])
+    complete = runs([p["complete_ms"] for p in colds])
+    warm_first = runs([p["first_ms"] for p in plain])
+    warm_complete = runs([p["complete_ms"] for p in plain])
     figures: dict[str, Any] = {
         "files": files,
         "bytes": populated["bytes"],
         "bare_read_ms": bare_ms,
         "bare_read": bare,
-        "cold": {k: round(cold[k], 1) for k in ("first_ms", "complete_ms")},
-        "plain": {"first_ms": first, "complete_ms": complete},
+        "cold": {"first_ms": first, "complete_ms": complete},
+        "warm_up": {k: warm[k] for k in ("warm_ms", "files", "kept_bytes", "stopped")},
+        "plain": {"first_ms": warm_first, "complete_ms": warm_complete},
         "regex": {
             "first_ms": runs([r["first_ms"] for r in regex]),
             "complete_ms": runs([r["complete_ms"] for r in regex]),
@@ -144,7 +168,7 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, files: int 
     goals = {
         "search_first_results_ms": {
             "value": first["median"],
-            "goal": "<= 300 ms to the first results over 10,000 files",
+            "goal": "<= 300 ms to the first results over 10,000 files (cold: a fresh host)",
             "met": first["median"] <= 300,
         },
         "search_complete_vs_bare_read": {
@@ -152,8 +176,24 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, files: int 
             "ratio": ratio(complete["median"], bare_ms["median"]),
             "floor_ms": bare_ms["median"],
             "floor_strategy": bare["best"],
-            "goal": "complete <= 2000 ms over 10,000 files (ratio: complete / bare OPFS read)",
-            "met": complete["median"] <= 2000,
+            "goal": "cold (a fresh host, every file read from OPFS): complete / bare OPFS "
+            "read of the same files (information: that floor is above 2,000 ms here)",
+            "met": None,
+        },
+        "search_complete_warm_ms": {
+            "value": warm_complete["median"],
+            "ratio": ratio(warm_complete["median"], bare_ms["median"]),
+            "first_ms": warm_first["median"],
+            "goal": "complete <= 2000 ms over 10,000 files once their bytes are kept (after "
+            "the search panel's warm-up)",
+            "met": warm_complete["median"] <= 2000,
+        },
+        "search_warm_up_ms": {
+            "value": round(warm["warm_ms"], 1),
+            "ratio": ratio(warm["warm_ms"], bare_ms["median"]),
+            "goal": "information: file.search_warm of the 10,000 files (in the background "
+            "while the person types)",
+            "met": None,
         },
     }
     return {"figures": figures, "goals": goals}

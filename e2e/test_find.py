@@ -6,9 +6,11 @@ on the new surfaces, light and dark."""
 
 from __future__ import annotations
 
+import hashlib
+
 from playwright.sync_api import Page
 
-from e2e.files_kit import wait_editor
+from e2e.files_kit import EDITOR, set_editor_text, wait_editor
 from e2e.hostpage import HostPage
 from e2e.tray_kit import axe_serious, open_in_ui, shot
 
@@ -171,3 +173,38 @@ def test_the_find_surfaces_are_axe_clean_in_light_and_dark_at_1280_and_390(
             page.keyboard.press("Escape")
             page.wait_for_selector("#quick-open", state="detached")
     assert bad == []
+
+
+def test_a_save_through_the_editor_is_what_the_next_search_finds_never_kept_old_text(
+    host: HostPage,
+) -> None:
+    """Issue 33: the search panel's warm-up keeps the project's bytes in the host; a file saved
+    through the editor after a search is searched as saved — the new line found, the old one
+    gone — although the search before it was answered from kept bytes."""
+    page = host.page
+    pid = _project(host)
+    page.locator("#file-tree").focus()
+    page.keyboard.press("Control+Shift+F")
+    page.wait_for_selector("#search-panel:not([hidden]) #search-query:focus")
+    page.wait_for_function("() => document.querySelector('#search-panel').dataset.warm === 'done'")
+    kept = int(page.get_attribute("#search-panel", "data-warm-kept") or 0)
+    assert kept == sum(len(b) for b in FILES.values())  # every file's bytes kept by the host
+    _search(page, "Say hello")
+    assert _found(page) == [("docs/guide.md", 3)]
+    page.locator("#search-results .search-hit[data-path='docs/guide.md']").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#viewer-path:text-is('docs/guide.md')")
+    new = "# Guide\n\nWave goodbye to the world.\n"
+    set_editor_text(page, new)
+    page.click(EDITOR)
+    page.keyboard.press("Control+s")
+    digest = hashlib.sha256(new.encode()).hexdigest()
+    page.wait_for_selector(f"#viewer-sha256:text-is('{digest}')")
+    page.keyboard.press("Control+Shift+F")
+    page.wait_for_selector("#search-query:focus")
+    _search(page, "Say hello")
+    assert _found(page) == []
+    _search(page, "Wave goodbye")
+    assert _found(page) == [("docs/guide.md", 3)]
+    assert host.ok("file.read", {"project": pid, "path": "docs/guide.md"})["body"] == new.encode()
+    host.assert_clean()

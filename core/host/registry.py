@@ -320,6 +320,16 @@ OPERATIONS = Operations(
             read_only=True,
         ),
         Operation(
+            "file.search_warm",
+            search_ops.SearchWarmArgs,
+            search_ops.SearchWarmed,
+            search_ops.file_search_warm,
+            "Read the project's files into the host's bounded kept bytes before a search needs "
+            "them (the search panel opened); cancellable by file.search_cancel (issue 33).",
+            read_only=True,
+            audited=False,
+        ),
+        Operation(
             "file.search_cancel",
             search_ops.SearchCancelArgs,
             search_ops.SearchCancelled,

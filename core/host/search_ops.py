@@ -24,8 +24,10 @@ from pydantic import Field
 from core.host.operations import Call, Outcome
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
-from core.ports import ManyRead, ProjectFiles
+from core.ports import Entry, ManyRead, ProjectFiles
+from core.projects.kept_texts import MAX_KEPT_FILE
 from core.projects.lanes import overlaps
+from core.projects.listing_cache import CachedListings, cached_lister
 from core.projects.many_reads import list_for_reading, read_many
 from core.projects.search import (
     MAX_FILE_BYTES,
@@ -45,7 +47,14 @@ from core.projects.search import (
 from core.refusals import Refused
 from core.vocabulary import ProjectId
 
-__all__ = ["SEARCH_ID_PATTERN", "SearchArgs", "SearchFile", "SearchSummary"]
+__all__ = [
+    "SEARCH_ID_PATTERN",
+    "SearchArgs",
+    "SearchFile",
+    "SearchSummary",
+    "SearchWarmArgs",
+    "SearchWarmed",
+]
 
 SEARCH_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 """The page's name for a search (the id rule of core/secret.py PATTERN_RULES)."""
@@ -69,6 +78,28 @@ class SearchArgs(Contract):
     exclude: list[str] = Field(default_factory=list, max_length=MAX_GLOBS)
     max_matches: int = Field(default=2000, ge=1, le=MAX_MATCHES)
     time_limit_ms: int = Field(default=10_000, ge=100, le=MAX_TIME_MS)
+
+
+class SearchWarmArgs(Contract):
+    """``file.search_warm``: read the project's files into the host's kept bytes before a
+    search asks for them (issue 33; docs/search.md, "Kept bytes"). ``search`` is the page's
+    name for this warm-up (``file.search_cancel`` stops it)."""
+
+    project: ProjectId
+    search: str = Field(pattern=SEARCH_ID_PATTERN)
+    time_limit_ms: int = Field(default=30_000, ge=100, le=MAX_TIME_MS)
+
+
+class SearchWarmed(Contract):
+    """What ``file.search_warm`` did: ``files`` read (or found kept already), ``kept_bytes``
+    the project's bytes kept now; ``stopped``: ``done`` (every file), ``full`` (the kept
+    bytes' bound reached), ``time``, ``cancelled``, or ``not-kept`` (this project's bytes are
+    never kept: a picked folder, or storage without a watch); ``elapsed_ms`` in ms."""
+
+    files: int
+    kept_bytes: int
+    stopped: Literal["done", "full", "time", "cancelled", "not-kept"]
+    elapsed_ms: int
 
 
 class SearchCancelArgs(Contract):
@@ -120,28 +151,66 @@ class SearchSummary(Contract):
     max_file_bytes: int = MAX_FILE_BYTES
 
 
+WALK_AHEAD = 8
+"""Folders a walk lists ahead of the one it is in, where the adapter's waits overlap (issue 33:
+in the browser each listing is a wait, and 100 of them one after another were most of a
+search over kept bytes)."""
+
+
 async def _walk(
     files: ProjectFiles, exclude: tuple[str, ...]
 ) -> AsyncIterator[tuple[str, int | None]]:
     """``(path, size)`` of every file, depth-first in name order, lazily; an excluded folder
     is not entered, the project's metadata folder never. ``size`` is ``None`` where the
     listing gave none (:func:`~core.projects.many_reads.list_for_reading`: the read applies
-    the bound)."""
+    the bound). Where the adapter's waits overlap (:func:`core.projects.lanes.overlaps`) the
+    next :data:`WALK_AHEAD` folders the walk will enter are listed meanwhile, once the first
+    two batches' files are out (``FIRST_BATCH + BATCH``: the first results' reads go without
+    them — measured, listing ahead from the start delayed a cold search's first results);
+    the order is the same."""
+    ahead = WALK_AHEAD if overlaps(files) else 0
+    listing: dict[tuple[str, ...], asyncio.Future[list[Entry]]] = {}
+
+    def listed(folder: tuple[str, ...]) -> asyncio.Future[list[Entry]]:
+        if folder not in listing:
+            listing[folder] = asyncio.ensure_future(list_for_reading(files, folder))
+        return listing[folder]
+
     stack: list[tuple[str, ...]] = [()]
-    while stack:
-        folder = stack.pop()
-        entries = sorted(await list_for_reading(files, folder), key=lambda e: e.name)
-        subdirs: list[tuple[str, ...]] = []
-        for entry in entries:
-            parts = (*folder, entry.name)
-            if folder == () and entry.name == META_DIR:
-                continue
-            if entry.kind == "dir":
-                if not any(glob_matches(g, "/".join(parts)) for g in exclude):
-                    subdirs.append(parts)
+    yielded = 0
+    try:
+        while stack:
+            folder = stack.pop()
+            if ahead:
+                entries = await listed(folder)
+                del listing[folder]
             else:
-                yield "/".join(parts), entry.size
-        stack.extend(reversed(subdirs))
+                entries = await list_for_reading(files, folder)
+            subdirs: list[tuple[str, ...]] = []
+            found: list[tuple[str, int | None]] = []
+            for entry in sorted(entries, key=lambda e: e.name):
+                parts = (*folder, entry.name)
+                if folder == () and entry.name == META_DIR:
+                    continue
+                if entry.kind == "dir":
+                    if not any(glob_matches(g, "/".join(parts)) for g in exclude):
+                        subdirs.append(parts)
+                else:
+                    found.append(("/".join(parts), entry.size))
+            stack.extend(reversed(subdirs))
+            early = yielded < FIRST_BATCH + BATCH  # the first results' reads go alone
+            for later in reversed(stack[-ahead:] if ahead and not early else []):
+                if len(listing) >= ahead:
+                    break
+                listed(later)
+            for item in found:
+                yielded += 1
+                yield item
+    finally:
+        for pending in listing.values():
+            pending.cancel()
+            if pending.done() and not pending.cancelled():
+                pending.exception()  # a listing begun ahead and never needed: its refusal too
 
 
 FIRST_BATCH = 32
@@ -345,6 +414,83 @@ async def file_search(call: Call[SearchArgs]) -> Outcome:
         finish=finish,
         project=args.project,
         details=details,
+    )
+
+
+WATCH_POLLS = 50
+WATCH_POLL_S = 0.01
+"""A warm-up waits at most ``WATCH_POLLS × WATCH_POLL_S`` (0.5 s) for the project's watch to
+become active (bytes are kept only under an active watch), else answers ``not-kept``."""
+
+
+async def file_search_warm(call: Call[SearchWarmArgs]) -> Outcome:
+    """Read the project's files, as a search with no globs would select them, into the kept
+    bytes (:class:`core.projects.listing_cache.CachedListings`), :data:`BATCH` files per read,
+    yielding between reads (other calls go on meanwhile); files over
+    :data:`~core.projects.kept_texts.MAX_KEPT_FILE` are not read. Stops at the kept bytes'
+    bound, its time bound, or ``file.search_cancel`` (docstring of :class:`SearchWarmed`).
+    Refuses ``project-not-found`` and storage codes of the listing. Issue 33."""
+    args = call.args
+    files = (await call.ctx.catalog.open(args.project)).files
+    clock = call.ctx.clock
+    began = clock.now_ms()
+    listings = call.ctx.listings
+    kept = cached_lister(files)
+    if listings is None or not isinstance(kept, CachedListings):
+        return Outcome(SearchWarmed(files=0, kept_bytes=0, stopped="not-kept", elapsed_ms=0))
+    texts = listings.texts
+    deadline = began + args.time_limit_ms
+    for _ in range(WATCH_POLLS):  # a watch just started becomes active a few ms later
+        if kept.keeps_bytes():
+            break
+        await asyncio.sleep(WATCH_POLL_S)
+    else:
+        return Outcome(
+            SearchWarmed(
+                files=0, kept_bytes=0, stopped="not-kept", elapsed_ms=clock.now_ms() - began
+            )
+        )
+    cancels = call.ctx.searches
+    flag = cancels.start(args.search)
+    stopped: Literal["done", "full", "time", "cancelled", "not-kept"] = "done"
+    count = 0
+    group: list[ProjectPath] = []
+
+    async def read(group: list[ProjectPath]) -> None:
+        nonlocal count
+        await read_many(files, group, MAX_KEPT_FILE)
+        count += len(group)
+        await asyncio.sleep(0)  # let the calls waiting go first
+
+    try:
+        async for path, _ in _walk(files, ()):
+            if flag[0]:
+                stopped = "cancelled"
+            elif clock.now_ms() >= deadline:
+                stopped = "time"
+            elif texts.full:
+                stopped = "full"
+            if stopped != "done":
+                break
+            try:
+                group.append(parse_path(path))
+            except Refused:
+                continue
+            if len(group) >= BATCH:
+                await read(group)
+                group = []
+        if group and stopped == "done":
+            await read(group)
+    finally:
+        cancels.end(args.search, flag)
+    return Outcome(
+        SearchWarmed(
+            files=count,
+            kept_bytes=texts.project_bytes(kept.key),
+            stopped=stopped,
+            elapsed_ms=clock.now_ms() - began,
+        ),
+        project=args.project,
     )
 
 

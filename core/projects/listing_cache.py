@@ -42,6 +42,20 @@ report, the bounds). The one caller (``file.list``) makes the same answer from t
 every time; each kept listing holds at most one answer, about as much memory again as its
 entries.
 
+**Files' bytes, kept by the same rule** (issue 33, a search within 2 s). A search's reads
+(:meth:`CachedListings.read_many`) keep the bytes they read in :attr:`ListingCache.texts`
+(:class:`~core.projects.kept_texts.KeptTexts`: at most
+:data:`~core.projects.kept_texts.MAX_KEPT_BYTES` over every project, no file over
+:data:`~core.projects.kept_texts.MAX_KEPT_FILE`, least recently used out first) and answer
+from them next time. They stay true exactly as the listings do: bytes are kept only while the
+project's watch is active and when nothing changed in the project while they were read (the
+generation); every change — this host's own write, batch write, folder, delete or move, as it
+ends, and every report of the watch — drops the kept bytes at and below its path (a removal of
+a folder, a folder moved away, a project removed: all of its files); a lost watch, a batch of
+more than :data:`MAX_BATCH` changes or a project forgotten drops all of the project's. Only
+``read_many`` (the search and its warm-up) answers from kept bytes: ``read`` — the editor's
+open, a save's conflict check, every decision — always reads storage.
+
 Only :meth:`CachedListings.list_dir_cached` and :meth:`CachedListings.shown`
 (:class:`~core.ports.CachesListings`) answer from kept listings;
 :meth:`~core.ports.ProjectFiles.list_dir` always reads storage, so decisions — a move's survey,
@@ -61,11 +75,14 @@ from core.ports import (
     Entry,
     FolderChange,
     FolderWatch,
+    ManyRead,
     ProjectFiles,
     ProjectRoots,
     WatchesFolders,
     WrittenMany,
 )
+from core.projects.kept_texts import KeptTexts
+from core.projects.many_reads import read_many
 from core.projects.read_through import ReadThrough
 from core.projects.write_many import write_many
 
@@ -118,7 +135,8 @@ class ListingCache:
 
     ``watcher`` watches each cached project's root folder. :attr:`entries` counts the entries
     kept, :attr:`hits` the listings answered from them, :attr:`reports` the batches of changes
-    watches reported (:meth:`figures`, for ``host.info``).
+    watches reported (:meth:`figures`, for ``host.info``). :attr:`texts` holds the files'
+    bytes kept by the same rule (module docstring; ``texts``: a store of other bounds, tests).
     """
 
     def __init__(
@@ -127,7 +145,9 @@ class ListingCache:
         *,
         max_entries: int = MAX_ENTRIES,
         max_roots: int = MAX_ROOTS,
+        texts: KeptTexts | None = None,
     ) -> None:
+        self.texts = texts if texts is not None else KeptTexts()
         self._watcher = watcher
         self._max_entries = max_entries
         self._max_roots = max_roots
@@ -162,6 +182,25 @@ class ListingCache:
         self._roots.move_to_end(key)
         self.hits += 1
         return kept
+
+    def kept_bytes(self, key: str, path: Folder) -> bytes | None:
+        """The kept bytes of the file ``path`` in project ``key`` while its watch is active,
+        or ``None`` (read storage)."""
+        root = self._roots.get(key)
+        if root is None or root.watch is None or not root.watch.active:
+            return None
+        return self.texts.get(key, path)
+
+    def keep_bytes(self, key: str, path: Folder, data: bytes, generation: int) -> bool:
+        """Keep ``data`` as the bytes of ``path`` in project ``key`` when ``generation`` (from
+        :meth:`begin`, taken before the read) is still its generation and its watch still
+        active; True when kept (bounds: :class:`~core.projects.kept_texts.KeptTexts`)."""
+        root = self._roots.get(key)
+        if root is None or root.generation != generation:
+            return False
+        if root.watch is None or not root.watch.active:
+            return False
+        return self.texts.put(key, path, data)
 
     def begin(self, key: str, files: ProjectFiles) -> int | None:
         """Before listing storage for project ``key`` (whose files are ``files``): its
@@ -210,6 +249,7 @@ class ListingCache:
     def changed(self, key: str, changes: Sequence[FolderChange]) -> None:
         """``changes`` happened in project ``key`` (this host's, or reported by its watch):
         drop what they can have changed (module docstring, "What a change drops")."""
+        self._drop_texts(key, changes)
         root = self._roots.get(key)
         if root is None:
             return
@@ -236,6 +276,7 @@ class ListingCache:
     def forget(self, key: str) -> None:
         """Drop project ``key`` entirely and stop its watch (its project is removed, or it is
         the least recently listed of more than :data:`MAX_ROOTS`)."""
+        self.texts.drop_project(key)
         root = self._roots.pop(key, None)
         if root is None:
             return
@@ -246,6 +287,15 @@ class ListingCache:
             root.watch = None
 
     # ---- inside -----------------------------------------------------------------------------
+
+    def _drop_texts(self, key: str, changes: Sequence[FolderChange]) -> None:
+        """Drop the kept bytes ``changes`` can have changed: at and below each path; all of the
+        project's for a lost watch or a batch of more than :data:`MAX_BATCH`."""
+        if len(changes) > MAX_BATCH or any(c.kind == "lost" for c in changes):
+            self.texts.drop_project(key)
+            return
+        for change in changes:
+            self.texts.drop_at(key, change.path)
 
     def _apply(self, key: str, root: _Root, change: FolderChange) -> None:
         path = change.path
@@ -330,6 +380,38 @@ class CachedListings(ReadThrough):
             if kept is not None:
                 return kept
         return entries
+
+    @property
+    def key(self) -> str:
+        """The project key its listings and bytes are kept under (the project id)."""
+        return self._key
+
+    def keeps_bytes(self) -> bool:
+        """Whether bytes read now may be kept: the project's watch is active (asking starts
+        the watch when it has none; a browser watch becomes active a few ms later)."""
+        return self._cache.begin(self._key, self._files) is not None
+
+    async def read_many(self, paths: Sequence[ProjectPath], max_bytes: int) -> list[ManyRead]:
+        """See :meth:`core.ports.ReadsMany.read_many`: the files whose bytes are kept are
+        answered from :attr:`ListingCache.texts`, the others read from storage in one call
+        (:func:`core.projects.many_reads.read_many`) and kept when they may be (module
+        docstring, "Files' bytes"). Issue 33."""
+        out: list[ManyRead | None] = [None] * len(paths)
+        missing: list[int] = []
+        for i, path in enumerate(paths):
+            data = self._cache.kept_bytes(self._key, path.parts)
+            if data is not None and len(data) <= max_bytes:
+                out[i] = data
+            else:
+                missing.append(i)
+        if missing:
+            generation = self._cache.begin(self._key, self._files)
+            got = await read_many(self._files, [paths[i] for i in missing], max_bytes)
+            for i, read in zip(missing, got, strict=True):
+                out[i] = read
+                if generation is not None and isinstance(read, bytes):
+                    self._cache.keep_bytes(self._key, paths[i].parts, read, generation)
+        return [read for read in out if read is not None]
 
     def _changed(self, *changes: FolderChange) -> None:
         self._cache.changed(self._key, changes)

@@ -20,6 +20,16 @@ from core.refusals import Refused
 __all__ = ["list_for_reading", "read_many"]
 
 
+def _reader(files: ProjectFiles) -> object:
+    """The first of ``files`` and its read-through wrappers that reads many at once
+    (:class:`~core.ports.ReadsMany`: the project's kept bytes,
+    :class:`core.projects.listing_cache.CachedListings`, or the adapter), else the adapter."""
+    inner: object = files
+    while not isinstance(inner, ReadsMany) and isinstance(inner, ReadThrough):
+        inner = inner.reads_from
+    return inner
+
+
 def _inner(files: ProjectFiles) -> object:
     """The adapter under ``files``' read-through wrappers (every read goes to it unchanged)."""
     inner: object = files
@@ -46,10 +56,11 @@ async def read_many(
     """One :data:`core.ports.ManyRead` per path of ``paths``, in order: the file's bytes,
     ``"large"`` when it is larger than ``max_bytes`` (bytes) — not read where the adapter can
     tell first — or ``"unreadable"`` when reading it is refused (``file-not-found``,
-    ``is-a-directory``, ``storage-failed``…). Never refuses for one file. Issue 33."""
+    ``is-a-directory``, ``storage-failed``…). Never refuses for one file. The nearest wrapper
+    that reads many answers (an OPFS project's kept bytes first: issue 33). Issue 33."""
     if not paths:
         return []
-    many = _inner(files)
+    many = _reader(files)
     if isinstance(many, ReadsMany):
         return await many.read_many(paths, max_bytes)
     out: list[ManyRead] = []

@@ -69,6 +69,8 @@ export class Finder {
     this.list = new FileList(files);
     this.seq = 0;
     this.current = null;
+    this.warming = null; // the warm-up running (file.search_warm), by its name
+    this.warmed = null; // the project last warmed
     this.#buildPanel();
     this.#buildFilter();
   }
@@ -186,10 +188,41 @@ export class Finder {
     }
     this.query.focus();
     this.query.select();
+    this.#warm();
+  }
+
+  /** Ask the host to read the project's files into its kept bytes while the person types
+   * (file.search_warm, issue 33: the first search then reads memory, not storage). Once per
+   * project and panel opening; the host decides what is kept and stops at its bound. */
+  #warm() {
+    const project = this.files.project?.id;
+    if (!project || this.warming || this.warmed === project) return;
+    const id = `w${++this.seq}`;
+    this.warming = id;
+    this.panel.dataset.warm = "running";
+    this.files
+      .call("file.search_warm", { search: id })
+      .then(
+        (answer) => {
+          this.warmed = project;
+          this.panel.dataset.warm = answer?.result?.stopped ?? "done";
+          this.panel.dataset.warmKept = String(answer?.result?.kept_bytes ?? 0);
+        },
+        () => {
+          this.panel.dataset.warm = "failed";
+        },
+      )
+      .finally(() => {
+        if (this.warming === id) this.warming = null;
+      });
   }
 
   close() {
     this.stop();
+    if (this.warming) {
+      this.files.app.host.call("file.search_cancel", { search: this.warming }).catch(() => {});
+      this.warmed = null;
+    }
     this.panel.hidden = true;
     this.files.node.querySelector("#open-search")?.focus();
   }
