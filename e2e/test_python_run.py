@@ -104,8 +104,9 @@ def test_run_streams_output_and_the_host_applies_the_written_file_with_a_receipt
         "() => document.getElementById('python-output').textContent.includes('hello Ada')"
     )
     _wait_status(host, "Exited with status 0")
-    # what a person sees after Run: the output docked at the window's foot (issue 33)
-    host.page.evaluate("() => window.scrollTo(0, 0)")
+    # what a person sees after Run: Run's row at the top, the code, the output docked at the
+    # window's foot (issue 33; the console's input above moved the window since)
+    host.page.evaluate("() => document.getElementById('python-run').scrollIntoView()")
     host.page.screenshot(path=str(SCREENSHOT))
 
 

@@ -175,12 +175,26 @@ def test_the_run_output_is_in_view_after_run_wide_and_narrow(host: HostPage) -> 
             " && !document.getElementById('python-run').disabled",
             timeout=120_000,
         )
-        out = _in_view(page, "#python-output", height)
+        _in_view(page, "#python-output", height)  # the output in sight after Run
         if width == 1280:
-            # nothing scrolled: the output docks under the editor, Run stays in sight above it
-            assert page.evaluate("() => window.scrollY") == 0
-            assert _in_view(page, "#python-run", height)["y"] == run["y"]
-            assert run["y"] + run["height"] <= _box(page, "#python-panel")["y"], (run, out)
+            # the output docks at the window's foot; Run's row at the top, and the code's
+            # lines between them (the second tryout: the docked output hid every line)
+            run = _in_view(page, "#python-run", height)
+            panel = _box(page, "#python-panel")
+            assert run["y"] + run["height"] <= panel["y"], (run, panel)
+            seen, lines = page.evaluate(
+                """(foot) => {
+                  const lines = [...document.querySelector('#editor').shadowRoot
+                    .querySelectorAll('.cm-line')];
+                  const seen = lines.filter((line) => {
+                    const box = line.getBoundingClientRect();
+                    return box.top >= 0 && box.bottom <= foot;
+                  });
+                  return [seen.length, lines.length];
+                }""",
+                panel["y"],
+            )
+            assert lines >= 2 and seen == lines, (seen, lines)  # every line of hello.py
             shot(page, "python-run-docked")
         else:
             shot(page, "python-run-narrow")

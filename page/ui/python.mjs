@@ -222,13 +222,19 @@ export class PythonPanel {
     await this.#go("python.run", { path: this.path }, `Running ${this.path}…`);
   }
 
-  /** The output in sight after Run, with no scrolling by the person (issue 33, the fresh
-   * tester's tryout: it sat below the fold at 1280×800). On a wide screen the panel docks at
-   * the foot of the window (styles.css `.python-panel.docked`, sticky), so the editor's top
-   * and Run stay in view above it; on a narrow one (narrow.css: not docked) the output is
-   * scrolled into view. Where it is already in view nothing moves. */
+  /** The output and the code both in sight after Run, with no scrolling by the person (issue
+   * 33, the fresh tester's tryouts: the output sat below the fold at 1280×800, then the docked
+   * output covered every line of code). On a wide screen the panel docks at the foot of the
+   * window (styles.css `.python-panel.docked`, sticky) and the window scrolls so that Run's row
+   * is at its top: the editor's lines fill the space between Run and the output. On a narrow one
+   * (narrow.css: not docked) the output is scrolled into view. Where it is already in view
+   * nothing moves. */
   #reveal() {
     this.node.classList.add("docked");
+    if (getComputedStyle(this.node).position === "sticky") {
+      this.runButton.scrollIntoView({ block: "start" });
+      return;
+    }
     const { top, bottom } = this.output.getBoundingClientRect();
     // centred, so the lines that arrive below stay in sight as the output grows
     if (top < 0 || bottom > innerHeight) this.output.scrollIntoView({ block: "center" });
