@@ -205,7 +205,7 @@ export async function renderCompose(node, app, params = {}) {
       state.drafted = null;
       send.disabled = true;
       preview.textContent = "";
-      refLine.replaceChildren(refusalParts(err));
+      refLine.replaceChildren(...refusalParts(err));
       return;
     }
     if (seq !== state.seq) return;
@@ -510,7 +510,7 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
       state.drafted = null;
       send.disabled = true;
       preview.textContent = "";
-      refLine.replaceChildren(refusalParts(err));
+      refLine.replaceChildren(...refusalParts(err));
       return;
     }
     if (seq !== state.seq) return;
