@@ -80,7 +80,6 @@ and ``..`` never passes.
 
 from __future__ import annotations
 
-import functools
 import unicodedata
 from dataclasses import dataclass
 
@@ -190,11 +189,9 @@ def _is_device_name(seg: str) -> bool:
     return seg.split(".", 1)[0].rstrip(" ").upper() in _DEVICE_STEMS
 
 
-@functools.lru_cache(maxsize=4096)
 def _check_segment(seg: str, *, what: str) -> None:
-    """Refuse ``seg`` when it breaks a segment rule (module docstring); a name found fine is
-    remembered (a pure check; at most 4,096 names): a search's 10,000 paths repeat their
-    folders' names (issue 33, a search over kept bytes)."""
+    """Refuse ``seg`` when it breaks a segment rule (module docstring). Many paths at once:
+    :class:`PathParser` checks each distinct segment once (the import, the search)."""
     if seg == "":
         raise Refused(Code.PATH_INVALID, f"The {what} has an empty segment.")
     if seg == "..":

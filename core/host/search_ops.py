@@ -23,7 +23,7 @@ from pydantic import Field
 
 from core.host.operations import Call, Outcome
 from core.model import Contract
-from core.paths import META_DIR, ProjectPath, parse_path
+from core.paths import META_DIR, PathParser, ProjectPath
 from core.ports import Entry, ManyRead, ProjectFiles
 from core.projects.kept_texts import MAX_KEPT_FILE
 from core.projects.lanes import overlaps
@@ -315,7 +315,9 @@ async def file_search(call: Call[SearchArgs]) -> Outcome:
         return stopped[0] != "done"
 
     async def selected() -> AsyncIterator[tuple[str, ProjectPath]]:
-        """The files to read, in order; the skipped ones counted."""
+        """The files to read, in order; the skipped ones counted. One :class:`PathParser`: the
+        folders' names repeat, each is checked once."""
+        parser = PathParser()
         async for path, size in _walk(files, query.exclude):
             if halted():
                 return
@@ -325,7 +327,7 @@ async def file_search(call: Call[SearchArgs]) -> Outcome:
                 n["large"] += 1
                 continue
             try:
-                yield path, parse_path(path)
+                yield path, parser.parse(path)
             except Refused:
                 n["names"] += 1
 
@@ -462,6 +464,7 @@ async def file_search_warm(call: Call[SearchWarmArgs]) -> Outcome:
         count += len(group)
         await asyncio.sleep(0)  # let the calls waiting go first
 
+    parser = PathParser()  # the folders' names repeat: each checked once
     try:
         async for path, _ in _walk(files, ()):
             if flag[0]:
@@ -473,7 +476,7 @@ async def file_search_warm(call: Call[SearchWarmArgs]) -> Outcome:
             if stopped != "done":
                 break
             try:
-                group.append(parse_path(path))
+                group.append(parser.parse(path))
             except Refused:
                 continue
             if len(group) >= BATCH:
