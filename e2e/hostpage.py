@@ -21,7 +21,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from playwright.sync_api import ConsoleMessage, Dialog, Page
+from playwright.sync_api import BrowserContext, ConsoleMessage, Dialog, Page
 from playwright.sync_api import Error as PlaywrightError
 
 from e2e.site import BASE_URL
@@ -261,3 +261,13 @@ def assert_custody_of_every_page() -> None:
     for host in pages:
         if host is not None:
             host.assert_custody()
+
+
+def two_tabs(site_context: BrowserContext) -> tuple[HostPage, HostPage]:
+    """Two tabs of the site in one browser context: the first hosts, the second reaches the
+    first's host worker (issue 33 item 2)."""
+    first = HostPage(site_context.new_page())
+    first.open()
+    second = HostPage(site_context.new_page())
+    second.open(BASE_URL)
+    return first, second

@@ -25,7 +25,7 @@ from e2e.files_kit import (
     set_editor_text,
     wait_editor,
 )
-from e2e.hostpage import HostPage
+from e2e.hostpage import HostPage, two_tabs
 from e2e.site import BASE_URL
 from e2e.tray_kit import go, open_in_ui
 
@@ -52,16 +52,8 @@ def _role(host: HostPage) -> str | None:
     return host.page.evaluate("() => window.voicebox.host.role")
 
 
-def _two_tabs(site_context: BrowserContext) -> tuple[HostPage, HostPage]:
-    first = HostPage(site_context.new_page())
-    first.open()
-    second = HostPage(site_context.new_page())
-    second.open(BASE_URL)
-    return first, second
-
-
 def test_a_second_tab_is_a_full_workspace_over_the_one_host(site_context: BrowserContext) -> None:
-    first, second = _two_tabs(site_context)
+    first, second = two_tabs(site_context)
     assert _role(first) == "leader" and _role(second) == "follower"
     assert not second.page.is_visible("#host-standby")
     assert second.page.locator("nav button[data-surface]").first.is_enabled()
@@ -101,7 +93,7 @@ def test_a_second_tab_is_a_full_workspace_over_the_one_host(site_context: Browse
 def test_closing_the_leader_leaves_the_follower_a_working_host_with_the_last_write(
     site_context: BrowserContext,
 ) -> None:
-    first, second = _two_tabs(site_context)
+    first, second = two_tabs(site_context)
     pid = first.ok("project.create", {"name": "Handover"}, human=True)["result"]["project"]["id"]
     first.ok("file.write", {"project": pid, "path": "open.txt"}, b"shown\n")
     open_in_ui(second, pid)
@@ -164,7 +156,7 @@ def _save_refused(host: HostPage) -> None:
 def test_two_tabs_on_one_file_see_each_others_saves_and_a_conflict_offers_the_choice(
     site_context: BrowserContext,
 ) -> None:
-    first, second = _two_tabs(site_context)
+    first, second = two_tabs(site_context)
     pid = first.ok("project.create", {"name": "One file"}, human=True)["result"]["project"]["id"]
     first.ok("file.write", {"project": pid, "path": "doc.txt"}, b"v1\n", human=True)
     _editing(first, pid, "doc.txt")
@@ -226,7 +218,7 @@ def test_two_tabs_on_one_file_see_each_others_saves_and_a_conflict_offers_the_ch
 def test_with_three_tabs_the_follower_that_does_not_take_over_follows_the_new_host(
     site_context: BrowserContext,
 ) -> None:
-    first, second = _two_tabs(site_context)
+    first, second = two_tabs(site_context)
     third = HostPage(site_context.new_page())
     third.open(BASE_URL)
     assert [_role(t) for t in (first, second, third)] == ["leader", "follower", "follower"]
@@ -256,7 +248,7 @@ def test_with_three_tabs_the_follower_that_does_not_take_over_follows_the_new_ho
 def test_the_tree_and_the_project_list_follow_other_tabs_without_a_reload(
     site_context: BrowserContext,
 ) -> None:
-    first, second = _two_tabs(site_context)
+    first, second = two_tabs(site_context)
     pid = first.ok("project.create", {"name": "Follow"}, human=True)["result"]["project"]["id"]
     for name in ("keep.txt", "gone.txt", "moved.txt"):
         first.ok("file.write", {"project": pid, "path": name}, b"x", human=True)
@@ -324,7 +316,7 @@ def _run_py(tab: HostPage, said: str) -> None:
 def test_closing_a_tab_that_ran_python_never_breaks_another_tabs_run(
     site_context: BrowserContext,
 ) -> None:
-    first, second = _two_tabs(site_context)
+    first, second = two_tabs(site_context)
     pid = first.ok("project.create", {"name": "Py tabs"}, human=True)["result"]["project"]["id"]
     first.ok("file.write", {"project": pid, "path": "a.py"}, b"print('leader one')\n", human=True)
     first.ok("file.write", {"project": pid, "path": "b.py"}, b"print('follower one')\n", human=True)
@@ -363,7 +355,7 @@ def test_a_follower_closed_mid_run_frees_python_at_once(site_context: BrowserCon
     """The host learns a follower tab is gone by the lock that tab held for its life: the run
     its frame was going ends "stopped" within about 2 s (not at its 600 s deadline) and the
     leader's next Run goes ahead."""
-    first, second = _two_tabs(site_context)
+    first, second = two_tabs(site_context)
     pid = first.ok("project.create", {"name": "Py close"}, human=True)["result"]["project"]["id"]
     first.ok("file.write", {"project": pid, "path": "a.py"}, b"print('leader')\n", human=True)
     first.ok("file.write", {"project": pid, "path": "spin.py"}, SPIN, human=True)
@@ -391,7 +383,7 @@ def test_a_run_stopped_by_another_tabs_run_says_python_was_taken(
 ) -> None:
     """One runtime per host, in the tab that ran last: the tab whose run another tab's Run
     stopped says why, in plain words, and how to take Python back."""
-    first, second = _two_tabs(site_context)
+    first, second = two_tabs(site_context)
     pid = first.ok("project.create", {"name": "Py taken"}, human=True)["result"]["project"]["id"]
     first.ok("file.write", {"project": pid, "path": "spin.py"}, SPIN, human=True)
     first.ok("file.write", {"project": pid, "path": "b.py"}, b"print('follower')\n", human=True)
@@ -417,7 +409,7 @@ def test_a_project_renamed_or_deleted_in_another_tab_follows_here_and_unsaved_te
     """The open project renamed in another tab shows its new name here; deleted there, it is
     closed here with a plain sentence, and the editor's unsaved text is offered to be saved
     into another project (or copied) — never dropped in silence."""
-    first, second = _two_tabs(site_context)
+    first, second = two_tabs(site_context)
     pid = first.ok("project.create", {"name": "Doomed"}, human=True)["result"]["project"]["id"]
     safe = first.ok("project.create", {"name": "Safe"}, human=True)["result"]["project"]["id"]
     first.ok("file.write", {"project": pid, "path": "note.txt"}, b"stored\n", human=True)

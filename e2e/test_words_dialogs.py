@@ -11,8 +11,7 @@ import time
 from playwright.sync_api import BrowserContext, Page
 
 from e2e.files_kit import open_file, set_editor_text, wait_editor
-from e2e.hostpage import HostPage
-from e2e.site import BASE_URL
+from e2e.hostpage import HostPage, two_tabs
 from e2e.tray_kit import axe_serious, go, open_in_ui, shot
 
 SIZES = [(1280, 800), (390, 844)]
@@ -56,10 +55,7 @@ def test_a_refusal_shows_the_persons_sentence_first_and_its_code_after_it(
 def test_the_kept_text_dialog_is_a_sentence_then_labelled_controls_then_buttons(
     site_context: BrowserContext,
 ) -> None:
-    first = HostPage(site_context.new_page())
-    first.open()
-    second = HostPage(site_context.new_page())
-    second.open(BASE_URL)
+    first, second = two_tabs(site_context)
     pid = first.ok("project.create", {"name": "Doomed"}, human=True)["result"]["project"]["id"]
     first.ok("project.create", {"name": "Safe"}, human=True)
     first.ok("file.write", {"project": pid, "path": "todo.txt"}, b"old\n", human=True)
@@ -216,10 +212,7 @@ def _delete_asks(page: Page, name: str, screenshot: str | None = None) -> str:
 def test_deleting_a_project_says_another_tab_has_unsaved_changes_in_it(
     site_context: BrowserContext,
 ) -> None:
-    first = HostPage(site_context.new_page())
-    first.open()
-    second = HostPage(site_context.new_page())
-    second.open(BASE_URL)
+    first, second = two_tabs(site_context)
     pid = first.ok("project.create", {"name": "Shared"}, human=True)["result"]["project"]["id"]
     first.ok("file.write", {"project": pid, "path": "todo.txt"}, b"old\n", human=True)
     page = first.page
