@@ -28,7 +28,6 @@ from typing import Literal
 
 from core.missions.chain import ChainEntry, MissionChains, MissionState
 from core.missions.mailbox.index import _FIRST_READ as _FIRST_READ  # the index's tests read
-from core.missions.mailbox.index import _ROW as _ROW  # its layout through this package
 from core.missions.mailbox.index import (
     INDEX_PATH,
     INDEX_SCHEMA,
@@ -57,7 +56,8 @@ from core.missions.mailbox.segments import (
     _split_lines,
     segment_path,
 )
-from core.missions.mailbox.tail import TAIL_EVERY, TAIL_PATH
+from core.missions.mailbox.sorted_bytes import _ROW as _ROW  # its layout through this package
+from core.missions.mailbox.tail import TAIL_EVERY, TAIL_PATH, TAIL_SEGMENTS
 from core.paths import ProjectPath
 from core.ports import ProjectFiles
 from core.refusals import Code, Refused
@@ -72,6 +72,7 @@ __all__ = [
     "SEGMENT_BYTES",
     "TAIL_EVERY",
     "TAIL_PATH",
+    "TAIL_SEGMENTS",
     "AgentId",
     "Mailbox",
     "MailboxCache",
@@ -110,6 +111,8 @@ class Mailbox(_PersistedIndex):
         self._base: str | None = None
         self._touched: set[str] = set()
         self._unrecorded = 0
+        self._index_tail = 0
+        self._sealed: list[tuple[int, int]] = []
         self.damaged = False
 
     @classmethod
@@ -128,7 +131,7 @@ class Mailbox(_PersistedIndex):
                 replayed = None
             if replayed is not None:
                 if replayed:
-                    await box._save_index()
+                    await box._save_sealed()
                 elif box._positions != before:
                     await box._save_tail()
                 return box
@@ -159,6 +162,7 @@ class Mailbox(_PersistedIndex):
             else:
                 crossed = True
                 data = await self.files.read(segment_path(index))
+                self._sealed.append((self._tail, len(self._tail_data)))
                 self._tail, self._tail_data = index, data
             lines = [decode_line(raw) for raw in _split_lines(data)]
             await self._need([line for line in lines if line is not None])
@@ -298,19 +302,22 @@ class Mailbox(_PersistedIndex):
         if data and not data.endswith(b"\n"):
             data += b"\n"
         rolled = self._tail_exists and bool(data) and len(data) + len(encoded) > SEGMENT_BYTES
+        sealed = (tail, len(self._tail_data))
         if rolled:
             tail, data = tail + 1, b""
         data += encoded
         await self.files.write(segment_path(tail), data)
         if rolled or not self._tail_exists:
             self._segments += 1
+        if rolled:
+            self._sealed.append(sealed)
         self._tail, self._tail_data, self._tail_exists = tail, data, True
         first = self._positions
         for line in lines:
             self._take(line, None)
         self._unrecorded += len(lines)
         if rolled:
-            await self._save_index()
+            await self._save_sealed()
         elif self._unrecorded >= TAIL_EVERY:
             await self._save_tail()
         return list(range(first, first + len(lines)))
@@ -402,14 +409,19 @@ class MailboxCache:
         so that when this returns, the mailbox is open or its open has ended (issue 34: the
         warm-up, and the worker's ``settled`` after it, never come before an open under way).
         Refuses as :meth:`get`. What a later :meth:`get` answers is the same whether or not
-        this ran (it checks storage before every use)."""
+        this ran (it checks storage before every use). An open whose tail record covers
+        segments sealed since the index then rewrites the index here, off any post's path
+        (:meth:`Mailbox.fold_index`)."""
         lock = self._locks.get(key)
         if lock is not None and lock.locked():
             async with lock:  # the open under way (and the calls queued behind it) end first
                 return False
         if key in self._open:
             return False
-        await self.get(key, files)
+        box = await self.get(key, files)
+        async with self._locks[key]:  # idle work: the index over the sealed segments
+            if self._open.get(key) is box and not box.damaged:
+                await box.fold_index()
         return True
 
     def is_open(self, key: str) -> bool:

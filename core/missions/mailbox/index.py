@@ -49,7 +49,14 @@ from core.json_bound import parse_json
 from core.missions.chain import MissionChains
 from core.missions.mailbox.line import MailboxLine
 from core.missions.mailbox.segments import segment_path
-from core.missions.mailbox.tail import TAIL_PATH, read_tail, tail_bytes
+from core.missions.mailbox.sorted_bytes import _FANOUT, _ID_BYTES, _ROW, _RowKeys, _SortedIds
+from core.missions.mailbox.tail import (
+    TAIL_PATH,
+    TAIL_SEGMENTS,
+    TailRecord,
+    read_tail,
+    tail_bytes,
+)
 from core.model import canonical_json
 from core.paths import META_DIR, ProjectPath
 from core.ports import ProjectFiles
@@ -59,11 +66,6 @@ INDEX_PATH = ProjectPath((META_DIR, "mailbox.index"))
 """Where the persisted index lives (module docstring, "Persisted index")."""
 INDEX_SCHEMA = "voicebox-mailbox-index-v2"
 """Bump when what a line decodes to changes: an index of another schema is rebuilt."""
-_ID_BYTES = 32
-_MISSION_ID_BYTES = 16
-_ROW = struct.Struct(">16sQII")
-"""A mission row of the persisted index: mission id, document offset, length, crc32."""
-_FANOUT = struct.Struct(">256I")
 _FIRST_READ = 4096
 """Bytes of the index read first on open: header, fan-out, a table of ≤ ~80 missions."""
 
@@ -89,6 +91,8 @@ class _PersistedIndex:
     _base: str | None
     _touched: set[str]
     _unrecorded: int
+    _index_tail: int
+    _sealed: list[tuple[int, int]]
 
     def __init__(self, files: ProjectFiles) -> None:  # Mailbox's own (_from_index makes one)
         raise NotImplementedError
@@ -130,34 +134,44 @@ class _PersistedIndex:
                 return None
             if header["segments"] != sum(1 for i in indexes if i <= tail) or tail not in indexes:
                 return None
-            data = await files.read(segment_path(tail))
-            covered = data[:size]
-            if len(covered) != size or (covered and not covered.endswith(b"\n")):
-                return None
-            if hashlib.sha256(covered).hexdigest() != header["tail_sha256"]:
-                return None
             box = cls(files)
+            box._base = hashlib.sha256(first[:end]).hexdigest()
+            record = await read_tail(files, box._base, header, indexes)
+            if record is None or not record.sealed:  # the index's own tail decides
+                data = await files.read(segment_path(tail))
+                covered = data[:size]
+                if len(covered) != size or (covered and not covered.endswith(b"\n")):
+                    return None
+                if hashlib.sha256(covered).hexdigest() != header["tail_sha256"]:
+                    return None
+                if record is not None and not record.matches(data, size):
+                    record = None
+            else:  # the record's tail, after segments sealed since the index (tail.py)
+                data = await files.read(segment_path(record.tail))
+                if not record.matches(data, 0):
+                    return None
             box._indexed_ids = _IdIndex(fanout, ids_at)
             box._docs = _DocTable(block[_FANOUT.size :], docs_at, header["docs_bytes"])
             box.chains = MissionChains.lazy(box._docs)
             box.letters, box.skipped = header["letters"], header["skipped"]
             box.duplicates, box._positions = header["duplicates"], header["positions"]
             box._tail, box._tail_data, box._tail_exists = tail, data, True
-            box._base = hashlib.sha256(first[:end]).hexdigest()
+            box._index_tail = tail
         except (Refused, ValueError, KeyError, TypeError, UnicodeDecodeError, struct.error):
             return None
-        return box, await box._take_tail_record(header, size)
+        if record is None:
+            return box, size
+        box._take_tail_record(record)
+        return box, record.covered
 
-    async def _take_tail_record(self, header: dict[str, object], size: int) -> int:
-        """Take the tail record when it extends this index (:mod:`~core.missions.mailbox.tail`);
-        return the bytes of the tail now covered (the index's ``size`` without one)."""
-        record = await read_tail(self.files, self._base, header, self._tail_data, size)
-        if record is None or self._docs is None:
-            return size
+    def _take_tail_record(self, record: TailRecord) -> None:
+        """Take a believed tail record (:mod:`~core.missions.mailbox.tail`): its documents
+        win over the index's, its ids and counters are the mailbox's, its tail the tail."""
+        assert self._docs is not None
         self._docs.overlay(record.docs)
         self._recent_ids, self._touched = record.ids, set(record.docs)
         self.letters, self.skipped, self.duplicates, self._positions = record.counters
-        return record.covered
+        self._tail, self._sealed = record.tail, list(record.sealed)
 
     async def _need(self, lines: Sequence[MailboxLine]) -> None:
         """Read the parts of the persisted index that checking ``lines`` needs — the id
@@ -205,6 +219,7 @@ class _PersistedIndex:
         }
         head = canonical_json(header)
         self._base = hashlib.sha256(head).hexdigest()
+        self._index_tail, self._sealed = self._tail, []
         return b"".join([head, b"\n", table, ids, *docs])
 
     async def _save_index(self) -> None:
@@ -223,9 +238,11 @@ class _PersistedIndex:
             return
 
     async def _save_tail(self) -> None:
-        """Write the tail record after a post that kept the tail segment (one atomic write;
-        none while no index on storage is known to match). A refusal is ignored: the older
-        record left is still a prefix of the tail (:mod:`~core.missions.mailbox.tail`)."""
+        """Write the tail record (one atomic write; none while no index on storage is known
+        to match): after a post that made :data:`~core.missions.mailbox.tail.TAIL_EVERY` lines
+        since the last record, after a post that started a segment, and after an open that
+        replayed lines. A refusal is ignored: the older record left is still a prefix of the
+        log (:mod:`~core.missions.mailbox.tail`, "Crashes")."""
         self._unrecorded = 0
         if self._base is None or (self._tail_data and not self._tail_data.endswith(b"\n")):
             return
@@ -235,6 +252,7 @@ class _PersistedIndex:
             base=self._base,
             tail=self._tail,
             segments=self._segments,
+            sealed=self._sealed,
             tail_data=self._tail_data,
             counters=counters,
             ids=self._recent_ids,
@@ -244,6 +262,26 @@ class _PersistedIndex:
             await self.files.write(TAIL_PATH, data)
         except Refused:
             return
+
+    async def _save_sealed(self) -> None:
+        """After the tail moved to a new segment (a post that started one, an open that
+        replayed into one): the tail record when it can cover every segment since the index
+        (at most :data:`~core.missions.mailbox.tail.TAIL_SEGMENTS`), else the index — the
+        only O(letters) write, once in that many segments (tail.py, "Rolls")."""
+        if self._base is not None and len(self._sealed) < TAIL_SEGMENTS:
+            await self._save_tail()
+        else:
+            await self._save_index()
+
+    async def fold_index(self) -> bool:
+        """Rewrite the persisted index when the tail record covers segments sealed since it
+        (the host's idle work: :meth:`~core.missions.mailbox.MailboxCache.warm`), so that the
+        next post that starts a segment is far from the bound that makes a post rewrite it.
+        Returns whether it wrote. O(letters); never in a post's path."""
+        if not self._sealed:
+            return False
+        await self._save_index()
+        return True
 
 
 class _DocTable(Mapping[str, bytes]):
@@ -395,56 +433,3 @@ class _IdIndex:
         if self._whole is None:
             raise RuntimeError("the ids were merged before they were fetched")
         return self._whole.merged(more)
-
-
-class _RowKeys:
-    """The mission ids of a :class:`_DocTable`'s rows, as a sequence bisect can search."""
-
-    __slots__ = ("_table",)
-
-    def __init__(self, table: bytes) -> None:
-        self._table = table
-
-    def __len__(self) -> int:
-        return len(self._table) // _ROW.size
-
-    def __getitem__(self, i: int) -> bytes:
-        at = i * _ROW.size
-        return self._table[at : at + _MISSION_ID_BYTES]
-
-
-class _SortedIds:
-    """Content ids (32 bytes each) as one sorted byte string, searched by bisection: what the
-    persisted index loads without building a set of them."""
-
-    __slots__ = ("_data",)
-
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-
-    def __len__(self) -> int:
-        return len(self._data) // _ID_BYTES
-
-    def __getitem__(self, i: int) -> bytes:
-        return self._data[i * _ID_BYTES : (i + 1) * _ID_BYTES]
-
-    def __contains__(self, key: object) -> bool:
-        i = bisect.bisect_left(self, key)  # type: ignore[call-overload]  # `in` hands any object; ids are bytes
-        return i < len(self) and self[i] == key
-
-    def fanout(self) -> bytes:
-        """The fan-out of these ids (module docstring): 256 big-endian ``uint32``."""
-        counts = [bisect.bisect_left(self, bytes([b + 1])) for b in range(255)]
-        return _FANOUT.pack(*counts, len(self))
-
-    def merged(self, more: set[bytes]) -> bytes:
-        """These ids and ``more``, sorted, as one byte string."""
-        if not more:
-            return self._data
-        parts, start = [], 0
-        for key in sorted(more):  # few: the ids taken since the last index
-            i = bisect.bisect_left(self, key)
-            parts += [self._data[start * _ID_BYTES : i * _ID_BYTES], key]
-            start = i
-        parts.append(self._data[start * _ID_BYTES :])
-        return b"".join(parts)

@@ -45,6 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.json_bound import parse_json
+from core.missions.mailbox.segments import segment_path
 from core.model import canonical_json
 from core.paths import META_DIR, ProjectPath
 from core.ports import ProjectFiles
@@ -55,6 +56,7 @@ __all__ = [
     "TAIL_EVERY",
     "TAIL_PATH",
     "TAIL_SCHEMA",
+    "TAIL_SEGMENTS",
     "TailRecord",
     "read_tail",
     "tail_bytes",
@@ -62,11 +64,15 @@ __all__ = [
 
 TAIL_PATH = ProjectPath((META_DIR, "mailbox.index.tail"))
 """Where the tail record lives."""
-TAIL_SCHEMA = "voicebox-mailbox-index-tail-v1"
+TAIL_SCHEMA = "voicebox-mailbox-index-tail-v2"
 """Bump with the index's schema or when the record's layout changes: another is ignored."""
 TAIL_EVERY = 16
 """The record is rewritten once this many lines were posted since it last was (module
 docstring, "Why")."""
+TAIL_SEGMENTS = 8
+"""The record covers at most this many segments: the index's tail and the ones started
+since; the post that would start one more rewrites the index instead (module docstring,
+"Rolls")."""
 MAX_TAIL_BYTES = 8 << 20
 """A tail record longer than this is not read (it holds at most one segment's changes)."""
 _ID_BYTES = 32
@@ -75,13 +81,31 @@ _COUNTERS = ("letters", "skipped", "duplicates", "positions")
 
 @dataclass(frozen=True, slots=True)
 class TailRecord:
-    """A believed tail record: bytes of the tail it covers, the counters (letters, skipped,
-    duplicates, positions), the content ids and the moved missions' documents."""
+    """A tail record whose header and body hold and that extends the index (module docstring,
+    "When it is believed"): its tail segment, the segments sealed since the index
+    (``(index, size)``, oldest first: empty when the index's tail is still the tail), how
+    many bytes of its tail it covers and their sha256, the counters (letters, skipped,
+    duplicates, positions), the content ids and the moved missions' documents. Believed once
+    :meth:`matches` holds for the tail segment's bytes."""
 
+    tail: int
+    sealed: tuple[tuple[int, int], ...]
     covered: int
+    sha256: str
     counters: tuple[int, int, int, int]
     ids: set[bytes]
     docs: dict[str, bytes]
+
+    def matches(self, tail_data: bytes, size: int) -> bool:
+        """Whether the tail segment's bytes ``tail_data`` still start with what the record
+        covers (ending at a line end), no shorter than ``size`` bytes (the index's own
+        prefix, when the tail is the index's)."""
+        covered = tail_data[: self.covered]
+        if self.covered < size or len(covered) != self.covered:
+            return False
+        if covered and not covered.endswith(b"\n"):
+            return False
+        return hashlib.sha256(covered).hexdigest() == self.sha256
 
 
 def tail_bytes(
@@ -89,6 +113,7 @@ def tail_bytes(
     base: str,
     tail: int,
     segments: int,
+    sealed: Sequence[tuple[int, int]],
     tail_data: bytes,
     counters: tuple[int, int, int, int],
     ids: set[bytes],
@@ -96,13 +121,15 @@ def tail_bytes(
 ) -> bytes:
     """The record's bytes (module docstring, "Layout") for a mailbox whose index on storage
     has header sha256 ``base``, whose tail segment ``tail`` (of ``segments``) holds
-    ``tail_data``, with ``ids`` taken and ``docs`` (``(mission_id, document)``) moved since."""
+    ``tail_data``, with the segments ``sealed`` (``(index, size)``) since the index, ``ids``
+    taken and ``docs`` (``(mission_id, document)``) moved since."""
     body = b"".join([*ids, *(doc for _, doc in docs)])
     record: dict[str, object] = {
         "schema": TAIL_SCHEMA,
         "base": base,
         "tail": tail,
         "segments": segments,
+        "sealed": [[index, size] for index, size in sealed],
         "tail_size": len(tail_data),
         "tail_sha256": hashlib.sha256(tail_data).hexdigest(),
         **dict(zip(_COUNTERS, counters, strict=True)),
@@ -114,30 +141,29 @@ def tail_bytes(
 
 
 async def read_tail(
-    files: ProjectFiles,
-    base: str | None,
-    header: dict[str, object],
-    tail_data: bytes,
-    size: int,
+    files: ProjectFiles, base: str, header: dict[str, object], indexes: Sequence[int]
 ) -> TailRecord | None:
     """The record on storage when it extends the index whose header line hashes to ``base``
-    and reads ``header``, over the tail segment's current bytes ``tail_data`` of which the
-    index covers ``size`` (module docstring, "When it is believed"); else ``None``. Never
-    raises (a storage refusal is no record)."""
-    if base is None:
-        return None
+    and reads ``header``, over the log whose segments are ``indexes`` (module docstring,
+    "When it is believed": the segments it says were sealed since the index are checked
+    here, by ``stat``; its tail segment's bytes are the caller's to check with
+    :meth:`TailRecord.matches`); else ``None``. Never raises (a storage refusal is no
+    record)."""
     try:
-        data = await files.read(TAIL_PATH)
-    except Refused:
-        return None
-    try:
-        return _believed(data, base, header, tail_data, size)
+        record = _parsed(await files.read(TAIL_PATH), base, header, indexes)
+        if record is None:
+            return None
+        for index, size in record.sealed:
+            entry = await files.stat(segment_path(index))
+            if entry is None or entry.kind != "file" or entry.size != size:
+                return None
     except (Refused, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
+    return record
 
 
-def _believed(
-    data: bytes, base: str, header: dict[str, object], tail_data: bytes, size: int
+def _parsed(
+    data: bytes, base: str, header: dict[str, object], indexes: Sequence[int]
 ) -> TailRecord | None:
     if len(data) > MAX_TAIL_BYTES:
         return None
@@ -145,21 +171,26 @@ def _believed(
     record = parse_json(data[:end], what="The mailbox index's tail record")
     if not isinstance(record, dict) or record.get("schema") != TAIL_SCHEMA:
         return None
-    if record["base"] != base or record["tail"] != header["tail"]:
-        return None
-    if record["segments"] != header["segments"]:
-        return None
-    covered_size = record["tail_size"]
-    if not isinstance(covered_size, int) or covered_size < size:
-        return None
-    covered = tail_data[:covered_size]
-    if len(covered) != covered_size or (covered and not covered.endswith(b"\n")):
-        return None
-    if hashlib.sha256(covered).hexdigest() != record["tail_sha256"]:
+    if record["base"] != base:
         return None
     body = data[end + 1 :]
     crc = record.pop("crc32")
     if zlib.crc32(body, zlib.crc32(canonical_json(record))) != crc:
+        return None
+    tail, first = record["tail"], header["tail"]
+    if not isinstance(tail, int) or not isinstance(first, int) or tail < first:
+        return None
+    if tail not in indexes:
+        return None
+    if record["segments"] != sum(1 for i in indexes if i <= tail):
+        return None
+    sealed = tuple((int(index), int(size)) for index, size in record["sealed"])
+    if [index for index, _ in sealed] != [i for i in indexes if first <= i < tail]:
+        return None
+    if len(sealed) >= TAIL_SEGMENTS or any(size < 0 for _, size in sealed):
+        return None
+    covered, sha = record["tail_size"], record["tail_sha256"]
+    if not isinstance(covered, int) or not isinstance(sha, str):
         return None
     ids_bytes = record["ids"] * _ID_BYTES
     missions = record["missions"]
@@ -177,4 +208,4 @@ def _believed(
     if not all(isinstance(n, int) and n >= 0 for n in counters):
         return None
     a, b, c, d = counters
-    return TailRecord(covered_size, (a, b, c, d), ids, docs)
+    return TailRecord(tail, sealed, covered, sha, (a, b, c, d), ids, docs)
