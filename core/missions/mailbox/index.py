@@ -19,21 +19,26 @@ fan-out bucket of ids a dedup check needs and the one mission document a head ne
 the index is used only when it still describes a prefix of the log: the header parses, the
 sizes add up to the file's (``stat``), the fan-out and table have their crc32, the same
 segments exist up to ``tail`` and that segment's first ``tail_size`` bytes (ending at a line
-end) hash to ``tail_sha256``. The lines after that point (posts the index has not seen, e.g.
-after an interrupted append) are then read and replayed; anything else — no index, an old or
-truncated one, a log rewritten under it, a replayed line that does not extend its head —
-rebuilds it from the whole log. Nothing is decoded per letter on open: ids and missions are
-searched in place by bisection, and a mission's document is checked (crc32) and decoded on
-first use; a damaged one (or an id bucket or document cut short) is refused
-``storage-failed`` and the next use rebuilds. The index is rewritten after a rebuild, after a
-replay that crossed a segment, and whenever a post starts a new segment (so at most one
-segment of lines is ever replayed); a failure to write it is ignored (the next open
+end) hash to ``tail_sha256`` — or, when the tail record extends this index over segments
+started since (below), the record's own checks hold instead. The lines after that point
+(posts the index has not seen, e.g. after an interrupted append) are then read and replayed;
+anything else — no index, an old or truncated one, a log rewritten under it, a replayed line
+that does not extend its head — rebuilds it from the whole log. Nothing is decoded per letter
+on open: ids and missions are searched in place by bisection, and a mission's document is
+checked (crc32) and decoded on first use; a damaged one (or an id bucket or document cut
+short) is refused ``storage-failed`` and the next use rebuilds. The index is rewritten after a
+rebuild and when the tail record would cover more than ``TAIL_SEGMENTS`` segments (a post that
+starts a segment, or an open that replayed into one, writes the record instead: issue 34,
+tail.py "Rolls"), and by the host's warm-up when the record covers sealed segments
+(:meth:`_PersistedIndex.fold_index`); a failure to write it is ignored (the next open
 rebuilds). Sealed segments are never rewritten by this host, so they are not re-hashed: a
-foreign edit of a sealed segment that keeps the tail intact is not detected (the same
-assumption the in-memory :class:`~core.missions.mailbox.MailboxCache` makes).
+foreign edit of one sealed before the index that keeps the tail intact, or of one sealed since
+that keeps its size, is not detected (the in-memory :class:`~core.missions.mailbox.
+MailboxCache` makes the same assumption).
 
-**Tail record** (issue 34): the posts since the index are kept beside it, in
-:mod:`core.missions.mailbox.tail`; an open takes that record after the index when it matches.
+**Tail record** (issue 34): the posts since the index — up to
+:data:`~core.missions.mailbox.tail.TAIL_SEGMENTS` segments of them — are kept beside it, in
+:mod:`core.missions.mailbox.tail`; an open takes that record with the index when it matches.
 """
 
 from __future__ import annotations

@@ -2,16 +2,27 @@
 persisted index (:mod:`core.missions.mailbox.index`), kept so that opening the mailbox decodes
 none of them (issue 34; seed 004 §2).
 
-**Why.** Rewriting the index costs O(letters), so it waits for a new segment; the posts in
-between used to be replayed on every open — up to a segment of lines, each decoded and
-validated again, and each of their missions' documents read and checked — which is what a
-fresh host's first post waited for. The record is rewritten (one atomic write) by the post
-that makes :data:`TAIL_EVERY` lines since it was last written, when that post keeps the tail
-segment; a post that starts a new segment rewrites the index instead. An open thus replays
-fewer than :data:`TAIL_EVERY` lines — a bound, not a segment — while a post pays the record's
-write (at most one segment's ids and moved missions' documents, ~70 KB at 10,000 missions)
-once in :data:`TAIL_EVERY` posts, not on each: a post's cost stays constant in the mailbox's
-length (seed 004 §2c).
+**Why.** Rewriting the index costs O(letters); the posts since it used to be replayed on
+every open — up to a segment of lines, each decoded and validated again, and each of their
+missions' documents read and checked — which is what a fresh host's first post waited for.
+The record is rewritten (one atomic write) by the post that makes :data:`TAIL_EVERY` lines
+since it was last written. An open thus replays fewer than :data:`TAIL_EVERY` lines — a
+bound, not a segment — while a post pays the record's write (the ids taken since the index
+and the moved missions' documents, ~70 KB a segment at 10,000 missions) once in
+:data:`TAIL_EVERY` posts, not on each: a post's cost stays constant in the mailbox's length
+(seed 004 §2c).
+
+**Rolls.** A post that starts a new segment writes that segment and then this record, never
+the index (issue 34: rewriting the index there made one post in ~110 cost 160–200 ms at
+100,000 letters in the browser, O(letters)). The record then covers the index's tail segment,
+the segments started since — *sealed*, listed with their sizes — and its own tail; at most
+:data:`TAIL_SEGMENTS` segments in all, so its size and an open's checks stay bounded. The
+index is rewritten (decided here, issue 34): by the host's warm-up when the record covers a
+sealed segment (:meth:`~core.missions.mailbox.MailboxCache.warm`, before the browser's
+``settled``, off every post's path); by an open that replayed past the bound; and, as the
+bound's backstop on a host that never restarts, by the post that would start segment
+:data:`TAIL_SEGMENTS` + 1 — one post in ~:data:`TAIL_SEGMENTS` × 110 at the bench's letter
+size, not one in ~110. The CPython server host uses the same code: its warm-up folds too.
 
 **Layout.** The first line is a canonical JSON header — :data:`TAIL_SCHEMA`, ``base`` (the
 sha256 of the header line of the index it extends), the tail segment and the segment count,
@@ -21,20 +32,27 @@ id and document length, and ``crc32`` over the header (without it) and the body;
 the content ids taken since the index (32 bytes each) and the documents of the missions moved
 since it (:meth:`~core.missions.chain.MissionChains.document`).
 
-**When it is believed.** Only after the index was taken, and only when ``base`` names that
-index, its tail segment and segment count are the index's, the crc32 holds, and its prefix of
-the tail — no shorter than the index's — still hashes to its ``tail_sha256`` (the tail's chain
-check; the index's own shorter prefix is checked too). Its documents then win over the
-index's, and only the lines after its prefix are replayed. Anything else is ignored and the
-index alone decides, as before. A mission's document is checked when first used, as the
-index's are: the record is never trusted for more than the index is.
+**When it is believed.** Only with the index, and only when ``base`` names that index, the
+crc32 holds, its tail segment exists and its segment count is the log's up to it, the
+segments it lists as sealed are exactly the log's from the index's tail up to its own, each
+still of the size it says (``stat``: sealed segments are not re-hashed, the index's own
+assumption), and its prefix of its tail — no shorter than the index's when that is the same
+segment — still hashes to its ``tail_sha256`` (the tail's chain check). When it is the
+index's tail, the index's own prefix is checked too. Its documents then win over the index's,
+and only the lines after its prefix are replayed. Anything else is ignored and the index
+alone decides, as before (its tail hashed, every later segment replayed). A mission's
+document is checked when first used, as the index's are: the record is never trusted for more
+than the index is.
 
-**Crashes.** Every write is atomic, so each file is whole, old or new. Between the segment's
-write and the record's (or between two records), the older record is still a prefix of the
-tail: the lines posted since it was written — fewer than :data:`TAIL_EVERY` — are replayed.
-Between a new segment and the index, the old index and its record cover the old tail: the new
-segment is replayed and the index rewritten. A record whose write was refused (a full disk) is
-the same case as a crash.
+**Crashes.** Every write is atomic, so each file is whole, old or new. Between a segment's
+write and the record's (or between two records), the older record still describes a prefix
+of the log: the lines posted since it — fewer than :data:`TAIL_EVERY`, plus a new segment's
+lines when a roll's record was lost — are replayed, and that open writes the record (the index
+only past :data:`TAIL_SEGMENTS`). A sealed segment changed in size or gone, or the record's
+tail rewritten, makes the record not believed. A record whose write was refused (a full disk)
+is the same case as a crash. An open thus replays a bounded number of lines: fewer than
+:data:`TAIL_EVERY` after any completed post; after a crash, those and the lines of the posts
+whose record was lost.
 """
 
 from __future__ import annotations
