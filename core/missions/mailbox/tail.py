@@ -22,7 +22,8 @@ sealed segment (:meth:`~core.missions.mailbox.MailboxCache.warm`, before the bro
 ``settled``, off every post's path); by an open that replayed past the bound; and, as the
 bound's backstop on a host that never restarts, by the post that would start segment
 :data:`TAIL_SEGMENTS` + 1 — one post in ~:data:`TAIL_SEGMENTS` × 110 at the bench's letter
-size, not one in ~110. The CPython server host uses the same code: its warm-up folds too.
+size, not one in ~110. The CPython server host runs the same code but no warm-up: there the
+bound's post (or an open past it) is what folds the index.
 
 **Layout.** The first line is a canonical JSON header — :data:`TAIL_SCHEMA`, ``base`` (the
 sha256 of the header line of the index it extends), the tail segment and the segment count,
