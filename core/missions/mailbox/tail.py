@@ -208,6 +208,8 @@ def _parsed(
         return None
     if len(sealed) >= TAIL_SEGMENTS or any(size < 0 for _, size in sealed):
         return None
+    if sealed and sealed[0][1] < header["tail_size"]:  # type: ignore[operator]  # checked int
+        return None  # the index's tail, sealed since, is shorter than the index covered
     covered, sha = record["tail_size"], record["tail_sha256"]
     if not isinstance(covered, int) or not isinstance(sha, str):
         return None
