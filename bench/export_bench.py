@@ -43,7 +43,11 @@ disk the same way (``blob_saved_mb_per_s``: project bytes / s, as every figure);
 hashed floor: the hashed floor's bare reads and hashing in 3 or 4 lanes with every byte also
 handed to the page and streamed into a download the same way, timed to the file on disk
 (``delivered_floor``, :data:`DELIVERED_LANES`; ``bench/pages/tools.mjs`` benchDeliveredFloor) —
-what a bare page doing exactly what the streamed export must do reaches.
+what a bare page doing exactly what the streamed export must do reaches. Beside it (round 41,
+:data:`DELIVERED_KINDS`) the same bare page hashing nothing (floor (b), the platform's own limit
+for an export a person gets: the platform-bound row ``export_vs_delivered_floor``, goal ≥ 0.8×,
+:func:`delivered_goals`) and computing the zip's crc32 only (floor (c), information);
+``hash_costs_mb_per_s`` says what each hash costs per MB in a lane like the export's.
 
 ``hash_limits`` records sha256 and crc32 throughput (MB/s) of the same 16 MiB in the host's
 Python (Pyodide) and in CPython here: what bounded the export while its bytes went through
