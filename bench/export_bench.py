@@ -340,20 +340,9 @@ def _delivered_floor(profile: Profile, site: BenchSite, pid: str, run_count: int
     per: dict[str, list[float]] = {}
     for kind in DELIVERED_KINDS:
         for lanes in DELIVERED_LANES:
-            rates = []
-            for _ in range(run_count):
-                with profile.page.expect_download(timeout=300_000) as caught:
-                    start = time.perf_counter()
-                    done = profile.evaluate(
-                        "([id, n, k]) => window.benchDeliveredFloor(id, n, k)", [pid, lanes, kind]
-                    )
-                    if not done.get("ok"):  # raised inside: no download to wait for
-                        raise RuntimeError(f"delivered floor failed: {done}")
-                caught.value.path()
-                elapsed = time.perf_counter() - start
-                caught.value.delete()
-                rates.append(int(done["bytes"]) / MB / elapsed)
-            per[f"{kind}-{lanes}"] = rates
+            per[f"{kind}-{lanes}"] = [
+                _one_delivered(profile, pid, lanes, kind) for _ in range(run_count)
+            ]
     figures = {name: runs(values) for name, values in per.items()}
     out: dict[str, Any] = {"measured": True, "mb_per_s": figures}
     for kind in DELIVERED_KINDS:
@@ -363,6 +352,57 @@ def _delivered_floor(profile: Profile, site: BenchSite, pid: str, run_count: int
         out[f"{prefix}best"] = best
         out[f"{prefix}best_mb_per_s"] = figures[best]["median"]
     return out
+
+
+def _one_delivered(profile: Profile, pid: str, lanes: int, kind: str) -> float:
+    """One run of the delivered floor ``kind`` in ``lanes`` lanes on the tools page (controlled
+    by the service worker), to the downloaded file complete on disk: MB/s."""
+    with profile.page.expect_download(timeout=300_000) as caught:
+        start = time.perf_counter()
+        done = profile.evaluate(
+            "([id, n, k]) => window.benchDeliveredFloor(id, n, k)", [pid, lanes, kind]
+        )
+        if not done.get("ok"):  # raised inside: no download to wait for
+            raise RuntimeError(f"delivered floor failed: {done}")
+    caught.value.path()
+    elapsed = time.perf_counter() - start
+    caught.value.delete()
+    return int(done["bytes"]) / MB / elapsed
+
+
+def _paired(profile: Profile, site: BenchSite, pid: str, total: int, run_count: int) -> dict:
+    """The export and floor (b) in pairs (round 41): ``run_count`` times, one streamed export
+    to its saved file on the host's page, then at once one ``deliver-3`` run on the tools page —
+    each pair under the same load, so its ratio does not drift with the machine's (the other
+    figures are measured phase by phase). MB/s of each, each pair's ratio and their median."""
+    pairs = []
+    for _ in range(run_count):
+        profile.goto(site.url)
+        profile.wait_status()
+        try:
+            profile.page.wait_for_function(CONTROLLED, timeout=60_000)
+        except PlaywrightError:
+            return {"measured": False, "why": "no service worker controls the page"}
+        with profile.page.expect_download(timeout=300_000) as caught:
+            start = time.perf_counter()
+            profile.evaluate(STREAM_START, [pid, "export"])
+        done = _wait_stream(profile)
+        caught.value.path()
+        export = total / MB / (time.perf_counter() - start)
+        caught.value.delete()
+        if not done.get("ok"):
+            raise RuntimeError(f"streamed export failed: {done}")
+        profile.open_tools(site.url)
+        profile.page.wait_for_function(CONTROLLED, timeout=60_000)
+        floor = _one_delivered(profile, pid, 3, "deliver")
+        pairs.append({"export": round(export, 1), "deliver-3": round(floor, 1)})
+    ratios = [p["export"] / p["deliver-3"] for p in pairs]
+    return {
+        "measured": True,
+        "pairs_mb_per_s": pairs,
+        "ratios": [round(r, 3) for r in ratios],
+        "median_ratio": round(statistics.median(ratios), 3),
+    }
 
 
 def _hash_costs(profile: Profile, site: BenchSite) -> dict[str, float]:
@@ -456,7 +496,13 @@ def floor_goals(
 
 
 def delivered_goals(
-    host: float, delivered: float, crc_delivered: float, hashed_delivered: float, floor: float
+    host: float,
+    delivered: float,
+    crc_delivered: float,
+    hashed_delivered: float,
+    floor: float,
+    *,
+    paired: float | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The streamed export's delivered rows (issue 34, round 41), from MB/s of one run: ``host``
     (the export to the saved file), ``delivered`` (floor (b): a bare page's lanes reading the
@@ -467,8 +513,9 @@ def delivered_goals(
     ``export_vs_delivered_floor`` is the platform-bound row: the download is the limit (the
     issue: "if a row's floor is itself the limit … the goal is that floor"), so the goal is
     ``host >= 0.8 × delivered``; it carries the issue's ratio (``vs_opfs_floor``) and floor
-    (b)'s own (``delivered_vs_opfs_floor``), so neither is hidden. The other two are
-    information."""
+    (b)'s own (``delivered_vs_opfs_floor``), so neither is hidden, and ``paired_ratio`` (the
+    median ratio of export / floor (b) measured in pairs, one right after the other, or None).
+    The other two are information."""
     figure = {
         "host": round(host, 1),
         "delivered_floor": round(delivered, 1),
@@ -482,6 +529,7 @@ def delivered_goals(
             "figure_mb_per_s": figure,
             "vs_opfs_floor": ratio(host, floor),
             "delivered_vs_opfs_floor": ratio(delivered, floor),
+            "paired_ratio": paired,
             "goal": f">= {FLOOR_GOAL_RATIO} (the platform's limit for an export a person gets: "
             "reads streamed into a download, nothing hashed)",
             "met": host >= FLOOR_GOAL_RATIO * delivered,
@@ -568,6 +616,10 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
         figures["delivered_floor"] = _delivered_floor(profile, site, pid, run_count)
         figures["hash_limits"] = _limits(profile, site)
         figures["hash_costs_mb_per_s"] = _hash_costs(profile, site)
+        if streamed["measured"]:
+            figures["paired_with_delivered_floor"] = _paired(
+                profile, site, pid, export_info["bytes"], run_count
+            )
         errors = list(profile.console_errors)
     figures["cpython_zipfile"] = _cpython_zipfile(site, "export", run_count)
     figures["console_errors"] = errors[:10]
@@ -610,6 +662,7 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
                 figures["delivered_floor"]["crc-deliver_best_mb_per_s"],
                 figures["delivered_floor"]["best_mb_per_s"],
                 floor_rate,
+                paired=(figures.get("paired_with_delivered_floor") or {}).get("median_ratio"),
             )
             if figures["delivered_floor"].get("measured")
             else {}

@@ -121,6 +121,10 @@ def test_the_streamed_export_is_judged_against_reads_delivered_into_a_download()
     assert rows[("export_vs_delivered_floor", 0.9)]["met"] is True
     issue = rows[("export_vs_delivered_floor", 0.225)]
     assert "issue's floor" in issue["row"]
+    paired = delivered_goals(90.0, 100.0, 95.0, 92.0, 400.0, paired=0.85)
+    assert paired["export_vs_delivered_floor"]["paired_ratio"] == 0.85
+    assert bound["paired_ratio"] is None  # not measured: shown as such, never invented
+    assert any(r["figure"] == 0.85 for r in table({"goals": paired}))
 
 
 def test_the_remote_export_is_judged_by_the_bare_reader_when_it_is_below_cpythons_goal() -> None:
