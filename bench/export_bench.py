@@ -514,8 +514,9 @@ def delivered_goals(
     issue: "if a row's floor is itself the limit … the goal is that floor"), so the goal is
     ``host >= 0.8 × delivered``; it carries the issue's ratio (``vs_opfs_floor``) and floor
     (b)'s own (``delivered_vs_opfs_floor``), so neither is hidden, and ``paired_ratio`` (the
-    median ratio of export / floor (b) measured in pairs, one right after the other, or None).
-    The other two are information."""
+    median ratio of export / floor (b) measured in pairs, one right after the other, or None),
+    judged on its own as ``export_vs_delivered_floor_paired`` (>= 0.8) where measured. The
+    crc32 and hashed delivered rows are information."""
     figure = {
         "host": round(host, 1),
         "delivered_floor": round(delivered, 1),
@@ -534,6 +535,17 @@ def delivered_goals(
             "reads streamed into a download, nothing hashed)",
             "met": host >= FLOOR_GOAL_RATIO * delivered,
         },
+        **(
+            {
+                "export_vs_delivered_floor_paired": {
+                    "ratio": paired,
+                    "goal": f">= {FLOOR_GOAL_RATIO} (the same row, its runs in pairs)",
+                    "met": paired >= FLOOR_GOAL_RATIO,
+                }
+            }
+            if paired is not None
+            else {}
+        ),
         "export_vs_crc_delivered_floor": {
             "ratio": ratio(host, crc_delivered),
             "figure_mb_per_s": figure,

@@ -63,14 +63,8 @@ ROWS = (
     ),
     Row(
         "the same, measured in pairs (each export right before one floor (b) run), median",
-        "export_vs_delivered_floor",
-        "paired_ratio",
-        "×",
-    ),
-    Row(
-        "the same export / the issue's floor (reads only), as measured beside it",
-        "export_vs_delivered_floor",
-        "vs_opfs_floor",
+        "export_vs_delivered_floor_paired",
+        "ratio",
         "×",
     ),
     Row(
