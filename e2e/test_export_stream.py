@@ -151,6 +151,58 @@ def test_a_cancelled_download_leaves_no_file_stops_the_export_and_frees_the_host
     host.assert_clean()
 
 
+PROGRESS = "() => document.getElementById('archive-progress')?.innerText ?? ''"
+
+
+def test_a_new_export_clears_the_last_ones_done_bar_and_its_cancel_button_leaves_no_file(
+    served_context: BrowserContext, static_server: str
+) -> None:
+    """Issue 34 (round 41): a new export's progress replaces the previous export's "done" bar
+    as it starts; the in-page Cancel button drops the call (the host stops reading before the
+    end and answers its next call), fails the download (no file kept) and says so — no error."""
+    host = _controlled_host(served_context, static_server)
+    page = host.page
+    small = _project(host, "Small first", 1, 1)
+    files, file_mb = 16, 10
+    big = _project(host, "Cancelled in the page", files, file_mb)
+    total = files * file_mb * MB
+    with page.expect_download(timeout=120_000) as caught:
+        page.click(_export_button(host, small))
+    caught.value.path()
+    page.locator("#archive-progress", has_text="— done").wait_for(timeout=60_000)
+    before = host.ok("host.info")["result"]["runtime"]["byte_path_bytes"]
+
+    with page.expect_download(timeout=120_000) as caught:
+        page.click(_export_button(host, big))
+        assert "done" not in page.evaluate(PROGRESS)  # cleared as the new export starts
+    download = caught.value
+    cancel = page.locator("#archive-progress button.export-cancel")
+    cancel.click(timeout=30_000)
+    with pytest.raises(PlaywrightError):
+        download.path()  # the download failed: the browser keeps no file
+    assert download.failure() is not None
+    page.locator("#alerts .alert-info", has_text="cancelled: the download was stopped").wait_for(
+        timeout=60_000
+    )
+    assert "cancelled — nothing was saved" in page.evaluate(PROGRESS)
+    assert cancel.count() == 0  # the button goes with the export
+    assert page.locator("#alerts .alert-error").count() == 0  # a cancel is not an error
+
+    deadline = time.monotonic() + 30
+    read = None
+    while time.monotonic() < deadline:
+        runtime = host.ok("host.info")["result"]["runtime"]
+        if runtime["byte_path_bytes"] == read:
+            break  # settled: nothing more is being read
+        read = runtime["byte_path_bytes"]
+        page.wait_for_timeout(300)
+    assert read is not None
+    print(f"\ncancelled in the page: {(read - before) / MB:.1f} of {total / MB:.0f} MiB read")
+    assert read - before < total
+    assert page.evaluate(BLOB_EXPORT, [small])["size"] > 0  # the host is free
+    host.assert_clean()
+
+
 EXPIRES = """
 async () => {
   let cancelled = null;

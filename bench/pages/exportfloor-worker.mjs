@@ -11,7 +11,9 @@
 //   asked once per lane and kept (issue 33: what the host's search can hand a lane);
 // - getfile-lanes-N: as sah-paths-N, each lane reading with getFile().arrayBuffer(), 8 in flight;
 // - hash-deliver-N: as hash-lanes-N, every byte also handed to the page (a copy per piece,
-//   transferred), which streams it into a download (tools.mjs benchDeliveredFloor; issue 34)
+//   transferred), which streams it into a download (tools.mjs benchDeliveredFloor; issue 34);
+//   deliver-N: the same hashing nothing (the platform's own limit for an export a person gets);
+//   crc-deliver-N: the same with crc32 only (what a zip of stored entries must still compute)
 // - hash-lanes-N: as sah-lanes-N, each file also hashed as an archive must (crc32 and sha256;
 //   the hashed floor, issue 34): what reading AND the required hashing cost at the platform's best.
 // {projectId, strategies} → {ok, files, bytes, figures: {strategy: ms}}. The walk of the
@@ -129,15 +131,18 @@ self.onmessage = async (event) => {
     for (const name of strategies) {
       const [kind, count] = [name.replace(/-\d+$/, ""), Number(name.split("-").at(-1))];
       let workers = [];
-      if (["sah-lanes", "sah-paths", "getfile-lanes", "hash-lanes", "hash-deliver"].includes(kind))
+      const delivering = ["deliver", "crc-deliver", "hash-deliver"].includes(kind);
+      if (["sah-lanes", "sah-paths", "getfile-lanes", "hash-lanes"].includes(kind) || delivering)
         workers = await Promise.all(Array.from({ length: count }, startLane));
       const started = performance.now();
       if (kind === "parallel") seen = await parallel(project, count);
       else if (kind === "sah-here") seen = await sahHere(project, count);
       else if (kind === "getfile-lanes") seen = await lanes(project, workers, true, 8);
       else if (kind === "hash-lanes") seen = await lanes(project, workers, false, 0, true);
-      else if (kind === "hash-deliver") seen = await lanes(project, workers, false, 0, true, true);
-      else seen = await lanes(project, workers, kind === "sah-paths");
+      else if (delivering) {
+        const hash = { deliver: false, "crc-deliver": "crc", "hash-deliver": true }[kind];
+        seen = await lanes(project, workers, false, 0, hash, true);
+      } else seen = await lanes(project, workers, kind === "sah-paths");
       figures[name] = performance.now() - started;
       for (const w of workers) w.terminate();
     }

@@ -129,12 +129,13 @@ globalThis.benchReadLab = (projectId, cases) => {
 globalThis.benchExportFloor = (projectId, strategies) =>
   runWorker("./exportfloor-worker.mjs", { projectId, strategies }, POPULATE_MS);
 
-// benchDeliveredFloor(projectId, lanes): the delivered hashed floor (issue 34) — the hashed floor's
-// reads and hashing in `lanes` lanes (exportfloor-worker.mjs hash-deliver-N), every byte handed
+// benchDeliveredFloor(projectId, lanes, kind): the delivered floors (issue 34) — the hashed floor's
+// reads and hashing in `lanes` lanes (exportfloor-worker.mjs `kind`-N: hash-deliver crc32 and
+// sha256, crc-deliver crc32 only, deliver nothing hashed), every byte handed
 // to this page and streamed into a download through the site's service worker
 // (../download.mjs), as the export's streamed download is. Resolves {ok, bytes, ms} once the
 // download has read the last byte (the caller waits for the file on disk).
-globalThis.benchDeliveredFloor = async (projectId, lanes) => {
+globalThis.benchDeliveredFloor = async (projectId, lanes, kind = "hash-deliver") => {
   const { streamedDownload } = await import("../download.mjs");
   const start = performance.now();
   const saver = await streamedDownload("floor.bin");
@@ -144,7 +145,7 @@ globalThis.benchDeliveredFloor = async (projectId, lanes) => {
     worker.onmessage = (event) => {
       const data = event.data;
       if (data.kind === "ready")
-        worker.postMessage({ projectId, strategies: [`hash-deliver-${lanes}`] });
+        worker.postMessage({ projectId, strategies: [`${kind}-${lanes}`] });
       else if (data.kind === "chunks") for (const c of data.chunks) saver.write(c.buffer);
       else resolve(data);
     };
@@ -159,6 +160,22 @@ globalThis.benchDeliveredFloor = async (projectId, lanes) => {
   const saved = await saver.saved;
   return { ok: saved, bytes: done.bytes, ms: performance.now() - start };
 };
+
+// benchHashCosts(bytes): what each hash the export computes costs per MB in a lane like the
+// export's (exportfloor-lane.mjs hashCosts): {name: MB/s}.
+globalThis.benchHashCosts = (bytes) =>
+  new Promise((resolve, reject) => {
+    const worker = new Worker("./exportfloor-lane.mjs", { type: "module" });
+    worker.onmessage = (event) => {
+      if (event.data.kind === "ready") worker.postMessage({ cost: bytes });
+      else {
+        worker.terminate();
+        if (event.data.ok) resolve(event.data.cost);
+        else reject(new Error(event.data.message));
+      }
+    };
+    worker.onerror = (event) => reject(new Error(event.message || "hash costs failed"));
+  });
 
 // benchWsFloor(args): the remote export's floor (issue 34): a bare WebSocket reader in a worker
 // (wsfloor-worker.mjs) pulls one project.export from the environment server; with args.post

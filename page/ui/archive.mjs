@@ -11,27 +11,49 @@ import { confirmDialog, promptDialog } from "./dialog.mjs";
 /** Export project `p` ({id, name}) — or only its `folder` — into a download, with progress
  * in `progress` (a box). The bytes are streamed into the saved file where the page's service
  * worker can answer a one-time download URL (page/download.mjs; issue 34), else gathered into
- * a Blob and saved. Resolves the export's answer with `delivery`: "streamed" or "blob" (which
- * path ran; also said in the notice), or null (refused, or the download was cancelled). */
+ * a Blob and saved. The box is cleared as the export starts (a previous export's "done" bar
+ * never stands beside a new one) and, while a streamed export runs, holds a Cancel button
+ * (`button.export-cancel`): it drops the call — the host stops reading before its next file —
+ * and fails the download, so the browser keeps no partial file (issue 34). Resolves the
+ * export's answer with `delivery`: "streamed" or "blob" (which path ran; also said in the
+ * notice), or null (refused, or cancelled by the person or the browser). */
 export async function exportProject(app, p, progress, folder = "") {
-  const show = (label, value, max) => {
+  const what = folder ? `${p.name} /${folder}/` : p.name;
+  const stop = new AbortController(); // the Cancel button
+  const show = (label, value, max, { cancel = false } = {}) => {
     progress.hidden = false;
     replace(
       progress,
       el("span", { class: "progress-label" }, label),
       el("progress", { max: String(Math.max(max, 1)), value: String(value), "aria-label": label }),
+      cancel
+        ? el(
+            "button",
+            {
+              type: "button",
+              class: "export-cancel",
+              "aria-label": `Cancel the export of ${what}`,
+              onclick: () => stop.abort(),
+            },
+            "Cancel",
+          )
+        : null,
     );
     return progress.querySelector("progress");
   };
+  show(`Sizing the export of ${what}…`, 0, 1); // the previous export's bar goes now
   const walk = await guarded("Sizing the export", () =>
     app.host.call("file.walk", { project: p.id, folder }),
   );
   const total = (walk?.result.files ?? []).reduce((n, f) => n + f.size, 0);
-  const what = folder ? `${p.name} /${folder}/` : p.name;
   const name = walk?.result.archive_filename ?? null; // no name: no streamed download
-  const bar = show(`Exporting ${what}`, 0, total);
   const saver = name ? await streamedDownload(name) : null;
+  const bar = show(`Exporting ${what}`, 0, total, { cancel: saver !== null });
   const delivery = saver ? "streamed" : "blob";
+  // the person's Cancel fails the download (no partial file) and drops the call
+  stop.signal.addEventListener("abort", () => saver?.fail("the export was cancelled"));
+  const signal = saver ? AbortSignal.any([saver.signal, stop.signal]) : null;
+  const cancelled = () => signal?.aborted === true;
   let received = 0;
   const answer = await acted(`Exporting ${what}`, async () => {
     try {
@@ -39,7 +61,7 @@ export async function exportProject(app, p, progress, folder = "") {
         "project.export",
         { project: p.id, ...(folder ? { folder } : {}) },
         {
-          signal: saver?.signal ?? null,
+          signal,
           onChunk: (bytes, chunk) => {
             received = bytes;
             bar.value = Math.min(bytes, total);
@@ -49,26 +71,25 @@ export async function exportProject(app, p, progress, folder = "") {
       );
     } catch (err) {
       saver?.fail(err?.message ?? "the export failed"); // the browser removes its partial file
-      if (saver?.signal.aborted) return null; // cancelled by the person: said below, not an error
+      if (cancelled()) return null; // cancelled by the person: said below, not an error
       throw err;
     }
   });
-  if (!answer || saver?.signal.aborted) {
-    if (saver?.signal.aborted) {
-      show(`Export of ${what} cancelled — nothing was saved`, 0, total);
-      showNotice(`Export of ${what} cancelled: the download was stopped, nothing was saved.`);
-    } else progress.hidden = true;
+  const stopped = () => {
+    show(`Export of ${what} cancelled — nothing was saved`, 0, total);
+    showNotice(`Export of ${what} cancelled: the download was stopped, nothing was saved.`);
+    return null;
+  };
+  if (!answer || cancelled()) {
+    if (cancelled()) return stopped();
+    progress.hidden = true;
     return null;
   }
   let size = received;
   if (saver) {
     saver.close();
     show(`Saving ${what} (${formatBytes(size)})…`, total, total);
-    if (!(await saver.saved)) {
-      show(`Export of ${what} cancelled — nothing was saved`, 0, total);
-      showNotice(`Export of ${what} cancelled: the download was stopped, nothing was saved.`);
-      return null;
-    }
+    if (!(await saver.saved)) return stopped();
   } else {
     const blob = answer.stream ?? new Blob([]);
     size = blob.size;
