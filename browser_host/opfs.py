@@ -54,8 +54,8 @@ __all__ = [
 ]
 
 WRITE_MANY_LANES = 16
-"""Files in flight at once in one :meth:`HandleProjectFiles.write_many` (as the upload's
-``core.projects.batch_write.WRITE_LANES``; the bench floor's best)."""
+"""Files in flight at once in one :meth:`HandleProjectFiles.write_many` (the import's and the
+folder upload's one write path, issue 34; 16 in flight measured best, ``bench/write_lab.py``)."""
 
 READ_MANY_FLIGHT = 16
 """Files :meth:`HandleProjectFiles.read_many` reads at a time (``getFile()``: each a wait on
