@@ -194,7 +194,8 @@ globalThis.benchWsFloor = (args) =>
 // workers = 0 writes from this page with createWritable. Resolves {files, ms} (from the first
 // worker's start to the last one's answer; the workers are made before the clock starts).
 // `direct`: each file written in place (no temporary and move: what a bare page does).
-globalThis.benchWriteLab = async (base, count, workers, lanes, how, direct = false) => {
+// `files`: File objects (a folder input's) to write instead of generated lines (workers > 0).
+globalThis.benchWriteLab = async (base, count, workers, lanes, how, direct = false, files) => {
   if (workers === 0) {
     const start = performance.now();
     const root = await (
@@ -237,7 +238,7 @@ globalThis.benchWriteLab = async (base, count, workers, lanes, how, direct = fal
       (w, i) =>
         new Promise((resolve, reject) => {
           w.onmessage = (e) => (e.data.ok ? resolve(e.data) : reject(new Error(e.data.message)));
-          w.postMessage({ base, count, lanes, how, from: i, step: workers, direct });
+          w.postMessage({ base, count, lanes, how, from: i, step: workers, direct, files });
         }),
     ),
   );

@@ -3,12 +3,14 @@
 // ... < count as OPFS `<base>/dNNN/fNNNNN.txt` (the upload bench's folder: one line each),
 // `lanes` files in flight, each through a temporary and a move (as the host does): `how` is
 // "sync" (createSyncAccessHandle: write, close) or "writable" (createWritable: write, close).
-// `direct`: no temporary (the file written in place, no move). Answers {ok, files, ms}.
+// `direct`: no temporary (the file written in place, no move). `files` (File objects from a
+// folder input, optional): file n is files[n], written at its webkitRelativePath (the
+// upload bench's floor). Answers {ok, files, ms}.
 
 const line = (n) => new TextEncoder().encode(`line ${n} of the upload bench\n`);
 
 self.onmessage = async (event) => {
-  const { base, count, lanes, how, from, step, direct } = event.data;
+  const { base, count, lanes, how, from, step, direct, files: picked } = event.data;
   const started = performance.now();
   try {
     const root = await (
@@ -23,11 +25,34 @@ self.onmessage = async (event) => {
     };
     let next = from;
     let files = 0;
+    const pickedFolder = (parts) => {
+      const key = parts.join("/");
+      if (!folders.has(key))
+        folders.set(
+          key,
+          parts.length
+            ? pickedFolder(parts.slice(0, -1)).then((d) =>
+                d.getDirectoryHandle(parts.at(-1), { create: true }),
+              )
+            : Promise.resolve(root),
+        );
+      return folders.get(key);
+    };
     const one = async (n) => {
-      const dir = await folderOf(`d${String(Math.floor(n / 100)).padStart(3, "0")}`);
-      const name = `f${String(n).padStart(5, "0")}.txt`;
+      let dir;
+      let name;
+      let bytes;
+      if (picked) {
+        const parts = picked[n].webkitRelativePath.split("/");
+        name = parts.pop();
+        dir = await pickedFolder(parts);
+        bytes = new Uint8Array(await picked[n].arrayBuffer());
+      } else {
+        dir = await folderOf(`d${String(Math.floor(n / 100)).padStart(3, "0")}`);
+        name = `f${String(n).padStart(5, "0")}.txt`;
+        bytes = line(n);
+      }
       const handle = await dir.getFileHandle(direct ? name : `.tmp-${name}`, { create: true });
-      const bytes = line(n);
       if (how === "sync") {
         const access = await handle.createSyncAccessHandle();
         try {
