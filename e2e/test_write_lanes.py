@@ -8,12 +8,16 @@ from __future__ import annotations
 import io
 import time
 import zipfile
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import BrowserContext
 
 from core.archive.apply import IMPORT_BATCH_FILES
 from e2e.hostpage import HostPage
+from e2e.test_upload_many import (
+    test_cancel_stops_an_upload_within_a_second_and_keeps_every_file_written as cancel_journey,
+)
 
 WRITER = "worker/write-lane.mjs"
 
@@ -119,3 +123,12 @@ def test_a_failed_writers_shard_rolls_back_every_file_of_the_import(served: Host
     assert host.ok("project.list")["result"]["projects"] == listed
     # the pool is still usable: the healthy writer's and the host's state are unharmed
     assert pool[1].evaluate("() => true") is True
+
+
+def test_cancel_stops_an_upload_written_by_the_writers_within_a_second(
+    served: HostPage, tmp_path: Path
+) -> None:
+    # the upload e2e's Cancel journey (e2e/test_upload_many.py), on a page whose batches the
+    # writers write: Cancel still stops within 1 s, every file written stays whole and counted
+    cancel_journey(served, tmp_path)
+    assert len(writers(served)) == 2
