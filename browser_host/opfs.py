@@ -54,8 +54,15 @@ __all__ = [
 ]
 
 WRITE_MANY_LANES = 16
-"""Files in flight at once in one :meth:`HandleProjectFiles.write_many` (as the upload's
-``core.projects.batch_write.WRITE_LANES``; the bench floor's best)."""
+"""Files in flight at once in one :meth:`HandleProjectFiles.write_many` (the import's and the
+folder upload's one write path, issue 34; 16 in flight measured best, ``bench/write_lab.py``)."""
+
+WRITE_MANY_WRITERS = 2
+"""Writer workers one :meth:`HandleProjectFiles.write_many` of an OPFS project splits its files
+among (``writeMany``'s pool in ``worker/opfs-io.mjs``, issue 34 stop 41: the sync handles'
+per-file writes and closes run beside the host's thread; ``bench/write_lab.py`` measured two
+writers 1.3–1.5× one, four no better than two on this 2-core machine). A picked folder's batch
+is written on the host's thread (its handles give no sync access)."""
 
 READ_MANY_FLIGHT = 16
 """Files :meth:`HandleProjectFiles.read_many` reads at a time (``getFile()``: each a wait on
@@ -286,8 +293,9 @@ class HandleProjectFiles:
         self, items: Sequence[tuple[ProjectPath, int]], body: bytes
     ) -> WrittenMany:
         """See :meth:`core.ports.WritesMany.write_many`: one wait on ``writeMany`` in
-        ``worker/opfs-io.mjs`` for the whole batch (issue 34) — :data:`WRITE_MANY_LANES`
-        files written at a time, each as :meth:`write` writes it (through a temporary of this
+        ``worker/opfs-io.mjs`` for the whole batch (issue 34) — in OPFS split among
+        :data:`WRITE_MANY_WRITERS` writer workers, :data:`WRITE_MANY_LANES` files at a time in
+        each, each as :meth:`write` writes it (through a temporary of this
         host's :class:`~core.projects.temporaries.Temporaries`, in flight until the call
         ends), each folder looked up (made when missing) once, each file read back from
         storage — in OPFS through the sync access handle it was written with, before its
@@ -299,7 +307,13 @@ class HandleProjectFiles:
                 row[2] = temporaries.enter_context(self._temporaries.writing())
             async with _handles_closed(self._cached):
                 answer = await settle(
-                    _io().writeMany(self._root, json.dumps(rows), to_js(body), WRITE_MANY_LANES)
+                    _io().writeMany(
+                        self._root,
+                        json.dumps(rows),
+                        to_js(body),
+                        WRITE_MANY_LANES,
+                        WRITE_MANY_WRITERS if self._cached else 1,
+                    )
                 )
         report = parse_json(str(answer), what="A batch write report")
         read_back = tuple(None if d is None else str(d) for d in report["done"])

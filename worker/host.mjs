@@ -79,7 +79,10 @@ const PAGE_RECHECK_MS = 250;
 const PAGE_ID_WAIT_MS = 1_000;
 const ALIVE_PREFIX = "voicebox-alive-";
 const PEER_SCRIPT = new URL("peer.mjs", import.meta.url);
-const guard = installEgressGuard({ site: SITE, workers: [PEER_SCRIPT, bytePath.LANE_SCRIPT] });
+const guard = installEgressGuard({
+  site: SITE,
+  workers: [PEER_SCRIPT, bytePath.LANE_SCRIPT, io.WRITER_SCRIPT],
+});
 
 let bridge = null; // answers calls: Python's standby answerer, then the host
 let pageGiven; // resolves the id of the page that started this worker, once it has said it

@@ -204,3 +204,62 @@ globalThis.benchWsFloor = (args) =>
     };
     worker.onerror = (event) => reject(new Error(event.message || "wsfloor failed"));
   });
+
+// benchWriteLab(base, count, workers, lanes, how): the write lab (issue 34): `count` one-line
+// files written into OPFS `<base>/` by `workers` dedicated workers (writelab-worker.mjs), each
+// taking every `workers`-th file, `lanes` files in flight in each, `how` "sync" or "writable";
+// workers = 0 writes from this page with createWritable. Resolves {files, ms} (from the first
+// worker's start to the last one's answer; the workers are made before the clock starts).
+// `direct`: each file written in place (no temporary and move: what a bare page does).
+// `files`: File objects (a folder input's) to write instead of generated lines (workers > 0).
+globalThis.benchWriteLab = async (base, count, workers, lanes, how, direct = false, files) => {
+  if (workers === 0) {
+    const start = performance.now();
+    const root = await (
+      await navigator.storage.getDirectory()
+    ).getDirectoryHandle(base, {
+      create: true,
+    });
+    const folders = new Map();
+    let next = 0;
+    const lane = async () => {
+      while (next < count) {
+        const n = next++;
+        const d = `d${String(Math.floor(n / 100)).padStart(3, "0")}`;
+        if (!folders.has(d)) folders.set(d, root.getDirectoryHandle(d, { create: true }));
+        const dir = await folders.get(d);
+        const name = `f${String(n).padStart(5, "0")}.txt`;
+        const handle = await dir.getFileHandle(direct ? name : `.tmp-${name}`, { create: true });
+        const w = await handle.createWritable();
+        await w.write(new TextEncoder().encode(`line ${n} of the upload bench\n`));
+        await w.close();
+        if (!direct) await handle.move(name);
+      }
+    };
+    await Promise.all(Array.from({ length: lanes }, lane));
+    return { files: count, ms: performance.now() - start };
+  }
+  const pool = await Promise.all(
+    Array.from(
+      { length: workers },
+      () =>
+        new Promise((resolve) => {
+          const w = new Worker("./writelab-worker.mjs", { type: "module" });
+          w.onmessage = (e) => e.data.kind === "ready" && resolve(w);
+        }),
+    ),
+  );
+  const start = performance.now();
+  const answers = await Promise.all(
+    pool.map(
+      (w, i) =>
+        new Promise((resolve, reject) => {
+          w.onmessage = (e) => (e.data.ok ? resolve(e.data) : reject(new Error(e.data.message)));
+          w.postMessage({ base, count, lanes, how, from: i, step: workers, direct, files });
+        }),
+    ),
+  );
+  const ms = performance.now() - start;
+  pool.forEach((w) => w.terminate());
+  return { files: answers.reduce((n, a) => n + a.files, 0), ms };
+};

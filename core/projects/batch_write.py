@@ -13,10 +13,15 @@ under the same rules as ``file.write`` with ``if_absent`` (:mod:`core.host.file_
   page asks the person (Replace / Keep both) through ``file.write`` for exactly those. The
   existence check reads each parent folder's names once (:meth:`ProjectFiles.names`) instead
   of one ``stat`` per file.
-- **Nothing lost.** The writes run :data:`WRITE_LANES` at a time. When the storage refuses one
-  (a full disk), no further write starts; every file written before stays and is answered in
-  ``written``, the refused one and the rest come back in ``conflicts`` with that refusal, and
-  ``stopped`` is true.
+- **One write path.** The files go down as the import's do, through
+  :func:`core.projects.write_many.write_many` (issue 34, stop 41: in the browser one call into
+  ``writeMany`` a batch, each file written through a temporary and moved, read back and hashed
+  beside Python; the upload wrote file by file, one crossing and several storage waits each).
+  A file is answered ``written`` only when it read back as sent.
+- **Nothing lost.** When the storage refuses one (a full disk), no further write starts; every
+  file written (before it, or in flight beside it) stays and is answered in ``written``, the
+  refused one and the rest come back in ``conflicts`` with that refusal, and ``stopped`` is
+  true.
 - **Receipts.** ``written`` holds each file's receipt (path, size, sha256, the spelling it was
   sent in); :func:`batch_manifest` is the sha256 over them in order, which the call's ONE audit
   record holds (``manifest_sha256``, beside the counts and the first and last path): the
@@ -27,6 +32,7 @@ under the same rules as ``file.write`` with ``if_absent`` (:mod:`core.host.file_
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,14 +40,13 @@ from dataclasses import dataclass
 from core.paths import ProjectPath, parse_new_path
 from core.ports import ProjectFiles
 from core.projects.composed import twin_refusal
-from core.projects.lanes import in_lanes, overlaps
+from core.projects.write_many import write_many
 from core.refusals import Code, Refused
 
 __all__ = [
     "MAX_BATCH_FILES",
     "UPLOAD_BATCH_BYTES",
     "UPLOAD_BATCH_FILES",
-    "WRITE_LANES",
     "BatchOutcome",
     "Conflict",
     "Written",
@@ -57,8 +62,6 @@ enough that Cancel, checked between batches, stops an upload within about 0.1 s 
 UPLOAD_BATCH_BYTES = 8 << 20
 """The bytes the page sends per batch (``LIMITS.upload_batch_bytes``); a larger file goes alone
 (a batch of one)."""
-WRITE_LANES = 16
-"""Writes in flight at once within a batch (the bench floor's best: 16 writes in flight)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,31 +164,62 @@ async def write_batch(
             todo.append((index, path, sent, start, size))
     written: dict[int, Written] = {}
     stop: list[Refused] = []
-
-    async def write(item: tuple[int, ProjectPath, str | None, int, int]) -> None:
-        index, path, sent, start, size = item
-        if stop:
+    if todo:
+        # the first write alone: a wrapper's first-write work (an adopted folder's manifest,
+        # core.projects.catalog.AdoptOnWrite) is done before any other write starts
+        await _write_many(files, todo[:1], body, written, conflicts, stop)
+    if todo[1:] and not stop:
+        await _write_many(files, todo[1:], body, written, conflicts, stop)
+    elif stop:
+        for index, path, _, _, _ in todo[1:]:
             conflicts[index] = Conflict(index, str(path), stop[0].code.value, stop[0].message)
-            return
-        data = body[start : start + size]
-        try:
-            await files.write(path, data)
-        except Refused as exc:
-            stop.append(exc)
-            conflicts[index] = Conflict(index, str(path), exc.code.value, exc.message)
-            return
-        sha = hashlib.sha256(data).hexdigest()
-        written[index] = Written(index, str(path), size, sha, sent)
-
-    # the first write alone: a wrapper's first-write work (an adopted folder's manifest,
-    # core.projects.catalog.AdoptOnWrite) is done before any write overlaps it
-    await in_lanes(todo[:1], write, 1, overlap=False)
-    await in_lanes(todo[1:], write, WRITE_LANES, overlap=overlaps(files))
     return BatchOutcome(
         [written[i] for i in sorted(written)],
         [conflicts[i] for i in sorted(conflicts)],
         bool(stop),
     )
+
+
+async def _write_many(
+    files: ProjectFiles,
+    todo: Sequence[tuple[int, ProjectPath, str | None, int, int]],
+    body: bytes,
+    written: dict[int, Written],
+    conflicts: dict[int, Conflict],
+    stop: list[Refused],
+) -> None:
+    """Write ``todo`` (``(index, path, spelling sent, start in body, size)``) through the one
+    write path of many files, :func:`core.projects.write_many.write_many` (issue 34: the
+    import's; in the browser one call into ``writeMany``, the files written and read back
+    beside Python), and file each outcome: a file read back as sent is ``written`` (its receipt's
+    sha256 is the read-back's); the storage's refusal, and every file not written after it, a
+    conflict with that refusal (``stop`` holds it); a file written but not read back as sent is
+    removed again (best effort) and answered ``storage-failed``, which stops the batch too. A
+    failure that is not a :class:`Refused` is raised as it came."""
+    chunk = b"".join(body[start : start + size] for _, _, _, start, size in todo)
+    done = await write_many(files, [(path, size) for _, path, _, _, size in todo], chunk)
+    failure = done.failure
+    if failure is not None and not isinstance(failure, Refused):
+        raise failure
+    for (index, path, sent, start, size), got in zip(todo, done.read_back, strict=True):
+        if got is None:
+            refusal = failure if failure is not None else stop[0] if stop else None
+            if refusal is None:  # an adapter that answered no file and no failure
+                refusal = Refused(Code.STORAGE_FAILED, f"'{path}' was not written.")
+                stop.append(refusal)
+            conflicts[index] = Conflict(index, str(path), refusal.code.value, refusal.message)
+            continue
+        sha = hashlib.sha256(body[start : start + size]).hexdigest()
+        if got != sha:
+            with contextlib.suppress(Exception):  # the answer names it as not written
+                await files.delete(path)
+            wrong = Refused(Code.STORAGE_FAILED, f"'{path}' does not read back as written.")
+            stop.append(wrong)
+            conflicts[index] = Conflict(index, str(path), wrong.code.value, wrong.message)
+            continue
+        written[index] = Written(index, str(path), size, sha, sent)
+    if failure is not None:
+        stop.insert(0, failure)
 
 
 async def _refusal(

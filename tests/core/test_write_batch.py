@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from core.ports import WrittenMany
 from core.refusals import Code, Refused
 from tests.support import HostHarness
 
@@ -127,3 +128,75 @@ def test_a_storage_refusal_mid_batch_keeps_what_was_written_and_names_the_rest(
     assert walked == ["f1.txt", "f2.txt", "f3.txt"]
     (record,) = records(h, "file.write_batch")
     assert record["details"]["files"] == 3 and record["details"]["stopped"] is True
+
+
+def test_a_folder_upload_is_written_through_the_imports_one_write_path(h: HostHarness) -> None:
+    # issue 34 (stop 41): file.write_batch hands its files to write_many — the import's batch
+    # write (in the browser one writeMany call) — never file by file through ProjectFiles.write
+    pid = h.ok("project.create", name="p")["project"]["id"]
+    h.ok("file.list", project=pid)
+    root = h.roots.roots[pid]
+    kind = type(root)
+    calls: dict[str, list[int]] = {"write_many": [], "write": []}
+    real_write = kind.write
+
+    async def write_many(self: Any, items: Any, body: bytes) -> WrittenMany:
+        calls["write_many"].append(len(items))
+        read_back: list[str | None] = []
+        offset = 0
+        for path, size in items:
+            data = body[offset : offset + size]
+            offset += size
+            await real_write(self, path, data)
+            read_back.append(hashlib.sha256(data).hexdigest())
+        return WrittenMany(tuple(read_back), None)
+
+    async def write(self: Any, path: Any, data: bytes) -> None:
+        calls["write"].append(len(data))
+        await real_write(self, path, data)
+
+    kind.write_many = write_many  # type: ignore[attr-defined]
+    kind.write = write  # type: ignore[method-assign]
+    try:
+        files = {f"up/d{n // 10}/f{n}.txt": f"line {n}\n".encode() for n in range(25)}
+        done = batch(h, pid, files)
+    finally:
+        del kind.write_many  # type: ignore[attr-defined]
+        kind.write = real_write  # type: ignore[method-assign]
+    assert [w["path"] for w in done["written"]] == list(files)
+    assert calls["write"] == []
+    assert calls["write_many"] == [1, 24]  # the first file alone (AdoptOnWrite), then the rest
+    walked = {f["path"] for f in h.ok("file.walk", project=pid)["files"]}
+    assert walked == set(files)
+
+
+def test_an_uploaded_file_that_does_not_read_back_as_sent_is_removed_and_not_answered_written(
+    h: HostHarness,
+) -> None:
+    pid = h.ok("project.create", name="p")["project"]["id"]
+    h.ok("file.list", project=pid)
+    root = h.roots.roots[pid]
+    kind = type(root)
+    real_write = kind.write
+
+    async def write_many(self: Any, items: Any, body: bytes) -> WrittenMany:
+        read_back: list[str | None] = []
+        offset = 0
+        for path, size in items:
+            data = body[offset : offset + size]
+            offset += size
+            await real_write(self, path, data)
+            bad = path.name == "f3.txt"  # the storage kept other bytes than were sent
+            read_back.append(hashlib.sha256(b"other" if bad else data).hexdigest())
+        return WrittenMany(tuple(read_back), None)
+
+    kind.write_many = write_many  # type: ignore[attr-defined]
+    try:
+        done = batch(h, pid, {f"f{n}.txt": b"x" * n for n in range(1, 5)})
+    finally:
+        del kind.write_many  # type: ignore[attr-defined]
+    assert [w["path"] for w in done["written"]] == ["f1.txt", "f2.txt", "f4.txt"]
+    assert [(c["path"], c["code"]) for c in done["conflicts"]] == [("f3.txt", "storage-failed")]
+    assert done["stopped"] is True
+    walked = [f["path"] for f in h.ok("file.walk", project=pid)["files"]]
+    assert walked == ["f1.txt", "f2.txt", "f4.txt"]

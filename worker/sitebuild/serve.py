@@ -58,7 +58,13 @@ WORKER_CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; "
     "worker-src 'self'"
 )
-WORKER_SCRIPTS = ("worker/host.mjs", "worker/peer.mjs", "worker/byte-lane.mjs", "worker/broker.mjs")
+WORKER_SCRIPTS = (
+    "worker/host.mjs",
+    "worker/peer.mjs",
+    "worker/byte-lane.mjs",
+    "worker/write-lane.mjs",
+    "worker/broker.mjs",
+)
 SERVICE_WORKER_CSP = "default-src 'self'; script-src 'self'; connect-src 'self'"
 SANDBOXED_FRAMES: dict[str, str] = {
     "runtime/python.html": "sandbox allow-scripts; frame-ancestors 'self'",
