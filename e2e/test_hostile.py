@@ -278,7 +278,7 @@ def test_a_corpus_of_hostile_strings_is_shown_literally_everywhere_with_no_csp_v
     )
     assert made["imgs"] == 0 and made["frames"] == 0
     assert made["handlers"] == 0 and made["jsLinks"] == 0
-    assert made["scripts"] == ["./app.mjs"]
+    assert made["scripts"] == ["./start-host.mjs", "./app.mjs"]  # the page's own, no other
     # the only navigation is the page's own route in the hash: a surface and the project's id
     assert re.fullmatch(r"https://app\.test/vbx/#/audit\?project=p_[0-9a-f]+", made["url"])
     assert host.csp_violations() == []

@@ -7,11 +7,11 @@
 
 import { el, name, replace } from "./dom.mjs";
 import { History, formatRoute, parseRoute } from "./router.mjs";
-import { HostClient } from "./host-client.mjs";
+import { host, started as hostStarted } from "./start-host.mjs";
 import { connectSandbox } from "./sandbox.mjs";
 import { projectRemoved } from "./ui/project_gone.mjs";
 import { connectRuntime } from "./ui/python.mjs";
-import { controlBeforeBoot, registerServiceWorker } from "./sw-register.mjs";
+import { registerServiceWorker } from "./sw-register.mjs";
 import { mountAlerts, clearAlerts, showRefusal } from "./ui/alerts.mjs";
 import { renderGrantAccess } from "./ui/permission.mjs";
 import { renderAudit } from "./ui/audit.mjs";
@@ -43,8 +43,6 @@ const safeBadge = document.getElementById("safe-badge");
 const safeReasonNote = document.getElementById("safe-reason");
 mountAlerts(document.getElementById("alerts"));
 startFocusTooltips();
-
-const host = new HostClient();
 
 export const SURFACES = [
   { id: "projects", label: "Projects", render: (node, app) => renderProjects(node, app) },
@@ -575,6 +573,8 @@ host.addEventListener("fatal", (event) => {
 });
 
 setStatus("booting", "Booting…");
-await controlBeforeBoot(); // a hard reload: the host worker starts under the service worker
-host.start();
+// the host worker was started by page/start-host.mjs before this module was in (issue 34,
+// cold boot); what it said meanwhile is heard now, in order
+await hostStarted;
+host.listen();
 globalThis.voicebox = Object.freeze({ host, app });

@@ -225,8 +225,27 @@ export class HostClient extends EventTarget {
     } else if (data.kind !== "pong") this.#receive(data, this.#generation);
   }
 
+  /** What this client said while its page did not listen yet ([type, detail] in order), or
+   * null: said at once (issue 34, cold boot: page/start-host.mjs starts the host before the
+   * page's own module is in). */
+  #unheard = null;
+
+  /** Hold what this client says until `listen()`: for a page that starts the host before its
+   * listeners are added. */
+  hold() {
+    this.#unheard ??= [];
+  }
+
+  /** The page listens now: what was held is said, in order, and from now on at once. */
+  listen() {
+    const held = this.#unheard ?? [];
+    this.#unheard = null;
+    for (const [type, detail] of held) this.dispatchEvent(new CustomEvent(type, { detail }));
+  }
+
   #emit(type, detail) {
-    this.dispatchEvent(new CustomEvent(type, { detail }));
+    if (this.#unheard) this.#unheard.push([type, detail]);
+    else this.dispatchEvent(new CustomEvent(type, { detail }));
   }
 
   #fail(failure) {

@@ -437,7 +437,9 @@ async function boot() {
   }
   const started = performance.now();
   const db = new Database("voicebox-host");
-  const main = pyodide.pyimport("browser_host.main");
+  // the host's import, its typing forward references compiled when evaluated, not when made
+  // (issue 34, cold boot: browser_host/boot_import.py)
+  const main = pyodide.pyimport("browser_host.boot_import").import_host();
   const event = (text) => broadcast({ kind: "event", text: String(text) });
   const host = await main.start(
     db,

@@ -47,13 +47,12 @@ from core.archive.plan import ImportBounds, ImportPlan, plan_import
 from core.custody.environment import load_environments
 from core.host.context import HostContext
 from core.host.operations import Call, Outcome
-from core.host.project_ops import ProjectInfo
+from core.host.project_ops import ExportArgs, ProjectInfo
 from core.host.tab_events import ProjectsChanged, tell_tabs
 from core.model import Contract
 from core.paths import check_name, parse_path
 from core.ports import Sink
 from core.refusals import Code, Refused
-from core.vocabulary import ProjectId
 
 __all__ = [
     "IMPORT_BOUNDS",
@@ -72,14 +71,6 @@ IMPORT_BOUNDS = ImportBounds()
 :class:`core.archive.plan.ImportBounds`)."""
 
 FALLBACK_NAME = "Imported project"
-
-
-class ExportArgs(Contract):
-    """``project.export``: the project to export, or only one ``folder`` of it (``""``: the
-    whole project)."""
-
-    project: ProjectId
-    folder: str = Field(default="", max_length=5000)
 
 
 class ImportArgs(Contract):

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from core import vocabulary
 from core.host.operations import Call, Outcome
 from core.host.tab_events import ProjectsChanged, tell_tabs
 from core.model import Contract, NoArgs
 from core.projects.project import PROJECT_ID_PATTERN, ProjectKind, ProjectManifest
 
-__all__ = ["ProjectInfo", "ProjectRef"]
+__all__ = ["ExportArgs", "ProjectInfo", "ProjectRef"]
 
 ProjectId = str
 
@@ -19,6 +20,18 @@ class ProjectRef(Contract):
     """Arguments naming one project."""
 
     project: ProjectId = Field(pattern=PROJECT_ID_PATTERN)
+
+
+# Declared here, among the operations imported before ``ready``, not in core/host/archive_ops.py:
+# the built-in tool project.export registers this model as its arguments when the host is
+# built, and the archive module is a late one, imported after ``ready`` (issue 34, cold boot).
+# Its docstring is its schema's description (docs/protocol.schema.json).
+class ExportArgs(Contract):
+    """``project.export``: the project to export, or only one ``folder`` of it (``""``: the
+    whole project)."""
+
+    project: vocabulary.ProjectId
+    folder: str = Field(default="", max_length=5000)
 
 
 class ProjectInfo(Contract):

@@ -267,7 +267,7 @@ OPERATIONS = Operations(
         # ---- archives (SPEC §10)
         Operation(
             "project.export",
-            archive_ops.ExportArgs,
+            project_ops.ExportArgs,  # eager: the tool project.export registers it at boot
             archive_ops.ArchiveSummary,
             archive_ops.project_export,
             "Export a project as a deterministic .zip, streamed as the answer's body.",

@@ -26,7 +26,15 @@ from typing import Any
 
 from core.host.context import HostContext
 from core.host.file_ops import WriteArgs
-from core.host.operations import AnyOperation, Call, HostRuntime, Operation, Operations, Outcome
+from core.host.operations import (
+    AnyOperation,
+    Call,
+    HostRuntime,
+    Operation,
+    Operations,
+    Outcome,
+    Ref,
+)
 from core.model import Contract, NoArgs
 from core.refusals import Code, Refused
 from core.relayed_text import escape_tree
@@ -102,7 +110,10 @@ class ToolBox:
         self._registry = OperationRegistry(reserved)
         self._bound: dict[str, _Bound] = {}
         for tool in tools:
-            op = None if tool.operation is None else operations.get(tool.operation)
+            # as declared: a late operation's module is not imported to build the host (issue
+            # 34, cold boot); its arguments model is eager (core/host/registry.py), and the
+            # pipeline waits for the late import when the tool runs (Host.run)
+            op = None if tool.operation is None else operations.declared(tool.operation)
             if tool.operation is not None and op is None:
                 raise ValueError(f"tool {tool.name!r} names no operation {tool.operation!r}")
             self.add(tool, op)
@@ -115,7 +126,12 @@ class ToolBox:
         """Offer ``tool``, performed by ``operation`` (``None``: answered by discovery, as
         :data:`~core.tools.builtin.DESCRIBE` is) — which this host runs even when it is not
         one of its protocol's operations (a placement's own). Its effect class and receipt rule
-        are the operation's; refuses as :meth:`core.tools.registry.OperationRegistry.register`."""
+        are the operation's; refuses as :meth:`core.tools.registry.OperationRegistry.register`.
+        ``operation`` may be a late one as declared (its handler and result still to be
+        imported: :class:`~core.host.operations.Ref`) when its arguments model is real, as the
+        host builds its tools (issue 34); a ``ValueError`` when it is not."""
+        if operation is not None and tool.args is None and isinstance(operation.args, Ref):
+            raise ValueError(f"tool {tool.name!r}: the arguments of {operation.name!r} are late")
         request = None if operation is None or tool.args is None else REQUESTS[tool.args]
         writes = operation is not None and operation.writes
         entry = OperationEntry(
@@ -158,7 +174,12 @@ class ToolBox:
         if admitted.entry.plugin_id is not None:
             return await self._run_plugin(admitted, actor=actor)
         bound = self._bound[name]
-        if bound.operation is None:  # discovery: at most eight live seats, preferred first
+        operation = bound.operation
+        if operation is not None and operation.pending is not None:
+            # a late operation as declared when the tools were built: real once its module is
+            # in (the host's shared late import); Host.run waits for that import if it is not
+            operation = self._operations.declared(operation.name) or operation
+        if operation is None:  # discovery: at most eight live seats, preferred first
             assert isinstance(admitted.args, DescribeArgs)
             offered = self._registry.offer(admitted.policy, prefer=admitted.args.prefer)
             tools = [d.model_dump(mode="json", by_alias=True) for d in offered]
@@ -168,7 +189,7 @@ class ToolBox:
             args, body = bound.request(admitted.args)
         try:
             ran = await self._pipeline.run(
-                bound.operation, args, actor=actor, body=body, sink=sink, receipt_as=name
+                operation, args, actor=actor, body=body, sink=sink, receipt_as=name
             )
         except Refused as refusal:  # the call's answer says what the operation said
             raise Refused(refusal.code, refusal.message, field=refusal.field) from None

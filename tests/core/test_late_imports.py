@@ -19,8 +19,11 @@ from pathlib import Path
 import pytest
 
 from core.host.operations import LateModule, Operation, Operations, Ref
+from core.host.pipeline import Host
 from core.host.registry import LATE_MODULES, OPERATIONS
 from core.model import NoArgs
+from core.tools.admission import Admitted
+from core.tools.builtin import BuiltinTool
 from tests.support import HostHarness
 
 LATE_SOURCE = """
@@ -169,3 +172,62 @@ def test_the_post_and_the_mailbox_are_the_first_late_modules() -> None:
     """Issue 34: a post right after a reload waits for these two imports only, and the
     mailboxes' warm-up (browser_host/main.py) starts once the first is in."""
     assert LATE_MODULES[:2] == ("core.host.mailbox_ops", "core.host.mission_ops")
+
+
+@pytest.mark.cpython_only  # a fresh interpreter: a subprocess, which Pyodide has not
+def test_building_the_host_imports_none_of_its_late_modules() -> None:
+    """Issue 34, cold boot: building the host (its built-in tools registered, ``project.export``
+    among them) imports no late module — before, the tool box looked its operations up and so
+    imported the archive module (and what it imports) before ``ready``."""
+    code = (
+        "import sys\n"
+        "from tests.support import HostHarness\n"
+        "import core.host.registry as r\n"
+        "HostHarness()\n"
+        "print(sorted(m for m in r.LATE_MODULES if m in sys.modules))"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert out.stdout.split("\n")[0] == "[]", out.stdout
+
+
+@pytest.mark.cpython_only  # runs its own event loop (see tests/core/test_audit_batching.py)
+def test_a_tool_of_a_late_operation_waits_for_the_late_import_and_is_answered(
+    late_modules,
+) -> None:
+    """Issue 34: a built-in tool whose operation is a late one is registered without importing
+    its module; called while the shared late import is under way, it waits for that import
+    and is answered — its module imported once, by the shared import, not by the call."""
+    one, _two = late_modules
+
+    async def scenario() -> tuple[bool, dict, list[object], asyncio.Future[None]]:
+        harness = HostHarness()
+        tool = BuiltinTool("late.tool", f"late.{one}", "A tool of a late operation.")
+        host = Host(harness.ctx, OPERATIONS.extended(*_ops(late_modules)), tools=(tool,))
+        imported_at_build = one in sys.modules
+        entry = host.tools.registry.get("late.tool")
+        assert entry is not None and entry.args_model is NoArgs
+        shared = host.late_imports()
+        assert not shared.done()
+        outcome = await host.tools.run(Admitted(entry, NoArgs(), harness.ctx.policy), actor="agent")
+        return imported_at_build, outcome.result, sys.modules[one].IMPORTED_BY, shared
+
+    imported_at_build, result, imported_by, shared = asyncio.run(scenario())
+    assert not imported_at_build
+    assert result == {"word": "one"}
+    assert imported_by == [shared]
+
+
+def test_a_tool_whose_operation_has_late_arguments_is_refused_when_the_host_is_built(
+    late_modules,
+) -> None:
+    """A tool's arguments model is registered when the host is built, so it must be real
+    there: a late one is a ``ValueError`` at build, never a late surprise in a call."""
+    late = LateModule(late_modules[0])
+    op = Operation(f"late.{late_modules[0]}", late.Said, late.Said, late.say, "Late args.")
+    tool = BuiltinTool("late.args", op.name, "A tool whose arguments are late.")
+    with pytest.raises(ValueError, match="late"):
+        Host(HostHarness().ctx, OPERATIONS.extended(op), tools=(tool,))
+    assert late_modules[0] not in sys.modules
