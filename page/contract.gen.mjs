@@ -755,9 +755,9 @@ export const FORM_RULES = Object.freeze({
       "required": true,
       "pattern": "^(sb|sk)_[A-Za-z0-9_-]{1,64}$",
       "says": Object.freeze({
-        "type": "block_id must be text.",
-        "required": "block_id is required.",
-        "pattern": "block_id must be a block id ('sb_…') or a skeleton id ('sk_…').",
+        "type": "Block must be text.",
+        "required": "Block is required.",
+        "pattern": "Block must be a block id ('sb_…') or a skeleton id ('sk_…').",
       }),
     }),
     "to": Object.freeze({
@@ -765,9 +765,9 @@ export const FORM_RULES = Object.freeze({
       "required": true,
       "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$",
       "says": Object.freeze({
-        "type": "to must be text.",
-        "required": "to is required.",
-        "pattern": "to must be 1–64 letters, digits, '.', '_', ':', '@' or '-', starting with a letter or digit.",
+        "type": "Agent id must be text.",
+        "required": "Agent id is required.",
+        "pattern": "Agent id must be 1–64 letters, digits, '.', '_', ':', '@' or '-', starting with a letter or digit.",
       }),
     }),
     "seat": Object.freeze({
@@ -775,7 +775,7 @@ export const FORM_RULES = Object.freeze({
       "required": false,
       "enum": Object.freeze(["hand", "oracle"]),
       "says": Object.freeze({
-        "enum": "seat must be 'hand' or 'oracle'.",
+        "enum": "Seat must be 'hand' or 'oracle'.",
       }),
     }),
     "capability": Object.freeze({
@@ -783,7 +783,7 @@ export const FORM_RULES = Object.freeze({
       "required": false,
       "enum": Object.freeze(["build-runner", "naming-runner", "loop-runner", "hand-runner", "review-runner"]),
       "says": Object.freeze({
-        "enum": "capability must be 'build-runner', 'naming-runner', 'loop-runner', 'hand-runner' or 'review-runner'.",
+        "enum": "Capability must be 'build-runner', 'naming-runner', 'loop-runner', 'hand-runner' or 'review-runner'.",
       }),
     }),
     "note": Object.freeze({
@@ -791,8 +791,8 @@ export const FORM_RULES = Object.freeze({
       "required": false,
       "maxLength": 8000,
       "says": Object.freeze({
-        "type": "note must be text.",
-        "maxLength": "note is too long (at most 8000 characters).",
+        "type": "What you ask of the agent must be text.",
+        "maxLength": "What you ask of the agent is too long (at most 8000 characters).",
       }),
     }),
     "mode": Object.freeze({
@@ -800,7 +800,7 @@ export const FORM_RULES = Object.freeze({
       "required": false,
       "enum": Object.freeze(["clipboard", "direct"]),
       "says": Object.freeze({
-        "enum": "mode must be 'clipboard' or 'direct'.",
+        "enum": "Mode must be 'clipboard' or 'direct'.",
       }),
     }),
   }),
