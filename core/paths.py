@@ -416,7 +416,7 @@ def check_project_name(text: object) -> str:
         raise Refused(
             Code.NAME_INVALID,
             f"The name holds '{ch}', which would read as a folder separator; a project name "
-            "may not hold / or \\.",
+            "holds no slash and no backslash.",
             field="name",
         )
     return name

@@ -21,7 +21,7 @@ def _files_project(host: HostPage, name: str, files: dict[str, bytes]) -> str:
     for path, data in files.items():
         host.ok("file.write", {"project": pid, "path": path}, body=data, human=True)
     open_in_ui(host, pid, "files")
-    host.page.wait_for_selector("#file-tree .file-entry")
+    host.page.wait_for_selector("#file-tree .tree-item")
     return pid
 
 
@@ -63,7 +63,8 @@ def test_an_upload_summary_stays_until_the_next_act_or_its_close_button(
     page = host.page
     page.set_viewport_size({"width": 1280, "height": 800})
     _files_project(host, "uploads", {"a.txt": b"a"})
-    page.clock.install()  # the line's timers from here on are the test's to move
+    page.clock.install()  # the line's timers from here on are the test's to move on
+    page.clock.resume()  # meanwhile time flows as it does
     up = tmp_path / "up.txt"
     up.write_bytes(b"x" * 2000)
     page.set_input_files("#upload-files", str(up))
@@ -77,7 +78,9 @@ def test_an_upload_summary_stays_until_the_next_act_or_its_close_button(
     page.wait_for_function("() => document.querySelector('#files-status').textContent === ''")
     assert page.locator("#upload-progress").is_hidden()
     # the next act replaces it
-    page.set_input_files("#upload-files", str(up))
+    other = tmp_path / "other.txt"
+    other.write_bytes(b"y")
+    page.set_input_files("#upload-files", str(other))
     page.wait_for_selector("#files-status:has-text('Uploaded 1 file')")
     page.click("#new-folder")
     page.wait_for_function("() => document.querySelector('#files-status').textContent === ''")

@@ -95,6 +95,7 @@ export class PythonPanel {
       id: "python-output",
       class: "python-output",
       tabindex: "0",
+      role: "region", // a labelled <pre> needs a role (axe aria-prohibited-attr)
       "aria-label": "Python output",
     });
     this.changes = el("ul", { id: "python-changes", class: "python-changes" });
