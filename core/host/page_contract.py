@@ -25,6 +25,8 @@ import json
 import sys
 from typing import Any, get_args
 
+from pydantic import BaseModel
+
 from core.custody.peer_admin import ENV_NAME_PATTERN, ENV_NAME_RULE
 from core.custody.wire import MAX_ARGS_FILE_BYTES
 from core.editor_prefs import editor_defaults
@@ -97,8 +99,9 @@ def form_rules(name: str) -> dict[str, Any]:
     sentence the host's refusal says when it is broken (:func:`core.secret.field_sentence`).
     The page checks a value as it is typed from these and shows the same words; the host
     still decides (seed 002 §2: the page is never the authority)."""
-    schema = OPERATIONS[name].args.model_json_schema(by_alias=True)
-    labels = known_names(OPERATIONS[name].args).labels  # a field said by its label, issue 34
+    model: type[BaseModel] = OPERATIONS[name].args
+    schema = model.model_json_schema(by_alias=True)
+    labels = known_names(model).labels  # a field said by its label (issue 34)
     required = set(schema.get("required", []))
     out: dict[str, Any] = {}
     for field, prop in schema.get("properties", {}).items():
