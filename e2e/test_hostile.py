@@ -164,7 +164,7 @@ def test_a_corpus_of_hostile_strings_is_shown_literally_everywhere_with_no_csp_v
     assert len(blocks) == len(block_names)
     for name in files:
         if not admits_new_file(name):
-            refused = host.refused("file.write", {"project": pid, "path": f"new {name}"})
+            refused = host.refused("file.write", {"project": pid, "path": f"new {name}"}, b"x")
             assert refused["code"] == "path-invalid" and "Windows" in refused["message"]
     names = dict(zip(blocks, block_names, strict=True))
     for s in CORPUS:

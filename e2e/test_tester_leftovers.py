@@ -123,7 +123,7 @@ def test_the_search_panel_leaves_the_editor_in_view_at_1280_by_800(host: HostPag
     page.wait_for_selector("#viewer-path:text-is('src/m12.py')")
     assert page.locator("#search-panel").is_visible()
     assert axe_serious(page, "the search side column") == []
-    shot(page, "search")
+    shot(page, "search-1280x800")
     host.assert_clean()
 
 
