@@ -52,16 +52,25 @@ d. in Unicode NFC: ``"caf\\u00e9"`` (NFC) and ``"cafe\\u0301"`` (NFD) look ident
    ``.VOICEBOX/skeleton.json`` *is* the metadata's skeleton, and a write there would bypass
    the operations that own it. ``.voicebox`` is reserved only as the first segment
    (``docs/.voicebox/`` is an ordinary folder); the prefix in every segment.
+9. a *new* name — a file written that is not there yet, a folder made, a move's target, an
+   uploaded file — holds none of ``< > : " | ? *`` (``path-invalid``, the sentence names the
+   character; :data:`WINDOWS_FORBIDDEN`): Windows refuses them in a file name, so a project
+   exported and unpacked there would lose the file (issue 34 — rule 7 already kept ``CON``
+   out for that reason). A name already there is not new: reading, listing, searching,
+   saving over, deleting, moving away and exporting a file already so named work as before
+   (:func:`parse_path` does not apply rule 9), and archive import keeps an archive's names as
+   they are (an older export of this host may hold them).
 
 What OPFS in Chromium 156 itself refuses (checked): only ``""``, ``"."``, ``".."`` and names
 holding ``/`` or ``\\`` (``TypeError``) — all refused here first. Everything else OPFS takes,
 including the names rules b, c, d, 6 and 7 refuse; those rules exist for the hazards listed,
-not because storage would fail. Markup (``<img src=x onerror=…>``), ``:*?"<>|``, emoji and
-every script are allowed and shown literally. Letter case is kept and not folded: ``"a"`` and
-``"A"`` are two files in OPFS, where only this host writes. A case-insensitive target is
-checked where one is written: in a picked folder a new name that differs only in letter case
-from a sibling is refused ``path-case-collision`` (:mod:`core.projects.case_guard`); archive import
-checks the whole archive (``core/archive/plan.py``).
+not because storage would fail. Markup in an existing name, emoji and every script are
+allowed and shown literally (a new name's ``<``, ``>`` and ``:*?"|`` are refused by rule 9).
+Letter case is kept and not folded: ``"a"`` and ``"A"`` are two files in OPFS, where only
+this host writes. A case-insensitive target is checked where one is written: in a picked folder
+a new name that differs only in letter case from a sibling is refused ``path-case-collision``
+(:mod:`core.projects.case_guard`); archive import checks the whole archive
+(``core/archive/plan.py``).
 
 **Names a folder already holds.** A picked folder (or an OPFS folder filled by other means)
 may hold names this rule refuses — another program's ``.vbx-tmp-draft.md``, ``.VOICEBOX/``,
@@ -72,7 +81,9 @@ them.
 
 **A display name** (``name-invalid``): 1..``max_chars`` characters, not only whitespace, and
 the character rule (a–d). Device names, dots and slashes are fine in a display name: it is
-shown, never used as a file name (a project's folder is its generated id).
+shown, never used as a file name (a project's folder is its generated id). A project name a
+person gives also has no leading or trailing space and no ``/`` or ``\\``
+(:func:`check_project_name`, issue 34): a separator would read as a path.
 
 A path never reaches the host-state folder, because project storage is rooted at the project
 and ``..`` never passes.
@@ -93,12 +104,16 @@ __all__ = [
     "MAX_SEGMENT_BYTES",
     "META_DIR",
     "TEMP_PREFIX",
+    "WINDOWS_FORBIDDEN",
     "PathParser",
     "ProjectPath",
     "check_name",
+    "check_project_name",
     "fold",
     "parse_new_path",
     "parse_path",
+    "refuse_windows_characters",
+    "windows_character",
 ]
 
 META_DIR = ".voicebox"
@@ -108,6 +123,13 @@ MAX_PATH_BYTES = 4096
 MAX_NAME_CHARS = 200
 """The longest display name (a project's, an environment's), in characters."""
 MAX_DEPTH = 64
+WINDOWS_FORBIDDEN = frozenset('<>:"|?*')
+"""Characters Windows refuses in a file name (besides ``/``, ``\\`` and controls, refused for
+every name): a *new* name may not hold them (rule 9, issue 34)."""
+WINDOWS_FORBIDDEN_SAID = '< > : " | ? *'
+PROJECT_NAME_FORBIDDEN = frozenset("/\\")
+"""Characters a project name a person gives may not hold (:func:`check_project_name`): a name
+with a separator reads as a path (in the title, the breadcrumb, the export's file name)."""
 _DEVICE_STEMS = frozenset(
     {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
     | {f"{kind}{digit}" for kind in ("COM", "LPT") for digit in "0123456789\u00b9\u00b2\u00b3"}
@@ -222,6 +244,38 @@ def _looks_like_drive(text: str) -> bool:
     return len(text) >= 2 and text[1] == ":" and text[0].isascii() and text[0].isalpha()
 
 
+def _absolute_sentence(text: str) -> str:
+    """Rule 2's sentence, naming what makes ``text`` absolute (issue 34: ``a:b.txt`` was told
+    only "absolute", which says nothing about the colon)."""
+    if _looks_like_drive(text):
+        return (
+            f"The path begins with '{text[:2]}', which Windows reads as a drive letter; paths "
+            "are project-relative, and a name may not hold ':'."
+        )
+    return f"The path begins with '{text[0]}'; paths are project-relative."
+
+
+def windows_character(text: str) -> str | None:
+    """The first character of :data:`WINDOWS_FORBIDDEN` in ``text``, or None (rule 9)."""
+    if text.isalnum():  # the common name at once
+        return None
+    return next((ch for ch in text if ch in WINDOWS_FORBIDDEN), None)
+
+
+def refuse_windows_characters(path: ProjectPath, *, what: str = "path") -> None:
+    """Rule 9 for a name being created: refuse ``path-invalid`` when a segment holds one of
+    :data:`WINDOWS_FORBIDDEN`, with the sentence naming the character (issue 34)."""
+    for seg in path.parts:
+        ch = windows_character(seg)
+        if ch is not None:
+            raise Refused(
+                Code.PATH_INVALID,
+                f"A name in the {what} holds '{ch}'; Windows allows none of "
+                f"{WINDOWS_FORBIDDEN_SAID} in a file name.",
+                field="path",
+            )
+
+
 def parse_path(text: object, *, allow_meta: bool = False) -> ProjectPath:
     """Validate ``text`` as a project-relative path and return it as a :class:`ProjectPath`.
 
@@ -260,7 +314,7 @@ def _parsed(
     if len(text.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
         raise Refused(Code.PATH_INVALID, f"The path is longer than {MAX_PATH_BYTES} bytes.")
     if text.startswith(("/", "\\")) or _looks_like_drive(text):
-        raise Refused(Code.PATH_OUTSIDE_ROOT, "The path is absolute; paths are project-relative.")
+        raise Refused(Code.PATH_OUTSIDE_ROOT, _absolute_sentence(text))
     valid, not_meta, not_temp = seen if seen is not None else (set(), set(), set())
     parts = tuple(text.split("/"))
     if len(parts) > MAX_DEPTH:
@@ -294,7 +348,7 @@ def _parsed(
     return ProjectPath(parts)
 
 
-def parse_new_path(text: object) -> tuple[ProjectPath, str | None]:
+def parse_new_path(text: object, *, windows_names: bool = True) -> tuple[ProjectPath, str | None]:
     """:func:`parse_path` for a name being created (a write, a new folder, a move's target):
     the text is first composed to Unicode NFC (issue 33 item 4 — macOS writes NFD names).
 
@@ -302,15 +356,22 @@ def parse_new_path(text: object) -> tuple[ProjectPath, str | None]:
     else ``None``. Refuses as :func:`parse_path` (the composed text passes every other rule
     or is refused by it); a name taken in its composed form is refused by the operation
     (``path-nfc-collision``, :func:`core.projects.composed.refuse_twins`). The project's
-    metadata is never named this way (``allow_meta`` is not offered).
+    metadata is never named this way (``allow_meta`` is not offered). A new name also passes
+    rule 9 (no ``< > : " | ? *``, :func:`refuse_windows_characters`) unless ``windows_names``
+    is False — for ``file.write``, which checks rule 9 itself only when the file is not there
+    yet (saving a file already so named stays possible).
     """
     if not isinstance(text, str) or text.isascii():
-        return parse_path(text), None
-    try:
-        composed = unicodedata.normalize("NFC", text)
-    except UnicodeError:  # pragma: no cover - normalize keeps lone surrogates; parse refuses
-        composed = text
-    return parse_path(composed), (None if composed == text else text)
+        path, sent = parse_path(text), None
+    else:
+        try:
+            composed = unicodedata.normalize("NFC", text)
+        except UnicodeError:  # pragma: no cover - normalize keeps lone surrogates; parse refuses
+            composed = text
+        path, sent = parse_path(composed), (None if composed == text else text)
+    if windows_names:
+        refuse_windows_characters(path)
+    return path, sent
 
 
 def check_name(text: object, *, max_chars: int = MAX_NAME_CHARS) -> str:
@@ -329,3 +390,33 @@ def check_name(text: object, *, max_chars: int = MAX_NAME_CHARS) -> str:
     if problem is not None:
         raise Refused(Code.NAME_INVALID, f"The name {problem}.", field="name")
     return text
+
+
+def check_project_name(text: object) -> str:
+    """Validate a project name a person gives (``project.create``, ``project.rename``, the name
+    typed for ``project.import``) and return it unchanged: :func:`check_name` (1..200
+    characters, no control or bidirectional control, NFC), and no leading or trailing space,
+    and no ``/`` or ``\\`` (:data:`PROJECT_NAME_FORBIDDEN`) — a name with a separator reads as
+    a path in the title, the breadcrumb and the export's file name (issue 34). Markup and
+    ``:*?"<>|`` stay allowed: a display name is shown as its characters, never used as a file
+    name (the export makes its download name from it by its own rule). Never applied to a name
+    already stored: a project named before this rule opens, lists, exports and imports as it
+    is (its manifest is re-checked with :func:`check_name` only).
+    Raises :class:`~core.refusals.Refused` ``name-invalid``.
+    """
+    name = check_name(text)
+    if name != name.strip():
+        raise Refused(
+            Code.NAME_INVALID,
+            "The name begins or ends with a space; remove the space.",
+            field="name",
+        )
+    ch = next((c for c in name if c in PROJECT_NAME_FORBIDDEN), None)
+    if ch is not None:
+        raise Refused(
+            Code.NAME_INVALID,
+            f"The name holds '{ch}', which would read as a folder separator; a project name "
+            "holds no slash and no backslash.",
+            field="name",
+        )
+    return name

@@ -35,6 +35,7 @@ __all__ = [
     "REDACTED",
     "REVEAL",
     "SECRET_SHAPE",
+    "KnownNames",
     "Secret",
     "capitalised",
     "in_words",
@@ -268,13 +269,28 @@ rule, never the regex). A pattern not listed is said as ``does not have the requ
 ``tests/core/test_refusal_sentences.py`` fails when an operation's argument lacks its rule."""
 
 
-@functools.cache
-def known_names(*models: type[BaseModel]) -> frozenset[str]:
-    """Every field name, alias and ``Literal`` value reachable from ``models``.
+class KnownNames(frozenset[str]):
+    """:func:`known_names`' answer: the names, and ``labels`` — a field's name (and alias) →
+    the ``title`` its model gives it, the label a person saw beside the input (issue 34)."""
 
-    These are the only words :func:`quiet_error_text` will repeat from an error location.
+    labels: dict[str, str]
+
+    def __new__(cls, names: Iterable[str], labels: dict[str, str] | None = None) -> KnownNames:
+        made = super().__new__(cls, names)
+        made.labels = dict(labels or {})
+        return made
+
+
+@functools.cache
+def known_names(*models: type[BaseModel]) -> KnownNames:
+    """Every field name, alias and ``Literal`` value reachable from ``models``, with the
+    ``title`` of each field that has one (:attr:`KnownNames.labels`).
+
+    These are the only words :func:`quiet_error_text` will repeat from an error location; a
+    field with a title is said by its title (``Agent id must be …``, never ``to must be …``).
     """
     names: set[str] = set()
+    labels: dict[str, str] = {}
     seen: set[type[BaseModel]] = set()
     stack: list[Any] = list(models)
     while stack:
@@ -287,13 +303,17 @@ def known_names(*models: type[BaseModel]) -> frozenset[str]:
                 names.add(name)
                 if info.alias:
                     names.add(info.alias)
+                if info.title:
+                    labels.setdefault(name, info.title)
+                    if info.alias:
+                        labels.setdefault(info.alias, info.title)
                 stack.append(info.annotation)
             continue
         if get_origin(item) is Literal:
             names.update(str(v) for v in get_args(item))
             continue
         stack.extend(get_args(item))
-    return frozenset(names)
+    return KnownNames(names, labels)
 
 
 _BOUNDS = {
@@ -355,16 +375,23 @@ def _own_parts(loc: Iterable[int | str]) -> list[int | str]:
     return [p for p in loc if not (isinstance(p, str) and "[" in p)]
 
 
-def in_words(parts: Iterable[int | str]) -> str:
+def in_words(parts: Iterable[int | str], labels: dict[str, str] | None = None) -> str:
     """A location our models declare, said in words: ``("changes", 0, "name")`` is
-    ``name of item 1 of changes`` — never a dotted validator location like ``args.to``."""
+    ``name of item 1 of changes`` — never a dotted validator location like ``args.to``. A
+    field in ``labels`` (its model's ``title``, :func:`known_names`) is said by that label,
+    the words the person saw beside the input (``("to",)`` is ``Agent id``; issue 34)."""
     said = ""
     for part in parts:
         if isinstance(part, int):
             said = f"item {part + 1} of {said}" if said else f"item {part + 1}"
         else:
-            said = f"{part} of {said}" if said else str(part)
+            word = (labels or {}).get(part, part)
+            said = f"{word} of {said}" if said else word
     return said
+
+
+def _labels(names: frozenset[str]) -> dict[str, str]:
+    return names.labels if isinstance(names, KnownNames) else {}
 
 
 def _sentence(err: Any, names: frozenset[str], under: str = "") -> str:
@@ -372,7 +399,7 @@ def _sentence(err: Any, names: frozenset[str], under: str = "") -> str:
     loc = _own_parts(err.get("loc", ()))
     where = known_location(loc, names)
     known = [p for p in ([under] if under else []) + _split(where) if p != ""]
-    said = in_words(known)
+    said = in_words(known, _labels(names))
     phrase = _phrase(err)
     whole = len(_split(where)) == len(loc) and (bool(where) or not loc)
     if whole:
@@ -461,8 +488,15 @@ def capitalised(sentence: str) -> str:
     return sentence
 
 
-def field_sentence(field: str, err_type: str, ctx: dict[str, Any] | None = None) -> str:
+def field_sentence(
+    field: str,
+    err_type: str,
+    ctx: dict[str, Any] | None = None,
+    labels: dict[str, str] | None = None,
+) -> str:
     """The sentence a refusal says when ``field`` breaks the rule ``err_type`` (a pydantic
     error type) with our own ``ctx`` (the bound, pattern or allowed values) — what the page
-    shows as a person types, so the form and the host say the same words (issue 17 item 5)."""
-    return capitalised(f"{in_words([field])} {_phrase({'type': err_type, 'ctx': ctx or {}})}.")
+    shows as a person types, so the form and the host say the same words (issue 17 item 5).
+    ``labels``: :attr:`KnownNames.labels` of the field's model (the field said by its title)."""
+    said = in_words([field], labels)
+    return capitalised(f"{said} {_phrase({'type': err_type, 'ctx': ctx or {}})}.")

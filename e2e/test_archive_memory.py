@@ -55,6 +55,9 @@ def test_an_exported_project_is_imported_again_with_its_blocks_and_letters_after
     assert "1 block (0 green), 1 letter in 1 mission" in text
     assert "remembered.zip, " in text
     assert "Its memory: a block store of 1 block (0 green) and a mailbox of 1 letter" in text
+    # one true thing about the name (issue 34): it is taken, so the import asks for another
+    assert f"A new project “{BRAIN}”" not in text
+    assert f"A new project, under a name you choose next (“{BRAIN}” is taken)" in text
     # the preview is text: nothing from the archive became markup
     assert preview.locator(".import-creates li").count() == 3
     assert _names(host) == [BRAIN]  # nothing was created by looking

@@ -216,8 +216,8 @@ FILE_NAMES: list[tuple[str, str | None]] = [
     ("x" * MAX_SEGMENT_BYTES, None),
     ("é" * 127, None),
     ("caf\u00e9.md", None),
-    ("<img src=x onerror=alert(1)>", None),
-    ('note:b*c?d"e|f', None),
+    ("<img src=x onerror=alert(1)>", "path-invalid"),  # rule 9: < > new
+    ('note:b*c?d"e|f', "path-invalid"),  # issue 34: Windows refuses them
     ("  two  spaces inside and before", None),
     ("CONSOLE.log", None),
     ("👩\u200d💻 notes", None),
@@ -227,8 +227,10 @@ FILE_NAMES: list[tuple[str, str | None]] = [
 PROJECT_NAMES: list[tuple[str, str | None]] = [
     ("CON", None),
     ("trailing dot.", None),
-    ("  padded  ", None),
-    ("<script>alert(1)</script>", None),
+    ("  padded  ", "name-invalid"),  # issue 34: no outer space
+    ("<script>alert(1)</script>", "name-invalid"),  # its "/"
+    ("<script>alert(1)<\\script>", "name-invalid"),
+    ("<img src=x onerror=alert(1)>", None),
     ("caf\u00e9", None),
     ("p" * 200, None),
     ("p" * 201, "name-invalid"),

@@ -755,9 +755,9 @@ export const FORM_RULES = Object.freeze({
       "required": true,
       "pattern": "^(sb|sk)_[A-Za-z0-9_-]{1,64}$",
       "says": Object.freeze({
-        "type": "block_id must be text.",
-        "required": "block_id is required.",
-        "pattern": "block_id must be a block id ('sb_…') or a skeleton id ('sk_…').",
+        "type": "Block must be text.",
+        "required": "Block is required.",
+        "pattern": "Block must be a block id ('sb_…') or a skeleton id ('sk_…').",
       }),
     }),
     "to": Object.freeze({
@@ -765,9 +765,9 @@ export const FORM_RULES = Object.freeze({
       "required": true,
       "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$",
       "says": Object.freeze({
-        "type": "to must be text.",
-        "required": "to is required.",
-        "pattern": "to must be 1–64 letters, digits, '.', '_', ':', '@' or '-', starting with a letter or digit.",
+        "type": "Agent id must be text.",
+        "required": "Agent id is required.",
+        "pattern": "Agent id must be 1–64 letters, digits, '.', '_', ':', '@' or '-', starting with a letter or digit.",
       }),
     }),
     "seat": Object.freeze({
@@ -775,7 +775,7 @@ export const FORM_RULES = Object.freeze({
       "required": false,
       "enum": Object.freeze(["hand", "oracle"]),
       "says": Object.freeze({
-        "enum": "seat must be 'hand' or 'oracle'.",
+        "enum": "Seat must be 'hand' or 'oracle'.",
       }),
     }),
     "capability": Object.freeze({
@@ -783,7 +783,7 @@ export const FORM_RULES = Object.freeze({
       "required": false,
       "enum": Object.freeze(["build-runner", "naming-runner", "loop-runner", "hand-runner", "review-runner"]),
       "says": Object.freeze({
-        "enum": "capability must be 'build-runner', 'naming-runner', 'loop-runner', 'hand-runner' or 'review-runner'.",
+        "enum": "Capability must be 'build-runner', 'naming-runner', 'loop-runner', 'hand-runner' or 'review-runner'.",
       }),
     }),
     "note": Object.freeze({
@@ -791,8 +791,8 @@ export const FORM_RULES = Object.freeze({
       "required": false,
       "maxLength": 8000,
       "says": Object.freeze({
-        "type": "note must be text.",
-        "maxLength": "note is too long (at most 8000 characters).",
+        "type": "What you ask of the agent must be text.",
+        "maxLength": "What you ask of the agent is too long (at most 8000 characters).",
       }),
     }),
     "mode": Object.freeze({
@@ -800,7 +800,7 @@ export const FORM_RULES = Object.freeze({
       "required": false,
       "enum": Object.freeze(["clipboard", "direct"]),
       "says": Object.freeze({
-        "enum": "mode must be 'clipboard' or 'direct'.",
+        "enum": "Mode must be 'clipboard' or 'direct'.",
       }),
     }),
   }),
@@ -810,9 +810,9 @@ export const FORM_RULES = Object.freeze({
       "required": true,
       "maxLength": 64,
       "says": Object.freeze({
-        "type": "name must be text.",
-        "required": "name is required.",
-        "maxLength": "name is too long (at most 64 characters).",
+        "type": "Environment name must be text.",
+        "required": "Environment name is required.",
+        "maxLength": "Environment name is too long (at most 64 characters).",
       }),
     }),
   }),
@@ -832,9 +832,9 @@ export const FORM_RULES = Object.freeze({
       "required": true,
       "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
       "says": Object.freeze({
-        "type": "agentId must be text.",
-        "required": "agentId is required.",
-        "pattern": "agentId must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit.",
+        "type": "Agent id must be text.",
+        "required": "Agent id is required.",
+        "pattern": "Agent id must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit.",
       }),
     }),
     "text": Object.freeze({
@@ -843,10 +843,10 @@ export const FORM_RULES = Object.freeze({
       "maxLength": 20000,
       "minLength": 1,
       "says": Object.freeze({
-        "type": "text must be text.",
-        "required": "text is required.",
-        "maxLength": "text is too long (at most 20000 characters).",
-        "minLength": "text is too short (at least 1 characters).",
+        "type": "Message must be text.",
+        "required": "Message is required.",
+        "maxLength": "Message is too long (at most 20000 characters).",
+        "minLength": "Message is too short (at least 1 characters).",
       }),
     }),
   }),
@@ -900,9 +900,9 @@ export const FORM_RULES = Object.freeze({
       "required": true,
       "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$",
       "says": Object.freeze({
-        "type": "to must be text.",
-        "required": "to is required.",
-        "pattern": "to must be 1–64 letters, digits, '.', '_', ':', '@' or '-', starting with a letter or digit.",
+        "type": "Agent id must be text.",
+        "required": "Agent id is required.",
+        "pattern": "Agent id must be 1–64 letters, digits, '.', '_', ':', '@' or '-', starting with a letter or digit.",
       }),
     }),
     "packet": Object.freeze({
@@ -924,9 +924,9 @@ export const FORM_RULES = Object.freeze({
       "required": true,
       "maxLength": 1000,
       "says": Object.freeze({
-        "type": "name must be text.",
-        "required": "name is required.",
-        "maxLength": "name is too long (at most 1000 characters).",
+        "type": "Project name must be text.",
+        "required": "Project name is required.",
+        "maxLength": "Project name is too long (at most 1000 characters).",
       }),
     }),
   }),
@@ -946,9 +946,9 @@ export const FORM_RULES = Object.freeze({
       "required": true,
       "maxLength": 1000,
       "says": Object.freeze({
-        "type": "name must be text.",
-        "required": "name is required.",
-        "maxLength": "name is too long (at most 1000 characters).",
+        "type": "Project name must be text.",
+        "required": "Project name is required.",
+        "maxLength": "Project name is too long (at most 1000 characters).",
       }),
     }),
   }),

@@ -50,7 +50,7 @@ from core.host.operations import Call, Outcome
 from core.host.project_ops import ExportArgs, ProjectInfo
 from core.host.tab_events import ProjectsChanged, tell_tabs
 from core.model import Contract
-from core.paths import check_name, parse_path
+from core.paths import check_project_name, parse_path
 from core.ports import Sink
 from core.refusals import Code, Refused
 
@@ -147,10 +147,19 @@ def _plural(n: int, one: str) -> str:
     return f"{n} {one}" if n == 1 else f"{n} {one}s"
 
 
-def _creates(plan: ImportPlan, name: str) -> list[str]:
-    """What an import of ``plan`` as ``name`` creates, in plain sentences (the preview)."""
+def _creates(plan: ImportPlan, name: str, *, taken: bool) -> list[str]:
+    """What an import of ``plan`` creates, in plain sentences (the preview): under ``name``,
+    or — ``taken``, another project has it — under the name the person gives next, which
+    ``project.import`` checks against every other project's (it never takes a taken name;
+    issue 34: the preview promised “name” while saying that name was taken)."""
+    project = (
+        "A new project, under a name you choose next (“{name}” is taken), in this browser's "
+        "storage, with a new id."
+        if taken
+        else "A new project “{name}” in this browser's storage, with a new id."
+    ).format(name=name)
     made = [
-        f"A new project “{name}” in this browser's storage, with a new id.",
+        project,
         f"{_plural(plan.files, 'file')} ({plan.total_bytes} bytes) in "
         f"{_plural(len(plan.folders), 'folder')}.",
     ]
@@ -258,7 +267,7 @@ async def project_import(call: Call[ImportArgs]) -> Outcome:
         raise plan.memory_problem
     catalog = call.ctx.catalog
     if call.args.name:  # a name a person gave: a clash asks (issue 33 item 3), never numbers
-        check_name(call.args.name)
+        check_project_name(call.args.name)
         await catalog.check_unique(call.args.name)
     name = call.args.name or (plan.manifest.name if plan.manifest else FALLBACK_NAME)
     memory = () if call.args.files_only else plan.memory
@@ -336,6 +345,6 @@ async def project_import_preview(call: Call[PreviewArgs]) -> Outcome:
         source_env_key=plan.manifest.source_env_key if plan.manifest else None,
         memory=_verified_memory(plan),
         memory_problem=None if plan.memory_problem is None else plan.memory_problem.message,
-        creates=_creates(plan, name),
+        creates=_creates(plan, name, taken=suggested != name),
     )
     return Outcome(preview)

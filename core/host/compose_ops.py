@@ -33,22 +33,23 @@ from core.vocabulary import ProjectId
 
 __all__ = ["ComposeAnswer", "ComposeArgs"]
 
-RunnerId = Field(default=None, pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
+RunnerId = Field(default=None, pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$", title="Runner id")
 
 
 class ComposeArgs(Contract):
     """``compose.packet``: the block (or the store's skeleton id, for a whole-skeleton
     mission), the agent it is for (``to``), its seat and capability, an optional pinned runner
-    id, the operator's note, and the mode the packet will travel by."""
+    id, the operator's note, and the mode the packet will travel by. Each field's ``title`` is
+    the label the compose form shows beside it: a refusal says the field by it (issue 34)."""
 
     project: ProjectId
-    block_id: BlockRef
-    to: AgentId
-    seat: Seat = "hand"
-    capability: Capability = "build-runner"
+    block_id: BlockRef = Field(title="Block")
+    to: AgentId = Field(title="Agent id")
+    seat: Seat = Field(default="hand", title="Seat")
+    capability: Capability = Field(default="build-runner", title="Capability")
     runner_id: str | None = RunnerId
-    note: str = Field(default="", max_length=MAX_NOTE_CHARS)
-    mode: Literal["clipboard", "direct"] = "direct"
+    note: str = Field(default="", max_length=MAX_NOTE_CHARS, title="What you ask of the agent")
+    mode: Literal["clipboard", "direct"] = Field(default="direct", title="Mode")
 
 
 class ComposeAnswer(Contract):

@@ -60,7 +60,7 @@ class EnvRef(Contract):
 class EnvCreateArgs(Contract):
     """``env.create``: the new environment's name (``[a-z][a-z0-9-]{0,31}``)."""
 
-    name: str = Field(max_length=64)
+    name: str = Field(max_length=64, title="Environment name")
 
 
 class EnvAddArgs(Contract):

@@ -30,7 +30,13 @@ from core.archive.names import archive_filename
 from core.host.operations import Call, Outcome
 from core.host.tab_events import FilesChanged, tell_tabs
 from core.model import Contract
-from core.paths import META_DIR, ProjectPath, parse_new_path, parse_path
+from core.paths import (
+    META_DIR,
+    ProjectPath,
+    parse_new_path,
+    parse_path,
+    refuse_windows_characters,
+)
 from core.ports import Entry, ProjectFiles
 from core.projects.composed import refuse_twins
 from core.projects.edit_version import FileChanged, require_opened_version
@@ -343,14 +349,18 @@ async def file_read(call: Call[PathArgs]) -> Outcome:
 async def file_write(call: Call[WriteArgs]) -> Outcome:
     """Refuses ``already-exists`` (with ``if_absent``), ``is-a-directory``,
     ``path-nfc-collision`` (a name sent in NFD whose NFC spelling is taken, unless
-    ``keep_both``), ``storage-quota-exceeded`` and path codes; nothing is written on refusal.
+    ``keep_both``), ``storage-quota-exceeded`` and path codes (a new file's name holding
+    ``< > : " | ? *`` is refused ``path-invalid``, :func:`core.paths.refuse_windows_characters`;
+    a file already so named can be saved over); nothing is written on refusal.
     A name sent in NFD is stored in NFC and the answer says so (``composed_from``). With
     ``if_sha256``, refuses ``file-changed`` when the file is no longer the version the editor
     opened (issue 33 item 2)."""
-    path, sent = parse_new_path(call.args.path)
+    path, sent = parse_new_path(call.args.path, windows_names=False)
     data = call.body or b""
     files = await _files(call)
     existing = await files.stat(path)
+    if existing is None or call.args.keep_both:
+        refuse_windows_characters(path)  # rule 9 for a new name; saving over one stays possible
     if existing is not None and call.args.keep_both:
         path = await free_path(files, path)
     else:

@@ -57,8 +57,8 @@ class ContactArgs(Contract):
     """``fleet.contact``: ``environmentKey/agentId`` and the text."""
 
     environment_key: str = Field(alias="environmentKey", max_length=64)
-    agent_id: str = Field(alias="agentId", pattern=AGENT_ID_PATTERN)
-    text: str = Field(min_length=1, max_length=20_000)
+    agent_id: str = Field(alias="agentId", pattern=AGENT_ID_PATTERN, title="Agent id")
+    text: str = Field(min_length=1, max_length=20_000, title="Message")
 
     model_config = ConfigDict(populate_by_name=True)
 

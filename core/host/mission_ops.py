@@ -127,7 +127,7 @@ class DeliverArgs(Contract):
 
     project: str = _PROJECT
     agent_id: AgentId
-    to: AgentId
+    to: AgentId = Field(title="Agent id")
     letter: LetterJson
     packet: str = Field(min_length=1, max_length=MAX_NOTE_CHARS)
 

@@ -25,6 +25,8 @@ import json
 import sys
 from typing import Any, get_args
 
+from pydantic import BaseModel
+
 from core.custody.peer_admin import ENV_NAME_PATTERN, ENV_NAME_RULE
 from core.custody.wire import MAX_ARGS_FILE_BYTES
 from core.editor_prefs import editor_defaults
@@ -42,7 +44,7 @@ from core.policy import Policy
 from core.projects.batch_write import UPLOAD_BATCH_BYTES, UPLOAD_BATCH_FILES
 from core.protocol import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, PROTOCOL_VERSION
 from core.refusals import REFUSALS
-from core.secret import field_sentence
+from core.secret import field_sentence, known_names
 
 __all__ = ["page_contract", "render"]
 
@@ -97,7 +99,9 @@ def form_rules(name: str) -> dict[str, Any]:
     sentence the host's refusal says when it is broken (:func:`core.secret.field_sentence`).
     The page checks a value as it is typed from these and shows the same words; the host
     still decides (seed 002 §2: the page is never the authority)."""
-    schema = OPERATIONS[name].args.model_json_schema(by_alias=True)
+    model: type[BaseModel] = OPERATIONS[name].args
+    schema = model.model_json_schema(by_alias=True)
+    labels = known_names(model).labels  # a field said by its label (issue 34)
     required = set(schema.get("required", []))
     out: dict[str, Any] = {}
     for field, prop in schema.get("properties", {}).items():
@@ -105,18 +109,19 @@ def form_rules(name: str) -> dict[str, Any]:
         if kind not in _TYPE_ERRORS:
             continue
         rules: dict[str, Any] = {"type": kind, "required": field in required}
-        says = {} if "enum" in prop else {"type": field_sentence(field, _TYPE_ERRORS[kind])}
+        typed = field_sentence(field, _TYPE_ERRORS[kind], None, labels)
+        says = {} if "enum" in prop else {"type": typed}
         if field in required:
-            says["required"] = field_sentence(field, "missing")
+            says["required"] = field_sentence(field, "missing", None, labels)
         for keyword, err_type, ctx_key in _CHECKS:
             if keyword in prop:
                 rules[keyword] = prop[keyword]
-                says[keyword] = field_sentence(field, err_type, {ctx_key: prop[keyword]})
+                says[keyword] = field_sentence(field, err_type, {ctx_key: prop[keyword]}, labels)
         if "enum" in prop:
             rules["enum"] = prop["enum"]
             quoted = [repr(v) for v in prop["enum"]]
             listed = ", ".join(quoted[:-1]) + " or " + quoted[-1] if len(quoted) > 1 else quoted[0]
-            says["enum"] = field_sentence(field, "enum", {"expected": listed})
+            says["enum"] = field_sentence(field, "enum", {"expected": listed}, labels)
         rules["says"] = says
         out[field] = rules
     return out

@@ -60,14 +60,14 @@ class ProjectList(Contract):
 class ProjectCreateArgs(Contract):
     """``project.create``: the display name (1–200 characters, no control characters)."""
 
-    name: str = Field(max_length=1000)
+    name: str = Field(max_length=1000, title="Project name")
 
 
 class ProjectRenameArgs(Contract):
     """``project.rename``: the project and its new display name."""
 
     project: ProjectId = Field(pattern=PROJECT_ID_PATTERN)
-    name: str = Field(max_length=1000)
+    name: str = Field(max_length=1000, title="Project name")
 
 
 class ProjectAnswer(Contract):

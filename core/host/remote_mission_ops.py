@@ -255,12 +255,14 @@ class SpawnArgs(Contract):
 
     env_key: str = _ENV
     project: ProjectId
-    block_id: BlockRef
-    to: AgentId = "hand-1"
-    seat: Seat = "hand"
-    capability: Capability = "build-runner"
-    runner_id: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
-    note: str = Field(default="", max_length=MAX_NOTE_CHARS)
+    block_id: BlockRef = Field(title="Block")
+    to: AgentId = Field(default="hand-1", title="Agent id")
+    seat: Seat = Field(default="hand", title="Seat")
+    capability: Capability = Field(default="build-runner", title="Capability")
+    runner_id: str | None = Field(
+        default=None, pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$", title="Runner id"
+    )
+    note: str = Field(default="", max_length=MAX_NOTE_CHARS, title="What you ask of the agent")
 
 
 class Spawned(Contract):

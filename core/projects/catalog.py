@@ -24,7 +24,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from core.paths import MAX_NAME_CHARS, ProjectPath, check_name
+from core.paths import MAX_NAME_CHARS, ProjectPath, check_name, check_project_name
 from core.ports import Clock, FolderProjects, ProjectFiles, ProjectRoots, Randomness
 from core.projects.case_guard import CaseGuard
 from core.projects.project import (
@@ -103,8 +103,9 @@ class ProjectCatalog:
 
     async def create(self, name: str) -> ProjectManifest:
         """Create an empty OPFS project called ``name``; refuses ``name-invalid`` and
-        ``already-exists`` (another project has that name, :meth:`check_unique`)."""
-        check_name(name)
+        ``already-exists`` (another project has that name, :meth:`check_unique`); the name is
+        one a person gives (:func:`core.paths.check_project_name`, issue 34)."""
+        check_project_name(name)
         await self.check_unique(name)
         project_id = new_project_id(self._random)
         now = self._clock.now_ms()
@@ -233,8 +234,9 @@ class ProjectCatalog:
 
     async def rename(self, project_id: str, name: str) -> ProjectManifest:
         """Give ``project_id`` the display name ``name`` (the id and folder stay); refuses
-        ``already-exists`` when another project has that name (:meth:`check_unique`)."""
-        check_name(name)
+        ``already-exists`` when another project has that name (:meth:`check_unique`) and
+        ``name-invalid`` (:func:`core.paths.check_project_name`, issue 34)."""
+        check_project_name(name)
         await self.check_unique(name, except_id=project_id)
         opened = await self.open(project_id)
         manifest = opened.manifest.model_copy(

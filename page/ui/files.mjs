@@ -260,15 +260,21 @@ export class FilesView {
       ),
       this.progress,
       this.statusLine,
-      this.finder.panel,
       el(
         "div",
         { class: "files-layout" },
         el(
-          "nav",
-          { class: "tree-nav", "aria-label": "File tree" },
-          this.finder.filterBox,
-          this.explorer.element,
+          "div",
+          { class: "files-side" },
+          // the search is a side column over the tree (issue 34: above the layout it pushed the
+          // editor below the fold at 1280×800); its results scroll inside their own box
+          this.finder.panel,
+          el(
+            "nav",
+            { class: "tree-nav", "aria-label": "File tree" },
+            this.finder.filterBox,
+            this.explorer.element,
+          ),
         ),
         this.viewer,
       ),
@@ -321,8 +327,8 @@ export class FilesView {
 
   /** Say `text` on the status line (page/ui/status_line.mjs: a success line clears itself;
    * `lasting` for one that needs the person, e.g. why an act is not possible now). */
-  say(text, { lasting = false } = {}) {
-    this.status?.say(text, { lasting });
+  say(text, { lasting = false, kept = false } = {}) {
+    this.status?.say(text, { lasting, kept });
   }
 
   #selectionChanged(selected) {
@@ -769,7 +775,7 @@ export class FilesView {
     // said once, on the status line (which takes the bar with it when it clears): the bar's
     // own label and the messages region no longer repeat it
     label.textContent = "";
-    this.say(summary);
+    this.say(summary, { kept: true }); // until the next act or Close (issue 34)
     await this.afterChange();
     if (into && (await this.explorer.reveal(into))) await this.explorer.expand(into);
   }
@@ -1163,9 +1169,13 @@ export class FilesView {
             app: this.app,
             path,
             call: (op, args, o) => this.call(op, args, o),
+            // Run reads the file as stored: unsaved edits are saved first, and the run's status
+            // says so (issue 34); a refused save runs nothing (as Run with…, run_with.mjs)
             beforeRun: async () => {
-              if (this.editor && this.file === path && this.editor.text() !== this.saved)
-                await this.save();
+              if (!this.editor || this.file !== path || this.editor.text() === this.saved)
+                return "clean";
+              await this.save();
+              return this.file === path && this.editor?.text() === this.saved ? "saved" : "refused";
             },
             onChanged: () => this.explorer.refresh(),
           })

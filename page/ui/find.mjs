@@ -161,13 +161,23 @@ export class Finder {
           check("search-word", "Whole word"),
           check("search-regex", "Regular expression"),
         ),
-        el("div", { class: "search-field" }, iLabel, include),
-        el("div", { class: "search-field" }, xLabel, exclude),
+      ),
+      // folded by default (issue 34: the panel is a side column; the results stay in sight)
+      el(
+        "details",
+        { class: "search-filters", id: "search-filters" },
+        el("summary", {}, "Files to include or exclude"),
+        el(
+          "div",
+          { class: "search-fields" },
+          el("div", { class: "search-field" }, iLabel, include),
+          el("div", { class: "search-field" }, xLabel, exclude),
+        ),
       ),
       el(
         "p",
         { class: "muted hint", id: "search-replace-note" },
-        "Replace in files is not available yet: open a file and use Find (Ctrl+F) to replace in it.",
+        "Replace in files is not available yet: use Find (Ctrl+F) in a file.",
       ),
       el("div", { class: "toolbar" }, this.stopButton, this.status),
       this.results,

@@ -42,7 +42,8 @@ function listen(host) {
 }
 
 export class PythonPanel {
-  /** opts: {app, call(op, args, options), path, beforeRun(), onChanged()} */
+  /** opts: {app, call(op, args, options), path, beforeRun() → "saved" | "clean" | "refused",
+   * onChanged()} */
   constructor({ app, call, path, beforeRun, onChanged }) {
     this.app = app;
     this.call = call;
@@ -94,6 +95,7 @@ export class PythonPanel {
       id: "python-output",
       class: "python-output",
       tabindex: "0",
+      role: "region", // a labelled <pre> needs a role (axe aria-prohibited-attr)
       "aria-label": "Python output",
     });
     this.changes = el("ul", { id: "python-changes", class: "python-changes" });
@@ -212,14 +214,22 @@ export class PythonPanel {
     this.stopButton.disabled = !on;
   }
 
+  /** Run the file as stored. `beforeRun()` saves unsaved edits first and answers "saved",
+   * "clean" or "refused": a save is said in the status line while and after the file runs
+   * ("Saved x.py first. …"; issue 34: Ctrl+Enter saved silently); a refused save runs nothing. */
   async run() {
     if (this.runId) return;
-    await this.beforeRun?.();
+    const before = (await this.beforeRun?.()) ?? "clean";
+    if (before === "refused") {
+      this.status.textContent = `Not run: ${this.path} could not be saved (the message above says why).`;
+      return;
+    }
     replace(this.output);
     replace(this.changes);
     this.shown = 0;
     this.#reveal();
-    await this.#go("python.run", { path: this.path }, `Running ${this.path}…`);
+    const saved = before === "saved" ? `Saved ${this.path} first. ` : "";
+    await this.#go("python.run", { path: this.path }, `${saved}Running ${this.path}…`, saved);
   }
 
   /** The output and the code both in sight after Run, with no scrolling by the person (issue
@@ -250,7 +260,8 @@ export class PythonPanel {
     await this.#go("python.eval", { code }, "Running console input…");
   }
 
-  async #go(op, args, saying) {
+  /** `said`: words kept before the run's ending in the status line (the save before it). */
+  async #go(op, args, saying, said = "") {
     const run = `r${Date.now().toString(36)}${++this.seq}`;
     this.runId = run;
     active = this;
@@ -261,8 +272,9 @@ export class PythonPanel {
       await this.app.python(); // the frame, once (a failure is said below)
       const { result } = await this.call(op, { ...args, run }, { human: true });
       this.#finished(result, performance.now() - started, op === "python.eval");
+      if (said) this.status.textContent = said + this.status.textContent;
     } catch (err) {
-      this.status.textContent = `Not run: ${err?.message ?? err}`;
+      this.status.textContent = `${said}Not run: ${err?.message ?? err}`;
       showRefusal(err, op === "python.run" ? `Running ${this.path}` : "Running console input");
     } finally {
       if (this.runId === run) this.runId = null;

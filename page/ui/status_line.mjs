@@ -2,9 +2,11 @@
 // item 9; docs/ui.md, "Status lines"): a line is replaced by the next act's, cleared when an
 // act starts (a new file, an upload, a move, another file opened), and a success line clears
 // itself after SUCCESS_MS. A line that needs the person (a refusal's reason, an Undo) stays
-// until the next act, or LASTING_MS. The upload bar goes with its line.
+// until the next act, or LASTING_MS. A line `kept` (an upload's summary, issue 34: it was gone
+// before the person had read what was written) stays until the next act replaces it or the
+// person closes it (its Close button). The upload bar goes with its line.
 
-import { replace } from "../dom.mjs";
+import { el, replace } from "../dom.mjs";
 
 /** How long a success line stays (ms). */
 export const SUCCESS_MS = 8000;
@@ -19,9 +21,22 @@ export class StatusLine {
     this.timer = null;
   }
 
-  /** Show `parts` (text or nodes); `lasting`: it needs the person (stays longer). */
-  say(parts, { lasting = false } = {}) {
+  /** Show `parts` (text or nodes); `lasting`: it needs the person (stays longer); `kept`: it
+   * stays until the next act or the person closes it (no timer). */
+  say(parts, { lasting = false, kept = false } = {}) {
     clearTimeout(this.timer);
+    this.timer = null;
+    if (kept) {
+      const close = el(
+        "button",
+        { type: "button", class: "status-close", "aria-label": "Close this message" },
+        "×",
+      );
+      close.addEventListener("click", () => this.clear());
+      replace(this.line, el("span", { class: "status-text" }, parts), " ", close);
+      this.line.dataset.kind = "kept";
+      return;
+    }
     replace(this.line, parts);
     this.line.dataset.kind = lasting ? "lasting" : "success";
     this.timer = setTimeout(() => this.clear(), lasting ? LASTING_MS : SUCCESS_MS);

@@ -215,3 +215,20 @@ def test_an_export_of_a_picked_folder_says_which_of_the_persons_files_it_left_ou
     assert "Windows device name" in left["docs/CON.txt"]
     assert "control character" in left["Icon\\u000d"]
     assert h.sink.records[answer["logged"]]["details"]["skipped"] == 4
+
+
+def test_the_preview_under_a_taken_name_promises_only_what_the_import_will_do() -> None:
+    h = HostHarness()
+    body = _export(h, new_project(h, "tryout-one", {"a.txt": b"a"}))[1]
+    preview = h.ok("project.import_preview", body)
+    assert preview["name_taken"] and preview["suggested_name"] == "tryout-one (2)"
+    first = preview["creates"][0]
+    # the import never takes the taken name: it asks for another (and refuses this one)
+    assert h.refused("project.import", body, name="tryout-one")["code"] == "already-exists"
+    assert "A new project “tryout-one”" not in first
+    assert "“tryout-one” is taken" in first and "name you choose" in first, first
+    # a free name is promised as it is
+    h.ok("project.delete", project=h.ok("project.list")["projects"][0]["id"])
+    free = h.ok("project.import_preview", body)
+    assert not free["name_taken"]
+    assert free["creates"][0].startswith("A new project “tryout-one” in this browser's")

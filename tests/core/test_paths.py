@@ -17,9 +17,12 @@ from core.paths import (
     _any_text_problem,
     _text_problem,
     check_name,
+    check_project_name,
+    parse_new_path,
     parse_path,
 )
 from core.refusals import Code, Refused
+from tests.support import HostHarness, run
 
 
 def code_of(text: object, **kw: bool) -> Code:
@@ -245,3 +248,73 @@ def test_the_ascii_shortcut_gives_every_ascii_name_the_general_rules_verdict(tex
 @pytest.mark.parametrize("code", range(0x80))
 def test_every_ascii_character_gets_the_general_rules_verdict(code: int) -> None:
     assert _text_problem(f"a{chr(code)}b") == _any_text_problem(f"a{chr(code)}b")
+
+
+# ---- issue 34: the Windows set, said by name; a project name is not a path -----------------
+
+
+def test_a_drive_letter_is_refused_naming_the_drive_letter_and_the_colon() -> None:
+    for text in ("a:b.txt", "C:/Windows/x", "z:"):
+        with pytest.raises(Refused) as caught:
+            parse_path(text)
+        said = caught.value.message
+        assert caught.value.code == Code.PATH_OUTSIDE_ROOT
+        assert f"'{text[:2]}'" in said and "drive letter" in said and "':'" in said, said
+    with pytest.raises(Refused) as caught:
+        parse_path("/etc/passwd")
+    assert "'/'" in caught.value.message and "drive" not in caught.value.message
+
+
+@pytest.mark.parametrize("ch", list('<>:"|?*'))
+def test_a_new_name_holds_no_character_windows_forbids_and_the_refusal_names_it(ch: str) -> None:
+    for text in (f"ok{ch}.txt", f"folder{ch}/a.txt", f"a/b/{ch}"):
+        with pytest.raises(Refused) as caught:
+            parse_new_path(text)
+        assert caught.value.code == Code.PATH_INVALID, text
+        assert f"'{ch}'" in caught.value.message and "Windows" in caught.value.message
+    # a name already there is not new: parse_path (read, list, delete, a move's source) takes it
+    assert str(parse_path(f"ok{ch}.txt")) == f"ok{ch}.txt"
+
+
+def test_a_file_already_named_with_a_windows_character_stays_readable_saveable_and_movable() -> (
+    None
+):
+    h = HostHarness()
+    pid = h.ok("project.create", name="older")["project"]["id"]
+    h.roots.roots[pid].tree["ok?.txt"] = b"made before the rule"
+    assert [e["name"] for e in h.ok("file.list", project=pid)["entries"]] == ["ok?.txt"]
+    assert h.call("file.read", project=pid, path="ok?.txt")[1] == b"made before the rule"
+    h.ok("file.write", b"saved over", project=pid, path="ok?.txt")  # the editor's save
+    assert h.call("file.read", project=pid, path="ok?.txt")[1] == b"saved over"
+    refused = h.refused("file.write", b"x", project=pid, path="new?.txt")
+    assert refused["code"] == "path-invalid" and "'?'" in refused["message"]
+    assert h.refused("file.move", project=pid, src="ok?.txt", dst="b?.txt")["code"] == (
+        "path-invalid"
+    )
+    h.ok("file.move", project=pid, src="ok?.txt", dst="ok.txt")  # renamed away from it
+    assert [e["name"] for e in h.ok("file.list", project=pid)["entries"]] == ["ok.txt"]
+
+
+def test_a_project_name_a_person_gives_is_not_a_path_and_has_no_outer_space() -> None:
+    h = HostHarness()
+    for name, word in (("bad/name:*?", "'/'"), ("back\\slash", "'\\'"), (" padded", "space")):
+        refused = h.refused("project.create", name=name)
+        assert refused["code"] == "name-invalid" and word in refused["message"], refused
+        with pytest.raises(Refused):
+            check_project_name(name)
+    # markup and the other Windows characters are display text: shown, never a file name
+    shown = '<img src=x onerror=alert(1)> a:b*?"|'
+    assert h.ok("project.create", name=shown)["project"]["name"] == shown
+    pid = h.ok("project.create", name="fine")["project"]["id"]
+    assert h.refused("project.rename", project=pid, name="a/b")["code"] == "name-invalid"
+
+
+def test_a_project_already_named_with_a_slash_still_opens_lists_and_saves() -> None:
+    h = HostHarness()  # a name stored before the rule (an import keeps an archive's name)
+    catalog = h.ctx.catalog
+    manifest, files = run(catalog.create_staged("bad/name:*?"))
+    run(catalog.commit(manifest, files))
+    assert "bad/name:*?" in [p["name"] for p in h.ok("project.list")["projects"]]
+    h.ok("file.write", b"x", project=manifest.id, path="a.txt")
+    assert h.call("file.read", project=manifest.id, path="a.txt")[1] == b"x"
+    assert h.ok("project.export", project=manifest.id)["files"] == 1

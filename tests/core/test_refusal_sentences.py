@@ -242,3 +242,33 @@ def test_a_form_shows_as_you_type_the_very_sentence_the_host_refuses_with() -> N
                 ), (op, field, rule, said)
                 checked += 1
     assert checked > 30
+
+
+def test_a_refused_field_is_named_by_the_label_the_person_saw_never_its_key() -> None:
+    # issue 34: compose said "to must be …" — the sentence now starts with the form's label
+    args = {
+        "project": "p_" + "0" * 16,
+        "block_id": "sb_" + "0" * 16,
+        "to": "no spaces allowed",
+        "runner_id": "Not A Runner",
+    }
+    with pytest.raises(Refused) as caught:
+        _validate(OPERATIONS["compose.packet"], args)
+    said = caught.value.message
+    assert said.startswith("Agent id must be"), said
+    assert "Runner id must be" in said and not re.search(r"\bto must\b|runner_id", said), said
+    # the root: every operation field with a title is said by it, in the sentence and the form
+    from core.host.page_contract import form_rules
+
+    titled = 0
+    for name, op in OPERATIONS.items():
+        for field, info in op.args.model_fields.items():
+            if not info.title or info.annotation is not str:
+                continue
+            rules = form_rules(name).get(info.alias or field)
+            if rules is None:
+                continue
+            titled += 1
+            for sentence in rules["says"].values():
+                assert sentence.startswith(info.title), (name, field, sentence)
+    assert titled >= 2
