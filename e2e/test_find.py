@@ -46,9 +46,14 @@ IDLE = (
 
 def _search(page: Page, text: str) -> None:
     """Type ``text`` and press Enter; wait until a search for what the fields say has ended."""
+    before = page.get_attribute("#search-results", "data-run")
     page.fill("#search-query", text)
     page.press("#search-query", "Enter")
-    page.wait_for_function(IDLE)
+    # Enter starts a new run a task later: the one before it, for the same words, is not it
+    page.wait_for_function(
+        f"(before) => document.querySelector('#search-results').dataset.run !== before && ({IDLE})()",
+        arg=before,
+    )
 
 
 def _found(page: Page) -> list[tuple[str, int]]:
