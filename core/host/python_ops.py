@@ -300,7 +300,7 @@ async def _run(
             raise Refused(Code.FILE_NOT_FOUND, f"Nothing is at '{path}'.", field="path")
         if found.kind == "dir":
             raise Refused(Code.IS_A_DIRECTORY, f"'{path}' is a folder.", field="path")
-    inputs = choose_inputs([(w.path, w.size) for w in await walk(files, ())])
+    inputs = choose_inputs([(w.path, w.size) for w in await walk(files, ())], run=path)
     given = {p: await files.read(parse_path(p)) for p in inputs.paths}
     events = ctx.services.events
 

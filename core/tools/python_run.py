@@ -88,16 +88,26 @@ class Inputs:
     note: str | None = None
 
 
-def choose_inputs(files: Sequence[tuple[str, int]]) -> Inputs:
+def choose_inputs(files: Sequence[tuple[str, int]], run: str | None = None) -> Inputs:
     """Choose which of the project's ``files`` (``(path, size)``, as ``file.walk`` lists them)
-    are copied into the runtime, in path order, within the limits of the module docstring.
+    are copied into the runtime, within the limits of the module docstring: first the file
+    being run (``run``, a file run's path), then the files in its folder and below it, then
+    the rest, each group in path order — so in a project over the limits the code that runs,
+    and what sits beside it, is always there (issue 32: a run of ``t.py`` in a project of
+    2,800 files left ``t.py`` itself out). ``paths`` are answered sorted.
 
     A path the path rule refuses (:func:`core.paths.parse_path`) is skipped without a word:
     the host cannot read it either. Everything else left out is counted in the note.
     """
+    folder = run.rpartition("/")[0] + "/" if run and "/" in run else ""
+
+    def rank(item: tuple[str, int]) -> tuple[int, str]:
+        path = item[0]
+        return (0 if path == run else 1 if path.startswith(folder) else 2, path)
+
     chosen: list[str] = []
     total = left = left_bytes = 0
-    for path, size in sorted(files):
+    for path, size in sorted(files, key=rank):
         try:
             parse_path(path)
         except Refused:
@@ -120,7 +130,7 @@ def choose_inputs(files: Sequence[tuple[str, int]]) -> Inputs:
             f"at most {MAX_INPUT_FILES} files and {MAX_INPUT_BYTES >> 20} MiB, none over "
             f"{MAX_INPUT_FILE_BYTES >> 20} MiB. Your code cannot open them."
         )
-    return Inputs(tuple(chosen), total, left, left_bytes, note)
+    return Inputs(tuple(sorted(chosen)), total, left, left_bytes, note)
 
 
 @dataclass(frozen=True, slots=True)

@@ -295,7 +295,7 @@ export class PythonPanel {
     this.status.dataset.exit = String(result.exit_status);
     if (result.output_dropped)
       this.write("stderr", `\n[${result.output_dropped} more bytes of output were dropped]\n`);
-    const items = result.changes.map((c) =>
+    const changed = result.changes.map((c) =>
       el(
         "li",
         { class: c.applied ? "python-change" : "python-change refused", "data-path": c.path },
@@ -314,22 +314,21 @@ export class PythonPanel {
           : ["refused: ", refusalParts(c)],
       ),
     );
-    if (result.left_out_note) items.push(el("li", { class: "muted" }, result.left_out_note));
-    // a console input that changed no file keeps the last run's list on screen
-    if (items.length || !console)
-      replace(
-        this.changes,
-        items.length
-          ? [
-              el(
-                "li",
-                { class: "muted" },
-                console ? "Files changed by the console input:" : "Files changed by the run:",
-              ),
-              items,
-            ]
-          : null,
+    // what was not copied in is said apart from the changes, never listed as one of them
+    const items = result.left_out_note
+      ? [el("li", { class: "muted python-left-out" }, result.left_out_note)]
+      : [];
+    if (changed.length)
+      items.push(
+        el(
+          "li",
+          { class: "muted" },
+          console ? "Files changed by the console input:" : "Files changed by the run:",
+        ),
+        ...changed,
       );
+    // a console input that changed no file keeps the last run's list on screen
+    if (items.length || !console) replace(this.changes, items.length ? items : null);
     if (result.changes.some((c) => c.applied)) this.onChanged?.();
   }
 

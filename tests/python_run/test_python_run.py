@@ -17,6 +17,7 @@ from core.tools.python_run import (
     MAX_CHANGES,
     MAX_INPUT_BYTES,
     MAX_INPUT_FILE_BYTES,
+    MAX_INPUT_FILES,
     RunJob,
     RunReport,
     choose_inputs,
@@ -434,3 +435,17 @@ def test_a_closed_tabs_runtime_frame_is_released_and_its_run_ends_stopped_at_onc
     assert answer["refusal"]["code"] == "sandbox-unavailable"
     third = h.attach("python.connect", "another tab's frame")["result"]["frame"]
     assert third == second + 1 and services.python is made[2]
+
+
+def test_the_file_being_run_and_its_folder_are_copied_in_first_whatever_the_projects_size() -> None:
+    """A project over the copy-in limit: the run's own file, then its folder, are copied in
+    before the rest (issue 32; a fresh tester's run of t.py beside 2,800 files had t.py left
+    out and failed with FileNotFoundError)."""
+    files = [(f"a{i:05}.txt", 1) for i in range(MAX_INPUT_FILES)]
+    files += [("t.py", 10), ("tools/run.py", 10), ("tools/lib/h.py", 5), ("zz.txt", 1)]
+    assert "t.py" in choose_inputs(files, run="t.py").paths
+    inputs = choose_inputs(files, run="tools/run.py")
+    assert {"tools/run.py", "tools/lib/h.py"} <= set(inputs.paths)
+    assert list(inputs.paths) == sorted(inputs.paths)
+    assert len(inputs.paths) == MAX_INPUT_FILES and inputs.left_out == len(files) - MAX_INPUT_FILES
+    assert "t.py" not in choose_inputs(files).paths  # a console run has no file of its own
