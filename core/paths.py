@@ -217,7 +217,11 @@ def _check_segment(seg: str, *, what: str) -> None:
     if seg == "":
         raise Refused(Code.PATH_INVALID, f"The {what} has an empty segment.")
     if seg == "..":
-        raise Refused(Code.PATH_OUTSIDE_ROOT, f"The {what} climbs out of the project with '..'.")
+        raise Refused(
+            Code.PATH_OUTSIDE_ROOT,
+            f"The {what} holds '..' (a step up out of a folder), which a project path never "
+            "does; name the file from the project's top folder instead.",
+        )
     if seg == ".":
         raise Refused(Code.PATH_INVALID, f"The {what} has a '.' segment.")
     if "\\" in seg:
@@ -227,7 +231,9 @@ def _check_segment(seg: str, *, what: str) -> None:
         raise Refused(Code.PATH_INVALID, f"A name in the {what} {problem}.")
     if len(seg.encode("utf-8")) > MAX_SEGMENT_BYTES:
         raise Refused(
-            Code.PATH_INVALID, f"A segment of the {what} is longer than {MAX_SEGMENT_BYTES} bytes."
+            Code.PATH_INVALID,
+            f"A name in the {what} is too long: at most {MAX_SEGMENT_BYTES} bytes (about "
+            f"{MAX_SEGMENT_BYTES} Latin letters, fewer in other scripts); shorten it.",
         )
     if seg.endswith((".", " ")):
         raise Refused(
@@ -236,7 +242,9 @@ def _check_segment(seg: str, *, what: str) -> None:
         )
     if _is_device_name(seg):
         raise Refused(
-            Code.PATH_RESERVED, f"A name in the {what} is a Windows device name ({seg[:16]!r})."
+            Code.PATH_RESERVED,
+            f"A name in the {what} is a Windows device name ({seg[:16]!r}), which Windows "
+            "cannot store; choose another name, e.g. with a letter added.",
         )
 
 

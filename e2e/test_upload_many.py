@@ -8,6 +8,7 @@ the next batch, within 1 s, and every file written before it stays, as the summa
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -103,8 +104,48 @@ def test_cancel_stops_an_upload_within_a_second_and_keeps_every_file_written(
     done = walked(host, project)
     assert 0 < len(done) < len(files), summary
     assert f"Stopped: uploaded {len(done)} of 4000 files" in summary
+    # the size said is what was written, not the whole folder picked (a fresh tester's tryout)
+    said_kb = re.search(r"files \(([0-9.]+) KB\) into", summary)
+    assert said_kb is not None, summary
+    assert abs(float(said_kb.group(1)) - sum(done.values()) / 1024) <= 0.5, summary
     for path, size in done.items():  # every file written before Cancel is whole
         assert size == len(files[path])
     assert sum(r["details"]["files"] for r in batch_records(host)) == len(done)
     assert host.ok("audit.verify")["result"]["ok"] is True
+    host.assert_clean()
+
+
+def test_a_taken_name_asked_in_a_reupload_offers_the_whole_upload_and_is_asked_once(
+    host: HostPage, tmp_path: Path
+) -> None:
+    """A folder uploaded again: the clashes of later batches are not known when the first is
+    asked, so the dialog offers "every other name already taken in this upload" (not a
+    count of the first batch's), and ticking it answers all of them (a fresh tester's tryout:
+    "Do the same for the 199 others" when 449 clashed)."""
+    files = make_folder(tmp_path, 450)  # three batches of ≤ 200
+    project = open_project(host, "again")
+    page = host.page
+    page.set_input_files("#upload-folder", str(tmp_path / "many"))
+    page.wait_for_selector("text=Uploaded 450 files")
+    new = {p: b.upper() for p, b in files.items()}
+    for rel, data in new.items():
+        (tmp_path / rel).write_bytes(data)
+    page.set_input_files("#upload-folder", str(tmp_path / "many"))
+    page.wait_for_selector("#conflict-dialog[open]")
+    label = page.text_content("#conflict-dialog .field-check label") or ""
+    assert label == "Do the same for every other name already taken in this upload", label
+    page.check("#conflict-dialog .field-check input")
+    asked = page.evaluate(
+        """() => { window.__asked = 0;
+        new MutationObserver(() => { if (document.querySelector('#conflict-dialog[open]'))
+          window.__asked += 1; }).observe(document.body, { childList: true, subtree: true }); }"""
+    )
+    assert asked is None
+    page.click("#conflict-dialog [data-choice='replace']")
+    page.wait_for_selector("text=Uploaded 450 files")
+    assert page.evaluate("() => window.__asked") == 0
+    done = walked(host, project)
+    assert len(done) == 450
+    some = sorted(new)[-1]
+    assert host.ok("file.read", {"project": project, "path": some})["body"] == new[some]
     host.assert_clean()

@@ -5,7 +5,7 @@
 
 import { downloadBlob, el, formatBytes, replace } from "../dom.mjs";
 import { streamedDownload } from "../download.mjs";
-import { acted, guarded, showNotice } from "./alerts.mjs";
+import { acted, clearAlerts, guarded, showNotice } from "./alerts.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
 
 /** Export project `p` ({id, name}) — or only its `folder` — into a download, with progress
@@ -41,6 +41,7 @@ export async function exportProject(app, p, progress, folder = "") {
     );
     return progress.querySelector("progress");
   };
+  clearAlerts(); // a new act: the last one's notice goes (said once, where it happens)
   show(`Sizing the export of ${what}…`, 0, 1); // the previous export's bar goes now
   const walk = await guarded("Sizing the export", () =>
     app.host.call("file.walk", { project: p.id, folder }),
@@ -76,8 +77,8 @@ export async function exportProject(app, p, progress, folder = "") {
     }
   });
   const stopped = () => {
-    show(`Export of ${what} cancelled — nothing was saved`, 0, total);
-    showNotice(`Export of ${what} cancelled: the download was stopped, nothing was saved.`);
+    // said once, beside the Cancel the person pressed (not again in the alerts region)
+    show(`Export of ${what} cancelled: the download was stopped — nothing was saved`, 0, total);
     return null;
   };
   if (!answer || cancelled()) {

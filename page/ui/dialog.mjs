@@ -173,16 +173,25 @@ export function promptDialog({
 /**
  * Ask which of several acts to take; resolves `{choice, all}` — `choice` the chosen value, or
  * "cancel" (Cancel, Escape) — and `all` true when the person ticked "do the same for the rest"
- * (offered when `rest` > 0: how many more of the same question would follow).
+ * (offered when `rest` > 0: how many more of the same question would follow, or when `more`:
+ * more may follow that are not known yet — an upload's later batches).
  * `choices`: [{value, label, primary?, id?, className?}] in the order shown after Cancel
  * (`className`: more classes for the button, e.g. "danger").
  */
-export function choiceDialog({ title, text = null, body = null, choices, rest = 0, id = null }) {
+export function choiceDialog({
+  title,
+  text = null,
+  body = null,
+  choices,
+  rest = 0,
+  more = false,
+  id = null,
+}) {
   return new Promise((resolve) => {
     const titleId = nextId();
     const descId = `${titleId}-desc`;
     const allId = `${titleId}-all`;
-    const all = rest > 0 ? el("input", { type: "checkbox", id: allId }) : null;
+    const all = rest > 0 || more ? el("input", { type: "checkbox", id: allId }) : null;
     const dialog = el(
       "dialog",
       { class: "dialog", id, "aria-labelledby": titleId, "aria-describedby": descId },
@@ -204,7 +213,9 @@ export function choiceDialog({ title, text = null, body = null, choices, rest = 
               el(
                 "label",
                 { for: allId },
-                `Do the same for the ${rest} other${rest === 1 ? "" : "s"}`,
+                more
+                  ? "Do the same for every other name already taken in this upload"
+                  : `Do the same for the ${rest} other${rest === 1 ? "" : "s"}`,
               ),
             )
           : null,

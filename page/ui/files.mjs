@@ -232,7 +232,7 @@ export class FilesView {
           {
             type: "button",
             id: "download-project",
-            onclick: () => exportProject(app, this.project, this.progress),
+            onclick: () => this.exportArchive(),
           },
           "Download project (.zip)",
         ),
@@ -453,7 +453,7 @@ export class FilesView {
         {
           id: "download-project",
           label: "Download project (.zip)",
-          run: () => exportProject(app, this.project, this.progress),
+          run: () => this.exportArchive(),
         },
         { id: "show-trash", label: "Trash…", run: () => this.trash() },
       ];
@@ -556,7 +556,7 @@ export class FilesView {
         {
           id: "download-folder",
           label: "Download folder (.zip)",
-          run: () => exportProject(app, this.project, this.progress, path),
+          run: () => this.exportArchive(path),
         },
         { id: "copy-link", label: "Copy link", run: () => this.copyLink(null, path) },
         "-",
@@ -634,6 +634,13 @@ export class FilesView {
     );
   }
 
+  /** Export the project, or its `folder`, into a download (page/ui/archive.mjs); a new act,
+   * so the status line's last outcome (an upload's summary) goes first. */
+  exportArchive(folder = "") {
+    this.status.clear();
+    return exportProject(this.app, this.project, this.progress, folder);
+  }
+
   /** Upload `items` ([{path, file} | {path, dir}], paths relative to `into`): files go in
    * batches (`file.write_batch`, issue 34: each file atomic, one audit record a batch); a name
    * the host answers as taken asks Replace / Keep both / Cancel, one file at a time. Cancel
@@ -673,6 +680,7 @@ export class FilesView {
     const state = { all: null, left: 0 };
     let sent = 0;
     let written = 0;
+    let writtenBytes = 0; // what the summary says was uploaded: the bytes written, not those picked
     let failed = 0;
     let renamed = 0;
     let composed = 0;
@@ -695,6 +703,7 @@ export class FilesView {
       if (seen.at(-1)?.composed_from) composed += 1;
       else if (done !== joinPath(into, item.path)) renamed += 1;
       written += 1;
+      writtenBytes += item.file.size;
       return done;
     };
     const batches = [];
@@ -734,6 +743,7 @@ export class FilesView {
           await this.call("file.write_batch", { files: listed }, { body: body.buffer })
         ).result;
         written += answer.written.length;
+        writtenBytes += answer.written.reduce((n, w) => n + w.size, 0);
         composed += answer.written.filter((w) => w.composed_from).length;
         for (const c of answer.conflicts) {
           if (c.code === "already-exists") ask.push(batch[c.index]);
@@ -753,6 +763,7 @@ export class FilesView {
       for (const item of ask) {
         if (stopped) break;
         state.left = ask.length - 1;
+        state.more = b + 1 < batches.length;
         try {
           if ((await one(item)) === null) {
             stopped = true;
@@ -771,7 +782,7 @@ export class FilesView {
       written === files.length && !stopped
         ? plural(written, "file")
         : `${written} of ${plural(files.length, "file")}`;
-    const summary = `${stopped ? "Stopped: uploaded" : "Uploaded"} ${count} (${formatBytes(total)}) into ${folderLabel(into)}${renamed ? `, ${renamed} under a new name` : ""}${failed ? `; ${failed} not written (said above)` : ""}.${composed ? ` ${composedNote(composed)}` : ""}`;
+    const summary = `${stopped ? "Stopped: uploaded" : "Uploaded"} ${count} (${formatBytes(writtenBytes)}) into ${folderLabel(into)}${renamed ? `, ${renamed} under a new name` : ""}${failed ? `; ${failed} not written (said above)` : ""}.${composed ? ` ${composedNote(composed)}` : ""}`;
     // said once, on the status line (which takes the bar with it when it clears): the bar's
     // own label and the messages region no longer repeat it
     label.textContent = "";

@@ -87,6 +87,7 @@ export async function askConflict(path, act, state, { kind = "file" } = {}) {
       { value: "replace", label: "Replace" },
     ],
     rest: state.left ?? 0,
+    more: state.more === true, // later batches may hold more: their count is not known yet
   });
   if (all && choice !== "cancel") state.all = choice;
   return choice;

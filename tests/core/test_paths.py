@@ -196,6 +196,9 @@ def test_a_refusal_says_which_rule() -> None:
         ("cafe\u0301", "NFC"),
         ("a\u202eb", "bidirectional"),
         ("a\x00b", "control character"),
+        ("x/../y", "holds '..' (a step up out of a folder)"),
+        ("a" * 256, "is too long: at most 255 bytes"),
+        ("CON", "choose another name"),
     ]:
         with pytest.raises(Refused) as caught:
             parse_path(segment)
