@@ -186,7 +186,7 @@ def test_a_new_export_clears_the_last_ones_done_bar_and_its_cancel_button_leaves
         f"() => ({PROGRESS})().includes('cancelled: the download was stopped')", timeout=60_000
     )
     assert page.locator("#alerts .alert-info").count() == 0  # said once: beside its Cancel
-    assert "cancelled — nothing was saved" in page.evaluate(PROGRESS)
+    assert "download was stopped — nothing was saved" in page.evaluate(PROGRESS)
     assert cancel.count() == 0  # the button goes with the export
     assert page.locator("#alerts .alert-error").count() == 0  # a cancel is not an error
 
