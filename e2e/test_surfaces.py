@@ -129,7 +129,8 @@ def test_settings_change_the_policy_as_an_audited_gesture(host: HostPage) -> Non
     page.click("[data-setting='hello_bound_ms'] button")
     page.wait_for_selector("#alerts .refusal-code")
     assert page.inner_text("#alerts .refusal-code") == "args-invalid"
-    assert "hello_bound_ms" in page.inner_text("#alerts .refusal-message")
+    said = page.inner_text("#alerts .refusal-message")
+    assert "Hello bound (ms)" in said and "hello_bound_ms" not in said  # named by its label
     page.fill("#setting-hello_bound_ms", "7000")
     page.click("[data-setting='hello_bound_ms'] button")
     page.wait_for_selector("#settings-status:has-text('Saved: hello_bound_ms')")
