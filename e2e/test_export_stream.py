@@ -75,6 +75,20 @@ def _export_button(host: HostPage, pid: str) -> str:
     return selector
 
 
+def _settled_bytes_read(host: HostPage) -> int | None:
+    """The host's ``byte_path_bytes`` once two reads 300 ms apart agree (≤ 30 s): what a
+    cancelled export read before its lanes stopped; None if it never settled."""
+    deadline = time.monotonic() + 30
+    read = None
+    while time.monotonic() < deadline:
+        runtime = host.ok("host.info")["result"]["runtime"]
+        if runtime["byte_path_bytes"] == read:
+            break  # settled: nothing more is being read
+        read = runtime["byte_path_bytes"]
+        host.page.wait_for_timeout(300)
+    return read
+
+
 def test_the_streamed_download_is_the_blob_archive_byte_for_byte_and_its_url_answers_once(
     served_context: BrowserContext, static_server: str, tmp_path: Path
 ) -> None:
@@ -135,14 +149,7 @@ def test_a_cancelled_download_leaves_no_file_stops_the_export_and_frees_the_host
 
     # the host is free: its next call is answered at once, and the cancelled export's reading
     # stopped before the end (the lanes stop before their next file)
-    deadline = time.monotonic() + 30
-    read = None
-    while time.monotonic() < deadline:
-        runtime = host.ok("host.info")["result"]["runtime"]
-        if runtime["byte_path_bytes"] == read:
-            break  # settled: nothing more is being read
-        read = runtime["byte_path_bytes"]
-        page.wait_for_timeout(300)
+    read = _settled_bytes_read(host)
     assert read is not None
     print(f"\ncancelled export: {(read - before) / MB:.1f} of {total / MB:.0f} MiB read")
     assert read - before < total
@@ -190,14 +197,7 @@ def test_a_new_export_clears_the_last_ones_done_bar_and_its_cancel_button_leaves
     assert cancel.count() == 0  # the button goes with the export
     assert page.locator("#alerts .alert-error").count() == 0  # a cancel is not an error
 
-    deadline = time.monotonic() + 30
-    read = None
-    while time.monotonic() < deadline:
-        runtime = host.ok("host.info")["result"]["runtime"]
-        if runtime["byte_path_bytes"] == read:
-            break  # settled: nothing more is being read
-        read = runtime["byte_path_bytes"]
-        page.wait_for_timeout(300)
+    read = _settled_bytes_read(host)
     assert read is not None
     print(f"\ncancelled in the page: {(read - before) / MB:.1f} of {total / MB:.0f} MiB read")
     assert read - before < total
