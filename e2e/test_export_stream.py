@@ -212,8 +212,10 @@ async () => {
   const channel = new MessageChannel();
   const said = [];
   channel.port1.onmessage = (event) => said.push(event.data);
-  navigator.serviceWorker.controller.postMessage({ kind: "download", name: "x.zip", stream },
-                                                 [stream, channel.port2]);
+  // the active worker of this page's registration: the controller, or (should the controller
+  // be read as null for a moment after control was seen) the registration's active worker
+  const worker = navigator.serviceWorker.controller ?? (await navigator.serviceWorker.ready).active;
+  worker.postMessage({ kind: "download", name: "x.zip", stream }, [stream, channel.port2]);
   const started = performance.now();
   while (!said.some((m) => "done" in m) && performance.now() - started < 45_000)
     await new Promise((resolve) => setTimeout(resolve, 250));
