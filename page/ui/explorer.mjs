@@ -13,6 +13,7 @@
 // deletes (into the trash), Ctrl+X then Ctrl+V moves files and folders (the keyboard's drag),
 // Shift+F10 or the Menu key opens the menu.
 
+import { LIMITS } from "../contract.gen.mjs";
 import { el, formatBytes, name } from "../dom.mjs";
 
 const INTERNAL = "application/x-voicebox-paths";
@@ -42,8 +43,9 @@ const ROW_GUESS = 24;
 
 export class Explorer {
   /**
-   * `list(folder, offset)` resolves one page of the host's listing of a folder from `offset`
-   * ({entries, total, next}: file.list with LIMITS.listing_page), or null after showing a refusal;
+   * `list(folder, offset, limit)` resolves one page of the host's listing of a folder from
+   * `offset`, at most `limit` entries ({entries, total, next}: file.list), or null after showing
+   * a refusal;
    * `on`: {open(path), menu(selected, x, y, opener), drop(folder, dataTransfer),
    * move(paths, folder), rename(path), remove(selected), status(text), selection(selected)}
    * — what the Files surface does for each act (`selected`: [{path, kind}]).
@@ -52,9 +54,13 @@ export class Explorer {
    * under it while it is open — of which only the rows in the scrolled-to part (and OVERSCAN
    * more each side, and the focused row) are in the DOM, each placed at its index; every row
    * says where it is (aria-level, aria-posinset, aria-setsize, aria-expanded), so a screen
-   * reader hears the whole tree's shape although most rows are not drawn.
+   * reader hears the whole tree's shape although most rows are not drawn. A folder's first
+   * listing asks only the rows the window can show (#firstPage): the tree models and draws
+   * those, paints, and then takes the rest a page (LIMITS.listing_page) at a time — a
+   * 10,000-entry folder is usable after the work of a 40-entry one.
    */
   constructor({ list, on, label = "Project files" }) {
+    this.page = LIMITS.listing_page; // entries in each listing page after the first
     this.list = list;
     this.on = on;
     this.nodes = new Map(); // path -> {path, name, kind, size, children, loaded, expanded, empty}
@@ -126,14 +132,23 @@ export class Explorer {
     return this.#load("");
   }
 
-  /** List `folder` again: its first page (LIMITS.listing_page entries, issue 34) is shown at
-   * once; the rest follow a page at a time (`node.rest`, a promise; the tree is aria-busy
-   * meanwhile). Resolves false when the host refused the first page. */
-  async #load(folder) {
+  /** At most the rows the tree can show at once (issue 34): the whole window's height (the pane
+   * is never taller; before the first rows it may be shorter than it will be) in rows, and
+   * the overscan below them. */
+  #firstPage() {
+    const rows = Math.ceil(Math.max(window.innerHeight, 1) / this.rowHeight) + OVERSCAN;
+    return Math.max(1, Math.min(this.page, rows));
+  }
+
+  /** List `folder` again: its first page is shown at once — on a first listing only the rows
+   * the window can show (#firstPage), on a reload of a folder shown (a refresh, a folder that
+   * changed while its pages came) LIMITS.listing_page entries — and the rest follow a page at a time (`node.rest`, a promise; the
+   * tree is aria-busy meanwhile). Resolves false when the host refused the first page. */
+  async #load(folder, limit = this.#firstPage()) {
     const node = this.nodes.get(folder);
     const seq = (node.seq ?? 0) + 1;
     node.seq = seq;
-    const first = await this.list(folder, 0);
+    const first = await this.list(folder, 0, limit);
     if (!first || node.seq !== seq) return Boolean(first);
     for (const child of node.children) this.#forget(child);
     node.children = [];
@@ -157,10 +172,10 @@ export class Explorer {
       // the first page is painted before the next is asked: the tree is usable first
       await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
       while (offset !== null && offset !== undefined) {
-        const page = await this.list(node.path, offset);
+        const page = await this.list(node.path, offset, this.page);
         if (!page || node.seq !== seq || this.nodes.get(node.path) !== node) return;
         if (page.total !== node.total) {
-          await this.#load(node.path);
+          await this.#load(node.path, this.page);
           return;
         }
         this.#add(node, page.entries);
@@ -310,7 +325,7 @@ export class Explorer {
     const selection = [...this.selection];
     const focus = this.focusPath;
     this.nodes.get("").loaded = false;
-    if (!(await this.#load(""))) return;
+    if (!(await this.#load("", this.page))) return;
     await this.nodes.get("")?.rest;
     for (const path of open.sort((a, b) => a.split("/").length - b.split("/").length)) {
       if (this.nodes.has(path)) {
@@ -379,15 +394,16 @@ export class Explorer {
     const pane = this.element;
     const height = this.rowHeight;
     let first = 0;
-    let count = 2 * OVERSCAN;
+    let end = 2 * OVERSCAN;
     if (pane.clientHeight > 0) {
       const top =
         this.tree.getBoundingClientRect().top - pane.getBoundingClientRect().top + pane.scrollTop;
-      first = Math.max(0, Math.floor((pane.scrollTop - top) / height) - OVERSCAN);
-      count = Math.ceil(pane.clientHeight / height) + 2 * OVERSCAN;
+      const inView = Math.floor((pane.scrollTop - top) / height); // the first row in view
+      first = Math.max(0, inView - OVERSCAN);
+      end = Math.max(0, inView) + Math.ceil(pane.clientHeight / height) + OVERSCAN;
     }
     const wanted = new Set();
-    for (let i = first; i < Math.min(this.rows.length, first + count); i += 1) wanted.add(i);
+    for (let i = first; i < Math.min(this.rows.length, end); i += 1) wanted.add(i);
     const tabStop = this.#tabStop();
     for (const path of [tabStop, keep])
       if (path !== null && this.index.has(path)) wanted.add(this.index.get(path));
@@ -438,6 +454,9 @@ export class Explorer {
 
   #item(node) {
     const dir = node.kind === "dir";
+    const icon = el("span", { class: "tree-icon", "aria-hidden": "true" }, dir ? "▸" : "");
+    const note = dir ? el("span", { class: "tree-note muted" }, "") : null;
+    const badge = el("span", { class: "tree-badge", "aria-hidden": "true" });
     const li = el(
       "li",
       {
@@ -452,19 +471,18 @@ export class Explorer {
       el(
         "div",
         { class: "tree-row" },
-        el("span", { class: "tree-icon", "aria-hidden": "true" }, dir ? "▸" : ""),
+        icon,
         name(node.name, {
           class: `literal name ${dir ? "dir-entry" : "file-entry"}`,
           "data-path": node.path,
         }),
         dir ? el("span", { class: "tree-slash", "aria-hidden": "true" }, "/") : null,
-        dir
-          ? el("span", { class: "tree-note muted" }, "")
-          : el("span", { class: "size muted" }, formatBytes(node.size)),
-        el("span", { class: "tree-badge", "aria-hidden": "true" }),
+        note ?? el("span", { class: "size muted" }, formatBytes(node.size)),
+        badge,
       ),
     );
     li.vbNode = node;
+    li.vbParts = { icon, note, badge }; // what #update sets on every draw, without a lookup
     return li;
   }
 
@@ -484,14 +502,16 @@ export class Explorer {
     li.tabIndex = node.path === tabStop ? 0 : -1;
     li.classList.toggle("is-cut", this.cut.includes(node.path));
     li.classList.toggle("is-target", dir && node.path === this.target);
-    const badge = li.querySelector(":scope > .tree-row .tree-badge");
-    badge.textContent = dir && node.path === this.target ? "upload target" : "";
+    const { icon, note, badge } = li.vbParts;
+    const text = (part, value) => {
+      if (part.textContent !== value) part.textContent = value;
+    };
+    text(badge, dir && node.path === this.target ? "upload target" : "");
     if (dir) {
       set("aria-expanded", String(node.expanded));
       li.classList.toggle("is-empty", Boolean(node.loaded && node.empty));
-      li.querySelector(":scope > .tree-row .tree-icon").textContent = node.expanded ? "▾" : "▸";
-      li.querySelector(":scope > .tree-row .tree-note").textContent =
-        node.loaded && node.empty ? "empty" : "";
+      text(icon, node.expanded ? "▾" : "▸");
+      text(note, node.loaded && node.empty ? "empty" : "");
     }
     if (node.path === this.active) set("aria-current", "true");
     else li.removeAttribute("aria-current");

@@ -120,10 +120,10 @@ export class FilesView {
     );
     this.finder?.destroy();
     this.explorer = new Explorer({
-      list: async (folder, offset) =>
+      list: async (folder, offset, limit) =>
         (
           await guarded("Listing the folder", () =>
-            this.call("file.list", { folder, offset, limit: LIMITS.listing_page }),
+            this.call("file.list", { folder, offset, limit }),
           )
         )?.result ?? null,
       on: {
