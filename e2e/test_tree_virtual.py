@@ -210,3 +210,74 @@ def test_the_filter_finds_a_deep_file_of_a_ten_thousand_file_project(
     page.wait_for_selector("#file-tree [role='treeitem'][tabindex='0']:visible")
     assert page.evaluate(DOM_ROWS) <= DOM_ROWS_AT_MOST
     host.assert_clean()
+
+
+FIRST_ROWS = """
+async ([pid]) => {
+  const host = window.voicebox.host;
+  const answered = []; // entries of each root listing page answered, in order
+  const call = host.call;
+  host.call = async (op, args, options) => {
+    const answer = await call.call(host, op, args, options);
+    if (op === "file.list" && args?.project === pid && !args.folder)
+      answered.push(answer.result.entries.length);
+    return answer;
+  };
+  const settled = () => new Promise((resolve) => {
+    const done = () => document.querySelector('#file-tree [role="treeitem"]') &&
+      !document.querySelector('#file-tree[aria-busy="true"]');
+    if (done()) return resolve();
+    const watch = new MutationObserver(() => { if (done()) { watch.disconnect(); resolve(); } });
+    watch.observe(document.body, { subtree: true, childList: true, attributes: true });
+  });
+  await settled(); // the tree shown before has all its pages
+  try {
+    location.hash = "#/projects";
+    await new Promise((resolve) => {
+      const seen = () => document.querySelector('main .surface[data-surface="projects"]');
+      if (seen()) return resolve();
+      const watch = new MutationObserver(() => { if (seen()) { watch.disconnect(); resolve(); } });
+      watch.observe(document.body, { subtree: true, childList: true });
+    });
+    answered.length = 0;
+    const first = await new Promise((resolve) => {
+      const watch = new MutationObserver(() => {
+        const row = document.querySelector('#file-tree [role="treeitem"]');
+        if (!row) return;
+        watch.disconnect();
+        resolve({ modelled: answered.reduce((a, b) => a + b, 0), pages: answered.length,
+                  setsize: row.getAttribute("aria-setsize"), window: innerHeight });
+      });
+      watch.observe(document.body, { subtree: true, childList: true });
+      location.hash = `#/files?project=${encodeURIComponent(pid)}`;
+    });
+    await settled();
+    return { ...first, complete: answered.reduce((a, b) => a + b, 0) };
+  } finally {
+    host.call = call;
+  }
+}
+"""
+ROW_PX = 24
+"""A tree row's height (page/styles.css ``.tree-row``)."""
+OVERSCAN = 10
+"""Rows drawn beyond the visible part (page/ui/explorer.mjs)."""
+
+
+def test_a_ten_thousand_item_tree_draws_its_first_rows_after_modelling_only_the_rows_the_window_shows(
+    big: tuple[HostPage, str, list[str]],
+) -> None:
+    """Issue 34: the first rows of a 10,000-item folder are drawn from one listing page no
+    longer than the rows the window can show (and the overscan), not from the 500-entry page
+    (103f541) nor the whole listing; the rest come after, and the first row already says the
+    whole set's size."""
+    host, pid, names = big
+    seen = host.page.evaluate(FIRST_ROWS, [pid])
+    window_rows = -(-seen["window"] // ROW_PX) + OVERSCAN
+    assert seen["pages"] == 1
+    assert 0 < seen["modelled"] <= window_rows < len(names)
+    assert seen["setsize"] == str(len(names))
+    assert seen["complete"] >= len(names)
+    host.page.wait_for_selector("#file-tree [role='treeitem'][tabindex='0']")
+    assert host.page.evaluate(DOM_ROWS) <= DOM_ROWS_AT_MOST
+    host.assert_clean()

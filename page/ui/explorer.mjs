@@ -172,8 +172,9 @@ export class Explorer {
       // the first page is painted before the next is asked: the tree is usable first
       await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
       while (offset !== null && offset !== undefined) {
+        if (this.gone) return;
         const page = await this.list(node.path, offset, this.page);
-        if (!page || node.seq !== seq || this.nodes.get(node.path) !== node) return;
+        if (!page || this.gone || node.seq !== seq || this.nodes.get(node.path) !== node) return;
         if (page.total !== node.total) {
           await this.#load(node.path, this.page);
           return;
@@ -193,6 +194,14 @@ export class Explorer {
       const path = joinPath(node.path, entry.name);
       if (!this.nodes.has(path)) node.children.push(this.#node(path, entry));
     }
+  }
+
+  /** The surface is gone: no more listing pages are asked (a 10,000-entry folder's pages
+   * would otherwise go on coming into a tree nobody sees, ahead of the next surface's calls). */
+  destroy() {
+    this.gone = true;
+    this.resized.disconnect();
+    if (this.pending) cancelAnimationFrame(this.pending);
   }
 
   /** Resolves when every folder shown has all its pages (End, a range, a reveal wait). */

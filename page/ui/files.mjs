@@ -319,6 +319,7 @@ export class FilesView {
     this.alive = false;
     document.removeEventListener("keydown", this.keys);
     this.finder?.destroy();
+    this.explorer?.destroy();
     this.status?.destroy();
     this.editor?.destroy();
     this.editor = null;
