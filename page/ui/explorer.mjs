@@ -397,19 +397,27 @@ export class Explorer {
   }
 
   /** Draw the rows in view (and OVERSCAN more each side), the Tab stop and `keep`; drop the
-   * others from the DOM. The drawn rows stay in order, and one that stays is never moved. */
+   * others from the DOM. The drawn rows stay in order, and one that stays is never moved.
+   * The tree's first draw leaves the overscan out and draws it after that frame is painted:
+   * what a person sees first is only the rows in view (issue 34). */
   #draw({ keep = null } = {}) {
+    let margin = OVERSCAN;
+    if (!this.painted && this.rows.length) {
+      this.painted = true;
+      margin = 0;
+      requestAnimationFrame(() => setTimeout(() => this.gone || this.#draw(), 0));
+    }
     const hadFocus = this.tree.contains(document.activeElement);
     const pane = this.element;
     const height = this.rowHeight;
     let first = 0;
-    let end = 2 * OVERSCAN;
+    let end = 2 * margin;
     if (pane.clientHeight > 0) {
       const top =
         this.tree.getBoundingClientRect().top - pane.getBoundingClientRect().top + pane.scrollTop;
       const inView = Math.floor((pane.scrollTop - top) / height); // the first row in view
-      first = Math.max(0, inView - OVERSCAN);
-      end = Math.max(0, inView) + Math.ceil(pane.clientHeight / height) + OVERSCAN;
+      first = Math.max(0, inView - margin);
+      end = Math.max(0, inView) + Math.ceil(pane.clientHeight / height) + margin;
     }
     const wanted = new Set();
     for (let i = first; i < Math.min(this.rows.length, end); i += 1) wanted.add(i);
