@@ -680,8 +680,14 @@ export class Explorer {
       handled = true;
     }
     if (!handled && mod && event.key.toLowerCase() === "a") {
-      this.selection = new Set(this.rows.map((row) => row.node.path));
-      this.#paint();
+      // every row of the folders shown, once their every page is in (issue 34: the first
+      // page is only the rows in view)
+      const all = () => {
+        this.selection = new Set(this.rows.map((row) => row.node.path));
+        this.#paint();
+      };
+      if (this.busy) this.complete().then(all);
+      else all();
       handled = true;
     }
     if (!handled && mod && event.key.toLowerCase() === "x") {
