@@ -142,8 +142,9 @@ export class Explorer {
 
   /** List `folder` again: its first page is shown at once — on a first listing only the rows
    * the window can show (#firstPage), on a reload of a folder shown (a refresh, a folder that
-   * changed while its pages came) LIMITS.listing_page entries — and the rest follow a page at a time (`node.rest`, a promise; the
-   * tree is aria-busy meanwhile). Resolves false when the host refused the first page. */
+   * changed while its pages came) LIMITS.listing_page entries — and the rest follow a page at
+   * a time (`node.rest`, a promise; the tree is aria-busy meanwhile). Resolves false when the
+   * host refused the first page. */
   async #load(folder, limit = this.#firstPage()) {
     const node = this.nodes.get(folder);
     const seq = (node.seq ?? 0) + 1;
