@@ -399,14 +399,16 @@ export class Explorer {
 
   /** Draw the rows in view (and OVERSCAN more each side), the Tab stop and `keep`; drop the
    * others from the DOM. The drawn rows stay in order, and one that stays is never moved.
-   * The tree's first draw leaves the overscan out and draws it after that frame is painted:
-   * what a person sees first is only the rows in view (issue 34). */
+   * The tree's first draw leaves the overscan out and draws it once the page is idle (at most
+   * 0.5 s later): what a person sees first is only the rows in view (issue 34). */
   #draw({ keep = null } = {}) {
     let margin = OVERSCAN;
     if (!this.painted && this.rows.length) {
       this.painted = true;
       margin = 0;
-      requestAnimationFrame(() => setTimeout(() => this.gone || this.#draw(), 0));
+      // when the page is idle (a scroll before that draws its own rows at once): the rows past
+      // the pane's edge are for a scroll to come, no part of what a person sees first
+      requestIdleCallback(() => this.gone || this.#draw(), { timeout: 500 });
     }
     const hadFocus = this.tree.contains(document.activeElement);
     const pane = this.element;
