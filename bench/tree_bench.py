@@ -24,9 +24,9 @@ large then small), so neither project always follows the other (the large one's 
 still being dropped, a collection) and a machine whose load drifts moves both medians alike;
 :data:`TURNS` = 16 a run (stop 41 took 8: 40 opens each moved the row 1.1–1.6× between runs
 of the same code, ≈ 5 ms on ≈ 30 ms, a third of one 16.7 ms frame). The row is the median of
-the pairs' own ratios (each pair opened back to back, under one load): in seven runs of stop
-42 on a machine at load 13–25 it moved 1.06–1.18× where the ratio of the two medians, kept
-beside it (``ratio_of_medians``), moved 1.06–1.20×. The report
+the pairs' own ratios (each pair opened back to back, under one load); the ratio of the two
+medians is kept beside it (``ratio_of_medians``). Stop 42's figures, both, for both builds:
+bench/README.md, "tree". The report
 also keeps the number of tree rows in the DOM against the items the tree holds
 (``aria-setsize`` of the last row), after the listing is complete and at the moment the tree
 became usable (``usable_rows``).
