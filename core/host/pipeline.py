@@ -61,7 +61,7 @@ from core.host.operations import (
 )
 from core.host.registry import OPERATIONS, FieldWords
 from core.host.tools import ToolBox
-from core.model import Contract
+from core.model import Contract, unbuilt_contracts
 from core.policy import require_writable
 from core.projects.project import PROJECT_ID_PATTERN
 from core.protocol import (
@@ -168,8 +168,10 @@ class Host:
         module at a time, with the event loop served between two, so a call that arrives
         meanwhile is answered at once when its operation is already real, and otherwise waits
         until this import is done — then is admitted as any other. No call sees an operation
-        half imported, and no call imports a module this import is about to. Before it starts
-        (or in a host that never starts it: a test's), a call that needs a late operation
+        half imported, and no call imports a module this import is about to. Last, the
+        contract models not built yet are built, one a turn (issue 34:
+        :func:`core.model.unbuilt_contracts`), so a settled host has built them all. Before
+        it starts (or in a host that never starts it: a test's), a call that needs a late operation
         imports its module itself, in full, before it is admitted."""
         if self._late is None:
             self._late = asyncio.ensure_future(self._import_late())
@@ -202,6 +204,12 @@ class Host:
             self.operations.resolve_module(module)
         for name in self.operations:
             self.operations[name]  # every entry real from here on
+        # then every model not built yet (built on first use, issue 34: core/model.py), one a
+        # turn, so a call between two is answered: a settled host has built them all
+        for model in unbuilt_contracts():
+            await asyncio.sleep(0)
+            if not model.__pydantic_complete__:  # a call may have used it meanwhile
+                model.model_rebuild(raise_errors=False)
 
     async def _await_late(self, op: AnyOperation | None) -> None:
         """Wait while the shared import (:meth:`late_imports`) is under way and ``op`` is a
