@@ -513,7 +513,8 @@ host.addEventListener("ready", async (event) => {
     await app.follow(); // the place the URL names (a reload, a link), or the projects
   } finally {
     // drawn (or refused and said): ready — unless the host was lost meanwhile
-    if (host.state === "ready" && status.dataset.state === "booting") setStatus("ready", readyWords);
+    if (host.state === "ready" && status.dataset.state === "booting")
+      setStatus("ready", readyWords);
   }
   registerServiceWorker();
 });
