@@ -127,12 +127,13 @@ def test_the_hosts_import_leaves_out_the_standard_library_no_boot_step_uses(boot
 
 @pytest.mark.cpython_only  # runs its own event loop (see tests/core/test_audit_batching.py)
 def test_a_settled_host_has_built_every_contract_model() -> None:
-    """After the late import (what ``settled`` waits for), no contract model is left to be
-    built on a call: a settled host's first call of any operation pays no model build."""
+    """Once the work after ``ready`` is done (what ``settled`` waits for), no contract model
+    is left to be built on a call: a settled host's first call of any operation pays no model
+    build."""
 
     async def settle() -> list[type[Contract]]:
         host = HostHarness().host
-        await host.late_imports()
+        await host.after_ready()
         return unbuilt_contracts()
 
     assert asyncio.run(settle()) == []
