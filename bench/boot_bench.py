@@ -11,7 +11,8 @@ for its cache), so the warm figure is the last of ``reloads`` (4 by default).
 
 Figures are ms since navigation, read in the page when the worker's ``ready`` message arrived.
 For the host, the arrival of each boot stage is kept too (``lock``, ``runtime``, ``packages``,
-``host``, ``ready``) — where the time goes.
+``host``, ``ready``) — where the time goes — and ``drawn``: the page's status says Ready, which
+it does once the first screen (the projects) is drawn (issue 34).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from bench.stats import ratio, runs
 
 __all__ = ["measure"]
 
-STAGES = ("boot:lock", "boot:runtime", "boot:packages", "boot:host", "ready")
+STAGES = ("boot:lock", "boot:runtime", "boot:packages", "boot:host", "ready", "drawn")
 
 
 def _one(playwright: Playwright, url: str, reloads: int) -> tuple[list[dict[str, float]], list]:

@@ -46,6 +46,11 @@ MARKS_SCRIPT = """
       });
     }
   };
+  // the site's status says Ready once its first screen is drawn (issue 34): "drawn"
+  new MutationObserver(() => {
+    const s = document.getElementById("status");
+    if (s?.dataset.state === "ready" && !("drawn" in marks)) marks.drawn = performance.now();
+  }).observe(document, { subtree: true, attributes: true, attributeFilter: ["data-state"] });
 })();
 """
 

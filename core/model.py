@@ -2,6 +2,14 @@
 
 Unknown fields are refused (``extra="forbid"``), values are not coerced across types
 (``strict=True``: the string ``"1"`` is not the number ``1``), and instances are immutable.
+
+Each model's validator and serializer are built when the model is first used, not when its
+class is made (``defer_build=True``; issue 34, cold boot): building them was about half of the
+host's import in Pyodide, on the path to ``ready``, for ~150 models of which the boot and the
+first screen use about 20. The host builds the rest in the background once it is ready
+(:func:`unbuilt_contracts`, ``core.host.pipeline.Host.late_imports``), so a settled host has
+every model built, as before; a model is the same model either way (same validation, same
+schema).
 """
 
 from __future__ import annotations
@@ -12,13 +20,32 @@ from pydantic import BaseModel, ConfigDict, GetJsonSchemaHandler
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import CoreSchema
 
-__all__ = ["Contract", "JsonOf", "NoArgs", "canonical_json"]
+__all__ = ["Contract", "JsonOf", "NoArgs", "canonical_json", "unbuilt_contracts"]
 
 
 class Contract(BaseModel):
-    """Base class of every wire, storage and audit model in ``core``."""
+    """Base class of every wire, storage and audit model in ``core``; built on first use
+    (module docstring)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+
+
+def unbuilt_contracts() -> list[type[Contract]]:
+    """Every :class:`Contract` subclass made so far whose validator is not built yet (its
+    first use will build it), parents before children; ``[]`` once all are built. The host
+    builds these one by one after ``ready`` (issue 34, cold boot: module docstring)."""
+    out: list[type[Contract]] = []
+    seen: set[type[Contract]] = set()
+    stack: list[type[Contract]] = [Contract]
+    while stack:
+        model = stack.pop()
+        for sub in reversed(model.__subclasses__()):
+            if sub not in seen:
+                seen.add(sub)
+                stack.append(sub)
+        if not model.__pydantic_complete__:
+            out.append(model)
+    return out
 
 
 class NoArgs(Contract):

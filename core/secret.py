@@ -14,7 +14,6 @@ an unexpected discriminator tag (pydantic's own messages echo those).
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import hmac
@@ -421,6 +420,8 @@ def _closest(unknown: int | str, names: frozenset[str]) -> str:
     it names only our field, never the key that was sent."""
     if not isinstance(unknown, str) or len(unknown) > 64:
         return ""
+    import difflib  # on a refusal only: not on the path to ready (issue 34, cold boot)
+
     close = difflib.get_close_matches(unknown, sorted(names), n=1, cutoff=0.75)
     return f" (did you mean '{close[0]}'?)" if close else ""
 

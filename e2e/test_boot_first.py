@@ -4,7 +4,8 @@
 (``app.mjs``, which imports every surface) is in; the host client holds what the host says
 until ``app.mjs`` listens (``HostClient.hold`` / ``listen``, page/host-client.mjs). The laws:
 the worker is spawned before the page's module has run, and nothing the host says before the
-page listens is lost — it is heard, in order, when the page listens.
+page listens is lost — it is heard, in order, when the page listens. And the status says Ready once the first screen
+is drawn, not when the host is (page/app.mjs).
 """
 
 from __future__ import annotations
@@ -88,3 +89,40 @@ def test_what_the_host_says_before_the_page_listens_is_heard_in_order_when_it_li
     stages = [s for _, s in heard[:-1]]
     assert stages[0] == "lock" and "runtime" in stages and stages[-1] == "host", stages
     assert stages.index("runtime") < stages.index("packages") < stages.index("host")
+
+
+STATUSES = """
+(() => {
+  if (window !== window.top) return;
+  const seen = [];
+  Object.defineProperty(window, "__statuses", { value: seen });
+  new MutationObserver(() => {
+    const s = document.getElementById("status");
+    if (!s) return;
+    const key = `${s.dataset.state}|${s.textContent}`;
+    if (seen.length && seen[seen.length - 1].key === key) return;
+    // the projects surface is drawn once its list has come and its form is in the page
+    const drawn = Boolean(document.querySelector('[data-surface="projects"] #create-project'));
+    seen.push({ key, state: s.dataset.state, text: s.textContent, drawn });
+  }).observe(document, { subtree: true, attributes: true, childList: true, characterData: true });
+})();
+"""
+
+
+def test_the_status_says_ready_only_once_the_first_screen_is_drawn(
+    site_context: BrowserContext,
+) -> None:
+    """Issue 34 (a fresh tester: "Ready" showed 1–2 s before the page drew anything): between
+    the host's ready and the projects drawn the status says what is loading, and it says
+    Ready when the first screen is on it."""
+    site_context.add_init_script(STATUSES)
+    page = site_context.new_page()
+    page.goto(BASE_URL)
+    page.wait_for_selector("#status[data-state='ready']", timeout=180_000)
+    seen = page.evaluate("() => window.__statuses.map(({ key, ...s }) => s)")
+    ready = [s for s in seen if s["state"] == "ready"]
+    assert ready and ready[0]["drawn"], seen
+    assert ready[0]["text"].startswith("Ready — Python 3.14"), seen
+    loading = [s for s in seen if s["text"] == "Loading projects…"]
+    assert loading and loading[0]["state"] == "booting" and not loading[0]["drawn"], seen
+    assert seen.index(loading[0]) < seen.index(ready[0])

@@ -449,10 +449,23 @@ host.addEventListener("takeover", () => {
   bootRegion.hidden = false;
   renderTakeover(bootRegion, { starting: true });
 });
+/** What the status says between the host's ready and the first screen drawn: the surface
+ * the URL names is still being loaded (issue 34: "Ready" is said once it is drawn). */
+function firstScreenWords() {
+  const { surface, params } = parseRoute(location.hash);
+  if (params.project) return "Opening the project…";
+  const shown = SURFACES.find((s) => s.id === surface) ?? SURFACES[0];
+  return `Loading ${shown.label.toLowerCase()}…`;
+}
+
 host.addEventListener("ready", async (event) => {
   const v = event.detail;
   const shared = v.follower ? " (the host of another tab)" : "";
-  setStatus("ready", `Ready — Python ${v.python}, Pyodide ${v.pyodide}, core ${v.core}${shared}`);
+  const readyWords = `Ready — Python ${v.python}, Pyodide ${v.pyodide}, core ${v.core}${shared}`;
+  // The first start says Ready once the first screen is drawn (below); a restart or a
+  // take-over keeps the screen it shows, so it is ready at once.
+  if (started) setStatus("ready", readyWords);
+  else setStatus("booting", firstScreenWords());
   if (v.restarted && host.lastLoss) renderHostLoss(bootRegion, host.lastLoss, { restarted: true });
   else if (v.tookOver) renderTakeover(bootRegion);
   else {
@@ -496,7 +509,13 @@ host.addEventListener("ready", async (event) => {
   app.tray.start();
   app.help.start(); // the first-run guide, unless the person closed it (issue 33 item 7)
   router.onMove(() => app.follow());
-  await app.follow(); // the place the URL names (a reload, a link), or the projects
+  try {
+    await app.follow(); // the place the URL names (a reload, a link), or the projects
+  } finally {
+    // drawn (or refused and said): ready — unless the host was lost meanwhile
+    if (host.state === "ready" && status.dataset.state === "booting")
+      setStatus("ready", readyWords);
+  }
   registerServiceWorker();
 });
 // A remote's state changed (revoked by its operator, removed, unreachable, back): the

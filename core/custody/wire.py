@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
 from core.model import Contract
 from core.refusals import Code, RefusalBody, Refused, invalid_input
@@ -139,7 +139,7 @@ class ExecuteRefusal(Contract):
 PeerMessage = Annotated[
     HelloFrame | ExecuteRequest | ExecuteResult | ExecuteRefusal, Field(discriminator="type")
 ]
-_PEER = TypeAdapter(PeerMessage)
+_PEER = TypeAdapter(PeerMessage, config=ConfigDict(defer_build=True))  # built on first use
 _PEER_NAMES = known_names(HelloFrame, ExecuteRequest, ExecuteResult, ExecuteRefusal)
 _CALL_NAMES = known_names(CallEnvelope)
 

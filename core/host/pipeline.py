@@ -61,7 +61,7 @@ from core.host.operations import (
 )
 from core.host.registry import OPERATIONS, FieldWords
 from core.host.tools import ToolBox
-from core.model import Contract
+from core.model import Contract, unbuilt_contracts
 from core.policy import require_writable
 from core.projects.project import PROJECT_ID_PATTERN
 from core.protocol import (
@@ -183,12 +183,15 @@ class Host:
         a failure is its result); ``settled`` is called with no argument once both are done —
         the import and the warm-up, whether it opened anything or not — so a post made after
         it waits on no background open (issue 34: the warm-up ends only when every mailbox it
-        picked is open or its open has ended, an open another call began included). The
+        picked is open or its open has ended, an open another call began included). After the
+        late import, the contract models not built yet are built too, one a turn (issue 34,
+        round 42: :func:`core.model.unbuilt_contracts`), so a settled host has built them all. The
         browser's worker posts ``settled`` from it (``browser_host/main.py``,
         docs/architecture.md, "Late operations")."""
         late = self.late_imports()
         warming = asyncio.ensure_future(_warm_up(self.ctx))
-        both = asyncio.gather(late, warming, return_exceptions=True)
+        building = asyncio.ensure_future(_build_models(late))
+        both = asyncio.gather(late, warming, building, return_exceptions=True)
         if settled is not None:
             both.add_done_callback(lambda _done: settled())
         return both
@@ -524,6 +527,17 @@ async def _warm_up(ctx: HostContext) -> None:
     from core.host.mailbox_ops import warm_mailboxes  # (or this does, in one step)
 
     await warm_mailboxes(ctx)
+
+
+async def _build_models(late: asyncio.Future[None]) -> None:
+    """:meth:`Host.after_ready`'s last background step: once the late modules are in (their
+    models made), build every contract model no call has used yet (``core/model.py``: built on
+    first use), one a turn of the event loop, so a call that arrives between two is answered."""
+    await asyncio.wait([late])  # whatever its outcome: the models made so far are built
+    for model in unbuilt_contracts():
+        await asyncio.sleep(0)
+        if not model.__pydantic_complete__:  # a call may have used it meanwhile
+            model.model_rebuild(raise_errors=False)
 
 
 def _validate(op: Operation[A, R], args: dict[str, Any]) -> A:

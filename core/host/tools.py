@@ -143,7 +143,7 @@ class ToolBox:
             receipt_rule="internal-read" if operation is None else operation.rung,
             capabilities=tool.capabilities,
         )
-        self._registry.register(entry)
+        self._registry.add(entry)
         self._bound[tool.name] = _Bound(entry, operation, request)
 
     @property

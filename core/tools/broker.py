@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
 from core.model import Contract
 from core.paths import ProjectPath, parse_path
@@ -94,7 +94,8 @@ class NetworkRequest(Contract):
 
 
 _REQUEST = TypeAdapter(
-    Annotated[FilesRequest | StorageRequest | NetworkRequest, Field(discriminator="kind")]
+    Annotated[FilesRequest | StorageRequest | NetworkRequest, Field(discriminator="kind")],
+    config=ConfigDict(defer_build=True),  # built on first use (issue 34, cold boot)
 )
 _NAMES = known_names(FilesRequest, StorageRequest, NetworkRequest)
 

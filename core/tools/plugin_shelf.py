@@ -103,7 +103,7 @@ class PluginShelf:
             self._registry.remove(name, manifest.origin)
         withdrawn = self._policy().plugin_withdrawn(manifest.id, package.manifest_sha256)
         for entry in entries:
-            self._registry.register(entry)
+            self._registry.add(entry)
             if withdrawn:
                 self._registry.withdraw(entry.name, entry.origin)
         self._packages[manifest.id] = package

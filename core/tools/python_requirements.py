@@ -28,7 +28,6 @@ be met offline and are listed as such.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -245,6 +244,8 @@ def parse_pyproject(
 ) -> tuple[list[Requirement], list[str]]:
     """``pyproject.toml`` → (``[project] dependencies``, sentences about what is malformed).
     Optional dependencies and build requirements are not loaded."""
+    import tomllib  # here, not at the top: its import is ~9 % of the host's (issue 34, cold boot)
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

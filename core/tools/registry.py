@@ -245,11 +245,16 @@ class OperationRegistry:
                 f"'{entry.name}' belongs to {held.origin}; {entry.origin} cannot take it.",
             )
 
-    def register(self, entry: OperationEntry) -> Descriptor:
+    def add(self, entry: OperationEntry) -> None:
         """Register ``entry`` (or replace it, when the same origin holds the name); refuses as
-        :meth:`check`."""
+        :meth:`check`. Describes nothing: its arguments' JSON Schema is made when discovery
+        asks (issue 34, cold boot: the host registers its tools before ``ready``)."""
         self.check(entry)
         self._entries[entry.name] = replace(entry, withdrawn=False)
+
+    def register(self, entry: OperationEntry) -> Descriptor:
+        """:meth:`add`, then ``entry``'s :class:`Descriptor`."""
+        self.add(entry)
         return self._entries[entry.name].describe()
 
     def _held_by(self, name: str, origin: str) -> OperationEntry:
