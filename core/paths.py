@@ -91,6 +91,7 @@ and ``..`` never passes.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -103,6 +104,7 @@ __all__ = [
     "MAX_PATH_BYTES",
     "MAX_SEGMENT_BYTES",
     "META_DIR",
+    "PROJECT_NAME_REFUSED",
     "TEMP_PREFIX",
     "WINDOWS_FORBIDDEN",
     "PathParser",
@@ -130,6 +132,23 @@ WINDOWS_FORBIDDEN_SAID = '< > : " | ? *'
 PROJECT_NAME_FORBIDDEN = frozenset("/\\")
 """Characters a project name a person gives may not hold (:func:`check_project_name`): a name
 with a separator reads as a path (in the title, the breadcrumb, the export's file name)."""
+PROJECT_NAME_REFUSED: tuple[tuple[str, str], ...] = (
+    (r"^\s|\s$", "The name begins or ends with a space; remove the space."),
+    *(
+        (
+            re.escape(ch),
+            f"The name holds '{ch}', which would read as a folder separator; a project name "
+            "holds no slash and no backslash.",
+        )
+        for ch in sorted(PROJECT_NAME_FORBIDDEN)
+    ),
+)
+"""The rules a project name a person gives keeps beyond :func:`check_name`, in the order
+:func:`check_project_name` checks them: ``(pattern, sentence)`` — a name the pattern finds
+(``re.search``; the same text compiles as a JavaScript ``u`` regular expression) is refused
+``name-invalid`` with the sentence. The one statement of the rule: the host refuses by it and
+the page checks a name as it is typed from it (``FORM_RULES`` ``refuse`` in
+:mod:`core.host.page_contract`, issue 34)."""
 _DEVICE_STEMS = frozenset(
     {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
     | {f"{kind}{digit}" for kind in ("COM", "LPT") for digit in "0123456789\u00b9\u00b2\u00b3"}
@@ -393,7 +412,9 @@ def check_name(text: object, *, max_chars: int = MAX_NAME_CHARS) -> str:
     if not isinstance(text, str) or not text.strip():
         raise Refused(Code.NAME_INVALID, "The name is empty.", field="name")
     if len(text) > max_chars:
-        raise Refused(Code.NAME_INVALID, f"The name is longer than {max_chars} characters.")
+        raise Refused(
+            Code.NAME_INVALID, f"The name is longer than {max_chars} characters.", field="name"
+        )
     problem = _text_problem(text)
     if problem is not None:
         raise Refused(Code.NAME_INVALID, f"The name {problem}.", field="name")
@@ -413,18 +434,7 @@ def check_project_name(text: object) -> str:
     Raises :class:`~core.refusals.Refused` ``name-invalid``.
     """
     name = check_name(text)
-    if name != name.strip():
-        raise Refused(
-            Code.NAME_INVALID,
-            "The name begins or ends with a space; remove the space.",
-            field="name",
-        )
-    ch = next((c for c in name if c in PROJECT_NAME_FORBIDDEN), None)
-    if ch is not None:
-        raise Refused(
-            Code.NAME_INVALID,
-            f"The name holds '{ch}', which would read as a folder separator; a project name "
-            "holds no slash and no backslash.",
-            field="name",
-        )
+    for pattern, sentence in PROJECT_NAME_REFUSED:
+        if re.search(pattern, name):
+            raise Refused(Code.NAME_INVALID, sentence, field="name")
     return name
