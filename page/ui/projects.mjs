@@ -7,7 +7,7 @@ import { acted, guarded, clearAlerts, clearError, showRefusal, submitting } from
 import { LIMITS } from "../contract.gen.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
 import { exportProject as exportZip, importArchive } from "./archive.mjs";
-import { checkAsTyped, refusedAt } from "./validate.mjs";
+import { brokenRule, checkAsTyped, refusedAt } from "./validate.mjs";
 
 export async function renderProjects(node, app) {
   const list = await guarded("Listing projects", () => app.host.call("project.list"));
@@ -157,6 +157,7 @@ export async function renderProjects(node, app) {
                   label: "New name",
                   value: p.name,
                   confirmLabel: "Rename",
+                  check: (typed) => brokenRule("project.rename", "name", typed),
                   act: async (typed) => {
                     name = typed;
                     try {
