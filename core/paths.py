@@ -426,7 +426,8 @@ def check_project_name(text: object) -> str:
     typed for ``project.import``) and return it unchanged: :func:`check_name` (1..200
     characters, no control or bidirectional control, NFC), and no leading or trailing space,
     and no ``/`` or ``\\`` (:data:`PROJECT_NAME_FORBIDDEN`) — a name with a separator reads as
-    a path in the title, the breadcrumb and the export's file name (issue 34). Markup and
+    a path in the title, the breadcrumb and the export's file name (issue 34). These last rules
+    are :data:`PROJECT_NAME_REFUSED`, which the page also checks as the name is typed. Markup and
     ``:*?"<>|`` stay allowed: a display name is shown as its characters, never used as a file
     name (the export makes its download name from it by its own rule). Never applied to a name
     already stored: a project named before this rule opens, lists, exports and imports as it
