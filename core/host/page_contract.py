@@ -22,6 +22,7 @@ Every value is read from the models and constants that enforce it — the same o
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any, get_args
 
@@ -93,7 +94,7 @@ _CHECKS = (
 
 _TYPE_ERRORS = {"string": "string_type", "integer": "int_type", "boolean": "bool_type"}
 
-REFUSED_BY_CORE: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
+REFUSED_BY_CORE: dict[tuple[str, str], tuple[tuple[re.Pattern[str], str], ...]] = {
     ("project.create", "name"): PROJECT_NAME_REFUSED,
     ("project.rename", "name"): PROJECT_NAME_REFUSED,
 }
@@ -136,7 +137,7 @@ def form_rules(name: str) -> dict[str, Any]:
         rules["says"] = says
         refused = REFUSED_BY_CORE.get((name, field))
         if refused:
-            rules["refuse"] = [{"pattern": pattern, "says": said} for pattern, said in refused]
+            rules["refuse"] = [{"pattern": p.pattern, "says": said} for p, said in refused]
         out[field] = rules
     return out
 
