@@ -91,6 +91,7 @@ and ``..`` never passes.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -103,6 +104,7 @@ __all__ = [
     "MAX_PATH_BYTES",
     "MAX_SEGMENT_BYTES",
     "META_DIR",
+    "PROJECT_NAME_REFUSED",
     "TEMP_PREFIX",
     "WINDOWS_FORBIDDEN",
     "PathParser",
@@ -127,9 +129,21 @@ WINDOWS_FORBIDDEN = frozenset('<>:"|?*')
 """Characters Windows refuses in a file name (besides ``/``, ``\\`` and controls, refused for
 every name): a *new* name may not hold them (rule 9, issue 34)."""
 WINDOWS_FORBIDDEN_SAID = '< > : " | ? *'
-PROJECT_NAME_FORBIDDEN = frozenset("/\\")
-"""Characters a project name a person gives may not hold (:func:`check_project_name`): a name
-with a separator reads as a path (in the title, the breadcrumb, the export's file name)."""
+_SEPARATOR_SAID = (
+    "which would read as a folder separator; a project name holds no slash and no backslash."
+)
+PROJECT_NAME_REFUSED: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^\s|\s$"), "The name begins or ends with a space; remove the space."),
+    (re.compile("/"), f"The name holds '/', {_SEPARATOR_SAID}"),
+    (re.compile(r"\\"), f"The name holds '\\', {_SEPARATOR_SAID}"),
+)
+"""The rules a project name a person gives keeps beyond :func:`check_name`, in the order
+:func:`check_project_name` checks them: ``(pattern, sentence)`` — a name the pattern finds
+(``search``) is refused ``name-invalid`` with the sentence. No outer space, and no ``/`` or
+``\\``: a name with a separator reads as a path (in the title, the breadcrumb, the export's
+file name). Each pattern's text compiles the same as a JavaScript ``u`` regular expression.
+The one statement of the rule: the host refuses by it and the page checks a name as it is
+typed from it (``FORM_RULES`` ``refuse`` in :mod:`core.host.page_contract`, issue 34)."""
 _DEVICE_STEMS = frozenset(
     {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
     | {f"{kind}{digit}" for kind in ("COM", "LPT") for digit in "0123456789\u00b9\u00b2\u00b3"}
@@ -393,7 +407,9 @@ def check_name(text: object, *, max_chars: int = MAX_NAME_CHARS) -> str:
     if not isinstance(text, str) or not text.strip():
         raise Refused(Code.NAME_INVALID, "The name is empty.", field="name")
     if len(text) > max_chars:
-        raise Refused(Code.NAME_INVALID, f"The name is longer than {max_chars} characters.")
+        raise Refused(
+            Code.NAME_INVALID, f"The name is longer than {max_chars} characters.", field="name"
+        )
     problem = _text_problem(text)
     if problem is not None:
         raise Refused(Code.NAME_INVALID, f"The name {problem}.", field="name")
@@ -404,8 +420,9 @@ def check_project_name(text: object) -> str:
     """Validate a project name a person gives (``project.create``, ``project.rename``, the name
     typed for ``project.import``) and return it unchanged: :func:`check_name` (1..200
     characters, no control or bidirectional control, NFC), and no leading or trailing space,
-    and no ``/`` or ``\\`` (:data:`PROJECT_NAME_FORBIDDEN`) — a name with a separator reads as
-    a path in the title, the breadcrumb and the export's file name (issue 34). Markup and
+    and no ``/`` or ``\\`` — a name with a separator reads as a path in the title, the
+    breadcrumb and the export's file name (issue 34). These last rules are
+    :data:`PROJECT_NAME_REFUSED`, which the page also checks as the name is typed. Markup and
     ``:*?"<>|`` stay allowed: a display name is shown as its characters, never used as a file
     name (the export makes its download name from it by its own rule). Never applied to a name
     already stored: a project named before this rule opens, lists, exports and imports as it
@@ -413,18 +430,7 @@ def check_project_name(text: object) -> str:
     Raises :class:`~core.refusals.Refused` ``name-invalid``.
     """
     name = check_name(text)
-    if name != name.strip():
-        raise Refused(
-            Code.NAME_INVALID,
-            "The name begins or ends with a space; remove the space.",
-            field="name",
-        )
-    ch = next((c for c in name if c in PROJECT_NAME_FORBIDDEN), None)
-    if ch is not None:
-        raise Refused(
-            Code.NAME_INVALID,
-            f"The name holds '{ch}', which would read as a folder separator; a project name "
-            "holds no slash and no backslash.",
-            field="name",
-        )
+    for pattern, sentence in PROJECT_NAME_REFUSED:
+        if pattern.search(name):
+            raise Refused(Code.NAME_INVALID, sentence, field="name")
     return name

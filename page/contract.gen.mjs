@@ -928,6 +928,20 @@ export const FORM_RULES = Object.freeze({
         "required": "Project name is required.",
         "maxLength": "Project name is too long (at most 1000 characters).",
       }),
+      "refuse": Object.freeze([
+        Object.freeze({
+          "pattern": "^\\s|\\s$",
+          "says": "The name begins or ends with a space; remove the space.",
+        }),
+        Object.freeze({
+          "pattern": "/",
+          "says": "The name holds '/', which would read as a folder separator; a project name holds no slash and no backslash.",
+        }),
+        Object.freeze({
+          "pattern": "\\\\",
+          "says": "The name holds '\\', which would read as a folder separator; a project name holds no slash and no backslash.",
+        }),
+      ]),
     }),
   }),
   "project.rename": Object.freeze({
@@ -950,6 +964,20 @@ export const FORM_RULES = Object.freeze({
         "required": "Project name is required.",
         "maxLength": "Project name is too long (at most 1000 characters).",
       }),
+      "refuse": Object.freeze([
+        Object.freeze({
+          "pattern": "^\\s|\\s$",
+          "says": "The name begins or ends with a space; remove the space.",
+        }),
+        Object.freeze({
+          "pattern": "/",
+          "says": "The name holds '/', which would read as a folder separator; a project name holds no slash and no backslash.",
+        }),
+        Object.freeze({
+          "pattern": "\\\\",
+          "says": "The name holds '\\', which would read as a folder separator; a project name holds no slash and no backslash.",
+        }),
+      ]),
     }),
   }),
 });

@@ -22,6 +22,7 @@ Every value is read from the models and constants that enforce it — the same o
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any, get_args
 
@@ -39,7 +40,7 @@ from core.missions.blocks import MAX_PURPOSE_CHARS
 from core.missions.letters import PHASE_LABELS, PHASE_MEANINGS, PHASES, Capability, Seat
 from core.missions.tray import ACTION_MEANINGS, OPERATOR, PHASE_ACTIONS
 from core.missions.words import CAPABILITY_LABELS, GUIDE, GUIDE_PURPOSE, SEAT_LABELS, glossary
-from core.paths import MAX_NAME_CHARS
+from core.paths import MAX_NAME_CHARS, PROJECT_NAME_REFUSED
 from core.policy import Policy
 from core.projects.batch_write import UPLOAD_BATCH_BYTES, UPLOAD_BATCH_FILES
 from core.protocol import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, PROTOCOL_VERSION
@@ -93,10 +94,21 @@ _CHECKS = (
 
 _TYPE_ERRORS = {"string": "string_type", "integer": "int_type", "boolean": "bool_type"}
 
+REFUSED_BY_CORE: dict[tuple[str, str], tuple[tuple[re.Pattern[str], str], ...]] = {
+    ("project.create", "name"): PROJECT_NAME_REFUSED,
+    ("project.rename", "name"): PROJECT_NAME_REFUSED,
+}
+"""Rules core checks past an argument's schema (``(pattern, sentence)``: a value the pattern
+finds is refused with the sentence), by ``(operation, field)``; they reach the page as the
+field's ``refuse`` list (issue 34: a project name's slash or outer space was said only after
+the call, far from the field)."""
+
 
 def form_rules(name: str) -> dict[str, Any]:
     """Each scalar argument of operation ``name`` → its JSON Schema rules and, per rule, the
-    sentence the host's refusal says when it is broken (:func:`core.secret.field_sentence`).
+    sentence the host's refusal says when it is broken (:func:`core.secret.field_sentence`);
+    a field core checks further (:data:`REFUSED_BY_CORE`) also has ``refuse``: ``[{pattern,
+    says}]``, each a pattern whose match is refused with its sentence.
     The page checks a value as it is typed from these and shows the same words; the host
     still decides (seed 002 §2: the page is never the authority)."""
     model: type[BaseModel] = OPERATIONS[name].args
@@ -123,6 +135,9 @@ def form_rules(name: str) -> dict[str, Any]:
             listed = ", ".join(quoted[:-1]) + " or " + quoted[-1] if len(quoted) > 1 else quoted[0]
             says["enum"] = field_sentence(field, "enum", {"expected": listed}, labels)
         rules["says"] = says
+        refused = REFUSED_BY_CORE.get((name, field))
+        if refused:
+            rules["refuse"] = [{"pattern": p.pattern, "says": said} for p, said in refused]
         out[field] = rules
     return out
 

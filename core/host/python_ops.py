@@ -41,10 +41,12 @@ from core.host.file_ops import DeleteArgs, WriteArgs, walk
 from core.host.operations import Call, Outcome
 from core.model import Contract, NoArgs
 from core.paths import parse_path
-from core.ports import PythonRuntime
+from core.ports import ProjectFiles, PythonRuntime
+from core.projects.many_reads import read_many
 from core.refusals import Code, Refused
 from core.tools.python_requirements import REQUIREMENT_FILES, parse_offline_set, plan_loads
 from core.tools.python_run import (
+    MAX_INPUT_FILE_BYTES,
     RUN_LIMIT_S,
     AppliedChange,
     RunJob,
@@ -301,7 +303,7 @@ async def _run(
         if found.kind == "dir":
             raise Refused(Code.IS_A_DIRECTORY, f"'{path}' is a folder.", field="path")
     inputs = choose_inputs([(w.path, w.size) for w in await walk(files, ())], run=path)
-    given = {p: await files.read(parse_path(p)) for p in inputs.paths}
+    given = await _copy_in(files, inputs.paths)
     events = ctx.services.events
 
     def output(stream: str, text: str) -> None:
@@ -351,6 +353,21 @@ async def _run(
             "applied": sum(1 for a in applied if a.applied),
         },
     )
+
+
+async def _copy_in(files: ProjectFiles, paths: tuple[str, ...]) -> dict[str, bytes]:
+    """The bytes of the chosen inputs ``paths`` (project-relative), path → bytes, read in one
+    call where the adapter reads many (:func:`core.projects.many_reads.read_many`; issue 34: a
+    run of a 2,000-file project read them one call each, 5.5–7.8 s of its ≈ 9 s). A file the
+    batch could not give (gone, or grown past :data:`~core.tools.python_run.MAX_INPUT_FILE_BYTES`
+    since the walk) is read alone, as before: its refusal (``file-not-found``…) ends the run
+    before anything runs, so a run never writes over a file it was not shown."""
+    parsed = [parse_path(p) for p in paths]
+    read = await read_many(files, parsed, MAX_INPUT_FILE_BYTES)
+    return {
+        p: data if isinstance(data, bytes) else await files.read(at)
+        for p, at, data in zip(paths, parsed, read, strict=True)
+    }
 
 
 def _stopped_by(

@@ -75,7 +75,9 @@ export function confirmDialog({
  * `act(text)` (optional) does the act in the dialog (issue 33 item 9: a refusal never arrives
  * after the dialog closed): it resolves `{problem}` — the host's sentence, shown in the dialog,
  * which stays open with the typed text — or `{done}`, and the dialog then closes and resolves
- * `done`. While it runs the buttons wait.
+ * `done`. While it runs the buttons wait. `check(text)` (optional, with `act`): the sentence of
+ * the rule the text breaks, or "" — said under the field as it is typed (from the generated
+ * contract, `brokenRule` of validate.mjs; issue 34), and a broken text is not sent.
  */
 export function promptDialog({
   title,
@@ -84,6 +86,7 @@ export function promptDialog({
   confirmLabel = "Save",
   multiline = false,
   act = null,
+  check = null,
 }) {
   return new Promise((resolve) => {
     const titleId = nextId();
@@ -128,6 +131,13 @@ export function promptDialog({
         input.reportValidity();
         return;
       }
+      const broken = check?.(input.value);
+      if (broken) {
+        problem.textContent = broken;
+        input.setAttribute("aria-invalid", "true");
+        input.focus();
+        return;
+      }
       running = true;
       ok.disabled = true;
       const outcome = await act(input.value);
@@ -143,10 +153,11 @@ export function promptDialog({
       dialog.close("ok");
     };
     input.addEventListener("input", () => {
-      if (problem?.textContent) {
-        problem.textContent = "";
-        input.removeAttribute("aria-invalid");
-      }
+      const broken = (input.value && check?.(input.value)) || "";
+      if (!problem || problem.textContent === broken) return;
+      problem.textContent = broken;
+      if (broken) input.setAttribute("aria-invalid", "true");
+      else input.removeAttribute("aria-invalid");
     });
     // Enter in a one-line field confirms (implicit submission would pick Cancel, the first button)
     if (!multiline)

@@ -7,7 +7,7 @@ import { acted, guarded, clearAlerts, clearError, showRefusal, submitting } from
 import { LIMITS } from "../contract.gen.mjs";
 import { confirmDialog, promptDialog } from "./dialog.mjs";
 import { exportProject as exportZip, importArchive } from "./archive.mjs";
-import { checkAsTyped } from "./validate.mjs";
+import { brokenRule, checkAsTyped, refusedAt } from "./validate.mjs";
 
 export async function renderProjects(node, app) {
   const list = await guarded("Listing projects", () => app.host.call("project.list"));
@@ -31,9 +31,18 @@ export async function renderProjects(node, app) {
       "aria-label": "Create a project",
       onsubmit: async (event) => {
         event.preventDefault();
-        const created = await submitting(createButton, "Creating the project", () =>
-          app.host.call("project.create", { name: nameInput.value }),
-        );
+        // a refusal of the name is said under the field (issue 34); any other in the alerts
+        let refused = null;
+        const created = await submitting(createButton, "Creating the project", async () => {
+          try {
+            return await app.host.call("project.create", { name: nameInput.value });
+          } catch (err) {
+            if (err?.field !== "name") throw err;
+            refused = err;
+            return null;
+          }
+        });
+        if (refused) refusedAt(nameInput, refused);
         if (created) {
           clearAlerts();
           app.openProject(created.result.project.id);
@@ -148,6 +157,7 @@ export async function renderProjects(node, app) {
                   label: "New name",
                   value: p.name,
                   confirmLabel: "Rename",
+                  check: (typed) => brokenRule("project.rename", "name", typed),
                   act: async (typed) => {
                     name = typed;
                     try {

@@ -55,6 +55,8 @@ export class PythonPanel {
     this.seq = 0;
     this.history = [];
     this.back = 0;
+    this.said = ""; // words about the run's start kept first in the status line (the save)
+    this.saying = ""; // what the status line says while the run goes (after `said`)
     listen(app.host);
     active = this;
     // Python loads while the person reads (its frame first, once); a failure is said by Run
@@ -180,6 +182,7 @@ export class PythonPanel {
       row.remove();
       this.stdin = null;
       this.write("input", `${text}\n`);
+      if (this.runId) this.status.textContent = `${this.said}${this.saying}`;
       try {
         await this.app.host.call("python.input", { text }, { human: true });
       } catch (err) {
@@ -201,7 +204,8 @@ export class PythonPanel {
     );
     this.stdin = row;
     this.output.after(row);
-    this.status.textContent = "Python waits for your input (type a line, then Enter).";
+    // the save before the run stays said, first (issue 34: input() replaced "Saved x.py first.")
+    this.status.textContent = `${this.said}Python waits for your input (type a line, then Enter).`;
     field.focus();
   }
 
@@ -265,6 +269,8 @@ export class PythonPanel {
     const run = `r${Date.now().toString(36)}${++this.seq}`;
     this.runId = run;
     active = this;
+    this.said = said;
+    this.saying = saying.slice(said.length);
     this.#running(true);
     this.status.textContent = saying;
     const started = performance.now();

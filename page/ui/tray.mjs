@@ -162,9 +162,22 @@ export class Tray {
       ? document.activeElement?.dataset?.key
       : null;
     document.documentElement.dataset.tray = this.open ? "open" : "closed";
+    // an open tray with nothing to show is narrow (issue 34: empty, it took 30 % of 1280 px);
+    // while the missions load it keeps the width it had, so it changes once
+    const empty = this.#isEmpty();
+    if (empty !== null) this.empty = empty;
+    document.documentElement.toggleAttribute("data-tray-empty", this.open && this.empty === true);
     this.node.dataset.open = String(this.open);
     replace(this.node, this.open ? this.renderOpen() : this.renderClosed());
     if (focusKey) this.node.querySelector(`[data-key="${CSS.escape(focusKey)}"]`)?.focus();
+  }
+
+  /** True when the tray shows no mission (no project, or a project — local or remote — with
+   * none), false when it shows some, null while that is not known yet (loading). */
+  #isEmpty() {
+    if (this.viewing) return this.remote ? !this.remote.cards.length : null;
+    if (!this.project) return true;
+    return this.view ? !this.view.cards.length : null;
   }
 
   toggleButton() {

@@ -2,8 +2,9 @@
 // the generated contract module holds each argument's JSON Schema rules and, per rule, the
 // very sentence the host's refusal says. No rule is written here; the host still decides.
 
-import { el } from "../dom.mjs";
+import { el, replace } from "../dom.mjs";
 import { FORM_RULES } from "../contract.gen.mjs";
+import { refusalParts } from "./alerts.mjs";
 
 /** The sentence for the first rule `value` breaks (a string as typed), or "" when it keeps
  * them all. Numbers are read as the host would read them. */
@@ -25,6 +26,9 @@ export function brokenRule(op, field, value) {
   if (rules.maxLength !== undefined && length > rules.maxLength) return says.maxLength;
   if (rules.pattern !== undefined && !new RegExp(rules.pattern, "u").test(value))
     return says.pattern;
+  // rules core checks past the schema: a value a pattern finds is refused with its sentence
+  for (const refused of rules.refuse ?? [])
+    if (new RegExp(refused.pattern, "u").test(value)) return refused.says;
   return "";
 }
 
@@ -47,4 +51,15 @@ export function checkAsTyped(input, op, field, { transform = (v) => v } = {}) {
   input.addEventListener("input", () => check(true));
   input.addEventListener("invalid", () => check(false));
   return said;
+}
+
+/** The host refused what `input` (a field set up by `checkAsTyped`) holds: its sentence and
+ * code show under the field — where the person looks, not in the alerts region above the page
+ * (issue 34) — the field is marked invalid and takes the focus. The next keystroke checks
+ * again. */
+export function refusedAt(input, refusal) {
+  const said = document.getElementById(`${input.id}-rule`);
+  if (said) replace(said, refusalParts(refusal, { fallback: "internal-error" }));
+  input.setAttribute("aria-invalid", "true");
+  input.focus();
 }

@@ -15,7 +15,8 @@ import pytest
 from core.custody.peer_admin import ENV_NAME_PATTERN
 from core.host.page_contract import page_contract, render
 from core.missions.letters import PHASES
-from core.refusals import REFUSALS
+from core.paths import check_project_name
+from core.refusals import REFUSALS, Refused
 from worker.sitebuild.site import write_page_contract
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,3 +95,46 @@ def test_the_environment_pattern_means_the_same_in_the_page_and_in_core() -> Non
         ["node", "-e", script], capture_output=True, text=True, timeout=30, check=True
     )
     assert json.loads(done.stdout) == [re.fullmatch(ENV_NAME_PATTERN, n) is not None for n in names]
+
+
+def test_a_project_name_is_checked_as_typed_by_the_rule_the_host_refuses_by() -> None:
+    """Issue 34: a project name with a slash, a backslash or an outer space was refused only
+    after the call. The page's own check (``brokenRule`` of page/ui/validate.mjs, from the
+    generated contract) says, for every name, exactly the sentence the host's refusal says —
+    or nothing where the host admits it."""
+    names = [
+        "a/b",
+        "a\\b",
+        "a/b\\c",
+        " DEMO",
+        "DEMO ",
+        "\u00a0nbsp",
+        "wide\u3000",
+        "in side",
+        "Q3 plan: <b>*?</b>",
+        "ok",
+    ]
+
+    def host_says(name: str) -> str:
+        try:
+            check_project_name(name)
+        except Refused as refused:
+            return refused.message
+        return ""
+
+    script = (
+        "const { brokenRule } = await import('./page/ui/validate.mjs');"
+        f"for (const op of ['project.create', 'project.rename'])"
+        f" console.log(JSON.stringify({json.dumps(names)}.map((n) => brokenRule(op, 'name', n))));"
+    )
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+        cwd=ROOT,
+    )
+    expected = [host_says(n) for n in names]
+    assert expected[0] and expected[-1] == ""
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [expected, expected]
