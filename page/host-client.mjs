@@ -393,6 +393,9 @@ export class HostClient extends EventTarget {
       if (chunk === null) waiter.received += Number(data.bytes) || 0;
       else waiter.received += chunk instanceof Blob ? chunk.size : chunk.byteLength;
       waiter.onChunk?.(waiter.received, chunk);
+    } else if (data.kind === "head") {
+      // a streamed call's archive: its name and its files' bytes, before its first chunk
+      this.#waiting.get(data.id)?.onHead?.({ filename: data.filename, bytes: data.bytes });
     } else if (data.kind === "answer") {
       const answer = JSON.parse(data.text);
       const id = data.id ?? answer.id;
@@ -416,7 +419,14 @@ export class HostClient extends EventTarget {
   #post(
     id,
     text,
-    { body = null, attachment = null, onChunk = null, signal = null, sink = null } = {},
+    {
+      body = null,
+      attachment = null,
+      onChunk = null,
+      onHead = null,
+      signal = null,
+      sink = null,
+    } = {},
   ) {
     return new Promise((resolve, reject) => {
       if (this.state === "error") {
@@ -426,7 +436,15 @@ export class HostClient extends EventTarget {
         return;
       }
       const streamed = signal !== null;
-      this.#waiting.set(id, { resolve, reject, onChunk, chunks: [], received: 0, streamed });
+      this.#waiting.set(id, {
+        resolve,
+        reject,
+        onChunk,
+        onHead,
+        chunks: [],
+        received: 0,
+        streamed,
+      });
       const transfer = body ? [body] : [];
       if (attachment instanceof MessagePort) transfer.push(attachment);
       const message = { kind: "call", id, text, body, attachment };
@@ -467,6 +485,8 @@ export class HostClient extends EventTarget {
    * MessagePort: a streamed download's, page/download.mjs; issue 34, round 42) the chunks go
    * from the host worker straight to `sink` (ArrayBuffers, then {end: true} when the answer is
    * ok, else {end: false}) and never reach this page: `onChunk(bytesSoFar, null)` counts them.
+   * A streamed call's `onHead({filename, bytes})` hears, before its first chunk, the name its
+   * archive is saved under and its files' bytes (round 42).
    */
   call(
     op,
@@ -476,6 +496,7 @@ export class HostClient extends EventTarget {
       human = false,
       attachment = null,
       onChunk = null,
+      onHead = null,
       signal = null,
       sink = null,
     } = {},
@@ -483,7 +504,14 @@ export class HostClient extends EventTarget {
     const id = `p${++this.#next}`;
     const message = { v: PROTOCOL_VERSION, id, op, args };
     if (human) message.origin = HUMAN_UI;
-    return this.#post(id, JSON.stringify(message), { body, attachment, onChunk, signal, sink });
+    return this.#post(id, JSON.stringify(message), {
+      body,
+      attachment,
+      onChunk,
+      onHead,
+      signal,
+      sink,
+    });
   }
 
   /** Post raw `text` (any string) under the transport id `id`, with an optional body (tests). */

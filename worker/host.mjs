@@ -47,6 +47,9 @@
 //                                                      (data: an ArrayBuffer or a Blob); a
 //                                                      call with a sink: {kind: "chunk", id,
 //                                                      bytes} (the size sent on the sink)
+//                {kind: "head", id, filename, bytes}  a streamed call's archive: the name it
+//                                                      is saved under and its files' bytes,
+//                                                      before its first chunk (round 42)
 //                {kind: "answer", id, text, body?, attachment?}  exactly one per call; `id`
 //                                                      is the call's own (transport) id
 //                {kind: "broken", id, message}         a call could not be answered: the page
@@ -318,6 +321,10 @@ async function relay(
       // read by the byte path (worker/byte-path.mjs, streamOf) when Python hands it this emit
       emit.streamed = true;
       emit.signal = dropped.signal;
+      // the archive's name and its files' bytes, said by Python before the first byte
+      // (browser_host/byte_path.py WorkerSink.announce): the download opens under it
+      emit.head = (filename, bytes) =>
+        reply({ kind: "head", id, filename: String(filename), bytes: Number(bytes) });
     }
     const over = overBound(answerer, text, bytes);
     const [answer, out, handed] = over

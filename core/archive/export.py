@@ -65,7 +65,7 @@ from core.archive.zipformat import (
 )
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
-from core.ports import FileRelay, ProjectFiles, Relayed, RelayItem, Sink
+from core.ports import AnnouncedSink, FileRelay, ProjectFiles, Relayed, RelayItem, Sink
 from core.projects.read_through import WALK_FOLDERS, many_lister
 from core.refusals import Code, Refused
 from core.time import instant_iso
@@ -345,6 +345,11 @@ class ArchiveExport:
         self._started = True
         self._relay.begin(self._files, sink)  # it may get ready while the project is walked
         found, left_out = await _walk(self._files, self._folder)
+        if isinstance(sink, AnnouncedSink):  # before the first byte (issue 34, round 42)
+            sink.announce(
+                archive_filename(self._source.name, self._folder),
+                sum(f.size for f in found if not f.folder),
+            )
         pending: list[bytes] = []  # bytes made here, not yet handed out
         held = 0
         offset = 0
