@@ -67,6 +67,14 @@ class WorkerSink:
         """Post ``chunk`` (bytes made in Python) to the page."""
         self.emit(to_js(chunk))
 
+    def announce(self, filename: str, file_bytes: int) -> None:
+        """An :class:`~core.ports.AnnouncedSink`: hand the archive's name and its files' bytes
+        to the call's ``emit.head`` (``worker/host.mjs``: a streamed download's call, issue 34
+        round 42), which tells the page before the first byte; nothing where there is none."""
+        head = getattr(self.emit, "head", None)
+        if head is not None:
+            head(filename, file_bytes)
+
     def pass_through(self, chunk: object) -> None:
         """Post ``chunk``, a JS ``Uint8Array`` a channel adapter holds (a remote's chunk,
         :class:`core.ports.PassThroughSink`; issue 34), to the page as it is: never copied

@@ -19,6 +19,7 @@ from core.model import Contract
 from core.paths import ProjectPath
 
 __all__ = [
+    "AnnouncedSink",
     "AuditKey",
     "AuditSink",
     "CachesListings",
@@ -296,6 +297,24 @@ class PassThroughSink(Protocol):
 
     def pass_through(self, chunk: object) -> None:
         """Relay the transport's own chunk object (opaque to core) as it is."""
+        ...
+
+
+@runtime_checkable
+class AnnouncedSink(Protocol):
+    """A :data:`Sink` that is told, before an archive's first byte, the name the archive is
+    saved under and how many bytes its files hold (issue 34, round 42: the page's streamed
+    download opens under the host's name, and shows its progress, without a walk of its own —
+    that second walk of the project was a third of the export's time).
+    ``announce(filename, file_bytes)`` is called once, synchronously, after the export's walk;
+    ``file_bytes`` counts the files' bytes only (not the zip's headers)."""
+
+    async def __call__(self, chunk: bytes) -> None:
+        """Relay ``chunk``."""
+        ...
+
+    def announce(self, filename: str, file_bytes: int) -> None:
+        """Say the archive's download name and its files' total bytes."""
         ...
 
 

@@ -124,6 +124,53 @@ def test_the_streamed_download_is_the_blob_archive_byte_for_byte_and_its_url_ans
     host.assert_clean()
 
 
+CHUNKS_SEEN = """
+() => {
+  // every message the page's workers posted to it (e2e/hostpage.py records them): a call's
+  // chunk carrying bytes (`data`), or only their count (`bytes`)
+  let chunks = 0, withBytes = 0, counted = 0;
+  for (const text of window.__received) {
+    let m;
+    try { m = JSON.parse(text); } catch { continue; }
+    if (m?.kind !== "chunk") continue;
+    chunks += 1;
+    if ("data" in m) withBytes += 1;
+    else counted += Number(m.bytes) || 0;
+  }
+  return { chunks, withBytes, counted };
+}
+"""
+
+
+def test_the_streamed_exports_bytes_go_from_the_host_worker_to_the_download_never_through_the_page(
+    served_context: BrowserContext, static_server: str, tmp_path: Path
+) -> None:
+    """Issue 34, round 42: the streamed export's bytes go host worker → service worker on a
+    port the page handed over; the page's thread is told only how many bytes went (its
+    progress), and not one chunk of them reaches it — yet the saved file is the archive."""
+    host = _controlled_host(served_context, static_server)
+    page = host.page
+    pid = _project(host, "Straight through", 3, 9)
+    button = _export_button(host, pid)
+    with page.expect_download(timeout=120_000) as caught:
+        page.click(button)
+    download = caught.value
+    saved = tmp_path / "straight.zip"
+    download.save_as(saved)
+    assert download.failure() is None
+    assert download.suggested_filename == "Straight through.zip"  # named by the host
+    page.locator("#alerts .alert-info", has_text="streamed into the saved file").wait_for()
+    seen = page.evaluate(CHUNKS_SEEN)
+    assert seen["withBytes"] == 0  # no byte of the archive crossed the page's thread
+    assert seen["chunks"] > 0 and seen["counted"] == saved.stat().st_size  # only their sizes
+    page.locator("#archive-progress", has_text="— done").wait_for()
+
+    blob = page.evaluate(BLOB_EXPORT, [pid])  # the same project through the Blob path
+    assert saved.stat().st_size == blob["size"] > 27 * MB
+    assert _sha256(saved) == blob["sha256"]
+    host.assert_clean()
+
+
 def test_a_cancelled_download_leaves_no_file_stops_the_export_and_frees_the_host(
     served_context: BrowserContext, static_server: str
 ) -> None:

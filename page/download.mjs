@@ -1,10 +1,13 @@
 // A streamed download (issue 34; docs/archives.md §4, "Where the bytes go"): the bytes a call
-// streams go from the host worker through this page into a ReadableStream the site's service
-// worker (page/sw.js) answers a one-time download URL with — the file is written as the bytes
-// come, never gathered into Blobs. Thin: what is saved, and under which name, is the host's;
-// here bytes are only moved. Where no service worker controls the page, or the browser cannot
-// transfer a stream, `streamedDownload` answers null and the caller saves a Blob instead
-// (page/dom.mjs downloadBlob).
+// streams go into a stream the site's service worker (page/sw.js) answers a one-time download
+// URL with — the file is written as the bytes come, never gathered into Blobs. Since round 42
+// the bytes travel on a MessagePort (`sink`) whose other end the service worker holds: the
+// page hands `sink` to the host worker (page/host-client.mjs, a streamed call's `sink`), so the
+// archive goes host worker → service worker and never crosses this page's thread; the page may
+// also write to it itself (`write`, the bench's bare floors). Thin: what is saved, and under
+// which name, is the host's; here bytes are only moved. Where no service worker controls the
+// page, `streamedDownload` answers null and the caller saves a Blob instead (page/dom.mjs
+// downloadBlob).
 
 import { el } from "./dom.mjs";
 
@@ -15,37 +18,34 @@ const REGISTER_WAIT_MS = 3_000;
 const ALIVE_EVERY_MS = 10_000;
 
 /**
- * Start a streamed download saved as `name` (the host's `archive_filename`). Resolves null
- * where it cannot be streamed (no controlling service worker, no transferable streams, no
- * answer in time); else a download already started in a hidden frame:
- *   {write(ArrayBuffer), close(), fail(reason), signal, saved}
- * `write` queues bytes in order; `close` ends the file; `fail` makes the browser fail the
- * download (no file is left: the browser removes its partial one); `signal` (an AbortSignal)
- * aborts when the person cancelled the download, or the browser stopped reading it; `saved`
- * resolves true once the download has read the last byte after `close`, false when it stopped
- * early. The URL is single-use and expires (page/sw.js).
+ * Register a streamed download with the controlling service worker. Resolves null where it
+ * cannot be streamed (no controlling service worker, no answer in time); else
+ *   {handOff(), open(name), write(ArrayBuffer), close(), fail(reason), signal, saved}
+ * `handOff()` answers the MessagePort the bytes go on, to be transferred to the worker that
+ * makes them (it posts ArrayBuffers, transferred, then {end: true} after the last, or
+ * {end: false}); `write` and `close` do nothing after it. Else this page writes them: `write`
+ * queues bytes in order (transferred) and `close` ends the file.
+ * `open(name)` starts the download in a hidden frame, saved as `name` (the host's
+ * `archive_filename`) — bytes may be posted before: they wait in the service worker. With
+ * `name` given here, it is opened at once. `fail` makes the browser fail the download (no
+ * file is left: the browser removes its partial one); `signal` (an AbortSignal) aborts when
+ * the person cancelled the download, or the browser stopped reading it; `saved` resolves true
+ * once the download has read the last byte, false when it stopped early. The URL is
+ * single-use and expires (page/sw.js).
  */
-export async function streamedDownload(name) {
+export async function streamedDownload(name = null) {
   const worker = navigator.serviceWorker?.controller;
-  if (!worker || typeof ReadableStream !== "function") return null;
+  if (!worker || typeof MessageChannel !== "function") return null;
   const stopped = new AbortController();
-  let source = null;
-  const stream = new ReadableStream({
-    start(controller) {
-      source = controller;
-    },
-    cancel() {
-      stopped.abort();
-    },
-  });
-  const channel = new MessageChannel();
+  const control = new MessageChannel();
+  const bytes = new MessageChannel();
   let savedAs;
   const saved = new Promise((resolve) => {
     savedAs = resolve;
   });
   const url = await new Promise((resolve) => {
     const timer = setTimeout(() => resolve(null), REGISTER_WAIT_MS);
-    channel.port1.onmessage = (event) => {
+    control.port1.onmessage = (event) => {
       const data = event.data ?? {};
       if ("url" in data) {
         clearTimeout(timer);
@@ -55,44 +55,51 @@ export async function streamedDownload(name) {
         savedAs(data.done === true);
       }
     };
-    try {
-      worker.postMessage({ kind: "download", name, stream }, [stream, channel.port2]);
-    } catch {
-      clearTimeout(timer); // streams cannot be transferred here
-      resolve(null);
-    }
+    const message = { kind: "download", bytes: bytes.port1 };
+    if (typeof name === "string") message.name = name;
+    worker.postMessage(message, [control.port2, bytes.port1]);
   });
   if (url === null) {
-    channel.port1.close();
+    control.port1.close();
+    bytes.port2.close();
     return null;
   }
   const alive = setInterval(() => worker.postMessage({ kind: "download-alive" }), ALIVE_EVERY_MS);
+  let frame = null;
   saved.finally(() => {
     clearInterval(alive);
-    channel.port1.close();
-    setTimeout(() => frame.remove(), 1_000);
+    control.port1.close();
+    setTimeout(() => frame?.remove(), 1_000);
   });
-  const frame = el("iframe", {
-    src: url,
-    hidden: true,
-    title: "download",
-    class: "download-frame",
-  });
-  document.body.appendChild(frame);
-  let open = true;
+  const open = (named) => {
+    if (frame !== null || stopped.signal.aborted) return;
+    control.port1.postMessage({ name: String(named) });
+    frame = el("iframe", { src: url, hidden: true, title: "download", class: "download-frame" });
+    document.body.appendChild(frame);
+  };
+  if (typeof name === "string") open(name);
+  let writing = true; // this page writes the bytes (not handed off, not closed)
+  let failed = false;
   return {
+    handOff() {
+      writing = false;
+      return bytes.port2;
+    },
+    open,
     write(buffer) {
-      if (open && !stopped.signal.aborted) source.enqueue(new Uint8Array(buffer));
+      if (writing && !stopped.signal.aborted) bytes.port2.postMessage(buffer, [buffer]);
     },
     close() {
-      if (!open) return;
-      open = false;
-      if (!stopped.signal.aborted) source.close();
+      if (!writing) return;
+      writing = false;
+      if (!stopped.signal.aborted) bytes.port2.postMessage({ end: true });
     },
     fail(reason) {
-      if (!open) return;
-      open = false;
-      source.error(new Error(String(reason)));
+      if (failed) return;
+      failed = true;
+      writing = false;
+      control.port1.postMessage({ fail: String(reason) });
+      if (frame === null) savedAs(false); // never opened: nothing to wait for
     },
     signal: stopped.signal,
     saved,

@@ -386,9 +386,16 @@ export class HostClient extends EventTarget {
     } else if (data.kind === "chunk") {
       const waiter = this.#waiting.get(data.id);
       if (!waiter) return;
-      if (!waiter.streamed) waiter.chunks.push(data.data);
-      waiter.received += data.data instanceof Blob ? data.data.size : data.data.byteLength;
-      waiter.onChunk?.(waiter.received, data.data);
+      if (!waiter.streamed && data.data) waiter.chunks.push(data.data);
+      // a streamed call with a sink (issue 34, round 42): its bytes went to the sink, and only
+      // their count comes here (`bytes`, no `data`)
+      const chunk = data.data ?? null;
+      if (chunk === null) waiter.received += Number(data.bytes) || 0;
+      else waiter.received += chunk instanceof Blob ? chunk.size : chunk.byteLength;
+      waiter.onChunk?.(waiter.received, chunk);
+    } else if (data.kind === "head") {
+      // a streamed call's archive: its name and its files' bytes, before its first chunk
+      this.#waiting.get(data.id)?.onHead?.({ filename: data.filename, bytes: data.bytes });
     } else if (data.kind === "answer") {
       const answer = JSON.parse(data.text);
       const id = data.id ?? answer.id;
@@ -409,7 +416,18 @@ export class HostClient extends EventTarget {
     }
   }
 
-  #post(id, text, { body = null, attachment = null, onChunk = null, signal = null } = {}) {
+  #post(
+    id,
+    text,
+    {
+      body = null,
+      attachment = null,
+      onChunk = null,
+      onHead = null,
+      signal = null,
+      sink = null,
+    } = {},
+  ) {
     return new Promise((resolve, reject) => {
       if (this.state === "error") {
         reject(
@@ -418,12 +436,24 @@ export class HostClient extends EventTarget {
         return;
       }
       const streamed = signal !== null;
-      this.#waiting.set(id, { resolve, reject, onChunk, chunks: [], received: 0, streamed });
+      this.#waiting.set(id, {
+        resolve,
+        reject,
+        onChunk,
+        onHead,
+        chunks: [],
+        received: 0,
+        streamed,
+      });
       const transfer = body ? [body] : [];
       if (attachment instanceof MessagePort) transfer.push(attachment);
       const message = { kind: "call", id, text, body, attachment };
       if (streamed) {
         message.stream = true;
+        if (sink instanceof MessagePort) {
+          message.sink = sink;
+          transfer.push(sink);
+        }
         signal.addEventListener("abort", () => this.#drop(id), { once: true });
       }
       if (this.#held)
@@ -451,17 +481,37 @@ export class HostClient extends EventTarget {
    * With `signal` (an AbortSignal; issue 34, a streamed download) the call is streamed: its
    * chunks are ArrayBuffers handed only to `onChunk`, never gathered (`stream` is null), and
    * aborting `signal` drops it — the host posts no more chunks and stops reading; the answer
-   * (a refusal, once dropped mid-way) still settles the promise.
+   * (a refusal, once dropped mid-way) still settles the promise. With `signal` and `sink` (a
+   * MessagePort: a streamed download's, page/download.mjs; issue 34, round 42) the chunks go
+   * from the host worker straight to `sink` (ArrayBuffers, then {end: true} when the answer is
+   * ok, else {end: false}) and never reach this page: `onChunk(bytesSoFar, null)` counts them.
+   * A streamed call's `onHead({filename, bytes})` hears, before its first chunk, the name its
+   * archive is saved under and its files' bytes (round 42).
    */
   call(
     op,
     args = {},
-    { body = null, human = false, attachment = null, onChunk = null, signal = null } = {},
+    {
+      body = null,
+      human = false,
+      attachment = null,
+      onChunk = null,
+      onHead = null,
+      signal = null,
+      sink = null,
+    } = {},
   ) {
     const id = `p${++this.#next}`;
     const message = { v: PROTOCOL_VERSION, id, op, args };
     if (human) message.origin = HUMAN_UI;
-    return this.#post(id, JSON.stringify(message), { body, attachment, onChunk, signal });
+    return this.#post(id, JSON.stringify(message), {
+      body,
+      attachment,
+      onChunk,
+      onHead,
+      signal,
+      sink,
+    });
   }
 
   /** Post raw `text` (any string) under the transport id `id`, with an optional body (tests). */

@@ -36,12 +36,18 @@
 // - message "claim": control the pages now (the page asks when it was loaded without this
 //   worker — a hard reload — before it starts its host worker: page/sw-register.mjs).
 // - streamed downloads (issue 34; docs/archives.md §4, "Where the bytes go"): a page this worker
-//   controls posts {kind: "download", name} with a ReadableStream (transferred) and a port;
-//   this worker answers on the port {url}: DOWNLOADS + a fresh 128-bit random token, which it
-//   answers ONCE, within DOWNLOAD_TTL_MS, with the stream as an attachment named `name`. A
-//   token asked again, expired, unknown, or whose page is gone is answered 404 with no body,
-//   never from the network. The port is told {done: true} when the download has read the
-//   last byte, {done: false} when it stopped early (cancelled, failed, expired). The token
+//   controls posts {kind: "download", name} with a port (the control port) and the download's
+//   bytes: a ReadableStream (transferred), or a second MessagePort (`bytes`, issue 34 round
+//   42) whose other end the page hands to whoever makes the bytes — the host worker, so the
+//   archive goes worker → this worker and never crosses the page's thread. On that port come
+//   ArrayBuffers (transferred), then {end: true} (the last byte) or {end: false} (failed).
+//   `name` may come later, as {name} on the control port: the URL is answered once it has.
+//   This worker answers on the control port {url}: DOWNLOADS + a fresh 128-bit random token,
+//   which it answers ONCE, within DOWNLOAD_TTL_MS, with the stream as an attachment named
+//   `name`. A token asked again, expired, unknown, or whose page is gone is answered 404 with
+//   no body, never from the network. {fail} on the control port fails the download (the
+//   browser keeps no partial file). The port is told {done: true} when the download has read
+//   the last byte, {done: false} when it stopped early (cancelled, failed, expired). The token
 //   carries nothing but itself; no secret ever passes here (the archive's bytes only).
 //
 // Scope: this file sits in the site's root folder, so its scope is that folder, whatever path
@@ -85,16 +91,71 @@ function attachment(name) {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
 
+/** A ReadableStream of the chunks posted on `bytes` (a MessagePort): each ArrayBuffer, until
+ * {end: true} closes it or {end: false} fails it; cancelling it closes the port. Also
+ * answers `fail(reason)`, which fails it. */
+function portStream(bytes) {
+  let source = null;
+  let open = true;
+  const stop = () => {
+    open = false;
+    bytes.onmessage = null;
+    bytes.close();
+  };
+  const stream = new ReadableStream({
+    start(controller) {
+      source = controller;
+      bytes.onmessage = (event) => {
+        const data = event.data;
+        if (!open) return;
+        if (data instanceof ArrayBuffer) controller.enqueue(new Uint8Array(data));
+        else if (data?.end === true) {
+          stop();
+          controller.close();
+        } else if (data?.end === false) {
+          stop();
+          controller.error(new Error(String(data.why ?? "the download failed")));
+        }
+      };
+    },
+    cancel() {
+      stop();
+    },
+  });
+  const fail = (reason) => {
+    if (!open) return;
+    stop();
+    source.error(new Error(String(reason)));
+  };
+  return { stream, fail };
+}
+
 /** Register `stream` (a ReadableStream of Uint8Array/ArrayBuffer chunks) as a download named
- * `name` for the page `owner`; answers {url} on `port`. */
-function registerDownload(stream, name, owner, port) {
+ * `name` (null: said later, {name} on `port`) for the page `owner`; answers {url} on `port`.
+ * `fail` (or null) fails the stream when the page says {fail} on `port`. */
+function registerDownload(stream, name, owner, port, fail = null) {
   const token = freshToken();
-  const timer = setTimeout(() => {
+  let named;
+  const entry = { stream, name, owner, port, timer: null, named: null };
+  entry.named =
+    name !== null
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          named = resolve;
+        });
+  port.onmessage = (event) => {
+    const data = event.data ?? {};
+    if (typeof data.name === "string" && entry.name === null) {
+      entry.name = data.name || "download.zip";
+      named();
+    } else if ("fail" in data) fail?.(data.fail);
+  };
+  entry.timer = setTimeout(() => {
     if (!downloads.delete(token)) return;
     stream.cancel("the download was not started in time").catch(() => {});
     port.postMessage({ done: false, why: "expired" });
   }, DOWNLOAD_TTL_MS);
-  downloads.set(token, { stream, name, owner, port, timer });
+  downloads.set(token, entry);
   port.postMessage({ url: DOWNLOADS + token });
 }
 
@@ -106,6 +167,9 @@ async function answerDownload(url) {
   const gone = () => new Response(null, { status: 404, headers: { "Cache-Control": "no-store" } });
   if (!entry) return gone();
   clearTimeout(entry.timer);
+  // a page opens the URL only once it has said the name; should it never, the fallback name
+  await Promise.race([entry.named, new Promise((resolve) => setTimeout(resolve, DOWNLOAD_TTL_MS))]);
+  entry.name ??= "download.zip";
   if (!(await self.clients.get(entry.owner))) {
     entry.stream.cancel("its page is gone").catch(() => {});
     return gone();
@@ -197,10 +261,17 @@ self.addEventListener("message", (event) => {
   if (event.data === "claim") event.waitUntil(self.clients.claim());
   const data = event.data;
   const port = event.ports?.[0];
-  if (data?.kind === "download" && data.stream instanceof ReadableStream && port) {
+  const fed = data?.stream instanceof ReadableStream || data?.bytes instanceof MessagePort;
+  if (data?.kind === "download" && fed && port) {
     const owner = event.source?.id;
-    if (typeof owner !== "string" || event.origin !== ROOT.origin) port.postMessage({ url: null });
-    else registerDownload(data.stream, String(data.name || "download.zip"), owner, port);
+    const name = typeof data.name === "string" ? data.name || "download.zip" : null;
+    if (typeof owner !== "string" || event.origin !== ROOT.origin) {
+      port.postMessage({ url: null });
+      data.bytes?.close();
+    } else if (data.bytes instanceof MessagePort) {
+      const { stream, fail } = portStream(data.bytes);
+      registerDownload(stream, name, owner, port, fail);
+    } else registerDownload(data.stream, name ?? "download.zip", owner, port);
   }
   // data?.kind === "download-alive": a streamed download still running; the message itself
   // keeps this worker alive (a browser may stop an idle one mid-download)

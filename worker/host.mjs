@@ -4,10 +4,15 @@
 //
 // Page → worker: {kind: "page", id}     the id of the page that started this worker, whose
 //                                        lock `voicebox-page-<id>` it holds for its life
-//                {kind: "call", id, text, body?: ArrayBuffer, attachment?, stream?}  one
-//                                        request; `stream: true` (issue 34, a streamed
+//                {kind: "call", id, text, body?: ArrayBuffer, attachment?, stream?, sink?}
+//                                        one request; `stream: true` (issue 34, a streamed
 //                                        download): its chunks come as ArrayBuffers, never
-//                                        Blobs, and it may be dropped
+//                                        Blobs, and it may be dropped; with `sink` (a
+//                                        MessagePort whose other end the site's service
+//                                        worker holds, page/download.mjs; round 42) they go
+//                                        on `sink`, transferred, never to the page — then
+//                                        {end: true} on it when the answer is ok, else
+//                                        {end: false} — and the page gets only their sizes
 //                {kind: "drop", id}      the streamed call `id` is no longer wanted (its
 //                                        download was cancelled): no more chunks are posted,
 //                                        the export's reading stops before its next file and
@@ -39,7 +44,12 @@
 //                {kind: "fatal", code, message, file?}  boot failed; nothing will answer
 //                {kind: "watching", lock} / {kind: "pong", n}
 //                {kind: "chunk", id, data}             streaming answers, before their answer
-//                                                      (data: an ArrayBuffer or a Blob)
+//                                                      (data: an ArrayBuffer or a Blob); a
+//                                                      call with a sink: {kind: "chunk", id,
+//                                                      bytes} (the size sent on the sink)
+//                {kind: "head", id, filename, bytes}  a streamed call's archive: the name it
+//                                                      is saved under and its files' bytes,
+//                                                      before its first chunk (round 42)
 //                {kind: "answer", id, text, body?, attachment?}  exactly one per call; `id`
 //                                                      is the call's own (transport) id
 //                {kind: "broken", id, message}         a call could not be answered: the page
@@ -117,20 +127,26 @@ function take(data, reply, side = null) {
     if (data.attachment instanceof MessagePort && opOf(text) === "python.connect")
       reply = runtimeTaken(reply, side);
     let dropped = null;
+    let sink = null;
     if (data.stream === true) {
       dropped = new AbortController();
       if (!streams.has(side)) streams.set(side, new Map());
       streams.get(side).set(data.id, dropped);
+      if (data.sink instanceof MessagePort) sink = data.sink;
       const answerOnce = reply;
       reply = (message, transfer = []) => {
         if (message.kind === "answer" || message.kind === "broken") {
           streams.get(side)?.delete(data.id);
           if (streams.get(side)?.size === 0) streams.delete(side);
+          // the sink's stream ends before the page hears the answer: the last byte is there
+          const ok = message.kind === "answer" && parsed(message.text)?.ok === true;
+          sink?.postMessage(ok && !dropped.signal.aborted ? { end: true } : { end: false });
+          sink?.close();
         }
         answerOnce(message, transfer);
       };
-    }
-    const call = { ...data, text, reply, dropped };
+    } else data.sink?.close?.();
+    const call = { ...data, text, reply, dropped, sink };
     if (bridge) relay(bridge, call);
     else pending.push(call);
   }
@@ -278,15 +294,24 @@ async function answered(answerer, text, bytes, attachment, emit) {
   }
 }
 
-async function relay(answerer, { id, text, body, attachment, reply = post, dropped = null }) {
+async function relay(
+  answerer,
+  { id, text, body, attachment, reply = post, dropped = null, sink = null },
+) {
   try {
     const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : null;
     // A streaming answer's chunks go to the page as they come: bytes transferred, not copied;
     // a Blob (the byte path's, worker/byte-path.mjs) posted as it is, a reference. A streamed
-    // call's (issue 34) are ArrayBuffers only, and none is posted once it was dropped.
+    // call's (issue 34) are ArrayBuffers only, and none is posted once it was dropped; with a
+    // sink (round 42) they go there, and the page is told only their size.
     const emit = (chunk) => {
       if (dropped?.signal.aborted) return;
-      if (chunk instanceof Blob) reply({ kind: "chunk", id, data: chunk });
+      if (sink !== null && !(chunk instanceof Blob)) {
+        const buffer = owned(chunk);
+        const bytes = buffer.byteLength;
+        sink.postMessage(buffer, [buffer]);
+        reply({ kind: "chunk", id, bytes });
+      } else if (chunk instanceof Blob) reply({ kind: "chunk", id, data: chunk });
       else {
         const buffer = owned(chunk);
         reply({ kind: "chunk", id, data: buffer }, [buffer]);
@@ -296,6 +321,10 @@ async function relay(answerer, { id, text, body, attachment, reply = post, dropp
       // read by the byte path (worker/byte-path.mjs, streamOf) when Python hands it this emit
       emit.streamed = true;
       emit.signal = dropped.signal;
+      // the archive's name and its files' bytes, said by Python before the first byte
+      // (browser_host/byte_path.py WorkerSink.announce): the download opens under it
+      emit.head = (filename, bytes) =>
+        reply({ kind: "head", id, filename: String(filename), bytes: Number(bytes) });
     }
     const over = overBound(answerer, text, bytes);
     const [answer, out, handed] = over

@@ -65,8 +65,8 @@ from core.archive.zipformat import (
 )
 from core.model import Contract
 from core.paths import META_DIR, ProjectPath, parse_path
-from core.ports import FileRelay, ListsFolders, ProjectFiles, Relayed, RelayItem, Sink
-from core.projects.read_through import ReadThrough
+from core.ports import AnnouncedSink, FileRelay, ProjectFiles, Relayed, RelayItem, Sink
+from core.projects.read_through import WALK_FOLDERS, many_lister
 from core.refusals import Code, Refused
 from core.time import instant_iso
 from core.vocabulary import Sha256Hex
@@ -90,11 +90,9 @@ BATCH_FILES = 2048
 byte path's readers drain at each batch's end: with 256, the bench's 467-file export left a
 reader idle 50–90 ms at its one boundary, issue 18 round six; the plan costs about 100 bytes a
 file)."""
-WALK_FOLDERS = 32
 MAX_LEFT_OUT = 100
 """Left-out names an export's summary lists (the count, ``skipped``, is always whole)."""
 _SHOWN_CHARS = 300
-"""Folders the walk asks a :class:`~core.ports.ListsFolders` to list at once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,14 +246,6 @@ class _Found:
         return f"{self.path}/" if self.folder else str(self.path)
 
 
-def _many_lister(files: ProjectFiles) -> ListsFolders | None:
-    """The files under ``files``' read-through wrappers when they list several folders in one
-    wait (the wrappers pass listings through unchanged), else None."""
-    while isinstance(files, ReadThrough):
-        files = files.reads_from
-    return files if isinstance(files, ListsFolders) else None
-
-
 async def _walk(
     files: ProjectFiles, start: tuple[str, ...] = ()
 ) -> tuple[list[_Found], list[tuple[str, str]]]:
@@ -269,7 +259,7 @@ async def _walk(
     """
     found: list[_Found] = []
     left_out: list[tuple[str, str]] = []
-    lister = _many_lister(files)
+    lister = many_lister(files)
     level: list[tuple[str, ...]] = [start]
     while level:
         deeper: list[tuple[str, ...]] = []
@@ -355,6 +345,11 @@ class ArchiveExport:
         self._started = True
         self._relay.begin(self._files, sink)  # it may get ready while the project is walked
         found, left_out = await _walk(self._files, self._folder)
+        if isinstance(sink, AnnouncedSink):  # before the first byte (issue 34, round 42)
+            sink.announce(
+                archive_filename(self._source.name, self._folder),
+                sum(f.size for f in found if not f.folder),
+            )
         pending: list[bytes] = []  # bytes made here, not yet handed out
         held = 0
         offset = 0

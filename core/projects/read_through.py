@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 
 from core.paths import ProjectPath
-from core.ports import Entry, ProjectFiles
+from core.ports import Entry, ListsFolders, ProjectFiles
 
-__all__ = ["ReadThrough"]
+__all__ = ["WALK_FOLDERS", "ReadThrough", "many_lister"]
+
+WALK_FOLDERS = 32
+"""Folders a walk asks a :class:`~core.ports.ListsFolders` to list at once."""
 
 
 class ReadThrough:
@@ -51,3 +54,13 @@ class ReadThrough:
     async def names(self, folder: tuple[str, ...]) -> list[str]:
         """See :meth:`core.ports.ProjectFiles.names`."""
         return await self._files.names(folder)
+
+
+def many_lister(files: ProjectFiles) -> ListsFolders | None:
+    """The files under ``files``' read-through wrappers when they list several folders in one
+    wait (:class:`~core.ports.ListsFolders`: a browser folder; the wrappers pass listings
+    through unchanged), else None. Used by every walk that lists a depth of folders at once:
+    the export's (issue 18) and ``file.walk`` (issue 34, round 42)."""
+    while isinstance(files, ReadThrough):
+        files = files.reads_from
+    return files if isinstance(files, ListsFolders) else None

@@ -390,3 +390,34 @@ def test_the_left_out_list_is_bounded_and_the_count_is_whole() -> None:
     bidi = project({})
     run(bidi.write(mem_path("evil\u202etxt.md"), b"x"))
     assert export(bidi)[1].left_out[0].path == "evil\\u202etxt.md"
+
+
+class _AnnouncedSink:
+    """A sink that can be told the archive's name and size (:class:`~core.ports.AnnouncedSink`);
+    records what it hears and the chunks, in order."""
+
+    def __init__(self) -> None:
+        self.heard: list[object] = []
+
+    async def __call__(self, chunk: bytes) -> None:
+        self.heard.append(chunk)
+
+    def announce(self, filename: str, file_bytes: int) -> None:
+        self.heard.append(("announce", filename, file_bytes))
+
+
+def test_a_sink_that_can_be_told_hears_the_archives_name_and_size_before_its_first_byte() -> None:
+    """Issue 34, round 42: the streamed download opens under the host's name, and shows its
+    progress, from the export itself — said once, before any byte — instead of a second walk
+    of the project by the page. The name is the summary's; the size is the files' bytes; the
+    archive is the one a plain sink gets."""
+    files = {"a.txt": b"a" * 10, "d/b.bin": b"\x00" * 300, "d/e/c.txt": b"c"}
+    plain, summary, _ = export(project(files, folders=["empty"]))
+    told = _AnnouncedSink()
+    run(export_archive(project(files, folders=["empty"]), SOURCE).write_to(told))
+    assert told.heard[0] == ("announce", summary.filename, 311)
+    assert told.heard.count(told.heard[0]) == 1
+    assert b"".join(c for c in told.heard[1:] if isinstance(c, bytes)) == plain
+    folder = _AnnouncedSink()
+    run(export_archive(project(files), SOURCE, folder=parse_path("d")).write_to(folder))
+    assert folder.heard[0] == ("announce", f"{SOURCE.name} - d.zip", 301)

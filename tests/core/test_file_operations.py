@@ -189,3 +189,46 @@ def test_case_aliases_of_reserved_names_are_refused_through_the_page_and_tool_ca
             assert h.refused(op, body, project=pid, path=path)["code"] == "path-reserved"
         assert tool_write(h, pid, path) == Code.PATH_RESERVED
     assert repr(files.tree) == before
+
+
+class _ListsAtOnce(MemoryProjectFiles):
+    """The in-memory project, able to list several folders in one wait (like a browser folder,
+    :class:`~core.ports.ListsFolders`); counts the waits a walk makes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits = 0
+
+    async def list_dir(self, folder):  # type: ignore[no-untyped-def]
+        self.waits += 1
+        return await super().list_dir(folder)
+
+    async def list_dirs(self, folders):  # type: ignore[no-untyped-def]
+        self.waits += 1
+        return [await super(_ListsAtOnce, self).list_dir(folder) for folder in folders]
+
+
+def test_file_walk_lists_a_depth_of_folders_in_one_wait_where_storage_can() -> None:
+    """Issue 34, round 42: ``file.walk`` (what the streamed export is named and sized by) asked
+    one listing per folder — each a wait on the browser's storage; it now asks a depth at a
+    time (through read-through wrappers too), with the same answer as folder by folder."""
+    from core.host.file_ops import walk
+    from core.paths import ProjectPath, parse_path
+    from core.projects.case_guard import CaseGuard
+
+    at_once = _ListsAtOnce()
+    plain = MemoryProjectFiles()
+    for i in range(5):
+        for j in range(4):
+            for files in (at_once, plain):
+                run(files.write(parse_path(f"d{i}/e{j}/f{i}{j}.txt"), b"x" * (i + j)))
+    for files in (at_once, plain):
+        run(files.write(parse_path("top.txt"), b"top"))
+        run(files.write(ProjectPath((".voicebox", "hidden.json")), b"{}"))
+    expected = run(walk(plain, ()))
+    at_once.waits = 0
+    got = run(walk(CaseGuard(at_once), ()))
+    assert got == expected and len(got) == 21
+    assert ".voicebox/hidden.json" not in [w.path for w in got]
+    assert at_once.waits == 3  # the root, the 5 d*, the 20 e*: one wait a depth (was 26)
+    assert [w.size for w in run(walk(CaseGuard(at_once), ("d4",)))] == [4, 5, 6, 7]
