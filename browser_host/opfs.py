@@ -112,6 +112,12 @@ def _write_refusal(failure: Any, name: str) -> Refused:
         return refusal_from_js(
             error, f"No folder for '{name}'", TypeMismatchError=Code.NOT_A_DIRECTORY
         )
+    if failure["step"] == "writer":  # a writer worker died mid-shard (writeMany's retire)
+        return Refused(
+            Code.STORAGE_FAILED,
+            f"A writer stopped before '{name}' was written ({error.message}); what it had "
+            "written is kept.",
+        )
     if failure["step"] == "read":
         return Refused(Code.STORAGE_FAILED, f"'{name}' could not be read back: {error.name}")
     return refusal_from_js(

@@ -16,6 +16,11 @@ from playwright.sync_api import BrowserContext
 from core.archive.apply import IMPORT_BATCH_FILES
 from e2e.hostpage import HostPage
 from e2e.test_upload_many import (
+    batch_records,
+    open_project,
+    walked,
+)
+from e2e.test_upload_many import (
     test_cancel_stops_an_upload_within_a_second_and_keeps_every_file_written as cancel_journey,
 )
 
@@ -132,3 +137,84 @@ def test_cancel_stops_an_upload_written_by_the_writers_within_a_second(
     # writers write: Cancel still stops within 1 s, every file written stays whole and counted
     cancel_journey(served, tmp_path)
     assert len(writers(served)) == 2
+
+
+CRASH_AFTER_MOVES = """
+(after) => {
+  // this writer dies mid-shard: once `after` of its files are moved into place, an uncaught
+  // error ends it (the host sees its worker's error event) and every later step of it hangs,
+  // so it writes nothing more; the temporaries it had open are left where they are
+  const hang = () => new Promise(() => {});
+  let moved = 0;
+  const move = FileSystemFileHandle.prototype.move;
+  FileSystemFileHandle.prototype.move = async function (...args) {
+    if (moved >= after) return hang();
+    await move.apply(this, args);
+    moved += 1;
+    if (moved === after) {
+      const open = FileSystemFileHandle.prototype.createSyncAccessHandle;
+      FileSystemFileHandle.prototype.createSyncAccessHandle = function () {
+        return moved >= after ? hang() : open.call(this);
+      };
+      setTimeout(() => { throw new Error("the writer crashed (injected by the test)"); });
+    }
+  };
+  return true;
+}
+"""
+
+
+def folder_of(parent: Path, top: str, count: int) -> dict[str, bytes]:
+    """``count`` one-line files under ``parent/top`` in folders of 100; path → bytes."""
+    files = {}
+    for n in range(count):
+        rel = f"{top}/d{n // 100:03d}/f{n:05d}.txt"
+        (parent / rel).parent.mkdir(parents=True, exist_ok=True)
+        (parent / rel).write_bytes(f"{top} line {n}\n".encode())
+        files[rel] = f"{top} line {n}\n".encode()
+    return files
+
+
+def test_an_upload_whose_writer_dies_mid_shard_keeps_and_counts_every_file_written(
+    served: HostPage, tmp_path: Path
+) -> None:
+    """Issue 34, stop 42: a writer worker that dies while writing its shard of an UPLOAD
+    batch. What it had moved into place is kept AND listed (the answer, the audit record and
+    the summary count it), what it had not written is not said to be written, no temporary is
+    left in the project, and a later upload starts new writers."""
+    host = served
+    page = host.page
+    project = open_project(host, "writer dies")
+    first = folder_of(tmp_path, "warm", 100)  # a batch of 100: starts the two writers
+    page.set_input_files("#upload-folder", str(tmp_path / "warm"))
+    page.wait_for_selector("text=Uploaded 100 files")
+    pool = writers(host)
+    assert len(pool) == 2
+    crash_after = 20
+    assert pool[1].evaluate(CRASH_AFTER_MOVES, crash_after) is True  # each batch's 2nd half
+    second = folder_of(tmp_path, "cut", 1000)
+    page.set_input_files("#upload-folder", str(tmp_path / "cut"))
+    page.wait_for_selector("text=Stopped: uploaded", timeout=60_000)
+    summary = page.text_content("#files-status") or ""
+    done = walked(host, project)
+    kept = {p: s for p, s in done.items() if p.startswith("cut/")}
+    # the first batch's first shard (100 files) whole, and what the dying writer moved in
+    assert 100 + crash_after <= len(kept) < 200, (len(kept), summary)
+    for path, size in kept.items():
+        assert size == len(second[path])
+    assert f"Stopped: uploaded {len(kept)} of 1000 files" in summary, summary
+    assert f"; {200 - len(kept)} not written" in summary, summary
+    # no temporary left anywhere in the project: storage holds exactly the files listed
+    assert sorted(page.evaluate(RAW_FILES, project)) == sorted(done)
+    assert set(done) == set(first) | set(kept)
+    records = batch_records(host)
+    assert sum(r["details"]["files"] for r in records) == len(done)
+    assert host.ok("audit.verify")["result"]["ok"] is True
+    # the pool was ended with the dead writer; the next upload starts new writers
+    again = folder_of(tmp_path, "after", 100)
+    page.set_input_files("#upload-folder", str(tmp_path / "after"))
+    page.wait_for_selector("text=Uploaded 100 files")
+    assert {p for p in walked(host, project) if p.startswith("after/")} == set(again)
+    assert len([w for w in writers(host) if w not in pool]) == 2
+    crashed = [e for e in host.console_errors if "injected by the test" not in e]
+    assert crashed == [], crashed

@@ -169,8 +169,9 @@ export function folderFinder(root, options = {}) {
  * finish. Resolves one JSON text `{done, failure}`: `done[i]` is null when file i was not
  * written, "" when it was written but could not be read back, else the hex sha256 of what was
  * read back; `failure` is null or `{index, step, name, message, fits}` as `writeAtomic` reports
- * it, `step` also "folder" (the parent could not be made) or "read". What the digests and a
- * failure mean is decided in Python (browser_host/opfs.py, core/archive/apply.py).
+ * it, `step` also "folder" (the parent could not be made), "read", or "writer" (a writer
+ * worker died mid-shard: its files are then what storage holds, `settleShard`). What the
+ * digests and a failure mean is decided in Python (browser_host/opfs.py, core/archive/apply.py).
  */
 export async function writeMany(root, items, body, lanes, writers = 1) {
   const rows = JSON.parse(items);
@@ -192,12 +193,62 @@ export async function writeMany(root, items, body, lanes, writers = 1) {
   );
   const done = [];
   let failure = null;
-  answers.forEach((answer, k) => {
-    done.push(...answer.done);
-    if (answer.failure !== null && failure === null)
-      failure = { ...answer.failure, index: answer.failure.index + shards[k].from };
-  });
+  for (const [k, answer] of answers.entries()) {
+    // a writer that died mid-shard told nothing of its files: storage is asked what is there
+    const got = answer.done ?? (await settleShard(root, shards[k].part));
+    done.push(...got);
+    if (answer.failure !== null && failure === null) {
+      const at = answer.done === null ? Math.max(0, got.indexOf(null)) : answer.failure.index;
+      failure = { ...answer.failure, index: at + shards[k].from };
+    }
+  }
   return JSON.stringify({ done, failure });
+}
+
+/**
+ * What a shard's `rows` left in storage once the writer writing them died (issue 34, stop 42):
+ * each row's temporary is removed (none is left behind), then its file is read back from
+ * storage and hashed as `writeRows` does — `done[i]` the hex sha256 of what is at the file's
+ * name (a file the writer had moved into place before it died), or null when nothing is there.
+ * Python decides what a digest means (browser_host/opfs.py, core/projects/batch_write.py): a
+ * file that reads back as sent is kept and answered written; any other is not.
+ */
+async function settleShard(root, rows) {
+  const folderIn = folderFinder(root);
+  return Promise.all(
+    rows.map(async ([folderPath, name, tmp]) => {
+      let folder;
+      try {
+        folder = await folderIn(folderPath === "" ? [] : folderPath.split("/"));
+      } catch {
+        return null; // its folder was never made: nothing of it is there
+      }
+      await removeTemporary(folder, tmp);
+      try {
+        const back = await (await (await folder.getFileHandle(name)).getFile()).arrayBuffer();
+        const digest = await crypto.subtle.digest("SHA-256", back);
+        return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+      } catch {
+        return null;
+      }
+    }),
+  );
+}
+
+/** Remove the temporary `tmp` from `folder` when it is there; a sync access handle the dead
+ * writer held is let go by the browser shortly after its worker ends, so a refused removal
+ * (NoModificationAllowedError) is tried again, for at most WRITER_GONE_MS. */
+async function removeTemporary(folder, tmp) {
+  const deadline = performance.now() + WRITER_GONE_MS;
+  for (;;) {
+    try {
+      await folder.removeEntry(tmp);
+      return;
+    } catch (err) {
+      if (err?.name === "NotFoundError" || performance.now() > deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
 }
 
 /** `writeMany`'s work on this thread: `rows` written `lanes` at a time; resolves
@@ -268,6 +319,7 @@ export const WRITER_SCRIPT = new URL("write-lane.mjs", import.meta.url);
 export const WRITER_PROTOCOL = 1; // a writer of another build (an older service worker's) is not used
 const POOL_MIN_FILES = 16; // a shard smaller than this is not worth a writer's round trip
 const WRITER_START_MS = 10_000;
+const WRITER_GONE_MS = 2_000; // how long a dead writer's open temporary may stay locked
 let writers = null; // a promise of the started writers ([] when none could be), or null
 let nextWrite = 1;
 
@@ -323,34 +375,52 @@ function startWriter() {
       waiter(data.answer);
     };
     worker.onerror = (event) => {
+      // handled here: unhandled, a writer's error would reach this worker's own scope as
+      // uncaught, and the page would restart the host (an upload's answer lost with it)
+      event.preventDefault();
       clearTimeout(timer);
       resolve(null); // not started: the pool stays empty (writes go on this thread)
       if (!writer.started) return;
-      // a writer that died mid-shard: what it wrote is not known here, so every file of its
-      // shard is answered not written, with the failure (Python refuses the batch); the next
-      // batch starts a new pool
+      // a writer that died mid-shard (an uncaught error): it is ended, so it writes nothing
+      // more, and so is the rest of the pool (the next batch starts a new one); its shards are
+      // answered with done null — writeMany then asks storage what it left (settleShard) —
+      // and the failure (Python stops the batch)
       const message = String(event?.message ?? "a writer stopped");
-      for (const [id, waiter] of writer.waiting) {
-        writer.waiting.delete(id);
-        waiter({
-          done: null,
-          failure: { index: 0, step: "write", name: "Error", message, fits: null },
-        });
-      }
-      writers = null;
+      retire(writer, message);
     };
   });
 }
 
-/** Shard `rows` (bytes `bytes`) written by `writer`: resolves writeRows' answer. */
+/** End the pool, `dead` (a writer that died) first: each shard it was writing is answered
+ * `{done: null, failure}` (step "writer"); the others' writers finish theirs before they end. */
+function retire(dead, message) {
+  dead.worker.terminate();
+  for (const [id, waiter] of dead.waiting) {
+    dead.waiting.delete(id);
+    waiter({
+      done: null,
+      failure: { index: 0, step: "writer", name: "Error", message, fits: null },
+    });
+  }
+  const pool = writers;
+  writers = null;
+  pool?.then((all) => {
+    for (const w of all) if (w !== dead) endWhenIdle(w);
+  });
+}
+
+/** Terminate `writer` once no shard of it is waiting. */
+function endWhenIdle(writer) {
+  if (writer.waiting.size === 0) writer.worker.terminate();
+  else setTimeout(() => endWhenIdle(writer), 50);
+}
+
+/** Shard `rows` (bytes `bytes`) written by `writer`: resolves writeRows' answer (`done` null
+ * when the writer died: `retire`). */
 function inWriter(writer, root, rows, bytes, lanes) {
   const id = nextWrite++;
   return new Promise((resolve) => {
-    writer.waiting.set(id, (answer) =>
-      resolve(
-        answer.done === null ? { ...answer, done: new Array(rows.length).fill(null) } : answer,
-      ),
-    );
+    writer.waiting.set(id, resolve);
     writer.worker.postMessage({ id, root, rows, bytes, lanes }, [bytes.buffer]);
   });
 }
