@@ -60,12 +60,16 @@ def test_a_refused_project_name_is_said_under_its_field_as_it_is_typed(host: Hos
     shot(page, "project-name-refused-as-typed")
     page.click("#create-project")  # the page does not send what it already knows is refused
     assert _projects(host) == []
-    # a rule only the host checks (a bidirectional control): its refusal lands under the
-    # field too, with its code, and the field takes the focus; the messages region stays empty
-    page.fill(field, "mixed\u202ename")
+    # a bidirectional control, which the field does not show: said as it is typed (stop 42)
+    page.fill(field, "")
+    page.type(field, "mixed\u202ename")
+    assert page.text_content(rule) == _host_sentence("mixed\u202ename")
+    # a rule only the host checks (NFC): its refusal lands under the field too, with its
+    # code, and the field takes the focus; the messages region stays empty
+    page.fill(field, "cafe\u0301")
     page.click("#create-project")
     page.wait_for_selector(f"{rule} .refusal-code:text-is('name-invalid')")
-    assert page.text_content(f"{rule} .refusal-message") == _host_sentence("mixed\u202ename")
+    assert page.text_content(f"{rule} .refusal-message") == _host_sentence("cafe\u0301")
     assert page.get_attribute(field, "aria-invalid") == "true"
     assert page.evaluate("() => document.activeElement.id") == "new-project-name"
     assert page.text_content("#alerts") == ""
@@ -221,4 +225,44 @@ def test_a_run_in_a_2000_file_project_is_given_every_file(host: HostPage) -> Non
     assert f"copied {len(files) + 1} {expected.hexdigest()}" in (
         page.text_content("#python-output") or ""
     )
+    host.assert_clean()
+
+
+def test_a_second_run_while_the_first_saves_is_not_a_second_run(host: HostPage) -> None:
+    """The fresh tester's tryout (stop 42): Ctrl+Enter with unsaved edits, then Run while that
+    save was under way, started a second run: it cleared the first run's output and was
+    refused ('already running'), and the first run's output was never shown. A Run during the
+    save is the same run: one output, no refusal."""
+    page = host.page
+    page.set_viewport_size({"width": WIDTH, "height": 800})
+    pid = host.ok("project.create", {"name": "twice"}, human=True)["result"]["project"]["id"]
+    host.ok("file.write", {"project": pid, "path": "t.py"}, body=b"print('old')\n", human=True)
+    open_in_ui(host, pid, "files")
+    page.wait_for_selector("#file-tree .tree-item")
+    open_file(page, "t.py")
+    wait_editor(page)
+    set_editor_text(page, "print('first run')\n")
+    page.wait_for_selector("#save-state:text-is('Unsaved changes')")
+    # in one task, as a quick person's would land during the save: Run (Ctrl+Enter's path),
+    # new words typed, Run again (the button forced on: Ctrl+Enter does not ask the button)
+    page.evaluate(
+        """() => {
+          const run = document.getElementById('python-run');
+          const view = voicebox.app.filesView.editor.view;
+          run.click();
+          view.dispatch({ changes: { from: 0, to: view.state.doc.length,
+                                     insert: "print('second')\\n" } });
+          run.disabled = false;
+          run.click();
+        }"""
+    )
+    page.wait_for_function(
+        "() => /Exited with status 0/.test(document.getElementById('python-status').textContent)",
+        timeout=RUNTIME_BOOT_MS,
+    )
+    assert "first run" in (page.text_content("#python-output") or "")  # what was saved ran
+    status = page.text_content("#python-status") or ""
+    assert status.startswith("Saved t.py first. "), status
+    assert page.locator("#alerts .alert-error").count() == 0  # no 'already running'
+    assert page.text_content("#save-state") == "Unsaved changes"  # the words typed since
     host.assert_clean()

@@ -1194,8 +1194,12 @@ export class FilesView {
             beforeRun: async () => {
               if (!this.editor || this.file !== path || this.editor.text() === this.saved)
                 return "clean";
+              // what this save stores is what runs; words typed while it is under way stay
+              // unsaved in the editor (the fresh tester's tryout, stop 42: they made the run
+              // say "could not be saved" with no message)
+              const text = this.editor.text();
               await this.save();
-              return this.file === path && this.editor?.text() === this.saved ? "saved" : "refused";
+              return this.file === path && this.saved === text ? "saved" : "refused";
             },
             onChanged: () => this.explorer.refresh(),
           })
@@ -1439,7 +1443,9 @@ export class FilesView {
       el("code", { id: "viewer-sha256", class: "hash" }, saved.result.sha256),
     );
     this.#dirty();
-    this.saveState.textContent = `Saved (${formatBytes(saved.result.size)}).`;
+    // words typed while the save was under way stay "Unsaved changes" (stop 42's tryout)
+    if (this.editor?.text() === text)
+      this.saveState.textContent = `Saved (${formatBytes(saved.result.size)}).`;
     this.say(`Saved ${path}.`);
     await this.explorer.refresh();
   }

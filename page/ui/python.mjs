@@ -222,8 +222,18 @@ export class PythonPanel {
    * "clean" or "refused": a save is said in the status line while and after the file runs
    * ("Saved x.py first. …"; issue 34: Ctrl+Enter saved silently); a refused save runs nothing. */
   async run() {
-    if (this.runId) return;
-    const before = (await this.beforeRun?.()) ?? "clean";
+    if (this.runId || this.saving) return;
+    // a second Run while the first one's save is under way is not a second run (the fresh
+    // tester's tryout, stop 42: it cleared the first run's output and was refused)
+    this.saving = true;
+    this.runButton.disabled = true;
+    let before;
+    try {
+      before = (await this.beforeRun?.()) ?? "clean";
+    } finally {
+      this.saving = false;
+      this.runButton.disabled = Boolean(this.runId);
+    }
     if (before === "refused") {
       this.status.textContent = `Not run: ${this.path} could not be saved (the message above says why).`;
       return;
@@ -256,7 +266,7 @@ export class PythonPanel {
 
   async evaluate() {
     const code = this.input.value;
-    if (this.runId || !code.trim()) return;
+    if (this.runId || this.saving || !code.trim()) return;
     this.history.push(code);
     this.back = 0;
     this.input.value = "";

@@ -112,6 +112,12 @@ def test_a_project_name_is_checked_as_typed_by_the_rule_the_host_refuses_by() ->
         "wide\u3000",
         "in side",
         "Q3 plan: <b>*?</b>",
+        "..",
+        ".",
+        "v1.2",
+        "...and more",
+        "a\u202eb",
+        "x\u2066y",
         "ok",
     ]
 
