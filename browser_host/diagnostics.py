@@ -4,6 +4,7 @@ memory's size, the Python allocator's block count and what the export's byte pat
 
 from __future__ import annotations
 
+import gc
 import sys
 
 __all__ = ["runtime_figures"]
@@ -11,7 +12,8 @@ __all__ = ["runtime_figures"]
 
 def runtime_figures() -> dict[str, int]:
     """``{"wasm_memory_bytes", "python_allocated_blocks", "byte_path_peak_held_bytes",
-    "byte_path_bytes"}`` of this Pyodide instance and its worker's byte path."""
+    "byte_path_bytes", "gc_frozen_objects"}`` of this Pyodide instance and its worker's byte
+    path."""
     import pyodide_js
 
     from browser_host.byte_path import byte_path_figures
@@ -22,4 +24,5 @@ def runtime_figures() -> dict[str, int]:
         "python_allocated_blocks": sys.getallocatedblocks(),
         "byte_path_peak_held_bytes": relayed["peak_held_bytes"],
         "byte_path_bytes": relayed["bytes"],
+        "gc_frozen_objects": gc.get_freeze_count(),
     }

@@ -91,3 +91,18 @@ def test_calls_sent_the_moment_the_host_is_ready_wait_for_their_modules_never_fa
         )
         assert "Error" not in blocks["refusal"]["message"], (load, blocks)
     host.assert_clean()
+
+
+def test_a_settled_host_has_frozen_what_its_boot_left_alive(site_context: BrowserContext) -> None:
+    """Issue 34 (a fresh host's first post): once ``settled``, the objects the boot left alive
+    are out of the cycle collector's sight (``gc.freeze``), so the first calls after it pay no
+    collection over the whole heap; before ``settled`` nothing is frozen."""
+    site_context.add_init_script(PROBES)
+    host = HostPage(site_context.new_page())
+    host.open()
+    answers, _order = _probed(host)
+    before = answers["eager-info"]["result"]["runtime"]["gc_frozen_objects"]
+    after = host.ok("host.info")["result"]["runtime"]["gc_frozen_objects"]
+    assert before == 0, before
+    assert after > 10_000, after  # the host's modules and models, not a handful
+    host.assert_clean()

@@ -29,6 +29,12 @@ class RuntimeFigures(Contract):
     byte_path_bytes: int | None = Field(
         default=None, ge=0, description="File bytes the export's byte path relayed, in all."
     )
+    gc_frozen_objects: int | None = Field(
+        default=None,
+        ge=0,
+        description="Objects moved out of the cycle collector's sight once the host settled "
+        "(its modules and models: issue 34); 0 before.",
+    )
 
 
 class ListingFigures(Contract):

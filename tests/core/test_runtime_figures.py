@@ -21,5 +21,6 @@ def test_host_info_reports_the_probes_figures() -> None:
         "python_allocated_blocks": 123_456,
         "byte_path_peak_held_bytes": None,  # figures the probe did not give stay null
         "byte_path_bytes": None,
+        "gc_frozen_objects": None,
     }
     assert h.sink.records == {}
