@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import time
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -168,6 +169,17 @@ class HostPage:
         )
         state = self.page.get_attribute("#status", "data-state")
         assert state == "ready", self.page.text_content("body")
+
+    def wait_settled(self, timeout_s: float = 60) -> None:
+        """Wait until the host has settled: its late imports, warm-up and model builds done
+        (what ``host.info`` says as ``runtime.gc_frozen_objects`` > 0, set just before the
+        worker posts ``settled``); a heap measured after it grows only by what a test does."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if (self.ok("host.info")["result"]["runtime"] or {}).get("gc_frozen_objects"):
+                return
+            self.page.wait_for_timeout(100)
+        raise AssertionError(f"the host did not settle within {timeout_s} s")
 
     def reload(self) -> None:
         """Reload and wait for the host again."""

@@ -107,6 +107,7 @@ NEAR_BOUND_TEXT = """async (chars) => {
 def test_an_oversized_text_is_refused_before_python_and_the_heap_does_not_grow(
     host: HostPage,
 ) -> None:
+    host.wait_settled()  # the background model builds after ready are not this test's growth
     before = _heap(host)
     answers = host.page.evaluate(OVERSIZED_TEXTS, [64 * MB, 4])
     growth = _heap(host) - before
@@ -134,6 +135,7 @@ def test_an_oversized_body_is_refused_before_python_and_the_heap_does_not_grow(
     host: HostPage,
 ) -> None:
     project = host.ok("project.create", {"name": "bodies"})["result"]["project"]["id"]
+    host.wait_settled()  # the background model builds after ready are not this test's growth
     before = _heap(host)
     answer = host.page.evaluate(OVERSIZED_BODY, [project, MAX_BODY_BYTES + MB])
     growth = _heap(host) - before
@@ -174,6 +176,7 @@ def test_an_oversized_sandbox_answer_is_refused_before_python_and_the_heap_does_
             break
         host.page.wait_for_timeout(100)
     assert host.page.evaluate(HOSTILE_SANDBOX, 256 * MB)
+    host.wait_settled()  # the background model builds after ready are not this test's growth
     before = _heap(host)
     args = {"project": project, "path": "big.png", "width": 16, "height": 16}
     refusal = host.refused("asset.create", args)
