@@ -137,10 +137,6 @@ PROJECT_NAME_REFUSED: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile("/"), f"The name holds '/', {_SEPARATOR_SAID}"),
     (re.compile(r"\\"), f"The name holds '\\', {_SEPARATOR_SAID}"),
     (
-        re.compile(r"^\.{1,200}$"),
-        "The name is only dots, which reads as a folder ('.' or '..'); give it a word.",
-    ),
-    (
         re.compile(r"[\u202a-\u202e\u2066-\u2069]"),  # BIDI_CONTROLS; said as check_name says it
         "The name holds a bidirectional control character (it would change how the name reads).",
     ),
@@ -149,9 +145,10 @@ PROJECT_NAME_REFUSED: tuple[tuple[re.Pattern[str], str], ...] = (
 :func:`check_project_name` checks them: ``(pattern, sentence)`` — a name the pattern finds
 (``search``) is refused ``name-invalid`` with the sentence. No outer space, and no ``/`` or
 ``\\``: a name with a separator reads as a path (in the title, the breadcrumb, the export's
-file name); not only dots (``..`` reads as a folder and is a link too small to click: the fresh
-tester's tryout, stop 42); and the bidirectional controls :func:`check_name` refuses, listed
-here too so the page says it as the name is typed (the field shows no such character). Each
+file name); and the bidirectional controls :func:`check_name` refuses, listed here too so the
+page says it as the name is typed (the field shows no such character; stop 42's tryout). A
+name of only dots stays allowed: a display name is not a path
+(``e2e/test_foundation.py::test_project_names_are_display_text_not_paths``). Each
 pattern's text compiles the same as a JavaScript ``u`` regular expression.
 The one statement of the rule: the host refuses by it and the page checks a name as it is
 typed from it (``FORM_RULES`` ``refuse`` in :mod:`core.host.page_contract`, issue 34)."""

@@ -942,10 +942,6 @@ export const FORM_RULES = Object.freeze({
           "says": "The name holds '\\', which would read as a folder separator; a project name holds no slash and no backslash.",
         }),
         Object.freeze({
-          "pattern": "^\\.{1,200}$",
-          "says": "The name is only dots, which reads as a folder ('.' or '..'); give it a word.",
-        }),
-        Object.freeze({
           "pattern": "[\\u202a-\\u202e\\u2066-\\u2069]",
           "says": "The name holds a bidirectional control character (it would change how the name reads).",
         }),
@@ -984,10 +980,6 @@ export const FORM_RULES = Object.freeze({
         Object.freeze({
           "pattern": "\\\\",
           "says": "The name holds '\\', which would read as a folder separator; a project name holds no slash and no backslash.",
-        }),
-        Object.freeze({
-          "pattern": "^\\.{1,200}$",
-          "says": "The name is only dots, which reads as a folder ('.' or '..'); give it a word.",
         }),
         Object.freeze({
           "pattern": "[\\u202a-\\u202e\\u2066-\\u2069]",
