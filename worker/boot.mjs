@@ -15,6 +15,7 @@ import {
   fetchSnapshot,
   handOnce,
 } from "./snapshot.mjs";
+import { writeEntries, zipEntries } from "./zip-entries.mjs";
 
 const PYODIDE_TIMEOUT_MS = 90_000;
 
@@ -34,21 +35,26 @@ function withTimeout(promise, ms, what) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-// Precompiled bytecode of the wheels (worker/sitebuild/bytecode.py); absent from older builds.
-const BYTECODE = "pyodide/site-bytecode.zip";
+// Precompiled bytecode of the wheels (worker/sitebuild/bytecode.py): a zip of stored entries,
+// gzipped whole; absent from older builds.
+const BYTECODE = "pyodide/site-bytecode.zip.gz";
 
 function sri(hex) {
   const bytes = hex.match(/../g).map((h) => parseInt(h, 16));
   return `sha256-${btoa(String.fromCharCode(...bytes))}`;
 }
 
-/** The bytecode archive's bytes (checked by the browser against its pinned sha256), or null. */
+/** The bytecode archive's files (`zipEntries`: [{name, bytes}]), or null when the site ships
+ * none. Its bytes are checked by the browser against their pinned sha256 (SRI); fetched and
+ * inflated (one pass, native) while Python starts, so that after it only writing them is left
+ * (issue 34, cold boot: Pyodide's `unpackArchive` ran Python's zipfile over 321 entries). */
 async function fetchBytecode(site, manifest) {
   const entry = manifest.files.find((f) => f.path === BYTECODE);
   if (!entry) return null;
   const response = await fetch(new URL(BYTECODE, site), { integrity: sri(entry.sha256) });
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
-  return response.arrayBuffer();
+  const zip = response.body.pipeThrough(new DecompressionStream("gzip"));
+  return zipEntries(await new Response(zip).arrayBuffer());
 }
 
 async function sha256Hex(buffer) {
@@ -85,6 +91,9 @@ async function diagnoseWheel(site, realFetch, lockPackages, name) {
 }
 
 export async function bootPython({ site, report }) {
+  // Pyodide's loader module is fetched beside the manifest, not after it (issue 34, cold boot)
+  const loader = import(new URL("pyodide/pyodide.mjs", site).href);
+  loader.catch(() => {}); // awaited (and reported) below
   const manifestResponse = await fetch(new URL("site-manifest.json", site), { cache: "no-cache" });
   if (!manifestResponse.ok) {
     throw new BootFailure(
@@ -135,7 +144,7 @@ export async function bootPython({ site, report }) {
   let pyodide = null;
   let restored = false;
   try {
-    const { loadPyodide } = await import(new URL("pyodide/pyodide.mjs", site).href);
+    const { loadPyodide } = await loader;
     const start = (extra) =>
       withTimeout(
         loadPyodide({
@@ -220,10 +229,10 @@ export async function bootPython({ site, report }) {
     throw new BootFailure("wheel-refused", `Installing packages failed: ${errors.join("; ")}`);
   }
   try {
-    const archive = await bytecode;
-    if (archive) {
+    const files = await bytecode;
+    if (files) {
       const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
-      pyodide.unpackArchive(archive, "zip", { extractDir: sitePackages });
+      writeEntries(pyodide.FS, sitePackages, files);
       pyodide.runPython("import importlib; importlib.invalidate_caches()");
     }
   } catch (err) {

@@ -466,6 +466,12 @@ async function boot() {
   }
   const started = performance.now();
   const db = new Database("voicebox-host");
+  // The storage this host opens first is asked for now, while the host's import below holds
+  // the thread (issue 34, cold boot): a fresh profile's IndexedDB is created and its OPFS root
+  // made in the browser meanwhile, so `main.start` finds them ready instead of waiting for
+  // each in turn. Nothing is read or written here; a failure is met again, and said, in start.
+  db.open().catch(() => {});
+  navigator.storage?.getDirectory?.().catch(() => {});
   // the host's import, its typing forward references compiled when evaluated, not when made
   // (issue 34, cold boot: browser_host/boot_import.py)
   const main = pyodide.pyimport("browser_host.boot_import").import_host();

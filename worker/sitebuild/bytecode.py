@@ -3,11 +3,13 @@
 Pyodide ships the standard library compiled, but wheels hold only ``.py`` sources, so every
 boot compiled ~200 modules (pydantic, jinja2, our own core) before the host could start. The
 build compiles them once with the pinned Pyodide's own CPython under Node
-(``worker/sitebuild/bytecode.mjs``) into ``pyodide/site-bytecode.zip``; the worker fetches it
-with browser SRI (its sha256 from ``site-manifest.json``) while Python starts, and unpacks it
-into site-packages after the wheels. The ``.pyc`` files are ``CHECKED_HASH``: Python uses one
-only when its source's hash matches, so a stale one is ignored, never run. The output is
-reproducible (sorted names, fixed times), so it is pinned like every other file.
+(``worker/sitebuild/bytecode.mjs``) into ``pyodide/site-bytecode.zip.gz`` (a zip of stored
+entries, gzipped whole); the worker fetches it with browser SRI (its sha256 from
+``site-manifest.json``) and inflates it while Python starts, and writes its files into
+site-packages after the wheels (``worker/zip-entries.mjs``). The ``.pyc`` files are
+``CHECKED_HASH``: Python uses one only when its source's hash matches, so a stale one is
+ignored, never run. The output is reproducible (sorted names, fixed times, no time in the
+gzip header), so it is pinned like every other file.
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ from worker.sitebuild.wheels import BuildError
 
 __all__ = ["BYTECODE_NAME", "compile_bytecode"]
 
-BYTECODE_NAME = "site-bytecode.zip"
+BYTECODE_NAME = "site-bytecode.zip.gz"
 
 
 def compile_bytecode(root: Path, pyodide_dir: Path) -> Path:
-    """Write ``pyodide_dir/site-bytecode.zip`` from the wheels of ``pyodide_dir``'s lock; return
+    """Write ``pyodide_dir/site-bytecode.zip.gz`` from the wheels of ``pyodide_dir``'s lock; return
     its path. Raises :class:`BuildError` when Node is missing or compiling fails."""
     node = shutil.which("node")
     if node is None:

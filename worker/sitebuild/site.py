@@ -7,7 +7,7 @@ Layout::
     dist/pyodide/                   ← the pinned npm ``pyodide`` runtime (no CDN, ever)
     dist/pyodide/*.whl              ← the locked wheels and our own wheel
     dist/pyodide/pyodide-lock.json  ← written here: our wheels with sha256 (browser SRI)
-    dist/pyodide/site-bytecode.zip  ← the wheels' modules compiled by the pinned CPython
+    dist/pyodide/site-bytecode.zip.gz  ← the wheels' modules compiled by the pinned CPython
     dist/pyodide/python-snapshot.bin.gz ← a started Python's memory, restored by every boot
     dist/tools/                     ← the create-asset module and its (plugin) sandbox
     dist/plugins/examples/*.zip     ← the example plugin packages, to download and install
