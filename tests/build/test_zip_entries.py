@@ -1,7 +1,8 @@
-"""The worker's zip reader (``worker/zip-entries.mjs``; issue 34, cold boot): the wheels' bytecode
-is read by JavaScript while Python starts and written into site-packages, so it must give
-exactly the files Python's ``zipfile`` would, and refuse what it does not take rather than
-write something else. Run under Node, which has the browser's ``DecompressionStream``.
+"""The worker's zip reader (``worker/zip-entries.mjs`` over the pinned fflate; issue 34, cold
+boot): the wheels' bytecode is read by JavaScript while Python starts and written into
+site-packages, so it must give exactly the files Python's ``zipfile`` would, and refuse what it
+does not take rather than write something else. Run under Node, the module beside the vendor
+bundle the build makes (``vendor/fflate.mjs``), as in ``dist/``.
 """
 
 from __future__ import annotations
@@ -9,17 +10,31 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import shutil
 import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from worker.sitebuild.bundle import bundle_unzip
+
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``worker/zip-entries.mjs`` and ``vendor/fflate.mjs`` laid out as the build lays them."""
+    root = tmp_path_factory.mktemp("site")
+    (root / "worker").mkdir()
+    shutil.copy2(ROOT / "worker" / "zip-entries.mjs", root / "worker" / "zip-entries.mjs")
+    assert bundle_unzip(ROOT, root / "vendor") == ["fflate"]
+    return root
+
 
 READ = """
 import { readFileSync } from "node:fs";
-import { zipEntries, writeEntries } from "%(root)s/worker/zip-entries.mjs";
+import { zipEntries, writeEntries } from "%(site)s/worker/zip-entries.mjs";
 const raw = readFileSync("%(archive)s");
 const buffer = raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength);
 try {
@@ -38,11 +53,11 @@ try {
 """
 
 
-def _read(tmp_path: Path, archive: bytes) -> dict:
+def _read(site: Path, tmp_path: Path, archive: bytes) -> dict:
     path = tmp_path / "archive.zip"
     path.write_bytes(archive)
     script = tmp_path / "read.mjs"
-    script.write_text(READ % {"root": ROOT, "archive": path}, encoding="utf-8")
+    script.write_text(READ % {"site": site, "archive": path}, encoding="utf-8")
     done = subprocess.run(
         ["node", str(script)], capture_output=True, text=True, check=True, timeout=60
     )
@@ -66,27 +81,31 @@ FILES = {
 
 
 @pytest.mark.parametrize("method", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
-def test_every_file_is_written_with_its_bytes_under_the_root(tmp_path: Path, method: int) -> None:
-    got = _read(tmp_path, _zip(FILES, method))
+def test_every_file_is_written_with_its_bytes_under_the_root(
+    site: Path, tmp_path: Path, method: int
+) -> None:
+    got = _read(site, tmp_path, _zip(FILES, method))
     assert got["written"] == {f"/site/{name}": data.hex() for name, data in FILES.items()}
     assert set(got["folders"]) == {"/site", "/site/pkg/__pycache__", "/site/pkg/sub"}
 
 
-def test_the_shipped_form_a_gzipped_stored_zip_reads_once_inflated(tmp_path: Path) -> None:
+def test_the_shipped_form_a_gzipped_stored_zip_reads_once_inflated(
+    site: Path, tmp_path: Path
+) -> None:
     shipped = gzip.compress(_zip(FILES), mtime=0)
-    assert _read(tmp_path, gzip.decompress(shipped))["written"]["/site/top.pyc"] == "000000"
+    assert _read(site, tmp_path, gzip.decompress(shipped))["written"]["/site/top.pyc"] == "000000"
 
 
 @pytest.mark.parametrize("name", ["../escape.pyc", "/abs.pyc", "pkg/../../x.pyc", "a\\b.pyc"])
-def test_a_path_that_leaves_the_root_is_refused(tmp_path: Path, name: str) -> None:
-    got = _read(tmp_path, _zip({name: b"x"}))
+def test_a_path_that_leaves_the_root_is_refused(site: Path, tmp_path: Path, name: str) -> None:
+    got = _read(site, tmp_path, _zip({name: b"x"}))
     assert "not a plain relative path" in got["refused"]
 
 
-def test_a_damaged_archive_is_refused_not_half_read(tmp_path: Path) -> None:
-    assert "no end of central directory" in _read(tmp_path, _zip(FILES)[:-30])["refused"]
+def test_a_damaged_archive_is_refused_not_half_read(site: Path, tmp_path: Path) -> None:
+    assert "a damaged archive" in _read(site, tmp_path, _zip(FILES)[:-30])["refused"]
 
 
-def test_an_entry_of_another_compression_is_refused(tmp_path: Path) -> None:
-    got = _read(tmp_path, _zip({"a.pyc": b"x" * 100}, zipfile.ZIP_BZIP2))
+def test_an_entry_of_another_compression_is_refused(site: Path, tmp_path: Path) -> None:
+    got = _read(site, tmp_path, _zip({"a.pyc": b"x" * 100}, zipfile.ZIP_BZIP2))
     assert "compression method 12" in got["refused"]

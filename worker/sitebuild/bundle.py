@@ -2,7 +2,9 @@
 
 - the editor: CodeMirror 6 (:func:`bundle_editor`);
 - the byte path's hashers: ``hash-wasm``'s streaming sha256 and crc32 (:func:`bundle_hashes`,
-  imported by ``worker/byte-path.mjs``; docs/archives.md §4).
+  imported by ``worker/byte-path.mjs``; docs/archives.md §4);
+- the boot's zip reader: ``fflate``'s ``unzipSync`` (:func:`bundle_unzip`, imported by
+  ``worker/zip-entries.mjs``: the wheels' bytecode archive; docs/operations.md, cold boot).
 
 The editor bundle:
 
@@ -28,7 +30,7 @@ from pathlib import Path
 
 from worker.sitebuild.wheels import BuildError
 
-__all__ = ["ENTRY", "HASHES_ENTRY", "bundle_editor", "bundle_hashes"]
+__all__ = ["ENTRY", "HASHES_ENTRY", "UNZIP_ENTRY", "bundle_editor", "bundle_hashes", "bundle_unzip"]
 
 ENTRY = "page/editor/codemirror-entry.mjs"
 OUT_NAME = "codemirror.mjs"
@@ -36,6 +38,9 @@ LICENSES_NAME = "codemirror.LICENSES.txt"
 HASHES_ENTRY = "worker/sitebuild/hashes-entry.mjs"
 HASHES_OUT_NAME = "hash-wasm.mjs"
 HASHES_LICENSES_NAME = "hash-wasm.LICENSES.txt"
+UNZIP_ENTRY = "worker/sitebuild/unzip-entry.mjs"
+UNZIP_OUT_NAME = "fflate.mjs"
+UNZIP_LICENSES_NAME = "fflate.LICENSES.txt"
 ESBUILD_ARGS = (
     "--bundle",
     "--format=esm",
@@ -109,6 +114,12 @@ def bundle_hashes(root: Path, dest: Path) -> list[str]:
     its licence beside it); return the bundled package names. Raises like
     :func:`bundle_editor`."""
     return _bundle(root, dest, HASHES_ENTRY, HASHES_OUT_NAME, HASHES_LICENSES_NAME)
+
+
+def bundle_unzip(root: Path, dest: Path) -> list[str]:
+    """Bundle ``fflate``'s ``unzipSync`` into ``dest`` (``dist/vendor/fflate.mjs``, its licence
+    beside it); return the bundled package names. Raises like :func:`bundle_editor`."""
+    return _bundle(root, dest, UNZIP_ENTRY, UNZIP_OUT_NAME, UNZIP_LICENSES_NAME)
 
 
 def _bundle(root: Path, dest: Path, entry: str, out_name: str, licenses_name: str) -> list[str]:

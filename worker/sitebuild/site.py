@@ -15,6 +15,7 @@ Layout::
     dist/vendor/codemirror.mjs      ← the editor: pinned CodeMirror 6, bundled by esbuild
     dist/vendor/codemirror.LICENSES.txt ← the bundled packages' licences
     dist/vendor/hash-wasm.mjs       ← the byte path's sha256 and crc32: pinned hash-wasm, bundled
+    dist/vendor/fflate.mjs          ← the boot's zip reader (the bytecode archive): pinned fflate
     dist/sw.js                      ← page/sw.js stamped with the build and its files
     dist/site-manifest.json         ← every file with size and sha256 (progress, precache)
 """
@@ -35,7 +36,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from pyodide_lock.spec import InfoSpec, PackageSpec, PyodideLockSpec
 
-from worker.sitebuild.bundle import bundle_editor, bundle_hashes
+from worker.sitebuild.bundle import bundle_editor, bundle_hashes, bundle_unzip
 from worker.sitebuild.bytecode import compile_bytecode
 from worker.sitebuild.offline import SW_NAME, stamp_service_worker
 from worker.sitebuild.runtime_frame import build_runtime_frame
@@ -360,6 +361,7 @@ def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
     _copy_plugins(root, dist / "plugins" / "examples")
     editor = bundle_editor(root, dist / "vendor")
     hashes = bundle_hashes(root, dist / "vendor")
+    unzip = bundle_unzip(root, dist / "vendor")
     _manifest(root, dist, lock.target.pyodide, packages, own)
     total = sum(f.stat().st_size for f in dist.rglob("*") if f.is_file())
     return {
@@ -369,4 +371,5 @@ def build_site(root: Path, dist: Path, cache: Path) -> dict[str, object]:
         "own_wheel": own.name,
         "editor_packages": editor,
         "hash_packages": hashes,
+        "unzip_packages": unzip,
     }
