@@ -296,7 +296,7 @@ class HandleProjectFiles:
                 await _write_atomic(folder, path.name, data, tmp)
 
     async def write_many(
-        self, items: Sequence[tuple[ProjectPath, int]], body: bytes
+        self, items: Sequence[tuple[ProjectPath, int]], body: bytes, *, in_place: bool = False
     ) -> WrittenMany:
         """See :meth:`core.ports.WritesMany.write_many`: one wait on ``writeMany`` in
         ``worker/opfs-io.mjs`` for the whole batch (issue 34) — in OPFS split among
@@ -306,10 +306,12 @@ class HandleProjectFiles:
         ends), each folder looked up (made when missing) once, each file read back from
         storage — in OPFS through the sync access handle it was written with, before its
         move; else ``getFile`` — and hashed by WebCrypto (issue 34); the cached handles are
-        held closed once around the batch."""
+        held closed once around the batch. ``in_place`` (a staged import's new files): no
+        temporary and no move — each file is written under its own name (its row's temporary
+        is ``""``), two waits on storage a file where there were three (issue 34, stop 43)."""
         rows = [["/".join(path.parent), path.name, "", size] for path, size in items]
         with contextlib.ExitStack() as temporaries:
-            for row in rows:
+            for row in rows if not in_place else ():
                 row[2] = temporaries.enter_context(self._temporaries.writing())
             async with _handles_closed(self._cached):
                 answer = await settle(

@@ -206,12 +206,19 @@ class WritesMany(Protocol):
     with the same outcome."""
 
     async def write_many(
-        self, items: Sequence[tuple[ProjectPath, int]], body: bytes
+        self, items: Sequence[tuple[ProjectPath, int]], body: bytes, *, in_place: bool = False
     ) -> WrittenMany:
         """Write each ``(path, size)`` of ``items`` — its bytes the next ``size`` bytes of
         ``body`` — atomically as :meth:`ProjectFiles.write` does (parents made), several at
         once, then read it back from storage and hash it (:class:`WrittenMany`). Never raises
-        for one file's failure: it is the answer's ``failure``."""
+        for one file's failure: it is the answer's ``failure``.
+
+        ``in_place``: each file may be written under its own name, without a temporary and
+        its move — only for new files in a root nobody sees until the caller commits it and
+        which a failure removes whole (a staged import, :meth:`ProjectCatalog.create_staged`):
+        there the root is the unit of atomicity, not the file (issue 34: the move was a third
+        wait on the browser's storage per file). A file cut short is then at its name until
+        the root goes; its read-back says it was not written."""
         ...
 
 

@@ -58,6 +58,15 @@ async () => {
 }
 """
 
+BREAK_MOVES = """
+() => {
+  FileSystemHandle.prototype.move = async function () {
+    throw new DOMException("no move (injected by the test)", "UnknownError");
+  };
+  return true;
+}
+"""
+
 BREAK_SYNC_WRITES = """
 () => {
   FileSystemFileHandle.prototype.createSyncAccessHandle = async function () {
@@ -109,6 +118,25 @@ def test_an_imports_batches_are_written_by_writer_workers_beside_the_host(
     walked = host.ok("file.walk", {"project": pid})["result"]["files"]
     assert {f["path"]: f["size"] for f in walked} == {p: len(d) for p, d in files.items()}
     host.assert_clean()
+
+
+def test_an_imports_files_are_written_in_place_by_the_writers_no_move_each(
+    served: HostPage,
+) -> None:
+    # a staged import's root is its unit of atomicity (stop 43): the writers write each file
+    # under its own name, so an import still succeeds when a writer cannot move any file
+    host = served
+    files, body = zip_of(400)
+    host.ok("project.import", {"name": "starts the writers"}, body)
+    pool = writers(host)
+    assert len(pool) == 2
+    assert all(w.evaluate(BREAK_MOVES) is True for w in pool)
+    answer = host.ok("project.import", {"name": "in place"}, body)["result"]
+    assert answer["files"] == len(files)
+    pid = answer["project"]["id"]
+    assert sorted(host.page.evaluate(RAW_FILES, pid)) == sorted(files)
+    walked = host.ok("file.walk", {"project": pid})["result"]["files"]
+    assert {f["path"]: f["size"] for f in walked} == {p: len(d) for p, d in files.items()}
 
 
 def test_a_failed_writers_shard_rolls_back_every_file_of_the_import(served: HostPage) -> None:

@@ -43,19 +43,22 @@ export async function writeAtomic(folder, name, bytes, tmp) {
   return typeof written === "string" ? written : undefined;
 }
 
-/** `writeAtomic`, resolving the file's handle (now named `name`) when it succeeds. */
+/** `writeAtomic`, resolving the file's handle (now named `name`) when it succeeds; `tmp` ""
+ * writes `name` itself, no move (`writeMany`'s in-place rows; a failure then removes `name`). */
 async function writeAtomicHandle(folder, name, bytes, tmp) {
   let handle = null;
   let step = "open";
   try {
-    handle = await folder.getFileHandle(tmp, { create: true });
+    handle = await folder.getFileHandle(tmp || name, { create: true });
     step = "write";
     await writeAll(await handle.createWritable(), bytes);
-    step = "move";
-    await handle.move(name);
+    if (tmp) {
+      step = "move";
+      await handle.move(name);
+    }
     return handle;
   } catch (err) {
-    return failed(folder, handle, tmp, step, err, bytes.byteLength);
+    return failed(folder, handle, tmp || name, step, err, bytes.byteLength);
   }
 }
 
@@ -86,7 +89,7 @@ async function failed(folder, handle, tmp, step, err, size) {
 
 /**
  * `writeAtomicHandle` that also reads the file back from storage (issue 34, the import's
- * batches): resolves `{handle, back}` — `back` the bytes read back, or null when they are to be
+ * batches; `tmp` "" writes in place, see `writeMany`): resolves `{handle, back}` — `back` the bytes read back, or null when they are to be
  * read through `handle` (`getFile()`) — or a failure's JSON text as `writeAtomic` does. Where
  * the storage gives sync access handles (OPFS in a worker) the temporary is written and read
  * back through one (`write`, `read`, `close` are no waits: measured on the 10,000-file import,
@@ -107,7 +110,7 @@ async function writeAtomicReadBack(folder, name, bytes, tmp, how) {
   let handle = null;
   let step = "open";
   try {
-    handle = await folder.getFileHandle(tmp, { create: true });
+    handle = await folder.getFileHandle(tmp || name, { create: true });
     step = "write";
     let access;
     try {
@@ -115,7 +118,7 @@ async function writeAtomicReadBack(folder, name, bytes, tmp, how) {
     } catch (err) {
       if (err?.name !== "InvalidStateError" && err?.name !== "NotSupportedError") throw err;
       how.sync = false;
-      await folder.removeEntry(tmp).catch(() => {});
+      await folder.removeEntry(tmp || name).catch(() => {});
       return writeAtomicReadBack(folder, name, bytes, tmp, how);
     }
     let back;
@@ -128,11 +131,13 @@ async function writeAtomicReadBack(folder, name, bytes, tmp, how) {
     } finally {
       access.close();
     }
-    step = "move";
-    await handle.move(name);
+    if (tmp) {
+      step = "move";
+      await handle.move(name);
+    }
     return { handle, back };
   } catch (err) {
-    return failed(folder, handle, tmp, step, err, bytes.byteLength);
+    return failed(folder, handle, tmp || name, step, err, bytes.byteLength);
   }
 }
 
@@ -162,7 +167,8 @@ export function folderFinder(root, options = {}) {
  * `folder` the file's parent as a "/"-joined path under `root` ("" for the root itself), `tmp`
  * its temporary's name (from Python's host-wide Temporaries), `size` its byte count; the files'
  * bytes are `body` (Uint8Array), one after another. Each file is written as `writeAtomic`
- * does (through its temporary, then `move`), read back from storage and hashed (WebCrypto
+ * does (through its temporary, then `move`; with `tmp` "" under its own name, no move — only
+ * Python asks that, for a staged import's new files: issue 34, stop 43), read back from storage and hashed (WebCrypto
  * sha256) — `writeAtomicReadBack`: `lanes` files at a time, each folder's handle looked up
  * (made if missing) once per call, so the files' folders are made by the batch (issue 34).
  * After the first failure no further file starts; those in flight
@@ -223,7 +229,7 @@ async function settleShard(root, rows) {
       } catch {
         return null; // its folder was never made: nothing of it is there
       }
-      await removeTemporary(folder, tmp);
+      if (tmp) await removeTemporary(folder, tmp);
       try {
         const back = await (await (await folder.getFileHandle(name)).getFile()).arrayBuffer();
         const digest = await crypto.subtle.digest("SHA-256", back);

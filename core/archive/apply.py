@@ -102,7 +102,9 @@ def _bare_folders(plan: ImportPlan, new: list[ProjectPath]) -> list[ProjectPath]
     return [folder for folder in new if folder.parts not in holding]
 
 
-async def apply_import(plan: ImportPlan, files: ProjectFiles) -> ImportResult:
+async def apply_import(
+    plan: ImportPlan, files: ProjectFiles, *, staged: bool = False
+) -> ImportResult:
     """Write ``plan`` into ``files``, all or nothing (SPEC §10).
 
     Refuses ``already-exists`` (nothing written) if any planned file or folder exists
@@ -118,6 +120,12 @@ async def apply_import(plan: ImportPlan, files: ProjectFiles) -> ImportResult:
     failure it deletes every file it wrote and every folder it was to make (deepest first),
     and re-raises the original refusal. Memory: one batch's bytes
     (:data:`IMPORT_BATCH_BYTES`, or one larger file) besides the archive.
+
+    ``staged``: ``files`` is a staged root (:meth:`ProjectCatalog.create_staged`) that no one
+    sees until the caller commits it and that the caller removes whole on any failure — then
+    the files are written in place (``in_place`` of :meth:`~core.ports.WritesMany.write_many`:
+    no temporary and move each; issue 34, stop 43), the root being the unit of atomicity.
+    Every other law above holds as it is (the read-back, the rollback, the refusals).
     """
     existed = await _existing(files, plan)
     made = [folder for folder in plan.folders if folder not in existed]
@@ -127,7 +135,8 @@ async def apply_import(plan: ImportPlan, files: ProjectFiles) -> ImportResult:
             await files.mkdir(folder)
         for batch in _batches([e for e in plan.entries if e.kind == "file"]):
             body = b"".join(plan.file_bytes(entry) for entry in batch)
-            done = await write_many(files, [(e.path, e.size) for e in batch], body)
+            items = [(e.path, e.size) for e in batch]
+            done = await write_many(files, items, body, in_place=staged)
             del body
             got_back = list(zip(batch, done.read_back, strict=True))
             written.extend(entry.path for entry, got in got_back if got is not None)

@@ -275,7 +275,7 @@ async def project_import(call: Call[ImportArgs]) -> Outcome:
     # closed mid-import leaves an unfinished root that the next start sweeps away.
     manifest, files = await catalog.create_staged(name)
     try:
-        written = await apply_import(plan, files)
+        written = await apply_import(plan, files, staged=True)  # abandoned whole on failure
         for record in memory:  # before the manifest: an unfinished import is never listed
             await files.write(record.path, record.data)
         await catalog.commit(manifest, files)

@@ -424,13 +424,13 @@ class CachedListings(ReadThrough):
             self._changed(FolderChange("changed", path.parts))
 
     async def write_many(
-        self, items: Sequence[tuple[ProjectPath, int]], body: bytes
+        self, items: Sequence[tuple[ProjectPath, int]], body: bytes, *, in_place: bool = False
     ) -> WrittenMany:
         """See :meth:`core.ports.WritesMany.write_many` (through the files' own, else file by
         file: :func:`core.projects.write_many.write_many`); every folder written into is
         dropped, also when the batch failed part-way."""
         try:
-            return await write_many(self._files, items, body)
+            return await write_many(self._files, items, body, in_place=in_place)
         finally:
             self._changed(*(FolderChange("changed", path.parts) for path, _ in items))
 

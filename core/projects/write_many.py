@@ -32,15 +32,21 @@ READ_BACK_CHUNK = 1 << 20
 
 
 async def write_many(
-    files: ProjectFiles, items: Sequence[tuple[ProjectPath, int]], body: bytes
+    files: ProjectFiles,
+    items: Sequence[tuple[ProjectPath, int]],
+    body: bytes,
+    *,
+    in_place: bool = False,
 ) -> WrittenMany:
     """Write each ``(path, size)`` of ``items`` (its bytes the next ``size`` bytes of ``body``)
     atomically, then read it back and hash it: :class:`~core.ports.WrittenMany` (``read_back``
     per file, the first ``failure``; nothing raised for one file's failure). Through
-    :meth:`~core.ports.WritesMany.write_many` when ``files`` has it (one call), else file by
-    file. Refuses ``args-invalid``-free: the caller gives sizes that add up to ``body``."""
+    :meth:`~core.ports.WritesMany.write_many` when ``files`` has it (one call; ``in_place`` as
+    it says: only for a staged root), else file by file (each through
+    :meth:`ProjectFiles.write`, ``in_place`` or not). Refuses ``args-invalid``-free: the caller
+    gives sizes that add up to ``body``."""
     if isinstance(files, WritesMany):
-        return await files.write_many(items, body)
+        return await files.write_many(items, body, in_place=in_place)
     read_back: list[str | None] = [None] * len(items)
     failures: list[Exception] = []
     starts = []

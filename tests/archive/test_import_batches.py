@@ -25,13 +25,15 @@ from tests.support import HostHarness, run
 
 
 class BatchFiles(MemoryProjectFiles):
-    """A storage that :class:`~core.ports.WritesMany`: records each batch and each single
-    write; ``corrupt`` (a path) reads back other bytes, ``fail_at`` (the n-th file of the
-    whole import, from 1) refuses ``storage-quota-exceeded`` there and starts no more."""
+    """A storage that :class:`~core.ports.WritesMany`: records each batch (its size and whether
+    it was asked ``in_place``) and each single write; ``corrupt`` (a path) reads back other
+    bytes, ``fail_at`` (the n-th file of the whole import, from 1) refuses
+    ``storage-quota-exceeded`` there and starts no more."""
 
     def __init__(self, *, corrupt: str | None = None, fail_at: int | None = None) -> None:
         super().__init__()
         self.batches: list[int] = []
+        self.in_place: list[bool] = []
         self.single_writes = 0
         self.corrupt = corrupt
         self.fail_at = fail_at
@@ -42,9 +44,10 @@ class BatchFiles(MemoryProjectFiles):
         await super().write(path, data)
 
     async def write_many(
-        self, items: Sequence[tuple[ProjectPath, int]], body: bytes
+        self, items: Sequence[tuple[ProjectPath, int]], body: bytes, *, in_place: bool = False
     ) -> WrittenMany:
         self.batches.append(len(items))
+        self.in_place.append(in_place)
         read_back: list[str | None] = [None] * len(items)
         offset = 0
         for index, (path, size) in enumerate(items):
@@ -72,6 +75,7 @@ def test_an_import_hands_storage_its_files_a_batch_at_a_time_not_one_call_per_fi
     written = run(apply_import(plan, target))
     assert written.files == 2_500
     assert target.batches == [IMPORT_BATCH_FILES, IMPORT_BATCH_FILES, 500]
+    assert target.in_place == [False, False, False]  # not staged: each file through a temporary
     assert target.single_writes == 0
     assert {k: v for k, v in tree(target).items() if v is not None} == files
 
@@ -176,8 +180,36 @@ def test_project_import_reaches_the_storages_batch_writes_through_the_hosts_wrap
     assert answer["files"] == 1_500
     (target,) = made
     assert target.batches == [IMPORT_BATCH_FILES, 500] and target.single_writes == 1  # manifest
+    assert target.in_place == [True, True]  # a staged root: written in place (stop 43)
     listed = h.ok("file.list", project=answer["project"]["id"], folder="d014")["entries"]
     assert [e["name"] for e in listed] == [f"f{n:05d}.txt" for n in range(1_400, 1_500)]
+
+
+def test_a_staged_import_written_in_place_that_fails_mid_batch_leaves_no_project_root(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # in place, a file cut short stays at its own name until the staged root goes: the import
+    # must remove the whole root, so the roots and the project list are as before
+    made: list[BatchFiles] = []
+
+    async def create(self: MemoryProjectRoots, project_id: str) -> MemoryProjectFiles:
+        root = self.roots[project_id] = BatchFiles(fail_at=1_200)
+        made.append(root)
+        return root
+
+    h = HostHarness()
+    source = new_project(h, "Source", {})
+    for name, data in many(1_500).items():
+        run(h.roots.roots[source].write(parse_path(name), data))
+    _, body = h.call("project.export", project=source)
+    before = h.ok("project.list")["projects"]
+    monkeypatch.setattr(MemoryProjectRoots, "create", create)
+    refusal = h.refused("project.import", body, name="Copy")
+    assert refusal["code"] == "storage-quota-exceeded"
+    (target,) = made
+    assert target.in_place == [True, True]  # it was written in place, and failed in batch 2
+    assert list(h.roots.roots) == [source]
+    assert h.ok("project.list")["projects"] == before
 
 
 class FolderCountingFiles(BatchFiles):

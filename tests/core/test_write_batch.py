@@ -140,8 +140,11 @@ def test_a_folder_upload_is_written_through_the_imports_one_write_path(h: HostHa
     calls: dict[str, list[int]] = {"write_many": [], "write": []}
     real_write = kind.write
 
-    async def write_many(self: Any, items: Any, body: bytes) -> WrittenMany:
+    async def write_many(
+        self: Any, items: Any, body: bytes, *, in_place: bool = False
+    ) -> WrittenMany:
         calls["write_many"].append(len(items))
+        assert not in_place  # a project people see: each file through a temporary and its move
         read_back: list[str | None] = []
         offset = 0
         for path, size in items:
@@ -179,7 +182,9 @@ def test_an_uploaded_file_that_does_not_read_back_as_sent_is_removed_and_not_ans
     kind = type(root)
     real_write = kind.write
 
-    async def write_many(self: Any, items: Any, body: bytes) -> WrittenMany:
+    async def write_many(
+        self: Any, items: Any, body: bytes, *, in_place: bool = False
+    ) -> WrittenMany:
         read_back: list[str | None] = []
         offset = 0
         for path, size in items:
