@@ -89,9 +89,9 @@ async function failed(folder, handle, tmp, step, err, size) {
 
 /**
  * `writeAtomicHandle` that also reads the file back from storage (issue 34, the import's
- * batches; `tmp` "" writes in place, see `writeMany`): resolves `{handle, back}` — `back` the bytes read back, or null when they are to be
- * read through `handle` (`getFile()`) — or a failure's JSON text as `writeAtomic` does. Where
- * the storage gives sync access handles (OPFS in a worker) the temporary is written and read
+ * batches; `tmp` "" writes in place, see `writeMany`): resolves `{handle, back}` — `back`
+ * the bytes read back, or null when they are to be read through `handle` (`getFile()`) — or
+ * a failure's JSON text as `writeAtomic` does. Where the storage gives sync access handles (OPFS in a worker) the temporary is written and read
  * back through one (`write`, `read`, `close` are no waits: measured on the 10,000-file import,
  * 29.2–33.0 s against 36.4–39.3 s for `createWritable` + `getFile()`), then moved onto `name`.
  * No `flush()`: it is an fsync per file (32% of the worker's time in a profile of that import)
@@ -168,8 +168,8 @@ export function folderFinder(root, options = {}) {
  * its temporary's name (from Python's host-wide Temporaries), `size` its byte count; the files'
  * bytes are `body` (Uint8Array), one after another. Each file is written as `writeAtomic`
  * does (through its temporary, then `move`; with `tmp` "" under its own name, no move — only
- * Python asks that, for a staged import's new files: issue 34, stop 43), read back from storage and hashed (WebCrypto
- * sha256) — `writeAtomicReadBack`: `lanes` files at a time, each folder's handle looked up
+ * Python asks that, for a staged import's new files: issue 34, stop 43), read back from
+ * storage and hashed (WebCrypto sha256) — `writeAtomicReadBack`: `lanes` files at a time, each folder's handle looked up
  * (made if missing) once per call, so the files' folders are made by the batch (issue 34).
  * After the first failure no further file starts; those in flight
  * finish. Resolves one JSON text `{done, failure}`: `done[i]` is null when file i was not
