@@ -25,7 +25,7 @@ from pyodide.ffi import to_js
 import core
 from browser_host.audit_key import WebCryptoAuditKey
 from browser_host.byte_path import OpfsRelay, WorkerSink
-from browser_host.diagnostics import runtime_figures
+from browser_host.diagnostics import note_frozen, runtime_figures
 from browser_host.folders import IdbFolderProjects
 from browser_host.idb_audit import IdbAuditSink
 from browser_host.jsutil import js_options
@@ -253,3 +253,4 @@ def keep_boot_objects() -> None:
     still freed by reference counting. Runs on the event loop between two calls, once."""
     gc.collect()
     gc.freeze()
+    note_frozen()
