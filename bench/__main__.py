@@ -180,7 +180,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     pw, site, min(plan["runs"], 3), plan["upload_files"]
                 ),
                 "remote": lambda: remote_export_bench.measure(
-                    pw, site, plan["runs"], plan["export_mb"]
+                    pw, site, plan["runs"], plan["export_mb"], plan["calls"]
                 ),
             }
             for name in sections:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+from bench.remote_export_bench import ROUND_TRIPS
 from bench.stats import samples
 from e2e.hostpage import HostPage
 from tests.chromium import CHROMIUM, CHROMIUM_ARGS
@@ -44,19 +45,6 @@ async ([op, args]) => {
   const answer = await window.voicebox.host.call(op, args, { human: true });
   const ms = performance.now() - t0;
   return { ms, result: answer.result, size: answer.stream ? answer.stream.size : null };
-}
-"""
-
-ROUND_TRIPS = """
-async ([envKey, descriptorId, n]) => {
-  const h = window.voicebox.host;
-  const out = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await h.call("tool.call", { envKey, tool: "projects.list", descriptorId, args: {} });
-    out.push(performance.now() - t0);
-  }
-  return out;
 }
 """
 

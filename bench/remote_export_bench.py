@@ -14,6 +14,13 @@ the page and made into one Blob (``floor_to_page``, information). CPython's ``zi
 
 Goals: page / bare reader ≥ 0.7×, page / CPython ``zipfile`` ≥ 0.5× — or, when the bare reader
 itself is under 0.5× CPython ``zipfile``, that row's goal is the floor's (:func:`remote_goals`).
+
+The same page also times one ``projects.list`` ``tool.call`` (page → host worker → the
+loopback server → back) against the same call to an in-browser peer (an environment-server
+worker the host starts, ``env.create`` + ``env.pair``): ``calls`` calls each after 3 to open
+the channel, in blocks taken in turn (remote, peer) ``runs`` times, p50 of every call of a
+side. Goal (issue 34, kept from issue 15): remote p50 / peer p50 ≤ 1.0
+(:func:`round_trip_goal`).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from playwright.sync_api import Playwright
 from bench.archive_bench import mixed_files
 from bench.browser import Profile
 from bench.site import BenchSite
-from bench.stats import ratio, runs
+from bench.stats import percentile, ratio, runs
 from tests.server.harness import Server, cli, execute_frame
 from worker.sitebuild.serve import make_server
 
@@ -42,6 +49,20 @@ __all__ = ["measure"]
 MB = 1_000_000
 FLOOR_GOAL = 0.7
 ZIP_GOAL = 0.5
+ROUND_TRIP_GOAL = 1.0
+
+ROUND_TRIPS = """
+async ([envKey, descriptorId, n]) => {
+  const h = window.voicebox.host;
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await h.call("tool.call", { envKey, tool: "projects.list", descriptorId, args: {} });
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+"""
 
 TIMED = """
 async ([op, args]) => {
@@ -78,8 +99,10 @@ def _cpython_zipfile(folder: Path, out: Path, run_count: int, total: int) -> dic
     return runs(rates)
 
 
-def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: float) -> dict:
-    """Run the remote export measurement (see module docstring)."""
+def measure(
+    playwright: Playwright, site: BenchSite, run_count: int, export_mb: float, calls: int = 200
+) -> dict:
+    """Run the remote export and round-trip measurements (see module docstring)."""
     port = _free_port()
     origin = f"http://127.0.0.1:{port}"
     served = make_server(site.root, 0, peer_origins=(origin,))
@@ -112,7 +135,7 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
                     if line.startswith("pairing code")
                 )
                 figures = _in_browser(
-                    playwright, url, origin, code, server, bearer, pid, total, run_count
+                    playwright, url, origin, code, server, bearer, pid, total, run_count, calls
                 )
                 figures["project_files"] = count
                 figures["project_bytes"] = total
@@ -129,7 +152,23 @@ def measure(playwright: Playwright, site: BenchSite, run_count: int, export_mb: 
         figures["floor_mb_per_s"]["median"],
         figures["cpython_zipfile_mb_per_s"]["median"],
     )
+    trips = figures["round_trip_ms"]
+    goals["remote_list_vs_in_browser_peer_p50"] = round_trip_goal(
+        trips["remote"]["p50"], trips["in_browser_peer"]["p50"]
+    )
     return {"figures": figures, "goals": goals}
+
+
+def round_trip_goal(remote_p50: float, peer_p50: float) -> dict[str, Any]:
+    """The round-trip row (issue 34, kept from issue 15): one ``projects.list`` ``tool.call``
+    to the loopback server, p50 in ms, over the same call to an in-browser peer; met when the
+    remote is no slower (ratio ≤ 1.0)."""
+    return {
+        "ratio": ratio(remote_p50, peer_p50),
+        "figure_ms": {"remote": round(remote_p50, 2), "in_browser_peer": round(peer_p50, 2)},
+        "goal": f"<= {ROUND_TRIP_GOAL}",
+        "met": remote_p50 <= ROUND_TRIP_GOAL * peer_p50,
+    }
 
 
 def remote_goals(page: float, floor: float, zipped: float) -> dict[str, dict[str, Any]]:
@@ -179,6 +218,7 @@ def _in_browser(
     pid: str,
     total: int,
     run_count: int,
+    calls: int,
 ) -> dict[str, Any]:
     page_rates: list[float] = []
     floor_rates: list[float] = []
@@ -198,6 +238,7 @@ def _in_browser(
             "descriptorId": descriptor,
             "args": {"project": pid},
         }
+        trips = _round_trips(profile, remote, run_count, calls)
         tools = profile.context.new_page()  # the floor's tab, beside the host's (idle then)
         tools.goto(url + "bench/tools.html", wait_until="commit")
         tools.wait_for_function("() => typeof window.benchWsFloor === 'function'")
@@ -226,5 +267,31 @@ def _in_browser(
         "page_mb_per_s": runs(page_rates),
         "floor_mb_per_s": runs(floor_rates),
         "floor_to_page_mb_per_s": runs(posted_rates),
+        "round_trip_ms": trips,
         "console_errors": errors[:10],
+    }
+
+
+def _round_trips(profile: Profile, remote: str, run_count: int, calls: int) -> dict[str, Any]:
+    """``projects.list`` round trips to ``remote`` and to an in-browser peer made here: blocks
+    of ``calls`` in turn, ``run_count`` times each; ``{"remote"|"in_browser_peer": {"p50",
+    "p95", "calls"}}`` in ms over every call of that side."""
+    made = profile.evaluate(TIMED, ["env.create", {"name": "bench-peer"}])
+    peer = made["result"]["environment"]["envKey"]
+    profile.evaluate(TIMED, ["env.pair", {"envKey": peer}])
+    local = profile.evaluate(TIMED, ["env.list", {}])["result"]["environments"][0]["envKey"]
+    listing = profile.evaluate(DESCRIPTOR, [local, "projects.list"])
+    taken: dict[str, list[float]] = {"remote": [], "in_browser_peer": []}
+    for key in (remote, peer):
+        profile.evaluate(ROUND_TRIPS, [key, listing, 3])  # the channel open, the worker warm
+    for _ in range(run_count):
+        for label, key in (("remote", remote), ("in_browser_peer", peer)):
+            taken[label] += profile.evaluate(ROUND_TRIPS, [key, listing, calls])
+    return {
+        label: {
+            "p50": round(percentile(ms, 0.5), 2),
+            "p95": round(percentile(ms, 0.95), 2),
+            "calls": len(ms),
+        }
+        for label, ms in taken.items()
     }

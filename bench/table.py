@@ -98,6 +98,12 @@ ROWS = (
         "ratio",
         "×",
     ),
+    Row(
+        "remote projects.list p50 / the same call to an in-browser peer p50",
+        "remote_list_vs_in_browser_peer_p50",
+        "ratio",
+        "×",
+    ),
     Row("1 KB file.read p50 − raw worker echo p50", "call_overhead_p50_ms", "value", " ms"),
     Row("cold boot / bare Pyodide cold", "boot_cold_vs_bare_cold", "ratio", "×"),
     Row(

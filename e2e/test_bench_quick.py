@@ -45,6 +45,7 @@ GOALS = {
     "export_vs_crc_delivered_floor",
     "remote_export_vs_bare_ws_reader",
     "remote_export_vs_cpython_zipfile",
+    "remote_list_vs_in_browser_peer_p50",
     "mailbox_post_large_vs_small_browser",
     "mailbox_first_post_large_vs_post_small_browser",
     "mailbox_post_large_vs_small_cpython",

@@ -146,3 +146,18 @@ def test_the_remote_export_is_judged_by_the_bare_reader_when_it_is_below_cpython
     free = remote_goals(60.0, 200.0, 330.0)["remote_export_vs_cpython_zipfile"]
     assert free["goal"] == ">= 0.5" and free["met"] is False
     assert remote_goals(170.0, 200.0, 330.0)["remote_export_vs_cpython_zipfile"]["met"] is True
+
+
+def test_the_remote_round_trip_row_is_met_when_the_remote_is_no_slower_than_the_peer() -> None:
+    """Issue 34 (kept from issue 15): remote ``projects.list`` p50 ≤ 1.0× the in-browser
+    peer's, and the table shows the row from the goal."""
+    from bench.remote_export_bench import round_trip_goal
+    from bench.table import table
+
+    slower = round_trip_goal(3.3, 3.0)
+    assert slower["ratio"] == 1.1 and slower["met"] is False
+    assert slower["figure_ms"] == {"remote": 3.3, "in_browser_peer": 3.0}
+    faster = round_trip_goal(2.1, 3.0)
+    assert faster["ratio"] == 0.7 and faster["met"] is True
+    rows = {r["key"]: r for r in table({"goals": {"remote_list_vs_in_browser_peer_p50": faster}})}
+    assert rows["remote_list_vs_in_browser_peer_p50"]["figure"] == 0.7
