@@ -327,8 +327,19 @@ export class Explorer {
     }
     const moved = path !== this.focusPath;
     this.focusPath = path;
-    this.#paint();
-    this.scrollTo(path, { home: moved });
+    // the pane alone scrolls (scrollIntoView would scroll the window too: on a narrow screen,
+    // where the tree is above the viewer, away from the file just opened)
+    const pane = this.element;
+    const top =
+      this.tree.getBoundingClientRect().top -
+      pane.getBoundingClientRect().top +
+      pane.scrollTop +
+      this.index.get(path) * this.rowHeight;
+    if (top < pane.scrollTop) pane.scrollTop = top;
+    else if (top + this.rowHeight > pane.scrollTop + pane.clientHeight)
+      pane.scrollTop = top + this.rowHeight - pane.clientHeight;
+    if (moved) pane.scrollLeft = 0;
+    this.#paint(); // draws the rows now in view
   }
 
   /** Which folders are open (the host remembers them per project: `files.layout`). */
