@@ -335,9 +335,10 @@ export class Explorer {
       pane.getBoundingClientRect().top +
       pane.scrollTop +
       this.index.get(path) * this.rowHeight;
-    if (top < pane.scrollTop) pane.scrollTop = top;
-    else if (top + this.rowHeight > pane.scrollTop + pane.clientHeight)
-      pane.scrollTop = top + this.rowHeight - pane.clientHeight;
+    // a row out of view goes to the pane's middle: at its edge it could be below the
+    // window's fold, the pane being taller than the part of it on screen
+    if (top < pane.scrollTop || top + this.rowHeight > pane.scrollTop + pane.clientHeight)
+      pane.scrollTop = top - (pane.clientHeight - this.rowHeight) / 2;
     if (moved) pane.scrollLeft = 0;
     this.#paint(); // draws the rows now in view
   }
