@@ -337,7 +337,7 @@ def test_ctrl_a_says_how_many_rows_are_selected_to_the_eye_and_the_screen_reader
     big: tuple[HostPage, str, list[str]],
 ) -> None:
     """Stop 44's tryout: Ctrl+A selected every row of the tree (most of them not drawn) and
-    nothing said how many; a polite live line under the tree now does ("10,001 selected"), and
+    nothing said how many; a polite live line above the tree now does ("10,001 selected"), and
     is empty again when one row is chosen. Its line is there, empty, before it speaks."""
     host, _, _ = big
     page = host.page

@@ -96,8 +96,9 @@ export class Explorer {
       "aria-live": "polite",
     });
     // how many rows are selected, when more than one (stop 44's tryout: Ctrl+A selected every
-    // row and nothing said how many; most of them are not even drawn). Under the pane, its
-    // line kept from the first draw so nothing moves when it speaks.
+    // row and nothing said how many; most of them are not even drawn). Above the pane (the
+    // Files surface places it), its line kept from the first draw so nothing moves when it
+    // speaks.
     this.countNote = el("p", {
       class: "tree-count muted",
       id: "tree-selection",

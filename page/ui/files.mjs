@@ -273,8 +273,8 @@ export class FilesView {
             "nav",
             { class: "tree-nav", "aria-label": "File tree" },
             this.finder.filterBox,
+            this.explorer.countNote, // above the pane: under it, it was below the fold
             this.explorer.element,
-            this.explorer.countNote,
           ),
         ),
         this.viewer,
