@@ -82,14 +82,14 @@ def test_status_lines_follow_what_they_describe_and_success_lines_clear(
         "() => document.querySelector('#files-status').textContent === ''",
         timeout=LINE_CLEARS_MS,
     )
-    # an upload's summary and bar stay until the next act (issue 34; e2e/test_tester_leftovers)
+    # an upload's summary stays until the next act (issue 34; e2e/test_tester_leftovers), its
+    # bar gone as the summary is said (stop 44)
     up = tmp_path / "up.txt"
     up.write_bytes(b"x" * 2000)
     page.set_input_files("#upload-files", str(up))
     page.wait_for_selector("#files-status:has-text('Uploaded 1 file')")
-    assert page.locator("#upload-progress").is_visible()
+    assert page.locator("#upload-progress").is_hidden()
     page.click("#new-folder")
-    page.wait_for_selector("#upload-progress", state="hidden")
     page.wait_for_function("() => document.querySelector('#files-status').textContent === ''")
     page.keyboard.press("Escape")
     assert sorted(_names(host, pid)) == ["notes.txt", "up.txt"]

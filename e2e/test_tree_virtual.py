@@ -281,3 +281,83 @@ def test_a_ten_thousand_item_tree_draws_its_first_rows_after_modelling_only_the_
     host.page.wait_for_selector("#file-tree [role='treeitem'][tabindex='0']")
     assert host.page.evaluate(DOM_ROWS) <= DOM_ROWS_AT_MOST
     host.assert_clean()
+
+
+ROW = """(path) => { const li = document.querySelector(`#file-tree [data-path='${path}']`);
+  if (!li) return null;
+  const pane = document.querySelector('#tree-pane').getBoundingClientRect();
+  const r = li.getBoundingClientRect();
+  return { selected: li.getAttribute('aria-selected'), current: li.getAttribute('aria-current'),
+           tabStop: li.tabIndex === 0,
+           inView: r.height > 0 && r.top >= pane.top - 1 && r.bottom <= pane.bottom + 1 }; }"""
+
+
+def _quick_open(page: Page, path: str) -> None:
+    page.locator("#file-tree").focus()
+    page.keyboard.press("Control+P")
+    page.wait_for_selector("#quick-open[open] #quick-open-input:focus")
+    page.keyboard.type(path)
+    leaf = path.rsplit("/", 1)[-1]
+    page.wait_for_selector(f"#quick-open-list [role=option][aria-selected=true]:has-text('{leaf}')")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f"#viewer-path:text-is('{path}')")
+
+
+def test_a_file_opened_from_quick_open_is_scrolled_to_in_the_tree_selected_and_current(
+    big: tuple[HostPage, str, list[str]],
+) -> None:
+    """Stop 44's tryout: a file opened from outside the tree (quick open) far down a virtual
+    tree — its row not even drawn — is scrolled to, drawn in view, selected and current; a
+    file in a closed folder has its folders opened to show it."""
+    host, _, names = big
+    page = host.page
+    page.evaluate("() => { document.querySelector('#tree-pane').scrollTop = 0; }")
+    page.wait_for_selector(f"#file-tree [data-path='{names[1]}']")
+    far = names[-1]
+    assert page.evaluate(ROW, far) is None  # not drawn: far below the rows in view
+    _quick_open(page, far)
+    page.wait_for_function(f"() => ({ROW})({far!r})?.inView === true")
+    assert page.evaluate(ROW, far) == {
+        "selected": "true",
+        "current": "true",
+        "tabStop": True,
+        "inView": True,
+    }
+    assert page.locator("#file-tree [aria-selected='true']").count() == 1
+    # the deep file's folders are opened for it (a/b/c may be closed by an earlier test)
+    page.evaluate("() => { document.querySelector('#tree-pane').scrollTop = 0; }")
+    _quick_open(page, DEEP)
+    page.wait_for_function(f"() => ({ROW})({DEEP!r})?.inView === true")
+    assert page.evaluate(ROW, DEEP)["current"] == "true"
+    assert page.evaluate(ROW, far) is None or page.evaluate(ROW, far)["current"] is None
+    host.assert_clean()
+
+
+def test_ctrl_a_says_how_many_rows_are_selected_to_the_eye_and_the_screen_reader(
+    big: tuple[HostPage, str, list[str]],
+) -> None:
+    """Stop 44's tryout: Ctrl+A selected every row of the tree (most of them not drawn) and
+    nothing said how many; a polite live line above the tree now does ("10,001 selected"), and
+    is empty again when one row is chosen. Its line is there, empty, before it speaks."""
+    host, _, _ = big
+    page = host.page
+    note = page.locator("#tree-selection")
+    assert note.get_attribute("role") == "status"
+    assert note.get_attribute("aria-live") == "polite"
+    empty_box = note.bounding_box()
+    assert empty_box is not None and empty_box["height"] > 0
+    page.focus("#file-tree [role='treeitem'][tabindex='0']")
+    page.keyboard.press("Home")
+    page.keyboard.press("Control+A")
+    page.wait_for_function(
+        "() => /^[0-9,]+ selected$/.test(document.getElementById('tree-selection').textContent)"
+    )
+    said = note.text_content() or ""
+    shown = int(said.split()[0].replace(",", ""))
+    # every row of the root (10,001) and those of the folders open under a (at most 3 more)
+    assert FILES + 1 <= shown <= FILES + 4 and said.startswith("10,00"), said
+    spoke = note.bounding_box()
+    assert spoke is not None and spoke["height"] == empty_box["height"]  # it took no more room
+    page.keyboard.press("ArrowDown")
+    page.wait_for_function("() => document.getElementById('tree-selection').textContent === ''")
+    host.assert_clean()

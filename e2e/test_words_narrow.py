@@ -52,6 +52,26 @@ def guide_shown(page: Page) -> None:
     page.wait_for_selector("#guide:not([hidden]) #guide-title")
 
 
+STATUS_FIT = """() => {
+  const status = document.getElementById('status');
+  const r = status.getBoundingClientRect();
+  return { text: status.textContent, title: status.title, cut: status.scrollWidth > status.clientWidth + 0.5,
+    left: r.left, right: r.right, width: document.documentElement.clientWidth };
+}"""
+
+
+def test_at_390_px_the_status_line_shows_every_word_of_ready(sized: dict) -> None:
+    """Stop 44's tryout: at 390 px the status line ("Ready — Python …, Pyodide …, core …")
+    was cut at the window's edge; it wraps on narrow screens, whole and on screen."""
+    host = sized["make"](390)
+    fit = host.page.evaluate(STATUS_FIT)
+    assert fit["text"].startswith("Ready — Python ") and ", core " in fit["text"], fit
+    assert fit["title"] == fit["text"], fit
+    assert not fit["cut"], fit
+    assert fit["left"] >= -0.5 and fit["right"] <= fit["width"] + 0.5, fit
+    host.assert_clean()
+
+
 # --------------------------------------------------------------------------- item 7: words
 
 

@@ -95,6 +95,16 @@ export class Explorer {
       role: "status",
       "aria-live": "polite",
     });
+    // how many rows are selected, when more than one (stop 44's tryout: Ctrl+A selected every
+    // row and nothing said how many; most of them are not even drawn). Above the pane (the
+    // Files surface places it), its line kept from the first draw so nothing moves when it
+    // speaks.
+    this.countNote = el("p", {
+      class: "tree-count muted",
+      id: "tree-selection",
+      role: "status",
+      "aria-live": "polite",
+    });
     this.element = el(
       "div",
       { class: "tree-pane", id: "tree-pane" },
@@ -280,8 +290,13 @@ export class Explorer {
     if (!path) return true;
     const parts = path.split("/");
     for (let i = 0; i < parts.length; i += 1) {
+      if (this.index.has(path)) return true; // shown already: no folder to open, no page to wait
       const folder = parts.slice(0, i).join("/");
-      if (!(await this.expand(folder))) return false;
+      const node = this.nodes.get(folder);
+      // a folder already open is not opened again (each open lays out every row and tells
+      // the host the layout: a file opened from quick open would cost one per folder)
+      if (!(node?.loaded && (node.expanded || folder === "")) && !(await this.expand(folder)))
+        return false;
       await this.nodes.get(folder)?.rest; // its every page: `path` may be far down
     }
     return this.nodes.has(path);
@@ -297,6 +312,36 @@ export class Explorer {
     this.drawn.get(path)?.scrollIntoView({ block: "nearest" });
     if (home) this.element.scrollLeft = 0;
     this.#draw();
+  }
+
+  /** Show `path` (a row shown: after reveal) as the place a person is: scrolled into view
+   * (the tree is virtual, so a row far down is not drawn until the list is scrolled to it),
+   * the Tab stop, and selected — alone, unless it is already part of the selection (a move of
+   * many that reopens the open file keeps the many selected). For a file opened from outside
+   * the tree: quick open, a search hit, a new file, a link (stop 44's tryout: the tree stayed
+   * where it was, the open file nowhere in it). */
+  show(path) {
+    if (!this.index.has(path)) return;
+    if (!this.selection.has(path)) {
+      this.selection = new Set([path]);
+      this.anchor = path;
+    }
+    const moved = path !== this.focusPath;
+    this.focusPath = path;
+    // the pane alone scrolls (scrollIntoView would scroll the window too: on a narrow screen,
+    // where the tree is above the viewer, away from the file just opened)
+    const pane = this.element;
+    const top =
+      this.tree.getBoundingClientRect().top -
+      pane.getBoundingClientRect().top +
+      pane.scrollTop +
+      this.index.get(path) * this.rowHeight;
+    // a row out of view goes to the pane's middle: at its edge it could be below the
+    // window's fold, the pane being taller than the part of it on screen
+    if (top < pane.scrollTop || top + this.rowHeight > pane.scrollTop + pane.clientHeight)
+      pane.scrollTop = top - (pane.clientHeight - this.rowHeight) / 2;
+    if (moved) pane.scrollLeft = 0;
+    this.#paint(); // draws the rows now in view
   }
 
   /** Which folders are open (the host remembers them per project: `files.layout`). */
@@ -394,7 +439,10 @@ export class Explorer {
   #paint() {
     this.#draw();
     this.tree.classList.toggle("root-target", this.target === "");
-    this.on.selection?.(this.selected());
+    const selected = this.selected();
+    const count = selected.length > 1 ? `${selected.length.toLocaleString("en")} selected` : "";
+    if (this.countNote.textContent !== count) this.countNote.textContent = count;
+    this.on.selection?.(selected);
   }
 
   /** Draw the rows in view (and OVERSCAN more each side), the Tab stop and `keep`; drop the

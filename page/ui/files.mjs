@@ -273,6 +273,7 @@ export class FilesView {
             "nav",
             { class: "tree-nav", "aria-label": "File tree" },
             this.finder.filterBox,
+            this.explorer.countNote, // above the pane: under it, it was below the fold
             this.explorer.element,
           ),
         ),
@@ -792,9 +793,11 @@ export class FilesView {
         ? plural(written, "file")
         : `${written} of ${plural(files.length, "file")}`;
     const summary = `${stopped ? "Stopped: uploaded" : "Uploaded"} ${count} (${formatBytes(writtenBytes)}) into ${folderLabel(into)}${renamed ? `, ${renamed} under a new name` : ""}${failed ? `; ${failed} not written (said above)` : ""}.${composed ? ` ${composedNote(composed)}` : ""}`;
-    // said once, on the status line (which takes the bar with it when it clears): the bar's
-    // own label and the messages region no longer repeat it
-    label.textContent = "";
+    // said once, on the status line: the bar's own label and the messages region no longer
+    // repeat it; and the bar goes as it is said (stop 44's tryout: a full bar left beside the
+    // kept summary read as an upload still under way; the next upload draws a new, empty one)
+    this.progress.hidden = true;
+    replace(this.progress);
     this.say(summary, { kept: true }); // until the next act or Close (issue 34)
     await this.afterChange();
     if (into && (await this.explorer.reveal(into))) await this.explorer.expand(into);
@@ -1160,6 +1163,7 @@ export class FilesView {
     this.revokeUrls();
     this.file = path;
     this.explorer.setActive(path);
+    this.#showInTree(path, seq); // not awaited: the file shows while a far folder's pages come
     if (record) this.app.place({ file: path }, { push });
     const { size, sha256 } = read.result;
     this.version = sha256; // what a save says it opened (issue 33 item 2)
@@ -1321,6 +1325,14 @@ export class FilesView {
     );
     python?.bindKeys(this.viewer.querySelector("#editor"));
     if (text !== null) await this.startEditor(path, text, seq, focusEditor);
+  }
+
+  /** Bring the open file's row into the tree's view, selected (Explorer.show), once every
+   * folder on its way is open and listed that far; nothing if another file was opened
+   * meanwhile or the file is gone. */
+  async #showInTree(path, seq) {
+    if (!(await this.explorer.reveal(path))) return;
+    if (this.alive && seq === this.openSeq && this.file === path) this.explorer.show(path);
   }
 
   /** Run a .py file from its context menu (issue 32): open it (the open file's unsaved edits

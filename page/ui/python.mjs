@@ -249,17 +249,29 @@ export class PythonPanel {
   /** The output and the code both in sight after Run, with no scrolling by the person (issue
    * 33, the fresh tester's tryouts: the output sat below the fold at 1280×800, then the docked
    * output covered every line of code). On a wide screen the panel docks at the foot of the
-   * window (styles.css `.python-panel.docked`, sticky) and the window scrolls so that Run's row
-   * is at its top: the editor's lines fill the space between Run and the output. On a narrow one
-   * (narrow.css: not docked) the output is scrolled into view. Where it is already in view
-   * nothing moves. */
+   * window (styles.css `.python-panel.docked`, sticky) and the window scrolls so that the
+   * open file's name (the viewer's title row, #viewer-path-row, just above Run's row) is at its
+   * top: the editor's lines fill the space between Run and the output, and the person still
+   * sees which file ran (stop 44's tryout: with Run's row at the top the name was scrolled
+   * away). On a narrow one (narrow.css: not docked) the name goes to the top too when the
+   * output is then in view; else the output is scrolled into view. Where it is already in
+   * view nothing moves. */
   #reveal() {
     this.node.classList.add("docked");
+    const title = this.node.parentElement?.querySelector(":scope > #viewer-path-row");
     if (getComputedStyle(this.node).position === "sticky") {
-      this.runButton.scrollIntoView({ block: "start" });
+      (title ?? this.runButton).scrollIntoView({ block: "start" });
       return;
     }
     const { top, bottom } = this.output.getBoundingClientRect();
+    if (title && (top < 0 || bottom > innerHeight)) {
+      // from the name to the foot of the output once it is as tall as it grows (max-height)
+      const grown = top + (parseFloat(getComputedStyle(this.output).maxHeight) || bottom - top);
+      if (grown - title.getBoundingClientRect().top <= innerHeight) {
+        title.scrollIntoView({ block: "start" });
+        return;
+      }
+    }
     // centred, so the lines that arrive below stay in sight as the output grows
     if (top < 0 || bottom > innerHeight) this.output.scrollIntoView({ block: "center" });
   }

@@ -4,7 +4,8 @@
 // itself after SUCCESS_MS. A line that needs the person (a refusal's reason, an Undo) stays
 // until the next act, or LASTING_MS. A line `kept` (an upload's summary, issue 34: it was gone
 // before the person had read what was written) stays until the next act replaces it or the
-// person closes it (its Close button). The upload bar goes with its line.
+// person closes it (its Close button). The upload bar goes when its summary is said (files.mjs
+// upload), and with its line if that is cleared first.
 
 import { el, replace } from "../dom.mjs";
 
