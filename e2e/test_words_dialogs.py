@@ -144,41 +144,6 @@ def test_getting_started_shows_before_the_first_project_then_only_on_projects(
     host.assert_clean()
 
 
-FORM_TOPS = """() => {
-  if (window.top !== window) return;
-  window.__formTops = [];
-  const watch = () => {
-    const field = document.getElementById('new-project-name');
-    if (field) {
-      const top = Math.round(field.getBoundingClientRect().top);
-      if (window.__formTops.at(-1) !== top) window.__formTops.push(top);
-    }
-    requestAnimationFrame(watch);
-  };
-  requestAnimationFrame(watch);
-}"""
-"""Every place (px from the window's top) the Projects form's name field was drawn at, frame
-by frame from the document's start."""
-
-
-def test_the_getting_started_guide_is_in_place_from_the_first_draw_and_moves_nothing(
-    host: HostPage,
-) -> None:
-    """Stop 44's tryout: the guide came after Ready and pushed the Projects form down under
-    the person's eyes. It is drawn with the first surface now: the form is drawn in one place,
-    below the guide, from its first frame on."""
-    page = host.page
-    page.add_init_script(f"({FORM_TOPS})()")
-    host.reload()
-    _guide_here(page, True)
-    page.wait_for_selector("#new-project-name")
-    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
-    tops = page.evaluate("() => window.__formTops")
-    assert len(tops) == 1, tops  # drawn once, never moved
-    _above(page, "#guide", "#new-project-name")
-    host.assert_clean()
-
-
 def _in_view(page: Page, selector: str, height: int) -> dict[str, float]:
     box = _box(page, selector)
     assert box["y"] >= -1 and box["y"] + box["height"] <= height + 1, (selector, box, height)

@@ -130,9 +130,6 @@ const app = {
       if (button.dataset.surface === this.surface) button.setAttribute("aria-current", "page");
       else button.removeAttribute("aria-current");
     }
-    // the guide is drawn with the first surface, not pushed in above it after (help.mjs
-    // firstAnswer: the host's word on it was asked at boot, beside the surface's own calls)
-    await this.help?.firstAnswer;
     this.help?.follow(); // the guide shows only where it helps (core/host/help_ops.py)
     const focused = await this.refresh();
     this.reportUnsaved(); // a file left (saved or discarded) holds no unsaved text any more

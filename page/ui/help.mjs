@@ -47,11 +47,6 @@ export class Help {
     this.askedOn = null;
     /** True once the host said whether the guide was closed (tests wait for it). */
     this.answered = false;
-    /** The first start(), settled once the host answered it (undefined before it is asked):
-     * the first surface is drawn after it (app.go), so the guide is in place from the first
-     * draw and nothing under it moves when it comes (stop 44's tryout: it came after Ready
-     * and pushed the Projects form down). */
-    this.firstAnswer = undefined;
     guide.hidden = true;
     opener.addEventListener("click", () => this.open());
     addEventListener("keydown", (event) => {
@@ -64,13 +59,7 @@ export class Help {
 
   /** Ask the host whether, and where, the guide is shown (at boot, and when projects were
    * created or deleted in any tab); draw it for the surface on screen. */
-  start() {
-    const asked = this.#ask();
-    this.firstAnswer ??= asked;
-    return asked;
-  }
-
-  async #ask() {
+  async start() {
     try {
       const { result } = await this.app.host.call("help.guide", {});
       this.state = result;
