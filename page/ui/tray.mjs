@@ -182,7 +182,7 @@ export class Tray {
       [...this.errors].map(([k, e]) => [k, e.code]),
       this.loadError?.code ?? null,
     ]);
-    // the host's time is left out (`now: null`): what depends on it — stagnant, pinned, the
+    // the host's time is left out (`now: null`): what depends on it — stagnant, dismissible, the
     // actions a card offers — the host decides and answers, so it changes the signature
     // with the next poll; the time texts alone follow the clock, in place (#tick)
     if (!force && signature === this.signature) {
