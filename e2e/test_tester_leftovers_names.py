@@ -1,7 +1,8 @@
 """A fresh tester's leftovers after stop 41 (issue 34, closing41 "Left"), through the real page
 at 1280×800: a refused project name is said under its field, as it is typed, by core's own
-rule; a long project name never widens the projects table; an empty Missions tray gives the
-width back to the main surface; a run that waits in input() still says it saved the file first;
+rule; a long project name never widens the projects table; an open Missions tray with no
+project gives the width back to the main surface, and with a project it has one width, so a
+mission arriving moves nothing (stop 44); a run that waits in input() still says it saved the file first;
 a run in a 2,000-file project gets every file (the copy-in reads them in one batch).
 axe-core finds nothing serious on what changed."""
 
@@ -18,7 +19,7 @@ from e2e.tray_kit import Missions, axe_serious, expand_tray, go, new_project, op
 RUNTIME_BOOT_MS = 120_000
 WIDTH = 1280
 EMPTY_TRAY_MOST = 0.2 * WIDTH
-"""An open tray with no mission takes at most a fifth of the width (it took 380 px, 30 %)."""
+"""An open tray with no project takes at most a fifth of the width (it took 380 px, 30 %)."""
 
 
 def _host_sentence(name: str) -> str:
@@ -123,7 +124,9 @@ def test_a_long_project_name_never_widens_the_projects_table(host: HostPage) -> 
     host.assert_clean()
 
 
-def test_an_empty_missions_tray_gives_the_width_back_to_the_main_surface(host: HostPage) -> None:
+def test_an_open_tray_without_a_project_is_narrow_and_a_mission_arriving_moves_nothing(
+    host: HostPage,
+) -> None:
     page = host.page
     page.set_viewport_size({"width": WIDTH, "height": 800})
     expand_tray(page)
@@ -144,19 +147,21 @@ def test_an_empty_missions_tray_gives_the_width_back_to_the_main_surface(host: H
     pid, (block,) = new_project(host, "Quiet", [("api", "the API")])
     open_in_ui(host, pid, "files")
     page.wait_for_selector("#tray-empty")
-    assert tray_width() <= EMPTY_TRAY_MOST  # a project with no mission yet
-    assert main_right() <= WIDTH - tray_width()
+    # a project with no mission yet: the tray has the width its cards will have
+    width, right = tray_width(), main_right()
+    assert width > 300 and right <= WIDTH - width
     assert page.locator("#tray-empty button").is_visible()
     assert axe_serious(page, "the empty tray") == []
     shot(page, "tray-empty-1280")
-    # a mission arrives: the tray takes its full width for the cards
-    Missions(host, pid, "Quiet", block).post("msn_0000000000a1", "judging")
+    # a mission arrives, with a long unbroken word in its verdict: nothing moves
+    verdict = {"decision": "CHANGE", "gist": "x" * 200}
+    Missions(host, pid, "Quiet", block).post("msn_0000000000a1", "judging", verdict=verdict)
     page.evaluate("() => voicebox.app.tray.refresh({ force: true })")
-    page.wait_for_selector("#tray-cards article")
-    page.wait_for_function(
-        "() => document.querySelector('#tray').getBoundingClientRect().width > 300"
-    )
-    assert main_right() <= WIDTH - tray_width()
+    page.wait_for_selector("#tray-cards article .card-verdict")
+    assert (tray_width(), main_right()) == (width, right)
+    card = page.locator("#tray-cards article").bounding_box()
+    assert card is not None and card["x"] + card["width"] <= WIDTH  # the long word wraps
+    shot(page, "tray-first-mission-1280")
     host.assert_clean()
 
 

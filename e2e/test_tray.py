@@ -169,7 +169,7 @@ def test_import_from_the_tray_lands_it_and_shows_the_receipt_and_provenance(
     assert "sha256:" + "a" * 64 in chain.locator("li[data-step='gate']").inner_text()
     assert "✓ store v2" in chain.locator("li[data-step='receipt']").inner_text()
     assert chain.locator(".prov-letters").inner_text() == (
-        "Letters: Judging → Working → Checking → In review → Ready to land → Landed"
+        "Letters: Opened → Working → Checking → In review → Ready to land → Landed"
     )
     shot(page, "tray-landed-provenance")
     head = host.ok("mailbox.read", {"project": pid, "kind": "mission"})["result"]["heads"][0]

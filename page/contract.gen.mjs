@@ -10,7 +10,7 @@ export const OPERATOR = "operator";
 export const PHASES = Object.freeze(["judging", "executing", "gate", "review", "merge_wait", "landed", "failed", "archived"]);
 
 export const PHASE_MEANINGS = Object.freeze({
-  "judging": "being judged",
+  "judging": "opened: its agent has the packet to weigh",
   "executing": "work under way",
   "gate": "gate running",
   "review": "in review",
@@ -21,7 +21,7 @@ export const PHASE_MEANINGS = Object.freeze({
 });
 
 export const PHASE_LABELS = Object.freeze({
-  "judging": "Judging",
+  "judging": "Opened",
   "executing": "Working",
   "gate": "Checking",
   "review": "In review",
@@ -114,8 +114,8 @@ export const GLOSSARY = Object.freeze({
     "meaning": "A package of extra operations, admitted by its exact bytes.",
   }),
   "judging": Object.freeze({
-    "label": "Judging",
-    "meaning": "being judged",
+    "label": "Opened",
+    "meaning": "opened: its agent has the packet to weigh",
   }),
   "executing": Object.freeze({
     "label": "Working",

@@ -114,7 +114,7 @@ Phase = Literal[
 ]
 PHASES: tuple[str, ...] = get_args(Phase)
 PHASE_MEANINGS: dict[str, str] = {
-    "judging": "being judged",
+    "judging": "opened: its agent has the packet to weigh",
     "executing": "work under way",
     "gate": "gate running",
     "review": "in review",
@@ -125,7 +125,7 @@ PHASE_MEANINGS: dict[str, str] = {
 }
 """The one-line meaning shown beside each phase (under its plain label, :data:`PHASE_LABELS`)."""
 PHASE_LABELS: dict[str, str] = {
-    "judging": "Judging",
+    "judging": "Opened",
     "executing": "Working",
     "gate": "Checking",
     "review": "In review",
@@ -135,7 +135,10 @@ PHASE_LABELS: dict[str, str] = {
     "archived": "Set aside",
 }
 """The short plain word a person reads for each phase (issue 33 item 7); the phase id itself is
-kept for tooltips, records and the protocol."""
+kept for tooltips, records and the protocol. ``judging`` — the protocol's first phase of every
+mission (seed 004 §4a: a seq-1 letter is ``judging``), whoever holds the seat — reads "Opened",
+not "Judging": beside a Doer's mission (:data:`core.missions.words.SEAT_LABELS`: ``hand`` is
+"Doer", ``oracle`` "Judge") "Judging" read as a Judge at work (stop 44)."""
 Seat = Literal["hand", "oracle"]
 Capability = Literal["build-runner", "naming-runner", "loop-runner", "hand-runner", "review-runner"]
 Decision = Literal["APPROVE", "CHANGE", "REJECT"]

@@ -49,6 +49,7 @@ export class Tray {
     this.errors = new Map(); // mission id -> refusal shown on its card
     this.timer = null;
     this.loading = false;
+    this.clocks = []; // the time texts of the drawing shown ({node, sinceMs, say}; clockText)
     node.addEventListener("keydown", (event) => {
       if (
         event.key === "Escape" &&
@@ -142,6 +143,32 @@ export class Tray {
     return base === null ? Date.now() : base + (Date.now() - this.fetchedAt);
   }
 
+  /** A text that says how long ago `sinceMs` was (`say(duration)`), kept true in place: the
+   * drawing remembers it and every later render() — each poll, drawn again or not — sets
+   * only its text. The clock never draws the tray again, so no control is replaced under a
+   * keyboard walk and a screen reader hears no redraw when a minute turns. */
+  clockText(attrs, sinceMs, say) {
+    if (sinceMs === null) return el("span", attrs, "");
+    const node = el("span", attrs, say(formatDuration(this.clockNow() - sinceMs)));
+    this.clocks.push({ node, sinceMs, say });
+    return node;
+  }
+
+  /** The host's time as the tray shown reads it: the remote project's or the local one's. */
+  clockNow() {
+    return this.viewing ? this.remoteNowMs() : this.nowMs();
+  }
+
+  /** Set each time text of the drawing to the clock's time now; a text that reads the same
+   * is left alone (no mutation). */
+  #tick() {
+    const now = this.clockNow();
+    for (const { node, sinceMs, say } of this.clocks) {
+      const text = say(formatDuration(now - sinceMs));
+      if (node.textContent !== text) node.textContent = text;
+    }
+  }
+
   render(force = false) {
     const signature = JSON.stringify([
       this.open,
@@ -154,30 +181,32 @@ export class Tray {
       [...this.busy],
       [...this.errors].map(([k, e]) => [k, e.code]),
       this.loadError?.code ?? null,
-      Math.floor(this.nowMs() / 60000),
     ]);
-    if (!force && signature === this.signature) return;
+    // the host's time is left out (`now: null`): what depends on it — stagnant, dismissible, the
+    // actions a card offers — the host decides and answers, so it changes the signature
+    // with the next poll; the time texts alone follow the clock, in place (#tick)
+    if (!force && signature === this.signature) {
+      this.#tick();
+      return;
+    }
     this.signature = signature;
+    this.clocks = [];
     const focusKey = this.node.contains(document.activeElement)
       ? document.activeElement?.dataset?.key
       : null;
     document.documentElement.dataset.tray = this.open ? "open" : "closed";
-    // an open tray with nothing to show is narrow (issue 34: empty, it took 30 % of 1280 px);
-    // while the missions load it keeps the width it had, so it changes once
-    const empty = this.#isEmpty();
-    if (empty !== null) this.empty = empty;
-    document.documentElement.toggleAttribute("data-tray-empty", this.open && this.empty === true);
+    // open with no project to show, the tray is narrow (issue 34: empty, it took 30 % of
+    // 1280 px); with one — local or remote, with missions or none yet — it has one fixed width,
+    // so a mission's card arriving (or the missions loading) never moves the page (stop 44)
+    document.documentElement.toggleAttribute("data-tray-empty", this.open && this.#noProject());
     this.node.dataset.open = String(this.open);
     replace(this.node, this.open ? this.renderOpen() : this.renderClosed());
     if (focusKey) this.node.querySelector(`[data-key="${CSS.escape(focusKey)}"]`)?.focus();
   }
 
-  /** True when the tray shows no mission (no project, or a project — local or remote — with
-   * none), false when it shows some, null while that is not known yet (loading). */
-  #isEmpty() {
-    if (this.viewing) return this.remote ? !this.remote.cards.length : null;
-    if (!this.project) return true;
-    return this.view ? !this.view.cards.length : null;
+  /** True when the tray has no project to show: none open and none viewed on an environment. */
+  #noProject() {
+    return !this.viewing && !this.project;
   }
 
   toggleButton() {
@@ -371,7 +400,6 @@ export class Tray {
     const l = c.letter;
     const id = c.mission_id;
     const titleId = `card-${id}-title`;
-    const now = this.nowMs();
     const started = instantMs(l.started_at);
     const updated = instantMs(l.updated_at);
     const busy = this.busy.get(id);
@@ -472,10 +500,10 @@ export class Tray {
         { class: "card-top" },
         phaseBadge(l.phase),
         c.pinned ? el("span", { class: "pin" }, "pinned") : null,
-        el(
-          "span",
+        this.clockText(
           { class: "card-elapsed muted", title: `started ${formatTime(l.started_at)}` },
-          started === null ? "" : `elapsed ${formatDuration(now - started)}`,
+          started,
+          (d) => `elapsed ${d}`,
         ),
       ),
       el("h3", { id: titleId, class: "card-title" }, blockButton),
@@ -521,7 +549,11 @@ export class Tray {
         : null,
       receipt,
       c.stagnant
-        ? el("p", { class: "card-stagnant" }, `No movement for ${formatDuration(now - updated)}.`)
+        ? el(
+            "p",
+            { class: "card-stagnant" },
+            this.clockText({}, updated, (d) => `No movement for ${d}.`),
+          )
         : null,
       busy
         ? el(
@@ -1044,10 +1076,10 @@ export class Tray {
         { class: "card-top" },
         phaseBadge(l.phase),
         c.pinned ? el("span", { class: "pin" }, "pinned") : null,
-        el(
-          "span",
+        this.clockText(
           { class: "card-elapsed muted", title: `started ${formatTime(l.started_at)}` },
-          started === null ? "" : `elapsed ${formatDuration(this.remoteNowMs() - started)}`,
+          started,
+          (d) => `elapsed ${d}`,
         ),
       ),
       el("h3", { id: titleId, class: "card-title" }, title),

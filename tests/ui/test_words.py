@@ -31,6 +31,15 @@ def test_every_phase_has_a_short_plain_label_other_than_its_id() -> None:
         assert "_" not in label and label != phase, phase
 
 
+def test_no_phase_reads_as_a_seat_at_work() -> None:
+    # a phase is where a mission is, whoever holds its seat: a Doer's first letter (judging,
+    # seed 004 §4a) must not read as a Judge's work (stop 44: "Judging" on a Doer's card)
+    stems = [word.lower()[:4] for word in SEAT_LABELS.values()]
+    for phase in PHASES:
+        words = f"{PHASE_LABELS[phase]} {PHASE_MEANINGS[phase]}".lower()
+        assert not any(stem in words for stem in stems), (phase, words)
+
+
 def test_every_seat_and_capability_has_a_plain_word() -> None:
     assert set(SEAT_LABELS) == set(get_args(Seat))
     assert set(CAPABILITY_LABELS) == set(get_args(Capability))
