@@ -33,7 +33,7 @@ from core.host.mailbox_ops import MissionHeadView
 from core.host.mission_ops import MissionPostArgs, PostAnswer
 from core.host.operations import Call, Outcome
 from core.missions.blocks import load_store
-from core.missions.letters import LetterJson, MissionId, sha12
+from core.missions.letters import PHASE_LABELS, LetterJson, MissionId, sha12
 from core.missions.tray import (
     OPERATOR,
     Anchor,
@@ -214,8 +214,9 @@ async def tray_dismiss(call: Call[DismissArgs]) -> Outcome:
         if reason is None:
             raise Refused(
                 Code.ARGS_INVALID,
-                "Only a failed mission, or a judging or executing one unchanged for over "
-                "24 hours, can be hidden from the tray.",
+                f"Only a failed mission, or an {PHASE_LABELS['judging']} or "
+                f"{PHASE_LABELS['executing']} one unchanged for over 24 hours, can be hidden "
+                "from the tray.",
                 field="mission_id",
             )
     async with call.ctx.state_lock:
