@@ -116,6 +116,11 @@ def test_stale_executing_head_is_dismissible_with_the_confirm_and_back_when_merg
     assert "The letter itself stays in the mailbox" in text
     assert "not part of this version" in text
     assert "shows again" in text
+    # the phases by the words the tray shows (core's PHASE_LABELS), never their raw ids
+    assert "a stalled Opened or Working mission" in text
+    assert "(to Ready to land or Landed, say)" in text
+    assert not re.search(r"judging|executing|merge_wait", text), text
+    shot(page, "tray-dismiss-confirm")
     confirm(page, "dismiss-dialog")
     page.wait_for_selector(card(page, M_STALE), state="detached")
 

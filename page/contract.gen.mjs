@@ -663,6 +663,8 @@ export const TRAY_ACTIONS = Object.freeze({
   "dismiss": "hide the card from the tray (presentation only; it shows again if it moves)",
 });
 
+export const STAGNANT_PHASES = Object.freeze(["judging", "executing"]);
+
 export const WRITE_OPERATIONS = Object.freeze(["asset.create", "blocks.candidate_edit", "blocks.ratify", "env.add", "env.command", "env.create", "env.pair", "env.remove", "env.revoke", "env.unpair", "file.delete", "file.mkdir", "file.move", "file.write", "file.write_batch", "harness.choose", "inbox.deliver", "keys.grant", "keys.set", "mailbox.send", "mission.deliver", "mission.post", "plugin.install", "plugin.uninstall", "project.create", "project.delete", "project.import", "project.rename", "receipt.import", "remote.cancel", "remote.land", "remote.merge", "remote.spawn", "trash.empty", "trash.restore", "tray.land"]);
 
 export const FORM_RULES = Object.freeze({

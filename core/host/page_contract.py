@@ -38,7 +38,7 @@ from core.host.registry import OPERATIONS
 from core.missions.blocks import MAX_NAME_CHARS as BLOCK_NAME_CHARS
 from core.missions.blocks import MAX_PURPOSE_CHARS
 from core.missions.letters import PHASE_LABELS, PHASE_MEANINGS, PHASES, Capability, Seat
-from core.missions.tray import ACTION_MEANINGS, OPERATOR, PHASE_ACTIONS
+from core.missions.tray import ACTION_MEANINGS, OPERATOR, PHASE_ACTIONS, STAGNANT_PHASES
 from core.missions.words import CAPABILITY_LABELS, GUIDE, GUIDE_PURPOSE, SEAT_LABELS, glossary
 from core.paths import MAX_NAME_CHARS, PROJECT_NAME_REFUSED
 from core.policy import Policy
@@ -192,6 +192,7 @@ def page_contract() -> dict[str, Any]:
         },
         "PHASE_ACTIONS": {phase: list(actions) for phase, actions in PHASE_ACTIONS.items()},
         "TRAY_ACTIONS": dict(ACTION_MEANINGS),
+        "STAGNANT_PHASES": list(STAGNANT_PHASES),
         "WRITE_OPERATIONS": sorted(name for name, op in OPERATIONS.items() if op.writes),
         "FORM_RULES": {name: form_rules(name) for name in FORM_OPERATIONS},
         "EDITOR_DEFAULTS": editor_defaults(),

@@ -36,6 +36,7 @@ from core.missions.blocks import load_store
 from core.missions.letters import PHASE_LABELS, LetterJson, MissionId, sha12
 from core.missions.tray import (
     OPERATOR,
+    STAGNANT_PHASES,
     Anchor,
     ArchivePreview,
     ProvenanceAnswer,
@@ -214,9 +215,9 @@ async def tray_dismiss(call: Call[DismissArgs]) -> Outcome:
         if reason is None:
             raise Refused(
                 Code.ARGS_INVALID,
-                f"Only a failed mission, or an {PHASE_LABELS['judging']} or "
-                f"{PHASE_LABELS['executing']} one unchanged for over 24 hours, can be hidden "
-                "from the tray.",
+                "Only a failed mission, or one still "
+                + " or ".join(PHASE_LABELS[p] for p in STAGNANT_PHASES)
+                + " and unchanged for over 24 hours, can be hidden from the tray.",
                 field="mission_id",
             )
     async with call.ctx.state_lock:

@@ -69,6 +69,7 @@ __all__ = [
     "REMOTE_ACTION_MEANINGS",
     "REMOTE_QUEUED",
     "STAGNANT_AFTER_MS",
+    "STAGNANT_PHASES",
     "Anchor",
     "ArchivePreview",
     "FollowUp",
@@ -99,7 +100,12 @@ __all__ = [
 ]
 
 STAGNANT_AFTER_MS = 24 * 3600 * 1000
-"""A judging/executing head unchanged for longer than this (ms) may be hidden (§3c-ext)."""
+"""A head in :data:`STAGNANT_PHASES` unchanged for longer than this (ms) may be hidden
+(§3c-ext)."""
+STAGNANT_PHASES: tuple[Phase, ...] = ("judging", "executing")
+"""The phases in which a head can stall (a mission not yet past its agent); the page names
+them from here in its confirm text (page/contract.gen.mjs), the refusal in
+:func:`core.host.tray_ops.tray_dismiss` too."""
 
 FollowUp = Literal["landed", "archived"]
 
@@ -173,7 +179,7 @@ PHASE_ACTIONS: dict[Phase, tuple[TrayAction, ...]] = {
 
 def is_stagnant(letter: MissionLetter, now_ms: int) -> bool:
     """True for a ``judging``/``executing`` head whose ``updated_at`` is over 24 h old."""
-    if letter.phase not in ("judging", "executing"):
+    if letter.phase not in STAGNANT_PHASES:
         return False
     return now_ms * 1000 - instant_us(letter.updated_at) > STAGNANT_AFTER_MS * 1000
 

@@ -19,6 +19,7 @@ import {
   OPERATOR,
   PHASE_MEANINGS as PHASE_MEANING,
   PHASES,
+  STAGNANT_PHASES,
 } from "../contract.gen.mjs";
 import { phaseBadge, phaseLabel, phaseTitle, seatAndCapability } from "./words.mjs";
 import { el, formatDuration, formatTime, literal, name, replace } from "../dom.mjs";
@@ -805,7 +806,7 @@ export class Tray {
   async dismiss(card) {
     const stalled = card.dismissible === "stagnant";
     const text = stalled
-      ? `Hides this mission from the tray. The letter itself stays in the mailbox — moving a stalled ${phaseLabel("judging")} or ${phaseLabel("executing")} mission to an end state is not part of this version. If the mission moves again (to ${phaseLabel("merge_wait")} or ${phaseLabel("landed")}, say), it shows again.`
+      ? `Hides this mission from the tray. The letter itself stays in the mailbox — moving a stalled ${STAGNANT_PHASES.map(phaseLabel).join(" or ")} mission to an end state is not part of this version. If the mission moves again (to ${phaseLabel("merge_wait")} or ${phaseLabel("landed")}, say), it shows again.`
       : "Hides this failed mission from the tray. Its letters stay in the mailbox and nothing else changes. If the mission moves again, it shows again.";
     const sure = await confirmDialog({
       title: stalled ? "Hide this stalled mission?" : "Hide this failed mission?",

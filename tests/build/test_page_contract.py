@@ -44,6 +44,7 @@ def test_the_contract_carries_the_closed_lists_as_core_has_them() -> None:
     contract = page_contract()
     assert contract["PHASES"] == list(PHASES)
     assert set(contract["PHASE_MEANINGS"]) == set(PHASES) == set(contract["PHASE_ACTIONS"])
+    assert set(contract["STAGNANT_PHASES"]) < set(PHASES)
     assert contract["REFUSALS"]["pairing-revoked"] == {
         "status": 403,
         "ws": 1008,

@@ -8,7 +8,13 @@ from __future__ import annotations
 import json
 
 from core.missions.letters import parse_letter
-from core.missions.tray import STAGNANT_AFTER_MS, dismiss_reason, is_stagnant, phase_counts
+from core.missions.tray import (
+    STAGNANT_AFTER_MS,
+    STAGNANT_PHASES,
+    dismiss_reason,
+    is_stagnant,
+    phase_counts,
+)
 from core.missions.ui_state import UI_STATE_NAME
 from tests.missions.kit import HUMAN, M1, M2, Kit, candidate, letter
 from tests.support import run
@@ -50,6 +56,8 @@ def test_stagnant_means_judging_or_executing_unchanged_for_over_24_hours():
     exactly = "2025-12-31T00:00:00Z"  # exactly 24 h: not yet stagnant
     assert not is_stagnant(parse_letter(letter(updated_at=exactly, started_at=exactly)), NOW_MS)
     assert STAGNANT_AFTER_MS == 86_400_000
+    # the phases the page's confirm text and the refusal name are the rule's own
+    assert STAGNANT_PHASES == ("judging", "executing")
 
 
 def test_only_failed_and_stagnant_heads_are_dismissible():
