@@ -29,7 +29,9 @@ third, over the small mailbox's steady post, is the issue-34 row
 ``mailbox_fresh_host_settled_first_post_large_vs_post_small_browser`` (goal ≤ 3). Beside it,
 like for like, the same settled first post into the large mailbox over the one into the small
 (``mailbox_fresh_host_settled_first_post_large_vs_settled_small_browser``): what the large
-mailbox adds, apart from what any reload's first post pays.
+mailbox adds, apart from what any reload's first post pays. Last, the floor under that row
+(:mod:`bench.post_floor`, ``mailbox_fresh_post_floor_browser``, information): a bare page's
+first post-shaped storage steps after a reload over the same steps steady.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from playwright.sync_api import Playwright
 from bench import host
 from bench.browser import Profile
 from bench.mailbox_bench import BRAIN, Bench, summary
+from bench.post_floor import measure_floor
 from bench.site import BenchSite
 from bench.stats import ratio, runs
 from core.missions.letters import MissionLetter, letter_id, sha12
@@ -56,6 +59,8 @@ IDLE_MS = 3000
 SETTLE_S = 180
 SETTLED_RUNS = 3
 """Reloads for ``fresh_first_post_settled_ms``, each a fresh host's first post (the median)."""
+FLOOR_WAIT_MAX_MS = 5000
+"""The post floor page waits after ``ready`` as long as the host took to settle, at most this."""
 """The longest wait for ``settled`` before ``fresh_first_post_settled_ms``."""
 
 
@@ -174,6 +179,14 @@ def measure(
             browser[str(size)]["fresh_first_post_settled_runs_ms"] = [round(t, 1) for t in settled]
             browser[str(size)]["fresh_first_post_settled_ms"] = round(statistics.median(settled), 1)
         errors = list(profile.console_errors)
+        floor = measure_floor(  # the platform's own fresh page under a post's storage steps
+            profile,
+            site,
+            reloads=SETTLED_RUNS,
+            wait_ms=min(FLOOR_WAIT_MAX_MS, browser[str(sizes[-1])]["settled_wait_ms"]),
+            blocks=run_count,
+            count=count,
+        )
     small, large = str(sizes[0]), str(sizes[-1])
     b_ratio = ratio(
         browser[large]["post_median_ms"]["median"], browser[small]["post_median_ms"]["median"]
@@ -233,6 +246,15 @@ def measure(
             )
             <= 3,
         },
+        # the floor under the row above (bench/post_floor.py): a bare page's first post-shaped
+        # storage steps after a reload over the same steps steady — what a fresh page costs the
+        # platform before any code of ours runs
+        "mailbox_fresh_post_floor_browser": {
+            "figure_ms": [floor["fresh_first_ms"], floor["steady_ms"]["median"]],
+            "ratio": floor["ratio"],
+            "goal": "information (the platform's own fresh page under a post's storage steps)",
+            "met": None,
+        },
         "mailbox_post_large_vs_small_browser": {
             "sizes": [int(large), int(small)],
             "ratio": b_ratio,
@@ -247,6 +269,11 @@ def measure(
         },
     }
     return {
-        "figures": {"browser": browser, "cpython": cpython, "console_errors": errors[:10]},
+        "figures": {
+            "browser": browser,
+            "cpython": cpython,
+            "post_floor": floor,
+            "console_errors": errors[:10],
+        },
         "goals": goals,
     }

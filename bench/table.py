@@ -126,6 +126,13 @@ ROWS = (
         "×",
     ),
     Row(
+        "the platform's floor under it: a bare page's first post-shaped storage steps after a "
+        "reload / the same steps steady",
+        "mailbox_fresh_post_floor_browser",
+        "ratio",
+        "×",
+    ),
+    Row(
         "upload 10,000 files through the UI, files/s",
         "upload_files_vs_bare_opfs_writes",
         "figure",

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.mailbox_browser import SETTLED_RUNS
 from bench.table import ROWS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,6 +50,7 @@ GOALS = {
     "mailbox_post_large_vs_small_browser",
     "mailbox_first_post_large_vs_post_small_browser",
     "mailbox_post_large_vs_small_cpython",
+    "mailbox_fresh_post_floor_browser",
     "audit_vs_raw_idb_sequential",
     "audit_vs_raw_idb_concurrent",
     "runner_spawn_to_executing_shown_ms",
@@ -111,6 +113,10 @@ def test_the_quick_harness_runs_every_section_and_writes_its_report(
     python = report["sections"]["python"]["figures"]  # issue 32: the runtime beside the host
     assert python["cold"]["first_ms"] > 0 and python["host_ready_ms"] > 0
     assert python["stop_to_stopped_ms"]["n"] == 1
+    # issue 34: the floor under a fresh host's first post, in the same run (bench/post_floor.py)
+    post_floor = report["sections"]["mailbox"]["figures"]["post_floor"]
+    assert len(post_floor["fresh_first_runs_ms"]) == SETTLED_RUNS
+    assert post_floor["steady_ms"]["n"] == 1 and post_floor["steady_ms"]["median"] > 0
     # issue 34: the export's floors — the same files read bare from OPFS, the same remote
     # export pulled by a bare WebSocket reader — measured in the same run
     floor = exported["opfs_floor"]
