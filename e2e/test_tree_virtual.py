@@ -12,7 +12,7 @@ from playwright.sync_api import Browser, Page
 
 from e2e.hostpage import HostPage
 from e2e.site import SiteRouter
-from e2e.tray_kit import open_in_ui
+from e2e.tray_kit import open_in_ui, shot
 
 FILES = 10_000
 DEEP = "a/b/c/deep-needle.txt"
@@ -209,6 +209,43 @@ def test_the_filter_finds_a_deep_file_of_a_ten_thousand_file_project(
     # the tree is drawn again once shown (its rows were measured while hidden)
     page.wait_for_selector("#file-tree [role='treeitem'][tabindex='0']:visible")
     assert page.evaluate(DOM_ROWS) <= DOM_ROWS_AT_MOST
+    host.assert_clean()
+
+
+ROW_SHOWN = """(path) => {
+  const li = document.querySelector(`#file-tree [role="treeitem"][data-path="${path}"]`);
+  if (!li) return null;
+  const pane = document.querySelector('#tree-pane').getBoundingClientRect();
+  const r = li.getBoundingClientRect();
+  return { selected: li.getAttribute('aria-selected'), current: li.getAttribute('aria-current'),
+           inView: r.height > 0 && r.top >= pane.top - 1 && r.bottom <= pane.bottom + 1,
+           allSelected: document.querySelectorAll('#file-tree [aria-selected="true"]').length };
+}"""
+
+
+def test_a_file_opened_from_the_filter_is_the_selected_row_in_view_once_the_filter_clears(
+    big: tuple[HostPage, str, list[str]],
+) -> None:
+    """Stop 45's tryout: a file opened from the filter (the tree hidden meanwhile) was nowhere
+    in sight when the filter was cleared: the tree came back where it had been scrolled."""
+    host, _, names = big
+    page = host.page
+    far = names[-10]  # ten rows from the end of 10,001: far below the pane's first rows
+    page.evaluate("() => { document.querySelector('#tree-pane').scrollTop = 0; }")
+    page.fill("#tree-filter", far.removesuffix(".txt"))
+    hit = f"#tree-filter-results .filter-hit[data-path='{far}']"
+    page.click(hit)
+    page.wait_for_selector(f"#viewer-path:text-is('{far}')")
+    page.fill("#tree-filter", "")
+    page.wait_for_selector("#tree-pane:visible")
+    page.wait_for_function(f"() => ({ROW_SHOWN})({far!r})?.inView === true")
+    assert page.evaluate(f"() => ({ROW_SHOWN})({far!r})") == {
+        "selected": "true",
+        "current": "true",
+        "inView": True,
+        "allSelected": 1,
+    }
+    shot(page, "tree-filter-cleared")
     host.assert_clean()
 
 

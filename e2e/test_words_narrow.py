@@ -72,6 +72,54 @@ def test_at_390_px_the_status_line_shows_every_word_of_ready(sized: dict) -> Non
     host.assert_clean()
 
 
+READY_TOPS = """() => {
+  if (window.top !== window) return;
+  window.__readyTops = [];
+  const watch = () => {
+    const status = document.getElementById('status');
+    const main = document.getElementById('main');
+    const boot = document.getElementById('boot');
+    if (status && main && boot) {
+      const seen = [status.dataset.state, boot.hidden, Math.round(status.getBoundingClientRect().height),
+        Math.round(main.getBoundingClientRect().top)];
+      if (JSON.stringify(window.__readyTops.at(-1)) !== JSON.stringify(seen)) window.__readyTops.push(seen);
+    }
+    requestAnimationFrame(watch);
+  };
+  requestAnimationFrame(watch);
+}"""
+"""Frame by frame from the document's start: the status's state, whether the boot region is
+hidden, the status line's height and the main area's top (px)."""
+
+
+def test_at_390_px_nothing_under_the_status_line_moves_when_ready_comes(
+    browser: Browser, router: SiteRouter
+) -> None:
+    """Stop 45's tryout: at 390 px the status line went from one line ("Loading projects…") to
+    two at Ready, and pushed the surface under it down. It keeps two lines from the start."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        router.install(context)
+        context.add_init_script(f"({READY_TOPS})()")
+        host = HostPage(context.new_page())
+        host.open()
+        page = host.page
+        page.wait_for_selector("#new-project-name")
+        page.evaluate(
+            "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+        )
+        seen = page.evaluate("() => window.__readyTops")
+        assert len({height for _, _, height, _ in seen}) == 1, seen  # booting to Ready: one height
+        before = [top for state, hidden, _, top in seen if state == "booting" and hidden]
+        after = [top for state, _, _, top in seen if state == "ready"]
+        assert before and after, seen  # the surface was loading under "Loading …", then Ready
+        assert before[-1] == after[0] == after[-1], seen
+        shot(page, "narrow-390-ready")
+        host.assert_clean()
+    finally:
+        context.close()
+
+
 # --------------------------------------------------------------------------- item 7: words
 
 

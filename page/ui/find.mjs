@@ -71,6 +71,7 @@ export class Finder {
     this.current = null;
     this.warming = null; // the warm-up running (file.search_warm), by its name
     this.warmed = null; // the project last warmed
+    this.filterOpened = null; // the file last opened from the tree's filter, shown when it clears
     this.#buildPanel();
     this.#buildFilter();
   }
@@ -563,6 +564,12 @@ export class Finder {
       this.filterNote.textContent = "";
       tree.hidden = false;
       this.list.stale(); // the next filter lists again: files may have come and gone
+      // the file opened from the filter is the tree's place now: its row, scrolled to and
+      // selected (Explorer.show did it while the tree was hidden, where nothing scrolls —
+      // stop 45's tryout: the tree came back where it was, the file nowhere in it)
+      const opened = this.filterOpened;
+      this.filterOpened = null;
+      if (opened && this.files.file === opened) this.files.explorer.show(opened);
       return;
     }
     let paths;
@@ -611,6 +618,7 @@ export class Finder {
 
   async #openFiltered(path) {
     if (!(await this.files.app.mayLeave())) return;
+    this.filterOpened = path;
     await this.files.open(path);
   }
 

@@ -1,12 +1,15 @@
 // Help and the first-run guide (issue 33 item 7; docs/ui.md, "Help and the words").
 //
-// The guide is a short panel above the surface: what the product is for and where to start,
-// one button per step (it opens that surface). Closing it is remembered by the host
-// (`help.guide`, in ui-state.json like the tray's state), never by the page; Help shows it
-// again. Where it is drawn is the host's answer too (`shown_on`, core/host/help_ops.py
-// guide_surfaces): every surface before the first project, then Projects only — never
-// furniture over a person's work (the fresh tester's tryout). Opened from Help, it shows on
-// the surface where the person asked for it until they move on. Help (the topbar button, or F1) is a dialog: the guide's switch, the glossary and the
+// The guide is a short panel below the surface: what the product is for and where to start,
+// one button per step (it opens that surface). Below, because the host's answer comes after
+// Ready (`help.guide` is a late operation, and the first draw must not wait for it): drawn
+// above, its arrival pushed the Projects form down; below, it moves nothing already drawn.
+// Closing it is remembered by the host (`help.guide`, in ui-state.json like the tray's
+// state), never by the page; Help shows it again. Where it is drawn is the host's answer too
+// (`shown_on`, core/host/help_ops.py guide_surfaces): every surface before the first project,
+// then Projects only — never furniture over a person's work (the fresh tester's tryout).
+// Opened from Help, it shows on the surface where the person asked for it until they move on.
+// Help (the topbar button, or F1) is a dialog: the guide's switch, the glossary and the
 // keyboard shortcuts. Every word comes from core (contract.gen.mjs GUIDE, GLOSSARY); the only
 // list kept here is the page's own keys, which the page itself defines.
 
@@ -176,7 +179,7 @@ export class Help {
               await this.setDismissed(false);
             },
           },
-          this.shown ? "The guide is shown above" : "Show the getting-started guide",
+          this.shown ? "The guide is shown below the surface" : "Show the getting-started guide",
         ),
       ),
       el(

@@ -254,8 +254,9 @@ export class PythonPanel {
    * top: the editor's lines fill the space between Run and the output, and the person still
    * sees which file ran (stop 44's tryout: with Run's row at the top the name was scrolled
    * away). On a narrow one (narrow.css: not docked) the name goes to the top too when the
-   * output is then in view; else the output is scrolled into view. Where it is already in
-   * view nothing moves. */
+   * output is then in view; else the output is scrolled into view, and the name row sticks
+   * at the window's top meanwhile (narrow.css; stop 45's tryout: at 390 px it scrolled away).
+   * Where it is already in view nothing moves. */
   #reveal() {
     this.node.classList.add("docked");
     const title = this.node.parentElement?.querySelector(":scope > #viewer-path-row");
