@@ -117,17 +117,21 @@ class HostBridge:
         """Start the host's work that waits for ``ready`` (the worker calls this right after it
         posts ``ready``, before it relays the calls queued during the boot):
         :meth:`core.host.pipeline.Host.after_ready` — the late modules' import and the
-        mailboxes' warm-up. Returns at once. ``settled``, a JS function, is called with no
-        argument when both are done (the worker then posts ``settled``: docs/architecture.md,
-        "Late operations"). Before ``settled`` is called, what the boot left alive is collected
-        once and frozen (:func:`keep_boot_objects`)."""
+        mailboxes' warm-up, then the post path rehearsed on a throwaway in-memory host
+        (:func:`core.memory.rehearsal.rehearse_posts`: a fresh worker's first posts ran the post's
+        code for the first time). Returns at once. ``settled``, a JS function, is called with no
+        argument when all are done (the worker then posts ``settled``: docs/architecture.md, "Late
+        operations"). Before ``settled`` is called, what the boot left alive is collected once and
+        frozen (:func:`keep_boot_objects`)."""
 
         def done() -> None:
             keep_boot_objects()
             if settled is not None:
                 settled()
 
-        self.warming = self.host.after_ready(done)
+        from core.memory.rehearsal import rehearse_posts  # the post path, rehearsed (issue 34)
+
+        self.warming = self.host.after_ready(done, rehearse=rehearse_posts)
 
     def frame_gone(self, frame: int) -> bool:
         """The tab holding Python runtime frame number ``frame`` is gone (the worker learned

@@ -175,7 +175,11 @@ class Host:
             self._late = asyncio.ensure_future(self._import_late())
         return self._late
 
-    def after_ready(self, settled: Callable[[], object] | None = None) -> asyncio.Future[Any]:
+    def after_ready(
+        self,
+        settled: Callable[[], object] | None = None,
+        rehearse: Callable[[], Awaitable[object]] | None = None,
+    ) -> asyncio.Future[Any]:
         """Start the host's work that waits for ``ready`` (issue 18, cold boot): the late
         modules' one shared import (:meth:`late_imports`) and, beside it, the mailboxes'
         warm-up (:func:`core.host.mailbox_ops.warm_mailboxes`, begun once the mailbox's module
@@ -185,13 +189,17 @@ class Host:
         it waits on no background open (issue 34: the warm-up ends only when every mailbox it
         picked is open or its open has ended, an open another call began included). After the
         late import, the contract models not built yet are built too, one a turn (issue 34,
-        round 42: :func:`core.model.unbuilt_contracts`), so a settled host has built them all. The
+        round 42: :func:`core.model.unbuilt_contracts`), so a settled host has built them all;
+        then ``rehearse`` is awaited when given (the browser's host passes
+        :func:`core.memory.rehearsal.rehearse_posts`: the post path run on a throwaway
+        in-memory host, issue 34; a failure is its result, as above). The
         browser's worker posts ``settled`` from it (``browser_host/main.py``,
         docs/architecture.md, "Late operations")."""
         late = self.late_imports()
         warming = asyncio.ensure_future(_warm_up(self.ctx))
         building = asyncio.ensure_future(_build_models(late))
-        both = asyncio.gather(late, warming, building, return_exceptions=True)
+        rehearsing = asyncio.ensure_future(_rehearse(building, rehearse))
+        both = asyncio.gather(late, warming, building, rehearsing, return_exceptions=True)
         if settled is not None:
             both.add_done_callback(lambda _done: settled())
         return both
@@ -538,6 +546,15 @@ async def _build_models(late: asyncio.Future[None]) -> None:
         await asyncio.sleep(0)
         if not model.__pydantic_complete__:  # a call may have used it meanwhile
             model.model_rebuild(raise_errors=False)
+
+
+async def _rehearse(
+    building: asyncio.Future[None], rehearse: Callable[[], Awaitable[object]] | None
+) -> None:
+    """:meth:`Host.after_ready`'s step after the models are built: ``rehearse`` awaited."""
+    await asyncio.wait([building])
+    if rehearse is not None:
+        await rehearse()
 
 
 def _validate(op: Operation[A, R], args: dict[str, Any]) -> A:
