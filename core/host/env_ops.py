@@ -26,6 +26,7 @@ from typing import Annotated, Any
 from pydantic import ConfigDict, Field
 
 from core.custody.environment import load_environments
+from core.custody.held_secrets import HELD_IN_COMMAND, refuse_held_in_text
 from core.custody.pair_code import env_fingerprint
 from core.custody.pairing import load_pairings
 from core.custody.peer_admin import PeerAdmin
@@ -305,7 +306,9 @@ async def env_command(call: Call[EnvCommandArgs]) -> Outcome:
     server admits, runs and audits it; the host audits that it asked (rule ``command-ran``;
     details: envKey, project, command, argv, exit status, output sha256 — never the output).
     Refuses ``args-invalid`` (``argv`` for exec, ``key``/``value`` for git/config, missing or
-    given where they do not belong), and what :meth:`PeerAdmin.fenced` refuses."""
+    given where they do not belong), ``sanitizer_refused`` (field ``argv`` or ``value``: it
+    holds the value of a secret this host keeps — the server would write it to its audit, and
+    git config to the project's ``.git/config``), and what :meth:`PeerAdmin.fenced` refuses."""
     a = call.args
     needs = {"exec": ("argv",), "git/init": (), "git/config": ("key", "value")}[a.command]
     for field in ("argv", "key", "value", "time_limit_ms"):
@@ -315,6 +318,12 @@ async def env_command(call: Call[EnvCommandArgs]) -> Outcome:
             raise Refused(Code.ARGS_INVALID, f"{a.command} needs {field}.", field=field)
         if given and not wanted:
             raise Refused(Code.ARGS_INVALID, f"{a.command} takes no {field}.", field=field)
+    await refuse_held_in_text(
+        call.ctx.secrets,
+        call.ctx.state,
+        {"argv": "\n".join(a.argv) if a.argv else None, "value": a.value},
+        HELD_IN_COMMAND,
+    )
     body: dict[str, Any] = {"project": a.project}
     if a.command == "exec":
         body["argv"] = a.argv
