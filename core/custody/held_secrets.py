@@ -42,6 +42,7 @@ __all__ = [
     "HELD_IN_LETTER",
     "HELD_IN_MESSAGE",
     "HELD_IN_PACKET",
+    "HELD_IN_TOOL_ARGS",
     "MAX_REMEMBERED",
     "SECRET_DOCS",
     "HeldSecrets",
@@ -196,6 +197,13 @@ HELD_IN_COMMAND = (
     "git config writes a value into the project's .git/config), so a held secret never goes "
     "in one: remove it. A run gets a provider key only by its grant, in the agent's "
     "environment."
+)
+
+
+HELD_IN_TOOL_ARGS = (
+    "The arguments of this call hold the value of a secret this host keeps (a provider key, a "
+    "bearer or the host token). The environment keeps what its tools are given (a message in "
+    "an agent's inbox, a file), so a held secret is never sent in one: remove it."
 )
 
 

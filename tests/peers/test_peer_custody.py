@@ -326,7 +326,8 @@ def test_contact_messages_route_by_environment_key_and_agent_id() -> None:
 def test_a_message_holding_a_secret_this_host_keeps_is_never_delivered() -> None:
     """``fleet.contact`` (to this host's inbox or a peer's) and ``inbox.deliver`` refuse
     ``sanitizer_refused`` on ``text`` when it holds a held secret, in any form the redactor
-    knows, name no value, and store nothing in either inbox — agents read an inbox as they read
+    knows, and ``tool.call`` to a peer on ``args``; they name no value and store nothing in
+    either inbox — agents read an inbox as they read
     a letter (``mailbox.send``'s law); the same message without it is delivered."""
 
     async def go() -> None:
@@ -343,6 +344,14 @@ def test_a_message_holding_a_secret_this_host_keeps_is_never_delivered() -> None
                 assert secret not in json.dumps(refusal)
             refusal = await world.refused("inbox.deliver", agent_id="scribe", text=text)
             assert (refusal["code"], refusal["field"]) == ("sanitizer_refused", "text")
+            refusal = await world.refused(
+                "tool.call",
+                envKey=key,
+                tool="contact.deliver",
+                descriptorId=await world.descriptor("contact.deliver"),
+                args={"agent_id": "scribe", "text": text},
+            )
+            assert (refusal["code"], refusal["field"]) == ("sanitizer_refused", "args")
         assert await world.state.load("inbox.json") is None
         assert await peer.ctx.state.load("inbox.json") is None
         await world.ok("fleet.contact", environmentKey=key, agentId="scribe", text="no key")
