@@ -22,6 +22,9 @@ _BY_NAME = {
     "NoModificationAllowedError": Code.STORAGE_FAILED,
     "TypeError": Code.PATH_INVALID,
 }
+_IN_OUR_WORDS = frozenset({"NotFoundError", "QuotaExceededError"})
+"""The DOMException names whose meaning our refusal says fully (the browser's text adds only
+jargon); see :func:`refusal_from_js`."""
 
 
 class BrowserError(Exception):
@@ -67,12 +70,18 @@ def refusal_from_js(exc: JsException | BrowserError, what: str, **overrides: Cod
     ``overrides`` maps DOMException names to codes for this call site (e.g.
     ``TypeMismatchError=Code.IS_A_DIRECTORY``). ``QuotaExceededError`` is
     ``storage-quota-exceeded`` (507); unknown names become ``storage-failed`` (500). An
-    overridden name is told in the refusal's own words, not the browser's. The
-    browser's message is kept short and never holds a secret (it names our own paths only).
+    overridden name, and a name of :data:`_IN_OUR_WORDS`, is told in the refusal's own words,
+    not the browser's: a person reads "No file 'a.txt': There is no file or folder at that
+    path.", not the browser's "NotFoundError: A requested file or directory could not be found
+    at the time an operation was processed." (found by trying, stop 45). Any other name keeps
+    the browser's name and message — for a storage failure they are the only clue — kept short;
+    they never hold a secret (they name our own paths only).
     """
     name = str(getattr(exc, "name", "") or "")
     if name in overrides:  # this call site knows what the browser meant: say it in our words
         return Refused(overrides[name], f"{what}: {REFUSALS[overrides[name]].meaning}")
+    if name in _IN_OUR_WORDS:
+        return Refused(_BY_NAME[name], f"{what}: {REFUSALS[_BY_NAME[name]].meaning}")
     code = _BY_NAME.get(name) or Code.STORAGE_FAILED
     detail = str(getattr(exc, "message", "") or "")[:200]
     return Refused(code, f"{what}: {name or 'error'}{': ' + detail if detail else ''}")

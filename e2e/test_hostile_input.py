@@ -27,6 +27,7 @@ from core.paths import MAX_SEGMENT_BYTES
 from core.protocol import MAX_MESSAGE_BYTES
 from core.refusals import REFUSALS, Code
 from e2e.hostpage import HostPage
+from e2e.site import BASE_URL
 
 OPS = sorted(OPERATIONS)
 STATUS = {str(code): info.status for code, info in REFUSALS.items()}
@@ -336,4 +337,30 @@ def test_hostile_project_names_are_refused_by_name_or_stored_and_shown_as_they_a
     )
     assert sorted(shown) == sorted(kept)
     assert page.evaluate("() => document.querySelectorAll('script:not([src])').length") == 0
+    host.assert_clean()
+
+
+def test_a_missing_file_or_folder_is_refused_in_our_words_not_the_browsers(
+    host: HostPage,
+) -> None:
+    """What is not there is ``file-not-found`` with a sentence a person reads — the place and
+    the code's meaning — never the browser's ``NotFoundError: A requested file or directory
+    could not be found at the time an operation was processed.`` (found by trying, stop 45:
+    every missing file, a look-alike ``‥`` folder, a bookmark of a deleted file). The page
+    shows the same sentence when a link names a file that is gone."""
+    project = host.ok("project.create", {"name": "gone"})["result"]["project"]["id"]
+    host.ok("file.write", {"project": project, "path": "here.txt"}, b"x")
+    meaning = REFUSALS[Code.FILE_NOT_FOUND].meaning
+    for path, said in (
+        ("missing.txt", f"No file 'missing.txt': {meaning}"),
+        ("old/notes.txt", f"No folder 'old': {meaning}"),
+        ("\u2025/x", f"No folder '\u2025': {meaning}"),
+    ):
+        refusal = host.refused("file.read", {"project": project, "path": path})
+        assert (refusal["code"], refusal["message"]) == ("file-not-found", said), refusal
+    host.open(f"{BASE_URL}#/files?project={project}&file=old%2Fnotes.txt")
+    shown = host.page.locator("#alerts .alert-error", has_text="old/notes.txt")
+    shown.wait_for()
+    text = shown.text_content() or ""
+    assert f"No folder 'old': {meaning}" in text and "NotFoundError" not in text, text
     host.assert_clean()

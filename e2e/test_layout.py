@@ -198,3 +198,37 @@ def test_a_form_says_the_hosts_own_sentence_as_a_person_types(host: HostPage) ->
     assert page.text_content("#compose-agent-rule") == ""
     assert page.get_attribute("#compose-agent", "aria-invalid") is None
     host.assert_clean()
+
+
+def test_a_refusal_is_seen_where_the_person_is_not_only_at_the_pages_top(
+    host: HostPage,
+) -> None:
+    """The alert region sticks to the window's top: a form down the page that is refused shows
+    its sentence on screen, not above the fold the person scrolled away from (found by trying,
+    stop 45: a remote project's Command…, refused, changed nothing in view). Here: a message to
+    an agent that holds a provider key this host keeps (``sanitizer_refused``, never sent)."""
+    page = host.page
+    key = "sk-ant-api03-" + "Zq9" * 20
+    host.ok(
+        "keys.set",
+        {"provider": "anthropic", "variable": "ANTHROPIC_API_KEY", "value": key},
+        human=True,
+    )
+    page.set_viewport_size({"width": 1280, "height": 360})
+    page.click("nav >> text=Environments")
+    page.wait_for_selector("#contact-form")
+    page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+    page.fill("#contact-agent", "hand-1")
+    page.fill("#contact-text", f"use {key}")
+    page.click("#contact-form button[type=submit]")
+    alert = page.locator("#alerts .alert-error", has_text="Sending the message")
+    alert.wait_for()
+    assert "sanitizer_refused" in (alert.text_content() or "")
+    assert key not in (alert.text_content() or "")
+    assert page.evaluate("() => window.scrollY") > 0  # the person is still down the page
+    box = alert.bounding_box()
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 360, box
+    assert host.ok("inbox.read")["result"]["messages"] == []
+    page.click("#alerts .alert-error button:text-is('Dismiss')")
+    assert page.locator("#alerts .alert").count() == 0
+    host.assert_clean()

@@ -38,8 +38,11 @@ from core.refusals import Code, Refused
 from core.secret import Secret
 
 __all__ = [
+    "HELD_IN_COMMAND",
     "HELD_IN_LETTER",
+    "HELD_IN_MESSAGE",
     "HELD_IN_PACKET",
+    "HELD_IN_TOOL_ARGS",
     "MAX_REMEMBERED",
     "SECRET_DOCS",
     "HeldSecrets",
@@ -181,6 +184,29 @@ HELD_IN_LETTER = (
 )
 
 
+HELD_IN_MESSAGE = (
+    "This message holds the value of a secret this host keeps (a provider key, a bearer or the "
+    "host token). A message is kept in the agent's inbox, here or on the environment that "
+    "receives it, and agents read it, so a held secret never goes in one: remove it from the "
+    "text."
+)
+
+HELD_IN_COMMAND = (
+    "This command holds the value of a secret this host keeps (a provider key, a bearer or the "
+    "host token). The environment runs it in the project and writes it to its own audit (and "
+    "git config writes a value into the project's .git/config), so a held secret never goes "
+    "in one: remove it. A run gets a provider key only by its grant, in the agent's "
+    "environment."
+)
+
+
+HELD_IN_TOOL_ARGS = (
+    "The arguments of this call hold the value of a secret this host keeps (a provider key, a "
+    "bearer or the host token). The environment keeps what its tools are given (a message in "
+    "an agent's inbox, a file), so a held secret is never sent in one: remove it."
+)
+
+
 async def refuse_held_in_text(
     held: HeldSecrets, state: HostState, texts: dict[str, str | None], sentence: str
 ) -> None:
@@ -188,7 +214,9 @@ async def refuse_held_in_text(
     person typed, ``None`` skipped) that carries the exact value of a secret this host holds,
     in any form :mod:`core.redaction` knows; ``sentence`` says why in the caller's words. Used
     for every text the host stores where agents read it: a mission packet, a plain letter's
-    subject and text (``mailbox.send``; SPEC §9, seed 004 §2). Names no value and no variable."""
+    subject and text (``mailbox.send``; SPEC §9, seed 004 §2), an inbox message
+    (``inbox.deliver``, ``fleet.contact``) — and for what it sends an environment to run and
+    audit (``env.command``'s argv and git config value). Names no value and no variable."""
     redactor = await held.current(state)
     if not redactor:
         return

@@ -26,6 +26,7 @@ from typing import Annotated, Any
 from pydantic import ConfigDict, Field
 
 from core.custody.environment import load_environments
+from core.custody.held_secrets import HELD_IN_COMMAND, HELD_IN_TOOL_ARGS, refuse_held_in_text
 from core.custody.pair_code import env_fingerprint
 from core.custody.pairing import load_pairings
 from core.custody.peer_admin import PeerAdmin
@@ -305,7 +306,9 @@ async def env_command(call: Call[EnvCommandArgs]) -> Outcome:
     server admits, runs and audits it; the host audits that it asked (rule ``command-ran``;
     details: envKey, project, command, argv, exit status, output sha256 — never the output).
     Refuses ``args-invalid`` (``argv`` for exec, ``key``/``value`` for git/config, missing or
-    given where they do not belong), and what :meth:`PeerAdmin.fenced` refuses."""
+    given where they do not belong), ``sanitizer_refused`` (field ``argv`` or ``value``: it
+    holds the value of a secret this host keeps — the server would write it to its audit, and
+    git config to the project's ``.git/config``), and what :meth:`PeerAdmin.fenced` refuses."""
     a = call.args
     needs = {"exec": ("argv",), "git/init": (), "git/config": ("key", "value")}[a.command]
     for field in ("argv", "key", "value", "time_limit_ms"):
@@ -315,6 +318,12 @@ async def env_command(call: Call[EnvCommandArgs]) -> Outcome:
             raise Refused(Code.ARGS_INVALID, f"{a.command} needs {field}.", field=field)
         if given and not wanted:
             raise Refused(Code.ARGS_INVALID, f"{a.command} takes no {field}.", field=field)
+    await refuse_held_in_text(
+        call.ctx.secrets,
+        call.ctx.state,
+        {"argv": "\n".join(a.argv) if a.argv else None, "value": a.value},
+        HELD_IN_COMMAND,
+    )
     body: dict[str, Any] = {"project": a.project}
     if a.command == "exec":
         body["argv"] = a.argv
@@ -389,16 +398,34 @@ async def tool_discover(call: Call[EnvRef]) -> Outcome:
     return Outcome(ToolList(env_key=env_key, tools=tools))
 
 
+def _strings(value: Any) -> list[str]:
+    """Every text in a JSON value (its object keys too), depth first; the depth is the
+    protocol parser's bound."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in (*_strings(k), *_strings(v))]
+    if isinstance(value, list):
+        return [t for v in value for t in _strings(v)]
+    return []
+
+
 async def tool_call(call: Call[CallEnvelope]) -> Outcome:
     """Refuses in the order of SPEC §6/§7: ``unknown-environment``, ``environment-not-paired``,
     then admission (``tool-unknown`` … ``confirmation-required``) here or at the peer, then the
     tool's own refusals; ``environment-unreachable`` when a peer is silent; ``pairing-revoked``
-    or ``bearer-refused`` when the peer closes the channel."""
+    or ``bearer-refused`` when the peer closes the channel; ``sanitizer_refused`` (field
+    ``args``) before a peer call whose arguments' text holds the value of a secret this host
+    keeps (the peer stores what its tools are given — ``contact.deliver`` an inbox message —
+    out of this host's redaction's reach; a local tool runs its own operation's check)."""
     s = services(call)
     envelope: CallEnvelope = call.args
     route = route_call(
         await load_environments(s.ctx.state), await load_pairings(s.ctx.state), envelope.env_key
     )
+    if not isinstance(route, LocalRoute):
+        texts = "\n".join(_strings(envelope.args))
+        await refuse_held_in_text(s.ctx.secrets, s.ctx.state, {"args": texts}, HELD_IN_TOOL_ARGS)
 
     async def write(sink: Sink) -> ToolCallResult:
         """The call itself, run by the pipeline's streaming step (Outcome.writer): a streaming

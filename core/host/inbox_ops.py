@@ -16,6 +16,7 @@ import hashlib
 from pydantic import ConfigDict, Field
 
 from core.custody.environment import load_environments
+from core.custody.held_secrets import HELD_IN_MESSAGE, refuse_held_in_text
 from core.custody.pairing import load_pairings
 from core.custody.route import PeerRoute, route_call
 from core.custody.wire import CallEnvelope
@@ -86,7 +87,12 @@ async def _load(call: Call[Contract]) -> Inbox:
 
 
 async def inbox_deliver(call: Call[DeliverArgs]) -> Outcome:
-    """Appends (dropping the oldest past 1000); the sender is the calling actor."""
+    """Appends (dropping the oldest past 1000); the sender is the calling actor. Refuses
+    ``sanitizer_refused`` (field ``text``) when the text holds the value of a secret this host
+    keeps — agents read their inbox, as they read a letter (``mailbox.send``'s law)."""
+    await refuse_held_in_text(
+        call.ctx.secrets, call.ctx.state, {"text": call.args.text}, HELD_IN_MESSAGE
+    )
     inbox = await _load(call)
     at = call.ctx.clock.now_ms()
     body = {"agent_id": call.args.agent_id, "text": call.args.text, "from": call.actor, "at": at}
@@ -114,9 +120,12 @@ async def fleet_contact(call: Call[ContactArgs]) -> Outcome:
     write — ``inbox.deliver`` here, run through the pipeline as part of this call, or
     ``contact.deliver`` at the peer — and is admitted, SAFE-mode checked and audited there.
     Refuses ``unknown-environment``, ``environment-not-paired``, ``pairing-revoked``,
-    ``environment-unreachable`` (peer route) like any call."""
+    ``environment-unreachable`` (peer route) like any call, and ``sanitizer_refused`` (field
+    ``text``) before routing when the text holds the value of a secret this host keeps: the
+    peer would store it in its agent's inbox, out of this host's redaction's reach."""
     args = call.args
     state = call.ctx.state
+    await refuse_held_in_text(call.ctx.secrets, state, {"text": args.text}, HELD_IN_MESSAGE)
     env = (await load_environments(state)).resolve(args.environment_key)
     if env.kind == "local":
         ran = await call.run("inbox.deliver", DeliverArgs(agent_id=args.agent_id, text=args.text))

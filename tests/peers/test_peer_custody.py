@@ -323,6 +323,45 @@ def test_contact_messages_route_by_environment_key_and_agent_id() -> None:
     run(go())
 
 
+def test_a_message_holding_a_secret_this_host_keeps_is_never_delivered() -> None:
+    """``fleet.contact`` (to this host's inbox or a peer's) and ``inbox.deliver`` refuse
+    ``sanitizer_refused`` on ``text`` when it holds a held secret, in any form the redactor
+    knows, and ``tool.call`` to a peer on ``args``; they name no value and store nothing in
+    either inbox — agents read an inbox as they read
+    a letter (``mailbox.send``'s law); the same message without it is delivered."""
+
+    async def go() -> None:
+        world, key = await paired_world()
+        secret = "sk-live-" + "7" * 40
+        world.ctx.secrets.set_group("test-keys", [secret])
+        peer = world.servers.servers["studio"]
+        for text in (f"use {secret}", base64.b64encode(secret.encode()).decode()):
+            for env in (world.ctx.env_key, key):
+                refusal = await world.refused(
+                    "fleet.contact", environmentKey=env, agentId="scribe", text=text
+                )
+                assert (refusal["code"], refusal["field"]) == ("sanitizer_refused", "text")
+                assert secret not in json.dumps(refusal)
+            refusal = await world.refused("inbox.deliver", agent_id="scribe", text=text)
+            assert (refusal["code"], refusal["field"]) == ("sanitizer_refused", "text")
+            refusal = await world.refused(
+                "tool.call",
+                envKey=key,
+                tool="contact.deliver",
+                descriptorId=await world.descriptor("contact.deliver"),
+                args={"agent_id": "scribe", "text": text},
+            )
+            assert (refusal["code"], refusal["field"]) == ("sanitizer_refused", "args")
+        assert await world.state.load("inbox.json") is None
+        assert await peer.ctx.state.load("inbox.json") is None
+        await world.ok("fleet.contact", environmentKey=key, agentId="scribe", text="no key")
+        assert json.loads(await peer.ctx.state.load("inbox.json"))["messages"][0]["text"] == (
+            "no key"
+        )
+
+    run(go())
+
+
 def test_contact_in_safe_mode_is_refused_read_only_mode_by_the_delivery() -> None:
     async def go() -> None:
         world, _ = await paired_world()

@@ -576,3 +576,46 @@ def test_a_fenced_command_runs_in_the_remote_through_the_hosts_bearer_off_until_
         assert (await _command(world, **run, argv=argv))["refusal"]["code"] == "pairing-revoked"
 
     asyncio.run(go())
+
+
+def test_a_fenced_command_holding_a_secret_this_host_keeps_is_refused_before_it_is_sent(
+    served: Server,
+) -> None:
+    """A held secret (a provider key a person set) pasted into a git config value or an exec
+    argument is refused ``sanitizer_refused`` naming the field and never the value, and never
+    reaches the environment: not its audit, not the project's ``.git/config``; the same
+    command without it runs (the law of ``mailbox.send`` and the packet, for commands)."""
+
+    async def go() -> None:
+        world = RemoteWorld()
+        await world.start()
+        env = (await world.ok("env.add", url=served.url, code=_code(served.root)))["result"]
+        key = env["environment"]["envKey"]
+        made = await _tool(world, key, "project.create", name="cmd")
+        project = made["result"]["result"]["project"]["id"]
+        served.policy("--exec", "on")
+        secret = "sk-ant-api03-" + "Q7" * 30
+        world.ctx.secrets.set_group("test-keys", [secret])
+        where = {"envKey": key, "project": project}
+        for args, field in (
+            ({"command": "git/config", "key": "user.email", "value": secret}, "value"),
+            ({"command": "exec", "argv": ["printf", "%s", f"key={secret}"]}, "argv"),
+        ):
+            answer = await _command(world, **where, **args)
+            assert (answer["refusal"]["code"], answer["refusal"]["field"]) == (
+                "sanitizer_refused",
+                field,
+            ), answer
+            assert secret not in json.dumps(answer)
+        assert (await _command(world, **where, command="git/init"))["ok"]
+        done = await _command(
+            world, **where, command="git/config", key="user.email", value="a@example.org"
+        )
+        assert done["ok"], done
+        kept = served.root / "projects" / project / ".git" / "config"
+        assert "a@example.org" in kept.read_text()
+        for path in served.root.rglob("*"):
+            if path.is_file():
+                assert secret.encode() not in path.read_bytes(), path
+
+    asyncio.run(go())
