@@ -1,18 +1,19 @@
 """A reloaded host's first ``mission.post`` rehearsed before ``settled`` (issue 34, a fresh
 host's first post).
 
-A reload starts a new worker: every line of JavaScript and every WebAssembly function the post path
-runs — Pyodide's interpreter paths, pydantic-core's validators, the pipeline's own — runs there for
-the first time and starts in the engine's baseline tier; the first posts of a fresh page were
-measured slower than a warm page's for about ten posts, and the storage a post uses was not
-(``bench/post_floor.py``: a bare page's first post-shaped storage steps cost what its steady ones
-do). So once the late imports are in and the models built, the browser's host
-(``browser_host/main.py``, through :meth:`core.host.pipeline.Host.after_ready`) makes
-:data:`REHEARSED_POSTS` ``mission.post`` calls through a throwaway host of its own over the
-in-memory adapters (:mod:`core.memory.adapters`): the same pipeline, admission, validation, mailbox
-and audit code, with no storage, no page, nothing kept. A person's call that arrives meanwhile is
-answered between two rehearsed posts. Nothing the rehearsal does is seen: its host, project, mailbox
-and audit live in memory and are dropped before the host freezes what its boot left alive.
+A reload starts a new worker: every line of JavaScript and every WebAssembly function the post
+path runs — Pyodide's interpreter paths, pydantic-core's validators, the pipeline's own — runs
+there for the first time and starts in the engine's baseline tier; the first posts of a fresh
+page were measured 20-40 ms slower than a warm page's for about ten posts, where the storage a
+post uses accounts for about 9 (``bench/post_floor.py``: a bare page's first post-shaped storage
+steps after a reload, 19 ms against 10 steady, quiet machine). So once the late imports are in
+and the models built, the browser's host (``browser_host/main.py``, through
+:meth:`core.host.pipeline.Host.after_ready`) makes :data:`REHEARSED_POSTS` ``mission.post``
+calls through a throwaway host of its own over the in-memory adapters
+(:mod:`core.memory.adapters`): the same pipeline, admission, validation, mailbox and audit code,
+with no storage, no page, nothing kept. A person's call that arrives meanwhile is answered
+between two rehearsed posts. Nothing the rehearsal does is seen: its host, project, mailbox and
+audit live in memory and are dropped before the host freezes what its boot left alive.
 """
 
 from __future__ import annotations
