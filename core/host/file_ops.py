@@ -476,7 +476,8 @@ async def _occupied(files: ProjectFiles, path: ProjectPath) -> bool:
 async def file_move(call: Call[MoveArgs]) -> Outcome:
     """Rename or move a file or a whole folder (:func:`core.projects.tree.move_tree`).
 
-    Refuses ``file-not-found``, ``args-invalid`` (a folder into itself or below itself),
+    Refuses ``file-not-found``, ``args-invalid`` (``dst`` is ``src``, or a folder into itself
+    or below itself),
     ``already-exists`` (``dst`` exists and ``on_conflict`` is ``refuse``), ``not-a-directory``,
     ``path-case-collision`` (picked folder), path codes (``.voicebox/`` on either side), and
     what the storage refuses — rolled back, so nothing is half-moved. ``replace`` first moves
@@ -484,6 +485,12 @@ async def file_move(call: Call[MoveArgs]) -> Outcome:
     src: ProjectPath = parse_path(call.args.src)
     dst, sent = parse_new_path(call.args.dst)
     files = await _files(call)
+    if dst.parts == src.parts:
+        raise Refused(
+            Code.ARGS_INVALID,
+            f"'{src}' is already there: give it another name or another folder.",
+            field="dst",
+        )
     if dst.parts[: len(src.parts)] == src.parts:
         raise Refused(
             Code.ARGS_INVALID,

@@ -67,7 +67,19 @@ def test_a_folder_moves_into_another_folder(h: HostHarness) -> None:
     }
 
 
-@pytest.mark.parametrize("dst", ["src", "src/inner", "src/lib/deep/x"])
+@pytest.mark.parametrize("src", ["src", "src/a.txt"])
+def test_a_move_onto_itself_says_it_is_already_there(h: HostHarness, src: str) -> None:
+    """A file or folder moved to its own path: said as such, not as a folder moved into
+    itself (which a file cannot be; stop 45's tryout)."""
+    pid = project(h)
+    fill(h, pid, SRC)
+    refusal = h.refused("file.move", project=pid, src=src, dst=src)
+    assert refusal["code"] == "args-invalid" and "already there" in refusal["message"]
+    assert "into itself" not in refusal["message"]
+    assert tree(h, pid) == SRC
+
+
+@pytest.mark.parametrize("dst", ["src/inner", "src/lib/deep/x"])
 def test_a_folder_cannot_move_into_itself(h: HostHarness, dst: str) -> None:
     pid = project(h)
     fill(h, pid, SRC)
