@@ -150,6 +150,7 @@ def _save_refused(host: HostPage) -> None:
     host.page.wait_for_selector("#conflict-dialog[open]")
     text = host.page.text_content("#conflict-dialog") or ""
     assert "changed since you opened it" in text and "Nothing was saved" in text
+    assert text.count("save yours as another") == 1, text  # the ways out said once (stop 45)
     host.page.screenshot(path=str(SHOTS / "file-changed-conflict.png"))
 
 

@@ -34,18 +34,15 @@ export async function askUnsaved(path, { canSave = true } = {}) {
  * the file changed since the editor opened it. Resolves "cancel" (keep editing), "reload"
  * (show the file as it is now; your text goes, Undo can bring it back), "overwrite" (write
  * yours over theirs, on purpose) or "saveas" (write yours under another name). `message` is
- * the host's sentence. Cancel is first, so Enter on open loses nothing. */
+ * the host's sentence (it names the file and the ways out). Cancel is first, so Enter on open loses nothing. */
 export async function askConflict(path, message) {
   const { choice } = await choiceDialog({
     id: "conflict-dialog",
     title: "The file changed since you opened it",
     body: [
       el("p", {}, message),
-      el(
-        "p",
-        {},
-        `Nothing was saved. Your text is still in the editor: reload ${path} as it is now, overwrite it with yours, or save yours as another file.`,
-      ),
+      // the host's sentence names the ways out already: this says only what was kept
+      el("p", {}, "Nothing was saved. Your text is still in the editor."),
     ],
     choices: [
       { value: "reload", label: "Reload", id: "conflict-reload" },
