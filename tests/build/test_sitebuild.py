@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from wasm_tools.build import build_plugins
-from worker.sitebuild.serve import WORKER_CSP, headers_for
+from worker.sitebuild.serve import WORKER_CSP, headers_for, make_server
 from worker.sitebuild.site import check_plugin_package, example_index
 from worker.sitebuild.wheels import BuildError, _check, check_requirements, load_lock
 
@@ -165,3 +165,26 @@ def test_every_worker_a_worker_starts_is_served_with_the_workers_csp() -> None:
     for script in sorted(started):
         headers = headers_for(f"worker/{script}")
         assert headers.get("Content-Security-Policy") == WORKER_CSP, script
+
+
+def test_a_client_that_goes_away_mid_answer_prints_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Stop 45's tryout: a page reloaded during a download left a ``BrokenPipeError``
+    traceback in the dev server's output. A client gone mid-answer is no error of the
+    server's; any other error is still printed as ``socketserver`` prints it."""
+    server = make_server(tmp_path, 0)
+    try:
+        for gone in (BrokenPipeError(32, "Broken pipe"), ConnectionResetError(104, "reset")):
+            try:
+                raise gone
+            except ConnectionError:
+                server.handle_error(None, ("127.0.0.1", 1))
+        assert capsys.readouterr().err == ""
+        try:
+            raise ValueError("a real fault")
+        except ValueError:
+            server.handle_error(None, ("127.0.0.1", 1))
+        assert "a real fault" in capsys.readouterr().err
+    finally:
+        server.server_close()

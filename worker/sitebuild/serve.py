@@ -41,7 +41,9 @@ import contextlib
 import functools
 import http.server
 import socketserver
+import sys
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "SANDBOXED_FRAMES",
@@ -139,6 +141,14 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away mid-answer (a reload during a download: a broken pipe or
+        a reset) is no error of the server's and prints nothing; anything else is printed as
+        ``socketserver`` does."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class _PlainHandler(http.server.SimpleHTTPRequestHandler):
