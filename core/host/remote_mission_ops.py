@@ -25,6 +25,8 @@ none, and each is read into a closed shape before it reaches the page.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import ConfigDict, Field
 
 from core.custody.held_secrets import refuse_held_in_packet
@@ -381,13 +383,38 @@ class LogArgs(Contract):
     lines: int = Field(default=10_000, ge=1, le=10_000)
 
 
+def no_such_mission(mission_id: str, which: str = "") -> Callable[[Refused, str], Refused]:
+    """The ``refine`` of :meth:`core.custody.peer_admin.PeerAdmin.mission_route` for a route
+    that names one mission (``log``, ``diff``, ``cancel``): the server refuses ``args-invalid``
+    there only for a mission it does not have (``which``: ``"queued or running "`` for a
+    cancel) — the host's own models validated every argument it sent — so that refusal says
+    so, naming the id the person gave (ours, pattern-checked: never the server's words);
+    every other refusal passes unchanged. Stop 45's tryout: it read "The arguments do not
+    match the operation's schema." (a code's meaning, not what went wrong)."""
+
+    def refine(refused: Refused, _text: str) -> Refused:
+        if refused.code is not Code.ARGS_INVALID:
+            return refused
+        return Refused(
+            Code.ARGS_INVALID,
+            f"The environment has no {which}mission {mission_id} in this project.",
+            field="missionId",
+        )
+
+    return refine
+
+
 async def remote_log(call: Call[LogArgs]) -> Outcome:
     """The run's log as text (:func:`~core.missions.remote_runs.parse_log`: escape codes
-    stripped). Refuses ``args-invalid`` (no such mission there) and what the route refuses.
+    stripped). Refuses ``args-invalid`` (no such mission there: :func:`no_such_mission`) and what
+    the route refuses.
     Writes nothing."""
     a = call.args
     data = await services(call).admin.mission_route(
-        a.env_key, "log", {"project": a.project, "missionId": a.mission_id, "lines": a.lines}
+        a.env_key,
+        "log",
+        {"project": a.project, "missionId": a.mission_id, "lines": a.lines},
+        refine=no_such_mission(a.mission_id),
     )
     view: LogView = parse_log(data)
     return Outcome(view)
@@ -425,7 +452,10 @@ async def remote_cancel(call: Call[MissionRef]) -> Outcome:
     Audited: envKey, project, mission."""
     a = call.args
     data = await services(call).admin.mission_route(
-        a.env_key, "cancel", {"project": a.project, "missionId": a.mission_id}
+        a.env_key,
+        "cancel",
+        {"project": a.project, "missionId": a.mission_id},
+        refine=no_such_mission(a.mission_id, "queued or running "),
     )
     try:
         answer = _CancelAnswer.model_validate(data)
@@ -473,7 +503,10 @@ async def remote_diff(call: Call[MissionRef]) -> Outcome:
     nothing."""
     a = call.args
     data = await services(call).admin.mission_route(
-        a.env_key, "diff", {"project": a.project, "missionId": a.mission_id}
+        a.env_key,
+        "diff",
+        {"project": a.project, "missionId": a.mission_id},
+        refine=no_such_mission(a.mission_id),
     )
     view: DiffView = parse_diff(data)
     # issue 31: the host's second wall redacts a held secret from the patches on their way out;

@@ -114,6 +114,18 @@ def test_the_host_spawns_follows_checks_and_cancels_a_remote_mission(tmp_path: P
             failed = await _until(world, ref, hanging, "failed")
             assert failed["reason"] == "cancelled by a person"
             assert failed["cancellable"] is False
+            # a mission it does not have, or no longer runs: said so by its id (stop 45)
+            unknown = "msn_" + "0" * 12
+            refused = await _call(world, "remote.log", **ref, missionId=unknown)
+            assert refused["refusal"]["code"] == "args-invalid", refused
+            assert refused["refusal"]["message"] == (
+                f"The environment has no mission {unknown} in this project."
+            )
+            assert refused["refusal"]["field"] == "missionId"
+            again = await _call(world, "remote.cancel", True, **ref, missionId=unknown)
+            assert again["refusal"]["message"] == (
+                f"The environment has no queued or running mission {unknown} in this project."
+            ), again
 
             # revoked at the server: no environment to spawn in, and the reason says so
             served_revoke = cli(root, "revoke", "--env-key", key)
