@@ -33,7 +33,7 @@ from pydantic_core import from_json
 
 from core.refusals import Code, Refused
 
-__all__ = ["MAX_DEPTH", "MAX_JSON_BYTES", "parse_json"]
+__all__ = ["MAX_DEPTH", "MAX_JSON_BYTES", "nests_too_deep", "parse_json", "too_deep"]
 
 MAX_DEPTH: Final = 200
 """Arrays and objects nested at most this deep (the outermost counts as 1). It is
@@ -70,8 +70,19 @@ def parse_json(
     try:
         return from_json(text)
     except (ValueError, TypeError) as exc:
-        if "recursion limit" in str(exc):
-            raise Refused(
-                code, f"{what} nests arrays or objects deeper than {MAX_DEPTH} levels."
-            ) from None
+        if nests_too_deep(str(exc)):
+            raise too_deep(code, what) from None
         raise Refused(code, f"{what} is not valid JSON.") from None
+
+
+def nests_too_deep(error: str) -> bool:
+    """Whether the parser's error text ``error`` (from :func:`parse_json`'s parser, or the
+    ``ctx.error`` of a ``json_invalid`` validation error of ``model_validate_json``) says it
+    stopped at its nesting bound rather than at malformed text."""
+    return "recursion limit" in error
+
+
+def too_deep(code: Code, what: str) -> Refused:
+    """The refusal for a text that nests deeper than :data:`MAX_DEPTH`: ``code``, ``what``
+    naming the text ("The message"). The text is valid JSON; it is refused for its depth."""
+    return Refused(code, f"{what} nests arrays or objects deeper than {MAX_DEPTH} levels.")

@@ -38,7 +38,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, StringConstraints, ValidationError, WithJsonSchema
 
 from core.gestures import HUMAN_UI, HumanUi
-from core.json_bound import parse_json
+from core.json_bound import nests_too_deep, parse_json, too_deep
 from core.model import Contract
 from core.refusals import Code, RefusalBody, Refused, invalid_input
 from core.secret import known_names, secret_shaped
@@ -228,6 +228,11 @@ def parse_envelope(text: str | bytes) -> Envelope:
     try:
         env = Envelope.model_validate_json(text)
     except ValidationError as exc:
+        if any(
+            e["type"] == "json_invalid" and nests_too_deep(str(e.get("ctx", {}).get("error")))
+            for e in exc.errors(include_url=False, include_input=False)
+        ):  # valid JSON, refused for its depth: said so, not "not valid JSON" (stop 45)
+            raise too_deep(Code.MESSAGE_MALFORMED, "The message") from None
         # another version's envelope may have another shape: its version is the refusal
         theirs = _salvage_version(text)
         if theirs is not None and theirs != PROTOCOL_VERSION:

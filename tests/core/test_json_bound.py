@@ -279,3 +279,21 @@ def test_no_reader_of_outside_json_calls_the_stdlib_parser() -> None:
                 ):
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert found == []
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 10**5])
+def test_a_page_message_too_deep_is_refused_for_its_depth_not_as_broken_json(depth: int) -> None:
+    """Stop 45's tryout: a well-formed message nesting deeper than the bound read "The message
+    is not valid JSON." (its envelope is read by ``model_validate_json``, whose refusal of the
+    depth is a ``json_invalid`` error). It is refused ``message-malformed`` saying its depth;
+    broken text still reads as not valid JSON."""
+    deep = '{"v":1,"id":"d1","op":"host.info","args":' + "[" * depth + "]" * depth + "}"
+    with pytest.raises(Refused) as refused:
+        parse_envelope(deep)
+    assert refused.value.code == Code.MESSAGE_MALFORMED
+    assert refused.value.message == (
+        f"The message nests arrays or objects deeper than {MAX_DEPTH} levels."
+    )
+    with pytest.raises(Refused) as broken:
+        parse_envelope('{"v":1,"id":"d1","op":')
+    assert broken.value.message == "The message is not valid JSON."
