@@ -22,18 +22,10 @@ import asyncio
 import json
 from typing import Any
 
-from core.audit import AuditLog
-from core.host.context import HostContext
 from core.host.pipeline import Host
 from core.json_bound import parse_json
-from core.memory.adapters import (
-    FixedClock,
-    MemoryAuditKey,
-    MemoryAuditSink,
-    MemoryHostState,
-    MemoryProjectRoots,
-    SeededRandomness,
-)
+from core.memory.adapters import FixedClock, SeededRandomness
+from core.memory.host_context import memory_host_context
 from core.missions.letters import SCHEMA, sha12
 
 __all__ = ["REHEARSED_POSTS", "rehearse_posts"]
@@ -71,15 +63,7 @@ async def rehearse_posts(posts: int = REHEARSED_POSTS) -> int:
     tests hold it equal to ``posts``, so a letter shape gone stale is seen). Never raises for a
     refusal (a refused rehearsal still ran the pipeline); raises only what the pipeline raises
     (a programming error)."""
-    clock = FixedClock()
-    state = MemoryHostState()
-    ctx = HostContext(
-        roots=MemoryProjectRoots(),
-        state=state,
-        audit=AuditLog(MemoryAuditSink(), clock, key=MemoryAuditKey(), state=state),
-        clock=clock,
-        random=SeededRandomness(),
-    )
+    ctx = memory_host_context(FixedClock(), SeededRandomness())
     host = Host(ctx)
     project = (await ctx.catalog.create(_BRAIN)).id
     heads: dict[str, str] = {}

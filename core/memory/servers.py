@@ -15,16 +15,9 @@ import asyncio
 import itertools
 from collections.abc import Awaitable, Callable
 
-from core.audit import AuditLog
 from core.custody.env_server import EnvironmentServer
-from core.host.context import HostContext
 from core.host.pipeline import Host
-from core.memory.adapters import (
-    MemoryAuditKey,
-    MemoryAuditSink,
-    MemoryHostState,
-    MemoryProjectRoots,
-)
+from core.memory.host_context import memory_host_context
 from core.ports import Clock, Randomness
 from core.refusals import Code, Refused
 from core.runtime import SystemClock, SystemRandomness
@@ -108,15 +101,7 @@ class MemoryEnvironmentServers:
         self.stopped.discard(name)
         if name in self.servers:
             return
-        sink = MemoryAuditSink()
-        state = MemoryHostState()  # the server's own HOST_DIR, anchor and audit key
-        ctx = HostContext(
-            roots=MemoryProjectRoots(),
-            state=state,
-            audit=AuditLog(sink, self.clock, key=MemoryAuditKey(), state=state),
-            clock=self.clock,
-            random=self.random,
-        )
+        ctx = memory_host_context(self.clock, self.random)  # its own HOST_DIR and audit
         server = EnvironmentServer(ctx, name, Host(ctx).tools)
         ctx.env_key = await server.start()
         self.servers[name] = server
