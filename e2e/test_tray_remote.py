@@ -267,7 +267,12 @@ def test_an_ended_mission_opened_from_the_tray_shows_its_log_and_a_landed_card_i
             arg=card,
             timeout=UI_S,
         )
-        assert page.text_content("#mission-receipt") == "receipt ✓ store v2"
+        # the view redraws from its own board poll, which may come a moment after the tray's
+        page.wait_for_function(
+            "() => document.querySelector('#mission-receipt')?.textContent "
+            "=== 'receipt ✓ store v2'",
+            timeout=UI_S,
+        )
         go(page, "compose")  # and again from another surface: Review… shows the log
         page.click(f"{card} button.remote-review")
         page.wait_for_function(
