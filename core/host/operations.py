@@ -36,7 +36,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, Literal, Protocol, TypeVar, overload
+from typing import Any, Generic, Literal, Protocol, Required, TypedDict, TypeVar, Unpack, overload
 
 from core.custody.peer_admin import PeerAdmin
 from core.custody.peer_calls import PeerCalls
@@ -60,6 +60,7 @@ __all__ = [
     "PeerServices",
     "Ran",
     "Ref",
+    "RunOptions",
 ]
 
 A = TypeVar("A", bound=Contract)
@@ -180,6 +181,23 @@ class PeerServices:
     admin: PeerAdmin
 
 
+class RunOptions(TypedDict, total=False):
+    """The keyword options of a call from inside the host (:meth:`HostRuntime.run`), written
+    once for both overloads and the pipeline's implementation: ``actor`` (required) names the
+    seat for the audit; ``body`` is the binary body; ``origin`` the gesture token the call
+    carries on; ``sink`` takes a streaming operation's chunks; ``within`` is the call this one
+    is part of (a nested write runs inside its write lock); ``receipt_as`` the name the caller
+    knows the call by (a tool's name), which the host's receipt names — without it no receipt
+    is made."""
+
+    actor: Required[str]
+    body: bytes | None
+    origin: str | None
+    sink: Sink | None
+    within: Call[Contract] | None
+    receipt_as: str | None
+
+
 class HostRuntime(Protocol):
     """What the pipeline offers a handler besides the context: the tools of this environment,
     its peers (``None`` without environment servers), and running another operation through
@@ -197,47 +215,20 @@ class HostRuntime(Protocol):
 
     @overload
     async def run(
-        self,
-        name: Operation[A, R],
-        args: A,
-        *,
-        actor: str,
-        body: bytes | None = None,
-        origin: str | None = None,
-        sink: Sink | None = None,
-        within: Call[Contract] | None = None,
-        receipt_as: str | None = None,
+        self, name: Operation[A, R], args: A, **options: Unpack[RunOptions]
     ) -> Ran[R]: ...
 
     @overload
     async def run(
-        self,
-        name: str,
-        args: Contract,
-        *,
-        actor: str,
-        body: bytes | None = None,
-        origin: str | None = None,
-        sink: Sink | None = None,
-        within: Call[Contract] | None = None,
-        receipt_as: str | None = None,
+        self, name: str, args: Contract, **options: Unpack[RunOptions]
     ) -> Ran[Contract]: ...
 
     async def run(
-        self,
-        name: str | Operation[A, R],
-        args: A | Contract,
-        *,
-        actor: str,
-        body: bytes | None = None,
-        origin: str | None = None,
-        sink: Sink | None = None,
-        within: Call[Contract] | None = None,
-        receipt_as: str | None = None,
+        self, name: str | Operation[A, R], args: A | Contract, **options: Unpack[RunOptions]
     ) -> Ran[R] | Ran[Contract]:
         """Run operation ``name`` on typed ``args`` through every step of the pipeline: an
         :class:`Operation` ``[A, R]`` takes an ``A`` and gives a :class:`Ran` ``[R]``; a name
-        found at run time gives a ``Ran[Contract]``."""
+        found at run time gives a ``Ran[Contract]``. The keyword options: :class:`RunOptions`."""
         ...
 
 

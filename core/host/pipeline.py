@@ -40,7 +40,7 @@ import importlib
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, cast, overload
+from typing import Any, TypeVar, Unpack, cast, overload
 
 from pydantic import ValidationError
 
@@ -58,6 +58,7 @@ from core.host.operations import (
     Outcome,
     PeerServices,
     Ran,
+    RunOptions,
 )
 from core.host.registry import OPERATIONS, FieldWords
 from core.host.tools import ToolBox
@@ -328,52 +329,23 @@ class Host:
 
     @overload
     async def run(
-        self,
-        name: Operation[A, R],
-        args: A,
-        *,
-        actor: str,
-        body: bytes | None = None,
-        origin: str | None = None,
-        sink: Sink | None = None,
-        within: Call[Contract] | None = None,
-        receipt_as: str | None = None,
+        self, name: Operation[A, R], args: A, **options: Unpack[RunOptions]
     ) -> Ran[R]: ...
 
     @overload
     async def run(
-        self,
-        name: str,
-        args: Contract,
-        *,
-        actor: str,
-        body: bytes | None = None,
-        origin: str | None = None,
-        sink: Sink | None = None,
-        within: Call[Contract] | None = None,
-        receipt_as: str | None = None,
+        self, name: str, args: Contract, **options: Unpack[RunOptions]
     ) -> Ran[Contract]: ...
 
     async def run(
-        self,
-        name: str | Operation[A, R],
-        args: A | Contract,
-        *,
-        actor: str,
-        body: bytes | None = None,
-        origin: str | None = None,
-        sink: Sink | None = None,
-        within: Call[Contract] | None = None,
-        receipt_as: str | None = None,
+        self, name: str | Operation[A, R], args: A | Contract, **options: Unpack[RunOptions]
     ) -> Ran[R] | Ran[Contract]:
         """Run operation ``name`` (or the :class:`Operation` itself) on ``args`` — an instance
-        of its argument model — through steps 2 and 4–7 of the pipeline, as ``actor`` with
-        ``origin``; return what it ran.
-
-        ``within`` is the call this one is part of (a nested write then runs inside its write
-        lock); ``receipt_as`` the name the caller knows the call by (a tool's name), which the
-        host's receipt names — without it no receipt is made. Raises the refusal — audited, as
-        every refusal is — or ``internal-error`` for any other failure.
+        of its argument model — through steps 2 and 4–7 of the pipeline with ``options``
+        (:class:`~core.host.operations.RunOptions`: ``actor``, ``origin``, ``body``, ``sink``,
+        ``within`` — a nested write then runs inside its write lock — and ``receipt_as``, the
+        name the host's receipt gives the call); return what it ran. Raises the refusal —
+        audited, as every refusal is — or ``internal-error`` for any other failure.
         """
         op: AnyOperation | None
         if isinstance(name, Operation):
@@ -384,13 +356,22 @@ class Host:
             op = await self._operation(name)
         op_name = "(unknown)" if op is None else op.name
         project = _project_of(getattr(args, "project", None))
+        actor = options["actor"]
         try:
             if op is None:
                 raise Refused(Code.OPERATION_UNKNOWN, "The host has no operation by that name.")
             if not isinstance(args, op.args):
                 raise TypeError(f"{op.name} takes {op.args.__name__}, not {type(args).__name__}")
             return await self._through(
-                op, args, body, origin, actor, None, sink, within=within, receipt_as=receipt_as
+                op,
+                args,
+                options.get("body"),
+                options.get("origin"),
+                actor,
+                None,
+                options.get("sink"),
+                within=options.get("within"),
+                receipt_as=options.get("receipt_as"),
             )
         except Refused as refusal:
             await self._audit_refusal(op_name, actor, refusal, project)
