@@ -752,11 +752,15 @@ class RunnerDesk(Landing):
         ``failed`` "cancelled by a person"); a queued one leaves the queue and its ``failed``
         letter is posted here, in its pinned runner's name; one no live runner holds (its
         runner died, or this server restarted) whose head still waits for or is under a
-        runner is failed here too (``unheld``), else nothing would ever stop it or say so.
-        ``{missionId, cancelled: running | queued | unheld}``."""
+        runner is failed here too (``unheld``), else nothing would ever stop it or say so. A
+        mission whose runner already posted its end (:meth:`_ended`) is not cancelled.
+        ``{missionId, cancelled: running | queued | unheld}``; ``args-invalid`` when there is
+        no queued or running mission by that id."""
         pins = load_pins(self.root)
         for runner_id, queue in self.queues.items():
             if body.mission_id in queue.running:
+                if await self._ended(body.project, body.mission_id):
+                    break  # its runner posted the end; the next announce lets it go
                 if self._now() - self._seen(runner_id) < LIVE_MS:
                     queue.cancels.add(body.mission_id)
                     queue.wake.set()
@@ -796,6 +800,18 @@ class RunnerDesk(Landing):
             ):
                 return {"missionId": body.mission_id, "cancelled": "unheld"}
         raise Refused(Code.ARGS_INVALID, "No queued or running mission by that id.")
+
+    async def _ended(self, project: str, mission_id: str) -> bool:
+        """True when the mission's head has left the phases a runner works in (:data:`MOVING`):
+        its runner posted ``merge_wait`` or ``failed`` and has no run of it left to stop, even
+        while the mission stays in its running set until the runner's next announce."""
+        from core.missions.remote_runs import MOVING
+
+        with contextlib.suppress(Refused):
+            _, mailbox = await self.service.ctx.open_mailbox(project)
+            head = await mailbox.head(mission_id)
+            return head is not None and head.letter.phase not in MOVING
+        return False
 
     async def _post_lost(
         self,

@@ -513,3 +513,51 @@ def test_a_person_can_cancel_a_mission_no_live_runner_holds(tmp_path: Path) -> N
         assert caught.value.code == Code.ARGS_INVALID
 
     _run(tmp_path, body)
+
+
+def test_a_mission_whose_runner_posted_its_end_is_not_cancelled_as_running(
+    tmp_path: Path,
+) -> None:
+    """Stop 45's tryout: Cancel right after the runner posted ``failed`` (before its next
+    announce let the mission go) answered ``cancelled: running`` — a stale word, and a cancel
+    handed to a runner for a run that had ended. The head is read: an ended mission has
+    nothing to cancel, and the runner is told nothing."""
+    from server_host.runner_desk import CancelBody
+
+    async def body(env: Env) -> None:
+        desk = env.service.runners
+        poster = DeskPoster(env)
+        await poster.announce()
+        packet = "# p\n"
+        await desk.spawn("peer:test", _spawn_body(env, _opening(env, M1, packet), packet))
+        await poster.announce()  # handed out: the runner runs it
+        heads = await env.heads()
+        executing = {
+            **heads[M1]["letter"],
+            "mission_seq": 2,
+            "prev_letter_id": heads[M1]["letter_id"][:12],
+            "runner_id": "build-1",
+            "seat": "hand",
+            "phase": "executing",
+            "synthetic": False,
+        }
+        await poster.post(env.project, executing)
+        cancel = CancelBody.model_validate({"project": env.project, "missionId": M1})
+        assert (await desk.cancel("peer:test", cancel))["cancelled"] == "running"
+        heads = await env.heads()
+        await poster.post(
+            env.project,
+            {
+                **executing,
+                "mission_seq": 3,
+                "prev_letter_id": heads[M1]["letter_id"][:12],
+                "phase": "failed",
+                "verdict": {"decision": "REJECT", "gist": "cancelled by a person"},
+            },
+        )
+        with pytest.raises(Refused) as caught:  # the run has ended: nothing to cancel
+            await desk.cancel("peer:test", cancel)
+        assert caught.value.code == Code.ARGS_INVALID
+        assert (await env.heads())[M1]["letter"]["phase"] == "failed"
+
+    _run(tmp_path, body)
