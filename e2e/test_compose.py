@@ -23,13 +23,20 @@ def compose_ready(host: HostPage) -> tuple[str, list[str]]:
     return pid, blocks
 
 
-def wait_for_packet(host: HostPage) -> str:
-    """Wait until the preview shows a packet whose ref the page states; return the text."""
+def wait_for_packet(host: HostPage, *shows: str) -> str:
+    """Wait until the preview shows a packet whose ref the page states and whose text holds
+    each of ``shows``; return the text. The fields draft again 250 ms after the last key and
+    the preview keeps the last packet until the host answers, so a packet on screen may be an
+    earlier field's: what was typed last is waited for, never a fixed time."""
     page = host.page
     page.wait_for_function(
-        "() => document.getElementById('packet-ref')?.textContent.startsWith('packet_ref')"
+        """(shows) => {
+          const ref = document.getElementById('packet-ref')?.textContent ?? '';
+          const text = document.getElementById('packet-preview')?.textContent ?? '';
+          return ref.startsWith('packet_ref') && shows.every((s) => text.includes(s));
+        }""",
+        arg=list(shows),
     )
-    page.wait_for_timeout(400)  # let a debounced re-render land
     return page.eval_on_selector("#packet-preview", "e => e.textContent")
 
 
@@ -41,7 +48,7 @@ def test_direct_posts_the_seq1_judging_letter_naming_the_sha256_of_the_shown_pac
     page.select_option("#compose-block", blocks[1])
     page.fill("#compose-agent", "hand-7")
     page.fill("#compose-note", "Keep the mailbox append-only.")
-    packet = wait_for_packet(host)
+    packet = wait_for_packet(host, "> Keep the mailbox append-only.", "addressed to: hand-7")
     assert "> Keep the mailbox append-only." in packet
     assert "addressed to: hand-7" in packet and "- name: Mailbox" in packet
     shown_ref = page.inner_text("#packet-ref-value")
@@ -99,7 +106,7 @@ def test_clipboard_copies_the_packet_and_falls_back_to_visible_text_when_refused
     page.wait_for_function(
         "() => document.getElementById('compose-send').textContent === 'Copy the packet'"
     )
-    packet = wait_for_packet(host)
+    packet = wait_for_packet(host, "Open the mission yourself")
     assert "Open the mission yourself" in packet
     page.click("#compose-send")
     page.wait_for_selector("#compose-status .ok")

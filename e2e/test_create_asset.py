@@ -100,6 +100,9 @@ def test_the_tools_surface_runs_create_asset_from_its_schema_and_shows_the_image
     page.click("#run-tool")
     page.wait_for_selector("#tool-image")
     assert "local-write" in (page.text_content("#tool-receipt") or "")
+    # the <img> is placed with its blob URL at once and decoded after: wait until it has
+    # loaded (or failed), then read what it decoded to
+    page.wait_for_function("() => document.getElementById('tool-image').complete")
     assert page.evaluate("() => document.getElementById('tool-image').naturalWidth") == 160
     # the same path again: the host refuses before the tool runs, the page asks (issue 17)
     pid = page.evaluate("() => voicebox.app.project.id")

@@ -124,15 +124,14 @@ def test_stale_executing_head_is_dismissible_with_the_confirm_and_back_when_merg
     confirm(page, "dismiss-dialog")
     page.wait_for_selector(card(page, M_STALE), state="detached")
 
+    # the head moved: a dismissal names the head it hid, so the mission is back at once
     m.post(M_STALE, "gate")
     refresh_tray(page)
-    page.wait_for_timeout(300)
-    # the head moved: a dismissal names the head it hid, so the mission is back
+    page.wait_for_selector(f"{card(page, M_STALE)}[data-phase='gate']")
+    # and it follows the next head (the card on screen may be a poll's older read a moment)
     m.post(M_STALE, "merge_wait", receipt_candidate=candidate(blocks[0]))
     refresh_tray(page)
-    back = page.locator(card(page, M_STALE))
-    back.wait_for()
-    assert back.get_attribute("data-phase") == "merge_wait"
+    page.wait_for_selector(f"{card(page, M_STALE)}[data-phase='merge_wait']")
     assert page.locator("#tray-hidden").count() == 0
     host.assert_clean()
 
@@ -293,7 +292,13 @@ def test_the_collapsed_strip_counts_every_head_by_phase(host: HostPage) -> None:
     assert shown["failed"] == 3 and shown["judging"] == 2
     assert list(shown) == list(expected)  # the seed's order
     shot(page, "tray-collapsed")
-    # collapsed is remembered by the host across a reload
+    # collapsed is remembered by the host across a reload: the strip draws at the click, the
+    # host stores it a moment later (tray.layout), so the reload waits for the host to say so
+    for _ in range(100):
+        if not host.ok("tray.read", {"project": pid})["result"]["tray_open"]:
+            break
+        page.wait_for_timeout(100)  # a poll's pace, bounded by the 100 reads
+    assert host.ok("tray.read", {"project": pid})["result"]["tray_open"] is False
     host.reload()
     open_in_ui(host, pid)
     page.wait_for_selector("#tray[data-open='false'] #tray-counts li[data-phase='failed']")
