@@ -13,11 +13,12 @@
 // gesture, and the mission then shows in the tray as its runner posts.
 
 import { el, literal, name, replace } from "../dom.mjs";
-import { CAPABILITIES, LIMITS, OPERATOR, SEATS } from "../contract.gen.mjs";
-import { capabilityLabel, seatAndCapability, seatLabel, term, wordOption } from "./words.mjs";
+import { OPERATOR } from "../contract.gen.mjs";
+import { seatAndCapability } from "./words.mjs";
 import { clearAlerts, guarded, refusalParts, showRefusal } from "./alerts.mjs";
 import { blocked } from "./safe.mjs";
 import { checkAsTyped } from "./validate.mjs";
+import { composeControls, composeLayout, drawModes, draftOnChange } from "./compose_form.mjs";
 
 const DIRECT_NOTICE = "direct: posted to the agent's inbox — delivery is not execution.";
 
@@ -46,15 +47,6 @@ export async function renderCompose(node, app, params = {}) {
     return;
   }
   const state = { drafted: null, mode: app.readOnly ? "clipboard" : "direct", seq: 0 };
-  const field = (id, label, control, hint = null) =>
-    el(
-      "div",
-      { class: "field" },
-      el("label", { for: id }, label),
-      control,
-      hint ? el("span", { class: "hint muted", id: `${id}-hint` }, hint) : null,
-    );
-
   const blockSelect = el(
     "select",
     { id: "compose-block" },
@@ -68,54 +60,9 @@ export async function renderCompose(node, app, params = {}) {
     el("option", { value: store.skeleton_id }, "The whole skeleton"),
   );
   if (params.block) blockSelect.value = params.block;
-  const agentInput = el("input", {
-    id: "compose-agent",
-    type: "text",
-    value: params.to ?? "hand-1",
-    autocomplete: "off",
-    spellcheck: "false",
-    "aria-describedby": "compose-agent-hint",
-  });
-  const seatSelect = el(
-    "select",
-    { id: "compose-seat" },
-    SEATS.map((s) => wordOption(s, seatLabel(s))),
-  );
-  const capSelect = el(
-    "select",
-    { id: "compose-capability" },
-    CAPABILITIES.map((c) => wordOption(c, capabilityLabel(c))),
-  );
-  const runnerInput = el("input", {
-    id: "compose-runner",
-    type: "text",
-    autocomplete: "off",
-    spellcheck: "false",
-    placeholder: "none",
-    "aria-describedby": "compose-runner-hint",
-  });
-  const noteInput = el("textarea", {
-    id: "compose-note",
-    rows: "4",
-    maxlength: String(LIMITS.note_chars),
-  });
-
-  const modeBox = el("fieldset", { class: "modes", id: "compose-modes" }, el("legend", {}, "Mode"));
-  const preview = el("pre", {
-    id: "packet-preview",
-    class: "text-view packet",
-    tabindex: "0",
-    role: "region",
-    "aria-label": "Packet text",
-  });
-  const refLine = el("p", { class: "muted packet-line", id: "packet-ref" });
-  const metaLine = el("p", { class: "muted packet-line", id: "packet-meta" });
-  const status = el("div", {
-    id: "compose-status",
-    role: "status",
-    "aria-live": "polite",
-    class: "compose-status",
-  });
+  const controls = composeControls({ to: params.to, runnerPlaceholder: "none" });
+  const { agentInput, seatSelect, capSelect, runnerInput, noteInput } = controls;
+  const { modeBox, preview, refLine, metaLine, status } = controls;
   const fallback = el("div", { id: "clipboard-fallback", hidden: true });
   const send = el(
     "button",
@@ -147,33 +94,10 @@ export async function renderCompose(node, app, params = {}) {
       return;
     }
     modesShown = signature;
-    replace(
-      modeBox,
-      el("legend", {}, "Mode"),
-      modes.map((m) => {
-        const id = `mode-${m.mode}`;
-        const reasonId = `${id}-reason`;
-        return el(
-          "div",
-          { class: `mode${m.available ? "" : " unavailable"}` },
-          el("input", {
-            type: "radio",
-            name: "compose-mode",
-            id,
-            value: m.mode,
-            disabled: !m.available,
-            checked: state.mode === m.mode,
-            "aria-describedby": m.reason ? reasonId : null,
-            onchange: () => {
-              state.mode = m.mode;
-              draft();
-            },
-          }),
-          el("label", { for: id }, m.mode),
-          m.reason ? el("span", { class: "mode-reason muted", id: reasonId }, m.reason) : null,
-        );
-      }),
-    );
+    drawModes(modeBox, modes, state.mode, (mode) => {
+      state.mode = mode;
+      draft();
+    });
     if (readOnly)
       modeBox.append(
         el(
@@ -313,15 +237,10 @@ export async function renderCompose(node, app, params = {}) {
     }
   }
 
-  let timer = null;
-  const soon = () => {
-    clearTimeout(timer);
-    timer = setTimeout(draft, 250);
-  };
-  for (const control of [blockSelect, seatSelect, capSelect])
-    control.addEventListener("change", draft);
-  for (const control of [agentInput, runnerInput, noteInput])
-    control.addEventListener("input", soon);
+  draftOnChange(draft, {
+    choices: [blockSelect, seatSelect, capSelect],
+    typed: [agentInput, runnerInput, noteInput],
+  });
 
   replace(
     node,
@@ -331,42 +250,15 @@ export async function renderCompose(node, app, params = {}) {
       { class: "muted" },
       "Point an agent at a block. The host renders the packet; direct delivery opens the mission with its first letter and puts the packet in the agent's inbox.",
     ),
-    el(
-      "div",
-      { class: "compose-layout" },
-      el(
-        "div",
-        { class: "compose-form", role: "group", "aria-label": "Packet inputs" },
-        field("compose-block", "Block", blockSelect),
-        field("compose-agent", "Agent id", agentInput, "Letters, digits and . _ : @ - (up to 64)."),
-        checkAsTyped(agentInput, "compose.packet", "to", { transform: (v) => v.trim() }),
-        el(
-          "div",
-          { class: "field-row" },
-          field("compose-seat", term("seat"), seatSelect),
-          field("compose-capability", term("capability"), capSelect),
-        ),
-        field(
-          "compose-runner",
-          "Runner id (optional)",
-          runnerInput,
-          "The owner-pinned runner, if any.",
-        ),
-        field("compose-note", "What you ask of the agent", noteInput),
-        modeBox,
-        el("div", { class: "toolbar" }, send),
-        status,
-        fallback,
-      ),
-      el(
-        "section",
-        { class: "compose-preview", "aria-label": "Packet preview" },
-        el("h3", {}, "Packet"),
-        refLine,
-        metaLine,
-        preview,
-      ),
-    ),
+    composeLayout(controls, {
+      blockSelect,
+      runnerHint: "The owner-pinned runner, if any.",
+      send,
+      agentCheck: checkAsTyped(agentInput, "compose.packet", "to", {
+        transform: (v) => v.trim(),
+      }),
+      after: [fallback],
+    }),
   );
   await draft();
 }
@@ -376,62 +268,10 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
   const { env, project } = viewing;
   const base = { envKey: env.envKey, project: project.id };
   const state = { drafted: null, mode: "spawn", seq: 0, blocks: "" };
-  const field = (id, label, control, hint = null) =>
-    el(
-      "div",
-      { class: "field" },
-      el("label", { for: id }, label),
-      control,
-      hint ? el("span", { class: "hint muted", id: `${id}-hint` }, hint) : null,
-    );
   const blockSelect = el("select", { id: "compose-block" });
-  const agentInput = el("input", {
-    id: "compose-agent",
-    type: "text",
-    value: params.to ?? "hand-1",
-    autocomplete: "off",
-    spellcheck: "false",
-    "aria-describedby": "compose-agent-hint",
-  });
-  const seatSelect = el(
-    "select",
-    { id: "compose-seat" },
-    SEATS.map((s) => wordOption(s, seatLabel(s))),
-  );
-  const capSelect = el(
-    "select",
-    { id: "compose-capability" },
-    CAPABILITIES.map((c) => wordOption(c, capabilityLabel(c))),
-  );
-  const runnerInput = el("input", {
-    id: "compose-runner",
-    type: "text",
-    autocomplete: "off",
-    spellcheck: "false",
-    placeholder: "any live runner",
-    "aria-describedby": "compose-runner-hint",
-  });
-  const noteInput = el("textarea", {
-    id: "compose-note",
-    rows: "4",
-    maxlength: String(LIMITS.note_chars),
-  });
-  const modeBox = el("fieldset", { class: "modes", id: "compose-modes" }, el("legend", {}, "Mode"));
-  const preview = el("pre", {
-    id: "packet-preview",
-    class: "text-view packet",
-    tabindex: "0",
-    role: "region",
-    "aria-label": "Packet text",
-  });
-  const refLine = el("p", { class: "muted packet-line", id: "packet-ref" });
-  const metaLine = el("p", { class: "muted packet-line", id: "packet-meta" });
-  const status = el("div", {
-    id: "compose-status",
-    role: "status",
-    "aria-live": "polite",
-    class: "compose-status",
-  });
+  const controls = composeControls({ to: params.to, runnerPlaceholder: "any live runner" });
+  const { agentInput, seatSelect, capSelect, runnerInput, noteInput } = controls;
+  const { modeBox, preview, refLine, metaLine, status } = controls;
   const send = el(
     "button",
     {
@@ -458,33 +298,10 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
   }
 
   function renderModes(modes) {
-    replace(
-      modeBox,
-      el("legend", {}, "Mode"),
-      modes.map((m) => {
-        const id = `mode-${m.mode}`;
-        const reasonId = `${id}-reason`;
-        return el(
-          "div",
-          { class: `mode${m.available ? "" : " unavailable"}` },
-          el("input", {
-            type: "radio",
-            name: "compose-mode",
-            id,
-            value: m.mode,
-            disabled: !m.available,
-            checked: state.mode === m.mode,
-            "aria-describedby": m.reason ? reasonId : null,
-            onchange: () => {
-              state.mode = m.mode;
-              showSend();
-            },
-          }),
-          el("label", { for: id }, m.mode),
-          m.reason ? el("span", { class: "mode-reason muted", id: reasonId }, m.reason) : null,
-        );
-      }),
-    );
+    drawModes(modeBox, modes, state.mode, (mode) => {
+      state.mode = mode;
+      showSend();
+    });
   }
 
   function showSend() {
@@ -621,18 +438,13 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
     }
   }
 
-  let timer = null;
-  const soon = () => {
-    clearTimeout(timer);
-    timer = setTimeout(draft, 250);
-  };
   blockSelect.addEventListener("change", () => {
     state.chosen = true;
-    draft();
   });
-  for (const control of [seatSelect, capSelect]) control.addEventListener("change", draft);
-  for (const control of [agentInput, runnerInput, noteInput])
-    control.addEventListener("input", soon);
+  draftOnChange(draft, {
+    choices: [blockSelect, seatSelect, capSelect],
+    typed: [agentInput, runnerInput, noteInput],
+  });
 
   replace(
     node,
@@ -648,40 +460,11 @@ async function renderRemoteCompose(node, app, viewing, params = {}) {
       { class: "muted" },
       "Point an agent at a block of this remote project. Spawn hands the packet to the environment's pinned runner, which runs the agent and then the gate in a worktree of its own and posts each phase; the tray follows it.",
     ),
-    el(
-      "div",
-      { class: "compose-layout" },
-      el(
-        "div",
-        { class: "compose-form", role: "group", "aria-label": "Packet inputs" },
-        field("compose-block", "Block", blockSelect),
-        field("compose-agent", "Agent id", agentInput, "Letters, digits and . _ : @ - (up to 64)."),
-        el(
-          "div",
-          { class: "field-row" },
-          field("compose-seat", term("seat"), seatSelect),
-          field("compose-capability", term("capability"), capSelect),
-        ),
-        field(
-          "compose-runner",
-          "Runner id (optional)",
-          runnerInput,
-          "A runner pinned on the environment; empty: any live one.",
-        ),
-        field("compose-note", "What you ask of the agent", noteInput),
-        modeBox,
-        el("div", { class: "toolbar" }, send),
-        status,
-      ),
-      el(
-        "section",
-        { class: "compose-preview", "aria-label": "Packet preview" },
-        el("h3", {}, "Packet"),
-        refLine,
-        metaLine,
-        preview,
-      ),
-    ),
+    composeLayout(controls, {
+      blockSelect,
+      runnerHint: "A runner pinned on the environment; empty: any live one.",
+      send,
+    }),
   );
   await draft();
 }
