@@ -400,11 +400,8 @@ export class Tray {
   card(c) {
     const l = c.letter;
     const id = c.mission_id;
-    const titleId = `card-${id}-title`;
-    const started = instantMs(l.started_at);
     const updated = instantMs(l.updated_at);
     const busy = this.busy.get(id);
-    const error = this.errors.get(id);
     const blockButton =
       c.anchor === "block"
         ? name(
@@ -487,6 +484,65 @@ export class Tray {
       l.phase === "landed" && l.receipt?.imported
         ? el("p", { class: "card-receipt" }, `receipt ✓ store v${l.receipt.store_version}`)
         : null;
+    return this.cardFrame(c, {
+      title: blockButton,
+      noRunner: "no runner",
+      actions,
+      after: this.expanded.has(id) ? this.provenanceBlock(c) : null,
+      middle: [
+        el(
+          "p",
+          { class: "card-meta muted" },
+          "from ",
+          name(c.agent_id, { class: "literal agent-id" }),
+          ` · letter ${l.mission_seq}`,
+          c.superseded_count ? ` (${c.superseded_count} earlier)` : "",
+          c.off_chain_count ? ` · ${c.off_chain_count} off-chain` : "",
+        ),
+        el("p", { class: "card-phase-meaning muted" }, c.status ?? PHASE_MEANING[l.phase] ?? ""),
+        l.verdict
+          ? el(
+              "p",
+              { class: "card-verdict" },
+              el("strong", {}, l.verdict.decision),
+              " — ",
+              literal(l.verdict.gist, { class: "literal gist" }),
+            )
+          : null,
+        l.gate
+          ? el(
+              "p",
+              { class: "card-gate" },
+              el(
+                "code",
+                {},
+                literal(l.gate.command, { class: "literal gate-command" }),
+                ` · exit ${l.gate.exit_status}`,
+              ),
+            )
+          : null,
+        receipt,
+        c.stagnant
+          ? el(
+              "p",
+              { class: "card-stagnant" },
+              this.clockText({}, updated, (d) => `No movement for ${d}.`),
+            )
+          : null,
+      ],
+    });
+  }
+
+  /** The frame every card has, of a project here or of a remote one: the phase, the pin and
+   *  the elapsed clock, the `title`, the seat, capability and runner (`noRunner`: what an empty
+   *  runner means there), then `middle`, the busy line, the refusal, the `actions`, and
+   *  `after`. A remote card says so in `data-remote`. */
+  cardFrame(c, { title, noRunner, middle, actions, after = null, remote = false }) {
+    const l = c.letter;
+    const id = c.mission_id;
+    const titleId = `card-${id}-title`;
+    const busy = this.busy.get(id);
+    const error = this.errors.get(id);
     return el(
       "article",
       {
@@ -494,6 +550,7 @@ export class Tray {
         "data-mission": id,
         "data-phase": l.phase,
         "data-letter": c.letter_id,
+        "data-remote": remote ? "true" : null,
         "aria-labelledby": titleId,
       },
       el(
@@ -503,11 +560,11 @@ export class Tray {
         c.pinned ? el("span", { class: "pin" }, "pinned") : null,
         this.clockText(
           { class: "card-elapsed muted", title: `started ${formatTime(l.started_at)}` },
-          started,
+          instantMs(l.started_at),
           (d) => `elapsed ${d}`,
         ),
       ),
-      el("h3", { id: titleId, class: "card-title" }, blockButton),
+      el("h3", { id: titleId, class: "card-title" }, title),
       el(
         "p",
         { class: "card-seat" },
@@ -515,47 +572,9 @@ export class Tray {
         " · ",
         l.runner_id
           ? el("span", {}, "runner ", name(l.runner_id, { class: "literal runner-id" }))
-          : el("span", { class: "muted" }, "no runner"),
+          : el("span", { class: "muted" }, noRunner),
       ),
-      el(
-        "p",
-        { class: "card-meta muted" },
-        "from ",
-        name(c.agent_id, { class: "literal agent-id" }),
-        ` · letter ${l.mission_seq}`,
-        c.superseded_count ? ` (${c.superseded_count} earlier)` : "",
-        c.off_chain_count ? ` · ${c.off_chain_count} off-chain` : "",
-      ),
-      el("p", { class: "card-phase-meaning muted" }, c.status ?? PHASE_MEANING[l.phase] ?? ""),
-      l.verdict
-        ? el(
-            "p",
-            { class: "card-verdict" },
-            el("strong", {}, l.verdict.decision),
-            " — ",
-            literal(l.verdict.gist, { class: "literal gist" }),
-          )
-        : null,
-      l.gate
-        ? el(
-            "p",
-            { class: "card-gate" },
-            el(
-              "code",
-              {},
-              literal(l.gate.command, { class: "literal gate-command" }),
-              ` · exit ${l.gate.exit_status}`,
-            ),
-          )
-        : null,
-      receipt,
-      c.stagnant
-        ? el(
-            "p",
-            { class: "card-stagnant" },
-            this.clockText({}, updated, (d) => `No movement for ${d}.`),
-          )
-        : null,
+      middle,
       busy
         ? el(
             "p",
@@ -566,7 +585,7 @@ export class Tray {
         : null,
       error ? el("p", { class: "card-error", role: "alert" }, refusalParts(error)) : null,
       actions.length ? el("div", { class: "card-actions" }, actions) : null,
-      this.expanded.has(id) ? this.provenanceBlock(c) : null,
+      after,
     );
   }
 
@@ -1005,10 +1024,7 @@ export class Tray {
   remoteCard(c) {
     const l = c.letter;
     const id = c.mission_id;
-    const titleId = `card-${id}-title`;
     const busy = this.busy.get(id);
-    const error = this.errors.get(id);
-    const started = instantMs(l.started_at);
     const actions = [];
     if (c.actions.includes("open")) {
       actions.push(
@@ -1062,58 +1078,24 @@ export class Tray {
         : c.anchor === "skeleton"
           ? el("span", {}, "the whole skeleton")
           : el("span", {}, el("code", {}, l.block_id), " (not in the store)");
-    return el(
-      "article",
-      {
-        class: `card phase-${l.phase}${c.pinned ? " pinned" : ""}${c.stagnant ? " stagnant" : ""}`,
-        "data-mission": id,
-        "data-phase": l.phase,
-        "data-letter": c.letter_id,
-        "data-remote": "true",
-        "aria-labelledby": titleId,
-      },
-      el(
-        "div",
-        { class: "card-top" },
-        phaseBadge(l.phase),
-        c.pinned ? el("span", { class: "pin" }, "pinned") : null,
-        this.clockText(
-          { class: "card-elapsed muted", title: `started ${formatTime(l.started_at)}` },
-          started,
-          (d) => `elapsed ${d}`,
-        ),
-      ),
-      el("h3", { id: titleId, class: "card-title" }, title),
-      el(
-        "p",
-        { class: "card-seat" },
-        seatAndCapability(l.seat, l.capability),
-        " · ",
-        l.runner_id
-          ? el("span", {}, "runner ", name(l.runner_id, { class: "literal runner-id" }))
-          : el("span", { class: "muted" }, "any live runner"),
-      ),
-      el("p", { class: "card-meta muted" }, el("code", {}, id), ` · letter ${l.mission_seq}`),
-      el("p", { class: "card-phase-meaning muted" }, c.status),
-      c.reason
-        ? el(
-            "p",
-            { class: "card-verdict card-reason" },
-            literal(c.reason, { class: "literal gist" }),
-          )
-        : null,
-      c.receipt ? el("p", { class: "card-receipt" }, c.receipt) : null,
-      busy
-        ? el(
-            "p",
-            { class: "card-busy", role: "status" },
-            el("progress", { "aria-label": busy }),
-            ` ${busy}`,
-          )
-        : null,
-      error ? el("p", { class: "card-error", role: "alert" }, refusalParts(error)) : null,
-      actions.length ? el("div", { class: "card-actions" }, actions) : null,
-    );
+    return this.cardFrame(c, {
+      title,
+      noRunner: "any live runner",
+      remote: true,
+      actions,
+      middle: [
+        el("p", { class: "card-meta muted" }, el("code", {}, id), ` · letter ${l.mission_seq}`),
+        el("p", { class: "card-phase-meaning muted" }, c.status),
+        c.reason
+          ? el(
+              "p",
+              { class: "card-verdict card-reason" },
+              literal(c.reason, { class: "literal gist" }),
+            )
+          : null,
+        c.receipt ? el("p", { class: "card-receipt" }, c.receipt) : null,
+      ],
+    });
   }
 
   /** The card's mission view: the Missions panel of its project on Environments. */
