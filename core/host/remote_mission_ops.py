@@ -29,18 +29,16 @@ from collections.abc import Callable
 
 from pydantic import ConfigDict, Field
 
-from core.custody.held_secrets import refuse_held_in_packet
 from core.custody.provider_keys import fingerprint, keys_for_run, load_keys
 from core.host.env_ops import services
 from core.host.operations import Call, Outcome
-from core.missions.draft import draft_mission, skeleton_brief
+from core.host.remote_draft import draft_from_board
 from core.missions.harness import harness_keys, load_harness
 from core.missions.letters import BlockRef, Capability, LetterJson, Seat
 from core.missions.mailbox import AgentId
 from core.missions.packet import (
     MAX_NOTE_CHARS,
     ModeOption,
-    PacketBlock,
 )
 from core.missions.remote_runs import (
     HOLDS_SECRET_WORDS,
@@ -72,7 +70,6 @@ from core.missions.remote_runs import (
 )
 from core.model import Contract
 from core.refusals import Code, Refused
-from core.time import instant_iso
 from core.vocabulary import MissionId, ProjectId
 
 __all__ = [
@@ -310,35 +307,7 @@ async def remote_spawn(call: Call[SpawnArgs]) -> Outcome:
     variables = harness_keys(runners, a.capability, a.runner_id, template)
     keys = await keys_for_run(call.ctx.state, a.env_key, variables)
     board = parse_board(await admin.mission_route(a.env_key, "board", {"project": a.project}))
-    found = next((b for b in board.blocks if b.id == a.block_id), None)
-    if found is not None:
-        brief = PacketBlock(
-            id=found.id,
-            name=found.name,
-            purpose=found.purpose,
-            boundary_version=found.boundary_version,
-        )
-    elif board.skeleton_id is not None and a.block_id == board.skeleton_id:
-        brief = skeleton_brief(board.skeleton_id)
-    else:
-        raise Refused(
-            Code.UNKNOWN_BLOCK,
-            "That block is not in the remote project's store (it may have changed: reload).",
-            field="block_id",
-        )
-    draft = draft_mission(
-        mission_id="msn_" + call.ctx.random.token_bytes(6).hex(),
-        issued_at=instant_iso(call.ctx.clock.now_ms()),
-        brain_ref=board.brain_ref,
-        block=brief,
-        store_version=board.store_version,
-        to=a.to,
-        seat=a.seat,
-        capability=a.capability,
-        runner_id=a.runner_id,
-        note=a.note,
-    )
-    await refuse_held_in_packet(call.ctx.secrets, call.ctx.state, draft.packet)
+    draft = await draft_from_board(call.ctx, board, a.block_id, a)
     body = {"project": a.project, "packet": draft.packet, "letter": draft.letter}
     body["keys"] = {name: value.reveal() for name, value in keys.items()}
     if template is not None:  # the person's harness choice, by label; never in the letter

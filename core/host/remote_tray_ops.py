@@ -23,13 +23,12 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from core.custody.held_secrets import refuse_held_in_packet
 from core.host.env_ops import services
 from core.host.operations import Call, Outcome
-from core.missions.draft import draft_mission, skeleton_brief
+from core.host.remote_draft import draft_from_board
 from core.missions.letters import BlockRef, Capability, LetterJson, Seat, parse_letter, sha12
 from core.missions.mailbox import AgentId
-from core.missions.packet import MAX_NOTE_CHARS, ModeOption, PacketBlock
+from core.missions.packet import MAX_NOTE_CHARS, ModeOption
 from core.missions.remote_runs import (
     FOLLOW_LOG_MS,
     MOVING,
@@ -45,7 +44,6 @@ from core.missions.remote_runs import (
 from core.missions.remote_runs import follow_ms as next_read_ms
 from core.missions.tray import Anchor, RemoteAction, phase_counts, remote_card, tray_order
 from core.model import Contract
-from core.refusals import Code, Refused
 from core.time import instant_iso
 from core.vocabulary import ProjectId
 
@@ -226,25 +224,6 @@ class RemoteComposeAnswer(Contract):
 NO_BLOCKS = "This project has no blocks yet: a mission is always about a block."
 
 
-def _brief(board: RemoteBoard, block_id: str | None) -> PacketBlock:
-    chosen = block_id or board.blocks[0].id
-    found = next((b for b in board.blocks if b.id == chosen), None)
-    if found is not None:
-        return PacketBlock(
-            id=found.id,
-            name=found.name,
-            purpose=found.purpose,
-            boundary_version=found.boundary_version,
-        )
-    if board.skeleton_id is not None and chosen == board.skeleton_id:
-        return skeleton_brief(board.skeleton_id)
-    raise Refused(
-        Code.UNKNOWN_BLOCK,
-        "That block is not in the remote project's store (it may have changed: reload).",
-        field="block_id",
-    )
-
-
 async def remote_compose(call: Call[RemoteComposeArgs]) -> Outcome:
     """Render the packet a spawn would send for the block as the remote store states it now,
     and decide the modes (:func:`~core.missions.remote_runs.remote_compose_modes` over
@@ -282,25 +261,13 @@ async def remote_compose(call: Call[RemoteComposeArgs]) -> Outcome:
                 note=NOT_PAIRED_REASON if not paired else NO_BLOCKS,
             )
         )
-    brief = _brief(board, a.block_id)
-    draft = draft_mission(
-        mission_id="msn_" + call.ctx.random.token_bytes(6).hex(),
-        issued_at=instant_iso(call.ctx.clock.now_ms()),
-        brain_ref=board.brain_ref,
-        block=brief,
-        store_version=board.store_version,
-        to=a.to,
-        seat=a.seat,
-        capability=a.capability,
-        runner_id=a.runner_id,
-        note=a.note,
-    )
-    await refuse_held_in_packet(call.ctx.secrets, call.ctx.state, draft.packet)
+    chosen = a.block_id or board.blocks[0].id
+    draft = await draft_from_board(call.ctx, board, chosen, a)
     return Outcome(
         RemoteComposeAnswer(
             blocks=board.blocks,
             skeleton_id=board.skeleton_id,
-            block_id=brief.id,
+            block_id=chosen,
             mission_id=draft.mission_id,
             packet=draft.packet,
             packet_ref=draft.packet_ref,
