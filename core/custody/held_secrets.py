@@ -38,6 +38,7 @@ from core.refusals import Code, Refused
 from core.secret import Secret
 
 __all__ = [
+    "HELD_IN_BLOCK",
     "HELD_IN_COMMAND",
     "HELD_IN_LETTER",
     "HELD_IN_MESSAGE",
@@ -202,6 +203,13 @@ HELD_IN_COMMAND = (
 )
 
 
+HELD_IN_BLOCK = (
+    "This block's name or purpose holds the value of a secret this host keeps (a provider key, "
+    "a bearer or the host token). A block is written into every mission packet drafted for it "
+    "and carried in the project's archive, so a held secret never goes in one: remove it."
+)
+
+
 HELD_IN_PROJECT_NAME = (
     "The name holds the value of a secret this host keeps (a provider key, a bearer or the "
     "host token). A project's name is written into its export — the archive and its file "
@@ -233,7 +241,8 @@ async def refuse_held_in_text(
     in any form :mod:`core.redaction` knows; ``sentence`` says why in the caller's words. Used
     for every text the host stores where agents read it: a mission packet, a plain letter's
     subject and text (``mailbox.send``; SPEC §9, seed 004 §2), an inbox message
-    (``inbox.deliver``, ``fleet.contact``), a project's typed name (``project.create``,
+    (``inbox.deliver``, ``fleet.contact``), a block's name and purpose
+    (``blocks.candidate_edit``, every seat), a project's typed name (``project.create``,
     ``project.rename``, ``project.add_folder``, ``project.import``) — and for what it sends an
     environment to run and audit (``env.command``'s argv and git config value). Names no value
     and no variable."""
