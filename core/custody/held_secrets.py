@@ -45,6 +45,7 @@ __all__ = [
     "HELD_IN_PACKET",
     "HELD_IN_PROJECT_NAME",
     "HELD_IN_TOOL_ARGS",
+    "HELD_IN_URL",
     "MAX_REMEMBERED",
     "SECRET_DOCS",
     "HeldSecrets",
@@ -226,6 +227,14 @@ async def refuse_held_in_project_name(held: HeldSecrets, state: HostState, name:
     await refuse_held_in_text(held, state, {"name": name}, HELD_IN_PROJECT_NAME)
 
 
+HELD_IN_URL = (
+    "The server address holds the value of a secret this host keeps (a provider key, a bearer "
+    "or the host token). An address is shown, stored with the environment and asked of the "
+    "network, so a held secret never goes in one: give only the server's address, like "
+    "http://host:port."
+)
+
+
 HELD_IN_TOOL_ARGS = (
     "The arguments of this call hold the value of a secret this host keeps (a provider key, a "
     "bearer or the host token). The environment keeps what its tools are given (a message in "
@@ -243,7 +252,8 @@ async def refuse_held_in_text(
     subject and text (``mailbox.send``; SPEC §9, seed 004 §2), an inbox message
     (``inbox.deliver``, ``fleet.contact``), a block's name and purpose
     (``blocks.candidate_edit``, every seat), a project's typed name (``project.create``,
-    ``project.rename``, ``project.add_folder``, ``project.import``) — and for what it sends an
+    ``project.rename``, ``project.add_folder``, ``project.import``), a server's address
+    (``env.add``) — and for what it sends an
     environment to run and audit (``env.command``'s argv and git config value). Names no value
     and no variable."""
     redactor = await held.current(state)
