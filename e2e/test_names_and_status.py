@@ -98,9 +98,9 @@ def test_status_lines_follow_what_they_describe_and_success_lines_clear(
 def test_a_refused_name_stays_in_its_dialog_with_the_refusal(host: HostPage) -> None:
     page = host.page
     pid = _project(host)
-    for opener, bad, good in (
-        ("#new-file", "CON.txt", "fine.txt"),
-        ("#new-folder", "a/../../b", "fine-folder"),
+    for opener, op, bad, good in (
+        ("#new-file", "file.write", "CON.txt", "fine.txt"),
+        ("#new-folder", "file.mkdir", "a/../../b", "fine-folder"),
     ):
         page.click(opener)
         field = page.locator(_prompt_dialog(host))
@@ -108,7 +108,11 @@ def test_a_refused_name_stays_in_its_dialog_with_the_refusal(host: HostPage) -> 
         page.keyboard.press("Enter")
         problem = page.locator("dialog[open] .dialog-problem")
         problem.wait_for()
-        assert (problem.text_content() or "").strip()
+        # the host's sentence, then its code, as every refusal reads (docs/ui.md)
+        body = b"" if op == "file.write" else None
+        refusal = host.call(op, {"project": pid, "path": bad}, body=body)["refusal"]
+        assert problem.locator(".refusal-message").text_content() == refusal["message"]
+        assert problem.locator(".refusal-code").text_content() == refusal["code"]
         assert field.input_value() == bad  # what was typed is still there
         assert field.get_attribute("aria-invalid") == "true"
         assert axe_serious(page, f"refused name in {opener}") == []

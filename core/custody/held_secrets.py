@@ -38,17 +38,21 @@ from core.refusals import Code, Refused
 from core.secret import Secret
 
 __all__ = [
+    "HELD_IN_BLOCK",
     "HELD_IN_COMMAND",
     "HELD_IN_LETTER",
     "HELD_IN_MESSAGE",
     "HELD_IN_PACKET",
+    "HELD_IN_PROJECT_NAME",
     "HELD_IN_TOOL_ARGS",
+    "HELD_IN_URL",
     "MAX_REMEMBERED",
     "SECRET_DOCS",
     "HeldSecrets",
     "WatchedState",
     "host_dir_secrets",
     "refuse_held_in_packet",
+    "refuse_held_in_project_name",
     "refuse_held_in_text",
 ]
 
@@ -200,6 +204,37 @@ HELD_IN_COMMAND = (
 )
 
 
+HELD_IN_BLOCK = (
+    "This block's name or purpose holds the value of a secret this host keeps (a provider key, "
+    "a bearer or the host token). A block is written into every mission packet drafted for it "
+    "and carried in the project's archive, so a held secret never goes in one: remove it."
+)
+
+
+HELD_IN_PROJECT_NAME = (
+    "The name holds the value of a secret this host keeps (a provider key, a bearer or the "
+    "host token). A project's name is written into its export — the archive and its file "
+    "name — and shown wherever the project is, so a held secret never goes in one: choose "
+    "another name."
+)
+
+
+async def refuse_held_in_project_name(held: HeldSecrets, state: HostState, name: str) -> None:
+    """Refuse ``sanitizer_refused`` (field ``name``) when a project's name a person typed
+    holds the value of a secret this host keeps: the manifest keeps it, the export carries it
+    in its archive and its download name, and every answer would show it ``[redacted]``
+    unexplained (the tryout of stop 46)."""
+    await refuse_held_in_text(held, state, {"name": name}, HELD_IN_PROJECT_NAME)
+
+
+HELD_IN_URL = (
+    "The server address holds the value of a secret this host keeps (a provider key, a bearer "
+    "or the host token). An address is shown, stored with the environment and asked of the "
+    "network, so a held secret never goes in one: give only the server's address, like "
+    "http://host:port."
+)
+
+
 HELD_IN_TOOL_ARGS = (
     "The arguments of this call hold the value of a secret this host keeps (a provider key, a "
     "bearer or the host token). The environment keeps what its tools are given (a message in "
@@ -215,8 +250,12 @@ async def refuse_held_in_text(
     in any form :mod:`core.redaction` knows; ``sentence`` says why in the caller's words. Used
     for every text the host stores where agents read it: a mission packet, a plain letter's
     subject and text (``mailbox.send``; SPEC §9, seed 004 §2), an inbox message
-    (``inbox.deliver``, ``fleet.contact``) — and for what it sends an environment to run and
-    audit (``env.command``'s argv and git config value). Names no value and no variable."""
+    (``inbox.deliver``, ``fleet.contact``), a block's name and purpose
+    (``blocks.candidate_edit``, every seat), a project's typed name (``project.create``,
+    ``project.rename``, ``project.add_folder``, ``project.import``), a server's address
+    (``env.add``) — and for what it sends an
+    environment to run and audit (``env.command``'s argv and git config value). Names no value
+    and no variable."""
     redactor = await held.current(state)
     if not redactor:
         return

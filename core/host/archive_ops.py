@@ -45,6 +45,7 @@ from core.archive.export import (
 from core.archive.memory import collect_memory
 from core.archive.plan import ImportBounds, ImportPlan, plan_import
 from core.custody.environment import load_environments
+from core.custody.held_secrets import refuse_held_in_project_name
 from core.host.context import HostContext
 from core.host.operations import Call, Outcome
 from core.host.project_ops import ExportArgs, ProjectInfo
@@ -260,7 +261,8 @@ async def project_import(call: Call[ImportArgs]) -> Outcome:
     """Refuses the archive codes (``archive-invalid``, ``archive-entry-*``,
     ``archive-ratio-exceeded``, ``archive-too-large``; ``archive-memory-broken`` unless
     ``files_only``) with nothing created, ``name-invalid``, ``already-exists`` (field
-    ``name``: a name given that another project has; issue 33 item 3),
+    ``name``: a name given that another project has; issue 33 item 3), ``sanitizer_refused`` (a
+    name given that holds a secret this host keeps),
     ``storage-quota-exceeded``/``storage-failed`` (the new project is removed again)."""
     plan = _plan(call)
     if plan.memory_problem is not None and not call.args.files_only:
@@ -268,6 +270,7 @@ async def project_import(call: Call[ImportArgs]) -> Outcome:
     catalog = call.ctx.catalog
     if call.args.name:  # a name a person gave: a clash asks (issue 33 item 3), never numbers
         check_project_name(call.args.name)
+        await refuse_held_in_project_name(call.ctx.secrets, call.ctx.state, call.args.name)
         await catalog.check_unique(call.args.name)
     name = call.args.name or (plan.manifest.name if plan.manifest else FALLBACK_NAME)
     memory = () if call.args.files_only else plan.memory

@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from core.custody.held_secrets import HELD_IN_BLOCK, refuse_held_in_text
 from core.host.operations import Call, Outcome
 from core.missions.blocks import (
     EditOp,
@@ -114,10 +115,19 @@ def _new_id(call: Call[EditArgs], prefix: str) -> str:
 
 async def blocks_candidate_edit(call: Call[EditArgs]) -> Outcome:
     """Refuses ``store-version-conflict``, ``sanitizer_refused`` (runner seat, naming field and
-    class), ``unknown_block``, ``name-invalid``; nothing is written on refusal. Without a seat
-    a person's gesture edits from the owner seat and anyone else from the runner seat."""
+    class; any seat, a name or purpose holding a secret this host keeps), ``unknown_block``,
+    ``name-invalid``; nothing is written on refusal. Without a seat a person's gesture edits
+    from the owner seat and anyone else from the runner seat."""
     args = call.args
     seat = args.seat or ("owner" if call.human else "runner")
+    # a held secret in a block would ride in every packet drafted for it — and each draft's
+    # refusal would point at the note, where the person cannot find it
+    texts = {
+        f"ops[{i}].{field}": getattr(op, field, None)
+        for i, op in enumerate(args.ops)
+        for field in ("name", "purpose")
+    }
+    await refuse_held_in_text(call.ctx.secrets, call.ctx.state, texts, HELD_IN_BLOCK)
     opened = await call.ctx.catalog.open(args.project)
     store = await load_store(opened.files)
     check_store_version(store, args.if_store_version)

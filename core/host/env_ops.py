@@ -26,7 +26,12 @@ from typing import Annotated, Any
 from pydantic import ConfigDict, Field
 
 from core.custody.environment import load_environments
-from core.custody.held_secrets import HELD_IN_COMMAND, HELD_IN_TOOL_ARGS, refuse_held_in_text
+from core.custody.held_secrets import (
+    HELD_IN_COMMAND,
+    HELD_IN_TOOL_ARGS,
+    HELD_IN_URL,
+    refuse_held_in_text,
+)
 from core.custody.pair_code import env_fingerprint
 from core.custody.pairing import load_pairings
 from core.custody.peer_admin import PeerAdmin
@@ -253,8 +258,11 @@ async def env_create(call: Call[EnvCreateArgs]) -> Outcome:
 
 async def env_add(call: Call[EnvAddArgs]) -> Outcome:
     """Refuses ``args-invalid`` (``url``), ``environment-unreachable``, ``pairing-code-refused``,
-    ``rate-limited``, ``peer-answer-invalid``, ``already-exists``. Audited with rule
-    ``pairing-completed``; the details name the envKey and origin, never the code."""
+    ``rate-limited``, ``peer-answer-invalid``, ``already-exists``, ``sanitizer_refused``
+    (``url`` holding a secret this host keeps: refused as typed, before the address is read
+    and lower-cased into a sentence). Audited with rule ``pairing-completed``; the details
+    name the envKey and origin, never the code."""
+    await refuse_held_in_text(call.ctx.secrets, call.ctx.state, {"url": call.args.url}, HELD_IN_URL)
     s = services(call)
     env_key = await s.admin.add_remote(call.args.url, call.args.code)
     info = await s.info(env_key)

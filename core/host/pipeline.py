@@ -501,10 +501,29 @@ class Host:
 
     async def _safe_append(self, **fields: Any) -> int | None:
         try:
-            return await self.ctx.audit.append(**fields)
+            return await self.ctx.audit.append(**await self._without_held(fields))
         except Exception:
             log.exception("audit append failed")
             return None
+
+    async def _without_held(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """``fields`` with the exact value of every secret this host holds redacted from the
+        operation's name and the details' keys and texts: a record keeps what a caller typed
+        (a path, a name), and a provider key pasted as a file's name would otherwise stay in
+        the chain in clear (the tryout of stop 46). A record without a held value is
+        unchanged."""
+        redactor = await self.ctx.secrets.current(self.ctx.state)
+        if not redactor:
+            return fields
+        details = fields.get("details") or {}
+        return {
+            **fields,
+            "op": redactor.redact(fields["op"]),
+            "details": {
+                redactor.redact(key): redactor.redact(value) if isinstance(value, str) else value
+                for key, value in details.items()
+            },
+        }
 
 
 async def _warm_up(ctx: HostContext) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from core import vocabulary
+from core.custody.held_secrets import refuse_held_in_project_name
 from core.host.operations import Call, Outcome
 from core.host.tab_events import ProjectsChanged, tell_tabs
 from core.model import Contract, NoArgs
@@ -83,7 +84,8 @@ async def project_list(call: Call[NoArgs]) -> Outcome:
 
 
 async def project_create(call: Call[ProjectCreateArgs]) -> Outcome:
-    """Create a project; refuses ``name-invalid``."""
+    """Create a project; refuses ``name-invalid``, ``sanitizer_refused``."""
+    await refuse_held_in_project_name(call.ctx.secrets, call.ctx.state, call.args.name)
     m = await call.ctx.catalog.create(call.args.name)
     tell_tabs(call, ProjectsChanged(project=m.id, how="created"))
     return Outcome(ProjectAnswer(project=ProjectInfo.of(m)), project=m.id)
@@ -98,7 +100,8 @@ async def project_open(call: Call[ProjectRef]) -> Outcome:
 
 
 async def project_rename(call: Call[ProjectRenameArgs]) -> Outcome:
-    """Rename; refuses ``project-not-found``, ``name-invalid``."""
+    """Rename; refuses ``project-not-found``, ``name-invalid``, ``sanitizer_refused``."""
+    await refuse_held_in_project_name(call.ctx.secrets, call.ctx.state, call.args.name)
     m = await call.ctx.catalog.rename(call.args.project, call.args.name)
     tell_tabs(call, ProjectsChanged(project=m.id, how="renamed"))
     return Outcome(ProjectAnswer(project=ProjectInfo.of(m)), project=m.id)
@@ -130,8 +133,10 @@ class AddFolderArgs(Contract):
 
 
 async def project_add_folder(call: Call[AddFolderArgs]) -> Outcome:
-    """Refuses ``name-invalid``, ``permission-required``/``permission-denied``. Writes nothing
-    into the folder (the pipeline refuses a call without the folder's handle)."""
+    """Refuses ``name-invalid``, ``sanitizer_refused``, ``permission-required``/
+    ``permission-denied``. Writes nothing into the folder (the pipeline refuses a call without
+    the folder's handle)."""
+    await refuse_held_in_project_name(call.ctx.secrets, call.ctx.state, call.args.name)
     m = await call.ctx.catalog.add_folder(call.attachment, call.args.name)
     tell_tabs(call, ProjectsChanged(project=m.id, how="created"))
     return Outcome(

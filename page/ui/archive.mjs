@@ -215,7 +215,7 @@ export async function importArchive(app, file, progress) {
         try {
           return { done: await send(typed) };
         } catch (err) {
-          return { problem: err?.message ?? String(err) };
+          return { problem: err };
         }
       },
     });

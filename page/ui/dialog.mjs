@@ -2,7 +2,8 @@
 // confirm says exactly what will happen; Cancel is first, so Enter on open never confirms a
 // destructive act by accident.
 
-import { el } from "../dom.mjs";
+import { el, replace } from "../dom.mjs";
+import { refusalParts } from "./alerts.mjs";
 
 function open(dialog, onClose) {
   document.body.appendChild(dialog);
@@ -73,8 +74,9 @@ export function confirmDialog({
 /**
  * Ask for one line of text; resolves the text, or null when cancelled.
  * `act(text)` (optional) does the act in the dialog (issue 33 item 9: a refusal never arrives
- * after the dialog closed): it resolves `{problem}` — the host's sentence, shown in the dialog,
- * which stays open with the typed text — or `{done}`, and the dialog then closes and resolves
+ * after the dialog closed): it resolves `{problem}` — the host's refusal, shown in the dialog as
+ * its sentence and its code (alerts.mjs `refusalParts`; a plain string as it is), which stays
+ * open with the typed text — or `{done}`, and the dialog then closes and resolves
  * `done`. While it runs the buttons wait. `check(text)` (optional, with `act`): the sentence of
  * the rule the text breaks, or "" — said under the field as it is typed (from the generated
  * contract, `brokenRule` of validate.mjs; issue 34), and a broken text is not sent.
@@ -144,7 +146,9 @@ export function promptDialog({
       running = false;
       ok.disabled = false;
       if (outcome && "problem" in outcome) {
-        problem.textContent = outcome.problem;
+        // the host's refusal is worded as everywhere: its sentence, then its code (docs/ui.md)
+        if (typeof outcome.problem === "string") problem.textContent = outcome.problem;
+        else replace(problem, ...refusalParts(outcome.problem, { fallback: "internal-error" }));
         input.setAttribute("aria-invalid", "true");
         input.focus();
         return;

@@ -825,7 +825,7 @@ export class FilesView {
             ),
           };
         } catch (err) {
-          return { problem: err?.message ?? String(err) };
+          return { problem: err };
         }
       },
     });
@@ -847,7 +847,7 @@ export class FilesView {
         try {
           return { done: (await this.call("file.mkdir", { path: joinPath(folder, leaf) })).result };
         } catch (err) {
-          return { problem: err?.message ?? String(err) };
+          return { problem: err };
         }
       },
     });
@@ -899,7 +899,7 @@ export class FilesView {
           });
           return { done: done ? [[path, done.path, done]] : null };
         } catch (err) {
-          return { problem: err?.message ?? String(err) };
+          return { problem: err };
         }
       },
     });

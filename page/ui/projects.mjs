@@ -165,7 +165,7 @@ export async function renderProjects(node, app) {
                         done: await app.host.call("project.rename", { project: p.id, name: typed }),
                       };
                     } catch (err) {
-                      return { problem: err?.message ?? String(err) };
+                      return { problem: err };
                     }
                   },
                 });

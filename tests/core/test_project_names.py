@@ -60,3 +60,26 @@ def _exported_as(h: HostHarness, name: str) -> bytes:
     answer, body = h.call("project.export", project=pid)
     assert answer["ok"] and body is not None
     return body
+
+
+def test_a_typed_project_name_never_carries_a_secret_this_host_holds() -> None:
+    """A provider key pasted as a project's name (create, rename, an import's typed name) is
+    refused ``sanitizer_refused`` on ``name`` and changes nothing: the name is written to the
+    manifest, the export's download name and its archive manifest, which leave this host
+    (a remote environment's disk when imported there) — and the page would show the name as
+    ``[redacted]`` with no word of why (the tryout of stop 46)."""
+    h = HostHarness()
+    secret = "sk-ant-api03-" + "Q7" * 24
+    h.ctx.secrets.set_group("test-keys", [secret])
+    pid = h.ok("project.create", name="Plain")["project"]["id"]
+    archive = zip_of(("a", b"a"))
+    for op, args in (
+        ("project.create", {"name": f"try {secret}"}),
+        ("project.rename", {"project": pid, "name": f"try {secret}"}),
+    ):
+        refusal = h.refused(op, **args)
+        assert (refusal["code"], refusal["field"]) == ("sanitizer_refused", "name")
+        assert secret not in refusal["message"]
+    refusal = h.refused("project.import", archive, name=f"copy {secret}")
+    assert (refusal["code"], refusal["field"]) == ("sanitizer_refused", "name")
+    assert _names(h) == ["Plain"]

@@ -619,3 +619,23 @@ def test_a_fenced_command_holding_a_secret_this_host_keeps_is_refused_before_it_
                 assert secret.encode() not in path.read_bytes(), path
 
     asyncio.run(go())
+
+
+def test_a_server_address_holding_a_secret_this_host_keeps_is_refused_as_typed() -> None:
+    """A held secret pasted into the server's address is refused ``sanitizer_refused`` on
+    ``url`` before the address is read: read first, its host name came back lower-cased in the
+    refusal's sentence, a form of the key the exact-value redaction does not know (the tryout
+    of stop 46)."""
+
+    async def go() -> None:
+        world = RemoteWorld()
+        await world.start()
+        secret = "sk-ant-" + "Q7" * 12
+        world.ctx.secrets.set_group("test-keys", [secret])
+        for url in (f"http://{secret}.example:1", f"http://127.0.0.1:1/?k={secret}"):
+            refusal = await world.refused("env.add", url=url, code="ABCDE-FGHJK")
+            assert (refusal["code"], refusal["field"]) == ("sanitizer_refused", "url"), refusal
+            assert secret.lower() not in json.dumps(refusal).lower()
+        assert world.link.allowed == frozenset()
+
+    asyncio.run(go())

@@ -207,3 +207,29 @@ def test_a_packet_never_carries_a_secret_the_host_holds():
         assert value[:12] not in json.dumps(refusal)
     assert (kit.segments(), kit.store_bytes()) == before
     assert compose(kit, note="an ordinary note")["packet"]  # other notes still draft
+
+
+def test_a_block_never_carries_a_secret_the_host_holds():
+    """A provider key pasted into a block's purpose or name (any seat, a person's gesture too)
+    is refused ``sanitizer_refused`` on that op's field and writes nothing: stored, it would
+    ride in every packet drafted for the block, and each draft would be refused pointing at a
+    note that holds no secret (the tryout of stop 46)."""
+    kit = Kit()
+    value = "sk-ant-BLOCK-CANARY-5d1e9a7c3b8f2e4d6a0c1b3e5f7a9d2c"
+    answer, _ = kit.h.call(
+        "keys.set", origin=HUMAN, provider="anthropic", variable="ANTHROPIC_API_KEY", value=value
+    )
+    assert answer["ok"], answer
+    before = kit.store_bytes()
+    for ops, field in (
+        (
+            [{"op": "repurpose", "block_id": kit.block, "purpose": f"uses {value}"}],
+            "ops[0].purpose",
+        ),
+        ([{"op": "add", "name": "Fine"}, {"op": "add", "name": f"k {value}"}], "ops[1].name"),
+    ):
+        refusal = kit.refused("blocks.candidate_edit", HUMAN, ops=ops)
+        assert (refusal["code"], refusal["field"]) == ("sanitizer_refused", field)
+        assert value[:12] not in json.dumps(refusal)
+    assert kit.store_bytes() == before
+    assert compose(kit, note="an ordinary note")["packet"]
