@@ -55,6 +55,20 @@ def test_a_provider_key_set_in_settings_is_never_readable_by_the_page(host: Host
     assert row.locator(".fingerprint").inner_text() == fingerprint
     assert _scan(host) == []
 
+    # a key the host would refuse is said as it is typed (its own sentence), and neither sent
+    # nor asked "Replace OPENAI_API_KEY?" for (stop 46's tryout: the dialog came first)
+    page.select_option("#key-provider", "openai")
+    page.fill("#key-value", "sk-short")
+    page.wait_for_selector("#key-value-rule:has-text('must be 16–512 characters')")
+    page.click("#key-form button[type=submit]")
+    assert page.evaluate("() => document.querySelector('dialog[open]')") is None
+    assert page.get_attribute("#key-value", "aria-invalid") == "true"
+    page.fill("#key-value", "sk-with a space-0123456789")
+    page.wait_for_selector("#key-value-rule:has-text('holds a space')")
+    page.fill("#key-value", "")
+    refused = host.ok("audit.list", {"op": "keys.set"})["result"]["records"]
+    assert [r["decision"] for r in refused] == ["admitted"]  # nothing was sent
+
     # a forbidden variable is refused with its reason, and the field is cleared all the same
     page.fill("#key-variable", "LD_PRELOAD")
     page.fill("#key-value", VALUE)

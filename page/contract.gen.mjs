@@ -876,6 +876,55 @@ export const FORM_RULES = Object.freeze({
       }),
     }),
   }),
+  "keys.set": Object.freeze({
+    "provider": Object.freeze({
+      "type": "string",
+      "required": true,
+      "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
+      "says": Object.freeze({
+        "type": "provider must be text.",
+        "required": "provider is required.",
+        "pattern": "provider must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit.",
+      }),
+    }),
+    "variable": Object.freeze({
+      "type": "string",
+      "required": true,
+      "maxLength": 200,
+      "says": Object.freeze({
+        "type": "Variable must be text.",
+        "required": "Variable is required.",
+        "maxLength": "Variable is too long (at most 200 characters).",
+      }),
+    }),
+    "value": Object.freeze({
+      "type": "string",
+      "required": true,
+      "maxLength": 512,
+      "says": Object.freeze({
+        "type": "Key must be text.",
+        "required": "Key is required.",
+        "maxLength": "Key is too long (at most 512 characters).",
+      }),
+      "refuse": Object.freeze([
+        Object.freeze({
+          "pattern": "^[\\s\\S]{1,15}$",
+          "says": "The key must be 16–512 characters: a shorter one could not be kept out of logs without hiding ordinary text.",
+        }),
+        Object.freeze({
+          "pattern": "[\\s\\x00-\\x1f\\x7f-\\x9f]",
+          "says": "The key holds a space, a line break or a control character; paste the key alone.",
+        }),
+      ]),
+    }),
+    "replace": Object.freeze({
+      "type": "boolean",
+      "required": false,
+      "says": Object.freeze({
+        "type": "replace must be true or false.",
+      }),
+    }),
+  }),
   "mission.deliver": Object.freeze({
     "project": Object.freeze({
       "type": "string",

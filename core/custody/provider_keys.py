@@ -37,6 +37,7 @@ __all__ = [
     "DENIED_NAMES",
     "DENIED_PREFIXES",
     "KEYS_DOC",
+    "KEY_VALUE_REFUSED",
     "MAX_KEYS",
     "MAX_KEY_CHARS",
     "MIN_KEY_CHARS",
@@ -64,6 +65,21 @@ MAX_KEY_CHARS: Final = 512
 """The longest value accepted (``core.secret.MAX_SECRET_CHARS``)."""
 VARIABLE_PATTERN: Final = r"^[A-Z][A-Z0-9_]{1,63}$"
 """An environment variable a key is given as: upper-case letters, digits and ``_``."""
+_LENGTH_SAID = (
+    f"The key must be {MIN_KEY_CHARS}–{MAX_KEY_CHARS} characters: a shorter one could not be "
+    "kept out of logs without hiding ordinary text."
+)
+_SPACE_SAID = "The key holds a space, a line break or a control character; paste the key alone."
+KEY_VALUE_REFUSED: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(rf"^[\s\S]{{1,{MIN_KEY_CHARS - 1}}}$"), _LENGTH_SAID),
+    (re.compile(r"[\s\x00-\x1f\x7f-\x9f]"), _SPACE_SAID),
+)
+"""What the page checks of a key as it is typed (``core.host.page_contract.REFUSED_BY_CORE``),
+in :func:`key_value_refusal`'s order: ``(pattern, sentence)`` — a value the pattern finds
+(``search``) is refused with the sentence (too short; a space, line break or control
+character). The schema's ``maxLength`` says the longest. The host refuses a little more than
+these find (any character Python does not print, such as a zero-width space) and decides."""
+
 PROVIDER_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 """A provider: one of :data:`PROVIDERS` or a custom name of that shape."""
 
@@ -162,21 +178,13 @@ def variable_refusal(variable: str) -> Refused | None:
 def key_value_refusal(value: Secret) -> Refused | None:
     """``args-invalid`` (``field: "value"``) when the value is shorter than
     :data:`MIN_KEY_CHARS`, longer than :data:`MAX_KEY_CHARS`, or holds whitespace or a control
-    character (a pasted line break); ``None`` when it is acceptable. Never says the value."""
+    character (a pasted line break) — :data:`KEY_VALUE_REFUSED`'s sentences, which the page says
+    as the key is typed; ``None`` when it is acceptable. Never says the value."""
     text = value.reveal()
     if not MIN_KEY_CHARS <= len(text) <= MAX_KEY_CHARS:
-        return Refused(
-            Code.ARGS_INVALID,
-            f"value must be {MIN_KEY_CHARS}–{MAX_KEY_CHARS} characters: a shorter one could "
-            "not be kept out of logs without hiding ordinary text.",
-            field="value",
-        )
+        return Refused(Code.ARGS_INVALID, _LENGTH_SAID, field="value")
     if any(c.isspace() or not c.isprintable() for c in text):
-        return Refused(
-            Code.ARGS_INVALID,
-            "value holds a space, a line break or a control character; paste the key alone.",
-            field="value",
-        )
+        return Refused(Code.ARGS_INVALID, _SPACE_SAID, field="value")
     return None
 
 

@@ -72,8 +72,8 @@ class KeySetArgs(Contract):
     to replace the value of a key already set as ``variable``)."""
 
     provider: str = Field(pattern=PROVIDER_PATTERN)
-    variable: str = Field(max_length=200)
-    value: Secret
+    variable: str = Field(max_length=200, title="Variable")
+    value: Secret = Field(title="Key")  # the label the person sees
     replace: bool = False
 
 

@@ -29,6 +29,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from core.custody.peer_admin import ENV_NAME_PATTERN, ENV_NAME_RULE
+from core.custody.provider_keys import KEY_VALUE_REFUSED
 from core.custody.wire import MAX_ARGS_FILE_BYTES
 from core.editor_prefs import editor_defaults
 from core.gestures import HUMAN_UI
@@ -77,6 +78,7 @@ FORM_OPERATIONS = (
     "env.create",
     "fleet.contact",
     "inbox.deliver",
+    "keys.set",
     "mission.deliver",
     "project.create",
     "project.rename",
@@ -97,6 +99,7 @@ _TYPE_ERRORS = {"string": "string_type", "integer": "int_type", "boolean": "bool
 REFUSED_BY_CORE: dict[tuple[str, str], tuple[tuple[re.Pattern[str], str], ...]] = {
     ("project.create", "name"): PROJECT_NAME_REFUSED,
     ("project.rename", "name"): PROJECT_NAME_REFUSED,
+    ("keys.set", "value"): KEY_VALUE_REFUSED,
 }
 """Rules core checks past an argument's schema (``(pattern, sentence)``: a value the pattern
 finds is refused with the sentence), by ``(operation, field)``; they reach the page as the

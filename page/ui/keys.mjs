@@ -8,6 +8,7 @@
 import { el, literal, name, replace, tableBox } from "../dom.mjs";
 import { clearError, guarded, showRefusal } from "./alerts.mjs";
 import { confirmDialog } from "./dialog.mjs";
+import { checkAsTyped } from "./validate.mjs";
 
 export async function renderKeys(node, app) {
   const got = await guarded("Reading the provider keys", () => app.host.call("keys.list"));
@@ -117,6 +118,9 @@ export async function renderKeys(node, app) {
       el("label", { for: "key-value" }, "Key"),
       value,
       el("button", { type: "submit" }, "Set key"),
+      // the host's own rules for a key, said as it is typed: a key it would refuse is never
+      // sent, nor asked "Replace?" for (the form does not submit while the field is invalid)
+      checkAsTyped(value, "keys.set", "value"),
     );
   }
 

@@ -145,3 +145,60 @@ def test_a_project_name_is_checked_as_typed_by_the_rule_the_host_refuses_by() ->
     expected = [host_says(n) for n in names]
     assert expected[0] and expected[-1] == ""
     assert [json.loads(line) for line in done.stdout.splitlines()] == [expected, expected]
+
+
+def test_a_provider_key_is_checked_as_typed_by_the_rules_the_host_refuses_by() -> None:
+    """Stop 46's tryout: replacing a key asked "Replace OPENAI_API_KEY?" before the host said
+    the new value was too short or held a line break — a confirmation for nothing. The page
+    now checks the key as it is typed, from the host's own rules: for each value, ``brokenRule``
+    says exactly the sentence ``keys.set`` refuses with (its schema's bound, then
+    ``key_value_refusal``), or nothing where the host admits it."""
+    from pydantic import ValidationError
+
+    from core.custody.provider_keys import key_value_refusal
+    from core.host.keys_ops import KeySetArgs
+    from core.refusals import Code, invalid_input
+    from core.secret import known_names
+
+    values = [
+        "short",
+        "x" * 15,
+        "x" * 16,
+        "sk-" + "a" * 40,
+        "sk-abc def-1234567890",
+        "sk-abc\n" + "d" * 20,
+        "\tsk-" + "a" * 20,
+        "sk-" + "a" * 20 + "\x7f",
+        "sk-" + "a" * 20 + "\u00a0",
+        "k" * 512,
+        "k" * 513,
+        "k" * 5000,
+        "ключ-" + "ж" * 20,
+    ]
+
+    def host_says(value: str) -> str:
+        args = {"provider": "openai", "variable": "OPENAI_API_KEY", "value": value}
+        try:
+            parsed = KeySetArgs.model_validate(args)
+        except ValidationError as exc:
+            return invalid_input(exc, known_names(KeySetArgs), code=Code.ARGS_INVALID).message
+        refused = key_value_refusal(parsed.value)
+        return "" if refused is None else refused.message
+
+    script = (
+        "const { brokenRule } = await import('./page/ui/validate.mjs');"
+        f"console.log(JSON.stringify({json.dumps(values)}.map((v) =>"
+        " brokenRule('keys.set', 'value', v))));"
+    )
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+        cwd=ROOT,
+    )
+    expected = [host_says(v) for v in values]
+    assert expected[0] and expected[2] == "" and expected[-1] == ""
+    assert len(set(expected)) == 4  # too short, a space or control, too long, admitted
+    assert json.loads(done.stdout) == expected
