@@ -98,6 +98,19 @@ def test_the_environment_pattern_means_the_same_in_the_page_and_in_core() -> Non
     assert json.loads(done.stdout) == [re.fullmatch(ENV_NAME_PATTERN, n) is not None for n in names]
 
 
+def _node_module(script: str) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` as an ES module in Node from the project's root (the page's modules load
+    as they do in the browser)."""
+    return subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+        cwd=ROOT,
+    )
+
+
 def test_a_project_name_is_checked_as_typed_by_the_rule_the_host_refuses_by() -> None:
     """Issue 34: a project name with a slash, a backslash or an outer space was refused only
     after the call. The page's own check (``brokenRule`` of page/ui/validate.mjs, from the
@@ -134,14 +147,7 @@ def test_a_project_name_is_checked_as_typed_by_the_rule_the_host_refuses_by() ->
         f"for (const op of ['project.create', 'project.rename'])"
         f" console.log(JSON.stringify({json.dumps(names)}.map((n) => brokenRule(op, 'name', n))));"
     )
-    done = subprocess.run(
-        ["node", "--input-type=module", "-e", script],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-        cwd=ROOT,
-    )
+    done = _node_module(script)
     expected = [host_says(n) for n in names]
     assert expected[0] and expected[-1] == ""
     assert [json.loads(line) for line in done.stdout.splitlines()] == [expected, expected]
@@ -190,14 +196,7 @@ def test_a_provider_key_is_checked_as_typed_by_the_rules_the_host_refuses_by() -
         f"console.log(JSON.stringify({json.dumps(values)}.map((v) =>"
         " brokenRule('keys.set', 'value', v))));"
     )
-    done = subprocess.run(
-        ["node", "--input-type=module", "-e", script],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-        cwd=ROOT,
-    )
+    done = _node_module(script)
     expected = [host_says(v) for v in values]
     assert expected[0] and expected[2] == "" and expected[-1] == ""
     assert len(set(expected)) == 4  # too short, a space or control, too long, admitted
