@@ -52,6 +52,24 @@ def test_a_refusal_shows_the_persons_sentence_first_and_its_code_after_it(
     host.assert_clean()
 
 
+def test_an_attempt_the_browser_stops_takes_away_the_last_attempts_error(host: HostPage) -> None:
+    """Stop 46's tryout: after "Add remote" was refused, a URL the browser itself rejects
+    ("Please enter a URL") left the old refusal showing above the form, as if it were about
+    the new URL. The browser's own stop of a new attempt clears the stale error."""
+    page = host.page
+    go(page, "environments")
+    page.fill("#remote-url", "http://127.0.0.1:9/")  # nothing listens: refused by the host
+    page.fill("#remote-code", "ABCDE-FGHJK")
+    page.click("#add-remote")
+    page.locator("#alerts .alert-error .refusal-code").wait_for()
+    page.fill("#remote-url", "not a url")
+    page.fill("#remote-code", "ABCDE-FGHJK")
+    page.click("#add-remote")
+    assert page.evaluate("() => document.querySelector('#remote-url').validity.typeMismatch")
+    assert page.locator("#alerts .alert-error").count() == 0
+    host.assert_clean()
+
+
 def test_the_kept_text_dialog_is_a_sentence_then_labelled_controls_then_buttons(
     site_context: BrowserContext,
 ) -> None:

@@ -28,6 +28,10 @@ export function refusalParts(refusal, { fallback = "error", codeId = null } = {}
 
 export function mountAlerts(node) {
   region = node;
+  // A new attempt the browser itself stops (a field it finds invalid, with its own message)
+  // makes the error left from the previous attempt stale: it goes (stop 46's tryout: "Please
+  // enter a URL" showed under an old "environment-unreachable"). `invalid` does not bubble.
+  document.addEventListener("invalid", () => clearError(), true);
 }
 
 export function showRefusal(err, context = "") {
