@@ -51,11 +51,11 @@ def forward_refs_compiled_when_evaluated() -> Iterator[bool]:
     if original is None:
         yield False
         return
-    typing._make_forward_ref = _make_forward_ref_uncompiled  # type: ignore[attr-defined]
+    typing._make_forward_ref = _make_forward_ref_uncompiled  # type: ignore[attr-defined]  # 3.14 private; mypy checks as 3.11
     try:
         yield True
     finally:
-        typing._make_forward_ref = original  # type: ignore[attr-defined]
+        typing._make_forward_ref = original  # type: ignore[attr-defined]  # as above
 
 
 def import_host() -> ModuleType:
