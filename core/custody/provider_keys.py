@@ -71,7 +71,7 @@ _LENGTH_SAID = (
 )
 _SPACE_SAID = "The key holds a space, a line break or a control character; paste the key alone."
 KEY_VALUE_REFUSED: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(rf"^[\s\S]{{1,{MIN_KEY_CHARS - 1}}}$"), _LENGTH_SAID),
+    (re.compile(r"^[\s\S]{1,15}$"), _LENGTH_SAID),  # 15: MIN_KEY_CHARS - 1, a literal to scan
     (re.compile(r"[\s\x00-\x1f\x7f-\x9f]"), _SPACE_SAID),
 )
 """What the page checks of a key as it is typed (``core.host.page_contract.REFUSED_BY_CORE``),
