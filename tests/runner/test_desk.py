@@ -394,23 +394,8 @@ def test_a_run_its_runner_lets_go_of_mid_run_is_posted_failed_never_left_executi
     from server_host.runner_desk import LOST_RUN
 
     async def body(env: Env) -> None:
-        desk = env.service.runners
         poster = DeskPoster(env)
-        await poster.announce()
-        packet = "# p\n"
-        await desk.spawn("peer:test", _spawn_body(env, _opening(env, M1, packet), packet))
-        (_work,) = (await poster.announce())["work"]
-        heads = await env.heads()
-        executing = {
-            **heads[M1]["letter"],
-            "mission_seq": 2,
-            "prev_letter_id": heads[M1]["letter_id"][:12],
-            "runner_id": "build-1",
-            "seat": "hand",
-            "phase": "executing",
-            "synthetic": False,
-        }
-        await poster.post(env.project, executing)
+        await _handed_out_and_executing(env, poster)
         await poster.announce(running=[M1])  # still running: nothing happens
         assert (await env.heads())[M1]["letter"]["phase"] == "executing"
         # the runner restarted: it announces nothing running
@@ -454,6 +439,29 @@ def test_a_log_never_hands_the_browser_a_path_of_the_environment_even_when_the_a
     _run(tmp_path, body)
 
 
+async def _handed_out_and_executing(env: Env, poster: DeskPoster) -> dict[str, Any]:
+    """Spawn ``M1``, let ``build-1`` take it (an announce) and post its ``executing`` letter;
+    return that letter."""
+    await poster.announce()
+    packet = "# p\n"
+    await env.service.runners.spawn(
+        "peer:test", _spawn_body(env, _opening(env, M1, packet), packet)
+    )
+    (_work,) = (await poster.announce())["work"]  # handed out: the runner runs it
+    heads = await env.heads()
+    executing = {
+        **heads[M1]["letter"],
+        "mission_seq": 2,
+        "prev_letter_id": heads[M1]["letter_id"][:12],
+        "runner_id": "build-1",
+        "seat": "hand",
+        "phase": "executing",
+        "synthetic": False,
+    }
+    await poster.post(env.project, executing)
+    return executing
+
+
 def test_a_person_can_cancel_a_mission_no_live_runner_holds(tmp_path: Path) -> None:
     """The tryout's finding: the runner was killed mid-run and never came back; the card said
     "work under way" for good and Cancel was only handed to a runner that would never announce
@@ -466,21 +474,8 @@ def test_a_person_can_cancel_a_mission_no_live_runner_holds(tmp_path: Path) -> N
     async def body(env: Env) -> None:
         desk = env.service.runners
         poster = DeskPoster(env)
-        await poster.announce()
+        executing = await _handed_out_and_executing(env, poster)
         packet = "# p\n"
-        await desk.spawn("peer:test", _spawn_body(env, _opening(env, M1, packet), packet))
-        await poster.announce()
-        heads = await env.heads()
-        executing = {
-            **heads[M1]["letter"],
-            "mission_seq": 2,
-            "prev_letter_id": heads[M1]["letter_id"][:12],
-            "runner_id": "build-1",
-            "seat": "hand",
-            "phase": "executing",
-            "synthetic": False,
-        }
-        await poster.post(env.project, executing)
         cancel = CancelBody.model_validate({"project": env.project, "missionId": M1})
         # the runner is silent past LIVE_MS: the server fails it itself
         desk.live["build-1"] = type(desk.live["build-1"])(desk._now() - LIVE_MS - 1, 1)
@@ -527,21 +522,7 @@ def test_a_mission_whose_runner_posted_its_end_is_not_cancelled_as_running(
     async def body(env: Env) -> None:
         desk = env.service.runners
         poster = DeskPoster(env)
-        await poster.announce()
-        packet = "# p\n"
-        await desk.spawn("peer:test", _spawn_body(env, _opening(env, M1, packet), packet))
-        await poster.announce()  # handed out: the runner runs it
-        heads = await env.heads()
-        executing = {
-            **heads[M1]["letter"],
-            "mission_seq": 2,
-            "prev_letter_id": heads[M1]["letter_id"][:12],
-            "runner_id": "build-1",
-            "seat": "hand",
-            "phase": "executing",
-            "synthetic": False,
-        }
-        await poster.post(env.project, executing)
+        executing = await _handed_out_and_executing(env, poster)
         cancel = CancelBody.model_validate({"project": env.project, "missionId": M1})
         assert (await desk.cancel("peer:test", cancel))["cancelled"] == "running"
         heads = await env.heads()
