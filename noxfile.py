@@ -132,7 +132,8 @@ def e2e(session: nox.Session) -> None:
         session.error(
             f"{chromium} not found: apt-get install -y chromium (never playwright install)"
         )
-    session.run("python", "-m", "pytest", "e2e", *session.posargs)
+    # the slowest journeys in the log: the suite's time is kept under CI's bound (≈ 60 of 90 min)
+    session.run("python", "-m", "pytest", "e2e", "--durations=30", *session.posargs)
 
 
 @nox.session(python=PYTHON)
