@@ -7,6 +7,7 @@ list shows its fingerprint, survives a reload, and Remove (confirmed) takes it a
 from __future__ import annotations
 
 import hashlib
+import json
 
 from playwright.sync_api import BrowserContext
 
@@ -69,17 +70,31 @@ def test_a_provider_key_set_in_settings_is_never_readable_by_the_page(host: Host
     refused = host.ok("audit.list", {"op": "keys.set"})["result"]["records"]
     assert [r["decision"] for r in refused] == ["admitted"]  # nothing was sent
 
-    # a forbidden variable is refused with its reason, and the field is cleared all the same
+    # a forbidden variable is said as it is typed, with the host's reason, and not sent; the
+    # host refuses it all the same when asked (it decides), saying no key
     page.fill("#key-variable", "LD_PRELOAD")
+    page.wait_for_selector("#key-variable-rule:has-text('the loader puts into every program')")
     page.fill("#key-value", VALUE)
     page.click("#key-form button[type=submit]")
-    page.wait_for_selector("#alerts .refusal-code")
-    assert page.inner_text("#alerts .refusal-code") == "args-invalid"
-    assert "loader" in page.inner_text("#alerts .refusal-message")
-    assert page.input_value("#key-value") == ""
+    assert page.evaluate("() => document.querySelector('dialog[open]')") is None
+    assert page.get_attribute("#key-variable", "aria-invalid") == "true"
+    said = page.inner_text("#key-variable-rule")
+    answer = host.call(
+        "keys.set", {"provider": "openai", "variable": "LD_PRELOAD", "value": VALUE}, human=True
+    )
+    assert not answer["ok"], answer
+    refusal = answer["refusal"]
+    assert (refusal["code"], refusal["message"]) == ("args-invalid", said)
+    assert VALUE not in json.dumps(refusal)
+    page.select_option("#key-provider", "anthropic")  # the provider's variable: checked again
+    assert page.inner_text("#key-variable-rule") == ""
+    assert page.get_attribute("#key-variable", "aria-invalid") is None
+    page.fill("#key-value", "")
     assert _scan(host) == []
 
     records = host.ok("audit.list", {"op": "keys.set"})["result"]["records"]
+    # newest first: the refusal is the call above, the form sent nothing more
+    assert [r["decision"] for r in records] == ["refused", "admitted"]
     assert [r["details"].get("fingerprint") for r in records if r["decision"] == "admitted"] == [
         fingerprint
     ]

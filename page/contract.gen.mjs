@@ -896,6 +896,200 @@ export const FORM_RULES = Object.freeze({
         "required": "Variable is required.",
         "maxLength": "Variable is too long (at most 200 characters).",
       }),
+      "refuse": Object.freeze([
+        Object.freeze({
+          "pattern": "^(?![A-Z][A-Z0-9_]{1,63}$)",
+          "says": "variable must be 2–64 upper-case letters, digits or '_', starting with a letter.",
+        }),
+        Object.freeze({
+          "pattern": "^PATH$",
+          "says": "A key may not be given as PATH: that variable chooses which programs run.",
+        }),
+        Object.freeze({
+          "pattern": "^HOME$",
+          "says": "A key may not be given as HOME: that variable chooses where a program reads its configuration.",
+        }),
+        Object.freeze({
+          "pattern": "^SHELL$",
+          "says": "A key may not be given as SHELL: that variable chooses the shell programs start.",
+        }),
+        Object.freeze({
+          "pattern": "^ENV$",
+          "says": "A key may not be given as ENV: that variable names a file a shell runs at start.",
+        }),
+        Object.freeze({
+          "pattern": "^BASH_ENV$",
+          "says": "A key may not be given as BASH_ENV: that variable names a file bash runs at start.",
+        }),
+        Object.freeze({
+          "pattern": "^IFS$",
+          "says": "A key may not be given as IFS: that variable changes how a shell splits words.",
+        }),
+        Object.freeze({
+          "pattern": "^CDPATH$",
+          "says": "A key may not be given as CDPATH: that variable changes where a shell's cd goes.",
+        }),
+        Object.freeze({
+          "pattern": "^PROMPT_COMMAND$",
+          "says": "A key may not be given as PROMPT_COMMAND: that variable runs a command at every prompt.",
+        }),
+        Object.freeze({
+          "pattern": "^PS4$",
+          "says": "A key may not be given as PS4: that variable is run by a shell that traces.",
+        }),
+        Object.freeze({
+          "pattern": "^USER$",
+          "says": "A key may not be given as USER: that variable names the account programs act for.",
+        }),
+        Object.freeze({
+          "pattern": "^LOGNAME$",
+          "says": "A key may not be given as LOGNAME: that variable names the account programs act for.",
+        }),
+        Object.freeze({
+          "pattern": "^PWD$",
+          "says": "A key may not be given as PWD: that variable names the working directory.",
+        }),
+        Object.freeze({
+          "pattern": "^TMPDIR$",
+          "says": "A key may not be given as TMPDIR: that variable chooses where programs write temporary files.",
+        }),
+        Object.freeze({
+          "pattern": "^TEMP$",
+          "says": "A key may not be given as TEMP: that variable chooses where programs write temporary files.",
+        }),
+        Object.freeze({
+          "pattern": "^TMP$",
+          "says": "A key may not be given as TMP: that variable chooses where programs write temporary files.",
+        }),
+        Object.freeze({
+          "pattern": "^TERM$",
+          "says": "A key may not be given as TERM: that variable changes how a terminal is driven.",
+        }),
+        Object.freeze({
+          "pattern": "^LANG$",
+          "says": "A key may not be given as LANG: that variable changes how programs read text.",
+        }),
+        Object.freeze({
+          "pattern": "^NODE_OPTIONS$",
+          "says": "A key may not be given as NODE_OPTIONS: that variable adds options, and code, to every Node process.",
+        }),
+        Object.freeze({
+          "pattern": "^NODE_PATH$",
+          "says": "A key may not be given as NODE_PATH: that variable chooses where Node loads modules from.",
+        }),
+        Object.freeze({
+          "pattern": "^PERL5LIB$",
+          "says": "A key may not be given as PERL5LIB: that variable chooses where Perl loads modules from.",
+        }),
+        Object.freeze({
+          "pattern": "^PERL5OPT$",
+          "says": "A key may not be given as PERL5OPT: that variable adds options, and code, to every Perl process.",
+        }),
+        Object.freeze({
+          "pattern": "^RUBYOPT$",
+          "says": "A key may not be given as RUBYOPT: that variable adds options, and code, to every Ruby process.",
+        }),
+        Object.freeze({
+          "pattern": "^RUBYLIB$",
+          "says": "A key may not be given as RUBYLIB: that variable chooses where Ruby loads libraries from.",
+        }),
+        Object.freeze({
+          "pattern": "^JAVA_TOOL_OPTIONS$",
+          "says": "A key may not be given as JAVA_TOOL_OPTIONS: that variable adds options, and agents, to every Java process.",
+        }),
+        Object.freeze({
+          "pattern": "^CLASSPATH$",
+          "says": "A key may not be given as CLASSPATH: that variable chooses where Java loads classes from.",
+        }),
+        Object.freeze({
+          "pattern": "^HTTP_PROXY$",
+          "says": "A key may not be given as HTTP_PROXY: that variable sends a program's web traffic through another machine.",
+        }),
+        Object.freeze({
+          "pattern": "^HTTPS_PROXY$",
+          "says": "A key may not be given as HTTPS_PROXY: that variable sends a program's web traffic through another machine.",
+        }),
+        Object.freeze({
+          "pattern": "^ALL_PROXY$",
+          "says": "A key may not be given as ALL_PROXY: that variable sends a program's traffic through another machine.",
+        }),
+        Object.freeze({
+          "pattern": "^NO_PROXY$",
+          "says": "A key may not be given as NO_PROXY: that variable changes which traffic goes through a proxy.",
+        }),
+        Object.freeze({
+          "pattern": "^SSL_CERT_FILE$",
+          "says": "A key may not be given as SSL_CERT_FILE: that variable chooses which certificate authorities are trusted.",
+        }),
+        Object.freeze({
+          "pattern": "^SSL_CERT_DIR$",
+          "says": "A key may not be given as SSL_CERT_DIR: that variable chooses which certificate authorities are trusted.",
+        }),
+        Object.freeze({
+          "pattern": "^REQUESTS_CA_BUNDLE$",
+          "says": "A key may not be given as REQUESTS_CA_BUNDLE: that variable chooses which certificate authorities are trusted.",
+        }),
+        Object.freeze({
+          "pattern": "^CURL_CA_BUNDLE$",
+          "says": "A key may not be given as CURL_CA_BUNDLE: that variable chooses which certificate authorities are trusted.",
+        }),
+        Object.freeze({
+          "pattern": "^NODE_EXTRA_CA_CERTS$",
+          "says": "A key may not be given as NODE_EXTRA_CA_CERTS: that variable chooses which certificate authorities are trusted.",
+        }),
+        Object.freeze({
+          "pattern": "^EDITOR$",
+          "says": "A key may not be given as EDITOR: that variable chooses a program that is run.",
+        }),
+        Object.freeze({
+          "pattern": "^VISUAL$",
+          "says": "A key may not be given as VISUAL: that variable chooses a program that is run.",
+        }),
+        Object.freeze({
+          "pattern": "^PAGER$",
+          "says": "A key may not be given as PAGER: that variable chooses a program that is run.",
+        }),
+        Object.freeze({
+          "pattern": "^LD_",
+          "says": "A key may not be given as a variable starting with LD_: that variable changes which libraries the loader puts into every program.",
+        }),
+        Object.freeze({
+          "pattern": "^DYLD_",
+          "says": "A key may not be given as a variable starting with DYLD_: that variable changes which libraries the loader puts into every program.",
+        }),
+        Object.freeze({
+          "pattern": "^PYTHON",
+          "says": "A key may not be given as a variable starting with PYTHON: that variable changes how every Python process starts and what it imports.",
+        }),
+        Object.freeze({
+          "pattern": "^GIT_",
+          "says": "A key may not be given as a variable starting with GIT_: that variable changes what git runs, where and as whom.",
+        }),
+        Object.freeze({
+          "pattern": "^SSH_",
+          "says": "A key may not be given as a variable starting with SSH_: that variable changes how ssh authenticates and what it runs.",
+        }),
+        Object.freeze({
+          "pattern": "^BASH_FUNC_",
+          "says": "A key may not be given as a variable starting with BASH_FUNC_: that variable defines shell functions every bash inherits.",
+        }),
+        Object.freeze({
+          "pattern": "^NPM_CONFIG_",
+          "says": "A key may not be given as a variable starting with NPM_CONFIG_: that variable changes what npm runs and where it fetches from.",
+        }),
+        Object.freeze({
+          "pattern": "^XDG_",
+          "says": "A key may not be given as a variable starting with XDG_: that variable chooses where programs read their configuration.",
+        }),
+        Object.freeze({
+          "pattern": "^LC_",
+          "says": "A key may not be given as a variable starting with LC_: that variable changes how programs read text.",
+        }),
+        Object.freeze({
+          "pattern": "^VOICEBOX_",
+          "says": "A key may not be given as a variable starting with VOICEBOX_: that variable belongs to the environment server and its runner.",
+        }),
+      ]),
     }),
     "value": Object.freeze({
       "type": "string",

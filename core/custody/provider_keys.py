@@ -44,6 +44,7 @@ __all__ = [
     "PROVIDERS",
     "PROVIDER_PATTERN",
     "VARIABLE_PATTERN",
+    "VARIABLE_REFUSED",
     "KeyInfo",
     "ProviderKey",
     "ProviderKeys",
@@ -151,16 +152,35 @@ DENIED_PREFIXES: Final = {
 """Prefixes a key's variable may never start with, each with why."""
 
 
+def _denied_said(said: str, reason: str) -> str:
+    """The sentence a denied variable is refused with (``said``: the name, or the prefix said)."""
+    return f"A key may not be given as {said}: that variable {reason}."
+
+
+_VARIABLE_SAID = "variable must be 2–64 upper-case letters, digits or '_', starting with a letter."
+VARIABLE_REFUSED: tuple[tuple[str, str], ...] = (
+    (f"^(?!{VARIABLE_PATTERN.removeprefix('^')})", _VARIABLE_SAID),  # breaks the pattern
+    *((f"^{name}$", _denied_said(name, why)) for name, why in DENIED_NAMES.items()),
+    *(
+        (f"^{prefix}", _denied_said(f"a variable starting with {prefix}", why))
+        for prefix, why in DENIED_PREFIXES.items()
+    ),
+)
+"""What the page checks of a key's variable as it is typed
+(``core.host.page_contract.REFUSED_BY_CORE``), in :func:`variable_refusal`'s order (not
+:data:`VARIABLE_PATTERN`, then the denied names, then the prefixes): ``(pattern text,
+sentence)`` — the page's ``RegExp`` of a variable that matches is refused with the sentence.
+Pattern text, not compiled here: the host decides by :data:`VARIABLE_PATTERN`,
+:data:`DENIED_NAMES` and :data:`DENIED_PREFIXES` themselves (past the first, each pattern is an
+anchored literal of upper-case letters and ``_``)."""
+
+
 def variable_refusal(variable: str) -> Refused | None:
     """The refusal a key's ``variable`` earns, or ``None`` when it may be used: ``args-invalid``
     (``field: "variable"``) when it breaks :data:`VARIABLE_PATTERN` or is denied (the sentence
     says why). The name is the caller's, never a secret, so the sentence may say it."""
     if re.fullmatch(VARIABLE_PATTERN, variable) is None:
-        return Refused(
-            Code.ARGS_INVALID,
-            "variable must be 2–64 upper-case letters, digits or '_', starting with a letter.",
-            field="variable",
-        )
+        return Refused(Code.ARGS_INVALID, _VARIABLE_SAID, field="variable")
     reason = DENIED_NAMES.get(variable)
     said = variable
     if reason is None:
@@ -168,11 +188,7 @@ def variable_refusal(variable: str) -> Refused | None:
         if prefix is None:
             return None
         reason, said = DENIED_PREFIXES[prefix], f"a variable starting with {prefix}"
-    return Refused(
-        Code.ARGS_INVALID,
-        f"A key may not be given as {said}: that variable {reason}.",
-        field="variable",
-    )
+    return Refused(Code.ARGS_INVALID, _denied_said(said, reason), field="variable")
 
 
 def key_value_refusal(value: Secret) -> Refused | None:

@@ -29,7 +29,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from core.custody.peer_admin import ENV_NAME_PATTERN, ENV_NAME_RULE
-from core.custody.provider_keys import KEY_VALUE_REFUSED
+from core.custody.provider_keys import KEY_VALUE_REFUSED, VARIABLE_REFUSED
 from core.custody.wire import MAX_ARGS_FILE_BYTES
 from core.editor_prefs import editor_defaults
 from core.gestures import HUMAN_UI
@@ -96,13 +96,16 @@ _CHECKS = (
 
 _TYPE_ERRORS = {"string": "string_type", "integer": "int_type", "boolean": "bool_type"}
 
-REFUSED_BY_CORE: dict[tuple[str, str], tuple[tuple[re.Pattern[str], str], ...]] = {
+REFUSED_BY_CORE: dict[tuple[str, str], tuple[tuple[re.Pattern[str] | str, str], ...]] = {
     ("project.create", "name"): PROJECT_NAME_REFUSED,
     ("project.rename", "name"): PROJECT_NAME_REFUSED,
     ("keys.set", "value"): KEY_VALUE_REFUSED,
+    ("keys.set", "variable"): VARIABLE_REFUSED,
 }
 """Rules core checks past an argument's schema (``(pattern, sentence)``: a value the pattern
-finds is refused with the sentence), by ``(operation, field)``; they reach the page as the
+finds is refused with the sentence; the pattern compiled, or its text where core decides by
+other means — a key's denied variables, :data:`core.custody.provider_keys.VARIABLE_REFUSED`),
+by ``(operation, field)``; they reach the page as the
 field's ``refuse`` list (issue 34: a project name's slash or outer space was said only after
 the call, far from the field)."""
 
@@ -140,7 +143,10 @@ def form_rules(name: str) -> dict[str, Any]:
         rules["says"] = says
         refused = REFUSED_BY_CORE.get((name, field))
         if refused:
-            rules["refuse"] = [{"pattern": p.pattern, "says": said} for p, said in refused]
+            rules["refuse"] = [
+                {"pattern": p if isinstance(p, str) else p.pattern, "says": said}
+                for p, said in refused
+            ]
         out[field] = rules
     return out
 

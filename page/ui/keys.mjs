@@ -74,7 +74,10 @@ export async function renderKeys(node, app) {
     });
     provider.addEventListener("change", () => {
       const chosen = provider.selectedOptions[0];
-      if (chosen?.dataset.variable) variable.value = chosen.dataset.variable;
+      if (chosen?.dataset.variable) {
+        variable.value = chosen.dataset.variable;
+        variable.dispatchEvent(new Event("input")); // checked again: a stale sentence goes
+      }
       custom.hidden = provider.value !== "";
     });
     custom.hidden = true;
@@ -119,7 +122,9 @@ export async function renderKeys(node, app) {
       value,
       el("button", { type: "submit" }, "Set key"),
       // the host's own rules for a key, said as it is typed: a key it would refuse is never
-      // sent, nor asked "Replace?" for (the form does not submit while the field is invalid)
+      // sent, nor asked "Replace?" for (the form does not submit while a field is invalid);
+      // the variable as the form sends it (trimmed): its pattern, then the denied names
+      checkAsTyped(variable, "keys.set", "variable", { transform: (v) => v.trim() }),
       checkAsTyped(value, "keys.set", "value"),
     );
   }

@@ -153,19 +153,46 @@ def test_a_project_name_is_checked_as_typed_by_the_rule_the_host_refuses_by() ->
     assert [json.loads(line) for line in done.stdout.splitlines()] == [expected, expected]
 
 
+def _keys_set_sentences(field: str, values: list[str]) -> tuple[list[str], list[str]]:
+    """For each of ``values`` typed into ``field`` (``variable`` or ``value``) of ``keys.set``:
+    the sentence the host refuses it with (its schema, then ``variable_refusal`` or
+    ``key_value_refusal``; "" where it admits it), and what the page's ``brokenRule`` says —
+    ``(host, page)``, two lists in the order of ``values``."""
+    from pydantic import ValidationError
+
+    from core.custody.provider_keys import key_value_refusal, variable_refusal
+    from core.host.keys_ops import KeySetArgs
+    from core.refusals import Code, invalid_input
+    from core.secret import known_names
+
+    def host_says(typed: str) -> str:
+        args = {"provider": "openai", "variable": "OPENAI_API_KEY", "value": "sk-" + "a" * 40}
+        args[field] = typed
+        try:
+            parsed = KeySetArgs.model_validate(args)
+        except ValidationError as exc:
+            return invalid_input(exc, known_names(KeySetArgs), code=Code.ARGS_INVALID).message
+        refused = (
+            variable_refusal(parsed.variable)
+            if field == "variable"
+            else key_value_refusal(parsed.value)
+        )
+        return "" if refused is None else refused.message
+
+    script = (
+        "const { brokenRule } = await import('./page/ui/validate.mjs');"
+        f"console.log(JSON.stringify({json.dumps(values)}.map((v) =>"
+        f" brokenRule('keys.set', {json.dumps(field)}, v))));"
+    )
+    return [host_says(v) for v in values], json.loads(_node_module(script).stdout)
+
+
 def test_a_provider_key_is_checked_as_typed_by_the_rules_the_host_refuses_by() -> None:
     """Stop 46's tryout: replacing a key asked "Replace OPENAI_API_KEY?" before the host said
     the new value was too short or held a line break — a confirmation for nothing. The page
     now checks the key as it is typed, from the host's own rules: for each value, ``brokenRule``
     says exactly the sentence ``keys.set`` refuses with (its schema's bound, then
     ``key_value_refusal``), or nothing where the host admits it."""
-    from pydantic import ValidationError
-
-    from core.custody.provider_keys import key_value_refusal
-    from core.host.keys_ops import KeySetArgs
-    from core.refusals import Code, invalid_input
-    from core.secret import known_names
-
     values = [
         "short",
         "x" * 15,
@@ -182,22 +209,37 @@ def test_a_provider_key_is_checked_as_typed_by_the_rules_the_host_refuses_by() -
         "ключ-" + "ж" * 20,
     ]
 
-    def host_says(value: str) -> str:
-        args = {"provider": "openai", "variable": "OPENAI_API_KEY", "value": value}
-        try:
-            parsed = KeySetArgs.model_validate(args)
-        except ValidationError as exc:
-            return invalid_input(exc, known_names(KeySetArgs), code=Code.ARGS_INVALID).message
-        refused = key_value_refusal(parsed.value)
-        return "" if refused is None else refused.message
-
-    script = (
-        "const { brokenRule } = await import('./page/ui/validate.mjs');"
-        f"console.log(JSON.stringify({json.dumps(values)}.map((v) =>"
-        " brokenRule('keys.set', 'value', v))));"
-    )
-    done = _node_module(script)
-    expected = [host_says(v) for v in values]
+    expected, page_says = _keys_set_sentences("value", values)
     assert expected[0] and expected[2] == "" and expected[-1] == ""
     assert len(set(expected)) == 4  # too short, a space or control, too long, admitted
-    assert json.loads(done.stdout) == expected
+    assert page_says == expected
+
+
+def test_a_provider_keys_variable_is_checked_as_typed_by_the_rules_the_host_refuses_by() -> None:
+    """Stop 46's leftover: a key set as ``PATH`` or ``LD_PRELOAD`` was refused only after the
+    form was sent. The page checks the variable as it is typed: for each name, ``brokenRule``
+    says exactly the sentence ``keys.set`` refuses with (``variable_refusal``: its pattern,
+    then the denied names, then the prefixes), or nothing where the host admits it."""
+    from core.custody.provider_keys import DENIED_NAMES, DENIED_PREFIXES
+
+    variables = [
+        *DENIED_NAMES,
+        *(f"{prefix}X" for prefix in DENIED_PREFIXES),
+        "PYTHONPATH",
+        "LD_",
+        "PATHS",
+        "XPATH",
+        "MY_HOME",
+        "openai_api_key",
+        "A",
+        "OPENAI_API_KEY",
+        "MY_KEY_2",
+    ]
+
+    expected, page_says = _keys_set_sentences("variable", variables)
+    said = dict(zip(variables, expected, strict=True))
+    assert "as PATH:" in said["PATH"] and "starting with PYTHON" in said["PYTHONPATH"]
+    assert said["openai_api_key"] == said["A"] != ""  # VARIABLE_PATTERN's sentence
+    assert [said[v] for v in ("LD_", "PATHS", "XPATH", "MY_HOME")] == [said["LD_"], "", "", ""]
+    assert said["LD_"] and said["OPENAI_API_KEY"] == said["MY_KEY_2"] == ""
+    assert page_says == expected
