@@ -105,9 +105,8 @@ REFUSED_BY_CORE: dict[tuple[str, str], tuple[tuple[re.Pattern[str] | str, str], 
 """Rules core checks past an argument's schema (``(pattern, sentence)``: a value the pattern
 finds is refused with the sentence; the pattern compiled, or its text where core decides by
 other means — a key's denied variables, :data:`core.custody.provider_keys.VARIABLE_REFUSED`),
-by ``(operation, field)``; they reach the page as the
-field's ``refuse`` list (issue 34: a project name's slash or outer space was said only after
-the call, far from the field)."""
+by ``(operation, field)``; they reach the page as the field's ``refuse`` list (issue 34: a
+project name's slash or outer space was said only after the call, far from the field)."""
 
 
 def form_rules(name: str) -> dict[str, Any]:
