@@ -10,6 +10,9 @@
   large write from a worker, ``AbortError`` (checked against the quota, so an ``AbortError``
   with room to spare stays ``storage-failed``); no temporary is left, the old bytes stay, the
   audit records the refusal and verifies, and the host goes on answering.
+- Read while overwritten: reads of a file the same host overwrites meanwhile each answer its
+  old or its new bytes, whole, never a refusal (a ``getFile()`` snapshot taken before the move
+  reads as NotReadableError or NotFoundError: the read starts again on a new one).
 """
 
 from __future__ import annotations
@@ -56,6 +59,33 @@ STALL = """(step) => {
     console.log(`vbx-test: ${step} in flight`);
     return new Promise(() => {});
   };
+}"""
+
+
+# From the page: one loop overwrites `path` `rounds` times (round i: `round i` repeated
+# 1 + 500·(i % 7) times, up to 34 KB) while three loops read it until the writes are done.
+# Resolves how many reads answered, each distinct text read, and every refusal.
+OVERWRITE_WHILE_READING = """async ([project, path, rounds]) => {
+  const host = window.voicebox.host;
+  const texts = new Set(), refused = [];
+  let reads = 0, done = false;
+  const writer = (async () => {
+    for (let i = 0; i < rounds; i++) {
+      const body = new TextEncoder().encode(`round ${i}\\n`.repeat(1 + (i % 7) * 500)).buffer;
+      await host.call("file.write", { project, path }, { body });
+    }
+  })().finally(() => { done = true; });
+  const reader = async () => {
+    while (!done) {
+      try {
+        const { body } = await host.call("file.read", { project, path });
+        texts.add(new TextDecoder().decode(body));
+        reads++;
+      } catch (err) { refused.push(`${err.code}: ${err.message}`); }
+    }
+  };
+  await Promise.all([writer, reader(), reader(), reader()]);
+  return { reads, texts: [...texts], refused };
 }"""
 
 
@@ -236,3 +266,20 @@ def test_an_abort_error_is_named_quota_only_when_the_quota_is_what_stopped_it(
     ]
     assert rules == ["storage-failed", "storage-quota-exceeded"]
     assert host.ok("audit.verify")["result"]["ok"]
+
+
+def test_reads_of_a_file_being_overwritten_answer_its_old_or_new_bytes_never_a_refusal(
+    host: HostPage,
+) -> None:
+    rounds = 80
+    project = host.ok("project.create", {"name": "overwritten"})["result"]["project"]["id"]
+    host.ok("file.write", {"project": project, "path": "counter.txt"}, b"round -1\n")
+    seen = host.page.evaluate(OVERWRITE_WHILE_READING, [project, "counter.txt", rounds])
+    print(f"\n{seen['reads']} reads during {rounds} overwrites, {len(seen['texts'])} versions seen")
+    assert seen["refused"] == []
+    written = {"round -1\n"} | {f"round {i}\n" * (1 + (i % 7) * 500) for i in range(rounds)}
+    assert set(seen["texts"]) <= written, "a read answered bytes no write wrote (a mix)"
+    assert len(seen["texts"]) > 2, "the reads ran while the file was overwritten"
+    last = host.ok("file.read", {"project": project, "path": "counter.txt"})["body"]
+    assert last == f"round {rounds - 1}\n".encode() * (1 + ((rounds - 1) % 7) * 500)
+    host.assert_clean()

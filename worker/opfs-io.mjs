@@ -533,25 +533,53 @@ export async function readFile(dirHandle, name, spans, cacheRoot, cacheKey) {
     const bytes = await readCaching(fileHandle, cacheRoot, String(cacheKey), spans);
     if (bytes !== null) return bytes;
   }
-  let file;
-  try {
-    file = await fileHandle.getFile();
-  } catch (err) {
-    throw new DOMException(`open: ${err?.message ?? err}`, String(err?.name ?? "Error"));
-  }
-  try {
-    if (spans === null || spans === undefined) return new Uint8Array(await file.arrayBuffer());
-    return await Promise.all(
+  return readSnapshot(fileHandle, (file) => {
+    if (spans === null || spans === undefined) return file.arrayBuffer().then(asBytes);
+    return Promise.all(
       Array.from(spans, ([offset, length]) => {
         const start = Math.min(file.size, Math.max(0, offset));
         return file
           .slice(start, Math.min(file.size, start + Math.max(0, length)))
           .arrayBuffer()
-          .then((buffer) => new Uint8Array(buffer));
+          .then(asBytes);
       }),
     );
-  } catch (err) {
-    throw new DOMException(`read: ${err?.message ?? err}`, String(err?.name ?? "Error"));
+  });
+}
+
+const asBytes = (buffer) => new Uint8Array(buffer);
+
+/** How many `getFile()` snapshots one read takes at most before it says why it failed. */
+export const SNAPSHOT_TRIES = 5;
+
+/** What reading a File says when the file was replaced after the File was taken: its bytes
+ * changed (NotReadableError) or were removed with the old file (NotFoundError, while a
+ * `getFile()` of the name finds the new one). */
+const STALE_SNAPSHOT = new Set(["NotReadableError", "NotFoundError"]);
+
+/**
+ * Resolve `read(file)` on a `getFile()` snapshot of `fileHandle`. A File is a snapshot: when
+ * the file is replaced after it was taken — the host's own atomic write moving new bytes onto
+ * the name while this read waits, since reads and writes of one host interleave at every wait
+ * — reading it rejects (STALE_SNAPSHOT). Then the read starts again on a new snapshot (the
+ * whole read, so its bytes are all old or all new, never a mix), at most SNAPSHOT_TRIES times;
+ * a file removed meanwhile rejects at the next `getFile()` ("open: NotFoundError").
+ * Rejects (plain) with the browser's name and a message starting "open: " or "read: ".
+ */
+async function readSnapshot(fileHandle, read) {
+  for (let tries = 1; ; tries++) {
+    let file;
+    try {
+      file = await fileHandle.getFile();
+    } catch (err) {
+      throw new DOMException(`open: ${err?.message ?? err}`, String(err?.name ?? "Error"));
+    }
+    try {
+      return await read(file);
+    } catch (err) {
+      if (STALE_SNAPSHOT.has(err?.name) && tries < SNAPSHOT_TRIES) continue;
+      throw new DOMException(`read: ${err?.message ?? err}`, String(err?.name ?? "Error"));
+    }
   }
 }
 
@@ -586,9 +614,9 @@ export async function readMany(root, paths, maxBytes, flight) {
     let handle = walked.get(key);
     if (handle) walked.delete(key);
     else handle = await (await folderOf(parts.slice(0, -1))).getFileHandle(parts.at(-1));
-    const file = await handle.getFile();
-    if (file.size > maxBytes) return READ_LARGE;
-    return new Uint8Array(await file.arrayBuffer());
+    return readSnapshot(handle, async (file) =>
+      file.size > maxBytes ? READ_LARGE : new Uint8Array(await file.arrayBuffer()),
+    );
   };
   let next = 0;
   const lane = async () => {
