@@ -15,6 +15,11 @@ function plain(err) {
   return new DOMException(String(err?.message ?? err), String(err?.name ?? "Error"));
 }
 
+/** `plain`, its message starting with the step that failed ("open: …", "read: …"). */
+function plainAt(step, err) {
+  return new DOMException(`${step}: ${err?.message ?? err}`, String(err?.name ?? "Error"));
+}
+
 /** Write `bytes` (Uint8Array) to `writable` and commit it; on failure abort it (nothing is committed) and reject. */
 export async function writeAll(writable, bytes) {
   try {
@@ -527,7 +532,7 @@ export async function readFile(dirHandle, name, spans, cacheRoot, cacheKey) {
   try {
     fileHandle = await dirHandle.getFileHandle(name);
   } catch (err) {
-    throw new DOMException(`open: ${err?.message ?? err}`, String(err?.name ?? "Error"));
+    throw plainAt("open", err);
   }
   if (cacheRoot !== undefined && cacheRoot !== null) {
     const bytes = await readCaching(fileHandle, cacheRoot, String(cacheKey), spans);
@@ -550,7 +555,7 @@ export async function readFile(dirHandle, name, spans, cacheRoot, cacheKey) {
 const asBytes = (buffer) => new Uint8Array(buffer);
 
 /** How many `getFile()` snapshots one read takes at most before it says why it failed. */
-export const SNAPSHOT_TRIES = 5;
+const SNAPSHOT_TRIES = 5;
 
 /** What reading a File says when the file was replaced after the File was taken: its bytes
  * changed (NotReadableError) or were removed with the old file (NotFoundError, while a
@@ -572,13 +577,13 @@ async function readSnapshot(fileHandle, read) {
     try {
       file = await fileHandle.getFile();
     } catch (err) {
-      throw new DOMException(`open: ${err?.message ?? err}`, String(err?.name ?? "Error"));
+      throw plainAt("open", err);
     }
     try {
       return await read(file);
     } catch (err) {
       if (STALE_SNAPSHOT.has(err?.name) && tries < SNAPSHOT_TRIES) continue;
-      throw new DOMException(`read: ${err?.message ?? err}`, String(err?.name ?? "Error"));
+      throw plainAt("read", err);
     }
   }
 }
@@ -615,7 +620,7 @@ export async function readMany(root, paths, maxBytes, flight) {
     if (handle) walked.delete(key);
     else handle = await (await folderOf(parts.slice(0, -1))).getFileHandle(parts.at(-1));
     return readSnapshot(handle, async (file) =>
-      file.size > maxBytes ? READ_LARGE : new Uint8Array(await file.arrayBuffer()),
+      file.size > maxBytes ? READ_LARGE : asBytes(await file.arrayBuffer()),
     );
   };
   let next = 0;
